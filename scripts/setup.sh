@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs what molt's demo and tests need on a fresh Debian machine, and nothing when it is
+# already there: the Debian packages of the real components, then the npm dependencies (which bring
+# Node 24 through the npm package `node`). Idempotent; quick when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates)
+missing=()
+for p in "${DEBS[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "molt setup: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The docker-registry package starts a system-wide registry on :5000 that molt never uses;
+  # tests start their own on loopback, so stop it when systemd is present (best effort).
+  if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then
+    $SUDO systemctl stop docker-registry || true
+  fi
+fi
+
+# npm dependencies: reinstall only when the lockfile changed since the last install.
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "molt setup: installing npm dependencies (includes Node 24)" >&2
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The stable error codes users and scripts can rely on. A code never changes meaning once
+ * released; add new ones instead. Grouped by area; the CLI maps each to an exit code and a hint.
+ */
+export const ErrorCode = {
+  // usage and input
+  BadFlag: 'MOLT_BAD_FLAG',
+  BadInput: 'MOLT_BAD_INPUT',
+  InvalidTag: 'MOLT_INVALID_TAG',
+  InvalidReference: 'MOLT_INVALID_REFERENCE',
+  InvalidRange: 'MOLT_INVALID_RANGE',
+  InvalidVersion: 'MOLT_INVALID_VERSION',
+  // registry transport and protocol
+  RegistryUnreachable: 'MOLT_REGISTRY_UNREACHABLE',
+  RegistryTimeout: 'MOLT_REGISTRY_TIMEOUT',
+  RegistryUnauthorized: 'MOLT_REGISTRY_UNAUTHORIZED',
+  RegistryForbidden: 'MOLT_REGISTRY_FORBIDDEN',
+  RegistryNotFound: 'MOLT_REGISTRY_NOT_FOUND',
+  RegistryRateLimited: 'MOLT_REGISTRY_RATE_LIMITED',
+  RegistryServerError: 'MOLT_REGISTRY_SERVER_ERROR',
+  RegistryProtocol: 'MOLT_REGISTRY_PROTOCOL',
+  ManifestInvalid: 'MOLT_MANIFEST_INVALID',
+  ManifestTooLarge: 'MOLT_MANIFEST_TOO_LARGE',
+  UnsupportedMediaType: 'MOLT_UNSUPPORTED_MEDIA_TYPE',
+  DigestMismatch: 'MOLT_DIGEST_MISMATCH',
+  PlatformNotFound: 'MOLT_PLATFORM_NOT_FOUND',
+  ConfigInvalid: 'MOLT_CONFIG_INVALID',
+  BlobTooLarge: 'MOLT_BLOB_TOO_LARGE',
+  // releases
+  NoEligibleRelease: 'MOLT_NO_ELIGIBLE_RELEASE',
+  SignatureMissing: 'MOLT_SIGNATURE_MISSING',
+  SignatureInvalid: 'MOLT_SIGNATURE_INVALID',
+  PublicKeyInvalid: 'MOLT_PUBLIC_KEY_INVALID',
+  CacheCorrupt: 'MOLT_CACHE_CORRUPT',
+  // anything not classified: a bug in molt, reported with a stack trace
+  Internal: 'MOLT_INTERNAL',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Details a caller can attach to a {@link MoltError}. */
+export interface MoltErrorOptions {
+  /** What the user can do next, shown under the message. */
+  readonly hint?: string;
+  readonly cause?: unknown;
+  /** Whether retrying the same call may succeed (transport faults, 429, 5xx). */
+  readonly retryable?: boolean;
+}
+
+/**
+ * The one error type molt raises for expected failures: a stable {@link ErrorCode}, a message
+ * written for a person, and an optional hint. Anything else that reaches the CLI is a bug.
+ */
+export class MoltError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, options: MoltErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MoltError';
+    this.code = code;
+    this.hint = options.hint;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** True when `e` is a {@link MoltError}, optionally with the given code. */
+export function isMoltError(e: unknown, code?: ErrorCode): e is MoltError {
+  return e instanceof MoltError && (code === undefined || e.code === code);
+}

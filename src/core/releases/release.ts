@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The release model (docs/adr/0002-release-model.md). A release is an installer image identified by
+ * its manifest digest; tags are aliases; metadata comes from the image config labels.
+ */
+
+/** Image config label keys molt reads. Written by the release publisher (a human or `molt dev publish`). */
+export const ReleaseLabel = {
+  Version: 'org.opencontainers.image.version',
+  Created: 'org.opencontainers.image.created',
+  Channels: 'dev.molt.channels',
+  Official: 'dev.molt.official',
+  Kubernetes: 'dev.molt.kubernetes',
+  UpgradeFrom: 'dev.molt.upgrade-from',
+} as const;
+
+/** What signature verification concluded for a release. */
+export type SignatureState =
+  | { readonly status: 'verified'; readonly format: 'cosign-legacy' | 'sigstore-bundle' }
+  | { readonly status: 'unsigned' }
+  | { readonly status: 'invalid'; readonly reason: string }
+  | { readonly status: 'unchecked' };
+
+/** One release: a digest, its tag aliases and the metadata its labels declare. */
+export interface Release {
+  /** Manifest digest as served for the tags (an index digest for multi-platform images). */
+  readonly digest: string;
+  /** The most specific tag (long, then intermediate, then short). */
+  readonly tag: string;
+  /** Every tag pointing at this digest, most specific first. */
+  readonly tags: readonly string[];
+  /** `org.opencontainers.image.version`, or the most specific tag when the label is absent. */
+  readonly version: string;
+  readonly channels: readonly string[];
+  readonly official: boolean;
+  /** Informational only: may be missing or 1970. Never used for ordering. */
+  readonly created: string | undefined;
+  /** Semver range of supported Kubernetes versions; undefined = no constraint declared. */
+  readonly kubernetes: string | undefined;
+  /** Semver range of versions that may upgrade directly to this one; undefined = any. */
+  readonly upgradeFrom: string | undefined;
+  readonly signature: SignatureState;
+}
+
+/** A tag or digest that discovery looked at and skipped, with the reason. Never fatal. */
+export interface SkippedTag {
+  readonly tag: string;
+  readonly code: string;
+  readonly reason: string;
+}
