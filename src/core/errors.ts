@@ -33,6 +33,19 @@ export const ErrorCode = {
   SignatureInvalid: 'MOLT_SIGNATURE_INVALID',
   PublicKeyInvalid: 'MOLT_PUBLIC_KEY_INVALID',
   CacheCorrupt: 'MOLT_CACHE_CORRUPT',
+  CacheUnavailable: 'MOLT_CACHE_UNAVAILABLE',
+  /** A tag that is not a version at all (`latest`, `main`); skipped by discovery. */
+  TagNotVersion: 'MOLT_TAG_NOT_VERSION',
+  /** A signature, attestation, SBOM or referrers-index tag (`sha256-….sig`); skipped by discovery. */
+  TagArtifact: 'MOLT_TAG_ARTIFACT',
+  /** A channel name (in a label or a flag) that is not a lowercase DNS-label-like word. */
+  InvalidChannel: 'MOLT_INVALID_CHANNEL',
+  /** A signature (or bundle) that verifies but was made for another image digest: a replayed signature. */
+  SignatureDigestMismatch: 'MOLT_SIGNATURE_DIGEST_MISMATCH',
+  /** A signature payload, `.sig` manifest or Sigstore bundle that cannot be parsed. */
+  SignatureMalformed: 'MOLT_SIGNATURE_MALFORMED',
+  /** A signature molt cannot verify offline with a key (keyless certificates, message-signature bundles, attestations). */
+  SignatureUnsupported: 'MOLT_SIGNATURE_UNSUPPORTED',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

@@ -45,6 +45,8 @@ export interface Release {
 /** A tag or digest that discovery looked at and skipped, with the reason. Never fatal. */
 export interface SkippedTag {
   readonly tag: string;
+  /** Set when a whole digest was skipped (bad labels); `tag` is then its most specific tag. */
+  readonly digest?: string;
   readonly code: string;
   readonly reason: string;
 }
