@@ -1,2 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+/** molt's wire contract: error codes, release views and print columns. Browser-safe. */
 export { ErrorCode, MoltError, isMoltError } from '../core/errors.ts';
+export type { MoltErrorOptions } from '../core/errors.ts';
+export * from './releases.ts';
