@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates)
+DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -112,7 +112,12 @@ export interface RegistryWriter {
   /** Upload a blob (monolithic POST+PUT); skips the upload when the blob exists. */
   pushBlob(repository: string, bytes: Uint8Array, mediaType: string): Promise<Descriptor>;
   /** PUT a manifest under a tag or its digest; returns the digest. */
-  pushManifest(repository: string, reference: string, bytes: Uint8Array, mediaType: string): Promise<string>;
+  pushManifest(
+    repository: string,
+    reference: string,
+    bytes: Uint8Array,
+    mediaType: string,
+  ): Promise<string>;
 }
 
 export type RegistryClient = RegistryReader & RegistryWriter;

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ErrorCode, isMoltError } from '../protocol/index.ts';
+import { Authenticator, type TokenResponse } from './auth.ts';
+
+const challenge = 'Bearer realm="https://auth.example/token",service="reg"';
+const scope = ['repository:acme/installer:pull'];
+
+function setup(answer: (n: number) => TokenResponse): {
+  auth: Authenticator;
+  urls: string[];
+  headers: Record<string, string>[];
+  clock: { now: number };
+} {
+  const urls: string[] = [];
+  const headers: Record<string, string>[] = [];
+  const clock = { now: 1_000_000 };
+  const auth = new Authenticator({
+    registry: 'reg.example',
+    credentials: { username: 'u', password: 'p' },
+    requestToken: (url, h) => {
+      urls.push(url);
+      headers.push(h);
+      return Promise.resolve(answer(urls.length));
+    },
+    now: () => clock.now,
+  });
+  return { auth, urls, headers, clock };
+}
+
+describe('Authenticator', () => {
+  it('sends nothing before the first challenge, then fetches a token with Basic credentials', async () => {
+    const { auth, urls, headers } = setup(() => ({ status: 200, body: '{"token":"t1"}' }));
+    assert.equal(await auth.authorization(scope), undefined);
+    assert.deepEqual(auth.challenged(challenge, scope, undefined), scope);
+    assert.equal(await auth.authorization(scope), 'Bearer t1');
+    assert.equal(
+      urls[0],
+      'https://auth.example/token?service=reg&scope=repository%3Aacme%2Finstaller%3Apull',
+    );
+    assert.equal(headers[0]?.['authorization'], `Basic ${Buffer.from('u:p').toString('base64')}`);
+  });
+
+  it('caches per scope until expires_in (default 60 s) runs out', async () => {
+    const { auth, urls, clock } = setup((n) => ({
+      status: 200,
+      body: JSON.stringify({ access_token: `t${n}` }),
+    }));
+    auth.challenged(challenge, scope, undefined);
+    assert.equal(await auth.authorization(scope), 'Bearer t1');
+    assert.equal(await auth.authorization(scope), 'Bearer t1');
+    assert.equal(await auth.authorization(['repository:other:pull']), 'Bearer t2');
+    clock.now += 50_000;
+    assert.equal(await auth.authorization(scope), 'Bearer t1');
+    clock.now += 6_000;
+    assert.equal(await auth.authorization(scope), 'Bearer t3');
+    assert.equal(urls.length, 3);
+  });
+
+  it('shares one in-flight token request between concurrent callers', async () => {
+    const { auth, urls } = setup(() => ({ status: 200, body: '{"token":"t","expires_in":300}' }));
+    auth.challenged(challenge, scope, undefined);
+    const all = await Promise.all([
+      auth.authorization(scope),
+      auth.authorization(scope),
+      auth.authorization(scope),
+    ]);
+    assert.deepEqual(all, ['Bearer t', 'Bearer t', 'Bearer t']);
+    assert.equal(urls.length, 1);
+  });
+
+  it('uses the scope the challenge names, and drops a refused token', async () => {
+    const { auth, urls } = setup((n) => ({ status: 200, body: `{"token":"t${n}"}` }));
+    auth.challenged(challenge, scope, undefined);
+    await auth.authorization(scope);
+    const retry = auth.challenged(
+      `${challenge},scope="repository:acme/installer:pull,push"`,
+      scope,
+      'Bearer t1',
+    );
+    assert.deepEqual(retry, ['repository:acme/installer:pull,push']);
+    assert.equal(await auth.authorization(scope), 'Bearer t2');
+    assert.equal(urls.length, 2);
+  });
+
+  it('maps a 401 from the token service to MOLT_REGISTRY_UNAUTHORIZED and does not cache it', async () => {
+    const { auth, urls } = setup((n) =>
+      n === 1 ? { status: 401, body: 'nope' } : { status: 200, body: '{"token":"ok"}' },
+    );
+    auth.challenged(challenge, scope, undefined);
+    await assert.rejects(auth.authorization(scope), (e: unknown) =>
+      isMoltError(e, ErrorCode.RegistryUnauthorized),
+    );
+    assert.equal(await auth.authorization(scope), 'Bearer ok');
+    assert.equal(urls.length, 2);
+  });
+
+  it('answers a Basic challenge with the credentials, once', async () => {
+    const { auth } = setup(() => ({ status: 500, body: '' }));
+    assert.deepEqual(auth.challenged('Basic realm="r"', scope, undefined), scope);
+    const basic = await auth.authorization(scope);
+    assert.match(basic ?? '', /^Basic /);
+    assert.equal(auth.challenged('Basic realm="r"', scope, basic), undefined);
+  });
+});
