@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `npm run bench` runs every known benchmark; `npm run bench -- P1` runs the named ones. Each
+ * benchmark prints a human-readable table and then, as its last line, `BENCH <ID> key=value …`.
+ */
+const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
+  P1: async () => {
+    const { runP1 } = await import('./p1.ts');
+    await runP1();
+  },
+};
+
+const wanted = process.argv.slice(2).map((a) => a.toUpperCase());
+const unknown = wanted.filter((id) => !(id in benchmarks));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(benchmarks).join(', ')}\n`);
+  process.exit(2);
+}
+for (const id of wanted.length > 0 ? wanted : Object.keys(benchmarks)) {
+  const run = benchmarks[id];
+  if (run !== undefined) await run();
+}

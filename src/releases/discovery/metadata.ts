@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Reading one release's metadata: the digest a tag resolved to → the platform's manifest → its
+ * config blob → the labels molt reads. Faults of *this image* (garbage config, missing blob, no
+ * manifest for the platform) become a negative {@link ImageEntry}, so one broken release never
+ * fails discovery; faults of *the registry* (unreachable, 401, 5xx, rate limit) are rethrown.
+ */
+import { z } from 'zod';
+import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import { ReleaseLabel } from '../../core/releases/release.ts';
+import type { Platform, RegistryReader } from '../../oci/types.ts';
+import type { ImageEntry } from '../cache/types.ts';
+
+/** Image faults: the release is skipped with this code instead of failing the scan. */
+const imageFaults: ReadonlySet<string> = new Set([
+  ErrorCode.ManifestInvalid,
+  ErrorCode.ManifestTooLarge,
+  ErrorCode.UnsupportedMediaType,
+  ErrorCode.PlatformNotFound,
+  ErrorCode.ConfigInvalid,
+  ErrorCode.BlobTooLarge,
+  ErrorCode.DigestMismatch,
+  ErrorCode.RegistryNotFound,
+]);
+
+/**
+ * Image faults that may heal without the digest changing — a blob deleted and pushed again, a
+ * proxy that corrupted one response — are not cached, so the next scan tries again. Everything
+ * else is a property of the immutable content and is cached for good (as Cincinnati does).
+ */
+const transientFaults: ReadonlySet<string> = new Set([ErrorCode.DigestMismatch, ErrorCode.RegistryNotFound]);
+
+const configSchema = z.object({
+  created: z.string().optional(),
+  os: z.string().optional(),
+  architecture: z.string().optional(),
+  variant: z.string().optional(),
+  config: z.object({ Labels: z.record(z.string(), z.string()).nullish() }).nullish(),
+});
+
+const moltLabels: readonly string[] = Object.values(ReleaseLabel);
+
+/** What {@link readImage} found, and whether the answer may be cached by digest. */
+export interface ImageRead {
+  readonly entry: ImageEntry;
+  readonly cacheable: boolean;
+}
+
+/** Resolve `digest` for `platform`, fetch its config and keep the labels molt reads. */
+export async function readImage(
+  reader: RegistryReader,
+  repository: string,
+  digest: string,
+  platform: Platform,
+): Promise<ImageRead> {
+  try {
+    const image = await reader.resolveImage(repository, digest, platform);
+    const bytes = await reader.getBlob(repository, image.config.digest);
+    return { entry: parseConfig(bytes, platform), cacheable: true };
+  } catch (e) {
+    if (!isMoltError(e) || !imageFaults.has(e.code)) throw e;
+    return { entry: { ok: false, code: e.code, reason: e.message }, cacheable: !transientFaults.has(e.code) };
+  }
+}
+
+/**
+ * The labels of an image config. Negative entries: a config that is not a JSON object, and one
+ * built for another platform than `platform` — a single-platform manifest has no platform list to
+ * choose from, so its config is the only place that says an amd64 installer is not for arm64.
+ */
+export function parseConfig(bytes: Uint8Array, platform?: Platform): ImageEntry {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return { ok: false, code: ErrorCode.ConfigInvalid, reason: 'the image config is not valid UTF-8 JSON' };
+  }
+  const parsed = configSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') ?? '';
+    return { ok: false, code: ErrorCode.ConfigInvalid, reason: `the image config is malformed at "${where}": ${issue?.message ?? ''}` };
+  }
+  const mismatch = platform === undefined ? undefined : platformMismatch(parsed.data, platform);
+  if (mismatch !== undefined) return { ok: false, code: ErrorCode.PlatformNotFound, reason: mismatch };
+  const all = parsed.data.config?.Labels ?? {};
+  const labels = Object.fromEntries(moltLabels.flatMap((k) => (all[k] === undefined ? [] : [[k, all[k]]])));
+  const created = parsed.data.created;
+  return created === undefined ? { ok: true, labels } : { ok: true, labels, created };
+}
+
+/** Why a config's declared platform is not `want`; fields the config omits are not compared. */
+function platformMismatch(
+  config: { readonly os?: string | undefined; readonly architecture?: string | undefined; readonly variant?: string | undefined },
+  want: Platform,
+): string | undefined {
+  const differs = (have: string | undefined, wanted: string | undefined): boolean =>
+    have !== undefined && wanted !== undefined && have !== wanted;
+  if (!differs(config.os, want.os) && !differs(config.architecture, want.architecture) && !differs(config.variant, want.variant)) {
+    return undefined;
+  }
+  const have = platformKey({ os: config.os ?? '?', architecture: config.architecture ?? '?', ...(config.variant !== undefined && { variant: config.variant }) });
+  return `the image is for ${have}, not ${platformKey(want)}`;
+}
+
+/** `os/arch[/variant]`: the key of a platform in the cache and in messages. */
+export function platformKey(p: Platform): string {
+  return [p.os, p.architecture, ...(p.variant === undefined ? [] : [p.variant])].join('/');
+}
