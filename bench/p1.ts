@@ -4,8 +4,8 @@
  * docker-registry 2.8.2 on loopback). Compares, in one run:
  * - molt cold: a new client and an empty cache file → discover + select latest;
  * - molt warm: a new client and the cache file the cold run saved (a new process, in effect);
- * - the skopeo loop: `skopeo list-tags` once, then `skopeo inspect --config` for every tag,
- *   two at a time (the machine's core count), as a shell script over the tags would.
+ * - the skopeo loop: `skopeo list-tags` once, then `skopeo inspect --config` for every tag, one
+ *   after another — the per-tag loop the issue names, as a shell `for` over the tags would run.
  * Target: cold ≥ 20× faster than the skopeo loop; the warm scan makes no manifest or blob GETs.
  */
 import { execFile } from 'node:child_process';
@@ -26,7 +26,7 @@ const run = promisify(execFile);
 const repository = 'bench/installer';
 const images = 500;
 const seedConcurrency = 16;
-const skopeoConcurrency = 2;
+const skopeoConcurrency = 1;
 
 /** The four tags of image `i`: short, intermediate, long (3-tier) and a `v`-prefixed semver-ish alias. */
 function tagsOf(i: number): string[] {

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { ErrorCode, MoltError } from '../../protocol/index.ts';
+import type { Platform, RegistryClientOptions } from '../../oci/types.ts';
+import { outputFormats, type OutputFormat } from '../output.ts';
+
+/** Add the flags every registry-facing command shares. Environment variables fill what flags omit. */
+export function withRegistryFlags(cmd: Command): Command {
+  return cmd
+    .option('--registry <host>', 'registry host[:port] or URL (env MOLT_REGISTRY)')
+    .option('--repository <name>', 'release repository, e.g. acme/installer (env MOLT_REPOSITORY)')
+    .option('--insecure', 'allow plain HTTP and unverified TLS (loopback registries)')
+    .option('--username <name>', 'registry user (env MOLT_REGISTRY_USERNAME)')
+    .option('--password <secret>', 'registry password or token (env MOLT_REGISTRY_PASSWORD)')
+    .option('--platform <os/arch>', 'platform of multi-platform releases', 'linux/amd64')
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
+}
+
+/** Add `-o table|json|yaml`. */
+export function withOutputFlag(cmd: Command): Command {
+  return cmd.addOption(
+    new Option('-o, --output <format>', 'output format').choices(outputFormats).default('table'),
+  );
+}
+
+const repositoryName = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
+
+const registrySchema = z.object({
+  registry: z.string().min(1, 'is empty'),
+  repository: z.string().regex(repositoryName, 'is not a valid OCI repository name (lowercase a-z, 0-9, . _ - /)'),
+  insecure: z.boolean().default(false),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  platform: z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/, 'must look like linux/amd64 or linux/arm64/v8'),
+  timeout: z.coerce.number().int().min(100, 'must be at least 100 ms').max(600_000),
+  output: z.enum(outputFormats).default('table'),
+});
+
+/** Validated registry flags, ready for {@link createRegistryClient}. */
+export interface RegistryFlags {
+  readonly client: RegistryClientOptions;
+  readonly repository: string;
+  readonly platform: Platform;
+  readonly output: OutputFormat;
+}
+
+/** Validate flags (falling back to the environment); bad values raise MOLT_BAD_FLAG. */
+export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): RegistryFlags {
+  const merged = {
+    ...raw,
+    registry: raw['registry'] ?? env['MOLT_REGISTRY'],
+    repository: raw['repository'] ?? env['MOLT_REPOSITORY'],
+    username: raw['username'] ?? env['MOLT_REGISTRY_USERNAME'],
+    password: raw['password'] ?? env['MOLT_REGISTRY_PASSWORD'],
+  };
+  const o = parseFlags(registrySchema, merged);
+  if ((o.username === undefined) !== (o.password === undefined)) {
+    throw new MoltError(ErrorCode.BadFlag, 'give both --username and --password, or neither');
+  }
+  const [os = '', architecture = '', variant] = o.platform.split('/');
+  const credentials = o.username !== undefined && o.password !== undefined ? { username: o.username, password: o.password } : undefined;
+  return {
+    client: { registry: o.registry, insecure: o.insecure, timeoutMs: o.timeout, ...(credentials && { credentials }) },
+    repository: o.repository,
+    platform: { os, architecture, ...(variant !== undefined && { variant }) },
+    output: o.output,
+  };
+}
+
+/** Environment variables as the CLI sees them. */
+export type CliEnv = Readonly<Record<string, string | undefined>>;
+
+/** Parse `raw` with `schema`, turning the first problem into a MOLT_BAD_FLAG naming the flag. */
+export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const flag = issue?.path.map(String).join('.') ?? '';
+  const what = issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : (issue?.message ?? 'is invalid');
+  throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, { hint: 'run the command with --help' });
+}
+
+const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Read a PEM public key file given by flag; unreadable or non-PEM files raise MOLT_PUBLIC_KEY_INVALID. */
+export async function readPublicKey(path: string | undefined): Promise<string | undefined> {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MoltError(ErrorCode.PublicKeyInvalid, `cannot read public key ${path}`, { cause: e });
+  }
+  if (!text.includes('-----BEGIN PUBLIC KEY-----')) {
+    throw new MoltError(ErrorCode.PublicKeyInvalid, `${path} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`, {
+      hint: 'export the key with `cosign public-key` or `openssl pkey -pubout`',
+    });
+  }
+  return text;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import type { CommandContext } from '../../main.ts';
+
+/** molt's own version, read from package.json next to the sources or the build output. */
+export function moltVersion(): string {
+  for (const rel of ['../../../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'molt' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // try the next layout (sources vs dist)
+    }
+  }
+  return 'unknown';
+}
+
+/** `molt version`: prints molt's version and the Node.js it runs on. */
+export function versionCommand(ctx: CommandContext): Command {
+  return new Command('version').description('print the molt version').action(() => {
+    ctx.io.out(`molt ${moltVersion()} (node ${process.versions.node})\n`);
+  });
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The CLI's window on the world: streams and environment are passed in, so commands run
+ * in-process in tests exactly as they do from the binary.
+ */
+export interface CliIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Colours and progress only when a person is watching. */
+  readonly isTty: boolean;
+}
+
+/** The process's own streams and environment. */
+export function processIo(): CliIo {
+  return {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    env: process.env,
+    isTty: process.stdout.isTTY,
+  };
+}
+
+/** Exit codes molt's client verbs use. */
+export const ExitCode = {
+  Ok: 0,
+  Error: 1,
+  /** `molt releases latest` found no eligible release. */
+  NoEligibleRelease: 3,
+} as const;
+
+/** An in-memory {@link CliIo}: runs molt in-process (tests, the demo) and keeps what it printed. */
+export function memoryIo(env: Readonly<Record<string, string | undefined>> = {}): CliIo & {
+  stdout(): string;
+  stderr(): string;
+} {
+  let out = '';
+  let err = '';
+  return {
+    out: (t) => (out += t),
+    err: (t) => (err += t),
+    env,
+    isTty: false,
+    stdout: () => out,
+    stderr: () => err,
+  };
+}

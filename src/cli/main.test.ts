@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { main } from './main.ts';
+import { memoryIo } from './io.ts';
+
+async function run(args: string[], env: Record<string, string> = {}) {
+  const io = memoryIo(env);
+  const code = await main(args, io);
+  return { code, stdout: io.stdout(), stderr: io.stderr() };
+}
+
+describe('molt CLI: user errors get a code and a hint, never a stack trace', () => {
+  it('rejects an unknown command with MOLT_BAD_FLAG and exit 1', async () => {
+    const r = await run(['frobnicate']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error MOLT_BAD_FLAG: unknown command 'frobnicate'/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+  });
+
+  it('rejects an unknown option', async () => {
+    const r = await run(['releases', 'list', '--registy', 'x']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: unknown option '--registy'/);
+  });
+
+  it('names the missing required flag', async () => {
+    const r = await run(['releases', 'list', '--repository', 'acme/installer']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: --registry is required/);
+  });
+
+  it('rejects an invalid repository name before any network call', async () => {
+    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'Acme/../x']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: --repository is not a valid OCI repository name/);
+  });
+
+  it('rejects an output format it does not know', async () => {
+    const r = await run(['releases', 'list', '-o', 'xml']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: .*'xml'.*(table|json|yaml)/);
+  });
+
+  it('takes registry and repository from the environment', async () => {
+    const r = await run(['releases', 'list', '--platform', 'nonsense'], { MOLT_REGISTRY: '127.0.0.1:1', MOLT_REPOSITORY: 'acme/installer' });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: --platform must look like linux\/amd64/);
+  });
+
+  it('refuses a username without a password', async () => {
+    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--username', 'u']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: give both --username and --password/);
+  });
+
+  it('reports a public key file that is not a key', async () => {
+    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--public-key', 'package.json']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_PUBLIC_KEY_INVALID: package.json is not a PEM public key/);
+  });
+});
+
+describe('molt CLI: help and version', () => {
+  it('prints help with exit 0', async () => {
+    const r = await run(['releases', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /list/);
+    assert.match(r.stdout, /latest/);
+  });
+
+  it('prints its version', async () => {
+    const r = await run(['version']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^molt \d+\.\d+\.\d+ \(node 24\./);
+  });
+});

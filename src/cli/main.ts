@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+import { Command, CommanderError } from 'commander';
+import { ErrorCode, MoltError } from '../protocol/index.ts';
+import { describeError } from './errors.ts';
+import { ExitCode, type CliIo } from './io.ts';
+import { releasesCommand } from './commands/releases/index.ts';
+import { devCommand } from './commands/dev/index.ts';
+import { versionCommand } from './commands/version/index.ts';
+
+/** Context every command factory receives; `exit` records the code the process ends with. */
+export interface CommandContext {
+  readonly io: CliIo;
+  setExitCode(code: number): void;
+}
+
+/** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
+export function buildProgram(ctx: CommandContext): Command {
+  const program = new Command('molt').description(
+    'Keep fleets of image-based machines on the right release.',
+  );
+  program.addCommand(releasesCommand(ctx));
+  program.addCommand(devCommand(ctx));
+  program.addCommand(versionCommand(ctx));
+  configure(program, ctx);
+  return program;
+}
+
+/**
+ * Commands built with `new Command` and `addCommand` do not inherit their parent's settings, so
+ * every command gets the same output routing and error handling here. Commander's own error
+ * printing is off: {@link main} prints every error once, with its code.
+ */
+function configure(command: Command, ctx: CommandContext): void {
+  command
+    .exitOverride()
+    .configureOutput({ writeOut: ctx.io.out, writeErr: ctx.io.err, outputError: () => undefined });
+  for (const c of command.commands) configure(c, ctx);
+}
+
+/** Run molt with `argv` (without node and script); returns the exit code. Never throws. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let code: number = ExitCode.Ok;
+  const ctx: CommandContext = { io, setExitCode: (c) => (code = c) };
+  try {
+    await buildProgram(ctx).parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (e) {
+    if (e instanceof CommanderError) return commanderExit(e, io);
+    io.err(describeError(e));
+    return ExitCode.Error;
+  }
+}
+
+/** Commander's own outcomes: help and version are success; parse errors are MOLT_BAD_FLAG. */
+function commanderExit(e: CommanderError, io: CliIo): number {
+  if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.help') {
+    return ExitCode.Ok;
+  }
+  const message = e.message.replace(/^error: /, '');
+  io.err(describeError(new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt <command> --help`' })));
+  return ExitCode.Error;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+import { stringify } from 'yaml';
+import type { PrintColumn } from '../protocol/index.ts';
+
+/** Output formats every molt command accepts through `-o`. */
+export const outputFormats = ['table', 'json', 'yaml'] as const;
+export type OutputFormat = (typeof outputFormats)[number];
+
+/** Render rows as an aligned plain-text table with the given columns. */
+export function renderTable<T>(columns: readonly PrintColumn<T>[], rows: readonly T[]): string {
+  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const line = (values: readonly string[]): string =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n') + '\n';
+}
+
+/** Render a value for machines: pretty JSON or YAML, always ending with a newline. */
+export function renderData(format: Exclude<OutputFormat, 'table'>, value: unknown): string {
+  return format === 'json' ? JSON.stringify(value, null, 2) + '\n' : stringify(value);
+}
