@@ -43,7 +43,7 @@ async function publish(ctx: Ctx, tags: string[], flags: string[]): Promise<void>
   console.log(`  ${tags.join(', ').padEnd(44)} ${dim(digest.slice(0, 19))}  ${flags.filter((f) => !f.includes('/')).join(' ')}`);
 }
 
-async function story(ctx: Ctx, keyFile: string): Promise<void> {
+async function publishReleases(ctx: Ctx, keyFile: string): Promise<void> {
   const signed = ['--sign-key', keyFile];
   console.log(bold('1. A release engineer publishes installer images (molt dev publish):'));
   await publish(ctx, ['1.0.0', '1.0.0-rev1', '1.0.0-rev1-b100'], ['--channels', 'stable', '--official', '--kubernetes', '>=1.29 <1.32', ...signed]);
@@ -54,6 +54,10 @@ async function story(ctx: Ctx, keyFile: string): Promise<void> {
   await publish(ctx, ['1.4.0'], ['--channels', 'stable', '--official', '--kubernetes', '>=1.33', '--upgrade-from', '>=1.2.0']);
   await publish(ctx, ['latest', 'nightly-2026-11-22'], ['--channels', 'alpha']);
   console.log();
+}
+
+async function story(ctx: Ctx, keyFile: string): Promise<void> {
+  await publishReleases(ctx, keyFile);
 
   console.log(bold('2. What the repository holds: one row per digest, tags as aliases, junk tags skipped.'));
   const list = await molt(['releases', 'list', ...ctx.base, '--all', '--cache', ctx.cache]);

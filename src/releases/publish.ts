@@ -87,6 +87,6 @@ async function sign(
     const signature = signLegacy({ privateKeyPem: s.privateKeyPem, digest: subject.digest, reference: s.reference });
     return attachLegacySignature({ client: o.client, repository: o.repository, digest: subject.digest, signature });
   }
-  const bundleJson = createBundle({ privateKeyPem: s.privateKeyPem, digest: subject.digest, reference: s.reference });
+  const bundleJson = createBundle({ privateKeyPem: s.privateKeyPem, digest: subject.digest });
   return attachBundle({ client: o.client, repository: o.repository, bundleJson, subject: subject.image });
 }

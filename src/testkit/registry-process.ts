@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startProcess, tempDir, type ManagedProcess } from './process.ts';
+import { eventually, startProcess, tempDir, type ManagedProcess } from './process.ts';
+import { freePort } from './ports.ts';
 import {
   startTokenServer,
   type TokenServer,
@@ -39,7 +40,15 @@ export interface RunningRegistry {
 
 const run = promisify(execFile);
 
-/** Start `docker-registry serve` with a generated config, filesystem storage in a temp dir, on 127.0.0.1:0. */
+/**
+ * Start `docker-registry serve` with a generated config, filesystem storage in a temp dir, on a
+ * free loopback port.
+ *
+ * Logging is at `warn`: at `info` the registry formats a log line for every request, which costs
+ * it a large share of its CPU and skews benchmarks (both sides of a comparison use this registry).
+ * Without the `listening on` line the port is chosen up front and readiness is polled on `/v2/`;
+ * if another process takes the port first, the start is retried on a new one.
+ */
 export async function startRegistry(
   options: RegistryProcessOptions = {},
 ): Promise<RunningRegistry> {
@@ -47,41 +56,61 @@ export async function startRegistry(
   const auth = options.auth ?? { kind: 'none' };
   const tokenServer =
     auth.kind === 'token' ? await startTokenServer({ ...auth, dir: dir.path }) : undefined;
-  const config = {
+  const base = {
     version: 0.1,
-    log: { level: 'info', formatter: 'text', accesslog: { disabled: true } },
+    log: { level: 'warn', formatter: 'text', accesslog: { disabled: true } },
     storage: {
       filesystem: { rootdirectory: join(dir.path, 'data') },
+      cache: { blobdescriptor: 'inmemory' },
       delete: { enabled: true },
       maintenance: { uploadpurging: { enabled: false } },
     },
-    http: { addr: '127.0.0.1:0', headers: { 'X-Content-Type-Options': ['nosniff'] } },
     ...(await authConfig(auth, dir.path, tokenServer)),
   };
-  const configPath = join(dir.path, 'config.yml');
-  // YAML is a superset of JSON, so the config needs no YAML writer.
-  await writeFile(configPath, JSON.stringify(config, null, 2));
-  const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
-  const stop = async (): Promise<void> => {
-    await proc.stop();
+  const cleanup = async (): Promise<void> => {
     await tokenServer?.stop();
     await dir.remove();
   };
-  try {
-    const m = await proc.waitFor(/listening on 127\.0\.0\.1:(\d+)/, 20_000);
-    const host = `127.0.0.1:${m[1] ?? ''}`;
-    return {
-      url: `http://${host}`,
-      host,
-      dataDir: dir.path,
-      process: proc,
-      ...(tokenServer !== undefined && { tokenServer }),
-      stop,
+  for (let attempt = 1; ; attempt++) {
+    const host = `127.0.0.1:${String(await freePort())}`;
+    const configPath = join(dir.path, 'config.yml');
+    const http = { addr: host, headers: { 'X-Content-Type-Options': ['nosniff'] } };
+    // YAML is a superset of JSON, so the config needs no YAML writer.
+    await writeFile(configPath, JSON.stringify({ ...base, http }, null, 2));
+    const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
+    const stop = async (): Promise<void> => {
+      await proc.stop();
+      await cleanup();
     };
-  } catch (e) {
-    await stop();
-    throw e;
+    try {
+      await waitReady(proc, `http://${host}/v2/`);
+      return { url: `http://${host}`, host, dataDir: dir.path, process: proc, ...(tokenServer !== undefined && { tokenServer }), stop };
+    } catch (e) {
+      await proc.stop();
+      if (attempt >= 3) {
+        await cleanup();
+        throw e;
+      }
+    }
   }
+}
+
+/** Poll `/v2/` until the registry answers (200, or 401 with auth on); fail at once if it exits. */
+async function waitReady(proc: ManagedProcess, url: string): Promise<void> {
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  await eventually(
+    async () => {
+      // Checked on every poll, and not retried: a registry that exited will not come back.
+      if (exited) return 'exited';
+      const res = await fetch(url);
+      await res.body?.cancel();
+      return 'ready';
+    },
+    { timeoutMs: 20_000, intervalMs: 50 },
+  ).then((outcome) => {
+    if (outcome === 'exited') throw new Error(`docker-registry exited before answering ${url}:\n${proc.output().slice(-2000)}`);
+  });
 }
 
 async function authConfig(
