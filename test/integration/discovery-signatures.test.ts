@@ -47,7 +47,8 @@ describe('discovery with a public key, on the real registry', () => {
   it('leaves signatures unchecked, at no cost, without a key', async () => {
     const r = await scan();
     assert.deepEqual(statuses(r), { '1.0.0': 'unchecked', '1.1.0': 'unchecked' });
-    assert.equal(r.requests.manifestHead, 2, 'only the two release tags');
+    const { manifestHead, manifestGet, blobGet, referrers } = r.requests;
+    assert.deepEqual({ resolved: manifestHead + manifestGet, blobGet, referrers }, { resolved: 2, blobGet: 2, referrers: 0 }, 'the two releases and their configs, no signature lookups');
   });
 
   it('verifies with the key, caches only the verified verdict, and re-checks unsigned releases', async () => {

@@ -2,7 +2,8 @@
 /**
  * Incremental release discovery (docs/adr/0002-release-model.md; reference/oci-discovery.md §5.2).
  * One scan: list all tags → parse them (unparseable tags are skipped, never fatal) → HEAD each
- * parseable tag for its digest → fetch manifest + config only for digests the cache has not seen
+ * parseable tag for its digest (a new release's first tag is resolved by GET instead, see
+ * `headTags`) → fetch manifest + config only for digests the cache has not seen
  * → group tags by digest into releases → report rebuilds against the previous tag → digest map →
  * check signatures when a key is given → save the cache.
  *
@@ -50,9 +51,9 @@ export async function discoverReleases(o: DiscoverOptions): Promise<DiscoveryRes
 
   const tags = await o.reader.listTags(o.repository);
   ctx.progress({ phase: 'list', done: 1, total: 1 });
-  const heads = await headTags(ctx, tags);
+  const heads = await headTags(ctx, tags, previous.tags);
   const platform = platformKey(ctx.platform);
-  const images = await fetchMissing(ctx, [...heads.byDigest.keys()], previous.images[platform] ?? {});
+  const images = await fetchMissing(ctx, [...heads.byDigest.keys()], previous.images[platform] ?? {}, heads.prefetched);
   const signatures = await signatureStates({
     reader: o.reader,
     repository: o.repository,

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { ReleaseLabel } from '../../core/releases/release.ts';
-import type { Platform, RegistryReader } from '../../oci/types.ts';
+import type { Platform, RegistryReader, ResolvedImage } from '../../oci/types.ts';
 import type { ImageEntry } from '../cache/types.ts';
 
 /** Image faults: the release is skipped with this code instead of failing the scan. */
@@ -55,12 +55,59 @@ export async function readImage(
 ): Promise<ImageRead> {
   try {
     const image = await reader.resolveImage(repository, digest, platform);
-    const bytes = await reader.getBlob(repository, image.config.digest);
-    return { entry: parseConfig(bytes, platform), cacheable: true };
+    return await readConfig(reader, repository, image, platform);
   } catch (e) {
-    if (!isMoltError(e) || !imageFaults.has(e.code)) throw e;
-    return { entry: { ok: false, code: e.code, reason: e.message }, cacheable: !transientFaults.has(e.code) };
+    return imageFault(e);
   }
+}
+
+/**
+ * Resolve a *tag* and read its metadata in one go: the manifest GET that resolves the tag also
+ * tells its digest, so no HEAD is needed. `undefined` when the tag's image is broken or gone: the
+ * caller then learns the digest with a HEAD and records the fault under it ({@link readImage}).
+ */
+export async function readTaggedImage(
+  reader: RegistryReader,
+  repository: string,
+  tag: string,
+  platform: Platform,
+): Promise<{ readonly digest: string; readonly read: ImageRead } | undefined> {
+  let image: ResolvedImage;
+  try {
+    image = await reader.resolveImage(repository, tag, platform);
+  } catch (e) {
+    imageFault(e);
+    return undefined;
+  }
+  try {
+    return { digest: image.digest, read: await readConfig(reader, repository, image, platform) };
+  } catch (e) {
+    return { digest: image.digest, read: imageFault(e) };
+  }
+}
+
+/**
+ * A tag's digest from a manifest GET; `undefined` when the manifest is broken or gone (the caller
+ * falls back to a HEAD, which still tells the digest of a broken manifest).
+ */
+export async function tagDigestByGet(reader: RegistryReader, repository: string, tag: string): Promise<string | undefined> {
+  try {
+    return (await reader.getManifest(repository, tag)).digest;
+  } catch (e) {
+    imageFault(e);
+    return undefined;
+  }
+}
+
+async function readConfig(reader: RegistryReader, repository: string, image: ResolvedImage, platform: Platform): Promise<ImageRead> {
+  const bytes = await reader.getBlob(repository, image.config.digest);
+  return { entry: parseConfig(bytes, platform), cacheable: true };
+}
+
+/** A fault of the image becomes a negative entry; anything else (the registry's) is rethrown. */
+function imageFault(e: unknown): ImageRead {
+  if (!isMoltError(e) || !imageFaults.has(e.code)) throw e;
+  return { entry: { ok: false, code: e.code, reason: e.message }, cacheable: !transientFaults.has(e.code) };
 }
 
 /**
