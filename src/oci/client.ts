@@ -80,18 +80,8 @@ export class OciRegistryClient implements RegistryClient {
   }
 
   async headManifest(repository: string, reference: string): Promise<Descriptor | undefined> {
-    checkRepository(repository);
-    checkReference(reference);
-    const what = `manifest ${displayReference(repository, reference)}`;
-    const req = {
-      kind: 'manifestHead',
-      method: 'HEAD',
-      url: `/v2/${repository}/manifests/${reference}`,
-      scopes: [pull(repository)],
-      what,
-      headers: { accept: manifestAccept },
-      accept: [404],
-    } as const;
+    const req = { ...manifestRequest(repository, reference, 'HEAD'), accept: [404] };
+    const { what } = req;
     const head = await this.t.exchange(req, async (res) => {
       await discard(res);
       if (res.status === 404) return undefined;
@@ -109,17 +99,8 @@ export class OciRegistryClient implements RegistryClient {
   }
 
   async getManifest(repository: string, reference: string): Promise<FetchedManifest> {
-    checkRepository(repository);
-    checkReference(reference);
-    const what = `manifest ${displayReference(repository, reference)}`;
-    const req = {
-      kind: 'manifestGet',
-      method: 'GET',
-      url: `/v2/${repository}/manifests/${reference}`,
-      scopes: [pull(repository)],
-      what,
-      headers: { accept: manifestAccept },
-    } as const;
+    const req = manifestRequest(repository, reference, 'GET');
+    const { what } = req;
     return this.t.exchange(req, async (res) => {
       const mediaType = this.checkContentType(res.headers.get('content-type'), what);
       const bytes = await readLimited(res, this.maxManifestBytes, (size) =>
@@ -285,4 +266,21 @@ function tooLarge(code: ErrorCode, what: string, size: number, limit: number): M
   return new MoltError(code, `${what} is at least ${size} bytes, over the ${limit}-byte limit`, {
     hint: 'release manifests and configs are small; a larger one is a mistake or an attack',
   });
+}
+
+/**
+ * A manifest HEAD or GET, after checking the names. Both send the full manifest `Accept` list:
+ * distribution 2.8 answers 404 to a HEAD that does not name the OCI types.
+ */
+function manifestRequest(repository: string, reference: string, method: 'HEAD' | 'GET') {
+  checkRepository(repository);
+  checkReference(reference);
+  return {
+    kind: method === 'HEAD' ? 'manifestHead' : 'manifestGet',
+    method,
+    url: `/v2/${repository}/manifests/${reference}`,
+    scopes: [pull(repository)],
+    what: `manifest ${displayReference(repository, reference)}`,
+    headers: { accept: manifestAccept },
+  } as const;
 }
