@@ -167,16 +167,8 @@ export class OciRegistryClient implements RegistryClient {
     digest: string,
     maxBytes: number = this.maxManifestBytes,
   ): Promise<Uint8Array> {
-    checkRepository(repository);
-    checkDigest(digest);
-    const what = `blob ${repository}@${digest}`;
-    const req = {
-      kind: 'blobGet',
-      method: 'GET',
-      url: `/v2/${repository}/blobs/${digest}`,
-      scopes: [pull(repository)],
-      what,
-    } as const;
+    const req = blobRequest(repository, digest);
+    const { what } = req;
     return this.t.exchange(req, async (res) => {
       const bytes = await readLimited(res, maxBytes, (size) =>
         tooLarge(ErrorCode.BlobTooLarge, what, size, maxBytes),
@@ -187,16 +179,8 @@ export class OciRegistryClient implements RegistryClient {
   }
 
   async streamBlob(repository: string, digest: string): Promise<ReadableStream<Uint8Array>> {
-    checkRepository(repository);
-    checkDigest(digest);
-    const what = `blob ${repository}@${digest}`;
-    const req = {
-      kind: 'blobGet',
-      method: 'GET',
-      url: `/v2/${repository}/blobs/${digest}`,
-      scopes: [pull(repository)],
-      what,
-    } as const;
+    const req = blobRequest(repository, digest);
+    const { what } = req;
     const body = await this.t.exchange(req, (res) =>
       Promise.resolve(
         res.body ??
@@ -282,5 +266,18 @@ function manifestRequest(repository: string, reference: string, method: 'HEAD' |
     scopes: [pull(repository)],
     what: `manifest ${displayReference(repository, reference)}`,
     headers: { accept: manifestAccept },
+  } as const;
+}
+
+/** A blob GET, after checking the names. */
+function blobRequest(repository: string, digest: string) {
+  checkRepository(repository);
+  checkDigest(digest);
+  return {
+    kind: 'blobGet',
+    method: 'GET',
+    url: `/v2/${repository}/blobs/${digest}`,
+    scopes: [pull(repository)],
+    what: `blob ${repository}@${digest}`,
   } as const;
 }
