@@ -61,6 +61,26 @@ describe('molt CLI: user errors get a code and a hint, never a stack trace', () 
   });
 });
 
+describe('molt CLI: review fixes', () => {
+  it('a missing subcommand shows help and fails, so a script with a typo does not pass', async () => {
+    const r = await run(['releases']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Usage: molt releases/);
+  });
+
+  it('a flag given a bad value is described, not called missing', async () => {
+    const r = await run(['releases', 'list', '--registry', 'r', '--repository', 'a/b', '--timeout', 'abc']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_BAD_FLAG: --timeout must be a number of milliseconds/);
+  });
+
+  it('an invalid channel name is MOLT_INVALID_CHANNEL before any request', async () => {
+    const r = await run(['releases', 'latest', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--channel', 'no such channel']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error MOLT_INVALID_CHANNEL: /m);
+  });
+});
+
 describe('molt CLI: help and version', () => {
   it('prints help with exit 0', async () => {
     const r = await run(['releases', '--help']);

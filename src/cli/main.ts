@@ -51,11 +51,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
-/** Commander's own outcomes: help and version are success; parse errors are MOLT_BAD_FLAG. */
+/**
+ * Commander's own outcomes: asked-for help and the version are success; help shown because a
+ * subcommand is missing (`molt releases`) is a failure, so a script with a typo does not pass;
+ * parse errors are MOLT_BAD_FLAG.
+ */
 function commanderExit(e: CommanderError, io: CliIo): number {
-  if (e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.help') {
-    return ExitCode.Ok;
-  }
+  if (e.exitCode === 0) return ExitCode.Ok;
+  if (e.code === 'commander.help') return ExitCode.Error;
   const message = e.message.replace(/^error: /, '');
   io.err(describeError(new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt <command> --help`' })));
   return ExitCode.Error;

@@ -34,7 +34,7 @@ const registrySchema = z.object({
   username: z.string().optional(),
   password: z.string().optional(),
   platform: z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/, 'must look like linux/amd64 or linux/arm64/v8'),
-  timeout: z.coerce.number().int().min(100, 'must be at least 100 ms').max(600_000),
+  timeout: z.coerce.number({ message: 'must be a number of milliseconds' }).int().min(100, 'must be at least 100 ms').max(600_000),
   output: z.enum(outputFormats).default('table'),
 });
 
@@ -69,6 +69,11 @@ export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): R
   };
 }
 
+/** `host[:port]` of a `--registry` value given as a host or a URL (for references and cache keys). */
+export function registryHost(registry: string): string {
+  return registry.replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+}
+
 /** Environment variables as the CLI sees them. */
 export type CliEnv = Readonly<Record<string, string | undefined>>;
 
@@ -78,7 +83,8 @@ export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.outp
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const flag = issue?.path.map(String).join('.') ?? '';
-  const what = issue?.code === 'invalid_type' && issue.input === undefined ? 'is required' : (issue?.message ?? 'is invalid');
+  const given = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[flag] !== undefined;
+  const what = !given && issue?.code === 'invalid_type' ? 'is required' : (issue?.message ?? 'is invalid');
   throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, { hint: 'run the command with --help' });
 }
 

@@ -19,7 +19,7 @@ import type { TagVersion } from '../../core/releases/tag.ts';
 import type { Platform } from '../../oci/types.ts';
 import { cacheKey, type ImageEntry } from '../cache/types.ts';
 import { platformKey } from './metadata.ts';
-import { fetchMissing, headTags, nextState, type ScanContext } from './scan.ts';
+import { fetchMissing, headTags, metersManifestGets, nextState, type ScanContext } from './scan.ts';
 import { signatureStates } from './signatures.ts';
 import { statsDelta, statsSnapshot } from './stats.ts';
 import type { DiscoverOptions, DiscoveryResult } from './types.ts';
@@ -44,6 +44,7 @@ export async function discoverReleases(o: DiscoverOptions): Promise<DiscoveryRes
     platform: o.platform ?? defaultPlatform,
     concurrency: Math.max(1, Math.floor(o.concurrency ?? defaultConcurrency)),
     progress: o.onProgress ?? (() => undefined),
+    getNewTags: !metersManifestGets(o.registry),
   };
   const key = cacheKey(o.registry ?? '', o.repository);
   const loaded = await o.cache.load(key);

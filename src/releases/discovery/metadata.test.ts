@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig, platformKey } from './metadata.ts';
-import { nextState } from './scan.ts';
+import { metersManifestGets, nextState } from './scan.ts';
 import { keyFingerprint, signatureKey } from './signatures.ts';
 
 const bytes = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
@@ -29,7 +29,7 @@ describe('parseConfig', () => {
   });
 
   it('turns garbage into a negative entry with MOLT_CONFIG_INVALID', () => {
-    for (const bad of ['not json', '[1,2]', '"s"', JSON.stringify({ config: { Labels: { a: 1 } } })]) {
+    for (const bad of ['not json', '[1,2]', '"s"', 'null']) {
       const entry = parseConfig(bytes(bad));
       assert.ok(!entry.ok, bad);
       assert.equal(entry.code, 'MOLT_CONFIG_INVALID');
@@ -92,5 +92,28 @@ describe('parseConfig platform check', () => {
   it('accepts a matching config, and one that does not declare its platform', () => {
     assert.ok(parseConfig(amd64, { os: 'linux', architecture: 'amd64' }).ok);
     assert.ok(parseConfig(bytes({ config: {} }), { os: 'linux', architecture: 'arm64', variant: 'v8' }).ok);
+  });
+});
+
+describe('parseConfig is lenient about what molt does not read', () => {
+  it('reads the release labels of a config with created: null and non-string labels', () => {
+    const config = {
+      created: null,
+      architecture: 'amd64',
+      os: 'linux',
+      config: { Labels: { 'dev.molt.channels': 'stable', 'com.example.count': 3, 'dev.molt.official': true } },
+    };
+    const entry = parseConfig(new TextEncoder().encode(JSON.stringify(config)));
+    assert.deepEqual(entry, { ok: true, labels: { 'dev.molt.channels': 'stable' } });
+  });
+});
+
+describe('metersManifestGets', () => {
+  it('is true for Docker Hub only, however it is written', () => {
+    assert.equal(metersManifestGets('docker.io'), true);
+    assert.equal(metersManifestGets('https://registry-1.docker.io'), true);
+    assert.equal(metersManifestGets('ghcr.io'), false);
+    assert.equal(metersManifestGets('127.0.0.1:5000'), false);
+    assert.equal(metersManifestGets(undefined), false);
   });
 });

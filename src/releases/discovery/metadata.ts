@@ -28,14 +28,26 @@ const imageFaults: ReadonlySet<string> = new Set([
  * proxy that corrupted one response — are not cached, so the next scan tries again. Everything
  * else is a property of the immutable content and is cached for good (as Cincinnati does).
  */
-const transientFaults: ReadonlySet<string> = new Set([ErrorCode.DigestMismatch, ErrorCode.RegistryNotFound]);
+const transientFaults: ReadonlySet<string> = new Set([
+  ErrorCode.DigestMismatch,
+  ErrorCode.RegistryNotFound,
+  // These depend on this molt (its media types and size limits), not only on the content: a newer
+  // molt or a larger limit must be able to read the release without a cache purge.
+  ErrorCode.UnsupportedMediaType,
+  ErrorCode.ManifestTooLarge,
+  ErrorCode.BlobTooLarge,
+]);
 
+/**
+ * Only what molt reads is checked, and leniently: a `created: null` or a non-string label that
+ * molt does not use must not make a release unreadable (`.catch` drops just that field).
+ */
 const configSchema = z.object({
-  created: z.string().optional(),
-  os: z.string().optional(),
-  architecture: z.string().optional(),
-  variant: z.string().optional(),
-  config: z.object({ Labels: z.record(z.string(), z.string()).nullish() }).nullish(),
+  created: z.string().optional().catch(undefined),
+  os: z.string().optional().catch(undefined),
+  architecture: z.string().optional().catch(undefined),
+  variant: z.string().optional().catch(undefined),
+  config: z.object({ Labels: z.record(z.string(), z.unknown()).nullish().catch(undefined) }).nullish().catch(undefined),
 });
 
 const moltLabels: readonly string[] = Object.values(ReleaseLabel);
@@ -130,10 +142,19 @@ export function parseConfig(bytes: Uint8Array, platform?: Platform): ImageEntry 
   }
   const mismatch = platform === undefined ? undefined : platformMismatch(parsed.data, platform);
   if (mismatch !== undefined) return { ok: false, code: ErrorCode.PlatformNotFound, reason: mismatch };
-  const all = parsed.data.config?.Labels ?? {};
-  const labels = Object.fromEntries(moltLabels.flatMap((k) => (all[k] === undefined ? [] : [[k, all[k]]])));
+  const labels = moltStringLabels(parsed.data.config?.Labels ?? {});
   const created = parsed.data.created;
   return created === undefined ? { ok: true, labels } : { ok: true, labels, created };
+}
+
+/** The labels molt reads, keeping only string values. */
+function moltStringLabels(all: Readonly<Record<string, unknown>>): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const k of moltLabels) {
+    const v = all[k];
+    if (typeof v === 'string') labels[k] = v;
+  }
+  return labels;
 }
 
 /** Why a config's declared platform is not `want`; fields the config omits are not compared. */

@@ -17,6 +17,17 @@ export interface ScanContext {
   readonly platform: Platform;
   readonly concurrency: number;
   readonly progress: (p: DiscoveryProgress) => void;
+  /** Resolve new tags with a GET (see {@link headTags}); false for registries that meter GETs. */
+  readonly getNewTags: boolean;
+}
+
+/**
+ * Docker Hub counts manifest GETs against pull limits (about 100 per 6 hours anonymously) and not
+ * HEADs, so there only the one GET a new release needs anyway is spent.
+ */
+export function metersManifestGets(registry: string | undefined): boolean {
+  const host = (registry ?? '').replace(/^[a-z]+:\/\//i, '').split('/')[0]?.split(':')[0] ?? '';
+  return ['docker.io', 'index.docker.io', 'registry-1.docker.io'].includes(host.toLowerCase());
 }
 
 /** The tag set resolved to digests. */
@@ -39,7 +50,8 @@ export interface TagHeads {
  * - A tag never seen before is resolved with a manifest GET. A new tag usually means a new
  *   release whose manifest must be read anyway, and on distribution 2.8 a HEAD is the costlier
  *   request: it answers every HEAD with `Connection: close`, so each one pays a new connection
- *   (measured in benchmark P1; docs/adr/0002-release-model.md).
+ *   (measured in benchmark P1; docs/adr/0002-release-model.md). On registries that meter GETs
+ *   ({@link metersManifestGets}) new tags are HEADed instead.
  * - In every app version, the most specific new tag — a new release's long tag, or the tag a
  *   rebuild added — is resolved by reading its metadata outright (manifest, then config), so the
  *   new digest's manifest is not fetched a second time.
@@ -87,7 +99,7 @@ async function resolveTag(
       how.prefetched.set(read.digest, read.read);
       return read.digest;
     }
-  } else if (!how.known) {
+  } else if (!how.known && ctx.getNewTags) {
     const digest = await tagDigestByGet(ctx.reader, ctx.repository, tag);
     if (digest !== undefined) return digest;
   }

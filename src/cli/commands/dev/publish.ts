@@ -6,7 +6,7 @@ import { createRegistryClient, type LayerInput } from '../../../oci/index.ts';
 import { publishRelease, type ReleaseLabels } from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData } from '../../output.ts';
-import { parseFlags, parseRegistryFlags } from '../registry-flags.ts';
+import { parseFlags, parseRegistryFlags, registryHost } from '../registry-flags.ts';
 
 const publishSchema = z.object({
   tag: z.array(z.string()).min(1, 'is required (at least one --tag)'),
@@ -23,6 +23,7 @@ const publishSchema = z.object({
 });
 
 const defaultLayerType = 'application/vnd.oci.image.layer.v1.tar';
+const mediaTypePattern = /^(?:application|text|image|audio|video|font|model|multipart|message)\/[\w.+-]+$/;
 
 /** `molt dev publish`: build an installer image with release labels, push it, optionally sign it. */
 export async function runPublish(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
@@ -47,7 +48,7 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
       layers: await Promise.all(o.layer.map(readLayer)),
       platform: flags.platform,
       ...(o.signKey !== undefined && {
-        signing: { privateKeyPem: await readKey(o.signKey), format: o.signFormat, reference: `${flags.client.registry}/${flags.repository}` },
+        signing: { privateKeyPem: await readKey(o.signKey), format: o.signFormat, reference: `${registryHost(flags.client.registry)}/${flags.repository}` },
       }),
     });
     ctx.io.out(
@@ -60,8 +61,20 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
   }
 }
 
+/**
+ * `file[:mediaType]`: the part after the last `:` is a media type only when it looks like one
+ * (a registered top-level type, `/`, a subtype), so paths that contain `:` still work.
+ */
+export function parseLayerSpec(spec: string): { path: string; mediaType: string } {
+  const at = spec.lastIndexOf(':');
+  const suffix = at < 0 ? '' : spec.slice(at + 1);
+  if (mediaTypePattern.test(suffix)) return { path: spec.slice(0, at), mediaType: suffix };
+  if (at === spec.length - 1) return { path: spec.slice(0, at), mediaType: defaultLayerType };
+  return { path: spec, mediaType: defaultLayerType };
+}
+
 async function readLayer(spec: string): Promise<LayerInput> {
-  const [path = '', mediaType = defaultLayerType] = spec.split(':');
+  const { path, mediaType } = parseLayerSpec(spec);
   try {
     return { mediaType, bytes: new Uint8Array(await readFile(path)) };
   } catch (e) {

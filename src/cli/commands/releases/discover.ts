@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../../protocol/index.ts';
 import type { SkippedTag } from '../../../core/releases/release.ts';
+import { parseChannel } from '../../../core/releases/index.ts';
 import { createRegistryClient } from '../../../oci/index.ts';
 import { discoverReleases, FileReleaseCache, InMemoryReleaseCache, defaultCachePath } from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
@@ -10,7 +11,8 @@ import { parseFlags, parseRegistryFlags, readPublicKey, type RegistryFlags } fro
 const discoverySchema = z.object({
   publicKey: z.string().optional(),
   cache: z.union([z.string().min(1), z.literal(false)]).optional(),
-  channel: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a channel name like stable or beta').optional(),
+  // Channel labels are case-insensitive (core's parseChannel); bad names raise MOLT_INVALID_CHANNEL.
+  channel: z.string().transform((c) => parseChannel(c)).optional(),
 });
 
 /** What a discovery command ran and found. */

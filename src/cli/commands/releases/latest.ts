@@ -18,20 +18,20 @@ const latestSchema = z.object({
 export async function runLatest(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const o = parseFlags(latestSchema, raw);
   // Refuse bad input before the first network request.
-  parseChannel(o.channel);
+  const channel = parseChannel(o.channel);
   if (o.current !== undefined) parseVersion(o.current, 'current version');
   if (o.kubernetes !== undefined) parseKubernetesVersion(o.kubernetes);
   const run = await runDiscovery(ctx, raw);
   const selection = selectLatest({
     releases: run.result.releases,
-    channel: o.channel,
+    channel,
     requireSignature: run.requireSignature,
     ...(o.current !== undefined && { current: o.current }),
     ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
   });
   const view: LatestView = {
     found: selection.found,
-    channel: o.channel,
+    channel,
     current: o.current ?? null,
     ...(selection.found && toReleaseView(selection.release)),
     ...(!selection.found && { reason: selection.reason }),

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseLayerSpec } from './dev/publish.ts';
+import { registryHost } from './registry-flags.ts';
+
+describe('--layer file[:mediaType]', () => {
+  it('splits a media type off the end', () => {
+    assert.deepEqual(parseLayerSpec('rootfs.tar:application/vnd.oci.image.layer.v1.tar+gzip'), {
+      path: 'rootfs.tar',
+      mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+    });
+  });
+
+  it('keeps paths that contain a colon whole', () => {
+    assert.deepEqual(parseLayerSpec('build:2026/kernel'), { path: 'build:2026/kernel', mediaType: 'application/vnd.oci.image.layer.v1.tar' });
+    assert.deepEqual(parseLayerSpec('a:b/c.tar:text/plain'), { path: 'a:b/c.tar', mediaType: 'text/plain' });
+  });
+
+  it('uses the default media type for a bare path or an empty suffix', () => {
+    assert.equal(parseLayerSpec('kernel').mediaType, 'application/vnd.oci.image.layer.v1.tar');
+    assert.deepEqual(parseLayerSpec('kernel:'), { path: 'kernel', mediaType: 'application/vnd.oci.image.layer.v1.tar' });
+  });
+});
+
+describe('registryHost', () => {
+  it('strips a scheme and trailing slashes, so signed references name host/repository', () => {
+    assert.equal(registryHost('https://reg.example:5000/'), 'reg.example:5000');
+    assert.equal(registryHost('127.0.0.1:5000'), '127.0.0.1:5000');
+  });
+});
