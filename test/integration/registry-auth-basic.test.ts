@@ -4,11 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../src/protocol/index.ts';
 import {
   buildImage,
-  createRegistryClient,
   pushImage,
   type Credentials,
-  type OciRegistryClient,
 } from '../../src/oci/index.ts';
+import { clientFactory } from '../../src/testkit/clients.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 
@@ -16,23 +15,13 @@ const alice: Credentials = { username: 'alice', password: 'correct horse' };
 
 describe('basic auth against docker-registry 2.8 (htpasswd)', () => {
   let registry: RunningRegistry;
-  const clients: OciRegistryClient[] = [];
-  const client = (credentials?: Credentials): OciRegistryClient => {
-    const c = createRegistryClient({
-      registry: registry.host,
-      insecure: true,
-      retries: 0,
-      ...(credentials && { credentials }),
-    });
-    clients.push(c);
-    return c;
-  };
+  const { client, closeAll } = clientFactory(() => registry.host);
 
   before(async () => {
     registry = await startRegistry({ auth: { kind: 'htpasswd', users: [alice] } });
   });
   after(async () => {
-    for (const c of clients) await c.close();
+    await closeAll();
     await registry.stop();
   });
 

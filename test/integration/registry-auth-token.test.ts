@@ -4,11 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../src/protocol/index.ts';
 import {
   buildImage,
-  createRegistryClient,
   pushImage,
   type Credentials,
-  type OciRegistryClient,
 } from '../../src/oci/index.ts';
+import { clientFactory } from '../../src/testkit/clients.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 
@@ -22,17 +21,7 @@ const image = buildImage({
 
 describe('bearer-token auth against docker-registry 2.8 (auth.token with signed JWTs)', () => {
   let registry: RunningRegistry;
-  const clients: OciRegistryClient[] = [];
-  const client = (credentials?: Credentials): OciRegistryClient => {
-    const c = createRegistryClient({
-      registry: registry.host,
-      insecure: true,
-      retries: 0,
-      ...(credentials && { credentials }),
-    });
-    clients.push(c);
-    return c;
-  };
+  const { client, closeAll } = clientFactory(() => registry.host);
   const tokenRequests = (): NonNullable<RunningRegistry['tokenServer']>['requests'] =>
     registry.tokenServer?.requests ?? [];
 
@@ -45,7 +34,7 @@ describe('bearer-token auth against docker-registry 2.8 (auth.token with signed 
     await pushImage(seeder, 'acme/other', ['2.0.0'], image);
   });
   after(async () => {
-    for (const c of clients) await c.close();
+    await closeAll();
     await registry.stop();
   });
 
