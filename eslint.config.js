@@ -52,6 +52,17 @@ export default tseslint.config(
     },
   },
   {
+    // Inside the agent only main.ts constructs adapters; the runner and the API see ports (STYLE §2).
+    files: ['src/agent/machine/**/*.ts', 'src/agent/api/**/*.ts', 'src/agent/ports/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/adapters/**'], message: 'machine/, api/ and ports/ depend on ports, never on adapters' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       complexity: 'off',

@@ -46,6 +46,47 @@ export const ErrorCode = {
   SignatureMalformed: 'MOLT_SIGNATURE_MALFORMED',
   /** A signature molt cannot verify offline with a key (keyless certificates, message-signature bundles, attestations). */
   SignatureUnsupported: 'MOLT_SIGNATURE_UNSUPPORTED',
+  // node agent (docs/adr/0004)
+  /** The agent is already running an operation; the answer names it. */
+  AgentBusy: 'MOLT_AGENT_BUSY',
+  /** An installer image that breaks the contract: missing kernel or rootfs, unknown artifact, bad labels. */
+  ImageInvalid: 'MOLT_IMAGE_INVALID',
+  /** An installer image larger than the agent accepts (from descriptors, or while streaming). */
+  ImageTooLarge: 'MOLT_IMAGE_TOO_LARGE',
+  /** A tar layer entry that would escape the slot: `..`, absolute or nested names, links, devices. */
+  LayerUnsafePath: 'MOLT_LAYER_UNSAFE_PATH',
+  /** A written slot whose bytes do not hash to the image's digests on read-back. */
+  SlotVerifyFailed: 'MOLT_SLOT_VERIFY_FAILED',
+  /** No slot holds a valid image to switch to (manual rollback, exhausted rollbacks). */
+  NoValidSlot: 'MOLT_NO_VALID_SLOT',
+  /** Bootloader files molt cannot read or would not write (bad grubenv block, unknown entries). */
+  BootloaderInvalid: 'MOLT_BOOTLOADER_INVALID',
+  /** Another control-plane machine holds the cluster upgrade lease. */
+  LeaseHeld: 'MOLT_LEASE_HELD',
+  /** Taking this member down would lose (or risk) etcd quorum. */
+  QuorumAtRisk: 'MOLT_QUORUM_AT_RISK',
+  /** An etcd member is unhealthy, unreachable or not started. */
+  EtcdUnhealthy: 'MOLT_ETCD_UNHEALTHY',
+  /** A service the upgrade must stop did not stop. */
+  ServiceStopFailed: 'MOLT_SERVICE_STOP_FAILED',
+  /** An EPHEMERAL mount is busy and cannot be released. */
+  MountBusy: 'MOLT_MOUNT_BUSY',
+  /** The caller's identity may not perform this operation. */
+  Forbidden: 'MOLT_FORBIDDEN',
+  /** The TLS handshake failed: expired, foreign or missing certificate. */
+  TlsRejected: 'MOLT_TLS_REJECTED',
+  /** The machine did not become healthy on the new slot before its deadline. */
+  HealthDeadline: 'MOLT_HEALTH_DEADLINE',
+  /** The new slot did not boot; the bootloader fell back to the previous one. */
+  BootFailed: 'MOLT_BOOT_FAILED',
+  /** The agent is unreachable at its endpoint. */
+  AgentUnreachable: 'MOLT_AGENT_UNREACHABLE',
+  /** A step did not finish in time and its outcome is unknown (etcd writes without quorum). */
+  TimedOut: 'MOLT_TIMED_OUT',
+  /** Certificate or key files (`molt pki`) that are missing, unreadable or not what they claim. */
+  PkiInvalid: 'MOLT_PKI_INVALID',
+  /** The machine's root directory or config is missing or malformed. */
+  MachineInvalid: 'MOLT_MACHINE_INVALID',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

@@ -3,3 +3,4 @@
 export { ErrorCode, MoltError, isMoltError } from '../core/errors.ts';
 export type { MoltErrorOptions } from '../core/errors.ts';
 export * from './releases.ts';
+export * from './agent.ts';

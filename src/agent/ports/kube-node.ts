@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The machine's Kubernetes node. Until the Kubernetes work lands the adapter reports every step
+ * as skipped (`not in a cluster`) and the runner logs it as such.
+ */
+export type KubeOutcome = { readonly status: 'done' } | { readonly status: 'skipped'; readonly reason: string };
+
+export interface KubeNode {
+  cordon(operationId: string): Promise<KubeOutcome>;
+  drain(operationId: string): Promise<KubeOutcome>;
+  /** Only undoes molt's own cordon (never a cordon someone else set). */
+  uncordon(operationId: string): Promise<KubeOutcome>;
+  ready(): Promise<KubeOutcome>;
+}

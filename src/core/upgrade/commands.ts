@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What the state machine asks the runner to do. Every command is idempotent: after a crash the
+ * runner executes the persisted command list again from the start (docs/adr/0004 §3).
+ */
+import type { SlotId } from '../slots/slot.ts';
+
+export type Command =
+  /** Pull the image into the target's staging area (`*.next`), verifying digests, contract and signature. */
+  | { readonly type: 'PullImage'; readonly image: string; readonly slot: SlotId }
+  /** Re-hash the other slot and check it is `ready` (manual rollback). */
+  | { readonly type: 'VerifyRollbackTarget'; readonly slot: SlotId }
+  | { readonly type: 'AcquireLease'; readonly operationId: string }
+  | { readonly type: 'CheckQuorum'; readonly preserve: boolean; readonly force: boolean }
+  | { readonly type: 'Cordon'; readonly operationId: string }
+  | { readonly type: 'Drain'; readonly operationId: string }
+  | { readonly type: 'StopServices' }
+  | { readonly type: 'LeaveEtcd' }
+  | { readonly type: 'ReleaseMounts' }
+  /** Remove the slot's boot entry and mark its manifest `writing`, before any byte is written. */
+  | { readonly type: 'MarkSlotUnbootable'; readonly slot: SlotId }
+  /** Move the staged artifacts into the slot and write its manifest `ready`. */
+  | { readonly type: 'WriteSlot'; readonly slot: SlotId; readonly operationId: string }
+  /** Read the slot back and compare with the image digests. */
+  | { readonly type: 'VerifySlot'; readonly slot: SlotId }
+  /** Write the slot's boot entry and make the next boot (only) boot it. */
+  | { readonly type: 'ArmBootOnce'; readonly slot: SlotId }
+  | { readonly type: 'DisarmBootOnce' }
+  /** Re-attach the lease key to a lease long enough to survive the reboot. */
+  | { readonly type: 'ExtendLeaseForReboot'; readonly operationId: string }
+  | { readonly type: 'Reboot' }
+  | { readonly type: 'WipeEphemeral'; readonly operationId: string }
+  | { readonly type: 'StartServices' }
+  /** Bring the etcd member back; `asNewMember` after LeaveEtcd or a wipe. */
+  | { readonly type: 'RejoinEtcd'; readonly asNewMember: boolean }
+  /** Run the health checks until they pass or `deadline` (epoch ms) passes. */
+  | { readonly type: 'RunHealthChecks'; readonly slot: SlotId; readonly deadline: number }
+  /** Make the booted trial slot the default. */
+  | { readonly type: 'Commit'; readonly slot: SlotId }
+  | { readonly type: 'MarkSlotBad'; readonly slot: SlotId; readonly reason: string }
+  | { readonly type: 'MountEphemeral' }
+  | { readonly type: 'Uncordon'; readonly operationId: string }
+  | { readonly type: 'ReleaseLease'; readonly operationId: string }
+  /** Delete the staging area of a pull that will not be used. */
+  | { readonly type: 'DiscardPull'; readonly slot: SlotId };
+
+export type CommandType = Command['type'];
+
+/** Commands that undo a disruptive step; recorded in `state.undo` before the step runs. */
+export type UndoCommand = Extract<
+  Command,
+  {
+    readonly type:
+      | 'DisarmBootOnce'
+      | 'MountEphemeral'
+      | 'RejoinEtcd'
+      | 'StartServices'
+      | 'Uncordon'
+      | 'ReleaseLease';
+  }
+>;

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/** What the runner feeds the state machine (docs/adr/0004 §3). */
+import type { SlotId } from '../slots/slot.ts';
+import type { CommandType } from './commands.ts';
+import type { Phase } from './phase.ts';
+
+export type OperationKind = 'upgrade' | 'rollback' | 'reboot';
+
+/** An API request, completed by the runner with the machine's facts. */
+export interface OperationRequest {
+  readonly id: string;
+  readonly kind: OperationKind;
+  /** Installer image reference (upgrade only). */
+  readonly image?: string;
+  readonly preserve: boolean;
+  /** Write the slot now; switch at the next reboot. */
+  readonly stage: boolean;
+  /** Override the 2-member quorum refusal (admin only). */
+  readonly force: boolean;
+  readonly controlPlane: boolean;
+  /** How long the new slot has to become healthy after it boots, in ms. */
+  readonly healthDeadlineMs: number;
+}
+
+/** Data some commands return; the machine copies it into the operation. */
+export interface StepData {
+  /** PullImage: what was pulled. */
+  readonly pulled?: { readonly digest: string; readonly version: string };
+  /** ExtendLeaseForReboot: the etcd lease id that now carries the lease key. */
+  readonly leaseId?: string;
+}
+
+export interface CommandOutcome {
+  readonly command: CommandType;
+  readonly outcome: 'done' | 'skipped';
+  /** Why a step was skipped (`not in a cluster`), shown in the event log. */
+  readonly reason?: string;
+  readonly data?: StepData;
+}
+
+export interface StepError {
+  readonly code: string;
+  readonly message: string;
+  /** The step timed out and may still take effect (etcd writes without quorum). */
+  readonly indeterminate?: boolean;
+}
+
+export type UpgradeEvent =
+  | { readonly type: 'Requested'; readonly request: OperationRequest }
+  /** Every command of the phase succeeded (or was skipped). */
+  | { readonly type: 'StepDone'; readonly phase: Phase; readonly outcomes: readonly CommandOutcome[] }
+  /** A command of the phase failed; later commands of the phase were not run. */
+  | {
+      readonly type: 'StepFailed';
+      readonly phase: Phase;
+      readonly command: CommandType;
+      readonly error: StepError;
+    }
+  /** First event of every agent start: which boot this is and which slot it booted. */
+  | { readonly type: 'Booted'; readonly bootId: string; readonly slot: SlotId }
+  /** Periodic; lets the machine notice a passed deadline. */
+  | { readonly type: 'Tick' };
+
+export type UpgradeEventType = UpgradeEvent['type'];

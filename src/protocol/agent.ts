@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The node agent's wire contract (docs/adr/0004 §6): request bodies, status and event shapes,
+ * who may call what, and the lab's exit codes. Field names are a public contract: add fields,
+ * never rename them. Bodies are `.strict()`: an unknown field is an error, not ignored.
+ */
+import { z } from 'zod';
+
+export const AgentRoutes = {
+  status: '/v1/status',
+  upgrade: '/v1/upgrade',
+  rollback: '/v1/rollback',
+  reboot: '/v1/reboot',
+  operations: '/v1/operations',
+  events: '/v1/events',
+  logs: '/v1/logs',
+} as const;
+
+export const UpgradeRequestBody = z
+  .object({
+    image: z.string().min(1).max(1024),
+    preserve: z.boolean().default(true),
+    stage: z.boolean().default(false),
+    force: z.boolean().default(false),
+  })
+  .strict();
+export type UpgradeRequestBody = z.infer<typeof UpgradeRequestBody>;
+
+export const RollbackRequestBody = z.object({ force: z.boolean().default(false) }).strict();
+export type RollbackRequestBody = z.infer<typeof RollbackRequestBody>;
+
+export const RebootRequestBody = z.object({ force: z.boolean().default(false) }).strict();
+export type RebootRequestBody = z.infer<typeof RebootRequestBody>;
+
+/** 202 answer to upgrade / rollback / reboot. */
+export const OperationAccepted = z.object({ operationId: z.string() });
+export type OperationAccepted = z.infer<typeof OperationAccepted>;
+
+/** Every non-2xx answer. `details` carries e.g. the running operation for `MOLT_AGENT_BUSY`. */
+export const ErrorBody = z.object({
+  code: z.string(),
+  message: z.string(),
+  hint: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+const SlotIdSchema = z.enum(['A', 'B']);
+
+export const SlotView = z.object({
+  slot: SlotIdSchema,
+  /** `empty` when the slot holds no manifest. */
+  status: z.enum(['ready', 'writing', 'bad', 'empty']),
+  version: z.string().nullable(),
+  digest: z.string().nullable(),
+  generation: z.number().int().nullable(),
+  badReason: z.string().optional(),
+});
+export type SlotView = z.infer<typeof SlotView>;
+
+export const BootEntryView = z.object({
+  slot: SlotIdSchema,
+  /** `committed` = the default; `trial` = armed for one boot / counting tries; `bootable` = listed. */
+  state: z.enum(['committed', 'trial', 'bootable', 'bad']),
+  triesLeft: z.number().int().optional(),
+  triesDone: z.number().int().optional(),
+});
+export type BootEntryView = z.infer<typeof BootEntryView>;
+
+export const BootView = z.object({
+  bootloader: z.enum(['grub', 'systemd-boot']),
+  committed: SlotIdSchema.nullable(),
+  oneShot: SlotIdSchema.nullable(),
+  entries: z.array(BootEntryView),
+});
+export type BootView = z.infer<typeof BootView>;
+
+export const OperationView = z.object({
+  id: z.string(),
+  kind: z.enum(['upgrade', 'rollback', 'reboot']),
+  phase: z.string(),
+  image: z.string().optional(),
+  startedAt: z.string(),
+});
+export type OperationView = z.infer<typeof OperationView>;
+
+export const ResultView = z.object({
+  operationId: z.string(),
+  kind: z.enum(['upgrade', 'rollback', 'reboot']),
+  result: z.enum(['Succeeded', 'Failed', 'RolledBack']),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+  finishedAt: z.string(),
+});
+export type ResultView = z.infer<typeof ResultView>;
+
+export const AgentStatus = z.object({
+  node: z.string(),
+  role: z.enum(['control-plane', 'worker']),
+  bootId: z.string(),
+  bootedSlot: SlotIdSchema,
+  /** The version running now (the booted slot's). */
+  version: z.string().nullable(),
+  slots: z.array(SlotView),
+  boot: BootView,
+  phase: z.string(),
+  operation: OperationView.nullable(),
+  last: ResultView.nullable(),
+});
+export type AgentStatus = z.infer<typeof AgentStatus>;
+
+export const EventStatus = z.enum(['started', 'done', 'skipped', 'failed', 'info']);
+
+/** One journal event, as served over SSE (`event: <kind>`, `id: <operationId>:<seq>`). */
+export const AgentEvent = z.object({
+  operationId: z.string(),
+  seq: z.number().int().nonnegative(),
+  /** ISO 8601. */
+  time: z.string(),
+  kind: z.enum(['phase', 'progress', 'result', 'error', 'log']),
+  phase: z.string(),
+  status: EventStatus,
+  message: z.string(),
+  progress: z.object({ bytes: z.number(), total: z.number() }).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  result: z
+    .object({ result: z.enum(['Succeeded', 'Failed', 'RolledBack']), reason: z.string().optional() })
+    .optional(),
+});
+export type AgentEvent = z.infer<typeof AgentEvent>;
+
+/** Identities in the fleet, carried as certificate subject `O=molt:<role>`. */
+export const Role = { Node: 'node', Operator: 'operator', Admin: 'admin' } as const;
+export type Role = (typeof Role)[keyof typeof Role];
+export const RoleOrganisationPrefix = 'molt:';
+
+export type AgentPermission = 'read' | 'operate' | 'force';
+/** What each role may do on an agent: read = status, events, logs, operations. */
+export const RolePermissions: Readonly<Record<Role, readonly AgentPermission[]>> = {
+  node: ['read'],
+  operator: ['read', 'operate'],
+  admin: ['read', 'operate', 'force'],
+};
+
+/** Exit codes of `molt agent` under the lab firmware. */
+export const LabExit = {
+  /** The agent asks the firmware to reboot the machine. */
+  Reboot: 10,
+  /** The agent asks the firmware to power the machine off. */
+  PowerOff: 11,
+} as const;
+
+/** Environment the lab firmware passes to the agent it boots. */
+export const LabEnv = {
+  /** The kernel command line of the entry booted (contains `molt.slot=A|B`). */
+  Cmdline: 'MOLT_LAB_CMDLINE',
+  /** A fresh id per boot, as `/proc/sys/kernel/random/boot_id`. */
+  BootId: 'MOLT_LAB_BOOT_ID',
+  /** Crash tests: `<Phase>:<before|after>` makes the agent SIGKILL itself at that point. */
+  Fault: 'MOLT_LAB_FAULT',
+} as const;
