@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl)
+# grub-common/grub2-common: grub-editenv, grub-reboot, grub-set-default (grubenv cross-checks);
+# curl: the P5 peer.
+DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl
+  grub-common grub2-common curl)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -20,6 +23,25 @@ if ((${#missing[@]})); then
   # tests start their own on loopback, so stop it when systemd is present (best effort).
   if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then
     $SUDO systemctl stop docker-registry || true
+  fi
+fi
+
+# bootctl for the Boot Loader Spec cross-checks. Debian ships it in `systemd-boot`, whose install
+# hooks would try to write an ESP; extract the package matching the installed systemd (bootctl
+# links systemd's private library) into a cache instead. Printed path: .molt/tools/bootctl.
+if command -v dpkg-query >/dev/null && dpkg-query -W systemd >/dev/null 2>&1; then
+  sd_version="$(dpkg-query -W -f='${Version}' systemd)"
+  tools=.molt/tools
+  if [ ! -x "$tools/bootctl" ] || [ "$(cat "$tools/bootctl.version" 2>/dev/null)" != "$sd_version" ]; then
+    echo "molt setup: extracting bootctl from systemd-boot $sd_version" >&2
+    work="$(mktemp -d)"
+    (cd "$work" && apt-get download -qq "systemd-boot=$sd_version" >/dev/null 2>&1) ||
+      (cd "$work" && apt-get update -qq && apt-get download -qq "systemd-boot=$sd_version" >/dev/null)
+    dpkg -x "$work"/systemd-boot_*.deb "$work/x"
+    mkdir -p "$tools"
+    cp "$work/x/usr/bin/bootctl" "$tools/bootctl"
+    echo "$sd_version" >"$tools/bootctl.version"
+    rm -rf "$work"
   fi
 fi
 
