@@ -99,6 +99,8 @@ export interface MoltErrorOptions {
   readonly cause?: unknown;
   /** Whether retrying the same call may succeed (transport faults, 429, 5xx). */
   readonly retryable?: boolean;
+  /** Machine-readable facts for API answers (e.g. the running operation for `MOLT_AGENT_BUSY`). */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -109,6 +111,7 @@ export class MoltError extends Error {
   readonly code: ErrorCode;
   readonly hint: string | undefined;
   readonly retryable: boolean;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: ErrorCode, message: string, options: MoltErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -116,6 +119,7 @@ export class MoltError extends Error {
     this.code = code;
     this.hint = options.hint;
     this.retryable = options.retryable ?? false;
+    this.details = options.details;
   }
 }
 
