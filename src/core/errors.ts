@@ -87,6 +87,12 @@ export const ErrorCode = {
   PkiInvalid: 'MOLT_PKI_INVALID',
   /** The machine's root directory or config is missing or malformed. */
   MachineInvalid: 'MOLT_MACHINE_INVALID',
+  /** An operation id the agent's journal does not know (`molt node events --operation`). */
+  OperationNotFound: 'MOLT_OPERATION_NOT_FOUND',
+  /** The machine rebooted (power cut, crash) in the middle of an operation, before its new slot was committed. */
+  Interrupted: 'MOLT_INTERRUPTED',
+  /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */
+  AgentProtocol: 'MOLT_AGENT_PROTOCOL',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

@@ -30,7 +30,14 @@ export interface Operation {
   /** Why the operation is aborting / rolling back / recovering. */
   readonly failure?: { readonly code: string; readonly message: string };
   readonly leaseId?: string;
+  /** A staged operation continued by a reboot request: its slot is already written and armed. */
+  readonly fromStaged?: boolean;
+  /** Why the operation is rolling back / recovering; becomes `last.reason` when it ends RolledBack. */
+  readonly rollbackReason?: RollbackReason;
 }
+
+/** Why an operation ended on its previous slot (`manual` = a requested rollback that succeeded). */
+export type RollbackReason = 'BootFailed' | 'HealthDeadline' | 'RebootedBeforeCommit' | 'manual';
 
 export type OperationResult = 'Succeeded' | 'Failed' | 'RolledBack';
 
