@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The boot entry of a slot, shared by both back-ends (docs/adr/0004 §4): id `molt-<x>`, title
+ * `molt <version> (slot X)`, kernel and initramfs paths on the ESP (from the manifest's
+ * `esp/…` artifact paths, made ESP-relative), options `molt.slot=X panic=10` plus the image's
+ * `cmdline` artifact.
+ */
+import { ErrorCode, MoltError } from '../errors.ts';
+import { slotDir, type SlotId, type SlotManifest } from '../slots/slot.ts';
+
+export interface SlotBootEntry {
+  readonly slot: SlotId;
+  readonly id: string;
+  readonly title: string;
+  readonly linux: string;
+  readonly initrd?: string;
+  readonly options: string;
+  /** sd-boot `version`: the manifest's generation. */
+  readonly version: string;
+}
+
+/** Kernel arguments both bootloaders pass through verbatim (no quotes, `$`, `;`, `\`, `#`, braces). */
+const WORDS = /^[A-Za-z0-9._,:=/+@%-]+( [A-Za-z0-9._,:=/+@%-]+)*$/;
+
+/** `molt-a` / `molt-b`. */
+export function slotEntryId(slot: SlotId): string {
+  return `molt-${slotDir(slot)}`;
+}
+
+/** The slot an entry id names, if it is one of molt's. */
+export function slotOfEntryId(id: string): SlotId | undefined {
+  if (id === 'molt-a') return 'A';
+  if (id === 'molt-b') return 'B';
+  return undefined;
+}
+
+function espPath(slot: SlotId, path: string | undefined, what: string): string {
+  if (path === undefined || !path.startsWith('esp/') || path.includes('..')) {
+    throw new MoltError(ErrorCode.BootloaderInvalid, `slot ${slot}: the ${what} is not on the ESP (${String(path)})`, {
+      hint: 'kernel and initramfs must be written under esp/ (Boot Loader Spec paths are ESP-relative)',
+    });
+  }
+  return path.slice('esp'.length);
+}
+
+/** The entry for `slot` from its manifest; `cmdline` is the content of its `cmdline` artifact. */
+export function slotBootEntry(slot: SlotId, manifest: SlotManifest, cmdline = ''): SlotBootEntry {
+  const extra = cmdline.trim().split(/\s+/).filter((w) => w !== '').join(' ');
+  if (extra !== '' && !WORDS.test(extra)) {
+    throw new MoltError(ErrorCode.ImageInvalid, `slot ${slot}: the image's cmdline ${JSON.stringify(extra)} has characters molt does not pass to a bootloader`, {
+      hint: 'kernel arguments may use letters, digits and . _ , : = / + @ % -',
+    });
+  }
+  const initrd = manifest.artifacts['initrd.img'];
+  const entry = {
+    slot,
+    id: slotEntryId(slot),
+    title: `molt ${manifest.version} (slot ${slot})`.replace(/[\n\r\0]/g, ' '),
+    linux: espPath(slot, manifest.artifacts.vmlinuz?.path, 'kernel'),
+    options: [`molt.slot=${slot}`, 'panic=10', extra].filter((w) => w !== '').join(' '),
+    version: String(manifest.generation),
+  };
+  return initrd === undefined ? entry : { ...entry, initrd: espPath(slot, initrd.path, 'initramfs') };
+}
