@@ -6,6 +6,8 @@ import { ExitCode, type CliIo } from './io.ts';
 import { releasesCommand } from './commands/releases/index.ts';
 import { devCommand } from './commands/dev/index.ts';
 import { versionCommand } from './commands/version/index.ts';
+import { nodeCommand } from './commands/node/index.ts';
+import { pkiCommand } from './commands/pki/index.ts';
 
 /** Context every command factory receives; `exit` records the code the process ends with. */
 export interface CommandContext {
@@ -20,6 +22,8 @@ export function buildProgram(ctx: CommandContext): Command {
   );
   program.addCommand(releasesCommand(ctx));
   program.addCommand(devCommand(ctx));
+  program.addCommand(nodeCommand(ctx));
+  program.addCommand(pkiCommand(ctx));
   program.addCommand(versionCommand(ctx));
   configure(program, ctx);
   return program;

@@ -129,6 +129,17 @@ export const AgentEvent = z.object({
 });
 export type AgentEvent = z.infer<typeof AgentEvent>;
 
+/** One entry of `GET /v1/operations`: an operation as the journal's events summarise it. */
+export const OperationSummaryView = z.object({
+  operationId: z.string(),
+  /** ISO 8601 times of the operation's first and last event. */
+  firstTime: z.string(),
+  lastTime: z.string(),
+  events: z.number().int(),
+  result: AgentEvent.shape.result,
+});
+export type OperationSummaryView = z.infer<typeof OperationSummaryView>;
+
 /** Identities in the fleet, carried as certificate subject `O=molt:<role>`. */
 export const Role = { Node: 'node', Operator: 'operator', Admin: 'admin' } as const;
 export type Role = (typeof Role)[keyof typeof Role];
@@ -148,6 +159,8 @@ export const LabExit = {
   Reboot: 10,
   /** The agent asks the firmware to power the machine off. */
   PowerOff: 11,
+  /** Crash tests: the agent asks the firmware to cut the power (kill everything, boot again). */
+  PowerCut: 12,
 } as const;
 
 /** Environment the lab firmware passes to the agent it boots. */

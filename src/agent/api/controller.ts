@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What the API needs from the agent (docs/adr/0004 §6). The runner implements it; the API only
+ * authenticates, validates and streams the journal, so every decision stays in the runner.
+ */
+import type {
+  AgentStatus,
+  OperationAccepted,
+  RebootRequestBody,
+  RollbackRequestBody,
+  Role,
+  UpgradeRequestBody,
+} from '../../protocol/agent.ts';
+
+/** The caller, from its client certificate: `CN=<name>, O=molt:<role>`. */
+export interface Identity {
+  readonly name: string;
+  readonly role: Role;
+}
+
+/** A validated operation request; `body` has zod defaults applied (`preserve: true`, …). */
+export type SubmitRequest =
+  | { readonly kind: 'upgrade'; readonly body: UpgradeRequestBody; readonly identity: Identity }
+  | { readonly kind: 'rollback'; readonly body: RollbackRequestBody; readonly identity: Identity }
+  | { readonly kind: 'reboot'; readonly body: RebootRequestBody; readonly identity: Identity };
+
+/** The agent as the API sees it. */
+export interface AgentController {
+  /** The machine now: slots, boot view, the running operation and the last result. */
+  status(): Promise<AgentStatus>;
+  /**
+   * Start an operation and resolve once it is accepted (persisted), not when it ends. By the time
+   * it resolves, `status().operation` or the journal must name the new operation id, so a client
+   * that follows `/v1/events?operation=<id>` at once finds it.
+   * @throws MoltError `MOLT_AGENT_BUSY` with `details: {operationId, kind, phase}` while another
+   *   operation runs; `MOLT_NO_VALID_SLOT` (rollback without a valid other slot), `MOLT_BAD_INPUT`
+   *   / `MOLT_INVALID_REFERENCE` (unusable image reference) — each mapped to its HTTP status.
+   */
+  submit(request: SubmitRequest): Promise<OperationAccepted>;
+}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AgentEvent } from '../../../protocol/index.ts';
+import { memoryIo } from '../../io.ts';
+import { createEventPrinter } from './render.ts';
+
+const e = (kind: AgentEvent['kind'], phase: string, extra: Partial<AgentEvent> = {}): AgentEvent => ({
+  operationId: 'op-1',
+  seq: 1,
+  time: '2026-11-22T10:00:00.000Z',
+  kind,
+  phase,
+  status: 'started',
+  message: `${phase} msg`,
+  ...extra,
+});
+const progress = (bytes: number) => e('progress', 'Pulling', { progress: { bytes, total: 4 * 1_048_576 } });
+
+describe('event printer', () => {
+  it('draws one rewritten byte bar on a terminal, closed by the next phase line', () => {
+    const io = { ...memoryIo(), isTty: true };
+    let out = '';
+    const printer = createEventPrinter({ ...io, out: (t) => (out += t) }, 'table');
+    printer.print(progress(1_048_576));
+    printer.print(progress(2 * 1_048_576));
+    printer.print(e('phase', 'Cordoning'));
+    const [bar = '', next = ''] = out.split('\n');
+    assert.equal(bar.split('\r').length, 3, 'two carriage-return redraws on one line');
+    assert.match(bar, /\rPulling +\[#{15}-{15}\] {2}50% {2}2\.0 MiB \/ 4\.0 MiB$/);
+    assert.match(next, /^10:00:00 {2}Cordoning +started +Cordoning msg$/);
+  });
+
+  it('prints plain lines per tenth without a terminal', () => {
+    const io = memoryIo();
+    const printer = createEventPrinter(io, 'table');
+    for (const bytes of [0, 100, 1_048_576, 1_100_000, 4 * 1_048_576]) printer.print(progress(bytes));
+    assert.deepEqual(io.stdout().trim().split('\n').map((l) => /(\d+)%/.exec(l)?.[1]), ['0', '20', '100']);
+    assert.doesNotMatch(io.stdout(), /\r/);
+  });
+});

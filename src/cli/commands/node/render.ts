@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+/** How `molt node` prints status and events for people; machines get `-o json|yaml`. */
+import { stringify } from 'yaml';
+import { slotColumns, slotRows, type AgentEvent, type AgentStatus } from '../../../protocol/index.ts';
+import type { CliIo } from '../../io.ts';
+import { renderTable, type OutputFormat } from '../../output.ts';
+
+/** `molt node status` as a person reads it: the machine, then its slots. */
+export function describeStatus(s: AgentStatus): string {
+  const op = s.operation === null ? 'none' : `${s.operation.kind} ${s.operation.id} (${s.operation.phase}) since ${s.operation.startedAt}`;
+  const last =
+    s.last === null
+      ? 'none'
+      : `${s.last.kind} ${s.last.operationId}: ${s.last.result}${s.last.code === undefined ? '' : ` ${s.last.code}`}` +
+        `${s.last.reason === undefined ? '' : ` (${s.last.reason})`} at ${s.last.finishedAt}`;
+  const lines = [
+    `node:       ${s.node} (${s.role})`,
+    `version:    ${s.version ?? 'unknown'} on slot ${s.bootedSlot}`,
+    `boot id:    ${s.bootId}`,
+    `bootloader: ${s.boot.bootloader}, committed ${s.boot.committed ?? 'none'}${s.boot.oneShot === null ? '' : `, next boot ${s.boot.oneShot}`}`,
+    `phase:      ${s.phase}`,
+    `operation:  ${op}`,
+    `last:       ${last}`,
+  ];
+  return `${lines.join('\n')}\n\n${renderTable(slotColumns, slotRows(s))}`;
+}
+
+const mib = (n: number): string => `${(n / 1_048_576).toFixed(1)} MiB`;
+const clock = (iso: string): string => iso.slice(11, 19) || iso;
+
+/** One event as a line (no progress events). */
+export function eventLine(e: AgentEvent): string {
+  if (e.kind === 'result') {
+    const r = e.result;
+    const why = r?.reason === undefined ? '' : `: ${r.reason}`;
+    return `${clock(e.time)}  result: ${r?.result ?? 'unknown'} (operation ${e.operationId})${why}\n`;
+  }
+  const error = e.error === undefined ? '' : ` [${e.error.code}: ${e.error.message}]`;
+  return `${clock(e.time)}  ${e.phase.padEnd(22)} ${e.status.padEnd(8)} ${e.message}${error}\n`;
+}
+
+/** Prints a followed stream: lines, a live byte bar for progress on a terminal, NDJSON / YAML for machines. */
+export interface EventPrinter {
+  print(e: AgentEvent): void;
+  /** Finish a pending progress bar line. */
+  end(): void;
+}
+
+/** A printer for `format` on `io`. */
+export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinter {
+  if (format !== 'table') {
+    const render = format === 'json' ? (e: AgentEvent) => JSON.stringify(e) + '\n' : (e: AgentEvent) => `---\n${stringify(e)}`;
+    return {
+      print: (e) => {
+        io.out(render(e));
+      },
+      end: () => undefined,
+    };
+  }
+  let barOpen = false;
+  let lastStep = -1;
+  const closeBar = (): void => {
+    if (barOpen) io.out('\n');
+    barOpen = false;
+  };
+  return {
+    print(e) {
+      if (e.kind !== 'progress' || e.progress === undefined) {
+        closeBar();
+        lastStep = -1;
+        io.out(eventLine(e));
+        return;
+      }
+      const { bytes, total } = e.progress;
+      const fraction = total > 0 ? Math.min(1, bytes / total) : 0;
+      if (io.isTty) {
+        const filled = Math.round(fraction * 30);
+        io.out(`\r${e.phase.padEnd(12)} [${'#'.repeat(filled)}${'-'.repeat(30 - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${mib(bytes)} / ${mib(total)}`);
+        barOpen = true;
+        return;
+      }
+      // Without a terminal, one plain line per tenth is enough for a log file.
+      const step = Math.floor(fraction * 10);
+      if (step === lastStep) return;
+      lastStep = step;
+      io.out(`${clock(e.time)}  ${e.phase.padEnd(22)} ${String(step * 10).padStart(3)}%     ${mib(bytes)} / ${mib(total)}\n`);
+    },
+    end: closeBar,
+  };
+}

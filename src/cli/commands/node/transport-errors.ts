@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+/** undici / node:tls failures → MOLT_TLS_REJECTED or MOLT_AGENT_UNREACHABLE. */
+import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { probeTls, type TlsMaterial } from './tls-probe.ts';
+
+/** Codes node:tls uses when the agent's certificate fails verification on our side. */
+const serverCertCodes = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Failures after which a second handshake can tell a refused certificate from a vanished agent. */
+const ambiguousCodes = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
+
+function errorCode(e: unknown): string | undefined {
+  for (let x: unknown = e; x instanceof Error; x = x.cause) {
+    const code = (x as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+const certificateHint = (hasClientCert: boolean): string =>
+  hasClientCert
+    ? 'the agent accepts only unexpired certificates issued by its fleet CA (`molt pki issue`); check --cert/--key'
+    : 'give a client certificate: --cert and --key (or MOLT_CERT and MOLT_KEY), issued with `molt pki issue`';
+
+/** The MoltError for a failed request to `url`. */
+export async function classifyTransport(
+  e: unknown,
+  c: { url: URL; tls: TlsMaterial; hasClientCert: boolean },
+): Promise<MoltError> {
+  const code = errorCode(e);
+  const where = `the agent at ${c.url.origin}`;
+  if (code !== undefined && serverCertCodes.has(code)) {
+    return new MoltError(ErrorCode.TlsRejected, `${where} presented a certificate molt does not trust (${code})`, {
+      cause: e,
+      hint: '--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the agent’s certificate',
+    });
+  }
+  if (code !== undefined && /^ERR_SSL_/.test(code)) {
+    return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, { cause: e, hint: certificateHint(c.hasClientCert) });
+  }
+  if (code !== undefined && ambiguousCodes.has(code)) {
+    const probe = await probeTls(c.url, c.tls);
+    if (probe.kind === 'rejected') {
+      const what = c.hasClientCert ? 'refused the client certificate' : 'requires a client certificate';
+      return new MoltError(ErrorCode.TlsRejected, `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`, {
+        cause: e,
+        hint: certificateHint(c.hasClientCert),
+      });
+    }
+  }
+  return new MoltError(ErrorCode.AgentUnreachable, `cannot reach ${where}: ${code ?? (e instanceof Error ? e.message : String(e))}`, {
+    cause: e,
+    retryable: true,
+    hint: 'check --endpoint (MOLT_ENDPOINT) and that the agent is running; it is away while it reboots',
+  });
+}

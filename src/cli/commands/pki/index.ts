@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+import { Command } from 'commander';
+import type { CommandContext } from '../../main.ts';
+import { withOutputFlag } from '../registry-flags.ts';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** `molt pki init|issue`: the fleet CA and the node, operator and admin certificates it signs. */
+export function pkiCommand(ctx: CommandContext): Command {
+  const pki = new Command('pki').description('fleet certificates for the agents’ mutual-TLS API');
+  pki.addCommand(
+    withOutputFlag(new Command('init'))
+      .description('create a fleet CA (EC P-256, 10 years): ca.pem and ca.key (0600)')
+      .requiredOption('--dir <dir>', 'directory for the CA; refused if it already holds one')
+      .action(async (_opts, cmd: Command) => {
+        const { runInit } = await import('./run.ts');
+        await runInit(ctx, cmd.opts());
+      }),
+  );
+  pki.addCommand(
+    withOutputFlag(new Command('issue'))
+      .description('issue <name>.pem and <name>.key signed by the fleet CA')
+      .requiredOption('--ca-dir <dir>', 'directory holding ca.pem and ca.key')
+      .requiredOption('--role <role>', 'node, operator or admin (subject O=molt:<role>)')
+      .requiredOption('--name <name>', 'subject CN: the node name or the person/service')
+      .option('--san <name>', 'extra subject alternative name, DNS name or IP (repeatable)', collect, [])
+      .option('--days <n>', 'validity in days', '365')
+      .option('--out <dir>', 'where to write the files (default: the CA directory)')
+      .action(async (_opts, cmd: Command) => {
+        const { runIssue } = await import('./run.ts');
+        await runIssue(ctx, cmd.opts());
+      }),
+  );
+  return pki;
+}
