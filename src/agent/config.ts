@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The machine's own configuration, `state/config.yaml` (docs/adr/0004 §2). Written by
+ * `molt lab machine` (or an installer), read by the agent at start; a malformed file stops the
+ * agent with `MOLT_MACHINE_INVALID` and the path of the bad field, before anything is touched.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+
+const EtcdConfig = z
+  .object({
+    /** Member name (unique in the cluster). */
+    name: z.string().min(1),
+    peerUrl: z.url(),
+    clientUrl: z.url(),
+    /** `name=peerUrl,…` of the cluster this member first joins. */
+    initialCluster: z.string().min(1),
+    /** Client URLs of every member, for quorum checks and the lease. */
+    endpoints: z.array(z.url()).min(1),
+  })
+  .strict();
+
+export const MachineConfig = z
+  .object({
+    node: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/, 'a DNS-1123 name'),
+    role: z.enum(['control-plane', 'worker']),
+    bootloader: z.enum(['grub', 'systemd-boot']),
+    api: z
+      .object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(0) })
+      .strict()
+      .default({ host: '127.0.0.1', port: 0 }),
+    healthDeadlineSeconds: z.number().int().positive().default(300),
+    /** How long the cluster upgrade lease survives a reboot without its holder. */
+    rebootLeaseSeconds: z.number().int().positive().default(600),
+    leaseTtlSeconds: z.number().int().positive().default(30),
+    registry: z
+      .object({
+        /** Plain-HTTP registries (the lab's). */
+        insecure: z.boolean().default(false),
+        username: z.string().optional(),
+        password: z.string().optional(),
+      })
+      .strict()
+      .default({ insecure: false }),
+    /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
+    publicKeyFile: z.string().optional(),
+    /** Largest installer image accepted, in bytes. */
+    maxImageBytes: z.number().int().positive().default(2 * 1024 ** 3),
+    etcd: EtcdConfig.optional(),
+  })
+  .strict()
+  .refine((c) => c.role === 'worker' || c.etcd !== undefined, {
+    message: 'a control-plane machine needs an etcd section',
+    path: ['etcd'],
+  });
+export type MachineConfig = z.infer<typeof MachineConfig>;
+export type MachineConfigInput = z.input<typeof MachineConfig>;
+
+export function configPath(root: string): string {
+  return join(root, 'state', 'config.yaml');
+}
+
+export async function loadMachineConfig(root: string): Promise<MachineConfig> {
+  const path = configPath(root);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new MoltError(ErrorCode.MachineInvalid, `cannot read the machine config ${path}: ${(error as Error).message}`, {
+      hint: 'is --root the machine root? `molt lab machine` creates one',
+      cause: error,
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    throw new MoltError(ErrorCode.MachineInvalid, `${path} is not valid YAML: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = MachineConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined ? '' : `${issue.path.join('.') || '(top level)'}: ${issue.message}`;
+    throw new MoltError(ErrorCode.MachineInvalid, `${path} is invalid: ${where}`, {
+      hint: 'fix the field named, then start the agent again',
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+/** Turns state changes and command outcomes into journal events (what `molt node events` shows). */
+import type { CommandOutcome } from '../../core/upgrade/events.ts';
+import type { UpgradeState } from '../../core/upgrade/state.ts';
+import type { AgentEvent } from '../../protocol/agent.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { JournalStore, NewAgentEvent } from '../ports/journal-store.ts';
+import type { PullProgress } from '../ports/image-source.ts';
+
+type Body = Omit<NewAgentEvent, 'operationId' | 'time' | 'phase'>;
+
+export interface EventLog {
+  emit(state: UpgradeState, body: Body): Promise<AgentEvent | undefined>;
+  transition(before: UpgradeState, after: UpgradeState): Promise<void>;
+  outcome(state: UpgradeState, outcome: CommandOutcome): Promise<void>;
+  progress(state: UpgradeState, progress: PullProgress): void;
+}
+
+const ProgressEveryMs = 1000;
+
+/** The `result` event of the operation `before` ran, when `after` has finished it. */
+function finishedResult(before: UpgradeState, after: UpgradeState): Omit<NewAgentEvent, 'time'> | undefined {
+  const last = after.last;
+  if (before.op === undefined || after.op?.id === before.op.id || last?.operationId !== before.op.id) return undefined;
+  const reason = last.reason ?? last.code;
+  return {
+    operationId: last.operationId,
+    kind: 'result',
+    phase: after.phase,
+    status: last.result === 'Succeeded' ? 'done' : 'failed',
+    message: `${last.kind} ${last.result.toLowerCase()}${reason === undefined ? '' : `: ${reason}`}`,
+    result: { result: last.result, ...(reason === undefined ? {} : { reason }) },
+    ...(last.code === undefined ? {} : { error: { code: last.code, message: last.reason ?? last.code } }),
+  };
+}
+
+export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
+  let lastProgress = 0;
+  const time = (): string => new Date(clock.now()).toISOString();
+  const log: EventLog = {
+    async emit(state, body) {
+      const operationId = state.op?.id;
+      if (operationId === undefined) return undefined;
+      return journal.append({ ...body, operationId, time: time(), phase: state.phase });
+    },
+    async transition(before, after) {
+      const finished = finishedResult(before, after);
+      if (finished !== undefined) await journal.append({ ...finished, time: time() });
+      if (after.op !== undefined && (after.phase !== before.phase || after.op.id !== before.op?.id)) {
+        await log.emit(after, { kind: 'phase', status: 'started', message: after.phase });
+      }
+    },
+    async outcome(state, outcome) {
+      const message =
+        outcome.outcome === 'skipped' ? `${outcome.command} skipped: ${outcome.reason ?? ''}` : `${outcome.command} done`;
+      await log.emit(state, { kind: 'log', status: outcome.outcome, message });
+    },
+    progress(state, progress) {
+      const now = clock.now();
+      if (now - lastProgress < ProgressEveryMs && progress.bytes < progress.total) return;
+      lastProgress = now;
+      void log
+        .emit(state, { kind: 'progress', status: 'info', message: `pulled ${progress.bytes} of ${progress.total} bytes`, progress })
+        .catch(() => undefined);
+    },
+  };
+  return log;
+}

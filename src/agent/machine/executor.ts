@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Executes the state machine's commands against the ports. Each handler is idempotent (the runner
+ * runs a persisted command list again after a crash) and either returns an outcome or throws a
+ * MoltError the machine turns into `StepFailed`. Steps a machine has no port for (the lease on a
+ * worker, Kubernetes outside a cluster) are `skipped`, never silently done.
+ */
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { Command, CommandType } from '../../core/upgrade/commands.ts';
+import type { CommandOutcome } from '../../core/upgrade/events.ts';
+import type { Operation } from '../../core/upgrade/state.ts';
+import type { KubeOutcome } from '../ports/kube-node.ts';
+import type { PullProgress } from '../ports/image-source.ts';
+import { waitHealthy } from './health.ts';
+import type { MachinePorts } from './ports.ts';
+
+export interface ExecutionContext {
+  readonly op: Operation | undefined;
+  log(message: string): void;
+  progress(progress: PullProgress): void;
+}
+
+type Handler<T extends CommandType> = (
+  command: Extract<Command, { type: T }>,
+  ports: MachinePorts,
+  ctx: ExecutionContext,
+) => Promise<CommandOutcome>;
+
+type Handlers = { [T in CommandType]: Handler<T> };
+
+const done = (command: CommandType, data?: CommandOutcome['data']): CommandOutcome =>
+  data === undefined ? { command, outcome: 'done' } : { command, outcome: 'done', data };
+const skipped = (command: CommandType, reason: string): CommandOutcome => ({ command, outcome: 'skipped', reason });
+const fromKube = (command: CommandType, outcome: KubeOutcome): CommandOutcome =>
+  outcome.status === 'done' ? done(command) : skipped(command, outcome.reason);
+const notControlPlane = 'not a control-plane machine';
+
+function opId(ctx: ExecutionContext): string {
+  if (ctx.op === undefined) throw new MoltError(ErrorCode.Internal, 'a step ran without an operation');
+  return ctx.op.id;
+}
+
+const handlers: Handlers = {
+  async PullImage(c, p, ctx) {
+    const staged = await p.images.pull(c.image, c.slot, (progress) => { ctx.progress(progress); });
+    return done(c.type, { pulled: { digest: staged.imageDigest, version: staged.version } });
+  },
+  async VerifyRollbackTarget(c, p) {
+    const manifest = await p.slots.manifest(c.slot);
+    if (manifest?.status !== 'ready') {
+      throw new MoltError(ErrorCode.NoValidSlot, `slot ${c.slot} holds no valid image (${manifest?.status ?? 'empty'})`, {
+        hint: 'a rollback needs the other slot to hold a verified image',
+      });
+    }
+    await p.slots.verify(c.slot);
+    return done(c.type);
+  },
+  async AcquireLease(c, p) {
+    if (p.lease === undefined) return skipped(c.type, notControlPlane);
+    await p.lease.acquire(c.operationId);
+    return done(c.type);
+  },
+  async CheckQuorum(c, p) {
+    if (p.etcd === undefined) return skipped(c.type, notControlPlane);
+    const report = await p.etcd.checkQuorum({ preserve: c.preserve, force: c.force });
+    if (!report.ok) {
+      const code = report.code === ErrorCode.EtcdUnhealthy ? ErrorCode.EtcdUnhealthy : ErrorCode.QuorumAtRisk;
+      throw new MoltError(code, report.reason ?? 'etcd quorum is at risk');
+    }
+    return done(c.type);
+  },
+  Cordon: async (c, p) => fromKube(c.type, await p.kube.cordon(c.operationId)),
+  Drain: async (c, p) => fromKube(c.type, await p.kube.drain(c.operationId)),
+  Uncordon: async (c, p) => fromKube(c.type, await p.kube.uncordon(c.operationId)),
+  async StopServices(c, p) {
+    await p.services.stopAll();
+    return done(c.type);
+  },
+  async StartServices(c, p) {
+    await p.services.startAll();
+    return done(c.type);
+  },
+  async LeaveEtcd(c, p) {
+    if (p.etcd === undefined) return skipped(c.type, notControlPlane);
+    await p.etcd.leave();
+    return done(c.type);
+  },
+  async RejoinEtcd(c, p) {
+    if (p.etcd === undefined) return skipped(c.type, notControlPlane);
+    await p.etcd.rejoin({ asNewMember: c.asNewMember });
+    return done(c.type);
+  },
+  async ReleaseMounts(c, p) {
+    await p.mounts.release();
+    return done(c.type);
+  },
+  async MountEphemeral(c, p) {
+    await p.mounts.mount();
+    return done(c.type);
+  },
+  async WipeEphemeral(c, p) {
+    await p.mounts.wipe(c.operationId);
+    return done(c.type);
+  },
+  async MarkSlotUnbootable(c, p, ctx) {
+    // Entry first: from here on no boot can pick the slot, so its bytes may change.
+    await p.bootloader.removeEntry(c.slot);
+    const manifest = await p.slots.manifest(c.slot);
+    // Re-run after a crash that followed WriteSlot: the slot already holds this operation's image.
+    if (manifest?.status === 'ready' && manifest.operationId === opId(ctx)) return done(c.type);
+    await p.slots.markWriting(c.slot, opId(ctx));
+    return done(c.type);
+  },
+  async WriteSlot(c, p) {
+    await p.slots.install(c.slot, c.operationId);
+    return done(c.type);
+  },
+  async VerifySlot(c, p) {
+    await p.slots.verify(c.slot);
+    return done(c.type);
+  },
+  async ArmBootOnce(c, p) {
+    const manifest = await p.slots.manifest(c.slot);
+    if (manifest?.status !== 'ready') {
+      throw new MoltError(ErrorCode.NoValidSlot, `slot ${c.slot} is not ready to boot (${manifest?.status ?? 'empty'})`);
+    }
+    // The entry is written before arming: the boot entry point (next_entry / +1) is written last.
+    await p.bootloader.writeEntry(c.slot, manifest);
+    await p.bootloader.armBootOnce(c.slot);
+    return done(c.type);
+  },
+  async DisarmBootOnce(c, p) {
+    await p.bootloader.disarmBootOnce();
+    return done(c.type);
+  },
+  async ExtendLeaseForReboot(c, p) {
+    if (p.lease === undefined) return skipped(c.type, notControlPlane);
+    return done(c.type, { leaseId: await p.lease.extendForReboot(c.operationId) });
+  },
+  async Reboot(c, p, ctx) {
+    ctx.log('rebooting');
+    return p.power.reboot(`operation ${ctx.op?.id ?? '-'}: ${c.type}`);
+  },
+  async RunHealthChecks(c, p, ctx) {
+    let last = '';
+    await waitHealthy(p.health, p.clock, c.deadline, (results) => {
+      const line = results.map((r) => `${r.name}: ${r.status}`).join(', ');
+      if (line !== last) ctx.log(`health: ${line}`);
+      last = line;
+    });
+    return done(c.type);
+  },
+  async Commit(c, p) {
+    await p.bootloader.commit(c.slot);
+    return done(c.type);
+  },
+  async MarkSlotBad(c, p) {
+    await p.bootloader.markBad(c.slot);
+    await p.slots.markBad(c.slot, c.reason);
+    return done(c.type);
+  },
+  async ReleaseLease(c, p) {
+    if (p.lease === undefined) return skipped(c.type, notControlPlane);
+    await p.lease.release(c.operationId);
+    return done(c.type);
+  },
+  async DiscardPull(c, p) {
+    await p.slots.discardStaged(c.slot);
+    return done(c.type);
+  },
+};
+
+export function execute(command: Command, ports: MachinePorts, ctx: ExecutionContext): Promise<CommandOutcome> {
+  const handler = handlers[command.type] as Handler<typeof command.type>;
+  return handler(command, ports, ctx);
+}

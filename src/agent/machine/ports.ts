@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/** Everything the runner drives, as ports; `agent/main.ts` fills it with adapters. */
+import type { Bootloader } from '../ports/bootloader.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { ClusterLease } from '../ports/cluster-lease.ts';
+import type { EtcdMember } from '../ports/etcd-member.ts';
+import type { HealthCheck } from '../ports/health-check.ts';
+import type { ImageSource } from '../ports/image-source.ts';
+import type { KubeNode } from '../ports/kube-node.ts';
+import type { Mounts } from '../ports/mounts.ts';
+import type { Power } from '../ports/power.ts';
+import type { Services } from '../ports/services.ts';
+import type { SlotStore } from '../ports/slot-store.ts';
+
+export interface MachinePorts {
+  readonly bootloader: Bootloader;
+  readonly slots: SlotStore;
+  readonly images: ImageSource;
+  readonly services: Services;
+  readonly mounts: Mounts;
+  readonly kube: KubeNode;
+  readonly power: Power;
+  readonly clock: Clock;
+  readonly health: readonly HealthCheck[];
+  /** Control-plane machines only. */
+  readonly lease?: ClusterLease;
+  /** Control-plane machines only. */
+  readonly etcd?: EtcdMember;
+}
+
+/** Crash injection points (lab only); a no-op everywhere else. */
+export interface FaultPoints {
+  at(phase: string, when: 'before' | 'after'): Promise<void>;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: Apache-2.0
+// The runner on fakes: whole operations across simulated reboots and agent crashes. Each "boot"
+// is a new runner on the same journal and fakes, as a restarted agent would be.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isMoltError } from '../../core/errors.ts';
+import type { LabBehaviour, SlotId } from '../../core/slots/slot.ts';
+import { labSlotHealth } from '../adapters/lab/slot-health.ts';
+import { createNoClusterKubeNode } from '../adapters/no-cluster/index.ts';
+import { createFakeBootloader } from '../ports/bootloader.fake.ts';
+import { createFakeClock } from '../ports/clock.fake.ts';
+import { createFakeImageSource, type FakeImage } from '../ports/image-source.fake.ts';
+import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
+import { createFakeMounts } from '../ports/mounts.fake.ts';
+import { createFakePower } from '../ports/power.fake.ts';
+import { createFakeServices } from '../ports/services.fake.ts';
+import { FakeSlotStore } from '../ports/slot-store.fake.ts';
+import type { FaultPoints } from './ports.ts';
+import { createRunner, type Runner } from './runner.ts';
+
+const image = (version: string, lab?: LabBehaviour): FakeImage => ({
+  imageDigest: `sha256:${version.replace(/\D/g, '').padEnd(64, '0')}`,
+  version,
+  artifacts: { vmlinuz: new TextEncoder().encode(`kernel ${version}`), 'rootfs.img': new TextEncoder().encode(`root ${version}`) },
+  ...(lab === undefined ? {} : { lab }),
+});
+
+async function newMachine() {
+  const clock = createFakeClock();
+  const slots = new FakeSlotStore(() => new Date(clock.now()));
+  const bootloader = createFakeBootloader();
+  const images = createFakeImageSource(slots, {
+    'reg/molt:1.1': image('1.1'),
+    'reg/molt:1.2': image('1.2', { boot: 'ok', health: 'never' }),
+  });
+  slots.stage('A', { ...image('1.0'), imageRef: 'reg/molt:1.0' });
+  await slots.install('A', 'install');
+  const a = await slots.manifest('A');
+  await bootloader.writeEntry('A', a!);
+  await bootloader.commit('A');
+  const m = {
+    clock,
+    slots,
+    bootloader,
+    images,
+    journal: createMemoryJournalStore(),
+    services: createFakeServices([]),
+    mounts: createFakeMounts(),
+    power: createFakePower(),
+    boots: 0,
+    runner: undefined as Runner | undefined,
+  };
+  return m;
+}
+type Machine = Awaited<ReturnType<typeof newMachine>>;
+
+/** Start an agent as after a boot (`slot` overrides what the firmware would pick). */
+async function boot(m: Machine, options: { slot?: SlotId; sameBoot?: boolean; faults?: FaultPoints } = {}): Promise<Runner> {
+  m.runner?.close();
+  if (options.sameBoot !== true) m.boots += 1;
+  const firmware = m.bootloader.firmwareBoot();
+  const slot = options.slot ?? firmware ?? 'A';
+  m.power = createFakePower();
+  const runner = createRunner({
+    journal: m.journal,
+    ports: {
+      bootloader: m.bootloader,
+      slots: m.slots,
+      images: m.images,
+      services: m.services,
+      mounts: m.mounts,
+      kube: createNoClusterKubeNode(),
+      power: m.power,
+      clock: m.clock,
+      health: [labSlotHealth(m.slots, slot)],
+    },
+    boot: { bootId: `boot-${m.boots}`, slot },
+    faults: options.faults ?? { at: () => Promise.resolve() },
+    controlPlane: false,
+    healthDeadlineMs: 30_000,
+    newOperationId: () => `op-${m.boots}-${Math.random().toString(36).slice(2, 8)}`,
+    onFatal: (error) => {
+      throw error;
+    },
+    tickMs: 5,
+  });
+  m.runner = runner;
+  await runner.start();
+  return runner;
+}
+
+/** Advance the fake clock until the machine asks for a reboot. */
+async function untilReboot(m: Machine): Promise<void> {
+  for (let i = 0; i < 2000 && m.power.reboots.length === 0; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    m.clock.advance(1000);
+  }
+  assert.ok(m.power.reboots.length > 0, 'the machine never asked for a reboot');
+}
+
+describe('runner', () => {
+  it('upgrades a worker: pull, write B, boot once into B, health, commit', async () => {
+    const m = await newMachine();
+    const first = await boot(m);
+    const { operationId } = await first.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    assert.equal(m.bootloader.oneShot, 'B');
+    assert.equal(m.bootloader.committed, 'A', 'nothing is committed before the new slot proved healthy');
+    const second = await boot(m);
+    await second.settled();
+    assert.equal(second.state().phase, 'Idle');
+    assert.equal(second.state().last?.result, 'Succeeded');
+    assert.equal(m.bootloader.committed, 'B');
+    assert.equal((await m.slots.manifest('A'))?.status, 'ready', 'the previous slot stays as the rollback target');
+    const events = await m.journal.events(operationId);
+    assert.equal(events.at(-1)?.kind, 'result');
+    assert.ok(events.some((e) => e.message.includes('Cordon skipped: not in a Kubernetes cluster')));
+    second.close();
+  });
+
+  it('rolls back by itself when the new slot is never healthy before the deadline', async () => {
+    const m = await newMachine();
+    const first = await boot(m);
+    await first.submit({ kind: 'upgrade', image: 'reg/molt:1.2' });
+    await untilReboot(m);
+    await boot(m);
+    await untilReboot(m); // the deadline passes: mark B bad, reboot
+    assert.equal((await m.slots.manifest('B'))?.status, 'bad');
+    const third = await boot(m);
+    await third.settled();
+    assert.equal(third.state().last?.result, 'RolledBack');
+    assert.match(third.state().last?.reason ?? '', /HealthDeadline/);
+    assert.equal(m.bootloader.committed, 'A');
+    third.close();
+  });
+
+  it('records a boot failure when the firmware falls back to the previous slot', async () => {
+    const m = await newMachine();
+    await (await boot(m)).submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    const after = await boot(m, { slot: 'A' });
+    await after.settled();
+    assert.equal(after.state().last?.result, 'RolledBack');
+    assert.match(after.state().last?.reason ?? '', /BootFailed/);
+    assert.equal((await m.slots.manifest('B'))?.status, 'bad');
+    after.close();
+  });
+
+  it('answers a second request with busy and the running operation id', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    const { operationId } = await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await assert.rejects(runner.submit({ kind: 'reboot' }), (e: unknown) => {
+      return isMoltError(e, 'MOLT_AGENT_BUSY') && e.details?.['operationId'] === operationId;
+    });
+    await untilReboot(m);
+    runner.close();
+  });
+
+  it('refuses a manual rollback when the other slot holds no image, touching nothing', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await assert.rejects(runner.submit({ kind: 'rollback' }), (e: unknown) => isMoltError(e, 'MOLT_NO_VALID_SLOT'));
+    assert.equal(runner.state().phase, 'Idle');
+    assert.deepEqual(m.bootloader.calls, ['writeEntry A', 'commit A']);
+    runner.close();
+  });
+
+  it('aborts safely when EPHEMERAL is busy: services back, slot B untouched, error recorded', async () => {
+    const m = await newMachine();
+    m.mounts.busy = true;
+    const runner = await boot(m);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await runner.settled();
+    assert.equal(runner.state().phase, 'Idle');
+    assert.equal(runner.state().last?.result, 'Failed');
+    assert.equal(runner.state().last?.code, 'MOLT_MOUNT_BUSY');
+    assert.equal(await m.slots.manifest('B'), undefined);
+    assert.equal(m.bootloader.oneShot, null);
+    assert.deepEqual(m.services.calls.slice(-1), ['startAll']);
+    runner.close();
+  });
+
+  it('resumes after an agent crash in the same boot and finishes the upgrade', async () => {
+    const m = await newMachine();
+    const hang: FaultPoints = { at: (phase, when) => (phase === 'WritingSlot' && when === 'after' ? new Promise(() => undefined) : Promise.resolve()) };
+    const first = await boot(m, { faults: hang });
+    await first.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    for (let i = 0; i < 200 && (await m.journal.load())?.state.phase !== 'WritingSlot'; i += 1) await new Promise((r) => setTimeout(r, 2));
+    assert.equal((await m.journal.load())?.state.phase, 'WritingSlot');
+    await boot(m, { sameBoot: true, slot: 'A' });
+    await untilReboot(m);
+    assert.equal(m.bootloader.oneShot, 'B');
+    const after = await boot(m);
+    await after.settled();
+    assert.equal(after.state().last?.result, 'Succeeded');
+    after.close();
+  });
+
+  it('stages an upgrade and switches only at the reboot request', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    const { operationId } = await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1', stage: true });
+    await runner.settled();
+    assert.equal(runner.state().phase, 'Staged');
+    assert.equal(m.bootloader.committed, 'A');
+    const reboot = await runner.submit({ kind: 'reboot' });
+    assert.equal(reboot.operationId, operationId, 'the reboot continues the staged operation');
+    await untilReboot(m);
+    const after = await boot(m);
+    await after.settled();
+    assert.equal(after.state().last?.result, 'Succeeded');
+    assert.equal(m.bootloader.committed, 'B');
+    after.close();
+  });
+});

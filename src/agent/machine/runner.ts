@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Drives core's upgrade state machine (STYLE rule 3; conventions in core/upgrade/transition.ts):
+ * transition → persist the new state and its commands → execute the commands → feed their one
+ * result back, one chain at a time. Because the record is written before any command runs, a
+ * crash at any point is resumed from the journal: in the same boot the persisted commands run
+ * again (they are idempotent); after a reboot the `Booted` event decides (commit, fallback,
+ * rollback).
+ */
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { Command } from '../../core/upgrade/commands.ts';
+import type { CommandOutcome, UpgradeEvent } from '../../core/upgrade/events.ts';
+import { Phase, QuiescentPhases } from '../../core/upgrade/phase.ts';
+import { initialState, type UpgradeState } from '../../core/upgrade/state.ts';
+import { admission, holdsLease, isIllegal, transition } from '../../core/upgrade/transition.ts';
+import type { BootInfo } from '../ports/boot-info.ts';
+import type { JournalStore } from '../ports/journal-store.ts';
+import { createEventLog } from './events.ts';
+import { execute } from './executor.ts';
+import type { FaultPoints, MachinePorts } from './ports.ts';
+import { busy, operationRequest, requireRollbackTarget, stepError, withDeadline, type SubmitRequest } from './submit.ts';
+
+export type { SubmitRequest } from './submit.ts';
+
+export interface RunnerOptions {
+  readonly journal: JournalStore;
+  readonly ports: MachinePorts;
+  readonly boot: BootInfo;
+  readonly faults: FaultPoints;
+  readonly controlPlane: boolean;
+  readonly healthDeadlineMs: number;
+  readonly newOperationId: () => string;
+  /** A bug (illegal transition, failed journal write): the agent should stop. */
+  readonly onFatal: (error: unknown) => void;
+  /** How often deadlines are checked between command lists. @default 1000 */
+  readonly tickMs?: number;
+}
+
+export interface Runner {
+  /** Load the journal and feed `Booted`; resolves once the boot is recorded, not when a resumed operation ends. */
+  start(): Promise<void>;
+  state(): UpgradeState;
+  /** Accept an operation; resolves once it is persisted. Throws MOLT_AGENT_BUSY, MOLT_NO_VALID_SLOT. */
+  submit(request: SubmitRequest): Promise<{ operationId: string }>;
+  /** Resolves when no chain is queued or running. */
+  settled(): Promise<void>;
+  close(): void;
+}
+
+const DeadlinePhases: readonly Phase[] = [Phase.Rejoining, Phase.HealthChecking];
+
+export function createRunner(options: RunnerOptions): Runner {
+  const { journal, ports, faults } = options;
+  const events = createEventLog(journal, ports.clock);
+  let state: UpgradeState = initialState;
+  let rev = 0;
+  let queue: Promise<void> = Promise.resolve();
+  let tickQueued = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function persist(next: UpgradeState, commands: readonly Command[]): Promise<void> {
+    rev += 1;
+    await journal.save({ rev, state: next, commands });
+    const before = state;
+    state = next;
+    await events.transition(before, next);
+  }
+
+  async function runOne(command: Command): Promise<CommandOutcome> {
+    const ctx = {
+      op: state.op,
+      log: (message: string) => void events.emit(state, { kind: 'log', status: 'info', message }).catch(() => undefined),
+      progress: (p: { bytes: number; total: number }) => { events.progress(state, p); },
+    };
+    const deadline = state.phase === Phase.Rejoining ? state.op?.deadline : undefined;
+    const outcome = await withDeadline(execute(command, ports, ctx), deadline, ports.clock);
+    await events.outcome(state, outcome);
+    return outcome;
+  }
+
+  /** Run one phase's commands; returns the event to feed next, if any. */
+  async function run(commands: readonly Command[]): Promise<UpgradeEvent | undefined> {
+    if (commands.length === 0) return undefined;
+    const phase = state.phase;
+    const quiescent = QuiescentPhases.includes(phase);
+    await faults.at(phase, 'before');
+    const outcomes: CommandOutcome[] = [];
+    for (const command of commands) {
+      try {
+        outcomes.push(await runOne(command));
+      } catch (error) {
+        const failure = stepError(error);
+        await events.emit(state, { kind: 'error', status: 'failed', message: `${command.type} failed: ${failure.message}`, error: failure });
+        // Best-effort clean-ups of a quiescent phase go on past a failure; anything else reports it.
+        if (!quiescent) return { type: 'StepFailed', phase, command: command.type, error: failure };
+      }
+    }
+    await faults.at(phase, 'after');
+    return quiescent ? undefined : { type: 'StepDone', phase, outcomes };
+  }
+
+  /** Feed `first` and every result it leads to, until the machine waits for the outside world. */
+  async function chain(first: UpgradeEvent, carried?: readonly Command[], accepted?: () => void): Promise<void> {
+    let event: UpgradeEvent | undefined = first;
+    let resume = carried;
+    while (event !== undefined) {
+      const result = transition(state, event, ports.clock.now());
+      if (isIllegal(result)) throw new MoltError(ErrorCode.Internal, `illegal transition from ${state.phase} on ${event.type}: ${result.reason}`);
+      // An agent restart in the same boot: the record's commands were maybe cut short; run them again.
+      const commands = result.commands.length === 0 && resume !== undefined ? resume : result.commands;
+      resume = undefined;
+      await persist(result.state, commands);
+      accepted?.();
+      event = await run(commands);
+    }
+  }
+
+  function enqueue(step: () => Promise<void>): Promise<void> {
+    const next = queue.then(step);
+    queue = next.catch((error: unknown) => {
+      options.onFatal(error);
+    });
+    return next;
+  }
+
+  function tick(): void {
+    if (tickQueued || !DeadlinePhases.includes(state.phase)) return;
+    tickQueued = true;
+    void enqueue(async () => {
+      tickQueued = false;
+      if (DeadlinePhases.includes(state.phase)) await chain({ type: 'Tick' });
+    }).catch(() => undefined);
+  }
+
+  return {
+    async start() {
+      const record = await journal.load();
+      state = record?.state ?? initialState;
+      rev = record?.rev ?? 0;
+      const sameBoot = record !== undefined && record.state.bootId === options.boot.bootId;
+      const carried = sameBoot && !QuiescentPhases.includes(record.state.phase) ? record.commands : undefined;
+      if (holdsLease(state) && state.op !== undefined && ports.lease !== undefined) {
+        const op = state.op;
+        void ports.lease.resume(op.id, undefined).catch((error: unknown) => {
+          void events.emit(state, { kind: 'log', status: 'info', message: `lease keep-alive not resumed: ${stepError(error).message}` });
+        });
+      }
+      let booted: () => void = () => undefined;
+      const recorded = new Promise<void>((resolve) => (booted = resolve));
+      const whole = enqueue(() => chain({ type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot }, carried, booted));
+      await Promise.race([recorded, whole]);
+      timer = setInterval(tick, options.tickMs ?? 1000);
+      timer.unref();
+    },
+    state: () => state,
+    async submit(request) {
+      // Fast answer while a chain runs (the queue is busy for minutes during an upgrade).
+      const early = admission(state, request.kind);
+      if (!early.ok) throw busy(early);
+      let accept: (id: string) => void = () => undefined;
+      let refuse: (error: unknown) => void = () => undefined;
+      const answer = new Promise<string>((resolve, reject) => {
+        accept = resolve;
+        refuse = reject;
+      });
+      const whole = enqueue(async () => {
+        const verdict = admission(state, request.kind);
+        if (!verdict.ok) { refuse(busy(verdict)); return; }
+        try {
+          if (request.kind === 'rollback') await requireRollbackTarget(ports, state);
+        } catch (error) {
+          refuse(error); return;
+        }
+        // In Staged a reboot continues the staged operation under its own id.
+        const id = state.phase === Phase.Staged && state.op !== undefined ? state.op.id : options.newOperationId();
+        await chain({ type: 'Requested', request: operationRequest(id, request, options) }, undefined, () => { accept(id); });
+      });
+      whole.catch(refuse);
+      return { operationId: await answer };
+    },
+    settled: () => queue,
+    close() {
+      if (timer !== undefined) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+/** Small pieces of the runner: requests, busy answers, step errors, deadlines. */
+import { ErrorCode, MoltError, isMoltError } from '../../core/errors.ts';
+import { otherSlot } from '../../core/slots/slot.ts';
+import type { OperationKind, OperationRequest, StepError } from '../../core/upgrade/events.ts';
+import type { UpgradeState } from '../../core/upgrade/state.ts';
+import type { Admission } from '../../core/upgrade/transition.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { MachinePorts } from './ports.ts';
+
+export interface SubmitRequest {
+  readonly kind: OperationKind;
+  readonly image?: string;
+  readonly preserve?: boolean;
+  readonly stage?: boolean;
+  readonly force?: boolean;
+}
+
+export function busy(verdict: Extract<Admission, { ok: false }>): MoltError {
+  return new MoltError(ErrorCode.AgentBusy, verdict.message, {
+    hint: `follow it with \`molt node events --operation ${verdict.details.operationId} --follow\``,
+    details: verdict.details,
+  });
+}
+
+export function operationRequest(
+  id: string,
+  request: SubmitRequest,
+  facts: { readonly controlPlane: boolean; readonly healthDeadlineMs: number },
+): OperationRequest {
+  return {
+    id,
+    kind: request.kind,
+    ...(request.image === undefined ? {} : { image: request.image }),
+    preserve: request.preserve ?? true,
+    stage: request.stage ?? false,
+    force: request.force ?? false,
+    controlPlane: facts.controlPlane,
+    healthDeadlineMs: facts.healthDeadlineMs,
+  };
+}
+
+export function stepError(error: unknown): StepError {
+  if (isMoltError(error)) {
+    return { code: error.code, message: error.message, ...(error.code === ErrorCode.TimedOut ? { indeterminate: true } : {}) };
+  }
+  return { code: ErrorCode.Internal, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Manual rollback needs a verified image in the other slot; refused before anything happens. */
+export async function requireRollbackTarget(ports: MachinePorts, state: UpgradeState): Promise<void> {
+  const booted = state.bootedSlot;
+  if (booted === undefined) throw new MoltError(ErrorCode.Internal, 'the agent has not booted yet');
+  const target = otherSlot(booted);
+  const manifest = await ports.slots.manifest(target);
+  if (manifest?.status !== 'ready') {
+    throw new MoltError(ErrorCode.NoValidSlot, `cannot roll back: slot ${target} holds no valid image (${manifest?.status ?? 'empty'})`, {
+      hint: 'a rollback switches to the other slot; it needs a verified image there',
+    });
+  }
+}
+
+/** `work`, or MOLT_HEALTH_DEADLINE once `deadline` (epoch ms) passes first. */
+export async function withDeadline<T>(work: Promise<T>, deadline: number | undefined, clock: Clock): Promise<T> {
+  if (deadline === undefined) return work;
+  const controller = new AbortController();
+  const expired = clock.sleep(Math.max(0, deadline - clock.now()), controller.signal).then(() => {
+    throw new MoltError(ErrorCode.HealthDeadline, 'the new slot did not rejoin before its health deadline');
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    controller.abort();
+    expired.catch(() => undefined);
+  }
+}
