@@ -34,6 +34,8 @@ export interface ArtifactRecord {
   readonly size: number;
   /** `sha256:<hex>` of the file's bytes. */
   readonly digest: string;
+  /** The layer the file came from, when that is a tar layer (its digest is not the file's). */
+  readonly layerDigest?: string;
 }
 
 /** Lab-only behaviour an image may declare (labels `dev.molt.lab.boot`, `dev.molt.lab.health`). */
@@ -53,6 +55,8 @@ export interface SlotManifest {
   readonly imageRef: string;
   /** Digest of the image manifest the slot was written from. */
   readonly imageDigest: string;
+  /** Digest of the platform manifest (differs from `imageDigest` when the reference is an index). */
+  readonly manifestDigest?: string;
   readonly version: string;
   /** Strictly increasing across writes on this machine (sd-boot `version` sorts by it). */
   readonly generation: number;

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * In-memory {@link SlotStore} for runner and API tests; passes `testkit/slot-store-conformance.ts`
+ * like the file-system adapter. `stage` plays a completed pull, `corrupt` a bit flip on disk.
+ */
+import { createHash } from 'node:crypto';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { artifactPath } from '../../core/slots/layout.ts';
+import { nextGeneration } from '../../core/slots/manifest.ts';
+import {
+  otherSlot,
+  type ArtifactName,
+  type ArtifactRecord,
+  type LabBehaviour,
+  type SlotId,
+  type SlotManifest,
+} from '../../core/slots/slot.ts';
+import type { SlotStore, StagedImage } from './slot-store.ts';
+
+/** A pulled image as a test declares it. */
+export interface StageInput extends StagedImage {
+  readonly lab?: LabBehaviour;
+  readonly artifacts: Partial<Record<ArtifactName, Uint8Array>>;
+}
+
+type Files = Map<ArtifactName, Uint8Array>;
+
+const digestOf = (bytes: Uint8Array): string =>
+  `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+export class FakeSlotStore implements SlotStore {
+  private readonly manifests = new Map<SlotId, SlotManifest>();
+  private readonly files = new Map<SlotId, Files>();
+  private readonly stagedImages = new Map<SlotId, StageInput>();
+  private readonly now: () => Date;
+
+  constructor(now: () => Date = () => new Date()) {
+    this.now = now;
+  }
+
+  /** Put a completed pull into the slot's staging area. */
+  stage(slot: SlotId, image: StageInput): void {
+    this.stagedImages.set(slot, structuredClone(image));
+  }
+
+  /** Flip a byte of an installed artifact, as a bad disk would. */
+  corrupt(slot: SlotId, name: ArtifactName): void {
+    const bytes = this.files.get(slot)?.get(name);
+    if (bytes !== undefined && bytes.byteLength > 0) bytes[0] = (bytes[0] ?? 0) ^ 0xff;
+  }
+
+  manifest(slot: SlotId): Promise<SlotManifest | undefined> {
+    return Promise.resolve(this.copy(this.manifests.get(slot)));
+  }
+
+  staged(slot: SlotId): Promise<StagedImage | undefined> {
+    const s = this.stagedImages.get(slot);
+    return Promise.resolve(
+      s === undefined
+        ? undefined
+        : { imageRef: s.imageRef, imageDigest: s.imageDigest, version: s.version },
+    );
+  }
+
+  discardStaged(slot: SlotId): Promise<void> {
+    this.stagedImages.delete(slot);
+    return Promise.resolve();
+  }
+
+  markWriting(slot: SlotId, operationId: string): Promise<void> {
+    const m = this.manifests.get(slot);
+    if (m !== undefined) this.manifests.set(slot, { ...m, status: 'writing', operationId });
+    return Promise.resolve();
+  }
+
+  install(slot: SlotId, operationId: string): Promise<SlotManifest> {
+    const s = this.stagedImages.get(slot);
+    const current = this.manifests.get(slot);
+    if (s === undefined) {
+      if (current?.status === 'ready' && current.operationId === operationId)
+        return Promise.resolve(this.copy(current));
+      return Promise.reject(
+        new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to install`),
+      );
+    }
+    const files: Files = new Map();
+    const artifacts: Partial<Record<ArtifactName, ArtifactRecord>> = {};
+    for (const [name, bytes] of Object.entries(s.artifacts) as [ArtifactName, Uint8Array][]) {
+      files.set(name, Uint8Array.from(bytes));
+      artifacts[name] = {
+        path: artifactPath(slot, name),
+        size: bytes.byteLength,
+        digest: digestOf(bytes),
+      };
+    }
+    const generation = nextGeneration([current, this.manifests.get(otherSlot(slot))]);
+    const { imageRef, imageDigest, version, lab } = s;
+    const m: SlotManifest = {
+      schema: 1,
+      slot,
+      status: 'ready',
+      imageRef,
+      imageDigest,
+      version,
+      generation,
+      artifacts,
+      ...(lab !== undefined && { lab }),
+      operationId,
+      writtenAt: this.now().toISOString(),
+    };
+    this.files.set(slot, files);
+    this.manifests.set(slot, m);
+    this.stagedImages.delete(slot);
+    return Promise.resolve(this.copy(m));
+  }
+
+  verify(slot: SlotId): Promise<SlotManifest> {
+    const m = this.manifests.get(slot);
+    if (m?.status !== 'ready')
+      return Promise.reject(new MoltError(ErrorCode.SlotVerifyFailed, `slot ${slot} is not ready`));
+    for (const [name, a] of Object.entries(m.artifacts) as [ArtifactName, ArtifactRecord][]) {
+      const bytes = this.files.get(slot)?.get(name);
+      if (bytes === undefined || digestOf(bytes) !== a.digest)
+        return Promise.reject(
+          new MoltError(
+            ErrorCode.SlotVerifyFailed,
+            `slot ${slot} artifact ${name} does not hash to ${a.digest}`,
+          ),
+        );
+    }
+    return Promise.resolve(this.copy(m));
+  }
+
+  markBad(slot: SlotId, badReason: string): Promise<void> {
+    const m = this.manifests.get(slot);
+    if (m !== undefined) this.manifests.set(slot, { ...m, status: 'bad', badReason });
+    return Promise.resolve();
+  }
+
+  private copy<T>(v: T): T {
+    return structuredClone(v);
+  }
+}

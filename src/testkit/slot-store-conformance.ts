@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The {@link SlotStore} contract, run against the in-memory fake and the file-system adapter
+ * (STYLE §6): what `staged`, `install`, `verify`, `markWriting` and `markBad` promise the runner.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ErrorCode, isMoltError } from '../core/errors.ts';
+import type { ArtifactName, SlotId } from '../core/slots/slot.ts';
+import type { SlotStore } from '../agent/ports/slot-store.ts';
+import type { StageInput } from '../agent/ports/slot-store.fake.ts';
+
+export interface SlotStoreHarness {
+  readonly store: SlotStore;
+  /** Play a completed pull into the slot's staging area. */
+  stage(slot: SlotId, image: StageInput): Promise<void>;
+  /** Flip a byte of an installed artifact. */
+  corrupt(slot: SlotId, name: ArtifactName): Promise<void>;
+  close(): Promise<void>;
+}
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** A small image whose artifacts differ per `version`. */
+export function sampleImage(version: string, extra: Partial<StageInput> = {}): StageInput {
+  return {
+    imageRef: `registry.test/acme/installer:${version}`,
+    imageDigest: `sha256:${version.replace(/\D/g, '').padEnd(64, '0').slice(0, 64)}`,
+    version,
+    artifacts: { vmlinuz: bytes(`kernel ${version}`), 'initrd.img': bytes(`initrd ${version}`), 'rootfs.img': bytes(`rootfs ${version}`) },
+    ...extra,
+  };
+}
+
+const rejectsWith = (p: Promise<unknown>, code: string): Promise<void> =>
+  assert.rejects(p, (e: unknown) => isMoltError(e) && e.code === code);
+
+export function slotStoreConformance(name: string, factory: () => Promise<SlotStoreHarness>): void {
+  describe(`SlotStore conformance: ${name}`, () => {
+    let h: SlotStoreHarness;
+    beforeEach(async () => {
+      h = await factory();
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    it('starts with no manifests and nothing staged', async () => {
+      assert.equal(await h.store.manifest('A'), undefined);
+      assert.equal(await h.store.staged('B'), undefined);
+    });
+
+    it('installs a staged image as a ready slot that verifies, and clears the staging area', async () => {
+      await h.stage('B', sampleImage('1.2.0', { lab: { boot: 'fail', health: 'ok' } }));
+      assert.deepEqual(await h.store.staged('B'), { imageRef: 'registry.test/acme/installer:1.2.0', imageDigest: sampleImage('1.2.0').imageDigest, version: '1.2.0' });
+      const m = await h.store.install('B', 'op-1');
+      assert.equal(m.status, 'ready');
+      assert.equal(m.slot, 'B');
+      assert.equal(m.version, '1.2.0');
+      assert.equal(m.operationId, 'op-1');
+      assert.deepEqual(m.lab, { boot: 'fail', health: 'ok' });
+      assert.deepEqual(Object.keys(m.artifacts).sort(), ['initrd.img', 'rootfs.img', 'vmlinuz']);
+      assert.equal(m.artifacts.vmlinuz?.path, 'esp/molt/b/vmlinuz');
+      assert.equal(m.artifacts['rootfs.img']?.path, 'slots/b/rootfs.img');
+      assert.equal(await h.store.staged('B'), undefined);
+      assert.deepEqual(await h.store.manifest('B'), m);
+      assert.deepEqual(await h.store.verify('B'), m);
+      assert.equal(await h.store.manifest('A'), undefined, 'the other slot is untouched');
+    });
+
+    it('is a no-op when install runs again for the same operation', async () => {
+      await h.stage('A', sampleImage('1.0.0'));
+      const first = await h.store.install('A', 'op-1');
+      assert.deepEqual(await h.store.install('A', 'op-1'), first);
+    });
+
+    it('refuses to install when nothing is staged for another operation', async () => {
+      await rejectsWith(h.store.install('A', 'op-1'), ErrorCode.MachineInvalid);
+      await h.stage('A', sampleImage('1.0.0'));
+      await h.store.install('A', 'op-1');
+      await rejectsWith(h.store.install('A', 'op-2'), ErrorCode.MachineInvalid);
+    });
+
+    it('numbers generations strictly increasing across both slots', async () => {
+      const gens: number[] = [];
+      for (const [slot, v] of [['A', '1.0.0'], ['B', '1.1.0'], ['A', '1.2.0'], ['A', '1.3.0']] as const) {
+        await h.stage(slot, sampleImage(v));
+        await h.store.markWriting(slot, `op-${v}`);
+        gens.push((await h.store.install(slot, `op-${v}`)).generation);
+      }
+      assert.deepEqual(gens, [1, 2, 3, 4]);
+    });
+
+    it('marks a slot writing keeping its fields, and such a slot does not verify', async () => {
+      await h.store.markWriting('A', 'op-0');
+      assert.equal(await h.store.manifest('A'), undefined, 'an empty slot stays empty');
+      await h.stage('A', sampleImage('1.0.0'));
+      const m = await h.store.install('A', 'op-1');
+      await h.store.markWriting('A', 'op-2');
+      const w = await h.store.manifest('A');
+      assert.equal(w?.status, 'writing');
+      assert.equal(w.version, m.version);
+      assert.equal(w.imageDigest, m.imageDigest);
+      assert.deepEqual(w.artifacts, m.artifacts);
+      await rejectsWith(h.store.verify('A'), ErrorCode.SlotVerifyFailed);
+    });
+
+    it('fails verification of a corrupted artifact and of an empty slot', async () => {
+      await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
+      await h.stage('B', sampleImage('2.0.0'));
+      await h.store.install('B', 'op-1');
+      await h.corrupt('B', 'rootfs.img');
+      await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
+    });
+
+    it('marks a slot bad with its reason', async () => {
+      await h.stage('B', sampleImage('2.0.0'));
+      await h.store.install('B', 'op-1');
+      await h.store.markBad('B', 'HealthDeadline');
+      const m = await h.store.manifest('B');
+      assert.equal(m?.status, 'bad');
+      assert.equal(m.badReason, 'HealthDeadline');
+      await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
+    });
+
+    it('discards a staged image', async () => {
+      await h.stage('A', sampleImage('1.0.0'));
+      await h.store.discardStaged('A');
+      assert.equal(await h.store.staged('A'), undefined);
+      await h.store.discardStaged('A');
+      await rejectsWith(h.store.install('A', 'op-1'), ErrorCode.MachineInvalid);
+    });
+
+    it('keeps the installed slot when a new image is staged and discarded', async () => {
+      await h.stage('A', sampleImage('1.0.0'));
+      const m = await h.store.install('A', 'op-1');
+      await h.stage('A', sampleImage('1.1.0'));
+      await h.store.discardStaged('A');
+      assert.deepEqual(await h.store.verify('A'), m);
+    });
+  });
+}
