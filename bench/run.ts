@@ -8,6 +8,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP1 } = await import('./p1.ts');
     await runP1();
   },
+  P5: async () => {
+    const { runP5 } = await import('./p5.ts');
+    await runP5();
+  },
 };
 
 const wanted = process.argv.slice(2).map((a) => a.toUpperCase());

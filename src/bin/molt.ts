@@ -1,7 +1,26 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
-// The only entry point: `molt <verb> …`. Keep it tiny: it wires the process's streams to the CLI.
+// The only entry point: `molt <verb> …`. Client verbs go to the CLI; the long-running processes
+// (`molt agent`, `molt lab`) are separate composition roots, imported only when asked for, so a
+// client command never loads the agent's server stack.
+import { describeError } from '../cli/errors.ts';
 import { main } from '../cli/main.ts';
 import { processIo } from '../cli/io.ts';
 
-process.exitCode = await main(process.argv.slice(2), processIo());
+const argv = process.argv.slice(2);
+const io = processIo();
+/** How this molt starts itself again (the lab firmware boots `molt agent`). */
+const self = [process.execPath, process.argv[1] ?? 'molt'];
+
+async function daemon(verb: 'agent' | 'lab', rest: readonly string[]): Promise<number> {
+  try {
+    if (verb === 'agent') return await (await import('../agent/main.ts')).runAgentCommand(rest, io);
+    return await (await import('../lab/main.ts')).runLab(rest, io, self);
+  } catch (error) {
+    io.err(describeError(error));
+    return 1;
+  }
+}
+
+const [verb, ...rest] = argv;
+process.exitCode = verb === 'agent' || verb === 'lab' ? await daemon(verb, rest) : await main(argv, io);

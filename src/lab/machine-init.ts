@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { access, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
@@ -63,11 +64,24 @@ async function writeConfig(options: MachineInitOptions): Promise<void> {
     node: nodeName(options),
     role: 'worker',
     bootloader: options.bootloader,
-    api: { host: '127.0.0.1', port: options.apiPort },
+    // A fixed port, chosen once: clients following an operation reconnect to it after reboots.
+    api: { host: '127.0.0.1', port: options.apiPort === 0 ? await freeLoopbackPort() : options.apiPort },
     healthDeadlineSeconds: options.healthDeadlineSeconds,
     registry: { insecure: options.insecureRegistry },
   };
   await writeFile(path, stringify(config));
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => { resolve(port); });
+    });
+  });
 }
 
 async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string): Promise<void> {

@@ -14,6 +14,8 @@ export interface Blob {
 export interface LayerInput {
   readonly mediaType: string;
   readonly bytes: Uint8Array;
+  /** Descriptor annotations, e.g. `org.opencontainers.image.title` of an installer artifact layer. */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** What {@link buildImage} builds. */
@@ -102,7 +104,9 @@ export function buildImage(spec: ImageSpec): BuiltImage {
       })),
     }),
   );
-  const layers = layerInputs.map((l) => blob(l.mediaType, l.bytes));
+  const layers = layerInputs.map((l) =>
+    blob(l.mediaType, l.bytes, l.annotations === undefined ? {} : { annotations: l.annotations }),
+  );
   const mediaType = docker ? MediaType.DockerManifest : MediaType.OciManifest;
   const manifest = blob(
     mediaType,

@@ -64,7 +64,7 @@ describe('agent client', () => {
   it('streams events with query and Last-Event-ID, and ends a stream on an error frame', async () => {
     const sse =
       'id: op-1:4\nevent: phase\ndata: {"operationId":"op-1","seq":4,"time":"t","kind":"phase","phase":"Draining","status":"started","message":"m"}\n\n' +
-      'event: error\ndata: {"code":"MOLT_INTERNAL","message":"journal unreadable"}\n\n';
+      'event: stream-error\ndata: {"code":"MOLT_INTERNAL","message":"journal unreadable"}\n\n';
     const { client, calls } = clientAnswering(answer(200, sse));
     const seen: number[] = [];
     await assert.rejects(

@@ -15,6 +15,7 @@ import {
   ErrorBody,
   OperationAccepted,
   OperationSummaryView,
+  StreamErrorEvent,
   type RebootRequestBody,
   type RollbackRequestBody,
   type UpgradeRequestBody,
@@ -140,7 +141,7 @@ async function* streamEvents(a: StreamArgs): AsyncGenerator<AgentEvent> {
       });
     }
     if (next.done === true) return;
-    if (next.value.event === 'error') throw errorFromAnswer(500, next.value.data, a.url);
+    if (next.value.event === StreamErrorEvent) throw errorFromAnswer(500, next.value.data, a.url);
     yield parseAnswer(AgentEvent, next.value.data, a.url);
   }
 }

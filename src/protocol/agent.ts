@@ -172,3 +172,9 @@ export const LabEnv = {
   /** Crash tests: `<Phase>:<before|after>` makes the agent SIGKILL itself at that point. */
   Fault: 'MOLT_LAB_FAULT',
 } as const;
+
+/**
+ * SSE event name of the frame that ends a broken event stream (body: {@link ErrorBody}). Not a
+ * journal event kind: a journal `error` event (a failed step) is a normal part of a rollback.
+ */
+export const StreamErrorEvent = 'stream-error';

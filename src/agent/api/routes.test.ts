@@ -225,7 +225,7 @@ describe('agent API routes', () => {
 });
 
 describe('agent API streams: failures after the 200', () => {
-  it('end the stream with an event: error frame in the ErrorBody shape', async () => {
+  it('end the stream with an event: stream-error frame in the ErrorBody shape', async () => {
     const journal = createMemoryJournalStore();
     await journal.append(event('op-1', 'phase', 'Pulling'));
     const broken = { ...journal, events: () => Promise.reject(new Error('disk on fire')) };
@@ -239,7 +239,7 @@ describe('agent API streams: failures after the 200', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/logs' });
     assert.equal(res.statusCode, 200);
     const got = frames(res.body);
-    assert.equal(got.at(-1)?.event, 'error');
+    assert.equal(got.at(-1)?.event, 'stream-error');
     assert.equal(ErrorBody.parse(JSON.parse(got.at(-1)!.data!)).code, ErrorCode.Internal);
     assert.doesNotMatch(res.body, /disk on fire/);
     assert.equal(internal.length, 1);

@@ -106,7 +106,7 @@ function submitRequest(kind: (typeof submitKinds)[number], raw: unknown, identit
 
 /**
  * Hand the socket to an SSE writer. Errors after the 200 went out cannot change the status, so
- * they end the stream with an `event: error` frame instead.
+ * they end the stream with an `event: stream-error` frame instead.
  */
 async function serveStream(reply: FastifyReply, deps: AgentAppDeps, run: (sink: SseSink) => Promise<void>): Promise<void> {
   reply.hijack();

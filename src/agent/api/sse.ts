@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Server-sent events over a hijacked Fastify reply: `id: <opId>:<seq>`, `event: <kind>`, `data:
- * <AgentEvent JSON>`. Writes respect backpressure, and a failing stream ends with an `event: error`
+ * <AgentEvent JSON>`. Writes respect backpressure, and a failing stream ends with an `event: stream-error`
  * frame carrying an ErrorBody (STYLE §4.5).
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { AgentEvent, ErrorBody } from '../../protocol/agent.ts';
+import { StreamErrorEvent, type AgentEvent, type ErrorBody } from '../../protocol/agent.ts';
 
 /** An open event stream to one client. */
 export interface SseSink {
@@ -52,7 +52,7 @@ export function openSse(raw: ServerResponse): SseSink {
   void write('retry: 2000\n\n');
   return {
     send: (event) => write(`id: ${event.operationId}:${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`),
-    error: (body) => write(`event: error\ndata: ${JSON.stringify(body)}\n\n`),
+    error: (body) => write(`event: ${StreamErrorEvent}\ndata: ${JSON.stringify(body)}\n\n`),
     end: () => {
       clearInterval(timer);
       if (!raw.writableEnded) raw.end();

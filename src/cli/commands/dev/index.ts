@@ -20,6 +20,7 @@ export function devCommand(ctx: CommandContext): Command {
       .option('--created <rfc3339>', 'org.opencontainers.image.created (default: now)')
       .option('--label <key=value>', 'any other config label (repeatable)', collect, [])
       .option('--layer <file[:mediaType]>', 'add a file as a layer (repeatable)', collect, [])
+      .option('--artifact <name=file>', 'add an installer artifact as a raw layer: vmlinuz, initrd.img, rootfs.img or cmdline (repeatable; sets dev.molt.version from --version)', collect, [])
       .option('--sign-key <file>', 'sign the release with this PEM private key')
       .option('--sign-format <format>', 'cosign-legacy (.sig tag) or sigstore-bundle (referrer)', 'cosign-legacy')
       .action(async (_opts, cmd: Command) => {

@@ -5,6 +5,7 @@ import { ErrorCode, MoltError } from '../../../protocol/index.ts';
 import { createRegistryClient, type LayerInput } from '../../../oci/index.ts';
 import { publishRelease, type ReleaseLabels } from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
+import { installerLabels, readArtifacts } from './artifacts.ts';
 import { renderData } from '../../output.ts';
 import { parseFlags, parseRegistryFlags, registryHost } from '../registry-flags.ts';
 
@@ -18,6 +19,7 @@ const publishSchema = z.object({
   created: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 time such as 2026-11-22T10:00:00Z' }).optional(),
   label: z.array(z.string().regex(/^[^=]+=/, 'must be key=value')),
   layer: z.array(z.string().min(1)),
+  artifact: z.array(z.string().regex(/^[^=]+=.+$/, 'must be name=file, e.g. vmlinuz=./bzImage')).default([]),
   signKey: z.string().optional(),
   signFormat: z.enum(['cosign-legacy', 'sigstore-bundle']),
 });
@@ -36,8 +38,12 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
     ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
     ...(o.upgradeFrom !== undefined && { upgradeFrom: o.upgradeFrom }),
     created: o.created ?? new Date().toISOString(),
-    extra: Object.fromEntries(o.label.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
+    extra: {
+      ...installerLabels(o.artifact, o.version),
+      ...Object.fromEntries(o.label.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
+    },
   };
+  const artifacts = await readArtifacts(o.artifact);
   const client = createRegistryClient(flags.client);
   try {
     const published = await publishRelease({
@@ -45,7 +51,7 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
       repository: flags.repository,
       tags: o.tag,
       labels,
-      layers: await Promise.all(o.layer.map(readLayer)),
+      layers: [...artifacts, ...(await Promise.all(o.layer.map(readLayer)))],
       platform: flags.platform,
       ...(o.signKey !== undefined && {
         signing: { privateKeyPem: await readKey(o.signKey), format: o.signFormat, reference: `${registryHost(flags.client.registry)}/${flags.repository}` },

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { areaDir, artifactPath } from '../../../core/slots/layout.ts';
+import type { StagedRecord } from '../../../core/slots/manifest.ts';
+import type { ArtifactName, SlotId } from '../../../core/slots/slot.ts';
+import type { StageInput } from '../../ports/slot-store.fake.ts';
+import { tempDir } from '../../../testkit/process.ts';
+import { sampleImage, slotStoreConformance } from '../../../testkit/slot-store-conformance.ts';
+import { createFsSlotStore } from './index.ts';
+import { writeStaged } from './staging.ts';
+
+const digestOf = (b: Uint8Array): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+/** Lay a completed pull out on disk as the OCI image source does. */
+async function stage(root: string, slot: SlotId, image: StageInput): Promise<void> {
+  const artifacts: StagedRecord['artifacts'] = {};
+  for (const [name, bytes] of Object.entries(image.artifacts) as [ArtifactName, Uint8Array][]) {
+    const path = join(root, artifactPath(slot, name, true));
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, bytes);
+    artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
+  }
+  const { imageRef, imageDigest, version, lab } = image;
+  await writeStaged(root, {
+    schema: 1, slot, imageRef, imageDigest, manifestDigest: imageDigest, version, artifacts,
+    ...(lab !== undefined && { lab }), pulledAt: '2026-11-22T10:00:00.000Z',
+  });
+}
+
+async function corrupt(root: string, slot: SlotId, name: ArtifactName): Promise<void> {
+  const path = join(root, artifactPath(slot, name));
+  const bytes = await readFile(path);
+  bytes[0] = (bytes[0] ?? 0) ^ 0xff;
+  await writeFile(path, bytes);
+}
+
+slotStoreConformance('FsSlotStore', async () => {
+  const dir = await tempDir('slot-store');
+  return {
+    store: createFsSlotStore(dir.path),
+    stage: (slot, image) => stage(dir.path, slot, image),
+    corrupt: (slot, name) => corrupt(dir.path, slot, name),
+    close: dir.remove,
+  };
+});
+
+describe('FsSlotStore after a crash', () => {
+  it('finishes an install interrupted after the ESP rename, with the generation chosen before it', async () => {
+    const dir = await tempDir('slot-store');
+    try {
+      const store = createFsSlotStore(dir.path);
+      await stage(dir.path, 'A', sampleImage('1.0.0'));
+      await store.install('A', 'op-1');
+      await stage(dir.path, 'A', sampleImage('1.1.0'));
+      await store.markWriting('A', 'op-2');
+      // What install does first: fix the generation, then rename the ESP area. Then "crash".
+      await stage(dir.path, 'B', sampleImage('9.0.0'));
+      const staged = JSON.parse(await readFile(join(dir.path, 'slots/a.next/staged.json'), 'utf8')) as StagedRecord;
+      await writeStaged(dir.path, { ...staged, generation: 2 });
+      await rm(join(dir.path, areaDir('A', 'esp')), { recursive: true });
+      await rename(join(dir.path, areaDir('A', 'esp', true)), join(dir.path, areaDir('A', 'esp')));
+      await rm(join(dir.path, areaDir('A', 'slot')), { recursive: true });
+      assert.equal(await store.manifest('A'), undefined, 'a half-installed slot has no manifest');
+      const m = await store.install('A', 'op-2');
+      assert.equal(m.version, '1.1.0');
+      assert.equal(m.generation, 2);
+      assert.deepEqual(await store.verify('A'), m);
+      assert.deepEqual((await readdir(join(dir.path, 'slots/a'))).sort(), ['rootfs.img', 'slot.json']);
+      assert.equal((await store.staged('B'))?.version, '9.0.0', 'the other slot\'s staging area is untouched');
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('finishes an install interrupted after the slot rename (record moved along)', async () => {
+    const dir = await tempDir('slot-store');
+    try {
+      const store = createFsSlotStore(dir.path);
+      await stage(dir.path, 'B', sampleImage('2.0.0'));
+      const staged = JSON.parse(await readFile(join(dir.path, 'slots/b.next/staged.json'), 'utf8')) as StagedRecord;
+      await writeStaged(dir.path, { ...staged, generation: 7 });
+      for (const area of ['esp', 'slot'] as const)
+        await rename(join(dir.path, areaDir('B', area, true)), join(dir.path, areaDir('B', area)));
+      assert.equal(await store.staged('B'), undefined);
+      const m = await store.install('B', 'op-9');
+      assert.equal(m.generation, 7);
+      assert.deepEqual(await store.verify('B'), m);
+      assert.deepEqual(await store.install('B', 'op-9'), m, 'and a further re-run is a no-op');
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('does not report a staged image whose files were truncated', async () => {
+    const dir = await tempDir('slot-store');
+    try {
+      const store = createFsSlotStore(dir.path);
+      await stage(dir.path, 'A', sampleImage('1.0.0'));
+      await writeFile(join(dir.path, artifactPath('A', 'rootfs.img', true)), 'x');
+      assert.equal(await store.staged('A'), undefined);
+    } finally {
+      await dir.remove();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Builds the machine's ports from its config: the only place in the agent that chooses adapters
+ * (STYLE §2). Control-plane machines get the etcd member, its service and the cluster lease;
+ * workers get no services and no lease. The etcd client library is imported only for them.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createGrubBootloader } from './adapters/grub/index.ts';
+import { createLabMounts } from './adapters/lab/mounts.ts';
+import { labSlotHealth } from './adapters/lab/slot-health.ts';
+import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
+import { createOciImageSource } from './adapters/oci-image-source/index.ts';
+import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
+import { createSdBootBootloader } from './adapters/sdboot/index.ts';
+import type { MachineConfig } from './config.ts';
+import type { MachinePorts } from './machine/ports.ts';
+import type { BootInfo } from './ports/boot-info.ts';
+import type { Bootloader } from './ports/bootloader.ts';
+import { systemClock } from './ports/clock.system.ts';
+import type { HealthCheck } from './ports/health-check.ts';
+import type { ImageSource } from './ports/image-source.ts';
+import type { Power } from './ports/power.ts';
+import type { Services } from './ports/services.ts';
+
+export function bootloaderFor(root: string, config: MachineConfig): Bootloader {
+  return config.bootloader === 'grub' ? createGrubBootloader(root) : createSdBootBootloader(root);
+}
+
+export async function imageSourceFor(root: string, config: MachineConfig): Promise<ImageSource> {
+  const publicKeyPem = config.publicKeyFile === undefined ? undefined : await readFile(config.publicKeyFile, 'utf8');
+  const { username, password } = config.registry;
+  return createOciImageSource({
+    root,
+    registry: {
+      insecure: config.registry.insecure,
+      ...(username !== undefined && password !== undefined ? { credentials: { username, password } } : {}),
+    },
+    ...(publicKeyPem === undefined ? {} : { publicKeyPem }),
+    maxBytes: config.maxImageBytes,
+  });
+}
+
+const noServices: Services = {
+  stopAll: () => Promise.resolve(),
+  startAll: () => Promise.resolve(),
+  running: () => Promise.resolve([]),
+};
+
+async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
+  const etcd = config.etcd;
+  if (etcd === undefined) return { services: noServices };
+  const [{ createLabEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] = await Promise.all([
+    import('./adapters/lab/etcd-service.ts'),
+    import('./adapters/etcd/etcd-member.ts'),
+    import('./adapters/etcd/cluster-lease.ts'),
+  ]);
+  const dataDir = join(root, 'ephemeral', 'etcd');
+  const services = createLabEtcdService({ root, dataDir, ...etcd });
+  const member = createEtcdMember({ ...etcd, service: services, dataDir });
+  const lease = createEtcdClusterLease({
+    endpoints: etcd.endpoints,
+    holder: config.node,
+    ttlSeconds: config.leaseTtlSeconds,
+    rebootTtlSeconds: config.rebootLeaseSeconds,
+  });
+  health.push({
+    name: 'etcd-member',
+    async run() {
+      const h = await member.healthy();
+      return { name: 'etcd-member', status: h.healthy ? 'ok' : 'failing', message: h.message ?? (h.healthy ? 'healthy' : 'unhealthy') };
+    },
+  });
+  return { services, etcd: member, lease };
+}
+
+export async function machinePorts(
+  root: string,
+  config: MachineConfig,
+  boot: BootInfo,
+  power: Power,
+): Promise<MachinePorts> {
+  const slots = createFsSlotStore(root);
+  const health: HealthCheck[] = [labSlotHealth(slots, boot.slot)];
+  const cp = config.role === 'control-plane' ? await controlPlanePorts(root, config, health) : { services: noServices };
+  return {
+    bootloader: bootloaderFor(root, config),
+    slots,
+    images: await imageSourceFor(root, config),
+    mounts: createLabMounts(root),
+    kube: createNoClusterKubeNode(),
+    clock: systemClock,
+    power,
+    health,
+    ...cp,
+  };
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+/** The API's view of the agent ({@link AgentController}), backed by the runner. */
+import { parseImageReference } from '../core/slots/reference.ts';
+import type { AgentController, SubmitRequest } from './api/controller.ts';
+import type { MachinePorts } from './machine/ports.ts';
+import type { Runner } from './machine/runner.ts';
+import { machineStatus } from './machine/status.ts';
+import type { BootInfo } from './ports/boot-info.ts';
+
+export interface ControllerFacts {
+  readonly node: string;
+  readonly role: 'control-plane' | 'worker';
+  readonly boot: BootInfo;
+  readonly ports: Pick<MachinePorts, 'slots' | 'bootloader'>;
+}
+
+export function controllerFor(runner: Runner, facts: ControllerFacts): AgentController {
+  return {
+    status: () =>
+      machineStatus({
+        node: facts.node,
+        role: facts.role,
+        boot: facts.boot,
+        slots: facts.ports.slots,
+        bootloader: facts.ports.bootloader,
+        state: () => runner.state(),
+      }),
+    async submit(request: SubmitRequest) {
+      const { body } = request;
+      if (request.kind === 'upgrade') {
+        const upgrade = request.body;
+        // A reference that cannot name an image is refused now, as 400, not as a failed operation.
+        parseImageReference(upgrade.image);
+        return runner.submit({ kind: 'upgrade', image: upgrade.image, preserve: upgrade.preserve, stage: upgrade.stage, force: upgrade.force });
+      }
+      return runner.submit({ kind: request.kind, force: body.force });
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Composition root of `molt agent` (STYLE §1): reads the machine config and the boot facts,
+ * builds the ports, starts the runner and the mTLS API, and writes `run/agent.json` so the lab and
+ * tests can find the endpoint. `molt agent install` sets up an empty machine.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
+import { createFsJournalStore } from './adapters/fs-journal/index.ts';
+import { readBootInfo } from './adapters/lab/boot-info.ts';
+import { createLabFaults } from './adapters/lab/faults.ts';
+import { createLabPower } from './adapters/lab/power.ts';
+import { createAgentApi } from './api/server.ts';
+import { machinePorts } from './compose.ts';
+import { loadMachineConfig } from './config.ts';
+import { controllerFor } from './controller.ts';
+import { installFirstSlot } from './install.ts';
+import { createRunner } from './machine/runner.ts';
+
+export interface AgentIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+function bad(message: string): MoltError {
+  return new MoltError(ErrorCode.BadFlag, message, { hint: 'usage: molt agent --root DIR | molt agent install --root DIR --image REF [--insecure]' });
+}
+
+function flags(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: { root: { type: 'string' }, image: { type: 'string' }, insecure: { type: 'boolean', default: false } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw bad((error as Error).message);
+  }
+}
+
+const newOperationId = (): string =>
+  `op-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+
+async function runDaemon(root: string, io: AgentIo): Promise<number> {
+  const config = await loadMachineConfig(root);
+  const boot = await readBootInfo();
+  const journal = createFsJournalStore(root);
+  let shutdown: () => Promise<void> = () => Promise.resolve();
+  const ports = await machinePorts(root, config, boot, createLabPower(() => shutdown()));
+  const runner = createRunner({
+    journal,
+    ports,
+    boot,
+    faults: createLabFaults(root),
+    controlPlane: config.role === 'control-plane',
+    healthDeadlineMs: config.healthDeadlineSeconds * 1000,
+    newOperationId,
+    onFatal: (error) => {
+      io.err(`molt agent: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  });
+  const pki = join(root, 'state', 'pki');
+  const readPki = (name: string): Promise<string> =>
+    readFile(join(pki, name), 'utf8').catch((error: unknown) => {
+      throw new MoltError(ErrorCode.PkiInvalid, `cannot read ${join(pki, name)}: ${(error as Error).message}`, {
+        hint: 'issue a node certificate with `molt pki issue --role node` into state/pki (ca.pem, node.pem, node.key)',
+      });
+    });
+  const tls = { ca: await readPki('ca.pem'), cert: await readPki('node.pem'), key: await readPki('node.key') };
+  await runner.start();
+  const api = await createAgentApi({
+    controller: controllerFor(runner, { node: config.node, role: config.role, boot, ports }),
+    journal,
+    tls,
+    host: config.api.host,
+    port: config.api.port,
+    onInternalError: (error) => { io.err(`molt agent: internal error: ${String(error)}\n`); },
+  });
+  shutdown = async () => {
+    await api.close().catch(() => undefined);
+  };
+  await writeFileAtomic(join(root, 'run', 'agent.json'), `${JSON.stringify({ url: api.url, pid: process.pid, bootId: boot.bootId })}\n`);
+  io.err(`molt agent: ${config.node} booted slot ${boot.slot}, listening on ${api.url}\n`);
+  return new Promise<number>((done) => {
+    const stop = (): void => {
+      void shutdown().then(async () => {
+        await ports.lease?.close();
+        done(0);
+      });
+    };
+    process.once('SIGTERM', stop).once('SIGINT', stop);
+  });
+}
+
+export async function runAgentCommand(argv: readonly string[], io: AgentIo): Promise<number> {
+  const { values, positionals } = flags(argv);
+  if (values.root === undefined) throw bad('--root is required');
+  const root = resolve(values.root);
+  const [verb] = positionals;
+  if (verb === undefined) return runDaemon(root, io);
+  if (verb !== 'install') throw bad(`unknown agent command ${JSON.stringify(verb)}`);
+  if (values.image === undefined) throw bad('install needs --image');
+  const config = await loadMachineConfig(root);
+  const effective = values.insecure ? { ...config, registry: { ...config.registry, insecure: true } } : config;
+  const version = await installFirstSlot(root, effective, values.image);
+  io.out(`installed ${version} into slot A of ${config.node}\n`);
+  return 0;
+}
