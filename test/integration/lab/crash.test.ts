@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Crash tests on a lab machine: the agent is killed (SIGKILL) before and after the commands of
+// every phase of an upgrade, and the power is cut at the phases where a torn write would hurt.
+// Whatever happens, the machine must end Idle, booted on its committed slot with nothing armed,
+// fully upgraded or fully on its previous release — never half.
+import assert from 'node:assert/strict';
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createRegistryClient } from '../../../src/oci/index.ts';
+import type { AgentStatus } from '../../../src/protocol/agent.ts';
+import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
+import { tempDir } from '../../../src/testkit/process.ts';
+import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
+import { createFleetPki, startLabMachine, type LabMachine } from './harness.ts';
+
+const repo = 'molt/installer';
+/** Every phase a worker upgrade passes through (ReleasingLease is control-plane only). */
+const phases = [
+  'Pulling', 'Cordoning', 'Draining', 'StoppingServices', 'ReleasingMounts', 'WritingSlot', 'VerifyingSlot',
+  'ArmingBootOnce', 'Rebooting', 'Rejoining', 'HealthChecking', 'Committing', 'Uncordoning',
+];
+const kills = phases.flatMap((p) => (p === 'Rebooting' ? [`${p}:before`] : [`${p}:before`, `${p}:after`]));
+const powerCuts = ['WritingSlot:before', 'WritingSlot:after', 'ArmingBootOnce:after', 'Rebooting:before', 'HealthChecking:before', 'Committing:after'].map(
+  (f) => `${f}:power`,
+);
+
+let registry: RunningRegistry;
+let scratch: { path: string; remove: () => Promise<void> };
+
+before(async () => {
+  registry = await startRegistry();
+  scratch = await tempDir('lab-crash');
+  const client = createRegistryClient({ registry: registry.host, insecure: true });
+  await pushInstallerImage(client, repo, '1.0.0', { version: '1.0.0' });
+  await pushInstallerImage(client, repo, '2.0.0', { version: '2.0.0' });
+  await client.close();
+});
+after(async () => {
+  await registry.stop();
+  await scratch.remove();
+});
+
+/** The machine is whole: Idle, booted = committed, nothing armed, the booted slot ready. */
+function assertWhole(status: AgentStatus, operationId: string): void {
+  assert.equal(status.phase, 'Idle', 'the operation ended');
+  assert.equal(status.last?.operationId, operationId);
+  assert.equal(status.boot.committed, status.bootedSlot, 'the machine runs its committed slot');
+  assert.equal(status.boot.oneShot, null, 'no boot-once is left armed');
+  const booted = status.slots.find((s) => s.slot === status.bootedSlot);
+  assert.equal(booted?.status, 'ready');
+  assert.equal(booted.version, status.version);
+}
+
+for (const [bootloader, faults] of [['grub', kills], ['systemd-boot', powerCuts]] as const) {
+  describe(`crashes during upgrades (${bootloader})`, () => {
+    let machine: LabMachine;
+    let version = '1.0.0';
+    before(async () => {
+      const pki = await createFleetPki(join(scratch.path, `pki-${bootloader}`));
+      machine = startLabMachine({ root: join(scratch.path, bootloader), bootloader, pki, image: `${registry.host}/${repo}:1.0.0` });
+      await machine.status();
+    });
+    after(async () => {
+      await machine.stop();
+    });
+
+    for (const fault of faults) {
+      it(`${fault}: ends fully upgraded or fully rolled back`, async () => {
+        const before = await machine.status();
+        const target = version === '1.0.0' ? '2.0.0' : '1.0.0';
+        await writeFile(join(machine.root, 'state', 'lab-fault'), fault);
+        const r = await machine.molt(['node', 'upgrade', '--image', `${registry.host}/${repo}:${target}`, '--follow', '-o', 'json']);
+        const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { operationId: string });
+        const operationId = lines[0]?.operationId ?? '';
+        const status = await machine.status();
+        await access(join(machine.root, 'state', `fault-fired-${fault.replaceAll(':', '-')}`)); // the crash really happened
+        assertWhole(status, operationId);
+        if (fault.endsWith(':power') && status.last?.result !== 'Succeeded') {
+          // A power cut before the new slot was committed may end the upgrade; the machine is on its old release.
+          assert.equal(status.version, before.version, r.stderr);
+          assert.equal(status.bootedSlot, before.bootedSlot);
+        } else {
+          // Killing the agent is never a reason to give up: the journal resumes the upgrade.
+          assert.equal(status.last?.result, 'Succeeded', `${r.stdout}${r.stderr}`);
+          assert.equal(status.version, target);
+          assert.notEqual(status.bootedSlot, before.bootedSlot);
+          version = target;
+        }
+      });
+    }
+  });
+}
