@@ -98,7 +98,19 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   });
 }
 
+const usage = `Usage: molt agent --root DIR
+       molt agent install --root DIR --image REF [--insecure]
+
+The node agent: owns the machine's A/B boot slots and performs upgrades, rollbacks and reboots
+requested over its mutual-TLS API (molt node …). Reads DIR/state/config.yaml and DIR/state/pki.
+\`install\` writes the first release into slot A of an empty machine and makes it the default.
+`;
+
 export async function runAgentCommand(argv: readonly string[], io: AgentIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(usage);
+    return 0;
+  }
   const { values, positionals } = flags(argv);
   if (values.root === undefined) throw bad('--root is required');
   const root = resolve(values.root);

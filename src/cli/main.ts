@@ -25,6 +25,10 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(nodeCommand(ctx));
   program.addCommand(pkiCommand(ctx));
   program.addCommand(versionCommand(ctx));
+  program.addHelpText(
+    'after',
+    '\nProcesses:\n  agent           the node agent (molt agent --help)\n  lab machine     a lab machine under molt\'s firmware (molt lab machine --help)\n',
+  );
   configure(program, ctx);
   return program;
 }

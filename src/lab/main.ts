@@ -45,7 +45,31 @@ function parseMachine(argv: readonly string[]) {
   return { ...values, root: values.root, bootloader, deadline, port };
 }
 
+const usage = `Usage: molt lab machine --root DIR [options]
+
+Run one lab machine: firmware and bootloader played by molt, the agent booted into the slot the
+bootloader chooses, rebooted when it asks. Prepares DIR on first use.
+
+Options:
+  --root DIR               the machine's root directory (ESP, slots, EPHEMERAL, STATE)
+  --bootloader NAME        grub (default) or systemd-boot
+  --image REF              installer image for the first install of slot A
+  --insecure               plain-HTTP registry (loopback labs)
+  --pki DIR                fleet CA (molt pki init) to issue the node certificate from
+  --control-plane          a control-plane machine (needs --config with an etcd section)
+  --config FILE            install FILE as state/config.yaml
+  --node NAME              node name (default: the root directory's name)
+  --health-deadline SECS   how long a new slot has to become healthy (default 20)
+  --api-port PORT          the agent's port (default: a free port chosen once)
+
+Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
+`;
+
 export async function runLab(argv: readonly string[], io: LabIo, molt: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(usage);
+    return 0;
+  }
   const [verb, ...rest] = argv;
   if (verb !== 'machine') throw bad(`unknown lab command ${JSON.stringify(verb ?? '')}; try \`molt lab machine\``);
   let flags: ReturnType<typeof parseMachine>;

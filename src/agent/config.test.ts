@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isMoltError } from '../core/errors.ts';
+import { tempDir } from '../testkit/process.ts';
+import { loadMachineConfig } from './config.ts';
+
+async function rootWith(config: string | undefined): Promise<string> {
+  const { path } = await tempDir('config');
+  await mkdir(join(path, 'state'), { recursive: true });
+  if (config !== undefined) await writeFile(join(path, 'state', 'config.yaml'), config);
+  return path;
+}
+
+describe('machine config', () => {
+  it('fills defaults for a worker', async () => {
+    const config = await loadMachineConfig(await rootWith('node: w1\nrole: worker\nbootloader: grub\n'));
+    assert.equal(config.healthDeadlineSeconds, 300);
+    assert.deepEqual(config.api, { host: '127.0.0.1', port: 0 });
+  });
+
+  for (const [name, text, field] of [
+    ['missing file', undefined, /cannot read/],
+    ['bad YAML', 'node: [', /not valid YAML/],
+    ['unknown field', 'node: w1\nrole: worker\nbootloader: grub\nextra: 1\n', /extra|unrecognized/i],
+    ['bad node name', 'node: W_1\nrole: worker\nbootloader: grub\n', /node/],
+    ['control plane without etcd', 'node: c1\nrole: control-plane\nbootloader: grub\n', /etcd/],
+  ] as const) {
+    it(`refuses a ${name} with MOLT_MACHINE_INVALID naming the problem`, async () => {
+      await assert.rejects(loadMachineConfig(await rootWith(text)), (e: unknown) => isMoltError(e, 'MOLT_MACHINE_INVALID') && field.test(e.message));
+    });
+  }
+});
