@@ -8,6 +8,7 @@ import { memoryIo } from '../src/cli/io.ts';
 import { generateKeyPair } from '../src/releases/index.ts';
 import { startRegistry } from '../src/testkit/registry-process.ts';
 import { tempDir } from '../src/testkit/process.ts';
+import { agentStory } from './demo-agent.ts';
 
 const tty = process.stdout.isTTY;
 const bold = (s: string): string => (tty ? `\x1b[1m${s}\x1b[0m` : s);
@@ -19,8 +20,8 @@ interface Ctx {
   failures: string[];
 }
 
-async function molt(args: string[], show = true): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = memoryIo(process.env);
+async function molt(args: string[], show = true, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const io = memoryIo({ ...process.env, ...env });
   const code = await main(args, io);
   if (show) {
     console.log(dim(`$ molt ${args.join(' ')}`));
@@ -86,7 +87,7 @@ async function story(ctx: Ctx, keyFile: string): Promise<void> {
 }
 
 async function run(): Promise<number> {
-  console.log(bold('molt — release discovery demo\n'));
+  console.log(bold('molt — release discovery and node upgrades demo\n'));
   const dir = await tempDir('demo');
   const registry = await startRegistry();
   console.log(`A real OCI registry (Debian docker-registry 2.8) is running on ${registry.host}.\n`);
@@ -97,6 +98,13 @@ async function run(): Promise<number> {
     await writeFile(keyFile, keys.privateKeyPem);
     await writeFile(`${keyFile}.pub`, keys.publicKeyPem);
     await story(ctx, keyFile);
+    await agentStory({
+      dir: dir.path,
+      registry: registry.host,
+      molt: (args, env = {}, show = true) => molt(args, show, env),
+      expect: (ok, what) => { expect(ctx, ok, what); },
+      bold,
+    });
   } finally {
     await registry.stop();
     await dir.remove();
