@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The actions of `molt node …`: parse flags, call the agent, print. */
 import { z } from 'zod';
-import { ErrorCode, MoltError, isMoltError, operationColumns, type AgentClient, type OperationAccepted } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError, isMoltError, operationColumns, type AgentClient, type AgentEvent, type OperationAccepted } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
@@ -130,8 +130,13 @@ async function follow(
         ctx.io.err('reconnected\n');
       },
     });
-    if (result.result?.result !== 'Succeeded') ctx.setExitCode(ExitCode.Error);
+    if (!succeeded(result.result)) ctx.setExitCode(ExitCode.Error);
   } finally {
     printer.end();
   }
+}
+
+/** Did the operation do what was asked? A manual rollback ends `RolledBack{manual}` when it worked. */
+function succeeded(result: AgentEvent['result']): boolean {
+  return result?.result === 'Succeeded' || (result?.result === 'RolledBack' && result.reason === 'manual');
 }
