@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGrubBootloader } from './adapters/grub/index.ts';
+import { kubeNodeReady } from './adapters/health/checks.ts';
 import { createLabMounts } from './adapters/lab/mounts.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
@@ -81,14 +82,15 @@ export async function machinePorts(
   power: Power,
 ): Promise<MachinePorts> {
   const slots = createFsSlotStore(root);
-  const health: HealthCheck[] = [labSlotHealth(slots, boot.slot)];
+  const kube = createNoClusterKubeNode();
+  const health: HealthCheck[] = [labSlotHealth(slots, boot.slot), kubeNodeReady(kube)];
   const cp = config.role === 'control-plane' ? await controlPlanePorts(root, config, health) : { services: noServices };
   return {
     bootloader: bootloaderFor(root, config),
     slots,
     images: await imageSourceFor(root, config),
     mounts: createLabMounts(root),
-    kube: createNoClusterKubeNode(),
+    kube,
     clock: systemClock,
     power,
     health,

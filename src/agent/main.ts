@@ -15,6 +15,7 @@ import { readBootInfo } from './adapters/lab/boot-info.ts';
 import { createLabFaults } from './adapters/lab/faults.ts';
 import { createLabPower } from './adapters/lab/power.ts';
 import { createAgentApi } from './api/server.ts';
+import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
 import { loadMachineConfig } from './config.ts';
 import { controllerFor } from './controller.ts';
@@ -51,7 +52,9 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const boot = await readBootInfo();
   const journal = createFsJournalStore(root);
   let shutdown: () => Promise<void> = () => Promise.resolve();
-  const ports = await machinePorts(root, config, boot, createLabPower(() => shutdown()));
+  const served: { url?: string } = {};
+  const machine = await machinePorts(root, config, boot, createLabPower(() => shutdown()));
+  const ports = { ...machine, health: [...machine.health, agentApiServing(() => served.url)] };
   const runner = createRunner({
     journal,
     ports,
@@ -82,6 +85,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     port: config.api.port,
     onInternalError: (error) => { io.err(`molt agent: internal error: ${String(error)}\n`); },
   });
+  served.url = api.url;
   shutdown = async () => {
     await api.close().catch(() => undefined);
   };
