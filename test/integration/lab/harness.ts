@@ -44,11 +44,17 @@ export interface LabMachineOptions {
   readonly image: string;
   readonly healthDeadlineSeconds?: number;
   readonly env?: Record<string, string>;
+  /** A control-plane machine (`--control-plane`); needs `configFile` with an etcd section. */
+  readonly controlPlane?: boolean;
+  /** Installed as state/config.yaml (`--config`); set `api.port` there so followers can reconnect. */
+  readonly configFile?: string;
 }
 
 export function startLabMachine(o: LabMachineOptions): LabMachine {
   const args = [moltEntry, 'lab', 'machine', '--root', o.root, '--bootloader', o.bootloader, '--pki', o.pki.dir];
   args.push('--image', o.image, '--insecure', '--health-deadline', String(o.healthDeadlineSeconds ?? 5));
+  if (o.controlPlane === true) args.push('--control-plane');
+  if (o.configFile !== undefined) args.push('--config', o.configFile);
   const child = startProcess(`lab ${o.root}`, process.execPath, args, { env: { ...process.env, ...o.env } });
   const machine: LabMachine = {
     root: o.root,

@@ -4,6 +4,15 @@ import type { IMember } from 'etcd3';
 import type { Services } from '../../ports/services.ts';
 import { findSelf, listMembers } from './member-probe.ts';
 
+/**
+ * The service that runs the local etcd. `disable`/`enable`, when present, keep a plain
+ * `startAll` (StartServices) from starting a member that left the cluster until it rejoins.
+ */
+export interface MemberService extends Services {
+  disable?(): Promise<void>;
+  enable?(): Promise<void>;
+}
+
 /** Options for `createEtcdMember`. */
 export interface EtcdMemberOptions {
   /** This member's name (the node name). */
@@ -13,7 +22,7 @@ export interface EtcdMemberOptions {
   /** Client URLs of all members, this one included. */
   readonly endpoints: readonly string[];
   /** Starts and stops the local etcd process; reads the join spec (join-spec.ts) when it starts. */
-  readonly service: Services;
+  readonly service: MemberService;
   readonly dataDir: string;
   /** Deadline of each etcd request and of each member's quorum read. @default 5000 */
   readonly requestTimeoutMs?: number;

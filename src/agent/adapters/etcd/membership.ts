@@ -24,8 +24,12 @@ import { writeJoinSpec } from './join-spec.ts';
 import { lookup, peersFirst, type MemberCtx } from './member-ctx.ts';
 import { memberName } from './member-probe.ts';
 
-/** `member remove` of this member; absent already = done; a timed-out remove is settled by a re-read. */
+/**
+ * `member remove` of this member; absent already = done; a timed-out remove is settled by a re-read.
+ * The service is disabled first: from here on only a rejoin as a new member may start etcd.
+ */
 export async function leave(ctx: MemberCtx): Promise<void> {
+  await ctx.service.disable?.();
   const { me } = await lookup(ctx);
   if (me === undefined) return;
   try {
@@ -70,6 +74,7 @@ async function joinAsNew(ctx: MemberCtx): Promise<void> {
   let { members, me } = await lookup(ctx);
   if (me !== undefined && isVoter(me)) {
     if (await hasData(ctx.dataDir)) {
+      await ctx.service.enable?.();
       await ctx.service.startAll();
       return;
     }
@@ -81,6 +86,7 @@ async function joinAsNew(ctx: MemberCtx): Promise<void> {
     initialCluster: initialCluster(ctx, members, me),
     state: 'existing',
   });
+  await ctx.service.enable?.();
   await ctx.service.startAll();
   if (me.isLearner) await promote(ctx, me.ID);
 }

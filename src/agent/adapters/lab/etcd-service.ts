@@ -9,9 +9,15 @@
  * Joining: when `<dataDir>.join.json` exists (written by the etcd member adapter after `member
  * add`, see ../etcd/join-spec.ts), etcd starts with its `initialCluster` and
  * `--initial-cluster-state=existing`; otherwise with `initialCluster` and `new`.
+ *
+ * Disabled (`<root>/state/etcd.disabled`, like `systemctl disable`): set by the member adapter
+ * when this member leaves the cluster, so a plain StartServices (after a boot, an abort, a
+ * rollback) does not start a removed member — its data dir, or an empty one bootstrapping the
+ * old member id, makes etcd exit at once. Only a rejoin as a new member enables it again. The
+ * marker lives in STATE because `preserve: false` wipes EPHEMERAL between leave and rejoin.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, open } from 'node:fs/promises';
+import { access, mkdir, open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
@@ -52,10 +58,18 @@ export interface LabEtcdServiceOptions {
   readonly startTimeoutMs?: number;
 }
 
+/** The lab etcd service: {@link Services} plus disabling it while the member is out of the cluster. */
+export interface LabEtcdService extends Services {
+  /** `startAll` does nothing until {@link enable} (this member left the cluster). */
+  disable(): Promise<void>;
+  enable(): Promise<void>;
+}
+
 /** The lab etcd as the agent's {@link Services}; `running()` lists `'etcd'` while it runs. */
-export function createLabEtcdService(options: LabEtcdServiceOptions): Services {
+export function createLabEtcdService(options: LabEtcdServiceOptions): LabEtcdService {
   const binary = options.binary ?? '/usr/bin/etcd';
   const pidFile = join(options.root, 'run', 'etcd.pid');
+  const disabled = join(options.root, 'state', 'etcd.disabled');
   const runningPid = async (): Promise<number | undefined> => {
     const pid = await readPidFile(pidFile);
     return pid !== undefined && (await isEtcdProcess(pid, binary, options.dataDir))
@@ -66,8 +80,16 @@ export function createLabEtcdService(options: LabEtcdServiceOptions): Services {
     async running() {
       return (await runningPid()) === undefined ? [] : ['etcd'];
     },
+    async disable() {
+      await mkdir(join(options.root, 'state'), { recursive: true });
+      await writeFile(disabled, '');
+    },
+    async enable() {
+      await rm(disabled, { force: true });
+    },
     async startAll() {
       if ((await runningPid()) !== undefined) return;
+      if (await access(disabled).then(() => true, () => false)) return;
       const args = await etcdArgs(options);
       await mkdir(join(options.root, 'run'), { recursive: true });
       const log = await open(join(options.root, 'run', 'etcd.log'), 'a');

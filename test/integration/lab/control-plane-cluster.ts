@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// Control-plane lab machines for end-to-end tests: N `molt lab machine --control-plane` processes
+// whose agents run the members of one real etcd cluster (Debian etcd 3.4), plus what the tests
+// look at from outside: the member list, each machine's etcd PID, linearizable reads per member.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Etcd3, type IMember } from 'etcd3';
+import { stringify } from 'yaml';
+import { freePort } from '../../../src/testkit/ports.ts';
+import { eventually } from '../../../src/testkit/process.ts';
+import { startLabMachine, type FleetPki, type LabMachine } from './harness.ts';
+
+export interface ControlPlaneMachine extends LabMachine {
+  readonly name: string;
+  readonly clientUrl: string;
+}
+
+export interface ControlPlaneCluster {
+  readonly machines: readonly ControlPlaneMachine[];
+  /** Client URLs of all members. */
+  readonly endpoints: readonly string[];
+  /** Stop every machine by its supervisor PID (SIGTERM: the supervisor ends its agent and etcd). */
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneClusterOptions {
+  readonly dir: string;
+  readonly pki: FleetPki;
+  /** Installer image for the first install. */
+  readonly image: string;
+  readonly size?: number;
+  /** TTL of the upgrade lease while its holder runs. @default 3 */
+  readonly leaseTtlSeconds?: number;
+  /** @default 20 */
+  readonly healthDeadlineSeconds?: number;
+}
+
+const url = (port: number): string => `http://127.0.0.1:${port}`;
+
+/** Start the machines and wait until every member serves linearizable reads. */
+export async function startControlPlaneCluster(o: ControlPlaneClusterOptions): Promise<ControlPlaneCluster> {
+  const names = Array.from({ length: o.size ?? 3 }, (_, i) => `cp-${i + 1}`);
+  const ports = [];
+  for (const name of names) ports.push({ name, peer: await freePort(), client: await freePort(), api: await freePort() });
+  const initialCluster = ports.map((p) => `${p.name}=${url(p.peer)}`).join(',');
+  const endpoints = ports.map((p) => url(p.client));
+  const machines: ControlPlaneMachine[] = [];
+  for (const p of ports) {
+    const config = {
+      node: p.name,
+      role: 'control-plane',
+      bootloader: 'grub',
+      api: { host: '127.0.0.1', port: p.api },
+      healthDeadlineSeconds: o.healthDeadlineSeconds ?? 20,
+      leaseTtlSeconds: o.leaseTtlSeconds ?? 3,
+      rebootLeaseSeconds: 30,
+      registry: { insecure: true },
+      etcd: { name: p.name, peerUrl: url(p.peer), clientUrl: url(p.client), initialCluster, endpoints },
+    };
+    const configFile = join(o.dir, `${p.name}.yaml`);
+    await writeFile(configFile, stringify(config));
+    const machine = startLabMachine({ root: join(o.dir, p.name), bootloader: 'grub', pki: o.pki, image: o.image, controlPlane: true, configFile });
+    machines.push({ ...machine, name: p.name, clientUrl: url(p.client) });
+  }
+  const cluster = { machines, endpoints, stop: () => Promise.all(machines.map((m) => m.stop())).then(() => undefined) };
+  try {
+    const exited = machines.map((m) => m.process.exited.then((code) => { throw new Error(`${m.name} exited (${String(code)})`); }));
+    await Promise.race([waitClusterHealthy(endpoints, 60_000), ...exited]);
+  } catch (e) {
+    await cluster.stop();
+    const logs = machines.map((m) => `--- ${m.name}\n${m.process.output().slice(-3000)}`).join('\n');
+    throw new Error(`the control-plane cluster did not come up: ${(e as Error).message}\n${logs}`, { cause: e });
+  }
+  return cluster;
+}
+
+/** A linearizable read through `endpoint` alone (fails unless that member is connected to a quorum). */
+export async function readThrough(endpoint: string, key: string, timeoutMs = 2_000): Promise<string | null> {
+  const client = new Etcd3({ hosts: [endpoint], dialTimeout: 1_000 });
+  try {
+    return await client.get(key).options({ deadline: Date.now() + timeoutMs }).string();
+  } finally {
+    client.close();
+  }
+}
+
+/** Every member answers a linearizable read and the member list has `endpoints.length` started voters. */
+export async function waitClusterHealthy(endpoints: readonly string[], timeoutMs = 30_000): Promise<void> {
+  await eventually(
+    async () => {
+      for (const e of endpoints) await readThrough(e, '/test/health');
+      const members = await memberList(endpoints);
+      const voters = members.filter((m) => m.name !== '' && !m.isLearner);
+      if (voters.length !== endpoints.length) throw new Error(`${voters.length} started voters of ${members.length} members`);
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+}
+
+/** The member list, after a linearizable read through the same client (3.4 answers it locally). */
+export async function memberList(endpoints: readonly string[]): Promise<IMember[]> {
+  const client = new Etcd3({ hosts: [...endpoints], dialTimeout: 1_000 });
+  try {
+    await client.get('/test/health').options({ deadline: Date.now() + 2_000 }).exec();
+    return (await client.cluster.memberList({}, { deadline: Date.now() + 2_000 })).members;
+  } finally {
+    client.close();
+  }
+}
+
+/** The PID of the machine's etcd (run/etcd.pid), checked to be alive. */
+export async function etcdPid(machine: LabMachine): Promise<number> {
+  const pid = Number((await readFile(join(machine.root, 'run', 'etcd.pid'), 'utf8')).trim());
+  process.kill(pid, 0);
+  return pid;
+}
