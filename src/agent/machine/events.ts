@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Turns state changes and command outcomes into journal events (what `molt node events` shows). */
 import type { CommandOutcome } from '../../core/upgrade/events.ts';
-import type { UpgradeState } from '../../core/upgrade/state.ts';
+import type { LastResult, UpgradeState } from '../../core/upgrade/state.ts';
 import type { AgentEvent } from '../../protocol/agent.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { JournalStore, NewAgentEvent } from '../ports/journal-store.ts';
@@ -12,26 +12,32 @@ type Body = Omit<NewAgentEvent, 'operationId' | 'time' | 'phase'>;
 export interface EventLog {
   emit(state: UpgradeState, body: Body): Promise<AgentEvent | undefined>;
   transition(before: UpgradeState, after: UpgradeState): Promise<void>;
+  result(last: LastResult, phase: UpgradeState['phase']): Promise<void>;
   outcome(state: UpgradeState, outcome: CommandOutcome): Promise<void>;
   progress(state: UpgradeState, progress: PullProgress): void;
 }
 
 const ProgressEveryMs = 1000;
 
-/** The `result` event of the operation `before` ran, when `after` has finished it. */
-function finishedResult(before: UpgradeState, after: UpgradeState): Omit<NewAgentEvent, 'time'> | undefined {
-  const last = after.last;
-  if (before.op === undefined || after.op?.id === before.op.id || last?.operationId !== before.op.id) return undefined;
+/** The `result` event of a finished operation. */
+function resultEvent(last: LastResult, phase: UpgradeState['phase']): Omit<NewAgentEvent, 'time'> {
   const reason = last.reason ?? last.code;
   return {
     operationId: last.operationId,
     kind: 'result',
-    phase: after.phase,
+    phase,
     status: last.result === 'Succeeded' ? 'done' : 'failed',
     message: `${last.kind} ${last.result.toLowerCase()}${reason === undefined ? '' : `: ${reason}`}`,
     result: { result: last.result, ...(reason === undefined ? {} : { reason }) },
     ...(last.code === undefined ? {} : { error: { code: last.code, message: last.reason ?? last.code } }),
   };
+}
+
+/** Whether `after` finished the operation `before` ran. */
+function finished(before: UpgradeState, after: UpgradeState): LastResult | undefined {
+  const last = after.last;
+  if (before.op === undefined || after.op?.id === before.op.id || last?.operationId !== before.op.id) return undefined;
+  return last;
 }
 
 export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
@@ -44,11 +50,14 @@ export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
       return journal.append({ ...body, operationId, time: time(), phase: state.phase });
     },
     async transition(before, after) {
-      const finished = finishedResult(before, after);
-      if (finished !== undefined) await journal.append({ ...finished, time: time() });
+      const done = finished(before, after);
+      if (done !== undefined) await log.result(done, after.phase);
       if (after.op !== undefined && (after.phase !== before.phase || after.op.id !== before.op?.id)) {
         await log.emit(after, { kind: 'phase', status: 'started', message: after.phase });
       }
+    },
+    async result(last, phase) {
+      await journal.append({ ...resultEvent(last, phase), time: time() });
     },
     async outcome(state, outcome) {
       const message =

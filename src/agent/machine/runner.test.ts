@@ -213,4 +213,28 @@ describe('runner', () => {
     assert.equal(m.bootloader.committed, 'B');
     after.close();
   });
+
+  it('finishes a clean-up cut short by a crash in Idle (same boot)', async () => {
+    const m = await newMachine();
+    m.boots = 1;
+    const last = { operationId: 'op-x', kind: 'upgrade' as const, result: 'Failed' as const, code: 'MOLT_MOUNT_BUSY', finishedAt: m.clock.now() };
+    await m.journal.save({ rev: 9, state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last }, commands: [{ type: 'StartServices' }] });
+    const runner = await boot(m, { sameBoot: true, slot: 'A' });
+    await runner.settled();
+    assert.deepEqual(m.services.calls, ['startAll']);
+    runner.close();
+  });
+
+  it('logs the result of an operation whose end was persisted just before a crash', async () => {
+    const m = await newMachine();
+    m.boots = 1;
+    await m.journal.append({ operationId: 'op-y', time: new Date(m.clock.now()).toISOString(), kind: 'phase', phase: 'Aborting', status: 'started', message: 'Aborting' });
+    const last = { operationId: 'op-y', kind: 'upgrade' as const, result: 'Failed' as const, code: 'MOLT_MOUNT_BUSY', reason: 'EPHEMERAL is busy', finishedAt: m.clock.now() };
+    await m.journal.save({ rev: 3, state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last }, commands: [] });
+    const runner = await boot(m, { sameBoot: true, slot: 'A' });
+    await runner.settled();
+    const events = await m.journal.events('op-y');
+    assert.deepEqual(events.at(-1)?.result, { result: 'Failed', reason: 'EPHEMERAL is busy' });
+    runner.close();
+  });
 });

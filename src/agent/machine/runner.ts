@@ -123,6 +123,25 @@ export function createRunner(options: RunnerOptions): Runner {
     return next;
   }
 
+  /** The lease keep-alive does not survive a reboot or restart; take it up again while the state holds it. */
+  async function resumeLease(): Promise<void> {
+    if (!holdsLease(state) || state.op === undefined || ports.lease === undefined) return;
+    try {
+      await ports.lease.resume(state.op.id, undefined);
+    } catch (error) {
+      await events.emit(state, { kind: 'log', status: 'info', message: `lease keep-alive not resumed: ${stepError(error).message}` });
+    }
+  }
+
+  /** A kill between persisting the end of an operation and logging its result must not lose the result. */
+  async function recordLastResult(): Promise<void> {
+    const last = state.last;
+    if (last === undefined || state.op?.id === last.operationId) return;
+    const logged = await journal.events(last.operationId);
+    if (logged.length === 0 || logged.some((e) => e.kind === 'result')) return;
+    await events.result(last, state.phase);
+  }
+
   function tick(): void {
     if (tickQueued || !DeadlinePhases.includes(state.phase)) return;
     tickQueued = true;
@@ -137,17 +156,18 @@ export function createRunner(options: RunnerOptions): Runner {
       const record = await journal.load();
       state = record?.state ?? initialState;
       rev = record?.rev ?? 0;
+      // Same boot (the agent restarted): the record's commands were maybe cut short, run them again —
+      // in a quiescent phase too, where they are the rest of a clean-up (uncordon, start services).
       const sameBoot = record !== undefined && record.state.bootId === options.boot.bootId;
-      const carried = sameBoot && !QuiescentPhases.includes(record.state.phase) ? record.commands : undefined;
-      if (holdsLease(state) && state.op !== undefined && ports.lease !== undefined) {
-        const op = state.op;
-        void ports.lease.resume(op.id, undefined).catch((error: unknown) => {
-          void events.emit(state, { kind: 'log', status: 'info', message: `lease keep-alive not resumed: ${stepError(error).message}` });
-        });
-      }
+      const carried = sameBoot && record.commands.length > 0 ? record.commands : undefined;
       let booted: () => void = () => undefined;
       const recorded = new Promise<void>((resolve) => (booted = resolve));
-      const whole = enqueue(() => chain({ type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot }, carried, booted));
+      const whole = enqueue(async () => {
+        await recordLastResult();
+        // Before the chain, so a ReleaseLease of this boot's chain cannot be overtaken by a resume.
+        await resumeLease();
+        await chain({ type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot }, carried, booted);
+      });
       await Promise.race([recorded, whole]);
       timer = setInterval(tick, options.tickMs ?? 1000);
       timer.unref();
