@@ -12,8 +12,10 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
 import { readBootInfo } from './adapters/lab/boot-info.ts';
-import { createLabFaults } from './adapters/lab/faults.ts';
+import { createLabFaults, noFaults } from './adapters/lab/faults.ts';
 import { createLabPower } from './adapters/lab/power.ts';
+import { createSystemPower } from './adapters/system/power.ts';
+import { LabEnv } from '../protocol/agent.ts';
 import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
@@ -53,13 +55,16 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const journal = createFsJournalStore(root);
   let shutdown: () => Promise<void> = () => Promise.resolve();
   const served: { url?: string } = {};
-  const machine = await machinePorts(root, config, boot, createLabPower(() => shutdown()));
+  // Lab-only adapters (firmware power, crash faults) only under the lab firmware, never on a real machine.
+  const lab = process.env[LabEnv.BootId] !== undefined;
+  const power = lab ? createLabPower(() => shutdown()) : createSystemPower(() => shutdown());
+  const machine = await machinePorts(root, config, boot, power);
   const ports = { ...machine, health: [...machine.health, agentApiServing(() => served.url)] };
   const runner = createRunner({
     journal,
     ports,
     boot,
-    faults: createLabFaults(root),
+    faults: lab ? createLabFaults(root) : noFaults,
     controlPlane: config.role === 'control-plane',
     healthDeadlineMs: config.healthDeadlineSeconds * 1000,
     newOperationId,

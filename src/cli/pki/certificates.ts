@@ -92,7 +92,11 @@ export async function issueCertificate(o: IssueOptions): Promise<PemPair> {
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+      // Only node certificates may serve: an operator or admin certificate (client only) cannot be
+      // used to impersonate an agent to the CLI, whatever SANs it carries.
+      new x509.ExtendedKeyUsageExtension(
+        o.role === 'node' ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.clientAuth],
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
       ...(names.length > 0 ? [new x509.SubjectAlternativeNameExtension(names)] : []),

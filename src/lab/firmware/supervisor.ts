@@ -3,8 +3,9 @@
  * `molt lab machine`: plays firmware and bootloader for one lab machine (docs/adr/0004 §4). Each
  * boot: choose an entry exactly as GRUB or systemd-boot would (with their own writes), "boot" the
  * slot — a missing, unfinished, bad or `lab.boot=fail` slot panics and the machine reboots as
- * `panic=10` would — then run `molt agent` until it asks for a reboot. Everything the agent started
- * (etcd) lives in its process group and dies with the machine at reboot or power cut.
+ * `panic=10` would — then run `molt agent` until it asks for a reboot. At a reboot or power cut
+ * everything of the boot dies: the agent's process group, and the services it started detached
+ * (etcd), found by their PID files in `run/`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -63,6 +64,9 @@ export function superviseMachine(options: SupervisorOptions): Supervisor {
     return new Promise((resolve) => {
       child.on('exit', (code, signal) => {
         current = undefined;
+        // Its group may outlive it only through children it left behind; a reused group id must
+        // never be signalled, so forget it unless something still runs in it.
+        if (child.pid !== undefined && !groupAlive(child.pid)) groups.delete(child.pid);
         resolve(signal === null ? (code ?? 1) : 'killed');
       });
       child.on('error', () => { resolve(1); });
@@ -146,15 +150,25 @@ async function killPidFiles(root: string): Promise<void> {
   for (const name of names.filter((n) => n.endsWith('.pid'))) {
     const pid = Number((await readFile(join(run, name), 'utf8').catch(() => '')).trim());
     if (!Number.isInteger(pid) || pid <= 1) continue;
-    // Only a process started for this machine (its command line names the machine root): a stale
-    // PID file must never kill a process that reused the number.
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.includes(root)) continue;
+    // Only a process started for this machine (an argument inside the machine root): a stale PID
+    // file must never kill a process that reused the number, nor one of a machine at `<root>2`.
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (!args.some((arg) => arg === root || arg.startsWith(`${root}/`) || arg.includes(`=${root}/`))) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
       // already gone
     }
+  }
+}
+
+/** Whether any process is left in the process group `pgid`. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 

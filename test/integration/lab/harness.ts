@@ -52,7 +52,7 @@ export interface LabMachineOptions {
 
 export function startLabMachine(o: LabMachineOptions): LabMachine {
   const args = [moltEntry, 'lab', 'machine', '--root', o.root, '--bootloader', o.bootloader, '--pki', o.pki.dir];
-  args.push('--image', o.image, '--insecure', '--health-deadline', String(o.healthDeadlineSeconds ?? 5));
+  args.push('--image', o.image, '--insecure', '--health-deadline', String(o.healthDeadlineSeconds ?? 8));
   if (o.controlPlane === true) args.push('--control-plane');
   if (o.configFile !== undefined) args.push('--config', o.configFile);
   const child = startProcess(`lab ${o.root}`, process.execPath, args, { env: { ...process.env, ...o.env } });

@@ -89,8 +89,10 @@ export function createSdBootBootloader(root: string): Bootloader {
       await parkTrials(files, others);
       // The committed entry boots anyway; turning it into a trial would let a failed boot fall to the other slot.
       if (committed) return;
-      const fileName = await renameEntry(files, entry, { id: entry.name.id, triesLeft: 1 });
-      await outrank(files, entry, fileName, others);
+      // Rank first, under the parked name, then rename to `+1`: the entry point is written last, so
+      // a power cut in between leaves an unarmed entry, never a trial that sorts below the default.
+      await outrank(files, entry, entry.fileName, others);
+      await renameEntry(files, entry, { id: entry.name.id, triesLeft: 1 });
       await deleteEntries(files, extra);
       await ensureLoaderConf(files);
     },
@@ -100,8 +102,8 @@ export function createSdBootBootloader(root: string): Bootloader {
     async commit(slot) {
       const { entry, others, extra } = await primary(files, slot);
       await parkTrials(files, others);
-      const fileName = await renameEntry(files, entry, { id: entry.name.id });
-      await outrank(files, entry, fileName, others.filter(isGood));
+      await outrank(files, entry, entry.fileName, others.filter(isGood));
+      await renameEntry(files, entry, { id: entry.name.id });
       await deleteEntries(files, extra);
       await ensureLoaderConf(files);
     },

@@ -94,6 +94,24 @@ describe('molt pki', () => {
     }
   });
 
+  it('an operator certificate cannot serve: a client of the fleet CA refuses it as an agent', async () => {
+    const out = join(dir.path, 'impostor');
+    assert.equal((await molt(['pki', 'issue', '--ca-dir', ca, '--role', 'operator', '--name', 'mallory', '--san', '127.0.0.1', '--out', out])).code, 0);
+    const read = (p: string) => readFile(p, 'utf8');
+    const server = createServer({ cert: await read(join(out, 'mallory.pem')), key: await read(join(out, 'mallory.key')) }, (_req, res) => res.end('agent'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ connect: { ca: await read(join(ca, 'ca.pem')) } });
+    try {
+      const address = server.address() as AddressInfo;
+      await assert.rejects(fetch(`https://127.0.0.1:${String(address.port)}/`, { dispatcher: agent }), (e: Error & { cause?: Error & { code?: string } }) => {
+        return /purpose/i.test(`${e.cause?.code ?? ''} ${e.cause?.message ?? ''}`);
+      });
+    } finally {
+      await agent.close();
+      server.close();
+    }
+  });
+
   it('validates flags before touching any file', async () => {
     const role = await molt(['pki', 'issue', '--ca-dir', ca, '--role', 'root', '--name', 'x']);
     assert.match(role.stderr, /MOLT_BAD_FLAG: --role must be node, operator or admin/);

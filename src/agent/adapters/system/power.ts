@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Power on a real machine: asks systemd to reboot. The agent's own shutdown runs first (API closed,
+ * lease keep-alive stopped — the lease itself stays, held across the reboot by design); the process
+ * then waits to be stopped by systemd.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import type { Power } from '../../ports/power.ts';
+
+const run = promisify(execFile);
+
+export function createSystemPower(beforeReboot: () => Promise<void>): Power {
+  return {
+    async reboot(reason: string): Promise<never> {
+      await beforeReboot();
+      try {
+        await run('systemctl', ['reboot', `--message=molt: ${reason}`]);
+      } catch (error) {
+        throw new MoltError(ErrorCode.Internal, `systemctl reboot failed: ${(error as Error).message}`, { cause: error });
+      }
+      return new Promise<never>(() => undefined);
+    },
+  };
+}
