@@ -9,7 +9,9 @@
  * - curl: `curl -sf -o` of the same blobs (`/v2/<name>/blobs/<digest>`, one process, one
  *   connection) into the same kind of directory; the table also shows curl followed by `sync`
  *   of the written files, which is what molt's fsync costs on top.
- * One warm-up each (discarded), then 5 alternating rounds; medians. The tar-layer variant (same
+ * One warm-up each (discarded), then 5 alternating rounds; medians. CPU time (user + system,
+ * every thread) is shown too: molt's from `process.cpuUsage` around the pull, curl's from bash's
+ * `time`; it depends far less on what else the machine runs than wall time does. The tar-layer variant (same
  * bytes in one uncompressed tar layer) is measured the same way for the table only.
  * Target: molt / curl ≤ 1.3.
  */
@@ -34,16 +36,28 @@ interface Timing {
   readonly molt: number[];
   readonly curl: number[];
   readonly curlSync: number[];
+  /** CPU time (user + system, all threads) of molt's pull and of the curl process: less sensitive to machine load than wall time. */
+  readonly moltCpu: number[];
+  readonly curlCpu: number[];
 }
 
-async function moltPull(registry: RunningRegistry, tag: string, root: string): Promise<number> {
+/** A run's wall time and CPU time (user + system), in ms. */
+interface Cost {
+  readonly ms: number;
+  readonly cpuMs: number;
+}
+
+async function moltPull(registry: RunningRegistry, tag: string, root: string): Promise<Cost> {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await createOciImageSource({ root, registry: { insecure: true } }).pull(`${registry.host}/${repository}:${tag}`, 'B');
-  return performance.now() - started;
+  const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  return { ms, cpuMs: (used.user + used.system) / 1000 };
 }
 
-/** curl the image's layer blobs into `root`, one process; returns [curl ms, curl + sync ms]. */
-async function curlPull(registry: RunningRegistry, image: InstallerImage, root: string): Promise<[number, number]> {
+/** curl the image's layer blobs into `root`, one process; returns curl's cost (from bash's `time`) and curl + sync ms. */
+async function curlPull(registry: RunningRegistry, image: InstallerImage, root: string): Promise<[Cost, number]> {
   const dir = join(root, 'slots/b.next');
   await mkdir(dir, { recursive: true });
   const args = ['-sf'];
@@ -52,17 +66,18 @@ async function curlPull(registry: RunningRegistry, image: InstallerImage, root: 
     files.push(join(dir, `layer-${i}`));
     args.push('-o', join(dir, `layer-${i}`), `${registry.url}/v2/${repository}/blobs/${layer.descriptor.digest}`);
   }
-  const started = performance.now();
-  await run('curl', args);
-  const curl = performance.now() - started;
+  // bash's `time` reports curl's own real, user and system time; bash's start-up is not in them.
+  const timed = await run('bash', ['-c', 'TIMEFORMAT="%3R %3U %3S"; time curl "$@"', 'bash', ...args]);
+  const [real = Number.NaN, user = Number.NaN, sys = Number.NaN] = timed.stderr.trim().split(/\s+/).map(Number);
+  const synced = performance.now();
   await run('sync', files);
-  return [curl, performance.now() - started];
+  return [{ ms: real * 1000, cpuMs: (user + sys) * 1000 }, real * 1000 + performance.now() - synced];
 }
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function measure(registry: RunningRegistry, image: InstallerImage, tag: string, scratch: string): Promise<Timing> {
-  const t: Timing = { molt: [], curl: [], curlSync: [] };
+  const t: Timing = { molt: [], curl: [], curlSync: [], moltCpu: [], curlCpu: [] };
   for (let round = 0; round <= rounds; round++) {
     const moltRoot = join(scratch, `molt-${tag}-${round}`);
     const curlRoot = join(scratch, `curl-${tag}-${round}`);
@@ -74,8 +89,10 @@ async function measure(registry: RunningRegistry, image: InstallerImage, tag: st
     await rm(moltRoot, { recursive: true, force: true });
     await rm(curlRoot, { recursive: true, force: true });
     if (round === 0) continue; // warm-up
-    t.molt.push(m);
-    t.curl.push(c);
+    t.molt.push(m.ms);
+    t.moltCpu.push(m.cpuMs);
+    t.curl.push(c.ms);
+    t.curlCpu.push(c.cpuMs);
     t.curlSync.push(cs);
   }
   return t;
@@ -84,6 +101,8 @@ async function measure(registry: RunningRegistry, image: InstallerImage, tag: st
 const ms = (x: number): string => `${Math.round(x)} ms`;
 const row = (name: string, xs: readonly number[], bytes: number): string =>
   `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${`${((bytes / MiB) / (median(xs) / 1000)).toFixed(0)} MiB/s`.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
+const cpuRow = (name: string, xs: readonly number[]): string =>
+  `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${''.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
 
 /** Run P5 and print its table and `BENCH P5 …` line. */
 export async function runP5(): Promise<void> {
@@ -109,7 +128,12 @@ export async function runP5(): Promise<void> {
       row('molt pull, one tar layer', t.molt, bytes),
       row('curl -sf -o + sync, tar blob', t.curlSync, bytes),
       '',
-      `ratio molt / curl (raw): ${ratio.toFixed(2)} (target ≤ 1.3); molt / (curl + sync): ${(median(r.molt) / median(r.curlSync)).toFixed(2)}`,
+      `${'CPU time (user + system)'.padEnd(38)}${'median'.padStart(10)}${''.padStart(14)}   rounds (ms)`,
+      cpuRow('molt pull, raw layers', r.moltCpu),
+      cpuRow('curl -sf -o, raw blobs', r.curlCpu),
+      cpuRow('molt pull, one tar layer', t.moltCpu),
+      '',
+      `ratio molt / curl (raw): ${ratio.toFixed(2)} (target ≤ 1.3); molt / (curl + sync): ${(median(r.molt) / median(r.curlSync)).toFixed(2)}; CPU molt / curl: ${(median(r.moltCpu) / median(r.curlCpu)).toFixed(2)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     process.stdout.write(`BENCH P5 ratio=${ratio.toFixed(2)} molt_ms=${Math.round(median(r.molt))} curl_ms=${Math.round(median(r.curl))} bytes=${bytes}\n`);

@@ -12,6 +12,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP5 } = await import('./p5.ts');
     await runP5();
   },
+  P6: async () => {
+    const { runP6 } = await import('./p6.ts');
+    await runP6();
+  },
 };
 
 const wanted = process.argv.slice(2).map((a) => a.toUpperCase());

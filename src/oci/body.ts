@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
+import type { Dispatcher } from 'undici';
 import type { MoltError } from '../protocol/index.ts';
 import { digestMismatch, hasherFor } from './digest.ts';
 import { errorForTransport, type RequestSubject } from './http-errors.ts';
 
-/** The part of a fetch `Response` the body readers need. */
+/** A response body: undici's Node `Readable` (read it, or {@link discard} it, or the connection is held). */
+export type Body = Dispatcher.ResponseData['body'];
+
+/** The part of a response the body readers need. */
 export interface BodySource {
   readonly headers: { get(name: string): string | null };
-  readonly body: ReadableStream<Uint8Array> | null;
+  readonly body: Body;
 }
 
 /**
@@ -20,92 +24,159 @@ export async function readLimited(
 ): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length') ?? Number.NaN);
   if (declared > limit) {
-    await res.body?.cancel().catch(() => undefined);
+    abandon(res.body);
     throw tooLarge(declared);
   }
-  if (res.body === null) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Buffer[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    total += chunk.byteLength;
     if (total > limit) {
-      await reader.cancel().catch(() => undefined);
+      abandon(res.body);
       throw tooLarge(total);
     }
-    chunks.push(value);
+    chunks.push(chunk);
   }
-  return Buffer.concat(chunks);
+  return Buffer.concat(chunks, total);
 }
 
 /** Read at most `limit` bytes of an error body as text; never throws (the status already says enough). */
 export async function readErrorText(res: BodySource, limit = 64 * 1024): Promise<string> {
-  if (res.body === null) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Buffer[] = [];
   let total = 0;
   try {
-    for (
-      let r = await reader.read();
-      !r.done;
-      r = total < limit ? await reader.read() : { done: true, value: undefined }
-    ) {
-      chunks.push(r.value);
-      total += r.value.byteLength;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      total += chunk.byteLength;
+      if (total >= limit) break; // leaving the loop destroys the rest of the body
     }
-    await reader.cancel();
   } catch {
     // a broken error body: the status code alone will have to do
   }
   return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
-/** Drop a body we do not need, so its connection goes back to the pool. */
+/**
+ * Stop reading a body and free its connection. The 'error' undici then emits (an abort) is
+ * expected, and must not become an uncaught exception when nobody else listens.
+ */
+export function abandon(body: Body): void {
+  body.on('error', ignore);
+  body.destroy();
+}
+
+function ignore(): void {
+  // an abandoned body's abort error: nothing to do
+}
+
+/** Drop a body we do not need: a small rest is read so its connection goes back to the pool. */
 export async function discard(res: BodySource): Promise<void> {
-  await res.body?.cancel().catch(() => undefined);
+  await res.body.dump().catch(() => undefined);
+}
+
+/** Where {@link pumpVerified} delivers a blob's bytes. */
+export interface BlobSink {
+  /**
+   * Take the next chunk (the sink may keep it). Returning a promise pauses the body until it
+   * settles (backpressure); throwing or rejecting stops the transfer with that error.
+   */
+  write(chunk: Buffer): Promise<void> | undefined;
 }
 
 /**
- * Pass `source` through while hashing it; at its end, error with MOLT_DIGEST_MISMATCH unless the
- * bytes hash to `digest`. Transport failures mid-stream become MOLT_REGISTRY_UNREACHABLE.
+ * Deliver `body` to `sink` while hashing it, without a promise per chunk; resolve with the byte
+ * count once the bytes hash to `digest`, else reject with MOLT_DIGEST_MISMATCH — after the sink
+ * has seen every byte, so the sink must not trust them before this settles. Transport failures
+ * mid-stream become MOLT_REGISTRY_UNREACHABLE or MOLT_REGISTRY_TIMEOUT.
  */
-export function verifyingStream(
-  source: ReadableStream<Uint8Array>,
+export function pumpVerified(
+  body: Body,
   digest: string,
   subject: RequestSubject,
-): ReadableStream<Uint8Array> {
+  sink: BlobSink,
+): Promise<number> {
   const hash = hasherFor(digest);
-  const reader = source.getReader();
   const algorithm = digest.slice(0, digest.indexOf(':'));
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = await reader.read().catch((e: unknown) => e);
-      if (!isReadResult(chunk)) {
-        controller.error(errorForTransport(subject, chunk, undefined));
-        return;
+  let total = 0;
+  return new Promise<number>((resolve, reject) => {
+    let failure: Error | undefined = undefined;
+    const fail = (e: unknown): void => {
+      failure ??= e instanceof Error ? e : new Error(String(e));
+      body.destroy();
+    };
+    const resume = (): void => {
+      if (failure === undefined) body.resume();
+    };
+    body.on('data', (chunk: Buffer) => {
+      if (failure !== undefined) return;
+      hash.update(chunk);
+      total += chunk.byteLength;
+      try {
+        const wait = sink.write(chunk);
+        if (wait === undefined) return;
+        body.pause();
+        wait.then(resume, fail);
+      } catch (e) {
+        fail(e);
       }
-      if (!chunk.done) {
-        hash.update(chunk.value);
-        controller.enqueue(chunk.value);
+    });
+    body.on('error', (e: unknown) => {
+      reject(failure ?? errorForTransport(subject, e, undefined));
+    });
+    body.on('end', () => {
+      if (failure !== undefined) {
+        reject(failure);
         return;
       }
       const actual = `${algorithm}:${hash.digest('hex')}`;
-      if (actual === digest) controller.close();
+      if (actual === digest) resolve(total);
       else
-        controller.error(
-          digestMismatch(digest, actual, `${subject.what} from registry ${subject.registry}`),
-        );
-    },
-    async cancel(reason) {
-      await reader.cancel(reason);
-    },
+        reject(digestMismatch(digest, actual, `${subject.what} from registry ${subject.registry}`));
+    });
   });
 }
 
-function isReadResult(
-  v: unknown,
-): v is { done: true; value?: undefined } | { done: false; value: Uint8Array } {
-  return typeof v === 'object' && v !== null && 'done' in v;
+/**
+ * `body` as a web stream that hashes as it passes and, at its end, errors with
+ * MOLT_DIGEST_MISMATCH unless the bytes hash to `digest` (see {@link pumpVerified}).
+ */
+export function verifyingStream(
+  body: Body,
+  digest: string,
+  subject: RequestSubject,
+): ReadableStream<Uint8Array> {
+  let wake: (() => void) | undefined;
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const sink: BlobSink = {
+          write(chunk) {
+            controller.enqueue(chunk);
+            if ((controller.desiredSize ?? 1) > 0) return undefined;
+            return new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+          },
+        };
+        pumpVerified(body, digest, subject, sink).then(
+          () => {
+            if (!cancelled) controller.close();
+          },
+          (e: unknown) => {
+            if (!cancelled) controller.error(e);
+          },
+        );
+      },
+      pull() {
+        wake?.();
+        wake = undefined;
+      },
+      cancel() {
+        cancelled = true;
+        abandon(body);
+      },
+    },
+    { highWaterMark: 16 },
+  );
 }

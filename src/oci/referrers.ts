@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import { ErrorCode, MoltError, isMoltError } from '../protocol/index.ts';
-import { readLimited } from './body.ts';
+import { discard, readLimited } from './body.ts';
 import { nextLink } from './link.ts';
 import { MediaType } from './media-types.ts';
 import { parseIndex, parseJson } from './manifest.ts';
@@ -69,7 +69,7 @@ async function fetchPage(
   } as const;
   return t.exchange(req, async (res) => {
     if (res.status === 404) {
-      await res.body?.cancel().catch(() => undefined);
+      await discard(res);
       return undefined;
     }
     const bytes = await readLimited(res, maxIndexBytes, () => parseError(what));

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import { rootCertificates } from 'node:tls';
-import { Agent, fetch, type Response } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import { Authenticator } from './auth.ts';
-import { discard, readErrorText } from './body.ts';
+import { abandon, discard, readErrorText, type Body } from './body.ts';
 import {
   RegistryError,
   afterAttempts,
@@ -34,8 +34,37 @@ export interface HttpRequest {
   readonly accept?: readonly number[];
 }
 
+/** A response as the request consumers see it: status, header lookup, and the body as a Node stream. */
+export interface RegistryResponse {
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  /** Must be read to its end, {@link discard}ed or destroyed; an unread body holds its connection. */
+  readonly body: Body;
+}
+
+/** Case-insensitive header lookup; repeated headers are joined with `, ` (as fetch's `Headers.get` does). */
+export interface ResponseHeaders {
+  get(name: string): string | null;
+}
+
+function responseOf(data: Dispatcher.ResponseData): RegistryResponse {
+  const raw = data.headers;
+  return {
+    status: data.statusCode,
+    body: data.body,
+    headers: {
+      get(name) {
+        const v = raw[name.toLowerCase()];
+        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+      },
+    },
+  };
+}
+
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 const maxRedirects = 5;
+/** Bytes a response body buffers before it stops reading the socket; blobs stream in chunks this large. */
+const bodyHighWaterMark = 1024 * 1024;
 const maxBackoffMs = 30_000;
 /** A `Retry-After` longer than this is not waited out: the caller gets MOLT_REGISTRY_RATE_LIMITED at once. */
 const maxRetryAfterMs = 60_000;
@@ -124,7 +153,7 @@ export class Transport {
    * 429 and 5xx with exponential backoff and jitter (honouring `Retry-After`), never other 4xx.
    * The timeout covers `consume`, so a body that trickles in forever is cut off too.
    */
-  async exchange<T>(req: HttpRequest, consume: (res: Response) => Promise<T>): Promise<T> {
+  async exchange<T>(req: HttpRequest, consume: (res: RegistryResponse) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(req, consume);
@@ -151,7 +180,7 @@ export class Transport {
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
 
-  private async attempt<T>(req: HttpRequest, consume: (res: Response) => Promise<T>): Promise<T> {
+  private async attempt<T>(req: HttpRequest, consume: (res: RegistryResponse) => Promise<T>): Promise<T> {
     const subject: RequestSubject = { registry: this.registry, what: req.what };
     const release = await this.slots.acquire();
     const controller = new AbortController();
@@ -160,12 +189,15 @@ export class Transport {
       state.timedOut = true;
       controller.abort();
     }, this.o.timeoutMs);
+    let res: RegistryResponse | undefined;
     try {
-      const res = await this.authorized(req, controller.signal);
+      res = await this.authorized(req, controller.signal);
       if (res.status >= 300 && !(req.accept ?? []).includes(res.status))
         throw await this.failure(res, subject);
       return await consume(res);
     } catch (e) {
+      // A consumer that failed may have left the body half read: free its connection.
+      if (res !== undefined) abandon(res.body);
       if (e instanceof MoltError) throw e;
       throw errorForTransport(subject, e, state.timedOut ? this.o.timeoutMs : undefined);
     } finally {
@@ -174,7 +206,7 @@ export class Transport {
     }
   }
 
-  private async failure(res: Response, subject: RequestSubject): Promise<RegistryError> {
+  private async failure(res: RegistryResponse, subject: RequestSubject): Promise<RegistryError> {
     const body = await readErrorText(res);
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now());
     return errorForStatus(subject, {
@@ -186,7 +218,7 @@ export class Transport {
   }
 
   /** Send with whatever auth is known; on a 401 challenge, learn it and try once more. */
-  private async authorized(req: HttpRequest, signal: AbortSignal): Promise<Response> {
+  private async authorized(req: HttpRequest, signal: AbortSignal): Promise<RegistryResponse> {
     const sent = await this.auth.authorization(req.scopes);
     const res = await this.send(req, sent, signal);
     if (res.status !== 401) return res;
@@ -206,24 +238,29 @@ export class Transport {
     req: HttpRequest,
     authorization: string | undefined,
     signal: AbortSignal,
-  ): Promise<Response> {
+  ): Promise<RegistryResponse> {
     this.stats[req.kind]++;
     let url = new URL(req.url, this.origin);
-    let method: string = req.method;
+    let method: HttpRequest['method'] = req.method;
     let body = req.body;
     for (let hop = 0; hop <= maxRedirects; hop++) {
       this.checkScheme(url);
       const headers: Record<string, string> = { ...req.headers };
       if (authorization !== undefined && url.origin === this.origin.origin)
         headers['authorization'] = authorization;
-      const res = await fetch(url, {
-        method,
-        headers,
-        body: body ?? null,
-        signal,
-        redirect: 'manual',
-        dispatcher: this.agent,
-      });
+      // The dispatcher API rather than fetch: it does not follow redirects by itself, and it
+      // reads a large blob at a fraction of fetch's CPU cost (benchmark P5).
+      const res = responseOf(
+        await this.agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method,
+          headers,
+          body: body ?? null,
+          signal,
+          highWaterMark: bodyHighWaterMark,
+        }),
+      );
       const location = res.headers.get('location');
       if (!redirectStatuses.has(res.status) || location === null) return res;
       await discard(res);
@@ -257,15 +294,20 @@ export class Transport {
     this.stats.token++;
     const target = new URL(url);
     this.checkScheme(target);
+    const signal = AbortSignal.timeout(this.o.timeoutMs);
     try {
-      const res = await fetch(target, {
-        headers,
-        signal: AbortSignal.timeout(this.o.timeoutMs),
-        dispatcher: this.agent,
-      });
+      const res = responseOf(
+        await this.agent.request({
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: 'GET',
+          headers,
+          signal,
+        }),
+      );
       return { status: res.status, body: await readErrorText(res, 1024 * 1024) };
     } catch (e) {
-      const timedOut = e instanceof Error && e.name === 'TimeoutError';
+      const timedOut = signal.aborted;
       throw errorForTransport(
         { registry: this.registry, what: `a token from ${target.origin}` },
         e,

@@ -9,7 +9,7 @@ import type { OciRegistryClient } from '../../../oci/index.ts';
 import type { PullProgress } from '../../ports/image-source.ts';
 import { unpackTarLayer } from './tar-layer.ts';
 import { fileDigest } from '../fs-slot-store/file-digest.ts';
-import { writeStreamToFile } from './write-file.ts';
+import { writeBlobToFile } from './write-file.ts';
 
 export interface FetchInput {
   readonly client: OciRegistryClient;
@@ -45,8 +45,7 @@ async function fetchRaw(i: FetchInput, l: Extract<PlannedLayer, { kind: 'raw' }>
     progress.add(size);
     return { size, digest };
   }
-  const body = await i.client.streamBlob(i.repository, digest);
-  await writeStreamToFile(body, path, { limit: size, onBytes: progress.add });
+  await writeBlobToFile((sink) => i.client.streamBlobTo(i.repository, digest, sink), path, { limit: size, onBytes: progress.add });
   return { size, digest };
 }
 
