@@ -42,7 +42,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['node:*', 'undici', 'etcd3', 'tar', 'yaml'], message: 'core and protocol are pure: no I/O' }] },
+        {
+          patterns: [
+            {
+              group: ['node:*', 'undici', 'etcd3', 'tar', 'yaml'],
+              message: 'core and protocol are pure: no I/O',
+            },
+          ],
+        },
       ],
       'no-restricted-globals': ['error', 'process', 'Buffer', 'setTimeout', 'setInterval', 'fetch'],
       'no-restricted-properties': [
@@ -58,7 +65,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/adapters/**'], message: 'machine/, api/ and ports/ depend on ports, never on adapters' }] },
+        {
+          patterns: [
+            {
+              group: ['**/adapters/**'],
+              message: 'machine/, api/ and ports/ depend on ports, never on adapters',
+            },
+          ],
+        },
       ],
     },
   },

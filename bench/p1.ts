@@ -35,16 +35,32 @@ function tagsOf(i: number): string[] {
 }
 
 async function seed(registry: RunningRegistry): Promise<number> {
-  const client = createRegistryClient({ registry: registry.host, insecure: true, concurrency: seedConcurrency });
-  const layer = { mediaType: MediaType.OciLayer, bytes: new TextEncoder().encode('installer payload') };
+  const client = createRegistryClient({
+    registry: registry.host,
+    insecure: true,
+    concurrency: seedConcurrency,
+  });
+  const layer = {
+    mediaType: MediaType.OciLayer,
+    bytes: new TextEncoder().encode('installer payload'),
+  };
   const started = performance.now();
   // The layer is shared: upload it once up front. Concurrent uploads of one blob race in registry
   // 2.8.2 and a manifest PUT can then fail with MANIFEST_BLOB_UNKNOWN.
   await client.pushBlob(repository, layer.bytes, layer.mediaType);
   await mapConcurrent([...Array(images).keys()], seedConcurrency, async (i) => {
     const [app = ''] = tagsOf(i);
-    const labels = { [ReleaseLabel.Version]: app, [ReleaseLabel.Channels]: 'stable', [ReleaseLabel.Official]: 'true' };
-    await pushImage(client, repository, tagsOf(i), buildImage({ labels, layers: [layer], created: '2026-01-01T00:00:00Z' }));
+    const labels = {
+      [ReleaseLabel.Version]: app,
+      [ReleaseLabel.Channels]: 'stable',
+      [ReleaseLabel.Official]: 'true',
+    };
+    await pushImage(
+      client,
+      repository,
+      tagsOf(i),
+      buildImage({ labels, layers: [layer], created: '2026-01-01T00:00:00Z' }),
+    );
   });
   await client.close();
   return performance.now() - started;
@@ -66,7 +82,12 @@ async function molt(registry: RunningRegistry, cachePath: string): Promise<MoltR
   const registryCpu = await processCpuMs(registry.process.pid);
   const started = performance.now();
   const reader = createRegistryClient({ registry: registry.host, insecure: true });
-  const result = await discoverReleases({ reader, repository, registry: registry.host, cache: new FileReleaseCache(cachePath) });
+  const result = await discoverReleases({
+    reader,
+    repository,
+    registry: registry.host,
+    cache: new FileReleaseCache(cachePath),
+  });
   const selection = selectLatest({ releases: result.releases, channel: 'stable' });
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
@@ -74,7 +95,14 @@ async function molt(registry: RunningRegistry, cachePath: string): Promise<MoltR
   await reader.close();
   const latest = selection.found ? selection.release.tag : 'none';
   const nodeCpuMs = (used.user + used.system) / 1000;
-  return { ms, nodeCpuMs, registryCpuMs, latest, releases: result.releases.length, requests: result.requests };
+  return {
+    ms,
+    nodeCpuMs,
+    registryCpuMs,
+    latest,
+    releases: result.releases.length,
+    requests: result.requests,
+  };
 }
 
 /** User + system CPU of a process from /proc (clock ticks of 10 ms on Linux). */
@@ -86,9 +114,15 @@ async function processCpuMs(pid: number): Promise<number> {
 async function skopeo(registry: RunningRegistry): Promise<{ ms: number; tags: number }> {
   const ref = `docker://${registry.host}/${repository}`;
   const started = performance.now();
-  const listed = JSON.parse((await run('skopeo', ['list-tags', '--tls-verify=false', ref])).stdout) as { Tags: string[] };
+  const listed = JSON.parse(
+    (await run('skopeo', ['list-tags', '--tls-verify=false', ref])).stdout,
+  ) as { Tags: string[] };
   await mapConcurrent(listed.Tags, skopeoConcurrency, async (tag) => {
-    const out = await run('skopeo', ['inspect', '--tls-verify=false', '--config', `${ref}:${tag}`], { maxBuffer: 1 << 20 });
+    const out = await run(
+      'skopeo',
+      ['inspect', '--tls-verify=false', '--config', `${ref}:${tag}`],
+      { maxBuffer: 1 << 20 },
+    );
     // The loop has to parse what it reads, as a script comparing versions would.
     JSON.parse(out.stdout);
   });
@@ -96,8 +130,10 @@ async function skopeo(registry: RunningRegistry): Promise<{ ms: number; tags: nu
 }
 
 const fmt = (ms: number): string => `${Math.round(ms)} ms`;
-const gets = (s: RequestStats): string => `list ${s.tagList}, HEAD ${s.manifestHead}, manifest GET ${s.manifestGet}, blob GET ${s.blobGet}`;
-const cpu = (r: MoltRun): string => `CPU: molt ${fmt(r.nodeCpuMs)}, registry ${fmt(r.registryCpuMs)}`;
+const gets = (s: RequestStats): string =>
+  `list ${s.tagList}, HEAD ${s.manifestHead}, manifest GET ${s.manifestGet}, blob GET ${s.blobGet}`;
+const cpu = (r: MoltRun): string =>
+  `CPU: molt ${fmt(r.nodeCpuMs)}, registry ${fmt(r.registryCpuMs)}`;
 
 /** Run P1 and print its table and `BENCH P1 …` line. */
 export async function runP1(): Promise<void> {

@@ -50,33 +50,61 @@ interface Cost {
 async function moltPull(registry: RunningRegistry, tag: string, root: string): Promise<Cost> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  await createOciImageSource({ root, registry: { insecure: true } }).pull(`${registry.host}/${repository}:${tag}`, 'B');
+  await createOciImageSource({ root, registry: { insecure: true } }).pull(
+    `${registry.host}/${repository}:${tag}`,
+    'B',
+  );
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   return { ms, cpuMs: (used.user + used.system) / 1000 };
 }
 
 /** curl the image's layer blobs into `root`, one process; returns curl's cost (from bash's `time`) and curl + sync ms. */
-async function curlPull(registry: RunningRegistry, image: InstallerImage, root: string): Promise<[Cost, number]> {
+async function curlPull(
+  registry: RunningRegistry,
+  image: InstallerImage,
+  root: string,
+): Promise<[Cost, number]> {
   const dir = join(root, 'slots/b.next');
   await mkdir(dir, { recursive: true });
   const args = ['-sf'];
   const files: string[] = [];
   for (const [i, layer] of image.built.layers.entries()) {
     files.push(join(dir, `layer-${i}`));
-    args.push('-o', join(dir, `layer-${i}`), `${registry.url}/v2/${repository}/blobs/${layer.descriptor.digest}`);
+    args.push(
+      '-o',
+      join(dir, `layer-${i}`),
+      `${registry.url}/v2/${repository}/blobs/${layer.descriptor.digest}`,
+    );
   }
   // bash's `time` reports curl's own real, user and system time; bash's start-up is not in them.
-  const timed = await run('bash', ['-c', 'TIMEFORMAT="%3R %3U %3S"; time curl "$@"', 'bash', ...args]);
-  const [real = Number.NaN, user = Number.NaN, sys = Number.NaN] = timed.stderr.trim().split(/\s+/).map(Number);
+  const timed = await run('bash', [
+    '-c',
+    'TIMEFORMAT="%3R %3U %3S"; time curl "$@"',
+    'bash',
+    ...args,
+  ]);
+  const [real = Number.NaN, user = Number.NaN, sys = Number.NaN] = timed.stderr
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   const synced = performance.now();
   await run('sync', files);
-  return [{ ms: real * 1000, cpuMs: (user + sys) * 1000 }, real * 1000 + performance.now() - synced];
+  return [
+    { ms: real * 1000, cpuMs: (user + sys) * 1000 },
+    real * 1000 + performance.now() - synced,
+  ];
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function measure(registry: RunningRegistry, image: InstallerImage, tag: string, scratch: string): Promise<Timing> {
+async function measure(
+  registry: RunningRegistry,
+  image: InstallerImage,
+  tag: string,
+  scratch: string,
+): Promise<Timing> {
   const t: Timing = { molt: [], curl: [], curlSync: [], moltCpu: [], curlCpu: [] };
   for (let round = 0; round <= rounds; round++) {
     const moltRoot = join(scratch, `molt-${tag}-${round}`);
@@ -100,7 +128,7 @@ async function measure(registry: RunningRegistry, image: InstallerImage, tag: st
 
 const ms = (x: number): string => `${Math.round(x)} ms`;
 const row = (name: string, xs: readonly number[], bytes: number): string =>
-  `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${`${((bytes / MiB) / (median(xs) / 1000)).toFixed(0)} MiB/s`.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
+  `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${`${(bytes / MiB / (median(xs) / 1000)).toFixed(0)} MiB/s`.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
 const cpuRow = (name: string, xs: readonly number[]): string =>
   `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${''.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
 
@@ -110,13 +138,25 @@ export async function runP5(): Promise<void> {
   const scratch = await tempDir('bench-p5');
   const client = createRegistryClient({ registry: registry.host, insecure: true });
   try {
-    const raw = await pushInstallerImage(client, repository, 'raw', { version: '1.0.0', artifacts: sizes });
-    const tar = await pushInstallerImage(client, repository, 'tar', { version: '1.0.0', artifacts: raw.artifacts, format: 'tar' });
+    const raw = await pushInstallerImage(client, repository, 'raw', {
+      version: '1.0.0',
+      artifacts: sizes,
+    });
+    const tar = await pushInstallerImage(client, repository, 'tar', {
+      version: '1.0.0',
+      artifacts: raw.artifacts,
+      format: 'tar',
+    });
     const bytes = raw.built.layers.reduce((sum, l) => sum + l.descriptor.size, 0);
     const r = await measure(registry, raw, 'raw', scratch.path);
     const t = await measure(registry, tar, 'tar', scratch.path);
     const ratio = median(r.molt) / median(r.curl);
-    const load = (await import('node:fs/promises').then((fs) => fs.readFile('/proc/loadavg', 'utf8'))).split(' ').slice(0, 3).join(' ');
+    const load = (
+      await import('node:fs/promises').then((fs) => fs.readFile('/proc/loadavg', 'utf8'))
+    )
+      .split(' ')
+      .slice(0, 3)
+      .join(' ');
     const lines = [
       `P5: ${bytes} bytes (${bytes / MiB} MiB) of random artifacts in ${raw.built.layers.length} raw layers, docker-registry 2.8 at ${registry.host}; scratch ${scratch.path}`,
       `cores: ${availableParallelism()}; load average at the end: ${load}; 1 warm-up + ${rounds} alternating rounds, medians`,
@@ -136,7 +176,9 @@ export async function runP5(): Promise<void> {
       `ratio molt / curl (raw): ${ratio.toFixed(2)} (target ≤ 1.3); molt / (curl + sync): ${(median(r.molt) / median(r.curlSync)).toFixed(2)}; CPU molt / curl: ${(median(r.moltCpu) / median(r.curlCpu)).toFixed(2)}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-    process.stdout.write(`BENCH P5 ratio=${ratio.toFixed(2)} molt_ms=${Math.round(median(r.molt))} curl_ms=${Math.round(median(r.curl))} bytes=${bytes}\n`);
+    process.stdout.write(
+      `BENCH P5 ratio=${ratio.toFixed(2)} molt_ms=${Math.round(median(r.molt))} curl_ms=${Math.round(median(r.curl))} bytes=${bytes}\n`,
+    );
   } finally {
     await client.close();
     await registry.stop();

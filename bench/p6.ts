@@ -23,7 +23,10 @@ import { startRegistry, type RunningRegistry } from '../src/testkit/registry-pro
 
 const repoRoot = join(import.meta.dirname, '..');
 /** The agent as shipped (`tsc -b` output, package.json `bin`) and as run from source with Node's type stripping. */
-const entries = { dist: join(repoRoot, 'dist/bin/molt.js'), source: join(repoRoot, 'src/bin/molt.ts') } as const;
+const entries = {
+  dist: join(repoRoot, 'dist/bin/molt.js'),
+  source: join(repoRoot, 'src/bin/molt.ts'),
+} as const;
 const samples = 5;
 const idleMs = 10_000;
 const MB = 1024 * 1024;
@@ -59,11 +62,19 @@ async function procKb(pid: number, field: string): Promise<number> {
 }
 
 async function agentInfo(root: string): Promise<AgentInfo> {
-  return eventually(async () => JSON.parse(await readFile(join(root, 'run', 'agent.json'), 'utf8')) as AgentInfo, { timeoutMs: 60_000, intervalMs: 100 });
+  return eventually(
+    async () => JSON.parse(await readFile(join(root, 'run', 'agent.json'), 'utf8')) as AgentInfo,
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
 }
 
 async function statusCall(url: string, pkiDir: string): Promise<void> {
-  const env = { MOLT_CERT: join(pkiDir, 'operator.pem'), MOLT_KEY: join(pkiDir, 'operator.key'), MOLT_CA: join(pkiDir, 'ca.pem'), MOLT_ENDPOINT: url };
+  const env = {
+    MOLT_CERT: join(pkiDir, 'operator.pem'),
+    MOLT_KEY: join(pkiDir, 'operator.key'),
+    MOLT_CA: join(pkiDir, 'ca.pem'),
+    MOLT_ENDPOINT: url,
+  };
   await eventually(
     async () => {
       const io = memoryIo(env);
@@ -88,7 +99,20 @@ async function stopMachine(machine: ManagedProcess, agentPid: number | undefined
 /** Boot one worker lab machine with `entry` as molt, call status once, sample the agent's RSS while idle. */
 async function measureMachine(f: Fixture, name: string, entry: string): Promise<Measured> {
   const root = join(f.scratch, name);
-  const args = [entry, 'lab', 'machine', '--root', root, '--bootloader', 'grub', '--pki', f.pkiDir, '--image', `${f.registry.host}/molt/installer:1.0.0`, '--insecure'];
+  const args = [
+    entry,
+    'lab',
+    'machine',
+    '--root',
+    root,
+    '--bootloader',
+    'grub',
+    '--pki',
+    f.pkiDir,
+    '--image',
+    `${f.registry.host}/molt/installer:1.0.0`,
+    '--insecure',
+  ];
   const machine = startProcess(`lab machine (${name})`, process.execPath, args);
   let agentPid: number | undefined;
   try {
@@ -102,8 +126,20 @@ async function measureMachine(f: Fixture, name: string, entry: string): Promise<
       await sleep(idleMs / samples);
       idle.push(await procKb(agent.pid, 'VmRSS'));
     }
-    const [anon, file, hwm] = [await procKb(agent.pid, 'RssAnon'), await procKb(agent.pid, 'RssFile'), await procKb(agent.pid, 'VmHWM')];
-    return { atStart, afterStatus, idle, anon, file, hwm, supervisor: await procKb(machine.pid, 'VmRSS') };
+    const [anon, file, hwm] = [
+      await procKb(agent.pid, 'RssAnon'),
+      await procKb(agent.pid, 'RssFile'),
+      await procKb(agent.pid, 'VmHWM'),
+    ];
+    return {
+      atStart,
+      afterStatus,
+      idle,
+      anon,
+      file,
+      hwm,
+      supervisor: await procKb(machine.pid, 'VmRSS'),
+    };
   } finally {
     await stopMachine(machine, agentPid);
   }
@@ -112,7 +148,8 @@ async function measureMachine(f: Fixture, name: string, entry: string): Promise<
 const mb = (bytes: number): string => (bytes / MB).toFixed(1);
 
 function table(name: string, m: Measured): string[] {
-  const line = (label: string, value: string): string => `${`${name}: ${label}`.padEnd(54)}${value}`;
+  const line = (label: string, value: string): string =>
+    `${`${name}: ${label}`.padEnd(54)}${value}`;
   return [
     line('agent VmRSS when agent.json appeared', `${mb(m.atStart)} MB`),
     line('agent VmRSS after one status call', `${mb(m.afterStatus)} MB`),
@@ -133,7 +170,14 @@ export async function runP6(): Promise<void> {
   try {
     const pkiDir = join(scratch.path, 'pki');
     await initCaDir(pkiDir);
-    await issueToDir({ caDir: pkiDir, outDir: pkiDir, role: 'operator', name: 'operator', sans: [], days: 1 });
+    await issueToDir({
+      caDir: pkiDir,
+      outDir: pkiDir,
+      role: 'operator',
+      name: 'operator',
+      sans: [],
+      days: 1,
+    });
     const client = createRegistryClient({ registry: registry.host, insecure: true });
     await pushInstallerImage(client, 'molt/installer', '1.0.0', { version: '1.0.0' });
     await client.close();
@@ -151,7 +195,9 @@ export async function runP6(): Promise<void> {
       `idle max (dist): ${mb(max)} MB (target ≤ 80); from source: ${mb(Math.max(...source.idle))} MB`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
-    process.stdout.write(`BENCH P6 rss_mb=${mb(max)} source_rss_mb=${mb(Math.max(...source.idle))}\n`);
+    process.stdout.write(
+      `BENCH P6 rss_mb=${mb(max)} source_rss_mb=${mb(Math.max(...source.idle))}\n`,
+    );
   } finally {
     await registry.stop();
     await scratch.remove();

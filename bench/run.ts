@@ -21,7 +21,9 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
 const wanted = process.argv.slice(2).map((a) => a.toUpperCase());
 const unknown = wanted.filter((id) => !(id in benchmarks));
 if (unknown.length > 0) {
-  process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(benchmarks).join(', ')}\n`);
+  process.stderr.write(
+    `unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(benchmarks).join(', ')}\n`,
+  );
   process.exit(2);
 }
 for (const id of wanted.length > 0 ? wanted : Object.keys(benchmarks)) {

@@ -29,13 +29,16 @@ export function bootloaderFor(root: string, config: MachineConfig): Bootloader {
 }
 
 export async function imageSourceFor(root: string, config: MachineConfig): Promise<ImageSource> {
-  const publicKeyPem = config.publicKeyFile === undefined ? undefined : await readFile(config.publicKeyFile, 'utf8');
+  const publicKeyPem =
+    config.publicKeyFile === undefined ? undefined : await readFile(config.publicKeyFile, 'utf8');
   const { username, password } = config.registry;
   return createOciImageSource({
     root,
     registry: {
       insecure: config.registry.insecure,
-      ...(username !== undefined && password !== undefined ? { credentials: { username, password } } : {}),
+      ...(username !== undefined && password !== undefined
+        ? { credentials: { username, password } }
+        : {}),
     },
     ...(publicKeyPem === undefined ? {} : { publicKeyPem }),
     maxBytes: config.maxImageBytes,
@@ -51,11 +54,12 @@ const noServices: Services = {
 async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
   const etcd = config.etcd;
   if (etcd === undefined) return { services: noServices };
-  const [{ createLabEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] = await Promise.all([
-    import('./adapters/lab/etcd-service.ts'),
-    import('./adapters/etcd/etcd-member.ts'),
-    import('./adapters/etcd/cluster-lease.ts'),
-  ]);
+  const [{ createLabEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] =
+    await Promise.all([
+      import('./adapters/lab/etcd-service.ts'),
+      import('./adapters/etcd/etcd-member.ts'),
+      import('./adapters/etcd/cluster-lease.ts'),
+    ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
   const services = createLabEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: services, dataDir });
@@ -69,7 +73,11 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
     name: 'etcd-member',
     async run() {
       const h = await member.healthy();
-      return { name: 'etcd-member', status: h.healthy ? 'ok' : 'failing', message: h.message ?? (h.healthy ? 'healthy' : 'unhealthy') };
+      return {
+        name: 'etcd-member',
+        status: h.healthy ? 'ok' : 'failing',
+        message: h.message ?? (h.healthy ? 'healthy' : 'unhealthy'),
+      };
     },
   });
   return { services, etcd: member, lease };
@@ -84,7 +92,10 @@ export async function machinePorts(
   const slots = createFsSlotStore(root);
   const kube = createNoClusterKubeNode();
   const health: HealthCheck[] = [labSlotHealth(slots, boot.slot), kubeNodeReady(kube)];
-  const cp = config.role === 'control-plane' ? await controlPlanePorts(root, config, health) : { services: noServices };
+  const cp =
+    config.role === 'control-plane'
+      ? await controlPlanePorts(root, config, health)
+      : { services: noServices };
   return {
     bootloader: bootloaderFor(root, config),
     slots,

@@ -16,7 +16,9 @@ async function rootWith(config: string | undefined): Promise<string> {
 
 describe('machine config', () => {
   it('fills defaults for a worker', async () => {
-    const config = await loadMachineConfig(await rootWith('node: w1\nrole: worker\nbootloader: grub\n'));
+    const config = await loadMachineConfig(
+      await rootWith('node: w1\nrole: worker\nbootloader: grub\n'),
+    );
     assert.equal(config.healthDeadlineSeconds, 300);
     assert.deepEqual(config.api, { host: '127.0.0.1', port: 0 });
   });
@@ -24,12 +26,19 @@ describe('machine config', () => {
   for (const [name, text, field] of [
     ['missing file', undefined, /cannot read/],
     ['bad YAML', 'node: [', /not valid YAML/],
-    ['unknown field', 'node: w1\nrole: worker\nbootloader: grub\nextra: 1\n', /extra|unrecognized/i],
+    [
+      'unknown field',
+      'node: w1\nrole: worker\nbootloader: grub\nextra: 1\n',
+      /extra|unrecognized/i,
+    ],
     ['bad node name', 'node: W_1\nrole: worker\nbootloader: grub\n', /node/],
     ['control plane without etcd', 'node: c1\nrole: control-plane\nbootloader: grub\n', /etcd/],
   ] as const) {
     it(`refuses a ${name} with MOLT_MACHINE_INVALID naming the problem`, async () => {
-      await assert.rejects(loadMachineConfig(await rootWith(text)), (e: unknown) => isMoltError(e, 'MOLT_MACHINE_INVALID') && field.test(e.message));
+      await assert.rejects(
+        loadMachineConfig(await rootWith(text)),
+        (e: unknown) => isMoltError(e, 'MOLT_MACHINE_INVALID') && field.test(e.message),
+      );
     });
   }
 });

@@ -29,7 +29,10 @@ export const MachineConfig = z
     role: z.enum(['control-plane', 'worker']),
     bootloader: z.enum(['grub', 'systemd-boot']),
     api: z
-      .object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(0) })
+      .object({
+        host: z.string().default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(0),
+      })
       .strict()
       .default({ host: '127.0.0.1', port: 0 }),
     healthDeadlineSeconds: z.number().int().positive().default(300),
@@ -48,7 +51,11 @@ export const MachineConfig = z
     /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
     publicKeyFile: z.string().optional(),
     /** Largest installer image accepted, in bytes. */
-    maxImageBytes: z.number().int().positive().default(2 * 1024 ** 3),
+    maxImageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(2 * 1024 ** 3),
     etcd: EtcdConfig.optional(),
   })
   .strict()
@@ -69,21 +76,30 @@ export async function loadMachineConfig(root: string): Promise<MachineConfig> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new MoltError(ErrorCode.MachineInvalid, `cannot read the machine config ${path}: ${(error as Error).message}`, {
-      hint: 'is --root the machine root? `molt lab machine` creates one',
-      cause: error,
-    });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `cannot read the machine config ${path}: ${(error as Error).message}`,
+      {
+        hint: 'is --root the machine root? `molt lab machine` creates one',
+        cause: error,
+      },
+    );
   }
   let raw: unknown;
   try {
     raw = parse(text);
   } catch (error) {
-    throw new MoltError(ErrorCode.MachineInvalid, `${path} is not valid YAML: ${(error as Error).message}`, { cause: error });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `${path} is not valid YAML: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   const parsed = MachineConfig.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue === undefined ? '' : `${issue.path.join('.') || '(top level)'}: ${issue.message}`;
+    const where =
+      issue === undefined ? '' : `${issue.path.join('.') || '(top level)'}: ${issue.message}`;
     throw new MoltError(ErrorCode.MachineInvalid, `${path} is invalid: ${where}`, {
       hint: 'fix the field named, then start the agent again',
     });

@@ -31,7 +31,13 @@ export function controllerFor(runner: Runner, facts: ControllerFacts): AgentCont
         const upgrade = request.body;
         // A reference that cannot name an image is refused now, as 400, not as a failed operation.
         parseImageReference(upgrade.image);
-        return runner.submit({ kind: 'upgrade', image: upgrade.image, preserve: upgrade.preserve, stage: upgrade.stage, force: upgrade.force });
+        return runner.submit({
+          kind: 'upgrade',
+          image: upgrade.image,
+          preserve: upgrade.preserve,
+          stage: upgrade.stage,
+          force: upgrade.force,
+        });
       }
       return runner.submit({ kind: request.kind, force: body.force });
     },

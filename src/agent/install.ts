@@ -10,14 +10,22 @@ import { bootloaderFor, imageSourceFor } from './compose.ts';
 import type { MachineConfig } from './config.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 
-export async function installFirstSlot(root: string, config: MachineConfig, image: string): Promise<string> {
+export async function installFirstSlot(
+  root: string,
+  config: MachineConfig,
+  image: string,
+): Promise<string> {
   const slots = createFsSlotStore(root);
   for (const slot of ['A', 'B'] as const) {
     const manifest = await slots.manifest(slot);
     if (manifest?.status === 'ready') {
-      throw new MoltError(ErrorCode.BadInput, `slot ${slot} already holds ${manifest.version}; install only sets up an empty machine`, {
-        hint: 'use `molt node upgrade` to change a machine that is installed',
-      });
+      throw new MoltError(
+        ErrorCode.BadInput,
+        `slot ${slot} already holds ${manifest.version}; install only sets up an empty machine`,
+        {
+          hint: 'use `molt node upgrade` to change a machine that is installed',
+        },
+      );
     }
   }
   const bootloader = bootloaderFor(root, config);

@@ -30,14 +30,20 @@ export interface AgentIo {
 }
 
 function bad(message: string): MoltError {
-  return new MoltError(ErrorCode.BadFlag, message, { hint: 'usage: molt agent --root DIR | molt agent install --root DIR --image REF [--insecure]' });
+  return new MoltError(ErrorCode.BadFlag, message, {
+    hint: 'usage: molt agent --root DIR | molt agent install --root DIR --image REF [--insecure]',
+  });
 }
 
 function flags(argv: readonly string[]) {
   try {
     return parseArgs({
       args: [...argv],
-      options: { root: { type: 'string' }, image: { type: 'string' }, insecure: { type: 'boolean', default: false } },
+      options: {
+        root: { type: 'string' },
+        image: { type: 'string' },
+        insecure: { type: 'boolean', default: false },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -69,18 +75,28 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     healthDeadlineMs: config.healthDeadlineSeconds * 1000,
     newOperationId,
     onFatal: (error) => {
-      io.err(`molt agent: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      io.err(
+        `molt agent: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       process.exit(1);
     },
   });
   const pki = join(root, 'state', 'pki');
   const readPki = (name: string): Promise<string> =>
     readFile(join(pki, name), 'utf8').catch((error: unknown) => {
-      throw new MoltError(ErrorCode.PkiInvalid, `cannot read ${join(pki, name)}: ${(error as Error).message}`, {
-        hint: 'issue a node certificate with `molt pki issue --role node` into state/pki (ca.pem, node.pem, node.key)',
-      });
+      throw new MoltError(
+        ErrorCode.PkiInvalid,
+        `cannot read ${join(pki, name)}: ${(error as Error).message}`,
+        {
+          hint: 'issue a node certificate with `molt pki issue --role node` into state/pki (ca.pem, node.pem, node.key)',
+        },
+      );
     });
-  const tls = { ca: await readPki('ca.pem'), cert: await readPki('node.pem'), key: await readPki('node.key') };
+  const tls = {
+    ca: await readPki('ca.pem'),
+    cert: await readPki('node.pem'),
+    key: await readPki('node.key'),
+  };
   await runner.start();
   const api = await createAgentApi({
     controller: controllerFor(runner, { node: config.node, role: config.role, boot, ports }),
@@ -88,13 +104,18 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     tls,
     host: config.api.host,
     port: config.api.port,
-    onInternalError: (error) => { io.err(`molt agent: internal error: ${String(error)}\n`); },
+    onInternalError: (error) => {
+      io.err(`molt agent: internal error: ${String(error)}\n`);
+    },
   });
   served.url = api.url;
   shutdown = async () => {
     await api.close().catch(() => undefined);
   };
-  await writeFileAtomic(join(root, 'run', 'agent.json'), `${JSON.stringify({ url: api.url, pid: process.pid, bootId: boot.bootId })}\n`);
+  await writeFileAtomic(
+    join(root, 'run', 'agent.json'),
+    `${JSON.stringify({ url: api.url, pid: process.pid, bootId: boot.bootId })}\n`,
+  );
   io.err(`molt agent: ${config.node} booted slot ${boot.slot}, listening on ${api.url}\n`);
   return new Promise<number>((done) => {
     const stop = (): void => {
@@ -128,7 +149,9 @@ export async function runAgentCommand(argv: readonly string[], io: AgentIo): Pro
   if (verb !== 'install') throw bad(`unknown agent command ${JSON.stringify(verb)}`);
   if (values.image === undefined) throw bad('install needs --image');
   const config = await loadMachineConfig(root);
-  const effective = values.insecure ? { ...config, registry: { ...config.registry, insecure: true } } : config;
+  const effective = values.insecure
+    ? { ...config, registry: { ...config.registry, insecure: true } }
+    : config;
   const version = await installFirstSlot(root, effective, values.image);
   io.out(`installed ${version} into slot A of ${config.node}\n`);
   return 0;

@@ -23,4 +23,5 @@ async function daemon(verb: 'agent' | 'lab', rest: readonly string[]): Promise<n
 }
 
 const [verb, ...rest] = argv;
-process.exitCode = verb === 'agent' || verb === 'lab' ? await daemon(verb, rest) : await main(argv, io);
+process.exitCode =
+  verb === 'agent' || verb === 'lab' ? await daemon(verb, rest) : await main(argv, io);

@@ -31,7 +31,14 @@ describe('molt CLI: user errors get a code and a hint, never a stack trace', () 
   });
 
   it('rejects an invalid repository name before any network call', async () => {
-    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'Acme/../x']);
+    const r = await run([
+      'releases',
+      'list',
+      '--registry',
+      '127.0.0.1:1',
+      '--repository',
+      'Acme/../x',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_BAD_FLAG: --repository is not a valid OCI repository name/);
   });
@@ -43,19 +50,40 @@ describe('molt CLI: user errors get a code and a hint, never a stack trace', () 
   });
 
   it('takes registry and repository from the environment', async () => {
-    const r = await run(['releases', 'list', '--platform', 'nonsense'], { MOLT_REGISTRY: '127.0.0.1:1', MOLT_REPOSITORY: 'acme/installer' });
+    const r = await run(['releases', 'list', '--platform', 'nonsense'], {
+      MOLT_REGISTRY: '127.0.0.1:1',
+      MOLT_REPOSITORY: 'acme/installer',
+    });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_BAD_FLAG: --platform must look like linux\/amd64/);
   });
 
   it('refuses a username without a password', async () => {
-    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--username', 'u']);
+    const r = await run([
+      'releases',
+      'list',
+      '--registry',
+      '127.0.0.1:1',
+      '--repository',
+      'a/b',
+      '--username',
+      'u',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_BAD_FLAG: give both --username and --password/);
   });
 
   it('reports a public key file that is not a key', async () => {
-    const r = await run(['releases', 'list', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--public-key', 'package.json']);
+    const r = await run([
+      'releases',
+      'list',
+      '--registry',
+      '127.0.0.1:1',
+      '--repository',
+      'a/b',
+      '--public-key',
+      'package.json',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_PUBLIC_KEY_INVALID: package.json is not a PEM public key/);
   });
@@ -69,13 +97,31 @@ describe('molt CLI: review fixes', () => {
   });
 
   it('a flag given a bad value is described, not called missing', async () => {
-    const r = await run(['releases', 'list', '--registry', 'r', '--repository', 'a/b', '--timeout', 'abc']);
+    const r = await run([
+      'releases',
+      'list',
+      '--registry',
+      'r',
+      '--repository',
+      'a/b',
+      '--timeout',
+      'abc',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_BAD_FLAG: --timeout must be a number of milliseconds/);
   });
 
   it('an invalid channel name is MOLT_INVALID_CHANNEL before any request', async () => {
-    const r = await run(['releases', 'latest', '--registry', '127.0.0.1:1', '--repository', 'a/b', '--channel', 'no such channel']);
+    const r = await run([
+      'releases',
+      'latest',
+      '--registry',
+      '127.0.0.1:1',
+      '--repository',
+      'a/b',
+      '--channel',
+      'no such channel',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^error MOLT_INVALID_CHANNEL: /m);
   });

@@ -27,7 +27,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(versionCommand(ctx));
   program.addHelpText(
     'after',
-    '\nProcesses:\n  agent           the node agent (molt agent --help)\n  lab machine     a lab machine under molt\'s firmware (molt lab machine --help)\n',
+    "\nProcesses:\n  agent           the node agent (molt agent --help)\n  lab machine     a lab machine under molt's firmware (molt lab machine --help)\n",
   );
   configure(program, ctx);
   return program;
@@ -68,6 +68,10 @@ function commanderExit(e: CommanderError, io: CliIo): number {
   if (e.exitCode === 0) return ExitCode.Ok;
   if (e.code === 'commander.help') return ExitCode.Error;
   const message = e.message.replace(/^error: /, '');
-  io.err(describeError(new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt <command> --help`' })));
+  io.err(
+    describeError(
+      new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt <command> --help`' }),
+    ),
+  );
   return ExitCode.Error;
 }

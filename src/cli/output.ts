@@ -9,7 +9,9 @@ export type OutputFormat = (typeof outputFormats)[number];
 /** Render rows as an aligned plain-text table with the given columns. */
 export function renderTable<T>(columns: readonly PrintColumn<T>[], rows: readonly T[]): string {
   const cells = rows.map((row) => columns.map((c) => c.value(row)));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const widths = columns.map((c, i) =>
+    Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)),
+  );
   const line = (values: readonly string[]): string =>
     values
       .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i] ?? 0)))

@@ -29,10 +29,19 @@ export interface MachineInitOptions {
   readonly molt: readonly string[];
 }
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 export function nodeName(options: Pick<MachineInitOptions, 'node' | 'root'>): string {
-  return options.node ?? basename(options.root).toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  return (
+    options.node ??
+    basename(options.root)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+  );
 }
 
 export async function initMachine(options: MachineInitOptions): Promise<void> {
@@ -56,16 +65,23 @@ async function writeConfig(options: MachineInitOptions): Promise<void> {
   }
   if (await exists(path)) return;
   if (options.controlPlane) {
-    throw new MoltError(ErrorCode.MachineInvalid, 'a control-plane lab machine needs --config with an etcd section', {
-      hint: 'write a config.yaml with node, role: control-plane, bootloader and etcd, and pass --config',
-    });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      'a control-plane lab machine needs --config with an etcd section',
+      {
+        hint: 'write a config.yaml with node, role: control-plane, bootloader and etcd, and pass --config',
+      },
+    );
   }
   const config = {
     node: nodeName(options),
     role: 'worker',
     bootloader: options.bootloader,
     // A fixed port, chosen once: clients following an operation reconnect to it after reboots.
-    api: { host: '127.0.0.1', port: options.apiPort === 0 ? await freeLoopbackPort() : options.apiPort },
+    api: {
+      host: '127.0.0.1',
+      port: options.apiPort === 0 ? await freeLoopbackPort() : options.apiPort,
+    },
     healthDeadlineSeconds: options.healthDeadlineSeconds,
     registry: { insecure: options.insecureRegistry },
   };
@@ -79,7 +95,9 @@ function freeLoopbackPort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => { resolve(port); });
+      server.close(() => {
+        resolve(port);
+      });
     });
   });
 }
@@ -88,7 +106,18 @@ async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string)
   const dir = join(options.root, 'state', 'pki');
   if (await exists(join(dir, 'node.pem'))) return;
   const name = nodeName(options);
-  await runMolt(options.molt, ['pki', 'issue', '--ca-dir', pkiDir, '--role', 'node', '--name', name, '--out', dir]);
+  await runMolt(options.molt, [
+    'pki',
+    'issue',
+    '--ca-dir',
+    pkiDir,
+    '--role',
+    'node',
+    '--name',
+    name,
+    '--out',
+    dir,
+  ]);
   await rename(join(dir, `${name}.pem`), join(dir, 'node.pem'));
   await rename(join(dir, `${name}.key`), join(dir, 'node.key'));
   await copyFile(join(pkiDir, 'ca.pem'), join(dir, 'ca.pem'));
@@ -97,7 +126,9 @@ async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string)
 async function anySlotReady(root: string): Promise<boolean> {
   for (const slot of ['a', 'b']) {
     try {
-      const manifest = JSON.parse(await readFile(join(root, 'slots', slot, 'slot.json'), 'utf8')) as { status?: string };
+      const manifest = JSON.parse(
+        await readFile(join(root, 'slots', slot, 'slot.json'), 'utf8'),
+      ) as { status?: string };
       if (manifest.status === 'ready') return true;
     } catch {
       // no manifest: not ready
@@ -108,11 +139,19 @@ async function anySlotReady(root: string): Promise<boolean> {
 
 function runMolt(molt: readonly string[], args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(molt[0] ?? process.execPath, [...molt.slice(1), ...args], { stdio: 'inherit' });
+    const child = spawn(molt[0] ?? process.execPath, [...molt.slice(1), ...args], {
+      stdio: 'inherit',
+    });
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code === 0) resolve();
-      else reject(new MoltError(ErrorCode.MachineInvalid, `\`molt ${args.join(' ')}\` failed (exit ${String(code)})`));
+      else
+        reject(
+          new MoltError(
+            ErrorCode.MachineInvalid,
+            `\`molt ${args.join(' ')}\` failed (exit ${String(code)})`,
+          ),
+        );
     });
   });
 }

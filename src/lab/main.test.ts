@@ -22,7 +22,10 @@ describe('molt lab', () => {
 
   it('prints its usage on --help', async () => {
     let out = '';
-    assert.equal(await runLab(['machine', '--help'], { out: (t) => (out += t), err: () => undefined }, []), 0);
+    assert.equal(
+      await runLab(['machine', '--help'], { out: (t) => (out += t), err: () => undefined }, []),
+      0,
+    );
     assert.match(out, /--bootloader/);
   });
 });

@@ -32,7 +32,12 @@ function bad(message: string): MoltError {
 }
 
 function parseMachine(argv: readonly string[]) {
-  const { values } = parseArgs({ args: [...argv], options: machineFlags, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: machineFlags,
+    strict: true,
+    allowPositionals: false,
+  });
   if (values.root === undefined) throw bad('--root is required');
   const bootloader = values.bootloader as 'grub' | 'systemd-boot';
   if (!['grub', 'systemd-boot'].includes(bootloader)) {
@@ -40,8 +45,10 @@ function parseMachine(argv: readonly string[]) {
   }
   const deadline = Number(values['health-deadline']);
   const port = Number(values['api-port']);
-  if (!Number.isInteger(deadline) || deadline <= 0) throw bad('--health-deadline must be a positive number of seconds');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw bad('--api-port must be a port number');
+  if (!Number.isInteger(deadline) || deadline <= 0)
+    throw bad('--health-deadline must be a positive number of seconds');
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw bad('--api-port must be a port number');
   return { ...values, root: values.root, bootloader, deadline, port };
 }
 
@@ -65,13 +72,18 @@ Options:
 Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
 `;
 
-export async function runLab(argv: readonly string[], io: LabIo, molt: readonly string[]): Promise<number> {
+export async function runLab(
+  argv: readonly string[],
+  io: LabIo,
+  molt: readonly string[],
+): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(usage);
     return 0;
   }
   const [verb, ...rest] = argv;
-  if (verb !== 'machine') throw bad(`unknown lab command ${JSON.stringify(verb ?? '')}; try \`molt lab machine\``);
+  if (verb !== 'machine')
+    throw bad(`unknown lab command ${JSON.stringify(verb ?? '')}; try \`molt lab machine\``);
   let flags: ReturnType<typeof parseMachine>;
   try {
     flags = parseMachine(rest);
@@ -97,10 +109,14 @@ export async function runLab(argv: readonly string[], io: LabIo, molt: readonly 
     bootloader: flags.bootloader,
     molt,
     env: process.env,
-    log: (line) => { io.err(`lab firmware: ${line}\n`); },
+    log: (line) => {
+      io.err(`lab firmware: ${line}\n`);
+    },
   });
   const stop = (): void => void supervisor.stop();
-  const cut = (): void => { supervisor.powerCut(); };
+  const cut = (): void => {
+    supervisor.powerCut();
+  };
   process.on('SIGTERM', stop).on('SIGINT', stop).on('SIGUSR1', cut);
   try {
     return await supervisor.done;

@@ -180,7 +180,10 @@ export class Transport {
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
 
-  private async attempt<T>(req: HttpRequest, consume: (res: RegistryResponse) => Promise<T>): Promise<T> {
+  private async attempt<T>(
+    req: HttpRequest,
+    consume: (res: RegistryResponse) => Promise<T>,
+  ): Promise<T> {
     const subject: RequestSubject = { registry: this.registry, what: req.what };
     const release = await this.slots.acquire();
     const controller = new AbortController();

@@ -31,7 +31,9 @@ function clientAnswering(res: AgentResponse | Error) {
 describe('agent client', () => {
   it('posts JSON bodies and returns the accepted operation', async () => {
     const { client, calls } = clientAnswering(answer(202, '{"operationId":"op-1"}'));
-    assert.deepEqual(await client.upgrade({ image: 'reg/os:1', preserve: false }), { operationId: 'op-1' });
+    assert.deepEqual(await client.upgrade({ image: 'reg/os:1', preserve: false }), {
+      operationId: 'op-1',
+    });
     const [call] = calls;
     assert.ok(call);
     assert.equal(call.url, 'https://agent:9443/v1/upgrade');
@@ -40,7 +42,12 @@ describe('agent client', () => {
   });
 
   it('turns an error body into a MoltError with the agent’s code, hint and details', async () => {
-    const body = { code: 'MOLT_AGENT_BUSY', message: 'busy with op-3', hint: 'wait', details: { operationId: 'op-3' } };
+    const body = {
+      code: 'MOLT_AGENT_BUSY',
+      message: 'busy with op-3',
+      hint: 'wait',
+      details: { operationId: 'op-3' },
+    };
     const { client } = clientAnswering(answer(409, JSON.stringify(body)));
     await assert.rejects(client.reboot(), (e) => {
       assert.ok(isMoltError(e, ErrorCode.AgentBusy));
@@ -52,13 +59,24 @@ describe('agent client', () => {
   });
 
   it('calls an answer that is not molt’s MOLT_AGENT_PROTOCOL', async () => {
-    await assert.rejects(clientAnswering(answer(502, '<html>bad gateway')).client.status(), (e) => isMoltError(e, ErrorCode.AgentProtocol));
-    await assert.rejects(clientAnswering(answer(200, '{"node":1}')).client.status(), (e) => isMoltError(e, ErrorCode.AgentProtocol) && /node/.test(e.message));
+    await assert.rejects(clientAnswering(answer(502, '<html>bad gateway')).client.status(), (e) =>
+      isMoltError(e, ErrorCode.AgentProtocol),
+    );
+    await assert.rejects(
+      clientAnswering(answer(200, '{"node":1}')).client.status(),
+      (e) => isMoltError(e, ErrorCode.AgentProtocol) && /node/.test(e.message),
+    );
   });
 
   it('makes a transport failure a retryable MOLT_AGENT_UNREACHABLE', async () => {
-    const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
-    await assert.rejects(clientAnswering(refused).client.status(), (e) => isMoltError(e, ErrorCode.AgentUnreachable) && e.retryable && /ECONNREFUSED/.test(e.message));
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
+    });
+    await assert.rejects(
+      clientAnswering(refused).client.status(),
+      (e) =>
+        isMoltError(e, ErrorCode.AgentUnreachable) && e.retryable && /ECONNREFUSED/.test(e.message),
+    );
   });
 
   it('streams events with query and Last-Event-ID, and ends a stream on an error frame', async () => {
@@ -69,7 +87,12 @@ describe('agent client', () => {
     const seen: number[] = [];
     await assert.rejects(
       (async () => {
-        for await (const e of client.events({ operation: 'op 1', follow: true, lastEventId: 'op-1:3' })) seen.push(e.seq);
+        for await (const e of client.events({
+          operation: 'op 1',
+          follow: true,
+          lastEventId: 'op-1:3',
+        }))
+          seen.push(e.seq);
       })(),
       (e) => isMoltError(e, ErrorCode.Internal) && e.message === 'journal unreadable',
     );

@@ -71,17 +71,26 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
       return await options.fetch(baseUrl + path, init);
     } catch (e) {
       if (e instanceof MoltError) throw e;
-      throw new MoltError(ErrorCode.AgentUnreachable, `cannot reach the agent at ${baseUrl}: ${reason(e)}`, {
-        cause: e,
-        retryable: true,
-        hint: 'check --endpoint and that the agent is running',
-      });
+      throw new MoltError(
+        ErrorCode.AgentUnreachable,
+        `cannot reach the agent at ${baseUrl}: ${reason(e)}`,
+        {
+          cause: e,
+          retryable: true,
+          hint: 'check --endpoint and that the agent is running',
+        },
+      );
     }
   };
-  const json = async <S extends z.ZodType>(schema: S, path: string, init: AgentRequest): Promise<z.output<S>> => {
+  const json = async <S extends z.ZodType>(
+    schema: S,
+    path: string,
+    init: AgentRequest,
+  ): Promise<z.output<S>> => {
     const res = await call(path, init);
     const text = await res.text();
-    if (res.status < 200 || res.status >= 300) throw errorFromAnswer(res.status, text, baseUrl + path);
+    if (res.status < 200 || res.status >= 300)
+      throw errorFromAnswer(res.status, text, baseUrl + path);
     return parseAnswer(schema, text, baseUrl + path);
   };
   const get = { method: 'GET', headers: { accept: 'application/json' } } as const;
@@ -101,12 +110,14 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
     operations: () => json(OperationSummaryView.array(), AgentRoutes.operations, get),
     events: (o = {}) =>
       stream(
-        AgentRoutes.events + queryString({ operation: o.operation, follow: o.follow === true ? 'true' : undefined }),
+        AgentRoutes.events +
+          queryString({ operation: o.operation, follow: o.follow === true ? 'true' : undefined }),
         o.lastEventId === undefined ? {} : { 'last-event-id': o.lastEventId },
       ),
     logs: (o = {}) =>
       stream(
-        AgentRoutes.logs + queryString({ follow: o.follow === true ? 'true' : undefined, tail: o.tail?.toString() }),
+        AgentRoutes.logs +
+          queryString({ follow: o.follow === true ? 'true' : undefined, tail: o.tail?.toString() }),
         {},
       ),
   };
@@ -114,7 +125,9 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
 
 /** `?a=1&b=2` of the defined values, or '' (protocol has no URLSearchParams: it is not in ES2023). */
 function queryString(values: Record<string, string | undefined>): string {
-  const pairs = Object.entries(values).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${encodeURIComponent(v)}`]));
+  const pairs = Object.entries(values).flatMap(([k, v]) =>
+    v === undefined ? [] : [`${k}=${encodeURIComponent(v)}`],
+  );
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`;
 }
 
@@ -126,7 +139,10 @@ interface StreamArgs {
 }
 
 async function* streamEvents(a: StreamArgs): AsyncGenerator<AgentEvent> {
-  const res = await a.call(a.path, { method: 'GET', headers: { accept: 'text/event-stream', ...a.headers } });
+  const res = await a.call(a.path, {
+    method: 'GET',
+    headers: { accept: 'text/event-stream', ...a.headers },
+  });
   if (res.status !== 200) throw errorFromAnswer(res.status, await res.text(), a.url);
   if (res.body === null) return;
   const frames = parseSse(res.body);
@@ -135,10 +151,14 @@ async function* streamEvents(a: StreamArgs): AsyncGenerator<AgentEvent> {
     try {
       next = await frames.next();
     } catch (e) {
-      throw new MoltError(ErrorCode.AgentUnreachable, `the event stream from ${a.url} broke: ${reason(e)}`, {
-        cause: e,
-        retryable: true,
-      });
+      throw new MoltError(
+        ErrorCode.AgentUnreachable,
+        `the event stream from ${a.url} broke: ${reason(e)}`,
+        {
+          cause: e,
+          retryable: true,
+        },
+      );
     }
     if (next.done === true) return;
     if (next.value.event === StreamErrorEvent) throw errorFromAnswer(500, next.value.data, a.url);
@@ -151,9 +171,13 @@ function errorFromAnswer(status: number, text: string, url: string): MoltError {
   const body = safeJson(text);
   const parsed = ErrorBody.safeParse(body);
   if (!parsed.success) {
-    return new MoltError(ErrorCode.AgentProtocol, `${url} answered HTTP ${status} without a molt error body: ${text.slice(0, 200)}`, {
-      hint: 'is --endpoint a molt agent?',
-    });
+    return new MoltError(
+      ErrorCode.AgentProtocol,
+      `${url} answered HTTP ${status} without a molt error body: ${text.slice(0, 200)}`,
+      {
+        hint: 'is --endpoint a molt agent?',
+      },
+    );
   }
   const b = parsed.data;
   return new MoltError(b.code as ErrorCode, b.message, {
@@ -167,10 +191,15 @@ function parseAnswer<S extends z.ZodType>(schema: S, text: string, url: string):
   const r = schema.safeParse(safeJson(text));
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  const where = issue === undefined ? '' : `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
-  throw new MoltError(ErrorCode.AgentProtocol, `the answer of ${url} is not what molt expects (${where})`, {
-    hint: 'the agent may run a different molt version',
-  });
+  const where =
+    issue === undefined ? '' : `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
+  throw new MoltError(
+    ErrorCode.AgentProtocol,
+    `the answer of ${url} is not what molt expects (${where})`,
+    {
+      hint: 'the agent may run a different molt version',
+    },
+  );
 }
 
 function safeJson(text: string): unknown {

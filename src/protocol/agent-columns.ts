@@ -3,7 +3,8 @@
 import type { AgentStatus, OperationSummaryView, SlotView } from './agent.ts';
 import type { PrintColumn } from './releases.ts';
 
-const shortDigest = (d: string | null): string => (d === null ? '-' : d.replace(/^sha256:/, '').slice(0, 12));
+const shortDigest = (d: string | null): string =>
+  d === null ? '-' : d.replace(/^sha256:/, '').slice(0, 12);
 
 /** A slot with what the bootloader and the running system say about it. */
 export interface SlotRow {
@@ -18,17 +19,27 @@ export function slotRows(status: AgentStatus): SlotRow[] {
     const entry = status.boot.entries.find((e) => e.slot === slot.slot);
     const oneShot = status.boot.oneShot === slot.slot ? ' (next boot)' : '';
     const tries = entry?.triesLeft === undefined ? '' : ` tries-left=${String(entry.triesLeft)}`;
-    return { slot, boot: entry === undefined ? '-' : `${entry.state}${tries}${oneShot}`, booted: status.bootedSlot === slot.slot };
+    return {
+      slot,
+      boot: entry === undefined ? '-' : `${entry.state}${tries}${oneShot}`,
+      booted: status.bootedSlot === slot.slot,
+    };
   });
 }
 
 /** Columns of the slot table under `molt node status`. */
 export const slotColumns: readonly PrintColumn<SlotRow>[] = [
   { header: 'SLOT', value: (r) => (r.booted ? `${r.slot.slot}*` : r.slot.slot) },
-  { header: 'STATUS', value: (r) => r.slot.status + (r.slot.badReason === undefined ? '' : ` (${r.slot.badReason})`) },
+  {
+    header: 'STATUS',
+    value: (r) => r.slot.status + (r.slot.badReason === undefined ? '' : ` (${r.slot.badReason})`),
+  },
   { header: 'VERSION', value: (r) => r.slot.version ?? '-' },
   { header: 'DIGEST', value: (r) => shortDigest(r.slot.digest) },
-  { header: 'GENERATION', value: (r) => (r.slot.generation === null ? '-' : String(r.slot.generation)) },
+  {
+    header: 'GENERATION',
+    value: (r) => (r.slot.generation === null ? '-' : String(r.slot.generation)),
+  },
   { header: 'BOOT', value: (r) => r.boot },
 ];
 

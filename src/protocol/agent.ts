@@ -124,7 +124,10 @@ export const AgentEvent = z.object({
   progress: z.object({ bytes: z.number(), total: z.number() }).optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   result: z
-    .object({ result: z.enum(['Succeeded', 'Failed', 'RolledBack']), reason: z.string().optional() })
+    .object({
+      result: z.enum(['Succeeded', 'Failed', 'RolledBack']),
+      reason: z.string().optional(),
+    })
     .optional(),
 });
 export type AgentEvent = z.infer<typeof AgentEvent>;

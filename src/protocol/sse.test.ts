@@ -16,12 +16,16 @@ async function parse(parts: readonly string[]): Promise<SseFrame[]> {
 
 describe('parseSse', () => {
   it('parses id, event and data, ignoring comments and retry', async () => {
-    const frames = await parse(['retry: 2000\n\n: keep-alive\n\nid: op-1:1\nevent: phase\ndata: {"a":1}\n\n']);
+    const frames = await parse([
+      'retry: 2000\n\n: keep-alive\n\nid: op-1:1\nevent: phase\ndata: {"a":1}\n\n',
+    ]);
     assert.deepEqual(frames, [{ id: 'op-1:1', event: 'phase', data: '{"a":1}' }]);
   });
 
   it('joins multi-line data and defaults the event to message', async () => {
-    assert.deepEqual(await parse(['data: a\ndata: b\n\n']), [{ id: undefined, event: 'message', data: 'a\nb' }]);
+    assert.deepEqual(await parse(['data: a\ndata: b\n\n']), [
+      { id: undefined, event: 'message', data: 'a\nb' },
+    ]);
   });
 
   it('handles frames and CRLF split across chunks, and multi-byte characters split mid-sequence', async () => {
@@ -47,6 +51,8 @@ describe('parseSse', () => {
   });
 
   it('drops an unfinished frame at the end of the stream', async () => {
-    assert.deepEqual(await parse(['data: done\n\ndata: half']), [{ id: undefined, event: 'message', data: 'done' }]);
+    assert.deepEqual(await parse(['data: done\n\ndata: half']), [
+      { id: undefined, event: 'message', data: 'done' },
+    ]);
   });
 });

@@ -46,7 +46,9 @@ export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerat
 
 /** The frame a blank line completes; none when no data line came (a comment-only block). */
 function dispatch(pending: Pending, id: string | undefined): SseFrame | undefined {
-  return pending.data.length === 0 ? undefined : { id, event: pending.event || 'message', data: pending.data.join('\n') };
+  return pending.data.length === 0
+    ? undefined
+    : { id, event: pending.event || 'message', data: pending.data.join('\n') };
 }
 
 /** Apply one non-empty line to the frame being built; returns a new id when the line sets one. */

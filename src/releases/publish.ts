@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { ReleaseLabel } from '../core/releases/release.ts';
-import { buildImage, isTag, pushImage, type LayerInput, type Platform, type RegistryClient } from '../oci/index.ts';
-import { attachBundle, attachLegacySignature, createBundle, signLegacy } from './signatures/index.ts';
+import {
+  buildImage,
+  isTag,
+  pushImage,
+  type LayerInput,
+  type Platform,
+  type RegistryClient,
+} from '../oci/index.ts';
+import {
+  attachBundle,
+  attachLegacySignature,
+  createBundle,
+  signLegacy,
+} from './signatures/index.ts';
 
 /** The release metadata a publisher declares; written as config labels (docs/adr/0002). */
 export interface ReleaseLabels {
@@ -60,7 +72,8 @@ export function releaseLabels(labels: ReleaseLabels): Record<string, string> {
  * Tags are checked before anything is pushed, so a bad tag never leaves a half-published release.
  */
 export async function publishRelease(o: PublishOptions): Promise<Published> {
-  if (o.tags.length === 0) throw new MoltError(ErrorCode.BadInput, 'give at least one tag to publish');
+  if (o.tags.length === 0)
+    throw new MoltError(ErrorCode.BadInput, 'give at least one tag to publish');
   const bad = o.tags.find((t) => !isTag(t));
   if (bad !== undefined) {
     throw new MoltError(ErrorCode.InvalidTag, `"${bad}" is not a valid OCI tag`, {
@@ -74,7 +87,10 @@ export async function publishRelease(o: PublishOptions): Promise<Published> {
     ...(o.platform !== undefined && { platform: o.platform }),
   });
   const digest = await pushImage(o.client, o.repository, o.tags, image);
-  const signature = o.signing === undefined ? null : await sign(o, o.signing, { digest, image: image.manifest.descriptor });
+  const signature =
+    o.signing === undefined
+      ? null
+      : await sign(o, o.signing, { digest, image: image.manifest.descriptor });
   return { digest, tags: [...o.tags], signature };
 }
 
@@ -84,9 +100,23 @@ async function sign(
   subject: { digest: string; image: { mediaType: string; digest: string; size: number } },
 ): Promise<string> {
   if (s.format === 'cosign-legacy') {
-    const signature = signLegacy({ privateKeyPem: s.privateKeyPem, digest: subject.digest, reference: s.reference });
-    return attachLegacySignature({ client: o.client, repository: o.repository, digest: subject.digest, signature });
+    const signature = signLegacy({
+      privateKeyPem: s.privateKeyPem,
+      digest: subject.digest,
+      reference: s.reference,
+    });
+    return attachLegacySignature({
+      client: o.client,
+      repository: o.repository,
+      digest: subject.digest,
+      signature,
+    });
   }
   const bundleJson = createBundle({ privateKeyPem: s.privateKeyPem, digest: subject.digest });
-  return attachBundle({ client: o.client, repository: o.repository, bundleJson, subject: subject.image });
+  return attachBundle({
+    client: o.client,
+    repository: o.repository,
+    bundleJson,
+    subject: subject.image,
+  });
 }

@@ -25,9 +25,17 @@ export interface BootloaderSubject {
 }
 
 /** A ready manifest for `slot` (kernel + initramfs on the ESP, no cmdline). */
-export function testManifest(slot: SlotId, generation: number, version = `1.${generation}.0`): SlotManifest {
+export function testManifest(
+  slot: SlotId,
+  generation: number,
+  version = `1.${generation}.0`,
+): SlotManifest {
   const dir = slot.toLowerCase();
-  const artifact = (name: string): { path: string; size: number; digest: string } => ({ path: `esp/molt/${dir}/${name}`, size: 1, digest: `sha256:${'0'.repeat(64)}` });
+  const artifact = (name: string): { path: string; size: number; digest: string } => ({
+    path: `esp/molt/${dir}/${name}`,
+    size: 1,
+    digest: `sha256:${'0'.repeat(64)}`,
+  });
   return {
     schema: 1,
     slot,
@@ -36,7 +44,15 @@ export function testManifest(slot: SlotId, generation: number, version = `1.${ge
     imageDigest: `sha256:${'1'.repeat(64)}`,
     version,
     generation,
-    artifacts: { vmlinuz: artifact('vmlinuz'), 'initrd.img': artifact('initrd.img'), 'rootfs.img': { path: `slots/${dir}/rootfs.img`, size: 1, digest: `sha256:${'2'.repeat(64)}` } },
+    artifacts: {
+      vmlinuz: artifact('vmlinuz'),
+      'initrd.img': artifact('initrd.img'),
+      'rootfs.img': {
+        path: `slots/${dir}/rootfs.img`,
+        size: 1,
+        digest: `sha256:${'2'.repeat(64)}`,
+      },
+    },
     operationId: `op-${generation}`,
     writtenAt: '2026-11-22T00:00:00.000Z',
   };
@@ -66,7 +82,8 @@ export async function fileSnapshot(dir: string): Promise<string> {
     for (const n of names) {
       const s = await stat(join(d, n), { bigint: true });
       if (s.isDirectory()) await walk(join(d, n));
-      else lines.push(`${relative(dir, join(d, n))} ino=${s.ino} size=${s.size} mtime=${s.mtimeNs}`);
+      else
+        lines.push(`${relative(dir, join(d, n))} ino=${s.ino} size=${s.size} mtime=${s.mtimeNs}`);
     }
   };
   await walk(dir);
@@ -102,37 +119,46 @@ export function bootloaderConformance(name: string, make: () => Promise<Bootload
       assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed,B:bootable');
     });
 
-    withSubject('arms, disarms and re-arms a boot-once without touching the committed slot', async ({ bootloader: b }) => {
-      await installed(b);
-      await b.armBootOnce('B');
-      assert.equal(summary(await b.read()), 'committed=A oneShot=B A:committed,B:trial');
-      await b.disarmBootOnce();
-      assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed,B:bootable');
-      await b.armBootOnce('B');
-      assert.equal((await b.read()).oneShot, 'B');
-    });
+    withSubject(
+      'arms, disarms and re-arms a boot-once without touching the committed slot',
+      async ({ bootloader: b }) => {
+        await installed(b);
+        await b.armBootOnce('B');
+        assert.equal(summary(await b.read()), 'committed=A oneShot=B A:committed,B:trial');
+        await b.disarmBootOnce();
+        assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed,B:bootable');
+        await b.armBootOnce('B');
+        assert.equal((await b.read()).oneShot, 'B');
+      },
+    );
 
-    withSubject('commits the trial, then rolls back to the older slot by boot-once and commit', async ({ bootloader: b }) => {
-      await installed(b);
-      await b.armBootOnce('B');
-      await b.commit('B');
-      assert.equal(summary(await b.read()), 'committed=B oneShot=null A:bootable,B:committed');
-      await b.armBootOnce('A');
-      assert.equal((await b.read()).oneShot, 'A');
-      await b.commit('A');
-      assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed,B:bootable');
-    });
+    withSubject(
+      'commits the trial, then rolls back to the older slot by boot-once and commit',
+      async ({ bootloader: b }) => {
+        await installed(b);
+        await b.armBootOnce('B');
+        await b.commit('B');
+        assert.equal(summary(await b.read()), 'committed=B oneShot=null A:bootable,B:committed');
+        await b.armBootOnce('A');
+        assert.equal((await b.read()).oneShot, 'A');
+        await b.commit('A');
+        assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed,B:bootable');
+      },
+    );
 
-    withSubject('removes and marks bad: the entry disappears, with its boot-once', async ({ bootloader: b }) => {
-      await installed(b);
-      await b.armBootOnce('B');
-      await b.markBad('B');
-      assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed');
-      await b.removeEntry('B');
-      await b.writeEntry('B', testManifest('B', 3));
-      await b.removeEntry('B');
-      assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed');
-    });
+    withSubject(
+      'removes and marks bad: the entry disappears, with its boot-once',
+      async ({ bootloader: b }) => {
+        await installed(b);
+        await b.armBootOnce('B');
+        await b.markBad('B');
+        assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed');
+        await b.removeEntry('B');
+        await b.writeEntry('B', testManifest('B', 3));
+        await b.removeEntry('B');
+        assert.equal(summary(await b.read()), 'committed=A oneShot=null A:committed');
+      },
+    );
 
     withSubject('refuses to arm or commit a slot without an entry', async ({ bootloader: b }) => {
       await b.writeEntry('A', testManifest('A', 1));
@@ -142,49 +168,55 @@ export function bootloaderConformance(name: string, make: () => Promise<Bootload
       await assert.rejects(() => b.commit('B'), invalid);
     });
 
-    withSubject('repeating any call changes nothing (idempotent, compare before write)', async (s) => {
-      const b = s.bootloader;
-      await installed(b);
-      const steps: (() => Promise<void>)[] = [
-        () => b.writeEntry('B', testManifest('B', 2)),
-        () => b.armBootOnce('B'),
-        () => b.disarmBootOnce(),
-        () => b.armBootOnce('B'),
-        () => b.commit('B'),
-        () => b.markBad('A'),
-        () => b.removeEntry('A'),
-      ];
-      for (const step of steps) {
-        await step();
-        const view = summary(await b.read());
-        const files = await s.snapshot?.();
-        await step();
-        assert.equal(summary(await b.read()), view);
-        assert.equal(await s.snapshot?.(), files);
-      }
-    });
+    withSubject(
+      'repeating any call changes nothing (idempotent, compare before write)',
+      async (s) => {
+        const b = s.bootloader;
+        await installed(b);
+        const steps: (() => Promise<void>)[] = [
+          () => b.writeEntry('B', testManifest('B', 2)),
+          () => b.armBootOnce('B'),
+          () => b.disarmBootOnce(),
+          () => b.armBootOnce('B'),
+          () => b.commit('B'),
+          () => b.markBad('A'),
+          () => b.removeEntry('A'),
+        ];
+        for (const step of steps) {
+          await step();
+          const view = summary(await b.read());
+          const files = await s.snapshot?.();
+          await step();
+          assert.equal(summary(await b.read()), view);
+          assert.equal(await s.snapshot?.(), files);
+        }
+      },
+    );
 
-    withSubject('the firmware boots the trial once, then the committed slot; a commit sticks', async (s) => {
-      const boot = s.boot;
-      if (boot === undefined) return;
-      const b = s.bootloader;
-      await installed(b);
-      assert.equal(await boot(), 'A');
-      await b.armBootOnce('B');
-      assert.equal(await boot(), 'B');
-      assert.equal(await boot(), 'A', 'an uncommitted trial does not boot twice');
-      await b.armBootOnce('B');
-      assert.equal(await boot(), 'B');
-      await b.commit('B');
-      assert.equal(await boot(), 'B');
-      assert.equal(await boot(), 'B');
-      await b.armBootOnce('A');
-      assert.equal(await boot(), 'A', 'a rollback to the older slot boots it once');
-      await b.commit('A');
-      assert.equal(await boot(), 'A');
-      await b.markBad('B');
-      await b.armBootOnce('A');
-      assert.equal(await boot(), 'A');
-    });
+    withSubject(
+      'the firmware boots the trial once, then the committed slot; a commit sticks',
+      async (s) => {
+        const boot = s.boot;
+        if (boot === undefined) return;
+        const b = s.bootloader;
+        await installed(b);
+        assert.equal(await boot(), 'A');
+        await b.armBootOnce('B');
+        assert.equal(await boot(), 'B');
+        assert.equal(await boot(), 'A', 'an uncommitted trial does not boot twice');
+        await b.armBootOnce('B');
+        assert.equal(await boot(), 'B');
+        await b.commit('B');
+        assert.equal(await boot(), 'B');
+        assert.equal(await boot(), 'B');
+        await b.armBootOnce('A');
+        assert.equal(await boot(), 'A', 'a rollback to the older slot boots it once');
+        await b.commit('A');
+        assert.equal(await boot(), 'A');
+        await b.markBad('B');
+        await b.armBootOnce('A');
+        assert.equal(await boot(), 'A');
+      },
+    );
   });
 }

@@ -13,7 +13,12 @@ export function clientFactory(host: () => string): {
   const clients: OciRegistryClient[] = [];
   return {
     client: (credentials) => {
-      const c = createRegistryClient({ registry: host(), insecure: true, retries: 0, ...(credentials && { credentials }) });
+      const c = createRegistryClient({
+        registry: host(),
+        insecure: true,
+        retries: 0,
+        ...(credentials && { credentials }),
+      });
       clients.push(c);
       return c;
     },

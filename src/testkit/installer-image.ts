@@ -7,7 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { ArtifactMediaType, InstallerLabel, TitleAnnotation } from '../core/slots/contract.ts';
-import { buildImage, MediaType, pushImage, type BuiltImage, type LayerInput, type RegistryWriter } from '../oci/index.ts';
+import {
+  buildImage,
+  MediaType,
+  pushImage,
+  type BuiltImage,
+  type LayerInput,
+  type RegistryWriter,
+} from '../oci/index.ts';
 import { tarArchive, type TarEntry } from './tar-writer.ts';
 
 export { tarArchive, type TarEntry } from './tar-writer.ts';
@@ -33,7 +40,11 @@ export interface InstallerImage {
   readonly artifacts: Readonly<Record<string, Uint8Array>>;
 }
 
-const defaults: Readonly<Record<string, Uint8Array | number>> = { vmlinuz: 4096, 'initrd.img': 2048, 'rootfs.img': 65_536 };
+const defaults: Readonly<Record<string, Uint8Array | number>> = {
+  vmlinuz: 4096,
+  'initrd.img': 2048,
+  'rootfs.img': 65_536,
+};
 
 /** A raw artifact layer. */
 export function artifactLayer(name: string, bytes: Uint8Array): LayerInput {
@@ -43,20 +54,35 @@ export function artifactLayer(name: string, bytes: Uint8Array): LayerInput {
 /** A tar layer of `entries`, gzipped or not. */
 export function tarLayer(entries: readonly TarEntry[], gzip = false): LayerInput {
   const tar = tarArchive(entries);
-  return gzip ? { mediaType: MediaType.OciLayerGzip, bytes: new Uint8Array(gzipSync(tar)) } : { mediaType: MediaType.OciLayer, bytes: tar };
+  return gzip
+    ? { mediaType: MediaType.OciLayerGzip, bytes: new Uint8Array(gzipSync(tar)) }
+    : { mediaType: MediaType.OciLayer, bytes: tar };
 }
 
 /** Build (but do not push) an installer image. */
 export function buildInstallerImage(spec: InstallerImageSpec = {}): InstallerImage {
   const artifacts: Record<string, Uint8Array> = {};
-  for (const [name, v] of Object.entries(spec.artifacts ?? defaults)) artifacts[name] = typeof v === 'number' ? new Uint8Array(randomBytes(v)) : v;
+  for (const [name, v] of Object.entries(spec.artifacts ?? defaults))
+    artifacts[name] = typeof v === 'number' ? new Uint8Array(randomBytes(v)) : v;
   const format = spec.format ?? 'raw';
   const layers: LayerInput[] =
     format === 'raw'
       ? Object.entries(artifacts).map(([name, bytes]) => artifactLayer(name, bytes))
-      : [tarLayer(Object.entries(artifacts).map(([name, body]) => ({ name, body })), format === 'tar+gzip')];
-  const labels = { ...(spec.noVersion === true ? {} : { [InstallerLabel.Version]: spec.version ?? '1.0.0' }), ...spec.labels };
-  const built = buildImage({ labels, layers: [...layers, ...(spec.extraLayers ?? [])], created: '2026-11-22T10:00:00Z' });
+      : [
+          tarLayer(
+            Object.entries(artifacts).map(([name, body]) => ({ name, body })),
+            format === 'tar+gzip',
+          ),
+        ];
+  const labels = {
+    ...(spec.noVersion === true ? {} : { [InstallerLabel.Version]: spec.version ?? '1.0.0' }),
+    ...spec.labels,
+  };
+  const built = buildImage({
+    labels,
+    layers: [...layers, ...(spec.extraLayers ?? [])],
+    created: '2026-11-22T10:00:00Z',
+  });
   return { built, artifacts };
 }
 

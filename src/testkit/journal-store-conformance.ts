@@ -6,7 +6,14 @@ import type { JournalStore, NewAgentEvent } from '../agent/ports/journal-store.t
 import type { AgentEvent } from '../protocol/agent.ts';
 
 function event(operationId: string, phase: string, time: string): NewAgentEvent {
-  return { operationId, time, kind: 'phase', phase, status: 'started', message: `${phase} started` };
+  return {
+    operationId,
+    time,
+    kind: 'phase',
+    phase,
+    status: 'started',
+    message: `${phase} started`,
+  };
 }
 
 export function journalStoreConformance(name: string, create: () => Promise<JournalStore>): void {
@@ -14,7 +21,11 @@ export function journalStoreConformance(name: string, create: () => Promise<Jour
     it('starts empty and returns the last saved record', async () => {
       const store = await create();
       assert.equal(await store.load(), undefined);
-      const record = { rev: 1, state: { phase: 'Pulling' as const, undo: [] }, commands: [{ type: 'Reboot' as const }] };
+      const record = {
+        rev: 1,
+        state: { phase: 'Pulling' as const, undo: [] },
+        commands: [{ type: 'Reboot' as const }],
+      };
       await store.save(record);
       await store.save({ ...record, rev: 2 });
       assert.deepEqual(await store.load(), { ...record, rev: 2 });
@@ -26,8 +37,14 @@ export function journalStoreConformance(name: string, create: () => Promise<Jour
       await store.append(event('op-b', 'Pulling', '2026-01-01T00:00:02Z'));
       const a2 = await store.append(event('op-a', 'Cordoning', '2026-01-01T00:00:03Z'));
       assert.deepEqual([a1.seq, a2.seq], [1, 2]);
-      assert.deepEqual((await store.events('op-a', 1)).map((e) => e.phase), ['Cordoning']);
-      assert.deepEqual((await store.events()).map((e) => `${e.operationId}:${e.seq}`), ['op-a:1', 'op-b:1', 'op-a:2']);
+      assert.deepEqual(
+        (await store.events('op-a', 1)).map((e) => e.phase),
+        ['Cordoning'],
+      );
+      assert.deepEqual(
+        (await store.events()).map((e) => `${e.operationId}:${e.seq}`),
+        ['op-a:1', 'op-b:1', 'op-a:2'],
+      );
     });
 
     it('notifies subscribers until they unsubscribe', async () => {
@@ -37,7 +54,10 @@ export function journalStoreConformance(name: string, create: () => Promise<Jour
       await store.append(event('op-c', 'Pulling', '2026-01-01T00:00:01Z'));
       unsubscribe();
       await store.append(event('op-c', 'Cordoning', '2026-01-01T00:00:02Z'));
-      assert.deepEqual(seen.map((e) => e.phase), ['Pulling']);
+      assert.deepEqual(
+        seen.map((e) => e.phase),
+        ['Pulling'],
+      );
     });
 
     it('summarises operations with their result', async () => {

@@ -59,7 +59,8 @@ export function startProcess(
     name,
     output: () => log,
     exited,
-    waitFor: (pattern, timeoutMs = 20_000) => waitForOutput({ child, name, pattern, timeoutMs, listeners, log: () => log }),
+    waitFor: (pattern, timeoutMs = 20_000) =>
+      waitForOutput({ child, name, pattern, timeoutMs, listeners, log: () => log }),
     stop: (graceMs = 5_000) => stopChild(child, exited, graceMs),
   };
 }
@@ -82,7 +83,9 @@ function waitForOutput(a: WaitArgs): Promise<RegExpMatchArray> {
         resolve(m);
       } else if (a.child.exitCode !== null || a.child.signalCode !== null) {
         done();
-        reject(new Error(`${a.name} exited before printing ${a.pattern}:\n${a.log().slice(-4000)}`));
+        reject(
+          new Error(`${a.name} exited before printing ${a.pattern}:\n${a.log().slice(-4000)}`),
+        );
       }
     };
     const timer = setTimeout(() => {
@@ -98,7 +101,11 @@ function waitForOutput(a: WaitArgs): Promise<RegExpMatchArray> {
   });
 }
 
-async function stopChild(child: ChildProcess, exited: Promise<unknown>, graceMs: number): Promise<void> {
+async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  graceMs: number,
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   process.kill(child.pid, 'SIGTERM');
   const timer = setTimeout(() => {
@@ -111,7 +118,9 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>, graceMs:
 }
 
 /** A fresh temporary directory, and a function that removes it. */
-export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+export async function tempDir(
+  prefix: string,
+): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), `molt-${prefix}-`));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }

@@ -84,7 +84,14 @@ export async function startRegistry(
     };
     try {
       await waitReady(proc, `http://${host}/v2/`);
-      return { url: `http://${host}`, host, dataDir: dir.path, process: proc, ...(tokenServer !== undefined && { tokenServer }), stop };
+      return {
+        url: `http://${host}`,
+        host,
+        dataDir: dir.path,
+        process: proc,
+        ...(tokenServer !== undefined && { tokenServer }),
+        stop,
+      };
     } catch (e) {
       await proc.stop();
       if (attempt >= 3) {
@@ -109,7 +116,10 @@ async function waitReady(proc: ManagedProcess, url: string): Promise<void> {
     },
     { timeoutMs: 20_000, intervalMs: 50 },
   ).then((outcome) => {
-    if (outcome === 'exited') throw new Error(`docker-registry exited before answering ${url}:\n${proc.output().slice(-2000)}`);
+    if (outcome === 'exited')
+      throw new Error(
+        `docker-registry exited before answering ${url}:\n${proc.output().slice(-2000)}`,
+      );
   });
 }
 

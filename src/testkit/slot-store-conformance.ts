@@ -27,7 +27,11 @@ export function sampleImage(version: string, extra: Partial<StageInput> = {}): S
     imageRef: `registry.test/acme/installer:${version}`,
     imageDigest: `sha256:${version.replace(/\D/g, '').padEnd(64, '0').slice(0, 64)}`,
     version,
-    artifacts: { vmlinuz: bytes(`kernel ${version}`), 'initrd.img': bytes(`initrd ${version}`), 'rootfs.img': bytes(`rootfs ${version}`) },
+    artifacts: {
+      vmlinuz: bytes(`kernel ${version}`),
+      'initrd.img': bytes(`initrd ${version}`),
+      'rootfs.img': bytes(`rootfs ${version}`),
+    },
     ...extra,
   };
 }
@@ -52,7 +56,11 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
 
     it('installs a staged image as a ready slot that verifies, and clears the staging area', async () => {
       await h.stage('B', sampleImage('1.2.0', { lab: { boot: 'fail', health: 'ok' } }));
-      assert.deepEqual(await h.store.staged('B'), { imageRef: 'registry.test/acme/installer:1.2.0', imageDigest: sampleImage('1.2.0').imageDigest, version: '1.2.0' });
+      assert.deepEqual(await h.store.staged('B'), {
+        imageRef: 'registry.test/acme/installer:1.2.0',
+        imageDigest: sampleImage('1.2.0').imageDigest,
+        version: '1.2.0',
+      });
       const m = await h.store.install('B', 'op-1');
       assert.equal(m.status, 'ready');
       assert.equal(m.slot, 'B');
@@ -83,7 +91,12 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
 
     it('numbers generations strictly increasing across both slots', async () => {
       const gens: number[] = [];
-      for (const [slot, v] of [['A', '1.0.0'], ['B', '1.1.0'], ['A', '1.2.0'], ['A', '1.3.0']] as const) {
+      for (const [slot, v] of [
+        ['A', '1.0.0'],
+        ['B', '1.1.0'],
+        ['A', '1.2.0'],
+        ['A', '1.3.0'],
+      ] as const) {
         await h.stage(slot, sampleImage(v));
         await h.store.markWriting(slot, `op-${v}`);
         gens.push((await h.store.install(slot, `op-${v}`)).generation);

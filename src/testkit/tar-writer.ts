@@ -40,7 +40,11 @@ export function tarArchive(entries: readonly TarEntry[]): Uint8Array {
   const parts: Buffer[] = [];
   for (const e of entries) {
     const body = (e.type ?? '0') === '0' ? (e.body ?? new Uint8Array(0)) : new Uint8Array(0);
-    parts.push(header(e, body.byteLength), Buffer.from(body), Buffer.alloc((512 - (body.byteLength % 512)) % 512));
+    parts.push(
+      header(e, body.byteLength),
+      Buffer.from(body),
+      Buffer.alloc((512 - (body.byteLength % 512)) % 512),
+    );
   }
   parts.push(Buffer.alloc(1024));
   return new Uint8Array(Buffer.concat(parts));

@@ -15,10 +15,15 @@ const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
 
 function molt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, XDG_CACHE_HOME: cacheHome } }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, XDG_CACHE_HOME: cacheHome } },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,11 +43,33 @@ before(async () => {
   await writeFile(keyFile, keys.privateKeyPem);
   await writeFile(`${keyFile}.pub`, keys.publicKeyPem);
   const publish = async (tags: string[], flags: string[]): Promise<void> => {
-    const r = await molt(['dev', 'publish', ...base, ...tags.flatMap((t) => ['--tag', t]), ...flags]);
+    const r = await molt([
+      'dev',
+      'publish',
+      ...base,
+      ...tags.flatMap((t) => ['--tag', t]),
+      ...flags,
+    ]);
     assert.equal(r.code, 0, r.stderr);
   };
-  await publish(['1.0.0', '1.0.0-rev1'], ['--channels', 'stable', '--official', '--kubernetes', '>=1.29', '--created', '2026-01-01T00:00:00Z', '--sign-key', keyFile]);
-  await publish(['1.1.0-rev1', '1.1.0-rev1-b7'], ['--channels', 'stable', '--official', '--kubernetes', '>=1.30', '--upgrade-from', '>=1.0.0']);
+  await publish(
+    ['1.0.0', '1.0.0-rev1'],
+    [
+      '--channels',
+      'stable',
+      '--official',
+      '--kubernetes',
+      '>=1.29',
+      '--created',
+      '2026-01-01T00:00:00Z',
+      '--sign-key',
+      keyFile,
+    ],
+  );
+  await publish(
+    ['1.1.0-rev1', '1.1.0-rev1-b7'],
+    ['--channels', 'stable', '--official', '--kubernetes', '>=1.30', '--upgrade-from', '>=1.0.0'],
+  );
   await publish(['1.2.0'], ['--channels', 'beta', '--official', '--upgrade-from', '>=1.1.0']);
   await publish(['latest'], ['--channels', 'stable']);
 });
@@ -57,9 +84,22 @@ describe('molt releases list (real registry)', () => {
     const r = await molt(['releases', 'list', ...base, '-o', 'json']);
     assert.equal(r.code, 0, r.stderr);
     const releases = JSON.parse(r.stdout) as Record<string, unknown>[];
-    assert.deepEqual(releases.map((x) => x['tag']), ['1.2.0', '1.1.0-rev1-b7', '1.0.0-rev1']);
+    assert.deepEqual(
+      releases.map((x) => x['tag']),
+      ['1.2.0', '1.1.0-rev1-b7', '1.0.0-rev1'],
+    );
     const oldest = releases[2]!;
-    for (const field of ['tag', 'tags', 'version', 'digest', 'channels', 'official', 'created', 'kubernetes', 'upgradeFrom']) {
+    for (const field of [
+      'tag',
+      'tags',
+      'version',
+      'digest',
+      'channels',
+      'official',
+      'created',
+      'kubernetes',
+      'upgradeFrom',
+    ]) {
       assert.ok(field in oldest, `field ${field} missing`);
     }
     assert.deepEqual(oldest['tags'], ['1.0.0-rev1', '1.0.0']);
@@ -80,9 +120,25 @@ describe('molt releases list (real registry)', () => {
 
 describe('molt releases latest (real registry)', () => {
   it('chooses the newest compatible release and explains the rest (exit 0)', async () => {
-    const r = await molt(['releases', 'latest', ...base, '--channel', 'stable', '--current', '1.0.0', '--kubernetes', '1.30.2', '-o', 'json']);
+    const r = await molt([
+      'releases',
+      'latest',
+      ...base,
+      '--channel',
+      'stable',
+      '--current',
+      '1.0.0',
+      '--kubernetes',
+      '1.30.2',
+      '-o',
+      'json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const v = JSON.parse(r.stdout) as { tag: string; path: string[]; rejected: { version: string; reason: string }[] };
+    const v = JSON.parse(r.stdout) as {
+      tag: string;
+      path: string[];
+      rejected: { version: string; reason: string }[];
+    };
     assert.equal(v.tag, '1.1.0-rev1-b7');
     assert.deepEqual(v.path, ['1.1.0-rev1-b7']);
     const beta = v.rejected.find((x) => x.version === '1.2.0');
@@ -90,43 +146,107 @@ describe('molt releases latest (real registry)', () => {
   });
 
   it('exits 3 when nothing is eligible', async () => {
-    const r = await molt(['releases', 'latest', ...base, '--channel', 'stable', '--kubernetes', '1.28.0', '-o', 'json']);
+    const r = await molt([
+      'releases',
+      'latest',
+      ...base,
+      '--channel',
+      'stable',
+      '--kubernetes',
+      '1.28.0',
+      '-o',
+      'json',
+    ]);
     assert.equal(r.code, 3, r.stderr);
-    const v = JSON.parse(r.stdout) as { found: boolean; rejected: { version: string; code: string }[] };
+    const v = JSON.parse(r.stdout) as {
+      found: boolean;
+      rejected: { version: string; code: string }[];
+    };
     assert.equal(v.found, false);
     assert.deepEqual(
       v.rejected.map((x) => `${x.version} ${x.code}`),
-      ['1.2.0 NotInChannel', '1.1.0-rev1-b7 KubernetesIncompatible', '1.0.0-rev1 KubernetesIncompatible'],
+      [
+        '1.2.0 NotInChannel',
+        '1.1.0-rev1-b7 KubernetesIncompatible',
+        '1.0.0-rev1 KubernetesIncompatible',
+      ],
     );
   });
 
   it('with a public key, only the signed release qualifies', async () => {
-    const r = await molt(['releases', 'latest', ...base, '--channel', 'stable', '--public-key', `${keyFile}.pub`, '-o', 'json']);
+    const r = await molt([
+      'releases',
+      'latest',
+      ...base,
+      '--channel',
+      'stable',
+      '--public-key',
+      `${keyFile}.pub`,
+      '-o',
+      'json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const v = JSON.parse(r.stdout) as { tag: string; signature: string; rejected: { version: string; reason: string }[] };
+    const v = JSON.parse(r.stdout) as {
+      tag: string;
+      signature: string;
+      rejected: { version: string; reason: string }[];
+    };
     assert.equal(v.tag, '1.0.0-rev1');
     assert.equal(v.signature, 'verified');
-    assert.ok(v.rejected.some((x) => x.version === '1.1.0-rev1-b7' && /unsigned|not signed/i.test(x.reason)), JSON.stringify(v.rejected));
+    assert.ok(
+      v.rejected.some(
+        (x) => x.version === '1.1.0-rev1-b7' && /unsigned|not signed/i.test(x.reason),
+      ),
+      JSON.stringify(v.rejected),
+    );
   });
 });
 
 describe('molt releases: failures are clear and never a stack trace', () => {
   it('an unreachable registry is MOLT_REGISTRY_UNREACHABLE, exit 1', async () => {
     const port = await freePort();
-    const r = await molt(['releases', 'list', '--registry', `127.0.0.1:${port}`, '--repository', 'acme/installer', '--insecure', '--no-cache']);
+    const r = await molt([
+      'releases',
+      'list',
+      '--registry',
+      `127.0.0.1:${port}`,
+      '--repository',
+      'acme/installer',
+      '--insecure',
+      '--no-cache',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^error MOLT_REGISTRY_UNREACHABLE: .*127\.0\.0\.1/m);
     assert.doesNotMatch(r.stderr, /\n\s+at /);
   });
 
   it('a repository that does not exist is MOLT_REGISTRY_NOT_FOUND', async () => {
-    const r = await molt(['releases', 'list', '--registry', registry.host, '--repository', 'acme/nothing', '--insecure']);
+    const r = await molt([
+      'releases',
+      'list',
+      '--registry',
+      registry.host,
+      '--repository',
+      'acme/nothing',
+      '--insecure',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^error MOLT_REGISTRY_NOT_FOUND: /m);
   });
 
   it('publishing an invalid tag changes nothing in the registry', async () => {
-    const r = await molt(['dev', 'publish', ...base, '--tag', '2.0.0', '--tag', '2.0.0+build5', '--channels', 'stable', '--official']);
+    const r = await molt([
+      'dev',
+      'publish',
+      ...base,
+      '--tag',
+      '2.0.0',
+      '--tag',
+      '2.0.0+build5',
+      '--channels',
+      'stable',
+      '--official',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_INVALID_TAG: "2\.0\.0\+build5" is not a valid OCI tag/);
     const list = await molt(['releases', 'list', ...base, '-o', 'json']);

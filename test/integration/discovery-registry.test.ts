@@ -6,7 +6,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMoltError } from '../../src/core/errors.ts';
 import { createRegistryClient, pushImage, type OciRegistryClient } from '../../src/oci/index.ts';
-import { discoverReleases, FileReleaseCache, InMemoryReleaseCache, type DiscoveryResult } from '../../src/releases/index.ts';
+import {
+  discoverReleases,
+  FileReleaseCache,
+  InMemoryReleaseCache,
+  type DiscoveryResult,
+} from '../../src/releases/index.ts';
 import { freePort } from '../../src/testkit/ports.ts';
 import { tempDir } from '../../src/testkit/process.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
@@ -25,8 +30,17 @@ describe('discovery on the real registry', () => {
     clients.push(c);
     return c;
   };
-  const scan = (cachePath: string, more: Partial<Parameters<typeof discoverReleases>[0]> = {}): Promise<DiscoveryResult> =>
-    discoverReleases({ reader: client(), repository, registry: registry.host, cache: new FileReleaseCache(cachePath), ...more });
+  const scan = (
+    cachePath: string,
+    more: Partial<Parameters<typeof discoverReleases>[0]> = {},
+  ): Promise<DiscoveryResult> =>
+    discoverReleases({
+      reader: client(),
+      repository,
+      registry: registry.host,
+      cache: new FileReleaseCache(cachePath),
+      ...more,
+    });
 
   before(async () => {
     registry = await startRegistry();
@@ -41,8 +55,13 @@ describe('discovery on the real registry', () => {
 
   it('groups tags by digest into releases, newest first, with every tag as an alias', async () => {
     const progress: string[] = [];
-    const r = await scan(join(dir.path, 'group.json'), { onProgress: (p) => progress.push(`${p.phase} ${p.done}/${p.total}`) });
-    assert.deepEqual([...new Set(progress.map((p) => p.split(' ')[0]))].slice(0, 2), ['list', 'head']);
+    const r = await scan(join(dir.path, 'group.json'), {
+      onProgress: (p) => progress.push(`${p.phase} ${p.done}/${p.total}`),
+    });
+    assert.deepEqual([...new Set(progress.map((p) => p.split(' ')[0]))].slice(0, 2), [
+      'list',
+      'head',
+    ]);
     assert.ok(progress.includes('head 11/11'), progress.join(', '));
     const byDigest = new Map(r.releases.map((x) => [x.digest, x]));
     assert.deepEqual(
@@ -52,8 +71,16 @@ describe('discovery on the real registry', () => {
     assert.deepEqual(byDigest.get(seeded.rev2)?.tags, ['1.8.0-rev2-b101', '1.8.0-rev2', '1.8.0']);
     assert.deepEqual(byDigest.get(seeded.v190)?.tags, ['v1.9.0-rev1', '1.9.0']);
     assert.equal(byDigest.get(seeded.v190)?.kubernetes, '>=1.30.0 <1.33.0');
-    assert.equal(byDigest.get(seeded.multi)?.digest, seeded.multi, 'an index is identified by the index digest');
-    assert.deepEqual(byDigest.get(seeded.multi)?.channels, ['stable'], 'labels of linux/amd64 by default');
+    assert.equal(
+      byDigest.get(seeded.multi)?.digest,
+      seeded.multi,
+      'an index is identified by the index digest',
+    );
+    assert.deepEqual(
+      byDigest.get(seeded.multi)?.channels,
+      ['stable'],
+      'labels of linux/amd64 by default',
+    );
     assert.equal(byDigest.get(seeded.rev1)?.signature.status, 'unchecked');
   });
 
@@ -82,10 +109,16 @@ describe('discovery on the real registry', () => {
   });
 
   it('reads the labels of the requested platform from a multi-platform release', async () => {
-    const r = await scan(join(dir.path, 'arm.json'), { platform: { os: 'linux', architecture: 'arm64' } });
+    const r = await scan(join(dir.path, 'arm.json'), {
+      platform: { os: 'linux', architecture: 'arm64' },
+    });
     assert.deepEqual(r.releases.find((x) => x.digest === seeded.multi)?.channels, ['beta']);
     const missing = r.skipped.find((s) => s.digest === seeded.rev1);
-    assert.equal(missing?.code, 'MOLT_PLATFORM_NOT_FOUND', 'a single-platform amd64 image has no arm64 variant');
+    assert.equal(
+      missing?.code,
+      'MOLT_PLATFORM_NOT_FOUND',
+      'a single-platform amd64 image has no arm64 variant',
+    );
   });
 
   it('re-scans with a reloaded cache file and a new client without any manifest or blob GET', async () => {
@@ -93,13 +126,21 @@ describe('discovery on the real registry', () => {
     const cold = await scan(path);
     assert.ok(cold.requests.manifestGet > 0 && cold.requests.blobGet > 0);
     const reader = client();
-    const warm = await discoverReleases({ reader, repository, registry: registry.host, cache: new FileReleaseCache(path) });
+    const warm = await discoverReleases({
+      reader,
+      repository,
+      registry: registry.host,
+      cache: new FileReleaseCache(path),
+    });
     assert.equal(reader.stats.manifestGet, 0);
     assert.equal(reader.stats.blobGet, 0);
     assert.deepEqual(warm.requests, reader.stats);
     assert.equal(warm.requests.tagList, 1);
     assert.equal(warm.requests.manifestHead, 11, 'one HEAD per parseable tag, every scan');
-    assert.ok(cold.requests.manifestHead < 11, 'a new release\'s first tag is resolved by its manifest GET, not a HEAD');
+    assert.ok(
+      cold.requests.manifestHead < 11,
+      "a new release's first tag is resolved by its manifest GET, not a HEAD",
+    );
     assert.deepEqual(warm.releases, cold.releases);
     assert.deepEqual(warm.skipped, cold.skipped, 'negative results come from the cache too');
     assert.deepEqual(warm.warnings, []);
@@ -110,7 +151,10 @@ describe('discovery on the real registry', () => {
     await scan(path);
     await writeFile(path, (await readFile(path, 'utf8')).slice(0, 100));
     const rebuilt = await scan(path);
-    assert.deepEqual(rebuilt.warnings.map((w) => w.code), ['MOLT_CACHE_CORRUPT']);
+    assert.deepEqual(
+      rebuilt.warnings.map((w) => w.code),
+      ['MOLT_CACHE_CORRUPT'],
+    );
     assert.ok(rebuilt.requests.blobGet > 0, 'metadata was fetched again');
     assert.equal(rebuilt.releases.length, 4);
     const warm = await scan(path);
@@ -120,25 +164,46 @@ describe('discovery on the real registry', () => {
 
   it('fails with the registry error, and leaves the cache alone, when the registry is unreachable', async () => {
     const cache = new InMemoryReleaseCache();
-    const reader = createRegistryClient({ registry: `127.0.0.1:${await freePort()}`, insecure: true, retries: 0 });
+    const reader = createRegistryClient({
+      registry: `127.0.0.1:${await freePort()}`,
+      insecure: true,
+      retries: 0,
+    });
     clients.push(reader);
-    await assert.rejects(discoverReleases({ reader, repository, cache }), (e) => isMoltError(e, 'MOLT_REGISTRY_UNREACHABLE'));
-    assert.deepEqual(await cache.load('/acme/installer'), { state: { tags: {}, images: {}, signatures: {} }, warnings: [] });
+    await assert.rejects(discoverReleases({ reader, repository, cache }), (e) =>
+      isMoltError(e, 'MOLT_REGISTRY_UNREACHABLE'),
+    );
+    assert.deepEqual(await cache.load('/acme/installer'), {
+      state: { tags: {}, images: {}, signatures: {} },
+      warnings: [],
+    });
   });
 
   // Last: it changes the repository the other tests read.
   it('detects a rebuild under an existing -rev tag and finds the new digest with one image fetch', async () => {
     const path = join(dir.path, 'rebuild.json');
     await scan(path);
-    const rebuilt = await pushImage(client(), repository, ['1.8.0', '1.8.0-rev2', '1.8.0-rev2-b102'], releaseImage({ 'build': '102' }));
+    const rebuilt = await pushImage(
+      client(),
+      repository,
+      ['1.8.0', '1.8.0-rev2', '1.8.0-rev2-b102'],
+      releaseImage({ build: '102' }),
+    );
     const r = await scan(path);
     assert.deepEqual(
       r.rebuilds.map((m) => [m.tag, m.from, m.to]),
-      [['1.8.0', seeded.rev2, rebuilt], ['1.8.0-rev2', seeded.rev2, rebuilt]],
+      [
+        ['1.8.0', seeded.rev2, rebuilt],
+        ['1.8.0-rev2', seeded.rev2, rebuilt],
+      ],
     );
     const fresh = r.releases.find((x) => x.digest === rebuilt);
     assert.deepEqual(fresh?.tags, ['1.8.0-rev2-b102', '1.8.0-rev2', '1.8.0']);
-    assert.deepEqual(r.releases.find((x) => x.digest === seeded.rev2)?.tags, ['1.8.0-rev2-b101'], 'the old build keeps its long tag');
+    assert.deepEqual(
+      r.releases.find((x) => x.digest === seeded.rev2)?.tags,
+      ['1.8.0-rev2-b101'],
+      'the old build keeps its long tag',
+    );
     assert.equal(r.requests.manifestGet, 1);
     assert.equal(r.requests.blobGet, 1);
   });

@@ -3,8 +3,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRegistryClient, pushImage, type OciRegistryClient } from '../../src/oci/index.ts';
-import { discoverReleases, InMemoryReleaseCache, type DiscoveryResult } from '../../src/releases/index.ts';
-import { attachLegacySignature, generateKeyPair, signLegacy } from '../../src/releases/signatures/index.ts';
+import {
+  discoverReleases,
+  InMemoryReleaseCache,
+  type DiscoveryResult,
+} from '../../src/releases/index.ts';
+import {
+  attachLegacySignature,
+  generateKeyPair,
+  signLegacy,
+} from '../../src/releases/signatures/index.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 import { releaseImage } from './discovery-fixtures.ts';
 
@@ -21,13 +29,22 @@ describe('discovery with a public key, on the real registry', () => {
   const readers: OciRegistryClient[] = [];
 
   const sign = async (digest: string): Promise<void> => {
-    const signature = signLegacy({ privateKeyPem: keys.privateKeyPem, digest, reference: `${registry.host}/${repository}` });
+    const signature = signLegacy({
+      privateKeyPem: keys.privateKeyPem,
+      digest,
+      reference: `${registry.host}/${repository}`,
+    });
     await attachLegacySignature({ client: writer, repository, digest, signature });
   };
   const scan = (publicKeyPem?: string): Promise<DiscoveryResult> => {
     const reader = createRegistryClient({ registry: registry.host, insecure: true });
     readers.push(reader);
-    return discoverReleases({ reader, repository, cache, ...(publicKeyPem !== undefined && { publicKeyPem }) });
+    return discoverReleases({
+      reader,
+      repository,
+      cache,
+      ...(publicKeyPem !== undefined && { publicKeyPem }),
+    });
   };
   const statuses = (r: DiscoveryResult): Record<string, string> =>
     Object.fromEntries(r.releases.map((x) => [x.tag, x.signature.status]));
@@ -48,7 +65,11 @@ describe('discovery with a public key, on the real registry', () => {
     const r = await scan();
     assert.deepEqual(statuses(r), { '1.0.0': 'unchecked', '1.1.0': 'unchecked' });
     const { manifestHead, manifestGet, blobGet, referrers } = r.requests;
-    assert.deepEqual({ resolved: manifestHead + manifestGet, blobGet, referrers }, { resolved: 2, blobGet: 2, referrers: 0 }, 'the two releases and their configs, no signature lookups');
+    assert.deepEqual(
+      { resolved: manifestHead + manifestGet, blobGet, referrers },
+      { resolved: 2, blobGet: 2, referrers: 0 },
+      'the two releases and their configs, no signature lookups',
+    );
   });
 
   it('verifies with the key, caches only the verified verdict, and re-checks unsigned releases', async () => {
@@ -56,8 +77,12 @@ describe('discovery with a public key, on the real registry', () => {
     assert.deepEqual(statuses(first), { '1.0.0': 'verified', '1.1.0': 'unsigned' });
     const second = await scan(keys.publicKeyPem);
     assert.deepEqual(statuses(second), statuses(first));
-    const cost = (r: DiscoveryResult): number => r.requests.manifestHead + r.requests.manifestGet + r.requests.blobGet + r.requests.referrers;
-    assert.ok(cost(second) < cost(first), `the verified release is not checked again (${cost(second)} < ${cost(first)})`);
+    const cost = (r: DiscoveryResult): number =>
+      r.requests.manifestHead + r.requests.manifestGet + r.requests.blobGet + r.requests.referrers;
+    assert.ok(
+      cost(second) < cost(first),
+      `the verified release is not checked again (${cost(second)} < ${cost(first)})`,
+    );
 
     // A signature pushed after the image is found on the next scan: "unsigned" was not cached.
     await sign(laterDigest);

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { createGrubenv, encodeGrubenv, grubenvEntries, grubenvSet, grubenvUnset, parseGrubenv, type Grubenv } from '../../src/core/boot/grubenv.ts';
+import {
+  createGrubenv,
+  encodeGrubenv,
+  grubenvEntries,
+  grubenvSet,
+  grubenvUnset,
+  parseGrubenv,
+  type Grubenv,
+} from '../../src/core/boot/grubenv.ts';
 import { ErrorCode, isMoltError } from '../../src/core/errors.ts';
 import { createGrubBootloader } from '../../src/agent/adapters/grub/index.ts';
 import { bootloaderTestRoot, testManifest } from '../../src/testkit/bootloader-conformance.ts';
@@ -17,7 +25,9 @@ import { bootloaderTestRoot, testManifest } from '../../src/testkit/bootloader-c
 const run = promisify(execFile);
 const TOOLS = ['grub-editenv', 'grub-reboot', 'grub-set-default'];
 
-async function editenv(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+async function editenv(
+  ...args: string[]
+): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await run('grub-editenv', args, { encoding: 'latin1' });
     return { stdout, stderr, code: 0 };
@@ -30,12 +40,17 @@ async function editenv(...args: string[]): Promise<{ stdout: string; stderr: str
 let dir = '';
 const file = (name: string): string => join(dir, name);
 const bytes = async (name: string): Promise<Buffer> => readFile(file(name));
-const listing = (env: Grubenv): string => grubenvEntries(env).map(([k, v]) => `${k}=${v}\n`).join('');
+const listing = (env: Grubenv): string =>
+  grubenvEntries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
 
 before(async () => {
   for (const tool of TOOLS) {
     await run('sh', ['-c', `command -v ${tool}`]).catch(() => {
-      throw new Error(`${tool} is missing: run scripts/setup.sh (Debian grub-common, grub2-common)`);
+      throw new Error(
+        `${tool} is missing: run scripts/setup.sh (Debian grub-common, grub2-common)`,
+      );
     });
   }
   dir = await mkdtemp(join(tmpdir(), 'molt-grubenv-'));
@@ -45,14 +60,33 @@ after(() => rm(dir, { recursive: true, force: true }));
 describe('grubenv: grub-editenv → molt', () => {
   it('reads create/set/unset output and replays it to the same bytes', async () => {
     await editenv(file('a'), 'create');
-    await editenv(file('a'), 'set', 'saved_entry=molt-a', 'next_entry=molt-b', 'weird=x\\y\nz', 'eq=1=2');
+    await editenv(
+      file('a'),
+      'set',
+      'saved_entry=molt-a',
+      'next_entry=molt-b',
+      'weird=x\\y\nz',
+      'eq=1=2',
+    );
     await editenv(file('a'), 'set', 'next_entry=', 'saved_entry=a-much-longer-value-than-before');
     await editenv(file('a'), 'unset', 'weird');
     const env = parseGrubenv(await bytes('a'));
-    assert.deepEqual(grubenvEntries(env), [['saved_entry', 'a-much-longer-value-than-before'], ['next_entry', ''], ['eq', '1=2']]);
-    let mine = grubenvSet(grubenvSet(createGrubenv(), 'saved_entry', 'molt-a'), 'next_entry', 'molt-b');
+    assert.deepEqual(grubenvEntries(env), [
+      ['saved_entry', 'a-much-longer-value-than-before'],
+      ['next_entry', ''],
+      ['eq', '1=2'],
+    ]);
+    let mine = grubenvSet(
+      grubenvSet(createGrubenv(), 'saved_entry', 'molt-a'),
+      'next_entry',
+      'molt-b',
+    );
     mine = grubenvSet(grubenvSet(mine, 'weird', 'x\\y\nz'), 'eq', '1=2');
-    mine = grubenvSet(grubenvSet(mine, 'next_entry', ''), 'saved_entry', 'a-much-longer-value-than-before');
+    mine = grubenvSet(
+      grubenvSet(mine, 'next_entry', ''),
+      'saved_entry',
+      'a-much-longer-value-than-before',
+    );
     assert.deepEqual(Buffer.from(encodeGrubenv(grubenvUnset(mine, 'weird'))), await bytes('a'));
   });
 
@@ -61,12 +95,18 @@ describe('grubenv: grub-editenv → molt', () => {
     const free = 1024 - createGrubenv().block.search(/#+$/);
     const fits = 'v'.repeat(free - 'x=\n'.length);
     assert.equal((await editenv(file('full'), 'set', `x=${fits}`)).code, 0);
-    assert.deepEqual(Buffer.from(encodeGrubenv(grubenvSet(createGrubenv(), 'x', fits))), await bytes('full'));
+    assert.deepEqual(
+      Buffer.from(encodeGrubenv(grubenvSet(createGrubenv(), 'x', fits))),
+      await bytes('full'),
+    );
     await editenv(file('over'), 'create');
     const over = await editenv(file('over'), 'set', `x=${fits}v`);
     assert.equal(over.code, 1);
     assert.match(over.stderr, /environment block too small/);
-    assert.throws(() => grubenvSet(createGrubenv(), 'x', `${fits}v`), /environment block too small/);
+    assert.throws(
+      () => grubenvSet(createGrubenv(), 'x', `${fits}v`),
+      /environment block too small/,
+    );
   });
 
   it('both refuse a block without the signature', async () => {
@@ -75,7 +115,10 @@ describe('grubenv: grub-editenv → molt', () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /invalid environment block/);
     const bad = new Uint8Array(await bytes('bad'));
-    assert.throws(() => parseGrubenv(bad), (e) => isMoltError(e, ErrorCode.BootloaderInvalid));
+    assert.throws(
+      () => parseGrubenv(bad),
+      (e) => isMoltError(e, ErrorCode.BootloaderInvalid),
+    );
   });
 });
 
@@ -88,7 +131,10 @@ describe('grubenv: molt → grub-editenv', () => {
     await editenv(file('m'), 'unset', 'weird');
     await editenv(file('m'), 'set', 'next_entry=');
     const back = parseGrubenv(await bytes('m'));
-    assert.deepEqual(Buffer.from(encodeGrubenv(back)), Buffer.from(encodeGrubenv(grubenvSet(grubenvUnset(env, 'weird'), 'next_entry', ''))));
+    assert.deepEqual(
+      Buffer.from(encodeGrubenv(back)),
+      Buffer.from(encodeGrubenv(grubenvSet(grubenvUnset(env, 'weird'), 'next_entry', ''))),
+    );
   });
 });
 
@@ -124,12 +170,31 @@ describe('GRUB back-end and grub-reboot / grub-set-default', () => {
       await b.writeEntry('A', testManifest('A', 1));
       await b.writeEntry('B', testManifest('B', 2));
       await run('grub-set-default', [`--boot-directory=${join(root, 'esp')}`, 'molt-b']);
-      assert.deepEqual(await b.read(), { bootloader: 'grub', committed: 'B', oneShot: null, entries: [{ slot: 'A', state: 'bootable' }, { slot: 'B', state: 'committed' }] });
+      assert.deepEqual(await b.read(), {
+        bootloader: 'grub',
+        committed: 'B',
+        oneShot: null,
+        entries: [
+          { slot: 'A', state: 'bootable' },
+          { slot: 'B', state: 'committed' },
+        ],
+      });
       await run('grub-reboot', [`--boot-directory=${join(root, 'esp')}`, 'molt-a']);
-      assert.deepEqual(await b.read(), { bootloader: 'grub', committed: 'B', oneShot: 'A', entries: [{ slot: 'A', state: 'trial' }, { slot: 'B', state: 'committed' }] });
+      assert.deepEqual(await b.read(), {
+        bootloader: 'grub',
+        committed: 'B',
+        oneShot: 'A',
+        entries: [
+          { slot: 'A', state: 'trial' },
+          { slot: 'B', state: 'committed' },
+        ],
+      });
       await b.disarmBootOnce();
       assert.equal((await b.read()).oneShot, null);
-      assert.equal((await run('grub-editenv', [join(root, 'esp', 'grub', 'grubenv'), 'list'])).stdout, 'saved_entry=molt-b\n');
+      assert.equal(
+        (await run('grub-editenv', [join(root, 'esp', 'grub', 'grubenv'), 'list'])).stdout,
+        'saved_entry=molt-b\n',
+      );
     } finally {
       await remove();
     }

@@ -22,7 +22,11 @@ const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
 function molt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [bin, ...args], (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+      resolve({
+        code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1,
+        stdout,
+        stderr,
+      });
     });
   });
 }
@@ -43,26 +47,52 @@ describe('image pull from docker-registry 2.8', () => {
     it(`pulls a ${format} installer image into staging, installs and verifies it`, async () => {
       const tag = `1.2.0-${format.replace('+', '-')}`;
       const pushed = await pushInstallerImage(client, repo, tag, {
-        version: '1.2.0', format, artifacts: { vmlinuz: 5000, 'initrd.img': 3000, 'rootfs.img': 300_000, cmdline: new TextEncoder().encode('quiet') },
+        version: '1.2.0',
+        format,
+        artifacts: {
+          vmlinuz: 5000,
+          'initrd.img': 3000,
+          'rootfs.img': 300_000,
+          cmdline: new TextEncoder().encode('quiet'),
+        },
         labels: { 'dev.molt.lab.health': 'never' },
       });
       const dir = await tempDir('pull');
       try {
         const progress: number[] = [];
         const source = createOciImageSource({ root: dir.path, registry: { insecure: true } });
-        const staged = await source.pull(`${registry.host}/${repo}:${tag}`, 'B', (p) => progress.push(p.bytes / p.total));
-        assert.deepEqual(staged, { imageRef: `${registry.host}/${repo}:${tag}`, imageDigest: pushed.digest, version: '1.2.0' });
+        const staged = await source.pull(`${registry.host}/${repo}:${tag}`, 'B', (p) =>
+          progress.push(p.bytes / p.total),
+        );
+        assert.deepEqual(staged, {
+          imageRef: `${registry.host}/${repo}:${tag}`,
+          imageDigest: pushed.digest,
+          version: '1.2.0',
+        });
         assert.equal(progress.at(-1), 1);
         for (const [name, bytes] of Object.entries(pushed.artifacts))
-          assert.deepEqual(new Uint8Array(await readFile(join(dir.path, artifactPath('B', name as 'vmlinuz', true)))), bytes, name);
+          assert.deepEqual(
+            new Uint8Array(
+              await readFile(join(dir.path, artifactPath('B', name as 'vmlinuz', true))),
+            ),
+            bytes,
+            name,
+          );
         const store = createFsSlotStore(dir.path);
         assert.deepEqual(await store.staged('B'), staged);
         const m = await store.install('B', 'op-1');
         assert.deepEqual(m.lab, { boot: 'ok', health: 'never' });
         assert.equal(m.imageDigest, pushed.digest);
-        assert.equal(m.artifacts['rootfs.img']?.layerDigest !== undefined, format !== 'raw', 'tar files record their layer');
+        assert.equal(
+          m.artifacts['rootfs.img']?.layerDigest !== undefined,
+          format !== 'raw',
+          'tar files record their layer',
+        );
         assert.deepEqual(await store.verify('B'), m);
-        assert.deepEqual(new Uint8Array(await readFile(join(dir.path, 'esp/molt/b/vmlinuz'))), pushed.artifacts['vmlinuz']);
+        assert.deepEqual(
+          new Uint8Array(await readFile(join(dir.path, 'esp/molt/b/vmlinuz'))),
+          pushed.artifacts['vmlinuz'],
+        );
       } finally {
         await dir.remove();
       }
@@ -70,7 +100,9 @@ describe('image pull from docker-registry 2.8', () => {
   }
 
   it('resumes a half pull, keeping the artifact files that already hash right', async () => {
-    await pushInstallerImage(client, repo, 'resume', { artifacts: { vmlinuz: 100_000, 'rootfs.img': 2_000_000 } });
+    await pushInstallerImage(client, repo, 'resume', {
+      artifacts: { vmlinuz: 100_000, 'rootfs.img': 2_000_000 },
+    });
     const dir = await tempDir('pull');
     try {
       const source = createOciImageSource({ root: dir.path, registry: { insecure: true } });
@@ -82,11 +114,19 @@ describe('image pull from docker-registry 2.8', () => {
       const rootfs = join(dir.path, artifactPath('A', 'rootfs.img', true));
       await writeFile(rootfs, (await readFile(rootfs)).subarray(0, 1000));
       const kernelBefore = await stat(kernel);
-      assert.equal(await createFsSlotStore(dir.path).staged('A'), undefined, 'a half pull is not staged');
+      assert.equal(
+        await createFsSlotStore(dir.path).staged('A'),
+        undefined,
+        'a half pull is not staged',
+      );
       await source.pull(ref, 'A');
       const kernelAfter = await stat(kernel);
       assert.equal(kernelAfter.ino, kernelBefore.ino);
-      assert.equal(kernelAfter.mtimeMs, kernelBefore.mtimeMs, 'the good kernel file was not rewritten');
+      assert.equal(
+        kernelAfter.mtimeMs,
+        kernelBefore.mtimeMs,
+        'the good kernel file was not rewritten',
+      );
       assert.equal((await stat(rootfs)).size, 2_000_000);
       const store = createFsSlotStore(dir.path);
       await store.install('A', 'op-1');
@@ -100,15 +140,34 @@ describe('image pull from docker-registry 2.8', () => {
     const pushed = await pushInstallerImage(client, repo, 'signed');
     await pushInstallerImage(client, repo, 'unsigned', { version: '1.0.1' });
     const keys = generateKeyPair();
-    const signature = signLegacy({ privateKeyPem: keys.privateKeyPem, digest: pushed.digest, reference: `${registry.host}/${repo}` });
+    const signature = signLegacy({
+      privateKeyPem: keys.privateKeyPem,
+      digest: pushed.digest,
+      reference: `${registry.host}/${repo}`,
+    });
     await attachLegacySignature({ client, repository: repo, digest: pushed.digest, signature });
     const dir = await tempDir('pull');
     try {
-      const source = createOciImageSource({ root: dir.path, registry: { insecure: true }, publicKeyPem: keys.publicKeyPem });
-      assert.equal((await source.pull(`${registry.host}/${repo}:signed`, 'B')).imageDigest, pushed.digest);
-      await assert.rejects(source.pull(`${registry.host}/${repo}:unsigned`, 'A'), (e: unknown) => isMoltError(e, ErrorCode.SignatureMissing));
-      const other = createOciImageSource({ root: dir.path, registry: { insecure: true }, publicKeyPem: generateKeyPair().publicKeyPem });
-      await assert.rejects(other.pull(`${registry.host}/${repo}:signed`, 'A'), (e: unknown) => isMoltError(e, ErrorCode.SignatureInvalid));
+      const source = createOciImageSource({
+        root: dir.path,
+        registry: { insecure: true },
+        publicKeyPem: keys.publicKeyPem,
+      });
+      assert.equal(
+        (await source.pull(`${registry.host}/${repo}:signed`, 'B')).imageDigest,
+        pushed.digest,
+      );
+      await assert.rejects(source.pull(`${registry.host}/${repo}:unsigned`, 'A'), (e: unknown) =>
+        isMoltError(e, ErrorCode.SignatureMissing),
+      );
+      const other = createOciImageSource({
+        root: dir.path,
+        registry: { insecure: true },
+        publicKeyPem: generateKeyPair().publicKeyPem,
+      });
+      await assert.rejects(other.pull(`${registry.host}/${repo}:signed`, 'A'), (e: unknown) =>
+        isMoltError(e, ErrorCode.SignatureInvalid),
+      );
     } finally {
       await dir.remove();
     }
@@ -119,25 +178,65 @@ describe('image pull from docker-registry 2.8', () => {
     try {
       await writeFile(join(dir.path, 'bzImage'), 'a kernel');
       await writeFile(join(dir.path, 'root.img'), 'a root file system');
-      const common = ['dev', 'publish', '--registry', registry.host, '--insecure', '--repository', repo];
-      const ok = await molt([...common, '--tag', 'cli-1.4.0', '--version', '1.4.0', '--artifact', `vmlinuz=${join(dir.path, 'bzImage')}`,
-        '--artifact', `rootfs.img=${join(dir.path, 'root.img')}`, '--label', 'dev.molt.lab.boot=fail']);
+      const common = [
+        'dev',
+        'publish',
+        '--registry',
+        registry.host,
+        '--insecure',
+        '--repository',
+        repo,
+      ];
+      const ok = await molt([
+        ...common,
+        '--tag',
+        'cli-1.4.0',
+        '--version',
+        '1.4.0',
+        '--artifact',
+        `vmlinuz=${join(dir.path, 'bzImage')}`,
+        '--artifact',
+        `rootfs.img=${join(dir.path, 'root.img')}`,
+        '--label',
+        'dev.molt.lab.boot=fail',
+      ]);
       assert.equal(ok.code, 0, ok.stderr);
       const root = join(dir.path, 'machine');
-      const staged = await createOciImageSource({ root, registry: { insecure: true } }).pull(`${registry.host}/${repo}:cli-1.4.0`, 'A');
+      const staged = await createOciImageSource({ root, registry: { insecure: true } }).pull(
+        `${registry.host}/${repo}:cli-1.4.0`,
+        'A',
+      );
       assert.equal(staged.version, '1.4.0');
       const m = await createFsSlotStore(root).install('A', 'op-1');
       assert.deepEqual(m.lab, { boot: 'fail', health: 'ok' });
       assert.equal(await readFile(join(root, 'esp/molt/a/vmlinuz'), 'utf8'), 'a kernel');
-      for (const bad of [['--artifact', `evil=${join(dir.path, 'bzImage')}`], ['--artifact', 'vmlinuz=/no/such/file'], ['--artifact', 'vmlinuz'],
-        ['--artifact', `vmlinuz=${join(dir.path, 'bzImage')}`, '--artifact', `vmlinuz=${join(dir.path, 'bzImage')}`]]) {
+      for (const bad of [
+        ['--artifact', `evil=${join(dir.path, 'bzImage')}`],
+        ['--artifact', 'vmlinuz=/no/such/file'],
+        ['--artifact', 'vmlinuz'],
+        [
+          '--artifact',
+          `vmlinuz=${join(dir.path, 'bzImage')}`,
+          '--artifact',
+          `vmlinuz=${join(dir.path, 'bzImage')}`,
+        ],
+      ]) {
         const r = await molt([...common, '--tag', 'cli-bad', '--version', '1.4.1', ...bad]);
         assert.equal(r.code, 1);
         assert.match(r.stderr, /^error MOLT_BAD_FLAG: --artifact/m, r.stderr);
         assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
       }
-      const noVersion = await molt([...common, '--tag', 'cli-bad', '--artifact', `vmlinuz=${join(dir.path, 'bzImage')}`]);
-      assert.match(noVersion.stderr, /^error MOLT_BAD_FLAG: --version is required with --artifact/m);
+      const noVersion = await molt([
+        ...common,
+        '--tag',
+        'cli-bad',
+        '--artifact',
+        `vmlinuz=${join(dir.path, 'bzImage')}`,
+      ]);
+      assert.match(
+        noVersion.stderr,
+        /^error MOLT_BAD_FLAG: --version is required with --artifact/m,
+      );
       assert.equal(await client.headManifest(repo, 'cli-bad'), undefined, 'nothing was published');
     } finally {
       await dir.remove();

@@ -2,11 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../src/protocol/index.ts';
-import {
-  buildImage,
-  pushImage,
-  type Credentials,
-} from '../../src/oci/index.ts';
+import { buildImage, pushImage, type Credentials } from '../../src/oci/index.ts';
 import { clientFactory } from '../../src/testkit/clients.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';

@@ -28,7 +28,12 @@ export function sampleStatus(): AgentStatus {
       { slot: 'A', status: 'ready', version: '1.0.0', digest: 'sha256:aaaa', generation: 1 },
       { slot: 'B', status: 'empty', version: null, digest: null, generation: null },
     ],
-    boot: { bootloader: 'grub', committed: 'A', oneShot: null, entries: [{ slot: 'A', state: 'committed' }] },
+    boot: {
+      bootloader: 'grub',
+      committed: 'A',
+      oneShot: null,
+      entries: [{ slot: 'A', state: 'committed' }],
+    },
     phase: 'Idle',
     operation: null,
     last: null,
@@ -42,7 +47,12 @@ export function createFakeController(status: AgentStatus = sampleStatus()): Fake
     submitted: [],
     running: undefined,
     failNext: undefined,
-    status: () => Promise.resolve({ ...status, operation: fake.running ?? null, phase: fake.running?.phase ?? 'Idle' }),
+    status: () =>
+      Promise.resolve({
+        ...status,
+        operation: fake.running ?? null,
+        phase: fake.running?.phase ?? 'Idle',
+      }),
     submit(request) {
       const failure = fake.failNext;
       fake.failNext = undefined;
@@ -50,14 +60,23 @@ export function createFakeController(status: AgentStatus = sampleStatus()): Fake
       const running = fake.running;
       if (running !== undefined) {
         return Promise.reject(
-          new MoltError(ErrorCode.AgentBusy, `the agent is busy with ${running.kind} ${running.id} (${running.phase})`, {
-            details: { operationId: running.id, kind: running.kind, phase: running.phase },
-          }),
+          new MoltError(
+            ErrorCode.AgentBusy,
+            `the agent is busy with ${running.kind} ${running.id} (${running.phase})`,
+            {
+              details: { operationId: running.id, kind: running.kind, phase: running.phase },
+            },
+          ),
         );
       }
       fake.submitted.push(request);
       const id = `op-${String(++n)}`;
-      fake.running = { id, kind: request.kind, phase: 'Pulling', startedAt: new Date(0).toISOString() };
+      fake.running = {
+        id,
+        kind: request.kind,
+        phase: 'Pulling',
+        startedAt: new Date(0).toISOString(),
+      };
       return Promise.resolve({ operationId: id });
     },
   };

@@ -55,9 +55,13 @@ function frameworkClientError(e: unknown): { status: number; message: string } |
 export function errorAnswer(e: unknown): { status: number; body: ErrorBody } {
   if (isMoltError(e)) return { status: statusForCode(e.code), body: moltErrorBody(e) };
   const client = frameworkClientError(e);
-  if (client !== undefined) return { status: client.status, body: { code: ErrorCode.BadInput, message: client.message } };
+  if (client !== undefined)
+    return { status: client.status, body: { code: ErrorCode.BadInput, message: client.message } };
   return {
     status: 500,
-    body: { code: ErrorCode.Internal, message: 'the agent hit an unexpected error (a bug in molt); the agent log has the details' },
+    body: {
+      code: ErrorCode.Internal,
+      message: 'the agent hit an unexpected error (a bug in molt); the agent log has the details',
+    },
   };
 }

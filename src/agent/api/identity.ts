@@ -5,7 +5,12 @@
  */
 import type { TLSSocket } from 'node:tls';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { Role, RoleOrganisationPrefix, RolePermissions, type AgentPermission } from '../../protocol/agent.ts';
+import {
+  Role,
+  RoleOrganisationPrefix,
+  RolePermissions,
+  type AgentPermission,
+} from '../../protocol/agent.ts';
 import type { Identity } from './controller.ts';
 
 /** A certificate subject as `node:tls` reports it: multi-valued attributes come as arrays. */
@@ -22,12 +27,19 @@ export function identityFromSubject(subject: SubjectFields | undefined): Identit
   const name = values(subject?.['CN'])[0];
   if (roleNames.length !== 1 || !roles.has(roleNames[0] ?? '')) {
     const found = organisations.length === 0 ? 'no O=molt:<role>' : organisations.join(', ');
-    throw new MoltError(ErrorCode.Forbidden, `the client certificate names no molt role this agent knows (${found})`, {
-      hint: 'issue the certificate with `molt pki issue --role node|operator|admin`',
-    });
+    throw new MoltError(
+      ErrorCode.Forbidden,
+      `the client certificate names no molt role this agent knows (${found})`,
+      {
+        hint: 'issue the certificate with `molt pki issue --role node|operator|admin`',
+      },
+    );
   }
   if (name === undefined || name === '') {
-    throw new MoltError(ErrorCode.Forbidden, 'the client certificate has no subject CN (the caller’s name)');
+    throw new MoltError(
+      ErrorCode.Forbidden,
+      'the client certificate has no subject CN (the caller’s name)',
+    );
   }
   return { name, role: roleNames[0] as Role };
 }
@@ -36,17 +48,28 @@ export function identityFromSubject(subject: SubjectFields | undefined): Identit
 export function peerIdentity(socket: TLSSocket): Identity {
   // The TLS layer rejects unverified peers before any request; this guards a misconfiguration.
   if (!socket.authorized) {
-    throw new MoltError(ErrorCode.TlsRejected, `client certificate not verified: ${String(socket.authorizationError)}`);
+    throw new MoltError(
+      ErrorCode.TlsRejected,
+      `client certificate not verified: ${String(socket.authorizationError)}`,
+    );
   }
   const cert = socket.getPeerCertificate();
   return identityFromSubject(cert.subject);
 }
 
 /** Throw MOLT_FORBIDDEN unless `identity`'s role grants `permission`. */
-export function requirePermission(identity: Identity, permission: AgentPermission, what: string): void {
+export function requirePermission(
+  identity: Identity,
+  permission: AgentPermission,
+  what: string,
+): void {
   if (RolePermissions[identity.role].includes(permission)) return;
   const needed = permission === 'force' ? 'admin' : 'operator or admin';
-  throw new MoltError(ErrorCode.Forbidden, `${identity.name} (role ${identity.role}) may not ${what}`, {
-    hint: `this needs a certificate with role ${needed}`,
-  });
+  throw new MoltError(
+    ErrorCode.Forbidden,
+    `${identity.name} (role ${identity.role}) may not ${what}`,
+    {
+      hint: `this needs a certificate with role ${needed}`,
+    },
+  );
 }

@@ -36,7 +36,11 @@ function frames(body: string): { id?: string; event?: string; data?: string }[] 
   return body
     .split('\n\n')
     .filter((b) => b.includes('data:'))
-    .map((block) => Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)])));
+    .map((block) =>
+      Object.fromEntries(
+        block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]),
+      ),
+    );
 }
 
 describe('agent API routes', () => {
@@ -49,7 +53,11 @@ describe('agent API routes', () => {
 
   it('accepts an upgrade from an operator with 202, applying the body defaults', async () => {
     const { app, controller } = setup('operator');
-    const res = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'reg/os:2.0.0' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/upgrade',
+      payload: { image: 'reg/os:2.0.0' },
+    });
     assert.equal(res.statusCode, 202);
     assert.deepEqual(res.json(), { operationId: 'op-1' });
     assert.deepEqual(controller.submitted[0], {
@@ -63,8 +71,14 @@ describe('agent API routes', () => {
     const { app, controller } = setup('admin');
     assert.equal((await app.inject({ method: 'POST', url: '/v1/rollback' })).statusCode, 202);
     controller.running = undefined;
-    assert.equal((await app.inject({ method: 'POST', url: '/v1/reboot', payload: {} })).statusCode, 202);
-    assert.deepEqual(controller.submitted.map((s) => s.kind), ['rollback', 'reboot']);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/v1/reboot', payload: {} })).statusCode,
+      202,
+    );
+    assert.deepEqual(
+      controller.submitted.map((s) => s.kind),
+      ['rollback', 'reboot'],
+    );
   });
 
   it('forbids a node identity to upgrade, before reading the body', async () => {
@@ -79,19 +93,32 @@ describe('agent API routes', () => {
 
   it('requires admin for force', async () => {
     const { app, controller } = setup('operator');
-    const res = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'x', force: true } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/upgrade',
+      payload: { image: 'x', force: true },
+    });
     assert.equal(res.statusCode, 403);
     assert.equal(res.json<ErrorBody>().code, ErrorCode.Forbidden);
     assert.match(res.json<ErrorBody>().hint ?? '', /admin/);
     assert.equal(controller.submitted.length, 0);
     const admin = setup('admin');
-    const ok = await admin.app.inject({ method: 'POST', url: '/v1/reboot', payload: { force: true } });
+    const ok = await admin.app.inject({
+      method: 'POST',
+      url: '/v1/reboot',
+      payload: { force: true },
+    });
     assert.equal(ok.statusCode, 202);
   });
 
   it('answers busy with 409 naming the running operation', async () => {
     const { app, controller } = setup();
-    controller.running = { id: 'op-7', kind: 'upgrade', phase: 'Draining', startedAt: new Date(0).toISOString() };
+    controller.running = {
+      id: 'op-7',
+      kind: 'upgrade',
+      phase: 'Draining',
+      startedAt: new Date(0).toISOString(),
+    };
     const res = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'x' } });
     assert.equal(res.statusCode, 409);
     const body = ErrorBody.parse(res.json());
@@ -109,7 +136,11 @@ describe('agent API routes', () => {
 
   it('rejects unknown fields with 400 naming the field', async () => {
     const { app, controller } = setup();
-    const res = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'x', presrve: false } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/upgrade',
+      payload: { image: 'x', presrve: false },
+    });
     assert.equal(res.statusCode, 400);
     const body = ErrorBody.parse(res.json());
     assert.equal(body.code, ErrorCode.BadInput);
@@ -119,7 +150,11 @@ describe('agent API routes', () => {
 
   it('rejects ill-typed and missing fields with the issue path', async () => {
     const { app } = setup();
-    const typed = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'x', preserve: 'no' } });
+    const typed = await app.inject({
+      method: 'POST',
+      url: '/v1/upgrade',
+      payload: { image: 'x', preserve: 'no' },
+    });
     assert.equal(typed.statusCode, 400);
     assert.match(typed.json<ErrorBody>().message, /invalid upgrade request: preserve: .*boolean/);
     const missing = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: {} });
@@ -130,7 +165,12 @@ describe('agent API routes', () => {
 
   it('answers malformed JSON with MOLT_BAD_INPUT', async () => {
     const { app } = setup();
-    const res = await app.inject({ method: 'POST', url: '/v1/upgrade', headers: { 'content-type': 'application/json' }, payload: '{"image":' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/upgrade',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"image":',
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json<ErrorBody>().code, ErrorCode.BadInput);
   });
@@ -160,7 +200,9 @@ describe('agent API routes', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/operations' });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(
-      res.json<{ operationId: string; events: number; result?: unknown }[]>().map((o) => [o.operationId, o.events, o.result]),
+      res
+        .json<{ operationId: string; events: number; result?: unknown }[]>()
+        .map((o) => [o.operationId, o.events, o.result]),
       [['op-1', 2, { result: 'Succeeded' }]],
     );
   });
@@ -174,15 +216,29 @@ describe('agent API routes', () => {
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
     const got = frames(res.body);
-    assert.deepEqual(got.map((f) => [f.id, f.event]), [['op-1:1', 'phase'], ['op-1:2', 'result']]);
+    assert.deepEqual(
+      got.map((f) => [f.id, f.event]),
+      [
+        ['op-1:1', 'phase'],
+        ['op-1:2', 'result'],
+      ],
+    );
     assert.equal(AgentEvent.parse(JSON.parse(got[1]!.data!)).result?.result, 'Succeeded');
   });
 
   it('resumes after Last-Event-ID', async () => {
     const { app, journal } = setup('node');
-    for (const phase of ['Pulling', 'Cordoning', 'Draining']) await journal.append(event('op-1', 'phase', phase));
-    const res = await app.inject({ method: 'GET', url: '/v1/events', headers: { 'last-event-id': 'op-1:2' } });
-    assert.deepEqual(frames(res.body).map((f) => f.id), ['op-1:3']);
+    for (const phase of ['Pulling', 'Cordoning', 'Draining'])
+      await journal.append(event('op-1', 'phase', phase));
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/events',
+      headers: { 'last-event-id': 'op-1:2' },
+    });
+    assert.deepEqual(
+      frames(res.body).map((f) => f.id),
+      ['op-1:3'],
+    );
   });
 
   it('defaults to the most recent operation', async () => {
@@ -190,7 +246,10 @@ describe('agent API routes', () => {
     await journal.append(event('op-1', 'phase', 'Pulling'));
     await journal.append(event('op-2', 'phase', 'Pulling'));
     const res = await app.inject({ method: 'GET', url: '/v1/events' });
-    assert.deepEqual(frames(res.body).map((f) => f.id), ['op-2:1']);
+    assert.deepEqual(
+      frames(res.body).map((f) => f.id),
+      ['op-2:1'],
+    );
   });
 
   it('answers an unknown operation with 404 MOLT_OPERATION_NOT_FOUND', async () => {
@@ -205,7 +264,11 @@ describe('agent API routes', () => {
     const q = await app.inject({ method: 'GET', url: '/v1/events?folow=true' });
     assert.equal(q.statusCode, 400);
     assert.match(q.json<ErrorBody>().message, /folow: unknown field/);
-    const id = await app.inject({ method: 'GET', url: '/v1/events', headers: { 'last-event-id': 'garbage' } });
+    const id = await app.inject({
+      method: 'GET',
+      url: '/v1/events',
+      headers: { 'last-event-id': 'garbage' },
+    });
     assert.equal(id.statusCode, 400);
     assert.match(id.json<ErrorBody>().message, /Last-Event-ID/);
   });
@@ -216,9 +279,15 @@ describe('agent API routes', () => {
     await journal.append(event('op-1', 'result', 'Idle'));
     await journal.append(event('op-2', 'phase', 'Pulling'));
     const all = await app.inject({ method: 'GET', url: '/v1/logs' });
-    assert.deepEqual(frames(all.body).map((f) => f.id), ['op-1:1', 'op-1:2', 'op-2:1']);
+    assert.deepEqual(
+      frames(all.body).map((f) => f.id),
+      ['op-1:1', 'op-1:2', 'op-2:1'],
+    );
     const tail = await app.inject({ method: 'GET', url: '/v1/logs?tail=1' });
-    assert.deepEqual(frames(tail.body).map((f) => f.id), ['op-2:1']);
+    assert.deepEqual(
+      frames(tail.body).map((f) => f.id),
+      ['op-2:1'],
+    );
     const bad = await app.inject({ method: 'GET', url: '/v1/logs?tail=-1' });
     assert.equal(bad.statusCode, 400);
   });

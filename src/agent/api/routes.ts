@@ -4,7 +4,12 @@
  * validation, and the journal-backed event streams. Transport (TLS) is the caller's business, so
  * tests drive the same routes with `inject()` and an injected identity.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerFactory,
+} from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import {
   AgentRoutes,
@@ -54,7 +59,11 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     const identity = deps.identify(request);
     identities.set(request, identity);
     const permission: AgentPermission = request.method === 'POST' ? 'operate' : 'read';
-    requirePermission(identity, permission, permission === 'operate' ? `call ${request.url}` : `read ${request.url}`);
+    requirePermission(
+      identity,
+      permission,
+      permission === 'operate' ? `call ${request.url}` : `read ${request.url}`,
+    );
     await Promise.resolve();
   });
   app.setErrorHandler(async (error, _request, reply) => {
@@ -63,7 +72,12 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     return reply.code(answer.status).send(answer.body);
   });
   app.setNotFoundHandler(async (request, reply) =>
-    reply.code(404).send({ code: ErrorCode.BadInput, message: `the agent has no route ${request.method} ${request.url}` }),
+    reply
+      .code(404)
+      .send({
+        code: ErrorCode.BadInput,
+        message: `the agent has no route ${request.method} ${request.url}`,
+      }),
   );
   const who = (request: FastifyRequest): Identity => {
     const identity = identities.get(request);
@@ -84,16 +98,24 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     const query = parseInput(EventsQuery, request.query, 'events query');
     const cursor = parseLastEventId(request.headers['last-event-id']);
     const plan = await planOperationStream(deps, query.operation, cursor);
-    await serveStream(reply, deps, (sink) => streamOperation(deps.journal, sink, { ...plan, follow: query.follow ?? false }));
+    await serveStream(reply, deps, (sink) =>
+      streamOperation(deps.journal, sink, { ...plan, follow: query.follow ?? false }),
+    );
   });
   app.get(AgentRoutes.logs, async (request, reply) => {
     const query = parseInput(LogsQuery, request.query, 'logs query');
-    await serveStream(reply, deps, (sink) => streamLogs(deps.journal, sink, { follow: query.follow ?? false, tail: query.tail }));
+    await serveStream(reply, deps, (sink) =>
+      streamLogs(deps.journal, sink, { follow: query.follow ?? false, tail: query.tail }),
+    );
   });
   return app;
 }
 
-function submitRequest(kind: (typeof submitKinds)[number], raw: unknown, identity: Identity): SubmitRequest {
+function submitRequest(
+  kind: (typeof submitKinds)[number],
+  raw: unknown,
+  identity: Identity,
+): SubmitRequest {
   switch (kind) {
     case 'upgrade':
       return { kind, identity, body: parseInput(UpgradeRequestBody, raw, 'upgrade request') };
@@ -108,7 +130,11 @@ function submitRequest(kind: (typeof submitKinds)[number], raw: unknown, identit
  * Hand the socket to an SSE writer. Errors after the 200 went out cannot change the status, so
  * they end the stream with an `event: stream-error` frame instead.
  */
-async function serveStream(reply: FastifyReply, deps: AgentAppDeps, run: (sink: SseSink) => Promise<void>): Promise<void> {
+async function serveStream(
+  reply: FastifyReply,
+  deps: AgentAppDeps,
+  run: (sink: SseSink) => Promise<void>,
+): Promise<void> {
   reply.hijack();
   const sink = openSse(reply.raw);
   try {

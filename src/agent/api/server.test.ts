@@ -37,7 +37,13 @@ describe('agent API over mutual TLS', () => {
     certs['admin'] = await issueCertificate({ ca, role: 'admin', name: 'root' });
     certs['node'] = await issueCertificate({ ca, role: 'node', name: 'node-2' });
     certs['foreign'] = await issueCertificate({ ca: foreign, role: 'admin', name: 'mallory' });
-    certs['expired'] = await issueCertificate({ ca, role: 'admin', name: 'old', now: new Date(Date.now() - 30 * dayMs), days: 1 });
+    certs['expired'] = await issueCertificate({
+      ca,
+      role: 'admin',
+      name: 'old',
+      now: new Date(Date.now() - 30 * dayMs),
+      days: 1,
+    });
     api = await createAgentApi({ controller, journal, tls: { ca: ca.cert, ...server } });
   });
   after(async () => {
@@ -62,7 +68,12 @@ describe('agent API over mutual TLS', () => {
   function handshake(who: string | undefined): Promise<string> {
     const url = new URL(api.url);
     return new Promise((resolve) => {
-      const socket = connect({ host: url.hostname, port: Number(url.port), ca: ca.cert, ...(who === undefined ? {} : certs[who]) });
+      const socket = connect({
+        host: url.hostname,
+        port: Number(url.port),
+        ca: ca.cert,
+        ...(who === undefined ? {} : certs[who]),
+      });
       let verdict = 'closed';
       const timer = setTimeout(() => {
         verdict = 'open';
@@ -76,7 +87,11 @@ describe('agent API over mutual TLS', () => {
     });
   }
 
-  const append = (operationId: string, kind: AgentEvent['kind'], phase: string): Promise<AgentEvent> =>
+  const append = (
+    operationId: string,
+    kind: AgentEvent['kind'],
+    phase: string,
+  ): Promise<AgentEvent> =>
     journal.append({
       operationId,
       time: new Date().toISOString(),
@@ -99,11 +114,17 @@ describe('agent API over mutual TLS', () => {
   it('forbids the node role to upgrade (403 MOLT_FORBIDDEN), but lets it read', async () => {
     const c = client('node');
     await c.status();
-    await assert.rejects(c.upgrade({ image: 'x' }), (e) => isMoltError(e, ErrorCode.Forbidden) && /node-2 \(role node\)/.test(e.message));
+    await assert.rejects(
+      c.upgrade({ image: 'x' }),
+      (e) => isMoltError(e, ErrorCode.Forbidden) && /node-2 \(role node\)/.test(e.message),
+    );
   });
 
   it('needs admin for force', async () => {
-    await assert.rejects(client('operator').reboot({ force: true }), (e) => isMoltError(e, ErrorCode.Forbidden) && /admin/.test(e.hint ?? ''));
+    await assert.rejects(
+      client('operator').reboot({ force: true }),
+      (e) => isMoltError(e, ErrorCode.Forbidden) && /admin/.test(e.hint ?? ''),
+    );
     const accepted = await client('admin').reboot({ force: true });
     assert.equal(controller.submitted.at(-1)?.identity.role, 'admin');
     assert.ok(accepted.operationId);
@@ -111,7 +132,12 @@ describe('agent API over mutual TLS', () => {
   });
 
   it('answers busy with 409 and the running operation id', async () => {
-    controller.running = { id: 'op-99', kind: 'upgrade', phase: 'Draining', startedAt: new Date().toISOString() };
+    controller.running = {
+      id: 'op-99',
+      kind: 'upgrade',
+      phase: 'Draining',
+      startedAt: new Date().toISOString(),
+    };
     await assert.rejects(
       client('operator').rollback(),
       (e) => isMoltError(e, ErrorCode.AgentBusy) && e.details?.['operationId'] === 'op-99',
@@ -121,7 +147,9 @@ describe('agent API over mutual TLS', () => {
 
   it('fails the handshake without a client certificate', async () => {
     assert.equal(await handshake(undefined), 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
-    await assert.rejects(client(undefined).status(), (e) => isMoltError(e, ErrorCode.AgentUnreachable));
+    await assert.rejects(client(undefined).status(), (e) =>
+      isMoltError(e, ErrorCode.AgentUnreachable),
+    );
   });
 
   it('refuses a certificate from a foreign CA and an expired one before any route', async () => {
@@ -129,8 +157,12 @@ describe('agent API over mutual TLS', () => {
     assert.equal(await handshake('operator'), 'open');
     assert.equal(await handshake('foreign'), 'closed');
     assert.equal(await handshake('expired'), 'closed');
-    await assert.rejects(client('foreign').reboot(), (e) => isMoltError(e, ErrorCode.AgentUnreachable));
-    await assert.rejects(client('expired').reboot(), (e) => isMoltError(e, ErrorCode.AgentUnreachable));
+    await assert.rejects(client('foreign').reboot(), (e) =>
+      isMoltError(e, ErrorCode.AgentUnreachable),
+    );
+    await assert.rejects(client('expired').reboot(), (e) =>
+      isMoltError(e, ErrorCode.AgentUnreachable),
+    );
     assert.equal(controller.submitted.length, before);
   });
 

@@ -42,14 +42,20 @@ export interface AgentApi {
 /** Start the API; resolves once it listens. */
 export async function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
   const host = o.host ?? '127.0.0.1';
-  const tlsOptions = { ...o.tls, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' as const };
+  const tlsOptions = {
+    ...o.tls,
+    requestCert: true,
+    rejectUnauthorized: true,
+    minVersion: 'TLSv1.2' as const,
+  };
   const app = buildAgentApp(
     {
       controller: o.controller,
       journal: o.journal,
       identify: (request) => {
         const socket = request.raw.socket;
-        if (!(socket instanceof TLSSocket)) throw new MoltError(ErrorCode.TlsRejected, 'the request did not come over TLS');
+        if (!(socket instanceof TLSSocket))
+          throw new MoltError(ErrorCode.TlsRejected, 'the request did not come over TLS');
         return peerIdentity(socket);
       },
       ...(o.onInternalError && { onInternalError: o.onInternalError }),

@@ -51,7 +51,10 @@ export function openSse(raw: ServerResponse): SseSink {
   // Tell EventSource clients to retry soon: the agent goes away during every reboot.
   void write('retry: 2000\n\n');
   return {
-    send: (event) => write(`id: ${event.operationId}:${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`),
+    send: (event) =>
+      write(
+        `id: ${event.operationId}:${event.seq}\nevent: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`,
+      ),
     error: (body) => write(`event: ${StreamErrorEvent}\ndata: ${JSON.stringify(body)}\n\n`),
     end: () => {
       clearInterval(timer);

@@ -45,9 +45,13 @@ function planFor(
 ): OperationStreamPlan {
   const summary = ops.find((o) => o.operationId === wanted);
   if (summary === undefined && wanted !== current) {
-    throw new MoltError(ErrorCode.OperationNotFound, `the agent's journal has no operation ${wanted}`, {
-      hint: 'list them with `molt node operations`',
-    });
+    throw new MoltError(
+      ErrorCode.OperationNotFound,
+      `the agent's journal has no operation ${wanted}`,
+      {
+        hint: 'list them with `molt node operations`',
+      },
+    );
   }
   const afterSeq = cursor?.operationId === wanted ? cursor.seq : 0;
   return { operationId: wanted, afterSeq, finished: summary?.result !== undefined };
@@ -66,10 +70,17 @@ export async function streamOperation(
   });
   try {
     let op = plan.operationId;
-    const replayed = op === undefined ? { last: plan.afterSeq, ended: false } : await replay(journal, sink, op, plan.afterSeq);
+    const replayed =
+      op === undefined
+        ? { last: plan.afterSeq, ended: false }
+        : await replay(journal, sink, op, plan.afterSeq);
     let last = replayed.last;
     if (replayed.ended || !plan.follow || plan.finished) return;
-    for (let e = await queue.next(sink.closed); e !== undefined; e = await queue.next(sink.closed)) {
+    for (
+      let e = await queue.next(sink.closed);
+      e !== undefined;
+      e = await queue.next(sink.closed)
+    ) {
       op ??= e.operationId;
       if (e.operationId !== op || e.seq <= last) continue;
       await sink.send(e);
@@ -82,7 +93,12 @@ export async function streamOperation(
 }
 
 /** Send the journalled events of `op` after `afterSeq`; stops at its result. */
-async function replay(journal: JournalStore, sink: SseSink, op: string, afterSeq: number): Promise<{ last: number; ended: boolean }> {
+async function replay(
+  journal: JournalStore,
+  sink: SseSink,
+  op: string,
+  afterSeq: number,
+): Promise<{ last: number; ended: boolean }> {
   let last = afterSeq;
   for (const event of await journal.events(op, afterSeq)) {
     await sink.send(event);
@@ -106,11 +122,16 @@ export async function streamLogs(
   });
   try {
     const all = await journal.events();
-    const shown = options.tail === undefined ? all : options.tail === 0 ? [] : all.slice(-options.tail);
+    const shown =
+      options.tail === undefined ? all : options.tail === 0 ? [] : all.slice(-options.tail);
     for (const event of shown) await sink.send(event);
     if (!options.follow) return;
     const replayed = new Set(all.map(key));
-    for (let e = await queue.next(sink.closed); e !== undefined; e = await queue.next(sink.closed)) {
+    for (
+      let e = await queue.next(sink.closed);
+      e !== undefined;
+      e = await queue.next(sink.closed)
+    ) {
       if (!replayed.has(key(e))) await sink.send(e);
     }
   } finally {

@@ -19,13 +19,19 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
 }
 
 /** Parse `value` with `schema` or throw MOLT_BAD_INPUT naming `what` and the failing field. */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  what: string,
+): z.output<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   throw new MoltError(ErrorCode.BadInput, `invalid ${what}: ${describeIssue(r.error.issues[0])}`);
 }
 
-const flag = z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1' || v === '');
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .transform((v) => v === 'true' || v === '1' || v === '');
 
 /** Query of `GET /v1/events`. */
 export const EventsQuery = z
@@ -49,7 +55,10 @@ export function parseLastEventId(value: string | string[] | undefined): EventCur
   const text = Array.isArray(value) ? (value[0] ?? '') : value;
   const m = /^(.+):(\d{1,15})$/.exec(text);
   if (m?.[1] === undefined || m[2] === undefined) {
-    throw new MoltError(ErrorCode.BadInput, `invalid Last-Event-ID "${text}": expected <operationId>:<seq>`);
+    throw new MoltError(
+      ErrorCode.BadInput,
+      `invalid Last-Event-ID "${text}": expected <operationId>:<seq>`,
+    );
   }
   return { operationId: m[1], seq: Number(m[2]) };
 }

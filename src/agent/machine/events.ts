@@ -29,14 +29,21 @@ function resultEvent(last: LastResult, phase: UpgradeState['phase']): Omit<NewAg
     status: last.result === 'Succeeded' ? 'done' : 'failed',
     message: `${last.kind} ${last.result.toLowerCase()}${reason === undefined ? '' : `: ${reason}`}`,
     result: { result: last.result, ...(reason === undefined ? {} : { reason }) },
-    ...(last.code === undefined ? {} : { error: { code: last.code, message: last.reason ?? last.code } }),
+    ...(last.code === undefined
+      ? {}
+      : { error: { code: last.code, message: last.reason ?? last.code } }),
   };
 }
 
 /** Whether `after` finished the operation `before` ran. */
 function finished(before: UpgradeState, after: UpgradeState): LastResult | undefined {
   const last = after.last;
-  if (before.op === undefined || after.op?.id === before.op.id || last?.operationId !== before.op.id) return undefined;
+  if (
+    before.op === undefined ||
+    after.op?.id === before.op.id ||
+    last?.operationId !== before.op.id
+  )
+    return undefined;
   return last;
 }
 
@@ -52,7 +59,10 @@ export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
     async transition(before, after) {
       const done = finished(before, after);
       if (done !== undefined) await log.result(done, after.phase);
-      if (after.op !== undefined && (after.phase !== before.phase || after.op.id !== before.op?.id)) {
+      if (
+        after.op !== undefined &&
+        (after.phase !== before.phase || after.op.id !== before.op?.id)
+      ) {
         await log.emit(after, { kind: 'phase', status: 'started', message: after.phase });
       }
     },
@@ -61,7 +71,9 @@ export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
     },
     async outcome(state, outcome) {
       const message =
-        outcome.outcome === 'skipped' ? `${outcome.command} skipped: ${outcome.reason ?? ''}` : `${outcome.command} done`;
+        outcome.outcome === 'skipped'
+          ? `${outcome.command} skipped: ${outcome.reason ?? ''}`
+          : `${outcome.command} done`;
       await log.emit(state, { kind: 'log', status: outcome.outcome, message });
     },
     progress(state, progress) {
@@ -69,7 +81,12 @@ export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
       if (now - lastProgress < ProgressEveryMs && progress.bytes < progress.total) return;
       lastProgress = now;
       void log
-        .emit(state, { kind: 'progress', status: 'info', message: `pulled ${progress.bytes} of ${progress.total} bytes`, progress })
+        .emit(state, {
+          kind: 'progress',
+          status: 'info',
+          message: `pulled ${progress.bytes} of ${progress.total} bytes`,
+          progress,
+        })
         .catch(() => undefined);
     },
   };

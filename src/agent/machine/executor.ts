@@ -30,27 +30,38 @@ type Handlers = { [T in CommandType]: Handler<T> };
 
 const done = (command: CommandType, data?: CommandOutcome['data']): CommandOutcome =>
   data === undefined ? { command, outcome: 'done' } : { command, outcome: 'done', data };
-const skipped = (command: CommandType, reason: string): CommandOutcome => ({ command, outcome: 'skipped', reason });
+const skipped = (command: CommandType, reason: string): CommandOutcome => ({
+  command,
+  outcome: 'skipped',
+  reason,
+});
 const fromKube = (command: CommandType, outcome: KubeOutcome): CommandOutcome =>
   outcome.status === 'done' ? done(command) : skipped(command, outcome.reason);
 const notControlPlane = 'not a control-plane machine';
 
 function opId(ctx: ExecutionContext): string {
-  if (ctx.op === undefined) throw new MoltError(ErrorCode.Internal, 'a step ran without an operation');
+  if (ctx.op === undefined)
+    throw new MoltError(ErrorCode.Internal, 'a step ran without an operation');
   return ctx.op.id;
 }
 
 const handlers: Handlers = {
   async PullImage(c, p, ctx) {
-    const staged = await p.images.pull(c.image, c.slot, (progress) => { ctx.progress(progress); });
+    const staged = await p.images.pull(c.image, c.slot, (progress) => {
+      ctx.progress(progress);
+    });
     return done(c.type, { pulled: { digest: staged.imageDigest, version: staged.version } });
   },
   async VerifyRollbackTarget(c, p) {
     const manifest = await p.slots.manifest(c.slot);
     if (manifest?.status !== 'ready') {
-      throw new MoltError(ErrorCode.NoValidSlot, `slot ${c.slot} holds no valid image (${manifest?.status ?? 'empty'})`, {
-        hint: 'a rollback needs the other slot to hold a verified image',
-      });
+      throw new MoltError(
+        ErrorCode.NoValidSlot,
+        `slot ${c.slot} holds no valid image (${manifest?.status ?? 'empty'})`,
+        {
+          hint: 'a rollback needs the other slot to hold a verified image',
+        },
+      );
     }
     await p.slots.verify(c.slot);
     return done(c.type);
@@ -64,7 +75,8 @@ const handlers: Handlers = {
     if (p.etcd === undefined) return skipped(c.type, notControlPlane);
     const report = await p.etcd.checkQuorum({ preserve: c.preserve, force: c.force });
     if (!report.ok) {
-      const code = report.code === ErrorCode.EtcdUnhealthy ? ErrorCode.EtcdUnhealthy : ErrorCode.QuorumAtRisk;
+      const code =
+        report.code === ErrorCode.EtcdUnhealthy ? ErrorCode.EtcdUnhealthy : ErrorCode.QuorumAtRisk;
       throw new MoltError(code, report.reason ?? 'etcd quorum is at risk');
     }
     return done(c.type);
@@ -122,7 +134,10 @@ const handlers: Handlers = {
   async ArmBootOnce(c, p) {
     const manifest = await p.slots.manifest(c.slot);
     if (manifest?.status !== 'ready') {
-      throw new MoltError(ErrorCode.NoValidSlot, `slot ${c.slot} is not ready to boot (${manifest?.status ?? 'empty'})`);
+      throw new MoltError(
+        ErrorCode.NoValidSlot,
+        `slot ${c.slot} is not ready to boot (${manifest?.status ?? 'empty'})`,
+      );
     }
     // The entry is written before arming: the boot entry point (next_entry / +1) is written last.
     await p.bootloader.writeEntry(c.slot, manifest);
@@ -170,7 +185,11 @@ const handlers: Handlers = {
   },
 };
 
-export function execute(command: Command, ports: MachinePorts, ctx: ExecutionContext): Promise<CommandOutcome> {
+export function execute(
+  command: Command,
+  ports: MachinePorts,
+  ctx: ExecutionContext,
+): Promise<CommandOutcome> {
   const handler = handlers[command.type] as Handler<typeof command.type>;
   return handler(command, ports, ctx);
 }

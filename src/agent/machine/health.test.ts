@@ -12,8 +12,12 @@ describe('waitHealthy', () => {
   it('returns once every check passes or is skipped', async () => {
     const clock = createFakeClock();
     let calls = 0;
-    const flaky = check('flaky', () => Promise.resolve({ name: 'flaky', status: (calls += 1) < 3 ? 'failing' : 'ok', message: '' }));
-    const skipped = check('kube', () => Promise.resolve({ name: 'kube', status: 'skipped', message: 'not in a cluster' }));
+    const flaky = check('flaky', () =>
+      Promise.resolve({ name: 'flaky', status: (calls += 1) < 3 ? 'failing' : 'ok', message: '' }),
+    );
+    const skipped = check('kube', () =>
+      Promise.resolve({ name: 'kube', status: 'skipped', message: 'not in a cluster' }),
+    );
     const done = waitHealthy([flaky, skipped], clock, clock.now() + 10_000, () => undefined);
     for (let i = 0; i < 5 && calls < 3; i += 1) {
       await new Promise((r) => setImmediate(r));
@@ -25,15 +29,23 @@ describe('waitHealthy', () => {
 
   it('gives up at the deadline with the failing checks named', async () => {
     const clock = createFakeClock();
-    const never = check('never', () => Promise.resolve({ name: 'never', status: 'failing', message: 'built broken' }));
+    const never = check('never', () =>
+      Promise.resolve({ name: 'never', status: 'failing', message: 'built broken' }),
+    );
     const done = waitHealthy([never], clock, clock.now() + 3000, () => undefined);
-    const outcome = done.then(() => undefined, (e: unknown) => e);
+    const outcome = done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     for (let i = 0; i < 10; i += 1) {
       await new Promise((r) => setImmediate(r));
       clock.advance(1000);
     }
     const error = await outcome;
-    assert.ok(isMoltError(error, 'MOLT_HEALTH_DEADLINE') && /never \(built broken\)/.test(error.message), String(error));
+    assert.ok(
+      isMoltError(error, 'MOLT_HEALTH_DEADLINE') && /never \(built broken\)/.test(error.message),
+      String(error),
+    );
   });
 
   it('aborts a check that hangs past the deadline instead of waiting for it', async () => {

@@ -19,7 +19,11 @@ async function runOne(check: HealthCheck, signal: AbortSignal): Promise<HealthRe
 }
 
 /** One round of every check, or undefined when the deadline came first (the round is aborted). */
-async function round(checks: readonly HealthCheck[], clock: Clock, deadline: number): Promise<readonly HealthResult[] | undefined> {
+async function round(
+  checks: readonly HealthCheck[],
+  clock: Clock,
+  deadline: number,
+): Promise<readonly HealthResult[] | undefined> {
   const controller = new AbortController();
   const timer = new AbortController();
   const expired = clock.sleep(Math.max(0, deadline - clock.now()), timer.signal).then(
@@ -27,7 +31,10 @@ async function round(checks: readonly HealthCheck[], clock: Clock, deadline: num
     () => undefined,
   );
   try {
-    return await Promise.race([Promise.all(checks.map((c) => runOne(c, controller.signal))), expired]);
+    return await Promise.race([
+      Promise.all(checks.map((c) => runOne(c, controller.signal))),
+      expired,
+    ]);
   } finally {
     controller.abort();
     timer.abort();
@@ -35,7 +42,10 @@ async function round(checks: readonly HealthCheck[], clock: Clock, deadline: num
 }
 
 function failingText(results: readonly HealthResult[]): string {
-  return results.filter((r) => r.status === 'failing').map((r) => `${r.name} (${r.message})`).join('; ');
+  return results
+    .filter((r) => r.status === 'failing')
+    .map((r) => `${r.name} (${r.message})`)
+    .join('; ');
 }
 
 export async function waitHealthy(
@@ -48,14 +58,21 @@ export async function waitHealthy(
   for (;;) {
     const results = deadline > clock.now() ? await round(checks, clock, deadline) : undefined;
     if (results === undefined) {
-      const why = last.length > 0 ? failingText(last) : `no answer from ${checks.map((c) => c.name).join(', ')}`;
+      const why =
+        last.length > 0
+          ? failingText(last)
+          : `no answer from ${checks.map((c) => c.name).join(', ')}`;
       throw new MoltError(ErrorCode.HealthDeadline, `not healthy by the deadline: ${why}`);
     }
     report(results);
     last = results;
     if (results.every((r) => r.status !== 'failing')) return results;
     const left = deadline - clock.now();
-    if (left <= 0) throw new MoltError(ErrorCode.HealthDeadline, `not healthy by the deadline: ${failingText(results)}`);
+    if (left <= 0)
+      throw new MoltError(
+        ErrorCode.HealthDeadline,
+        `not healthy by the deadline: ${failingText(results)}`,
+      );
     await clock.sleep(Math.min(PollMs, left));
   }
 }

@@ -21,7 +21,10 @@ import { createRunner, type Runner } from './runner.ts';
 const image = (version: string, lab?: LabBehaviour): FakeImage => ({
   imageDigest: `sha256:${version.replace(/\D/g, '').padEnd(64, '0')}`,
   version,
-  artifacts: { vmlinuz: new TextEncoder().encode(`kernel ${version}`), 'rootfs.img': new TextEncoder().encode(`root ${version}`) },
+  artifacts: {
+    vmlinuz: new TextEncoder().encode(`kernel ${version}`),
+    'rootfs.img': new TextEncoder().encode(`root ${version}`),
+  },
   ...(lab === undefined ? {} : { lab }),
 });
 
@@ -55,7 +58,10 @@ async function newMachine() {
 type Machine = Awaited<ReturnType<typeof newMachine>>;
 
 /** Start an agent as after a boot (`slot` overrides what the firmware would pick). */
-async function boot(m: Machine, options: { slot?: SlotId; sameBoot?: boolean; faults?: FaultPoints } = {}): Promise<Runner> {
+async function boot(
+  m: Machine,
+  options: { slot?: SlotId; sameBoot?: boolean; faults?: FaultPoints } = {},
+): Promise<Runner> {
   m.runner?.close();
   if (options.sameBoot !== true) m.boots += 1;
   const firmware = m.bootloader.firmwareBoot();
@@ -105,16 +111,26 @@ describe('runner', () => {
     const { operationId } = await first.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
     await untilReboot(m);
     assert.equal(m.bootloader.oneShot, 'B');
-    assert.equal(m.bootloader.committed, 'A', 'nothing is committed before the new slot proved healthy');
+    assert.equal(
+      m.bootloader.committed,
+      'A',
+      'nothing is committed before the new slot proved healthy',
+    );
     const second = await boot(m);
     await second.settled();
     assert.equal(second.state().phase, 'Idle');
     assert.equal(second.state().last?.result, 'Succeeded');
     assert.equal(m.bootloader.committed, 'B');
-    assert.equal((await m.slots.manifest('A'))?.status, 'ready', 'the previous slot stays as the rollback target');
+    assert.equal(
+      (await m.slots.manifest('A'))?.status,
+      'ready',
+      'the previous slot stays as the rollback target',
+    );
     const events = await m.journal.events(operationId);
     assert.equal(events.at(-1)?.kind, 'result');
-    assert.ok(events.some((e) => e.message.includes('Cordon skipped: not in a Kubernetes cluster')));
+    assert.ok(
+      events.some((e) => e.message.includes('Cordon skipped: not in a Kubernetes cluster')),
+    );
     second.close();
   });
 
@@ -160,7 +176,9 @@ describe('runner', () => {
   it('refuses a manual rollback when the other slot holds no image, touching nothing', async () => {
     const m = await newMachine();
     const runner = await boot(m);
-    await assert.rejects(runner.submit({ kind: 'rollback' }), (e: unknown) => isMoltError(e, 'MOLT_NO_VALID_SLOT'));
+    await assert.rejects(runner.submit({ kind: 'rollback' }), (e: unknown) =>
+      isMoltError(e, 'MOLT_NO_VALID_SLOT'),
+    );
     assert.equal(runner.state().phase, 'Idle');
     assert.deepEqual(m.bootloader.calls, ['writeEntry A', 'commit A']);
     runner.close();
@@ -183,10 +201,16 @@ describe('runner', () => {
 
   it('resumes after an agent crash in the same boot and finishes the upgrade', async () => {
     const m = await newMachine();
-    const hang: FaultPoints = { at: (phase, when) => (phase === 'WritingSlot' && when === 'after' ? new Promise(() => undefined) : Promise.resolve()) };
+    const hang: FaultPoints = {
+      at: (phase, when) =>
+        phase === 'WritingSlot' && when === 'after'
+          ? new Promise(() => undefined)
+          : Promise.resolve(),
+    };
     const first = await boot(m, { faults: hang });
     await first.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
-    for (let i = 0; i < 200 && (await m.journal.load())?.state.phase !== 'WritingSlot'; i += 1) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 200 && (await m.journal.load())?.state.phase !== 'WritingSlot'; i += 1)
+      await new Promise((r) => setTimeout(r, 2));
     assert.equal((await m.journal.load())?.state.phase, 'WritingSlot');
     await boot(m, { sameBoot: true, slot: 'A' });
     await untilReboot(m);
@@ -200,7 +224,11 @@ describe('runner', () => {
   it('stages an upgrade and switches only at the reboot request', async () => {
     const m = await newMachine();
     const runner = await boot(m);
-    const { operationId } = await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1', stage: true });
+    const { operationId } = await runner.submit({
+      kind: 'upgrade',
+      image: 'reg/molt:1.1',
+      stage: true,
+    });
     await runner.settled();
     assert.equal(runner.state().phase, 'Staged');
     assert.equal(m.bootloader.committed, 'A');
@@ -217,8 +245,18 @@ describe('runner', () => {
   it('finishes a clean-up cut short by a crash in Idle (same boot)', async () => {
     const m = await newMachine();
     m.boots = 1;
-    const last = { operationId: 'op-x', kind: 'upgrade' as const, result: 'Failed' as const, code: 'MOLT_MOUNT_BUSY', finishedAt: m.clock.now() };
-    await m.journal.save({ rev: 9, state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last }, commands: [{ type: 'StartServices' }] });
+    const last = {
+      operationId: 'op-x',
+      kind: 'upgrade' as const,
+      result: 'Failed' as const,
+      code: 'MOLT_MOUNT_BUSY',
+      finishedAt: m.clock.now(),
+    };
+    await m.journal.save({
+      rev: 9,
+      state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last },
+      commands: [{ type: 'StartServices' }],
+    });
     const runner = await boot(m, { sameBoot: true, slot: 'A' });
     await runner.settled();
     assert.deepEqual(m.services.calls, ['startAll']);
@@ -228,9 +266,27 @@ describe('runner', () => {
   it('logs the result of an operation whose end was persisted just before a crash', async () => {
     const m = await newMachine();
     m.boots = 1;
-    await m.journal.append({ operationId: 'op-y', time: new Date(m.clock.now()).toISOString(), kind: 'phase', phase: 'Aborting', status: 'started', message: 'Aborting' });
-    const last = { operationId: 'op-y', kind: 'upgrade' as const, result: 'Failed' as const, code: 'MOLT_MOUNT_BUSY', reason: 'EPHEMERAL is busy', finishedAt: m.clock.now() };
-    await m.journal.save({ rev: 3, state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last }, commands: [] });
+    await m.journal.append({
+      operationId: 'op-y',
+      time: new Date(m.clock.now()).toISOString(),
+      kind: 'phase',
+      phase: 'Aborting',
+      status: 'started',
+      message: 'Aborting',
+    });
+    const last = {
+      operationId: 'op-y',
+      kind: 'upgrade' as const,
+      result: 'Failed' as const,
+      code: 'MOLT_MOUNT_BUSY',
+      reason: 'EPHEMERAL is busy',
+      finishedAt: m.clock.now(),
+    };
+    await m.journal.save({
+      rev: 3,
+      state: { phase: 'Idle', undo: [], bootId: 'boot-1', bootedSlot: 'A', last },
+      commands: [],
+    });
     const runner = await boot(m, { sameBoot: true, slot: 'A' });
     await runner.settled();
     const events = await m.journal.events('op-y');

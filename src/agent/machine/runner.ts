@@ -18,7 +18,14 @@ import type { JournalStore } from '../ports/journal-store.ts';
 import { createEventLog } from './events.ts';
 import { execute } from './executor.ts';
 import type { FaultPoints, MachinePorts } from './ports.ts';
-import { busy, operationRequest, requireRollbackTarget, stepError, withDeadline, type SubmitRequest } from './submit.ts';
+import {
+  busy,
+  operationRequest,
+  requireRollbackTarget,
+  stepError,
+  withDeadline,
+  type SubmitRequest,
+} from './submit.ts';
 
 export type { SubmitRequest } from './submit.ts';
 
@@ -69,8 +76,11 @@ export function createRunner(options: RunnerOptions): Runner {
   async function runOne(command: Command): Promise<CommandOutcome> {
     const ctx = {
       op: state.op,
-      log: (message: string) => void events.emit(state, { kind: 'log', status: 'info', message }).catch(() => undefined),
-      progress: (p: { bytes: number; total: number }) => { events.progress(state, p); },
+      log: (message: string) =>
+        void events.emit(state, { kind: 'log', status: 'info', message }).catch(() => undefined),
+      progress: (p: { bytes: number; total: number }) => {
+        events.progress(state, p);
+      },
     };
     const deadline = state.phase === Phase.Rejoining ? state.op?.deadline : undefined;
     const outcome = await withDeadline(execute(command, ports, ctx), deadline, ports.clock);
@@ -90,7 +100,12 @@ export function createRunner(options: RunnerOptions): Runner {
         outcomes.push(await runOne(command));
       } catch (error) {
         const failure = stepError(error);
-        await events.emit(state, { kind: 'error', status: 'failed', message: `${command.type} failed: ${failure.message}`, error: failure });
+        await events.emit(state, {
+          kind: 'error',
+          status: 'failed',
+          message: `${command.type} failed: ${failure.message}`,
+          error: failure,
+        });
         // Best-effort clean-ups of a quiescent phase go on past a failure; anything else reports it.
         if (!quiescent) return { type: 'StepFailed', phase, command: command.type, error: failure };
       }
@@ -100,14 +115,23 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   /** Feed `first` and every result it leads to, until the machine waits for the outside world. */
-  async function chain(first: UpgradeEvent, carried?: readonly Command[], accepted?: () => void): Promise<void> {
+  async function chain(
+    first: UpgradeEvent,
+    carried?: readonly Command[],
+    accepted?: () => void,
+  ): Promise<void> {
     let event: UpgradeEvent | undefined = first;
     let resume = carried;
     while (event !== undefined) {
       const result = transition(state, event, ports.clock.now());
-      if (isIllegal(result)) throw new MoltError(ErrorCode.Internal, `illegal transition from ${state.phase} on ${event.type}: ${result.reason}`);
+      if (isIllegal(result))
+        throw new MoltError(
+          ErrorCode.Internal,
+          `illegal transition from ${state.phase} on ${event.type}: ${result.reason}`,
+        );
       // An agent restart in the same boot: the record's commands were maybe cut short; run them again.
-      const commands = result.commands.length === 0 && resume !== undefined ? resume : result.commands;
+      const commands =
+        result.commands.length === 0 && resume !== undefined ? resume : result.commands;
       resume = undefined;
       await persist(result.state, commands);
       accepted?.();
@@ -129,7 +153,11 @@ export function createRunner(options: RunnerOptions): Runner {
     try {
       await ports.lease.resume(state.op.id, undefined);
     } catch (error) {
-      await events.emit(state, { kind: 'log', status: 'info', message: `lease keep-alive not resumed: ${stepError(error).message}` });
+      await events.emit(state, {
+        kind: 'log',
+        status: 'info',
+        message: `lease keep-alive not resumed: ${stepError(error).message}`,
+      });
     }
   }
 
@@ -166,7 +194,11 @@ export function createRunner(options: RunnerOptions): Runner {
         await recordLastResult();
         // Before the chain, so a ReleaseLease of this boot's chain cannot be overtaken by a resume.
         await resumeLease();
-        await chain({ type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot }, carried, booted);
+        await chain(
+          { type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot },
+          carried,
+          booted,
+        );
       });
       await Promise.race([recorded, whole]);
       timer = setInterval(tick, options.tickMs ?? 1000);
@@ -185,15 +217,28 @@ export function createRunner(options: RunnerOptions): Runner {
       });
       const whole = enqueue(async () => {
         const verdict = admission(state, request.kind);
-        if (!verdict.ok) { refuse(busy(verdict)); return; }
+        if (!verdict.ok) {
+          refuse(busy(verdict));
+          return;
+        }
         try {
           if (request.kind === 'rollback') await requireRollbackTarget(ports, state);
         } catch (error) {
-          refuse(error); return;
+          refuse(error);
+          return;
         }
         // In Staged a reboot continues the staged operation under its own id.
-        const id = state.phase === Phase.Staged && state.op !== undefined ? state.op.id : options.newOperationId();
-        await chain({ type: 'Requested', request: operationRequest(id, request, options) }, undefined, () => { accept(id); });
+        const id =
+          state.phase === Phase.Staged && state.op !== undefined
+            ? state.op.id
+            : options.newOperationId();
+        await chain(
+          { type: 'Requested', request: operationRequest(id, request, options) },
+          undefined,
+          () => {
+            accept(id);
+          },
+        );
       });
       whole.catch(refuse);
       return { operationId: await answer };

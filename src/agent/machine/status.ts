@@ -18,7 +18,8 @@ export interface StatusSources {
 
 async function slotView(slots: SlotStore, slot: SlotId): Promise<SlotView> {
   const manifest = await slots.manifest(slot);
-  if (manifest === undefined) return { slot, status: 'empty', version: null, digest: null, generation: null };
+  if (manifest === undefined)
+    return { slot, status: 'empty', version: null, digest: null, generation: null };
   return {
     slot,
     status: manifest.status,
@@ -48,7 +49,13 @@ export async function machineStatus(sources: StatusSources): Promise<AgentStatus
     operation:
       op === undefined
         ? null
-        : { id: op.id, kind: op.kind, phase: state.phase, ...(op.image === undefined ? {} : { image: op.image }), startedAt: iso(op.startedAt) },
+        : {
+            id: op.id,
+            kind: op.kind,
+            phase: state.phase,
+            ...(op.image === undefined ? {} : { image: op.image }),
+            startedAt: iso(op.startedAt),
+          },
     last:
       last === undefined
         ? null

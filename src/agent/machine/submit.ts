@@ -42,30 +42,51 @@ export function operationRequest(
 
 export function stepError(error: unknown): StepError {
   if (isMoltError(error)) {
-    return { code: error.code, message: error.message, ...(error.code === ErrorCode.TimedOut ? { indeterminate: true } : {}) };
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.code === ErrorCode.TimedOut ? { indeterminate: true } : {}),
+    };
   }
-  return { code: ErrorCode.Internal, message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: ErrorCode.Internal,
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** Manual rollback needs a verified image in the other slot; refused before anything happens. */
-export async function requireRollbackTarget(ports: MachinePorts, state: UpgradeState): Promise<void> {
+export async function requireRollbackTarget(
+  ports: MachinePorts,
+  state: UpgradeState,
+): Promise<void> {
   const booted = state.bootedSlot;
   if (booted === undefined) throw new MoltError(ErrorCode.Internal, 'the agent has not booted yet');
   const target = otherSlot(booted);
   const manifest = await ports.slots.manifest(target);
   if (manifest?.status !== 'ready') {
-    throw new MoltError(ErrorCode.NoValidSlot, `cannot roll back: slot ${target} holds no valid image (${manifest?.status ?? 'empty'})`, {
-      hint: 'a rollback switches to the other slot; it needs a verified image there',
-    });
+    throw new MoltError(
+      ErrorCode.NoValidSlot,
+      `cannot roll back: slot ${target} holds no valid image (${manifest?.status ?? 'empty'})`,
+      {
+        hint: 'a rollback switches to the other slot; it needs a verified image there',
+      },
+    );
   }
 }
 
 /** `work`, or MOLT_HEALTH_DEADLINE once `deadline` (epoch ms) passes first. */
-export async function withDeadline<T>(work: Promise<T>, deadline: number | undefined, clock: Clock): Promise<T> {
+export async function withDeadline<T>(
+  work: Promise<T>,
+  deadline: number | undefined,
+  clock: Clock,
+): Promise<T> {
   if (deadline === undefined) return work;
   const controller = new AbortController();
   const expired = clock.sleep(Math.max(0, deadline - clock.now()), controller.signal).then(() => {
-    throw new MoltError(ErrorCode.HealthDeadline, 'the new slot did not rejoin before its health deadline');
+    throw new MoltError(
+      ErrorCode.HealthDeadline,
+      'the new slot did not rejoin before its health deadline',
+    );
   });
   try {
     return await Promise.race([work, expired]);

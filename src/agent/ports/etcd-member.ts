@@ -18,7 +18,10 @@ export interface QuorumReport {
 
 export interface EtcdMember {
   /** Would taking this member down keep quorum? (never throws for an unhealthy cluster: reports it) */
-  checkQuorum(options: { readonly preserve: boolean; readonly force: boolean }): Promise<QuorumReport>;
+  checkQuorum(options: {
+    readonly preserve: boolean;
+    readonly force: boolean;
+  }): Promise<QuorumReport>;
   /** Remove this member from the cluster; idempotent (looks itself up by name and peer URL first). */
   leave(): Promise<void>;
   /** Start the local member again; as a new member (learner, then promoted) after leave or wipe. */

@@ -32,7 +32,9 @@ export function createMemoryJournalStore(): JournalStore & { readonly saves: Jou
     events(operationId?: string, afterSeq = 0) {
       return Promise.resolve(
         all.filter(
-          (e) => (operationId === undefined || e.operationId === operationId) && (operationId === undefined || e.seq > afterSeq),
+          (e) =>
+            (operationId === undefined || e.operationId === operationId) &&
+            (operationId === undefined || e.seq > afterSeq),
         ),
       );
     },

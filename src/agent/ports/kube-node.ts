@@ -3,7 +3,8 @@
  * The machine's Kubernetes node. Until the Kubernetes work lands the adapter reports every step
  * as skipped (`not in a cluster`) and the runner logs it as such.
  */
-export type KubeOutcome = { readonly status: 'done' } | { readonly status: 'skipped'; readonly reason: string };
+export type KubeOutcome =
+  { readonly status: 'done' } | { readonly status: 'skipped'; readonly reason: string };
 
 export interface KubeNode {
   cordon(operationId: string): Promise<KubeOutcome>;

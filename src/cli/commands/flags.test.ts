@@ -13,13 +13,22 @@ describe('--layer file[:mediaType]', () => {
   });
 
   it('keeps paths that contain a colon whole', () => {
-    assert.deepEqual(parseLayerSpec('build:2026/kernel'), { path: 'build:2026/kernel', mediaType: 'application/vnd.oci.image.layer.v1.tar' });
-    assert.deepEqual(parseLayerSpec('a:b/c.tar:text/plain'), { path: 'a:b/c.tar', mediaType: 'text/plain' });
+    assert.deepEqual(parseLayerSpec('build:2026/kernel'), {
+      path: 'build:2026/kernel',
+      mediaType: 'application/vnd.oci.image.layer.v1.tar',
+    });
+    assert.deepEqual(parseLayerSpec('a:b/c.tar:text/plain'), {
+      path: 'a:b/c.tar',
+      mediaType: 'text/plain',
+    });
   });
 
   it('uses the default media type for a bare path or an empty suffix', () => {
     assert.equal(parseLayerSpec('kernel').mediaType, 'application/vnd.oci.image.layer.v1.tar');
-    assert.deepEqual(parseLayerSpec('kernel:'), { path: 'kernel', mediaType: 'application/vnd.oci.image.layer.v1.tar' });
+    assert.deepEqual(parseLayerSpec('kernel:'), {
+      path: 'kernel',
+      mediaType: 'application/vnd.oci.image.layer.v1.tar',
+    });
   });
 });
 

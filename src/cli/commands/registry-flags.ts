@@ -25,16 +25,28 @@ export function withOutputFlag(cmd: Command): Command {
   );
 }
 
-const repositoryName = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
+const repositoryName =
+  /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
 
 const registrySchema = z.object({
   registry: z.string().min(1, 'is empty'),
-  repository: z.string().regex(repositoryName, 'is not a valid OCI repository name (lowercase a-z, 0-9, . _ - /)'),
+  repository: z
+    .string()
+    .regex(repositoryName, 'is not a valid OCI repository name (lowercase a-z, 0-9, . _ - /)'),
   insecure: z.boolean().default(false),
   username: z.string().optional(),
   password: z.string().optional(),
-  platform: z.string().regex(/^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/, 'must look like linux/amd64 or linux/arm64/v8'),
-  timeout: z.coerce.number({ message: 'must be a number of milliseconds' }).int().min(100, 'must be at least 100 ms').max(600_000),
+  platform: z
+    .string()
+    .regex(
+      /^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/,
+      'must look like linux/amd64 or linux/arm64/v8',
+    ),
+  timeout: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int()
+    .min(100, 'must be at least 100 ms')
+    .max(600_000),
   output: z.enum(outputFormats).default('table'),
 });
 
@@ -60,9 +72,17 @@ export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): R
     throw new MoltError(ErrorCode.BadFlag, 'give both --username and --password, or neither');
   }
   const [os = '', architecture = '', variant] = o.platform.split('/');
-  const credentials = o.username !== undefined && o.password !== undefined ? { username: o.username, password: o.password } : undefined;
+  const credentials =
+    o.username !== undefined && o.password !== undefined
+      ? { username: o.username, password: o.password }
+      : undefined;
   return {
-    client: { registry: o.registry, insecure: o.insecure, timeoutMs: o.timeout, ...(credentials && { credentials }) },
+    client: {
+      registry: o.registry,
+      insecure: o.insecure,
+      timeoutMs: o.timeout,
+      ...(credentials && { credentials }),
+    },
     repository: o.repository,
     platform: { os, architecture, ...(variant !== undefined && { variant }) },
     output: o.output,
@@ -83,9 +103,13 @@ export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.outp
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const flag = issue?.path.map(String).join('.') ?? '';
-  const given = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[flag] !== undefined;
-  const what = !given && issue?.code === 'invalid_type' ? 'is required' : (issue?.message ?? 'is invalid');
-  throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, { hint: 'run the command with --help' });
+  const given =
+    typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[flag] !== undefined;
+  const what =
+    !given && issue?.code === 'invalid_type' ? 'is required' : (issue?.message ?? 'is invalid');
+  throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, {
+    hint: 'run the command with --help',
+  });
 }
 
 const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -100,9 +124,13 @@ export async function readPublicKey(path: string | undefined): Promise<string | 
     throw new MoltError(ErrorCode.PublicKeyInvalid, `cannot read public key ${path}`, { cause: e });
   }
   if (!text.includes('-----BEGIN PUBLIC KEY-----')) {
-    throw new MoltError(ErrorCode.PublicKeyInvalid, `${path} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`, {
-      hint: 'export the key with `cosign public-key` or `openssl pkey -pubout`',
-    });
+    throw new MoltError(
+      ErrorCode.PublicKeyInvalid,
+      `${path} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`,
+      {
+        hint: 'export the key with `cosign public-key` or `openssl pkey -pubout`',
+      },
+    );
   }
   return text;
 }

@@ -49,7 +49,10 @@ export async function createCa(options: CaOptions = {}): Promise<PemPair> {
     keys,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -95,7 +98,9 @@ export async function issueCertificate(o: IssueOptions): Promise<PemPair> {
       // Only node certificates may serve: an operator or admin certificate (client only) cannot be
       // used to impersonate an agent to the CLI, whatever SANs it carries.
       new x509.ExtendedKeyUsageExtension(
-        o.role === 'node' ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.clientAuth],
+        o.role === 'node'
+          ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
+          : [x509.ExtendedKeyUsage.clientAuth],
       ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
@@ -106,11 +111,13 @@ export async function issueCertificate(o: IssueOptions): Promise<PemPair> {
 }
 
 /** A host name as DNS SANs accept it (RFC 1123 labels). */
-const hostName = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const hostName =
+  /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 function subjectAltNames(o: IssueOptions): x509.JsonGeneralName[] {
   const values = [...(o.sans ?? [])];
-  if (o.role === 'node') values.push(...(hostName.test(o.name) ? [o.name] : []), 'localhost', '127.0.0.1');
+  if (o.role === 'node')
+    values.push(...(hostName.test(o.name) ? [o.name] : []), 'localhost', '127.0.0.1');
   const unique = [...new Set(values)];
   return unique.map((value) => ({ type: isIP(value) === 0 ? 'dns' : 'ip', value }));
 }
@@ -124,7 +131,10 @@ function validity(now: Date | undefined, days: number): { notBefore: Date; notAf
   const start = now ?? new Date();
   // A minute of slack: a freshly issued certificate must not be "not yet valid" on a peer whose
   // clock is a few seconds behind.
-  return { notBefore: new Date(start.getTime() - 60_000), notAfter: new Date(start.getTime() + days * dayMs) };
+  return {
+    notBefore: new Date(start.getTime() - 60_000),
+    notAfter: new Date(start.getTime() + days * dayMs),
+  };
 }
 
 /** 16 random bytes, positive (high bit clear), as RFC 5280 asks of serial numbers. */

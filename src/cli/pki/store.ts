@@ -21,7 +21,10 @@ export interface WrittenCertificate {
 }
 
 /** Create a new CA in `dir` (created if missing); refuses when `ca.pem` or `ca.key` exists. */
-export async function initCaDir(dir: string, options: { now?: Date; days?: number } = {}): Promise<WrittenCertificate> {
+export async function initCaDir(
+  dir: string,
+  options: { now?: Date; days?: number } = {},
+): Promise<WrittenCertificate> {
   const files = { cert: join(dir, 'ca.pem'), key: join(dir, 'ca.key') };
   await refuseExisting(files, 'a CA', `remove ${dir} first, or choose another --dir`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -45,9 +48,20 @@ export interface IssueToDirOptions {
 export async function issueToDir(o: IssueToDirOptions): Promise<WrittenCertificate> {
   const ca = await loadCa(o.caDir);
   const files = { cert: join(o.outDir, `${o.name}.pem`), key: join(o.outDir, `${o.name}.key`) };
-  await refuseExisting(files, `a certificate for ${o.name}`, 'choose another --name or --out, or remove the old files');
+  await refuseExisting(
+    files,
+    `a certificate for ${o.name}`,
+    'choose another --name or --out, or remove the old files',
+  );
   await mkdir(o.outDir, { recursive: true, mode: 0o700 });
-  const pair = await issueCertificate({ ca, role: o.role, name: o.name, sans: o.sans, days: o.days, ...(o.now && { now: o.now }) });
+  const pair = await issueCertificate({
+    ca,
+    role: o.role,
+    name: o.name,
+    sans: o.sans,
+    days: o.days,
+    ...(o.now && { now: o.now }),
+  });
   await writePair(files, pair);
   return describe(files, pair.cert);
 }
@@ -57,9 +71,14 @@ export async function loadCa(dir: string): Promise<PemPair> {
   const cert = await readPem(join(dir, 'ca.pem'), 'CERTIFICATE');
   const key = await readPem(join(dir, 'ca.key'), 'PRIVATE KEY');
   try {
-    if (!new X509Certificate(cert).ca) throw new Error('not a CA certificate (basicConstraints cA is false)');
+    if (!new X509Certificate(cert).ca)
+      throw new Error('not a CA certificate (basicConstraints cA is false)');
   } catch (e) {
-    throw new MoltError(ErrorCode.PkiInvalid, `${join(dir, 'ca.pem')}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new MoltError(
+      ErrorCode.PkiInvalid,
+      `${join(dir, 'ca.pem')}: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
   return { cert, key };
 }
@@ -70,24 +89,40 @@ export async function readPem(path: string, label: string): Promise<string> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new MoltError(ErrorCode.PkiInvalid, `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`, {
-      cause: e,
-      hint: 'check the path; `molt pki init` and `molt pki issue` create these files',
-    });
+    throw new MoltError(
+      ErrorCode.PkiInvalid,
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      {
+        cause: e,
+        hint: 'check the path; `molt pki init` and `molt pki issue` create these files',
+      },
+    );
   }
   if (!text.includes(`-----BEGIN ${label}-----`)) {
-    throw new MoltError(ErrorCode.PkiInvalid, `${path} is not a PEM ${label.toLowerCase()} (expected -----BEGIN ${label}-----)`);
+    throw new MoltError(
+      ErrorCode.PkiInvalid,
+      `${path} is not a PEM ${label.toLowerCase()} (expected -----BEGIN ${label}-----)`,
+    );
   }
   return text;
 }
 
-async function refuseExisting(files: { cert: string; key: string }, what: string, hint: string): Promise<void> {
+async function refuseExisting(
+  files: { cert: string; key: string },
+  what: string,
+  hint: string,
+): Promise<void> {
   for (const path of [files.cert, files.key]) {
     const exists = await stat(path).then(
       () => true,
       () => false,
     );
-    if (exists) throw new MoltError(ErrorCode.PkiInvalid, `${path} already exists; molt never overwrites ${what}`, { hint });
+    if (exists)
+      throw new MoltError(
+        ErrorCode.PkiInvalid,
+        `${path} already exists; molt never overwrites ${what}`,
+        { hint },
+      );
   }
 }
 

@@ -24,14 +24,19 @@ const MAX_TRIES = 0x7fffffff;
  * Returns undefined for names that are not entries (no `.conf`, hidden, `auto-*`).
  */
 export function parseBlsFileName(fileName: string): BlsEntryName | undefined {
-  if (!fileName.toLowerCase().endsWith('.conf') || fileName.startsWith('.') || fileName.startsWith('auto-')) {
+  if (
+    !fileName.toLowerCase().endsWith('.conf') ||
+    fileName.startsWith('.') ||
+    fileName.startsWith('auto-')
+  ) {
     return undefined;
   }
   const plus = fileName.lastIndexOf('+');
   const counter = plus < 0 ? null : COUNTER.exec(fileName.slice(plus + 1));
   const left = Number(counter?.[1]);
   const done = Number(counter?.[2] ?? 0);
-  if (!counter || left > MAX_TRIES || done > MAX_TRIES) return { id: fileName.slice(0, -'.conf'.length) };
+  if (!counter || left > MAX_TRIES || done > MAX_TRIES)
+    return { id: fileName.slice(0, -'.conf'.length) };
   return { id: fileName.slice(0, plus), triesLeft: left, triesDone: done };
 }
 
@@ -63,7 +68,14 @@ export interface BlsEntry {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-const SINGLE_KEYS = { title: 'title', version: 'version', 'sort-key': 'sortKey', 'machine-id': 'machineId', linux: 'linux', efi: 'efi' } as const;
+const SINGLE_KEYS = {
+  title: 'title',
+  version: 'version',
+  'sort-key': 'sortKey',
+  'machine-id': 'machineId',
+  linux: 'linux',
+  efi: 'efi',
+} as const;
 
 /** sd-boot's `line_get_key_value`: `key value` per line, `#` comments, one pair of quotes stripped. */
 function keyValue(line: string): [string, string] | undefined {
@@ -84,7 +96,8 @@ export function parseBlsEntry(body: string): BlsEntry {
     if (kv === undefined) continue;
     const [key, value] = kv;
     if (key === 'initrd') entry.initrd.push(value);
-    else if (key === 'options') entry.options = entry.options === '' ? value : `${entry.options} ${value}`;
+    else if (key === 'options')
+      entry.options = entry.options === '' ? value : `${entry.options} ${value}`;
     else if (key in SINGLE_KEYS) entry[SINGLE_KEYS[key as keyof typeof SINGLE_KEYS]] = value;
   }
   return entry;
@@ -103,7 +116,10 @@ export interface BlsEntryInput {
 export function renderBlsEntry(e: BlsEntryInput): string {
   for (const value of [e.title, e.version, e.sortKey, e.linux, e.initrd ?? '', e.options]) {
     if (/[\n\r\0]/.test(value)) {
-      throw new MoltError(ErrorCode.BootloaderInvalid, `boot entry value ${JSON.stringify(value)} spans lines`);
+      throw new MoltError(
+        ErrorCode.BootloaderInvalid,
+        `boot entry value ${JSON.stringify(value)} spans lines`,
+      );
     }
   }
   const initrd = e.initrd === undefined ? '' : `initrd ${e.initrd}\n`;
@@ -116,7 +132,10 @@ export function renderLoaderConf(pattern = 'molt-*'): string {
 }
 
 /** The `default` glob and `timeout` of a loader.conf (other keys ignored). */
-export function parseLoaderConf(text: string): { readonly default?: string; readonly timeout?: string } {
+export function parseLoaderConf(text: string): {
+  readonly default?: string;
+  readonly timeout?: string;
+} {
   const out: { default?: string; timeout?: string } = {};
   for (const line of text.split('\n')) {
     const kv = keyValue(line);

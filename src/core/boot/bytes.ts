@@ -21,9 +21,13 @@ export function binaryToBytes(text: string): Uint8Array {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
     if (code > 0xff) {
-      throw new MoltError(ErrorCode.BadInput, `character U+${code.toString(16)} at offset ${i} is not a byte`, {
-        hint: 'bootloader files are written as bytes; encode text as UTF-8 bytes first',
-      });
+      throw new MoltError(
+        ErrorCode.BadInput,
+        `character U+${code.toString(16)} at offset ${i} is not a byte`,
+        {
+          hint: 'bootloader files are written as bytes; encode text as UTF-8 bytes first',
+        },
+      );
     }
     bytes[i] = code;
   }

@@ -16,7 +16,13 @@
  */
 import { isMoltError } from '../errors.ts';
 import { grubEntryNumber, parseGrubCfg, type GrubConfig, type GrubMenuEntry } from './grub-cfg.ts';
-import { encodeGrubenv, grubenvEntries, grubenvSet, parseGrubenv, type Grubenv } from './grubenv.ts';
+import {
+  encodeGrubenv,
+  grubenvEntries,
+  grubenvSet,
+  parseGrubenv,
+  type Grubenv,
+} from './grubenv.ts';
 
 export { compareSdBootEntries, sdBoot, sdBootGlob, sdBootMenu } from './sdboot-firmware.ts';
 export type { EntryFile, SdBootChoice, SdBootMenuEntry } from './sdboot-firmware.ts';
@@ -88,11 +94,17 @@ function applyHeader(state: EnvState): { defaultValue: string; bootOnce: boolean
 }
 
 /** Steps 4–5: the entry that loads, and whether it is the fallback. */
-function pickEntry(cfg: GrubConfig, state: EnvState, defaultValue: string, exists: (path: string) => boolean): { entry?: GrubMenuEntry; fellBack: boolean } {
+function pickEntry(
+  cfg: GrubConfig,
+  state: EnvState,
+  defaultValue: string,
+  exists: (path: string) => boolean,
+): { entry?: GrubMenuEntry; fellBack: boolean } {
   let index = grubEntryNumber(cfg.entries, defaultValue);
   if (index < 0 || index >= cfg.entries.length) index = 0;
   const first = cfg.entries[index];
-  if (first === undefined || loads(first, exists)) return first === undefined ? { fellBack: false } : { entry: first, fellBack: false };
+  if (first === undefined || loads(first, exists))
+    return first === undefined ? { fellBack: false } : { entry: first, fellBack: false };
   state.errors.push(`entry ${first.id}: file ${first.linux} or its initrd not found`);
   const fallbackIndex = cfg.fallback.get(state.vars.get('saved_entry') ?? '');
   const second = fallbackIndex === undefined ? undefined : cfg.entries[fallbackIndex];
@@ -102,7 +114,11 @@ function pickEntry(cfg: GrubConfig, state: EnvState, defaultValue: string, exist
 }
 
 /** What GRUB boots from `grubenv` (bytes, or undefined when the file is missing) and `grub.cfg`. */
-export function grubBoot(grubenv: Uint8Array | undefined, cfgText: string, exists: (path: string) => boolean = () => true): GrubBootChoice {
+export function grubBoot(
+  grubenv: Uint8Array | undefined,
+  cfgText: string,
+  exists: (path: string) => boolean = () => true,
+): GrubBootChoice {
   const cfg = parseGrubCfg(cfgText);
   const state = loadEnv(grubenv, []);
   const before = state.env?.block;
@@ -116,5 +132,10 @@ export function grubBoot(grubenv: Uint8Array | undefined, cfgText: string, exist
     errors: state.errors,
   };
   if (entry === undefined) return { ...common, entryId: undefined, cmdline: '' };
-  return { ...common, entryId: entry.id, entry, cmdline: `BOOT_IMAGE=${entry.linux} ${entry.options}`.trimEnd() };
+  return {
+    ...common,
+    entryId: entry.id,
+    entry,
+    cmdline: `BOOT_IMAGE=${entry.linux} ${entry.options}`.trimEnd(),
+  };
 }

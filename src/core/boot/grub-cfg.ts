@@ -76,7 +76,9 @@ function checkEntry(e: GrubMenuEntry): void {
     throw invalid(`grub entry ${e.id}: kernel and initrd paths must be plain absolute ESP paths`);
   }
   if (!OPTIONS.test(e.options)) {
-    throw invalid(`grub entry ${e.id}: kernel options ${JSON.stringify(e.options)} use characters GRUB would interpret`);
+    throw invalid(
+      `grub entry ${e.id}: kernel options ${JSON.stringify(e.options)} use characters GRUB would interpret`,
+    );
   }
   if (/[\n\0]/.test(e.title)) throw invalid(`grub entry ${e.id}: the title has a newline or NUL`);
 }
@@ -84,7 +86,9 @@ function checkEntry(e: GrubMenuEntry): void {
 /** The whole grub.cfg for `entries` (menu order = array order). */
 export function renderGrubCfg(entries: readonly GrubMenuEntry[]): string {
   entries.forEach(checkEntry);
-  const fallback = entries.map((e, i) => `if [ "\${saved_entry}" = "${e.id}" ]; then set fallback=${i}; fi\n`);
+  const fallback = entries.map(
+    (e, i) => `if [ "\${saved_entry}" = "${e.id}" ]; then set fallback=${i}; fi\n`,
+  );
   const menu = entries.map((e) => {
     const initrd = e.initrd === undefined ? '' : `\tinitrd ${e.initrd}\n`;
     return `\nmenuentry ${quoteTitle(e.title)} --id ${e.id} {\n\tlinux ${e.linux} ${e.options}\n${initrd}}\n`;
@@ -108,7 +112,12 @@ function bodyLine(draft: Draft, line: string, n: number): void {
   if (cmd === 'linux' && path !== undefined && draft.linux === undefined) {
     draft.linux = path;
     draft.options = rest.join(' ');
-  } else if (cmd === 'initrd' && path !== undefined && rest.length === 0 && draft.initrd === undefined) {
+  } else if (
+    cmd === 'initrd' &&
+    path !== undefined &&
+    rest.length === 0 &&
+    draft.initrd === undefined
+  ) {
     draft.initrd = path;
   } else {
     throw invalid(`grub.cfg line ${n}: unexpected ${JSON.stringify(line)} in entry ${draft.id}`);
@@ -116,30 +125,41 @@ function bodyLine(draft: Draft, line: string, n: number): void {
 }
 
 function finish(draft: Draft, n: number): GrubMenuEntry {
-  if (draft.linux === undefined) throw invalid(`grub.cfg line ${n}: entry ${draft.id} has no linux line`);
-  const entry = { id: draft.id, title: draft.title, linux: draft.linux, options: draft.options ?? '' };
+  if (draft.linux === undefined)
+    throw invalid(`grub.cfg line ${n}: entry ${draft.id} has no linux line`);
+  const entry = {
+    id: draft.id,
+    title: draft.title,
+    linux: draft.linux,
+    options: draft.options ?? '',
+  };
   return draft.initrd === undefined ? entry : { ...entry, initrd: draft.initrd };
 }
 
 /** Read back a grub.cfg molt wrote. */
 export function parseGrubCfg(text: string): GrubConfig {
-  if (!text.startsWith(GrubCfgHeader)) throw invalid('grub.cfg was not written by molt (its header differs)');
+  if (!text.startsWith(GrubCfgHeader))
+    throw invalid('grub.cfg was not written by molt (its header differs)');
   const entries: GrubMenuEntry[] = [];
   const fallback = new Map<string, number>();
   let draft: Draft | undefined;
   const headerLines = GrubCfgHeader.split('\n').length - 1;
-  text.slice(GrubCfgHeader.length).split('\n').forEach((line, i) => {
-    const n = headerLines + i + 1;
-    const fb = FALLBACK_LINE.exec(line);
-    const head = ENTRY_LINE.exec(line);
-    if (draft !== undefined) {
-      if (line === '}') entries.push(finish(draft, n));
-      else bodyLine(draft, line, n);
-      if (line === '}') draft = undefined;
-    } else if (fb) fallback.set(fb[1] ?? '', Number(fb[2]));
-    else if (head) draft = { id: head[2] ?? '', title: (head[1] ?? '').replaceAll(`'\\''`, "'") };
-    else if (line.trim() !== '' && !line.startsWith('#')) throw invalid(`grub.cfg line ${n}: unexpected ${JSON.stringify(line)}`);
-  });
+  text
+    .slice(GrubCfgHeader.length)
+    .split('\n')
+    .forEach((line, i) => {
+      const n = headerLines + i + 1;
+      const fb = FALLBACK_LINE.exec(line);
+      const head = ENTRY_LINE.exec(line);
+      if (draft !== undefined) {
+        if (line === '}') entries.push(finish(draft, n));
+        else bodyLine(draft, line, n);
+        if (line === '}') draft = undefined;
+      } else if (fb) fallback.set(fb[1] ?? '', Number(fb[2]));
+      else if (head) draft = { id: head[2] ?? '', title: (head[1] ?? '').replaceAll(`'\\''`, "'") };
+      else if (line.trim() !== '' && !line.startsWith('#'))
+        throw invalid(`grub.cfg line ${n}: unexpected ${JSON.stringify(line)}`);
+    });
   if (draft !== undefined) throw invalid(`grub.cfg: entry ${draft.id} is not closed`);
   return { entries, fallback };
 }

@@ -3,11 +3,28 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../errors.ts';
 import { grubBoot } from './firmware.ts';
-import { GrubCfgHeader, grubEntryNumber, parseGrubCfg, renderGrubCfg, type GrubMenuEntry } from './grub-cfg.ts';
+import {
+  GrubCfgHeader,
+  grubEntryNumber,
+  parseGrubCfg,
+  renderGrubCfg,
+  type GrubMenuEntry,
+} from './grub-cfg.ts';
 import { createGrubenv, encodeGrubenv, grubenvGet, grubenvSet, parseGrubenv } from './grubenv.ts';
 
-const A: GrubMenuEntry = { id: 'molt-a', title: "molt 1.0 (slot A) it's", linux: '/molt/a/vmlinuz', options: 'molt.slot=A panic=10', initrd: '/molt/a/initrd.img' };
-const B: GrubMenuEntry = { id: 'molt-b', title: 'molt 2.0 (slot B)', linux: '/molt/b/vmlinuz', options: 'molt.slot=B panic=10 console=ttyS0,115200' };
+const A: GrubMenuEntry = {
+  id: 'molt-a',
+  title: "molt 1.0 (slot A) it's",
+  linux: '/molt/a/vmlinuz',
+  options: 'molt.slot=A panic=10',
+  initrd: '/molt/a/initrd.img',
+};
+const B: GrubMenuEntry = {
+  id: 'molt-b',
+  title: 'molt 2.0 (slot B)',
+  linux: '/molt/b/vmlinuz',
+  options: 'molt.slot=B panic=10 console=ttyS0,115200',
+};
 const cfg = renderGrubCfg([A, B]);
 
 function env(vars: Record<string, string>): Uint8Array {
@@ -21,13 +38,22 @@ describe('grub.cfg', () => {
     assert.ok(cfg.startsWith(GrubCfgHeader));
     assert.match(cfg, /save_env next_entry\n/);
     assert.match(cfg, /if \[ "\$\{saved_entry\}" = "molt-b" \]; then set fallback=1; fi/);
-    assert.match(cfg, /menuentry 'molt 1\.0 \(slot A\) it'\\''s' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/);
+    assert.match(
+      cfg,
+      /menuentry 'molt 1\.0 \(slot A\) it'\\''s' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/,
+    );
   });
 
   it('parses back what it renders', () => {
     const parsed = parseGrubCfg(cfg);
     assert.deepEqual(parsed.entries, [A, B]);
-    assert.deepEqual([...parsed.fallback], [['molt-a', 0], ['molt-b', 1]]);
+    assert.deepEqual(
+      [...parsed.fallback],
+      [
+        ['molt-a', 0],
+        ['molt-b', 1],
+      ],
+    );
   });
 
   it('refuses foreign files and options GRUB would interpret', () => {
@@ -64,14 +90,23 @@ describe('grubBoot', () => {
     assert.equal(first.newGrubenv.length, 1024);
     const after = parseGrubenv(first.newGrubenv);
     assert.equal(grubenvGet(after, 'next_entry'), '');
-    assert.equal(after.block.indexOf('next_entry='), parseGrubenv(env({ saved_entry: 'molt-a', next_entry: 'molt-b' })).block.indexOf('next_entry='));
+    assert.equal(
+      after.block.indexOf('next_entry='),
+      parseGrubenv(env({ saved_entry: 'molt-a', next_entry: 'molt-b' })).block.indexOf(
+        'next_entry=',
+      ),
+    );
     const second = grubBoot(first.newGrubenv, cfg);
     assert.equal(second.entryId, 'molt-a');
     assert.equal(second.grubenvChanged, false);
   });
 
   it('falls back to the committed entry when the trial kernel is missing', () => {
-    const r = grubBoot(env({ saved_entry: 'molt-a', next_entry: 'molt-b' }), cfg, (p) => !p.startsWith('/molt/b/'));
+    const r = grubBoot(
+      env({ saved_entry: 'molt-a', next_entry: 'molt-b' }),
+      cfg,
+      (p) => !p.startsWith('/molt/b/'),
+    );
     assert.equal(r.entryId, 'molt-a');
     assert.equal(r.fellBack, true);
     assert.equal(grubenvGet(parseGrubenv(r.newGrubenv ?? new Uint8Array()), 'next_entry'), '');

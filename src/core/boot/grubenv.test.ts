@@ -15,7 +15,8 @@ import {
   type Grubenv,
 } from './grubenv.ts';
 
-const golden = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`testdata/${name}.grubenv`, import.meta.url)));
+const golden = (name: string): Uint8Array =>
+  new Uint8Array(readFileSync(new URL(`testdata/${name}.grubenv`, import.meta.url)));
 const bytes = (env: Grubenv): Buffer => Buffer.from(encodeGrubenv(env));
 
 describe('grubenv against grub-editenv golden files', () => {
@@ -24,7 +25,11 @@ describe('grubenv against grub-editenv golden files', () => {
   });
 
   it('replays set, escaping, in-place rewrite and unset byte for byte', () => {
-    let env = grubenvSet(grubenvSet(createGrubenv(), 'saved_entry', 'molt-a'), 'next_entry', 'molt-b');
+    let env = grubenvSet(
+      grubenvSet(createGrubenv(), 'saved_entry', 'molt-a'),
+      'next_entry',
+      'molt-b',
+    );
     assert.deepEqual(bytes(env), Buffer.from(golden('set')));
     env = grubenvSet(grubenvSet(env, 'weird', 'a\\b\nc'), 'eq', 'x=y');
     assert.deepEqual(bytes(env), Buffer.from(golden('escaped')));
@@ -50,9 +55,15 @@ describe('grubenv validation and limits', () => {
   const code = (e: unknown): string | undefined => (isMoltError(e) ? e.code : undefined);
 
   it('refuses a block without the signature or of another size', () => {
-    assert.throws(() => parseGrubenv(new Uint8Array(1024)), (e) => code(e) === ErrorCode.BootloaderInvalid);
+    assert.throws(
+      () => parseGrubenv(new Uint8Array(1024)),
+      (e) => code(e) === ErrorCode.BootloaderInvalid,
+    );
     const short = golden('create').subarray(0, 512);
-    assert.throws(() => parseGrubenv(short), (e) => code(e) === ErrorCode.BootloaderInvalid);
+    assert.throws(
+      () => parseGrubenv(short),
+      (e) => code(e) === ErrorCode.BootloaderInvalid,
+    );
     assert.equal(parseGrubenv(short, { anySize: true }).block.length, 512);
   });
 
@@ -71,22 +82,37 @@ describe('grubenv validation and limits', () => {
     const env = grubenvSet(createGrubenv(), 'blob', '\u00ff\u0080\u00e9');
     const back = parseGrubenv(encodeGrubenv(grubenvSet(env, 'saved_entry', 'molt-a')));
     assert.equal(grubenvGet(back, 'blob'), '\u00ff\u0080\u00e9');
-    assert.throws(() => grubenvSet(env, 'x', 'é€'), (e) => code(e) === ErrorCode.BadInput);
-    assert.throws(() => grubenvSet(env, 'a=b', '1'), (e) => code(e) === ErrorCode.BadInput);
+    assert.throws(
+      () => grubenvSet(env, 'x', 'é€'),
+      (e) => code(e) === ErrorCode.BadInput,
+    );
+    assert.throws(
+      () => grubenvSet(env, 'a=b', '1'),
+      (e) => code(e) === ErrorCode.BadInput,
+    );
   });
 
   it('load_env semantics: the last duplicate wins, set edits the first', () => {
     const dup = createGrubenv().block.replace('#'.repeat(20), 'k=1\nk=2\n'.padEnd(20, '#'));
     const env = parseGrubenv(encodeGrubenv({ block: dup }));
     assert.equal(grubenvGet(env, 'k'), '2');
-    assert.deepEqual(grubenvEntries(grubenvSet(env, 'k', '3')), [['k', '3'], ['k', '2']]);
+    assert.deepEqual(grubenvEntries(grubenvSet(env, 'k', '3')), [
+      ['k', '3'],
+      ['k', '2'],
+    ]);
   });
 });
 
 describe('grubenv properties', () => {
   const name = fc.constantFrom('saved_entry', 'next_entry', 'prev_saved_entry', 'x', 'molt_y');
-  const value = fc.string({ unit: fc.constantFrom('a', 'b', '\\', '\n', '=', '#', ' '), maxLength: 12 });
-  const op = fc.oneof(fc.tuple(fc.constant('set' as const), name, value), fc.tuple(fc.constant('unset' as const), name, fc.constant('')));
+  const value = fc.string({
+    unit: fc.constantFrom('a', 'b', '\\', '\n', '=', '#', ' '),
+    maxLength: 12,
+  });
+  const op = fc.oneof(
+    fc.tuple(fc.constant('set' as const), name, value),
+    fc.tuple(fc.constant('unset' as const), name, fc.constant('')),
+  );
 
   it('behaves like a map with insertion order, always 1024 bytes', () => {
     fc.assert(

@@ -13,7 +13,13 @@
  * Without `sort-key`, `version` is ignored and `molt-b` always sorts before `molt-a` — which is why
  * molt writes `sort-key molt` on every entry.
  */
-import { nextTryFileName, parseBlsEntry, parseBlsFileName, parseLoaderConf, type BlsEntry } from './bls.ts';
+import {
+  nextTryFileName,
+  parseBlsEntry,
+  parseBlsFileName,
+  parseLoaderConf,
+  type BlsEntry,
+} from './bls.ts';
 import { strverscmpImproved } from './verscmp.ts';
 
 export interface EntryFile {
@@ -71,7 +77,15 @@ export function sdBootGlob(pattern: string, id: string): boolean {
   const source = pattern
     .toLowerCase()
     .split('')
-    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c === '[' || c === ']' ? c : c.replace(/[.+^${}()|\\/-]/g, '\\$&')))
+    .map((c) =>
+      c === '*'
+        ? '.*'
+        : c === '?'
+          ? '.'
+          : c === '[' || c === ']'
+            ? c
+            : c.replace(/[.+^${}()|\\/-]/g, '\\$&'),
+    )
     .join('');
   try {
     return new RegExp(`^${source}$`).test(id.toLowerCase());
@@ -81,7 +95,10 @@ export function sdBootGlob(pattern: string, id: string): boolean {
 }
 
 /** The entries sd-boot lists, in its menu order. */
-export function sdBootMenu(files: readonly EntryFile[], exists: (path: string) => boolean = () => true): SdBootMenuEntry[] {
+export function sdBootMenu(
+  files: readonly EntryFile[],
+  exists: (path: string) => boolean = () => true,
+): SdBootMenuEntry[] {
   const listed: SdBootMenuEntry[] = [];
   for (const file of files) {
     const name = parseBlsFileName(file.fileName);
@@ -89,20 +106,38 @@ export function sdBootMenu(files: readonly EntryFile[], exists: (path: string) =
     const entry = parseBlsEntry(file.body);
     const loader = entry.linux ?? entry.efi;
     if (loader === undefined || !exists(loader)) continue;
-    listed.push({ fileName: file.fileName, id: file.fileName.toLowerCase(), entry, triesLeft: name.triesLeft, triesDone: name.triesDone });
+    listed.push({
+      fileName: file.fileName,
+      id: file.fileName.toLowerCase(),
+      entry,
+      triesLeft: name.triesLeft,
+      triesDone: name.triesDone,
+    });
   }
   return listed.sort(compareSdBootEntries);
 }
 
 /** What sd-boot 252 boots, and the rename it makes first. */
-export function sdBoot(files: readonly EntryFile[], loaderConf: string, exists?: (path: string) => boolean): SdBootChoice {
+export function sdBoot(
+  files: readonly EntryFile[],
+  loaderConf: string,
+  exists?: (path: string) => boolean,
+): SdBootChoice {
   const menu = sdBootMenu(files, exists);
   const pattern = parseLoaderConf(loaderConf).default;
-  const chosen = (pattern === undefined ? undefined : menu.find((e) => sdBootGlob(pattern, e.id))) ?? menu[0];
+  const chosen =
+    (pattern === undefined ? undefined : menu.find((e) => sdBootGlob(pattern, e.id))) ?? menu[0];
   if (chosen === undefined) return { chosen: undefined, cmdline: '', exhausted: false };
   const id = chosen.fileName.slice(0, chosen.fileName.lastIndexOf('+'));
   const to =
-    chosen.triesLeft === undefined ? undefined : nextTryFileName({ id, triesLeft: chosen.triesLeft, triesDone: chosen.triesDone ?? 0 });
-  const base = { chosen: chosen.fileName, entry: chosen.entry, cmdline: chosen.entry.options, exhausted: chosen.triesLeft === 0 };
+    chosen.triesLeft === undefined
+      ? undefined
+      : nextTryFileName({ id, triesLeft: chosen.triesLeft, triesDone: chosen.triesDone ?? 0 });
+  const base = {
+    chosen: chosen.fileName,
+    entry: chosen.entry,
+    cmdline: chosen.entry.options,
+    exhausted: chosen.triesLeft === 0,
+  };
   return to === undefined ? base : { ...base, rename: { from: chosen.fileName, to } };
 }

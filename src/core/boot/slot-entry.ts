@@ -36,20 +36,32 @@ export function slotOfEntryId(id: string): SlotId | undefined {
 
 function espPath(slot: SlotId, path: string | undefined, what: string): string {
   if (path === undefined || !path.startsWith('esp/') || path.includes('..')) {
-    throw new MoltError(ErrorCode.BootloaderInvalid, `slot ${slot}: the ${what} is not on the ESP (${String(path)})`, {
-      hint: 'kernel and initramfs must be written under esp/ (Boot Loader Spec paths are ESP-relative)',
-    });
+    throw new MoltError(
+      ErrorCode.BootloaderInvalid,
+      `slot ${slot}: the ${what} is not on the ESP (${String(path)})`,
+      {
+        hint: 'kernel and initramfs must be written under esp/ (Boot Loader Spec paths are ESP-relative)',
+      },
+    );
   }
   return path.slice('esp'.length);
 }
 
 /** The entry for `slot` from its manifest; `cmdline` is the content of its `cmdline` artifact. */
 export function slotBootEntry(slot: SlotId, manifest: SlotManifest, cmdline = ''): SlotBootEntry {
-  const extra = cmdline.trim().split(/\s+/).filter((w) => w !== '').join(' ');
+  const extra = cmdline
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '')
+    .join(' ');
   if (extra !== '' && !WORDS.test(extra)) {
-    throw new MoltError(ErrorCode.ImageInvalid, `slot ${slot}: the image's cmdline ${JSON.stringify(extra)} has characters molt does not pass to a bootloader`, {
-      hint: 'kernel arguments may use letters, digits and . _ , : = / + @ % -',
-    });
+    throw new MoltError(
+      ErrorCode.ImageInvalid,
+      `slot ${slot}: the image's cmdline ${JSON.stringify(extra)} has characters molt does not pass to a bootloader`,
+      {
+        hint: 'kernel arguments may use letters, digits and . _ , : = / + @ % -',
+      },
+    );
   }
   const initrd = manifest.artifacts['initrd.img'];
   const entry = {
@@ -60,5 +72,7 @@ export function slotBootEntry(slot: SlotId, manifest: SlotManifest, cmdline = ''
     options: [`molt.slot=${slot}`, 'panic=10', extra].filter((w) => w !== '').join(' '),
     version: String(manifest.generation),
   };
-  return initrd === undefined ? entry : { ...entry, initrd: espPath(slot, initrd.path, 'initramfs') };
+  return initrd === undefined
+    ? entry
+    : { ...entry, initrd: espPath(slot, initrd.path, 'initramfs') };
 }

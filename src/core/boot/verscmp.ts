@@ -37,7 +37,12 @@ function segment(a: string, b: string, i: number, j: number): [number, number, n
  * The `~`, end, `-`, `^`, `.` checks before a segment: a result when they decide, else the
  * positions after the markers both strings carry.
  */
-function prefixes(a: string, b: string, i0: number, j0: number): [number | undefined, number, number] {
+function prefixes(
+  a: string,
+  b: string,
+  i0: number,
+  j0: number,
+): [number | undefined, number, number] {
   let i = i0;
   let j = j0;
   for (const mark of ['~', '', '-', '^', '.']) {

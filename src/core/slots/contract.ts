@@ -59,7 +59,8 @@ export function isArtifactName(name: string): name is ArtifactName {
 
 function invalid(message: string, hint?: string): MoltError {
   return new MoltError(ErrorCode.ImageInvalid, message, {
-    hint: hint ?? `an installer image carries ${allowed.join(', ')} (vmlinuz and rootfs.img required)`,
+    hint:
+      hint ?? `an installer image carries ${allowed.join(', ')} (vmlinuz and rootfs.img required)`,
   });
 }
 
@@ -74,10 +75,15 @@ function planLayer(layer: LayerDescriptor, index: number): PlannedLayer {
       `artifact layers are ${ArtifactMediaType}, or OCI tar layers holding the artifacts`,
     );
   if (!/^sha256:[a-f0-9]{64}$/.test(layer.digest))
-    throw invalid(`layer ${index} has digest ${layer.digest}; artifact layers are addressed by sha256`, 'push the artifact with a sha256 digest');
+    throw invalid(
+      `layer ${index} has digest ${layer.digest}; artifact layers are addressed by sha256`,
+      'push the artifact with a sha256 digest',
+    );
   const title = layer.annotations?.[TitleAnnotation];
-  if (title === undefined) throw invalid(`layer ${index} (${layer.digest}) has no ${TitleAnnotation} annotation`);
-  if (!isArtifactName(title)) throw invalid(`layer ${index} is named "${title}", which is not an installer artifact`);
+  if (title === undefined)
+    throw invalid(`layer ${index} (${layer.digest}) has no ${TitleAnnotation} annotation`);
+  if (!isArtifactName(title))
+    throw invalid(`layer ${index} is named "${title}", which is not an installer artifact`);
   return { kind: 'raw', artifact: title, layer };
 }
 
@@ -98,12 +104,16 @@ export function planInstallerImage(input: PlanInput): ArtifactPlan {
 }
 
 /** Throw `MOLT_IMAGE_TOO_LARGE` when `bytes` exceeds the cap. */
-export function checkTotal(bytes: number, maxBytes = defaultMaxImageBytes, what = 'its artifacts'): void {
+export function checkTotal(
+  bytes: number,
+  maxBytes = defaultMaxImageBytes,
+  what = 'its artifacts',
+): void {
   if (bytes <= maxBytes) return;
   throw new MoltError(
     ErrorCode.ImageTooLarge,
     `the installer image is too large: ${what} come to ${bytes} bytes, over the ${maxBytes}-byte limit`,
-    { hint: 'build a smaller image, or raise the agent\'s image size limit' },
+    { hint: "build a smaller image, or raise the agent's image size limit" },
   );
 }
 

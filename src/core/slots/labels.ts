@@ -32,13 +32,18 @@ function invalid(message: string, hint: string): MoltError {
 function versionOf(labels: Readonly<Record<string, string>>): string {
   const version = labels[InstallerLabel.Version] ?? labels[ReleaseLabel.Version];
   const hint = `label the image config with ${InstallerLabel.Version}=<semver>, e.g. 1.9.0`;
-  if (version === undefined) throw invalid(`the image has no ${InstallerLabel.Version} label`, hint);
+  if (version === undefined)
+    throw invalid(`the image has no ${InstallerLabel.Version} label`, hint);
   if (valid(version.replace(/^v/, '')) === null)
     throw invalid(`label ${InstallerLabel.Version} "${version}" is not a semantic version`, hint);
   return version;
 }
 
-function labValue<T extends string>(labels: Readonly<Record<string, string>>, key: string, values: readonly T[]): T {
+function labValue<T extends string>(
+  labels: Readonly<Record<string, string>>,
+  key: string,
+  values: readonly T[],
+): T {
   const value = labels[key] ?? 'ok';
   if ((values as readonly string[]).includes(value)) return value as T;
   throw invalid(`label ${key} is "${value}"`, `${key} is one of ${values.join(', ')}`);
@@ -49,7 +54,8 @@ export function installerMetadata(labels: Readonly<Record<string, string>>): Ins
   const version = versionOf(labels);
   const known: readonly string[] = [InstallerLabel.LabBoot, InstallerLabel.LabHealth];
   const unknown = Object.keys(labels).find((k) => k.startsWith(labPrefix) && !known.includes(k));
-  if (unknown !== undefined) throw invalid(`unknown lab label ${unknown}`, `lab labels are ${known.join(', ')}`);
+  if (unknown !== undefined)
+    throw invalid(`unknown lab label ${unknown}`, `lab labels are ${known.join(', ')}`);
   if (!Object.keys(labels).some((k) => known.includes(k))) return { version };
   const boot = labValue(labels, InstallerLabel.LabBoot, ['ok', 'fail'] as const);
   const health = labValue(labels, InstallerLabel.LabHealth, ['ok', 'never'] as const);

@@ -6,7 +6,14 @@
  */
 import { ErrorCode, MoltError } from '../errors.ts';
 import { isArtifactName } from './contract.ts';
-import type { ArtifactName, ArtifactRecord, LabBehaviour, SlotId, SlotManifest, SlotStatus } from './slot.ts';
+import type {
+  ArtifactName,
+  ArtifactRecord,
+  LabBehaviour,
+  SlotId,
+  SlotManifest,
+  SlotStatus,
+} from './slot.ts';
 
 /** An artifact as a pull staged it (its path follows from its name: see `layout.ts`). */
 export interface StagedArtifact {
@@ -39,9 +46,13 @@ class Reader {
     this.what = what;
   }
   fail(field: string, expected: string): never {
-    throw new MoltError(ErrorCode.MachineInvalid, `${this.what}: field ${field} is not ${expected}`, {
-      hint: 'the file was damaged or written by an incompatible molt; re-write the slot with an upgrade',
-    });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `${this.what}: field ${field} is not ${expected}`,
+      {
+        hint: 'the file was damaged or written by an incompatible molt; re-write the slot with an upgrade',
+      },
+    );
   }
   obj(v: unknown, field: string): Obj {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) this.fail(field, 'an object');
@@ -56,15 +67,23 @@ class Reader {
   }
   int(o: Obj, field: string, min = 0): number {
     const v = o[field];
-    return Number.isSafeInteger(v) && (v as number) >= min ? (v as number) : this.fail(field, `an integer ≥ ${min}`);
+    return Number.isSafeInteger(v) && (v as number) >= min
+      ? (v as number)
+      : this.fail(field, `an integer ≥ ${min}`);
   }
   oneOf<T extends string>(o: Obj, field: string, values: readonly T[]): T {
     const v = o[field];
-    return (values as readonly unknown[]).includes(v) ? (v as T) : this.fail(field, `one of ${values.join(', ')}`);
+    return (values as readonly unknown[]).includes(v)
+      ? (v as T)
+      : this.fail(field, `one of ${values.join(', ')}`);
   }
 }
 
-function artifacts<T>(r: Reader, v: unknown, one: (o: Obj, field: string) => T): Partial<Record<ArtifactName, T>> {
+function artifacts<T>(
+  r: Reader,
+  v: unknown,
+  one: (o: Obj, field: string) => T,
+): Partial<Record<ArtifactName, T>> {
   const o = r.obj(v, 'artifacts');
   const out: Partial<Record<ArtifactName, T>> = {};
   for (const [name, value] of Object.entries(o)) {
@@ -87,7 +106,10 @@ function staged(parent: Reader, o: Obj, field: string): StagedArtifact {
 function lab(r: Reader, v: unknown): LabBehaviour | undefined {
   if (v === undefined) return undefined;
   const o = r.obj(v, 'lab');
-  return { boot: r.oneOf(o, 'boot', ['ok', 'fail']), health: r.oneOf(o, 'health', ['ok', 'never']) };
+  return {
+    boot: r.oneOf(o, 'boot', ['ok', 'fail']),
+    health: r.oneOf(o, 'health', ['ok', 'never']),
+  };
 }
 
 function common(r: Reader, o: Obj) {
@@ -115,7 +137,10 @@ export function parseSlotManifest(v: unknown, what = 'slot.json'): SlotManifest 
     ...(badReason !== undefined && { badReason }),
     ...(manifestDigest !== undefined && { manifestDigest }),
     generation: r.int(o, 'generation', 1),
-    artifacts: artifacts(r, o['artifacts'], (a, f): ArtifactRecord => ({ ...staged(r, a, f), path: new Reader(`${what} ${f}`).str(a, 'path') })),
+    artifacts: artifacts(r, o['artifacts'], (a, f): ArtifactRecord => ({
+      ...staged(r, a, f),
+      path: new Reader(`${what} ${f}`).str(a, 'path'),
+    })),
     operationId: r.str(o, 'operationId'),
     writtenAt: r.str(o, 'writtenAt'),
   };

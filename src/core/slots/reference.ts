@@ -14,14 +14,21 @@ export interface ImageReference {
   readonly digest?: string;
 }
 
-const hostPattern = /^(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]{1,5})?$/;
-const repositoryPattern = /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
+const hostPattern =
+  /^(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]{1,5})?$/;
+const repositoryPattern =
+  /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;
 const tagPattern = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
 const digestPattern = /^(?:sha256:[a-f0-9]{64}|sha512:[a-f0-9]{128})$/;
-const hint = 'an installer image reference looks like registry.example.com:5000/acme/installer:1.9.0 or …/installer@sha256:<64 hex>';
+const hint =
+  'an installer image reference looks like registry.example.com:5000/acme/installer:1.9.0 or …/installer@sha256:<64 hex>';
 
 function bad(image: string, why: string): MoltError {
-  return new MoltError(ErrorCode.InvalidReference, `"${image}" is not a valid image reference: ${why}`, { hint });
+  return new MoltError(
+    ErrorCode.InvalidReference,
+    `"${image}" is not a valid image reference: ${why}`,
+    { hint },
+  );
 }
 
 function looksLikeHost(part: string): boolean {
@@ -39,7 +46,8 @@ function splitDigest(image: string): { named: string; digest: string | undefined
 function splitRegistry(image: string, named: string): { registry: string; rest: string } {
   const slash = named.indexOf('/');
   const registry = slash < 0 ? '' : named.slice(0, slash);
-  if (!looksLikeHost(registry)) throw bad(image, 'it does not start with a registry host (host[:port]/…)');
+  if (!looksLikeHost(registry))
+    throw bad(image, 'it does not start with a registry host (host[:port]/…)');
   if (!hostPattern.test(registry)) throw bad(image, `"${registry}" is not a host[:port]`);
   return { registry, rest: named.slice(slash + 1) };
 }
@@ -48,18 +56,21 @@ function splitTag(image: string, rest: string): { repository: string; tag: strin
   const colon = rest.lastIndexOf(':');
   const repository = colon < 0 ? rest : rest.slice(0, colon);
   const tag = colon < 0 ? undefined : rest.slice(colon + 1);
-  if (!repositoryPattern.test(repository) || repository.length > 255) throw bad(image, `"${repository}" is not a repository name`);
+  if (!repositoryPattern.test(repository) || repository.length > 255)
+    throw bad(image, `"${repository}" is not a repository name`);
   if (tag !== undefined && !tagPattern.test(tag)) throw bad(image, `"${tag}" is not a tag`);
   return { repository, tag };
 }
 
 /** Parse and check `image`; throws `MOLT_INVALID_REFERENCE`. A reference without tag or digest means `latest`. */
 export function parseImageReference(image: string): ImageReference {
-  if (image.length === 0 || image.length > 1024 || /\s/.test(image)) throw bad(image, 'empty, too long or contains spaces');
+  if (image.length === 0 || image.length > 1024 || /\s/.test(image))
+    throw bad(image, 'empty, too long or contains spaces');
   const { named, digest } = splitDigest(image);
   const { registry, rest } = splitRegistry(image, named);
   const { repository, tag } = splitTag(image, rest);
-  if (digest !== undefined) return { registry, repository, digest, ...(tag !== undefined && { tag }) };
+  if (digest !== undefined)
+    return { registry, repository, digest, ...(tag !== undefined && { tag }) };
   return { registry, repository, tag: tag ?? 'latest' };
 }
 

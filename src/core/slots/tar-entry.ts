@@ -35,9 +35,13 @@ export function checkTarEntry(entry: TarEntryHeader): ArtifactName | undefined {
   if (!regularTypes.has(type)) throw unsafe(path, `is a ${type}, not a regular file`);
   if (name.includes('/') || name.includes('\\')) throw unsafe(path, 'is nested in a directory');
   if (!allowed.includes(name)) {
-    throw new MoltError(ErrorCode.ImageInvalid, `tar layer entry "${path}" is not an installer artifact`, {
-      hint: `an installer image carries ${allowed.join(', ')} (vmlinuz and rootfs.img required)`,
-    });
+    throw new MoltError(
+      ErrorCode.ImageInvalid,
+      `tar layer entry "${path}" is not an installer artifact`,
+      {
+        hint: `an installer image carries ${allowed.join(', ')} (vmlinuz and rootfs.img required)`,
+      },
+    );
   }
   return name as ArtifactName;
 }

@@ -48,7 +48,11 @@ export interface StepError {
 export type UpgradeEvent =
   | { readonly type: 'Requested'; readonly request: OperationRequest }
   /** Every command of the phase succeeded (or was skipped). */
-  | { readonly type: 'StepDone'; readonly phase: Phase; readonly outcomes: readonly CommandOutcome[] }
+  | {
+      readonly type: 'StepDone';
+      readonly phase: Phase;
+      readonly outcomes: readonly CommandOutcome[];
+    }
   /** A command of the phase failed; later commands of the phase were not run. */
   | {
       readonly type: 'StepFailed';

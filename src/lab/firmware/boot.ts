@@ -11,6 +11,9 @@ import { bootSdBoot } from './sdboot.ts';
 
 export type { BootResult } from './disk.ts';
 
-export function bootMachine(root: string, bootloader: 'grub' | 'systemd-boot'): Promise<BootResult> {
+export function bootMachine(
+  root: string,
+  bootloader: 'grub' | 'systemd-boot',
+): Promise<BootResult> {
   return bootloader === 'grub' ? bootGrub(root) : bootSdBoot(root);
 }

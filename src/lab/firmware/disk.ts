@@ -5,7 +5,12 @@ import { open, readFile, rename } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 
 export type BootResult =
-  | { readonly ok: true; readonly slot: 'A' | 'B'; readonly entryId: string; readonly cmdline: string }
+  | {
+      readonly ok: true;
+      readonly slot: 'A' | 'B';
+      readonly entryId: string;
+      readonly cmdline: string;
+    }
   | { readonly ok: false; readonly reason: string };
 
 export async function readOptional(path: string): Promise<Buffer | undefined> {

@@ -17,14 +17,27 @@ export async function bootGrub(root: string): Promise<BootResult> {
   const env = await readOptional(envPath);
   let choice;
   try {
-    choice = grubBoot(env === undefined ? undefined : new Uint8Array(env), cfg.toString('utf8'), espExists(root));
+    choice = grubBoot(
+      env === undefined ? undefined : new Uint8Array(env),
+      cfg.toString('utf8'),
+      espExists(root),
+    );
   } catch (error) {
     if (isMoltError(error)) return { ok: false, reason: `GRUB: ${error.message}` };
     throw error;
   }
-  if (choice.grubenvChanged && choice.newGrubenv !== undefined) await writeInPlace(envPath, choice.newGrubenv);
-  if (choice.entryId === undefined) return { ok: false, reason: `GRUB: nothing to boot (${choice.errors.join('; ') || 'no menu entries'})` };
+  if (choice.grubenvChanged && choice.newGrubenv !== undefined)
+    await writeInPlace(envPath, choice.newGrubenv);
+  if (choice.entryId === undefined)
+    return {
+      ok: false,
+      reason: `GRUB: nothing to boot (${choice.errors.join('; ') || 'no menu entries'})`,
+    };
   const slot = slotOfCmdline(choice.cmdline);
-  if (slot === undefined) return { ok: false, reason: `GRUB: entry ${choice.entryId} has no molt.slot= in its command line` };
+  if (slot === undefined)
+    return {
+      ok: false,
+      reason: `GRUB: entry ${choice.entryId} has no molt.slot= in its command line`,
+    };
   return { ok: true, slot, entryId: choice.entryId, cmdline: choice.cmdline };
 }

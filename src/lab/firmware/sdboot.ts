@@ -17,8 +17,15 @@ async function entryFiles(dir: string): Promise<EntryFile[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  const files = await Promise.all(names.map(async (fileName) => ({ fileName, body: (await readOptional(join(dir, fileName)))?.toString('utf8') })));
-  return files.flatMap((f) => (f.body === undefined ? [] : [{ fileName: f.fileName, body: f.body }]));
+  const files = await Promise.all(
+    names.map(async (fileName) => ({
+      fileName,
+      body: (await readOptional(join(dir, fileName)))?.toString('utf8'),
+    })),
+  );
+  return files.flatMap((f) =>
+    f.body === undefined ? [] : [{ fileName: f.fileName, body: f.body }],
+  );
 }
 
 export async function bootSdBoot(root: string): Promise<BootResult> {
@@ -26,9 +33,15 @@ export async function bootSdBoot(root: string): Promise<BootResult> {
   const entriesDir = join(loader, 'entries');
   const conf = (await readOptional(join(loader, 'loader.conf')))?.toString('utf8') ?? '';
   const choice = sdBoot(await entryFiles(entriesDir), conf, espExists(root));
-  if (choice.chosen === undefined) return { ok: false, reason: 'systemd-boot: no boot loader entry to boot' };
-  if (choice.rename) await renameFlushed(join(entriesDir, choice.rename.from), join(entriesDir, choice.rename.to));
+  if (choice.chosen === undefined)
+    return { ok: false, reason: 'systemd-boot: no boot loader entry to boot' };
+  if (choice.rename)
+    await renameFlushed(join(entriesDir, choice.rename.from), join(entriesDir, choice.rename.to));
   const slot = slotOfCmdline(choice.cmdline);
-  if (slot === undefined) return { ok: false, reason: `systemd-boot: entry ${choice.chosen} has no molt.slot= in its options` };
+  if (slot === undefined)
+    return {
+      ok: false,
+      reason: `systemd-boot: entry ${choice.chosen} has no molt.slot= in its options`,
+    };
   return { ok: true, slot, entryId: choice.chosen, cmdline: choice.cmdline };
 }

@@ -54,11 +54,15 @@ export function superviseMachine(options: SupervisorOptions): Supervisor {
   };
 
   async function runAgent(cmdline: string, bootId: string): Promise<number | 'killed'> {
-    const child = spawn(options.molt[0] ?? process.execPath, [...options.molt.slice(1), 'agent', '--root', options.root], {
-      env: { ...options.env, [LabEnv.Cmdline]: cmdline, [LabEnv.BootId]: bootId },
-      detached: true,
-      stdio: 'inherit',
-    });
+    const child = spawn(
+      options.molt[0] ?? process.execPath,
+      [...options.molt.slice(1), 'agent', '--root', options.root],
+      {
+        env: { ...options.env, [LabEnv.Cmdline]: cmdline, [LabEnv.BootId]: bootId },
+        detached: true,
+        stdio: 'inherit',
+      },
+    );
     current = child;
     if (child.pid !== undefined) groups.add(child.pid);
     return new Promise((resolve) => {
@@ -69,7 +73,9 @@ export function superviseMachine(options: SupervisorOptions): Supervisor {
         if (child.pid !== undefined && !groupAlive(child.pid)) groups.delete(child.pid);
         resolve(signal === null ? (code ?? 1) : 'killed');
       });
-      child.on('error', () => { resolve(1); });
+      child.on('error', () => {
+        resolve(1);
+      });
     });
   }
 
@@ -84,7 +90,9 @@ export function superviseMachine(options: SupervisorOptions): Supervisor {
     }
     const panic = await slotPanics(options.root, chosen.slot);
     if (panic !== undefined) {
-      options.log(`boot ${bootNumber}: slot ${chosen.slot} (${chosen.entryId}) failed to boot: ${panic}; rebooting`);
+      options.log(
+        `boot ${bootNumber}: slot ${chosen.slot} (${chosen.entryId}) failed to boot: ${panic}; rebooting`,
+      );
       return 'failed';
     }
     const bootId = randomUUID();
@@ -153,7 +161,10 @@ async function killPidFiles(root: string): Promise<void> {
     // Only a process started for this machine (an argument inside the machine root): a stale PID
     // file must never kill a process that reused the number, nor one of a machine at `<root>2`.
     const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    if (!args.some((arg) => arg === root || arg.startsWith(`${root}/`) || arg.includes(`=${root}/`))) continue;
+    if (
+      !args.some((arg) => arg === root || arg.startsWith(`${root}/`) || arg.includes(`=${root}/`))
+    )
+      continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -176,11 +187,14 @@ function groupAlive(pgid: number): boolean {
 async function slotPanics(root: string, slot: 'A' | 'B'): Promise<string | undefined> {
   let manifest: { status?: string; lab?: { boot?: string } };
   try {
-    manifest = JSON.parse(await readFile(join(root, 'slots', slot.toLowerCase(), 'slot.json'), 'utf8')) as typeof manifest;
+    manifest = JSON.parse(
+      await readFile(join(root, 'slots', slot.toLowerCase(), 'slot.json'), 'utf8'),
+    ) as typeof manifest;
   } catch {
     return 'no slot manifest (the slot was never written)';
   }
   if (manifest.status !== 'ready') return `slot manifest says ${String(manifest.status)}`;
-  if (manifest.lab?.boot === 'fail') return 'the image is built to fail at boot (dev.molt.lab.boot=fail)';
+  if (manifest.lab?.boot === 'fail')
+    return 'the image is built to fail at boot (dev.molt.lab.boot=fail)';
   return undefined;
 }

@@ -24,12 +24,24 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
 
 describe('FileReleaseCache', () => {
   const corrupt: readonly (readonly [string, string, RegExp])[] = [
-    ['truncated JSON', '{"kind":"molt.releases.cache","version":1,"repositories":{', /not valid JSON/],
-    ['a foreign schema version', JSON.stringify({ kind: cacheKind, version: 99, repositories: {} }), /schema version 99/],
+    [
+      'truncated JSON',
+      '{"kind":"molt.releases.cache","version":1,"repositories":{',
+      /not valid JSON/,
+    ],
+    [
+      'a foreign schema version',
+      JSON.stringify({ kind: cacheKind, version: 99, repositories: {} }),
+      /schema version 99/,
+    ],
     ['some other JSON file', JSON.stringify({ hello: 'world' }), /not a molt release cache/],
     [
       'a bad digest inside',
-      JSON.stringify({ kind: cacheKind, version: cacheSchemaVersion, repositories: { k: { ...state, tags: { a: 'nope' } } } }),
+      JSON.stringify({
+        kind: cacheKind,
+        version: cacheSchemaVersion,
+        repositories: { k: { ...state, tags: { a: 'nope' } } },
+      }),
       /not a molt release cache/,
     ],
   ];
@@ -99,9 +111,18 @@ describe('writeFileAtomic', () => {
 describe('cache paths', () => {
   it('uses XDG_CACHE_HOME when absolute, else ~/.cache', () => {
     const name = cacheFileName('127.0.0.1:5000', 'acme/installer');
-    assert.equal(defaultCachePath({ XDG_CACHE_HOME: '/x/c', HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'), `/x/c/molt/releases/${name}`);
-    assert.equal(defaultCachePath({ XDG_CACHE_HOME: 'rel', HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'), `/h/.cache/molt/releases/${name}`);
-    assert.equal(defaultCachePath({ HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'), `/h/.cache/molt/releases/${name}`);
+    assert.equal(
+      defaultCachePath({ XDG_CACHE_HOME: '/x/c', HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'),
+      `/x/c/molt/releases/${name}`,
+    );
+    assert.equal(
+      defaultCachePath({ XDG_CACHE_HOME: 'rel', HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'),
+      `/h/.cache/molt/releases/${name}`,
+    );
+    assert.equal(
+      defaultCachePath({ HOME: '/h' }, '127.0.0.1:5000', 'acme/installer'),
+      `/h/.cache/molt/releases/${name}`,
+    );
   });
 
   it('makes safe, distinct file names for keys that sanitise alike', () => {

@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { ErrorCode } from '../../core/errors.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 import { cacheFileSchema, cacheSchemaVersion, emptyCacheFile, type CacheFile } from './schema.ts';
-import { emptyState, type CacheLoad, type CacheWarning, type ReleaseCache, type RepositoryState } from './types.ts';
+import {
+  emptyState,
+  type CacheLoad,
+  type CacheWarning,
+  type ReleaseCache,
+  type RepositoryState,
+} from './types.ts';
 
 /**
  * A {@link ReleaseCache} in one JSON file (versioned, zod-validated, written atomically). One file
@@ -37,7 +43,12 @@ export class FileReleaseCache implements ReleaseCache {
       await writeFileAtomic(this.path, `${JSON.stringify(next)}\n`);
       return [];
     } catch (e) {
-      return [{ code: ErrorCode.CacheUnavailable, message: `cannot write release cache ${this.path}: ${describe(e)}` }];
+      return [
+        {
+          code: ErrorCode.CacheUnavailable,
+          message: `cannot write release cache ${this.path}: ${describe(e)}`,
+        },
+      ];
     }
   }
 
@@ -67,7 +78,10 @@ function validate(text: string): CacheFile | string {
   } catch {
     return 'not valid JSON';
   }
-  const version = typeof json === 'object' && json !== null ? (json as Record<string, unknown>)['version'] : undefined;
+  const version =
+    typeof json === 'object' && json !== null
+      ? (json as Record<string, unknown>)['version']
+      : undefined;
   if (typeof version === 'number' && version !== cacheSchemaVersion) {
     return `schema version ${version}, this molt uses ${cacheSchemaVersion}`;
   }

@@ -4,4 +4,11 @@ export { InMemoryReleaseCache } from './memory-cache.ts';
 export { cacheFileName, defaultCachePath } from './paths.ts';
 export { cacheSchemaVersion } from './schema.ts';
 export { cacheKey, emptyState } from './types.ts';
-export type { CacheLoad, CacheWarning, ImageEntry, ReleaseCache, RepositoryState, SignatureEntry } from './types.ts';
+export type {
+  CacheLoad,
+  CacheWarning,
+  ImageEntry,
+  ReleaseCache,
+  RepositoryState,
+  SignatureEntry,
+} from './types.ts';

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-import { emptyState, type CacheLoad, type CacheWarning, type ReleaseCache, type RepositoryState } from './types.ts';
+import {
+  emptyState,
+  type CacheLoad,
+  type CacheWarning,
+  type ReleaseCache,
+  type RepositoryState,
+} from './types.ts';
 
 /**
  * A {@link ReleaseCache} that lives as long as the process: for `--no-cache`, for tests, and for

@@ -18,7 +18,8 @@ export function defaultCachePath(
   repository: string,
 ): string {
   const xdg = env['XDG_CACHE_HOME'];
-  const base = xdg !== undefined && xdg.startsWith('/') ? xdg : join(env['HOME'] ?? homedir(), '.cache');
+  const base =
+    xdg !== undefined && xdg.startsWith('/') ? xdg : join(env['HOME'] ?? homedir(), '.cache');
   return join(base, 'molt', 'releases', cacheFileName(registry, repository));
 }
 

@@ -16,7 +16,11 @@ const sample: RepositoryState = {
   tags: { '1.8.0': digestA, '1.8.0-rev2': digestA, '1.9.0': digestB },
   images: {
     'linux/amd64': {
-      [digestA]: { ok: true, labels: { 'dev.molt.channels': 'stable' }, created: '2026-01-01T00:00:00Z' },
+      [digestA]: {
+        ok: true,
+        labels: { 'dev.molt.channels': 'stable' },
+        created: '2026-01-01T00:00:00Z',
+      },
       [digestB]: { ok: false, code: 'MOLT_CONFIG_INVALID', reason: 'not JSON' },
     },
   },

@@ -27,7 +27,10 @@ const imageEntry = z.union([
 const repositoryState = z.strictObject({
   tags: z.record(z.string(), digest),
   images: z.record(z.string(), z.record(digest, imageEntry)),
-  signatures: z.record(z.string(), z.strictObject({ format: z.enum(['cosign-legacy', 'sigstore-bundle']) })),
+  signatures: z.record(
+    z.string(),
+    z.strictObject({ format: z.enum(['cosign-legacy', 'sigstore-bundle']) }),
+  ),
 });
 
 /** A whole cache file: one state per `<registry>/<repository>` key. */

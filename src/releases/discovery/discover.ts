@@ -54,7 +54,12 @@ export async function discoverReleases(o: DiscoverOptions): Promise<DiscoveryRes
   ctx.progress({ phase: 'list', done: 1, total: 1 });
   const heads = await headTags(ctx, tags, previous.tags);
   const platform = platformKey(ctx.platform);
-  const images = await fetchMissing(ctx, [...heads.byDigest.keys()], previous.images[platform] ?? {}, heads.prefetched);
+  const images = await fetchMissing(
+    ctx,
+    [...heads.byDigest.keys()],
+    previous.images[platform] ?? {},
+    heads.prefetched,
+  );
   const signatures = await signatureStates({
     reader: o.reader,
     repository: o.repository,
@@ -67,11 +72,21 @@ export async function discoverReleases(o: DiscoverOptions): Promise<DiscoveryRes
     },
   });
   const built = buildReleases(heads.byDigest, images.entries, signatures.states);
-  const state = nextState({ previous, platform, tags: heads.tagDigests, fresh: images.fresh, verified: signatures.verified });
+  const state = nextState({
+    previous,
+    platform,
+    tags: heads.tagDigests,
+    fresh: images.fresh,
+    verified: signatures.verified,
+  });
   // A warm scan with nothing changed rewrites nothing: no fsync, no rename, no churn on the disk.
-  const unchanged = loaded.warnings.length === 0 && JSON.stringify(state) === JSON.stringify(previous);
+  const unchanged =
+    loaded.warnings.length === 0 && JSON.stringify(state) === JSON.stringify(previous);
   const saveWarnings = unchanged ? [] : await o.cache.save(key, state);
-  const moved = detectMovedTags(new Map(Object.entries(previous.tags)), new Map(Object.entries(heads.tagDigests)));
+  const moved = detectMovedTags(
+    new Map(Object.entries(previous.tags)),
+    new Map(Object.entries(heads.tagDigests)),
+  );
   return {
     releases: sortReleases(built.releases),
     skipped: [...heads.skipped, ...built.skipped],
@@ -94,12 +109,21 @@ function buildReleases(
     const entry = entries.get(digest);
     const tags = versions.map((v) => v.tag);
     if (entry === undefined || !entry.ok) {
-      const why = entry ?? { code: 'MOLT_INTERNAL', reason: 'no metadata was read for this digest' };
+      const why = entry ?? {
+        code: 'MOLT_INTERNAL',
+        reason: 'no metadata was read for this digest',
+      };
       skipped.push({ tag: tags[0] ?? digest, digest, code: why.code, reason: why.reason });
       continue;
     }
     const signature = signatures.get(digest) ?? { status: 'unchecked' };
-    const outcome = releaseFromLabels({ digest, tags, labels: entry.labels, signature, created: entry.created });
+    const outcome = releaseFromLabels({
+      digest,
+      tags,
+      labels: entry.labels,
+      signature,
+      created: entry.created,
+    });
     if (outcome.ok) releases.push(outcome.release);
     else skipped.push(outcome.skipped);
   }

@@ -5,7 +5,8 @@ import { parseConfig, platformKey } from './metadata.ts';
 import { metersManifestGets, nextState } from './scan.ts';
 import { keyFingerprint, signatureKey } from './signatures.ts';
 
-const bytes = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
+const bytes = (v: unknown): Uint8Array =>
+  new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
 const d = (c: string): string => `sha256:${c.repeat(64)}`;
 
 describe('parseConfig', () => {
@@ -13,7 +14,13 @@ describe('parseConfig', () => {
     const entry = parseConfig(
       bytes({
         created: '2026-01-02T03:04:05Z',
-        config: { Labels: { 'dev.molt.channels': 'stable', 'dev.molt.official': 'true', 'com.example.noise': 'x' } },
+        config: {
+          Labels: {
+            'dev.molt.channels': 'stable',
+            'dev.molt.official': 'true',
+            'com.example.noise': 'x',
+          },
+        },
       }),
     );
     assert.deepEqual(entry, {
@@ -38,7 +45,10 @@ describe('parseConfig', () => {
   });
 
   it('names platforms os/arch[/variant]', () => {
-    assert.equal(platformKey({ os: 'linux', architecture: 'arm64', variant: 'v8' }), 'linux/arm64/v8');
+    assert.equal(
+      platformKey({ os: 'linux', architecture: 'arm64', variant: 'v8' }),
+      'linux/arm64/v8',
+    );
     assert.equal(platformKey({ os: 'linux', architecture: 'amd64' }), 'linux/amd64');
   });
 });
@@ -63,7 +73,10 @@ describe('nextState', () => {
     assert.deepEqual(state, {
       tags: { '1.0.0': d('a'), '1.1.0': d('c') },
       images: {
-        'linux/amd64': { [d('a')]: { ok: true, labels: {} }, [d('c')]: { ok: false, code: 'MOLT_CONFIG_INVALID', reason: 'x' } },
+        'linux/amd64': {
+          [d('a')]: { ok: true, labels: {} },
+          [d('c')]: { ok: false, code: 'MOLT_CONFIG_INVALID', reason: 'x' },
+        },
         'linux/arm64': {},
       },
       signatures: { [signatureKey(d('a'), fp)]: { format: 'sigstore-bundle' } },
@@ -91,7 +104,9 @@ describe('parseConfig platform check', () => {
   });
   it('accepts a matching config, and one that does not declare its platform', () => {
     assert.ok(parseConfig(amd64, { os: 'linux', architecture: 'amd64' }).ok);
-    assert.ok(parseConfig(bytes({ config: {} }), { os: 'linux', architecture: 'arm64', variant: 'v8' }).ok);
+    assert.ok(
+      parseConfig(bytes({ config: {} }), { os: 'linux', architecture: 'arm64', variant: 'v8' }).ok,
+    );
   });
 });
 
@@ -101,7 +116,13 @@ describe('parseConfig is lenient about what molt does not read', () => {
       created: null,
       architecture: 'amd64',
       os: 'linux',
-      config: { Labels: { 'dev.molt.channels': 'stable', 'com.example.count': 3, 'dev.molt.official': true } },
+      config: {
+        Labels: {
+          'dev.molt.channels': 'stable',
+          'com.example.count': 3,
+          'dev.molt.official': true,
+        },
+      },
     };
     const entry = parseConfig(new TextEncoder().encode(JSON.stringify(config)));
     assert.deepEqual(entry, { ok: true, labels: { 'dev.molt.channels': 'stable' } });

@@ -47,7 +47,10 @@ const configSchema = z.object({
   os: z.string().optional().catch(undefined),
   architecture: z.string().optional().catch(undefined),
   variant: z.string().optional().catch(undefined),
-  config: z.object({ Labels: z.record(z.string(), z.unknown()).nullish().catch(undefined) }).nullish().catch(undefined),
+  config: z
+    .object({ Labels: z.record(z.string(), z.unknown()).nullish().catch(undefined) })
+    .nullish()
+    .catch(undefined),
 });
 
 const moltLabels: readonly string[] = Object.values(ReleaseLabel);
@@ -102,7 +105,11 @@ export async function readTaggedImage(
  * A tag's digest from a manifest GET; `undefined` when the manifest is broken or gone (the caller
  * falls back to a HEAD, which still tells the digest of a broken manifest).
  */
-export async function tagDigestByGet(reader: RegistryReader, repository: string, tag: string): Promise<string | undefined> {
+export async function tagDigestByGet(
+  reader: RegistryReader,
+  repository: string,
+  tag: string,
+): Promise<string | undefined> {
   try {
     return (await reader.getManifest(repository, tag)).digest;
   } catch (e) {
@@ -111,7 +118,12 @@ export async function tagDigestByGet(reader: RegistryReader, repository: string,
   }
 }
 
-async function readConfig(reader: RegistryReader, repository: string, image: ResolvedImage, platform: Platform): Promise<ImageRead> {
+async function readConfig(
+  reader: RegistryReader,
+  repository: string,
+  image: ResolvedImage,
+  platform: Platform,
+): Promise<ImageRead> {
   const bytes = await reader.getBlob(repository, image.config.digest);
   return { entry: parseConfig(bytes, platform), cacheable: true };
 }
@@ -119,7 +131,10 @@ async function readConfig(reader: RegistryReader, repository: string, image: Res
 /** A fault of the image becomes a negative entry; anything else (the registry's) is rethrown. */
 function imageFault(e: unknown): ImageRead {
   if (!isMoltError(e) || !imageFaults.has(e.code)) throw e;
-  return { entry: { ok: false, code: e.code, reason: e.message }, cacheable: !transientFaults.has(e.code) };
+  return {
+    entry: { ok: false, code: e.code, reason: e.message },
+    cacheable: !transientFaults.has(e.code),
+  };
 }
 
 /**
@@ -132,16 +147,25 @@ export function parseConfig(bytes: Uint8Array, platform?: Platform): ImageEntry 
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    return { ok: false, code: ErrorCode.ConfigInvalid, reason: 'the image config is not valid UTF-8 JSON' };
+    return {
+      ok: false,
+      code: ErrorCode.ConfigInvalid,
+      reason: 'the image config is not valid UTF-8 JSON',
+    };
   }
   const parsed = configSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') ?? '';
-    return { ok: false, code: ErrorCode.ConfigInvalid, reason: `the image config is malformed at "${where}": ${issue?.message ?? ''}` };
+    return {
+      ok: false,
+      code: ErrorCode.ConfigInvalid,
+      reason: `the image config is malformed at "${where}": ${issue?.message ?? ''}`,
+    };
   }
   const mismatch = platform === undefined ? undefined : platformMismatch(parsed.data, platform);
-  if (mismatch !== undefined) return { ok: false, code: ErrorCode.PlatformNotFound, reason: mismatch };
+  if (mismatch !== undefined)
+    return { ok: false, code: ErrorCode.PlatformNotFound, reason: mismatch };
   const labels = moltStringLabels(parsed.data.config?.Labels ?? {});
   const created = parsed.data.created;
   return created === undefined ? { ok: true, labels } : { ok: true, labels, created };
@@ -159,15 +183,27 @@ function moltStringLabels(all: Readonly<Record<string, unknown>>): Record<string
 
 /** Why a config's declared platform is not `want`; fields the config omits are not compared. */
 function platformMismatch(
-  config: { readonly os?: string | undefined; readonly architecture?: string | undefined; readonly variant?: string | undefined },
+  config: {
+    readonly os?: string | undefined;
+    readonly architecture?: string | undefined;
+    readonly variant?: string | undefined;
+  },
   want: Platform,
 ): string | undefined {
   const differs = (have: string | undefined, wanted: string | undefined): boolean =>
     have !== undefined && wanted !== undefined && have !== wanted;
-  if (!differs(config.os, want.os) && !differs(config.architecture, want.architecture) && !differs(config.variant, want.variant)) {
+  if (
+    !differs(config.os, want.os) &&
+    !differs(config.architecture, want.architecture) &&
+    !differs(config.variant, want.variant)
+  ) {
     return undefined;
   }
-  const have = platformKey({ os: config.os ?? '?', architecture: config.architecture ?? '?', ...(config.variant !== undefined && { variant: config.variant }) });
+  const have = platformKey({
+    os: config.os ?? '?',
+    architecture: config.architecture ?? '?',
+    ...(config.variant !== undefined && { variant: config.variant }),
+  });
   return `the image is for ${have}, not ${platformKey(want)}`;
 }
 

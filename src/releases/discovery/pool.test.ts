@@ -9,19 +9,26 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 describe('mapConcurrent', () => {
   it('keeps input order and never exceeds the limit', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.nat(3), { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), async (delays, limit) => {
-        let running = 0;
-        let peak = 0;
-        const out = await mapConcurrent(delays, limit, async (d, i) => {
-          running++;
-          peak = Math.max(peak, running);
-          for (let k = 0; k < d; k++) await tick();
-          running--;
-          return i * 2;
-        });
-        assert.deepEqual(out, delays.map((_, i) => i * 2));
-        assert.ok(peak <= limit);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.nat(3), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (delays, limit) => {
+          let running = 0;
+          let peak = 0;
+          const out = await mapConcurrent(delays, limit, async (d, i) => {
+            running++;
+            peak = Math.max(peak, running);
+            for (let k = 0; k < d; k++) await tick();
+            running--;
+            return i * 2;
+          });
+          assert.deepEqual(
+            out,
+            delays.map((_, i) => i * 2),
+          );
+          assert.ok(peak <= limit);
+        },
+      ),
     );
   });
 

@@ -26,7 +26,11 @@ export interface ScanContext {
  * HEADs, so there only the one GET a new release needs anyway is spent.
  */
 export function metersManifestGets(registry: string | undefined): boolean {
-  const host = (registry ?? '').replace(/^[a-z]+:\/\//i, '').split('/')[0]?.split(':')[0] ?? '';
+  const host =
+    (registry ?? '')
+      .replace(/^[a-z]+:\/\//i, '')
+      .split('/')[0]
+      ?.split(':')[0] ?? '';
   return ['docker.io', 'index.docker.io', 'registry-1.docker.io'].includes(host.toLowerCase());
 }
 
@@ -66,7 +70,11 @@ export async function headTags(
   const prefetched = new Map<string, ImageRead>();
   let done = 0;
   const heads = await mapConcurrent(versions, ctx.concurrency, async (v) => {
-    const digest = await resolveTag(ctx, v.tag, { known: v.tag in previousTags, representative: representatives.has(v.tag), prefetched });
+    const digest = await resolveTag(ctx, v.tag, {
+      known: v.tag in previousTags,
+      representative: representatives.has(v.tag),
+      prefetched,
+    });
     ctx.progress({ phase: 'head', done: ++done, total: versions.length });
     return digest;
   });
@@ -77,7 +85,11 @@ export async function headTags(
     const digest = heads[i];
     if (digest === undefined) {
       // Deleted between the listing and the HEAD: not an error, the next scan will not list it.
-      gone.push({ tag: v.tag, code: ErrorCode.RegistryNotFound, reason: 'the tag was deleted during the scan' });
+      gone.push({
+        tag: v.tag,
+        code: ErrorCode.RegistryNotFound,
+        reason: 'the tag was deleted during the scan',
+      });
       return;
     }
     tagDigests[v.tag] = digest;
@@ -91,7 +103,11 @@ export async function headTags(
 async function resolveTag(
   ctx: ScanContext,
   tag: string,
-  how: { readonly known: boolean; readonly representative: boolean; readonly prefetched: Map<string, ImageRead> },
+  how: {
+    readonly known: boolean;
+    readonly representative: boolean;
+    readonly prefetched: Map<string, ImageRead>;
+  },
 ): Promise<string | undefined> {
   if (how.representative) {
     const read = await readTaggedImage(ctx.reader, ctx.repository, tag, ctx.platform);
@@ -108,7 +124,10 @@ async function resolveTag(
 }
 
 /** The most specific tag, among those not in `previousTags`, of every app version. */
-function newReleaseRepresentatives(versions: readonly TagVersion[], previousTags: Readonly<Record<string, string>>): Set<string> {
+function newReleaseRepresentatives(
+  versions: readonly TagVersion[],
+  previousTags: Readonly<Record<string, string>>,
+): Set<string> {
   const groups = new Map<string, TagVersion[]>();
   for (const v of versions) {
     groups.set(v.app, [...(groups.get(v.app) ?? []), v]);
@@ -173,11 +192,19 @@ export interface NextStateInput {
  */
 export function nextState(i: NextStateInput): RepositoryState {
   const live = new Set(Object.values(i.tags));
-  const keep = <T>(map: Readonly<Record<string, T>>, digestOf: (key: string) => string): Record<string, T> =>
+  const keep = <T>(
+    map: Readonly<Record<string, T>>,
+    digestOf: (key: string) => string,
+  ): Record<string, T> =>
     Object.fromEntries(Object.entries(map).filter(([k]) => live.has(digestOf(k))));
   const images: Record<string, Record<string, ImageEntry>> = {};
-  for (const [platform, entries] of Object.entries(i.previous.images)) images[platform] = keep(entries, (d) => d);
+  for (const [platform, entries] of Object.entries(i.previous.images))
+    images[platform] = keep(entries, (d) => d);
   images[i.platform] = { ...images[i.platform], ...i.fresh };
   const sigDigest = (k: string): string => k.split(' ')[0] ?? '';
-  return { tags: { ...i.tags }, images, signatures: keep({ ...i.previous.signatures, ...i.verified }, sigDigest) };
+  return {
+    tags: { ...i.tags },
+    images,
+    signatures: keep({ ...i.previous.signatures, ...i.verified }, sigDigest),
+  };
 }

@@ -53,12 +53,18 @@ export async function signatureStates(c: SignatureCheck): Promise<SignatureResul
   }
   let done = 0;
   await mapConcurrent(todo, c.concurrency, async (digest) => {
-    const state = await checkSignature({ reader: c.reader, repository: c.repository, digest, publicKeyPem: pem });
+    const state = await checkSignature({
+      reader: c.reader,
+      repository: c.repository,
+      digest,
+      publicKeyPem: pem,
+    });
     states.set(digest, state);
     c.onChecked?.(++done, todo.length);
   });
   for (const [digest, state] of states) {
-    if (state.status === 'verified') verified[signatureKey(digest, fingerprint)] = { format: state.format };
+    if (state.status === 'verified')
+      verified[signatureKey(digest, fingerprint)] = { format: state.format };
   }
   return { states, verified };
 }

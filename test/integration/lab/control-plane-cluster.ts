@@ -38,10 +38,13 @@ export interface ControlPlaneClusterOptions {
 const url = (port: number): string => `http://127.0.0.1:${port}`;
 
 /** Start the machines and wait until every member serves linearizable reads. */
-export async function startControlPlaneCluster(o: ControlPlaneClusterOptions): Promise<ControlPlaneCluster> {
+export async function startControlPlaneCluster(
+  o: ControlPlaneClusterOptions,
+): Promise<ControlPlaneCluster> {
   const names = Array.from({ length: o.size ?? 3 }, (_, i) => `cp-${i + 1}`);
   const ports = [];
-  for (const name of names) ports.push({ name, peer: await freePort(), client: await freePort(), api: await freePort() });
+  for (const name of names)
+    ports.push({ name, peer: await freePort(), client: await freePort(), api: await freePort() });
   const initialCluster = ports.map((p) => `${p.name}=${url(p.peer)}`).join(',');
   const endpoints = ports.map((p) => url(p.client));
   const machines: ControlPlaneMachine[] = [];
@@ -55,43 +58,79 @@ export async function startControlPlaneCluster(o: ControlPlaneClusterOptions): P
       leaseTtlSeconds: o.leaseTtlSeconds ?? 3,
       rebootLeaseSeconds: 30,
       registry: { insecure: true },
-      etcd: { name: p.name, peerUrl: url(p.peer), clientUrl: url(p.client), initialCluster, endpoints },
+      etcd: {
+        name: p.name,
+        peerUrl: url(p.peer),
+        clientUrl: url(p.client),
+        initialCluster,
+        endpoints,
+      },
     };
     const configFile = join(o.dir, `${p.name}.yaml`);
     await writeFile(configFile, stringify(config));
-    const machine = startLabMachine({ root: join(o.dir, p.name), bootloader: 'grub', pki: o.pki, image: o.image, controlPlane: true, configFile });
+    const machine = startLabMachine({
+      root: join(o.dir, p.name),
+      bootloader: 'grub',
+      pki: o.pki,
+      image: o.image,
+      controlPlane: true,
+      configFile,
+    });
     machines.push({ ...machine, name: p.name, clientUrl: url(p.client) });
   }
-  const cluster = { machines, endpoints, stop: () => Promise.all(machines.map((m) => m.stop())).then(() => undefined) };
+  const cluster = {
+    machines,
+    endpoints,
+    stop: () => Promise.all(machines.map((m) => m.stop())).then(() => undefined),
+  };
   try {
-    const exited = machines.map((m) => m.process.exited.then((code) => { throw new Error(`${m.name} exited (${String(code)})`); }));
+    const exited = machines.map((m) =>
+      m.process.exited.then((code) => {
+        throw new Error(`${m.name} exited (${String(code)})`);
+      }),
+    );
     await Promise.race([waitClusterHealthy(endpoints, 60_000), ...exited]);
   } catch (e) {
     await cluster.stop();
-    const logs = machines.map((m) => `--- ${m.name}\n${m.process.output().slice(-3000)}`).join('\n');
-    throw new Error(`the control-plane cluster did not come up: ${(e as Error).message}\n${logs}`, { cause: e });
+    const logs = machines
+      .map((m) => `--- ${m.name}\n${m.process.output().slice(-3000)}`)
+      .join('\n');
+    throw new Error(`the control-plane cluster did not come up: ${(e as Error).message}\n${logs}`, {
+      cause: e,
+    });
   }
   return cluster;
 }
 
 /** A linearizable read through `endpoint` alone (fails unless that member is connected to a quorum). */
-export async function readThrough(endpoint: string, key: string, timeoutMs = 2_000): Promise<string | null> {
+export async function readThrough(
+  endpoint: string,
+  key: string,
+  timeoutMs = 2_000,
+): Promise<string | null> {
   const client = new Etcd3({ hosts: [endpoint], dialTimeout: 1_000 });
   try {
-    return await client.get(key).options({ deadline: Date.now() + timeoutMs }).string();
+    return await client
+      .get(key)
+      .options({ deadline: Date.now() + timeoutMs })
+      .string();
   } finally {
     client.close();
   }
 }
 
 /** Every member answers a linearizable read and the member list has `endpoints.length` started voters. */
-export async function waitClusterHealthy(endpoints: readonly string[], timeoutMs = 30_000): Promise<void> {
+export async function waitClusterHealthy(
+  endpoints: readonly string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   await eventually(
     async () => {
       for (const e of endpoints) await readThrough(e, '/test/health');
       const members = await memberList(endpoints);
       const voters = members.filter((m) => m.name !== '' && !m.isLearner);
-      if (voters.length !== endpoints.length) throw new Error(`${voters.length} started voters of ${members.length} members`);
+      if (voters.length !== endpoints.length)
+        throw new Error(`${voters.length} started voters of ${members.length} members`);
     },
     { timeoutMs, intervalMs: 250 },
   );
@@ -101,7 +140,10 @@ export async function waitClusterHealthy(endpoints: readonly string[], timeoutMs
 export async function memberList(endpoints: readonly string[]): Promise<IMember[]> {
   const client = new Etcd3({ hosts: [...endpoints], dialTimeout: 1_000 });
   try {
-    await client.get('/test/health').options({ deadline: Date.now() + 2_000 }).exec();
+    await client
+      .get('/test/health')
+      .options({ deadline: Date.now() + 2_000 })
+      .exec();
     return (await client.cluster.memberList({}, { deadline: Date.now() + 2_000 })).members;
   } finally {
     client.close();

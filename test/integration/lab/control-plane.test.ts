@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createEtcdClusterLease, LeaseKey } from '../../../src/agent/adapters/etcd/cluster-lease.ts';
+import {
+  createEtcdClusterLease,
+  LeaseKey,
+} from '../../../src/agent/adapters/etcd/cluster-lease.ts';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import type { AgentEvent, AgentStatus } from '../../../src/protocol/agent.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
@@ -48,14 +51,20 @@ before(async () => {
   await client.close();
   const pki = await createFleetPki(join(scratch.path, 'pki'));
   cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
-  [cp1, cp2, cp3] = cluster.machines as [ControlPlaneMachine, ControlPlaneMachine, ControlPlaneMachine];
+  [cp1, cp2, cp3] = cluster.machines as [
+    ControlPlaneMachine,
+    ControlPlaneMachine,
+    ControlPlaneMachine,
+  ];
 });
 
 after(async () => {
   await (cluster as ControlPlaneCluster | undefined)?.stop(); // undefined when the cluster failed to start
   await registry.stop();
   await scratch.remove();
-  process.stderr.write(`control-plane suite: ${((performance.now() - suiteStart) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `control-plane suite: ${((performance.now() - suiteStart) / 1000).toFixed(1)} s\n`,
+  );
 });
 
 interface Upgraded {
@@ -64,9 +73,26 @@ interface Upgraded {
   readonly events: readonly AgentEvent[];
 }
 
-async function upgrade(machine: ControlPlaneMachine, version: string, extra: readonly string[] = []): Promise<Upgraded> {
-  const r = await machine.molt(['node', 'upgrade', '--image', image(version), '--follow', '-o', 'json', ...extra]);
-  const events = r.stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as AgentEvent);
+async function upgrade(
+  machine: ControlPlaneMachine,
+  version: string,
+  extra: readonly string[] = [],
+): Promise<Upgraded> {
+  const r = await machine.molt([
+    'node',
+    'upgrade',
+    '--image',
+    image(version),
+    '--follow',
+    '-o',
+    'json',
+    ...extra,
+  ]);
+  const events = r.stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as AgentEvent);
   return { code: r.code, stderr: r.stderr, events };
 }
 
@@ -78,12 +104,18 @@ const phasesStarted = (events: readonly AgentEvent[]): string[] =>
   events.filter((e) => e.kind === 'phase' && e.status === 'started').map((e) => e.phase);
 
 /** What "untouched" compares: the boot, both slots, the boot entries, and the running etcd. */
-async function fingerprint(machine: ControlPlaneMachine): Promise<{ status: Partial<AgentStatus>; etcdPid: number }> {
+async function fingerprint(
+  machine: ControlPlaneMachine,
+): Promise<{ status: Partial<AgentStatus>; etcdPid: number }> {
   const { bootId, bootedSlot, version, slots, boot } = await machine.status();
   return { status: { bootId, bootedSlot, version, slots, boot }, etcdPid: await etcdPid(machine) };
 }
 
-async function assertSucceeded(machine: ControlPlaneMachine, r: Upgraded, version: string): Promise<AgentStatus> {
+async function assertSucceeded(
+  machine: ControlPlaneMachine,
+  r: Upgraded,
+  version: string,
+): Promise<AgentStatus> {
   assert.equal(r.code, 0, `${machine.name}: ${r.stderr}\n${describeEvents(r.events)}`);
   const status = await machine.status();
   assert.equal(status.last?.result, 'Succeeded');
@@ -96,7 +128,8 @@ async function assertDataIntact(endpoints: readonly string[]): Promise<void> {
   assert.ok(written.size > 0, 'the writer wrote something');
   for (const endpoint of endpoints) {
     const sample = [...written].filter((_, i) => i % 50 === 0);
-    for (const [key, value] of sample) assert.equal(await readThrough(endpoint, key), value, `${key} through ${endpoint}`);
+    for (const [key, value] of sample)
+      assert.equal(await readThrough(endpoint, key), value, `${key} through ${endpoint}`);
   }
 }
 
@@ -120,13 +153,22 @@ describe('three control-plane lab machines on a real etcd cluster', () => {
       const report = await writer.stop();
       written = report.written;
       const seconds = (report.stoppedAt - report.startedAt) / 1000;
-      process.stderr.write(`rolling upgrade: ${seconds.toFixed(1)} s, ${report.successes.length} writes ok, ${report.failures} failed\n`);
-      assert.deepEqual(report.silentSeconds, [], `seconds without a successful write; last error: ${report.lastError ?? '-'}`);
+      process.stderr.write(
+        `rolling upgrade: ${seconds.toFixed(1)} s, ${report.successes.length} writes ok, ${report.failures} failed\n`,
+      );
+      assert.deepEqual(
+        report.silentSeconds,
+        [],
+        `seconds without a successful write; last error: ${report.lastError ?? '-'}`,
+      );
     }
     for (const [i, m] of cluster.machines.entries()) {
       const status = await assertSucceeded(m, results[i]!, '1.1.0');
       assert.equal(status.bootedSlot, 'B');
-      assert.ok(phasesStarted(results[i]!.events).includes('AcquiringLease'), 'the upgrade took the cluster lease');
+      assert.ok(
+        phasesStarted(results[i]!.events).includes('AcquiringLease'),
+        'the upgrade took the cluster lease',
+      );
     }
     await waitClusterHealthy(cluster.endpoints);
     await assertDataIntact(cluster.endpoints);
@@ -141,9 +183,16 @@ describe('three control-plane lab machines on a real etcd cluster', () => {
     const status = await loser.status();
     assert.equal(status.last?.result, 'Failed');
     assert.equal(status.last.code, 'MOLT_LEASE_HELD');
-    assert.ok(lost.events.some((e) => e.error?.code === 'MOLT_LEASE_HELD'), 'the event log says why');
+    assert.ok(
+      lost.events.some((e) => e.error?.code === 'MOLT_LEASE_HELD'),
+      'the event log says why',
+    );
     assert.ok(!phasesStarted(lost.events).includes('Cordoning'), 'nothing was disrupted');
-    assert.deepEqual(await fingerprint(loser), loser === cp1 ? before.cp1 : before.cp2, 'same boot, slots, entries and etcd process');
+    assert.deepEqual(
+      await fingerprint(loser),
+      loser === cp1 ? before.cp1 : before.cp2,
+      'same boot, slots, entries and etcd process',
+    );
 
     await assertSucceeded(loser, await upgrade(loser, '1.2.0'), '1.2.0');
     await waitClusterHealthy(cluster.endpoints);
@@ -160,9 +209,16 @@ describe('three control-plane lab machines on a real etcd cluster', () => {
     assert.equal(status.last.code, 'MOLT_QUORUM_AT_RISK', 'another member is down: quorum at risk');
     const phases = phasesStarted(refused.events);
     assert.ok(phases.includes('CheckingQuorum'));
-    assert.ok(!phases.includes('Cordoning') && !phases.includes('StoppingServices'), `no disruption: ${phases.join(', ')}`);
+    assert.ok(
+      !phases.includes('Cordoning') && !phases.includes('StoppingServices'),
+      `no disruption: ${phases.join(', ')}`,
+    );
     assert.deepEqual(await fingerprint(cp1), before);
-    assert.equal(await readThrough(cluster.endpoints[0]!, LeaseKey), null, 'the refused upgrade let the lease go');
+    assert.equal(
+      await readThrough(cluster.endpoints[0]!, LeaseKey),
+      null,
+      'the refused upgrade let the lease go',
+    );
 
     // Power-cycle cp-3: its agent boots again and starts its member.
     process.kill(cp3.process.pid, 'SIGUSR1');
@@ -182,20 +238,36 @@ describe('three control-plane lab machines on a real etcd cluster', () => {
     await waitClusterHealthy(cluster.endpoints);
     const members = await memberList(cluster.endpoints);
     const idAfter = members.find((m) => m.name === 'cp-2')?.ID;
-    assert.ok(idAfter !== undefined && idAfter !== idBefore, `a new member id (${String(idBefore)} → ${String(idAfter)})`);
-    assert.deepEqual(members.map((m) => [m.name, m.isLearner]).sort(), [['cp-1', false], ['cp-2', false], ['cp-3', false]]);
+    assert.ok(
+      idAfter !== undefined && idAfter !== idBefore,
+      `a new member id (${String(idBefore)} → ${String(idAfter)})`,
+    );
+    assert.deepEqual(members.map((m) => [m.name, m.isLearner]).sort(), [
+      ['cp-1', false],
+      ['cp-2', false],
+      ['cp-3', false],
+    ]);
     await assertDataIntact(cluster.endpoints);
   });
 
   it('lets another machine upgrade once a dead holder’s lease has expired', async () => {
     // A holder that dies: it took the lease with a short TTL, then stopped renewing it.
-    const ghost = createEtcdClusterLease({ endpoints: cluster.endpoints, holder: 'ghost', ttlSeconds: 6 });
+    const ghost = createEtcdClusterLease({
+      endpoints: cluster.endpoints,
+      holder: 'ghost',
+      ttlSeconds: 6,
+    });
     await ghost.acquire('op-ghost');
     await ghost.close();
     const refused = await upgrade(cp2, '1.4.0');
     assert.equal(refused.code, 1);
     assert.equal((await cp2.status()).last?.code, 'MOLT_LEASE_HELD');
-    await eventually(async () => { assert.equal(await readThrough(cluster.endpoints[0]!, LeaseKey), null); }, { timeoutMs: 10_000, intervalMs: 200 });
+    await eventually(
+      async () => {
+        assert.equal(await readThrough(cluster.endpoints[0]!, LeaseKey), null);
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
     // cp-2 rejoined as a new member in the last test: its etcd must start again after this reboot.
     await assertSucceeded(cp2, await upgrade(cp2, '1.4.0'), '1.4.0');
     await waitClusterHealthy(cluster.endpoints);

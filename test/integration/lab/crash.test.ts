@@ -19,13 +19,31 @@ import { createFleetPki, startLabMachine, type LabMachine } from './harness.ts';
 const repo = 'molt/installer';
 /** Every phase a worker upgrade passes through (ReleasingLease is control-plane only). */
 const phases = [
-  'Pulling', 'Cordoning', 'Draining', 'StoppingServices', 'ReleasingMounts', 'WritingSlot', 'VerifyingSlot',
-  'ArmingBootOnce', 'Rebooting', 'Rejoining', 'HealthChecking', 'Committing', 'Uncordoning',
+  'Pulling',
+  'Cordoning',
+  'Draining',
+  'StoppingServices',
+  'ReleasingMounts',
+  'WritingSlot',
+  'VerifyingSlot',
+  'ArmingBootOnce',
+  'Rebooting',
+  'Rejoining',
+  'HealthChecking',
+  'Committing',
+  'Uncordoning',
 ];
-const kills = phases.flatMap((p) => (p === 'Rebooting' ? [`${p}:before`] : [`${p}:before`, `${p}:after`]));
-const powerCuts = ['WritingSlot:before', 'WritingSlot:after', 'ArmingBootOnce:after', 'Rebooting:before', 'HealthChecking:before', 'Committing:after'].map(
-  (f) => `${f}:power`,
+const kills = phases.flatMap((p) =>
+  p === 'Rebooting' ? [`${p}:before`] : [`${p}:before`, `${p}:after`],
 );
+const powerCuts = [
+  'WritingSlot:before',
+  'WritingSlot:after',
+  'ArmingBootOnce:after',
+  'Rebooting:before',
+  'HealthChecking:before',
+  'Committing:after',
+].map((f) => `${f}:power`);
 
 let registry: RunningRegistry;
 let scratch: { path: string; remove: () => Promise<void> };
@@ -54,14 +72,23 @@ function assertWhole(status: AgentStatus, operationId: string): void {
   assert.equal(booted.version, status.version);
 }
 
-for (const [bootloader, faults] of [['grub', kills], ['systemd-boot', powerCuts]] as const) {
+for (const [bootloader, faults] of [
+  ['grub', kills],
+  ['systemd-boot', powerCuts],
+] as const) {
   describe(`crashes during upgrades (${bootloader})`, () => {
     let machine: LabMachine;
     let version = '1.0.0';
     before(async () => {
       const pki = await createFleetPki(join(scratch.path, `pki-${bootloader}`));
       // A generous deadline: a kill during the trial costs a restart, which must not look unhealthy.
-      machine = startLabMachine({ root: join(scratch.path, bootloader), bootloader, pki, image: `${registry.host}/${repo}:1.0.0`, healthDeadlineSeconds: 20 });
+      machine = startLabMachine({
+        root: join(scratch.path, bootloader),
+        bootloader,
+        pki,
+        image: `${registry.host}/${repo}:1.0.0`,
+        healthDeadlineSeconds: 20,
+      });
       await machine.status();
     });
     after(async () => {
@@ -73,8 +100,19 @@ for (const [bootloader, faults] of [['grub', kills], ['systemd-boot', powerCuts]
         const before = await machine.status();
         const target = version === '1.0.0' ? '2.0.0' : '1.0.0';
         await writeFile(join(machine.root, 'state', 'lab-fault'), fault);
-        const r = await machine.molt(['node', 'upgrade', '--image', `${registry.host}/${repo}:${target}`, '--follow', '-o', 'json']);
-        const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { operationId: string });
+        const r = await machine.molt([
+          'node',
+          'upgrade',
+          '--image',
+          `${registry.host}/${repo}:${target}`,
+          '--follow',
+          '-o',
+          'json',
+        ]);
+        const lines = r.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { operationId: string });
         const operationId = lines[0]?.operationId ?? '';
         const status = await machine.status();
         await access(join(machine.root, 'state', `fault-fired-${fault.replaceAll(':', '-')}`)); // the crash really happened

@@ -23,7 +23,11 @@ export interface EtcdWriter {
 }
 
 /** Write `<prefix><n>` every `everyMs` through `endpoints` until stopped. */
-export function startEtcdWriter(endpoints: readonly string[], prefix: string, everyMs = 50): EtcdWriter {
+export function startEtcdWriter(
+  endpoints: readonly string[],
+  prefix: string,
+  everyMs = 50,
+): EtcdWriter {
   const client = new Etcd3({ hosts: [...endpoints], dialTimeout: 1_000 });
   const startedAt = performance.now();
   const successes: number[] = [];
@@ -36,7 +40,11 @@ export function startEtcdWriter(endpoints: readonly string[], prefix: string, ev
       const key = `${prefix}${String(n).padStart(6, '0')}`;
       const value = `v${n}`;
       try {
-        await client.put(key).value(value).options({ deadline: Date.now() + 1_000 }).exec();
+        await client
+          .put(key)
+          .value(value)
+          .options({ deadline: Date.now() + 1_000 })
+          .exec();
         successes.push(performance.now());
         written.set(key, value);
       } catch (e) {
@@ -52,7 +60,15 @@ export function startEtcdWriter(endpoints: readonly string[], prefix: string, ev
       await loop;
       client.close();
       const stoppedAt = performance.now();
-      return { startedAt, stoppedAt, successes, failures, written, silentSeconds: silentSeconds(startedAt, stoppedAt, successes), lastError };
+      return {
+        startedAt,
+        stoppedAt,
+        successes,
+        failures,
+        written,
+        silentSeconds: silentSeconds(startedAt, stoppedAt, successes),
+        lastError,
+      };
     },
   };
 }

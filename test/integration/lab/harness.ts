@@ -20,10 +20,21 @@ export interface FleetPki {
 
 export async function createFleetPki(dir: string): Promise<FleetPki> {
   await initCaDir(dir);
-  await issueToDir({ caDir: dir, outDir: dir, role: 'operator', name: 'operator', sans: [], days: 1 });
+  await issueToDir({
+    caDir: dir,
+    outDir: dir,
+    role: 'operator',
+    name: 'operator',
+    sans: [],
+    days: 1,
+  });
   return {
     dir,
-    operatorEnv: { MOLT_CERT: join(dir, 'operator.pem'), MOLT_KEY: join(dir, 'operator.key'), MOLT_CA: join(dir, 'ca.pem') },
+    operatorEnv: {
+      MOLT_CERT: join(dir, 'operator.pem'),
+      MOLT_KEY: join(dir, 'operator.key'),
+      MOLT_CA: join(dir, 'ca.pem'),
+    },
   };
 }
 
@@ -51,18 +62,39 @@ export interface LabMachineOptions {
 }
 
 export function startLabMachine(o: LabMachineOptions): LabMachine {
-  const args = [moltEntry, 'lab', 'machine', '--root', o.root, '--bootloader', o.bootloader, '--pki', o.pki.dir];
-  args.push('--image', o.image, '--insecure', '--health-deadline', String(o.healthDeadlineSeconds ?? 8));
+  const args = [
+    moltEntry,
+    'lab',
+    'machine',
+    '--root',
+    o.root,
+    '--bootloader',
+    o.bootloader,
+    '--pki',
+    o.pki.dir,
+  ];
+  args.push(
+    '--image',
+    o.image,
+    '--insecure',
+    '--health-deadline',
+    String(o.healthDeadlineSeconds ?? 8),
+  );
   if (o.controlPlane === true) args.push('--control-plane');
   if (o.configFile !== undefined) args.push('--config', o.configFile);
-  const child = startProcess(`lab ${o.root}`, process.execPath, args, { env: { ...process.env, ...o.env } });
+  const child = startProcess(`lab ${o.root}`, process.execPath, args, {
+    env: { ...process.env, ...o.env },
+  });
   const machine: LabMachine = {
     root: o.root,
     process: child,
     agent: (notBootId) =>
       eventually(
         async () => {
-          const info = JSON.parse(await readFile(join(o.root, 'run', 'agent.json'), 'utf8')) as { url: string; bootId: string };
+          const info = JSON.parse(await readFile(join(o.root, 'run', 'agent.json'), 'utf8')) as {
+            url: string;
+            bootId: string;
+          };
           if (info.bootId === notBootId) throw new Error('still the old boot');
           return info;
         },
@@ -75,11 +107,14 @@ export function startLabMachine(o: LabMachineOptions): LabMachine {
       return { code, stdout: io.stdout(), stderr: io.stderr() };
     },
     async status() {
-      const r = await eventually(async () => {
-        const result = await machine.molt(['node', 'status', '-o', 'json']);
-        if (result.code !== 0) throw new Error(`status failed: ${result.stderr}`);
-        return result;
-      }, { timeoutMs: 30_000, intervalMs: 200 });
+      const r = await eventually(
+        async () => {
+          const result = await machine.molt(['node', 'status', '-o', 'json']);
+          if (result.code !== 0) throw new Error(`status failed: ${result.stderr}`);
+          return result;
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
       return JSON.parse(r.stdout) as AgentStatus;
     },
     stop: () => child.stop(10_000),

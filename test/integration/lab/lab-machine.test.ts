@@ -25,8 +25,14 @@ before(async () => {
   const client = createRegistryClient({ registry: registry.host, insecure: true });
   await pushInstallerImage(client, repo, '1.0.0', { version: '1.0.0' });
   await pushInstallerImage(client, repo, '1.1.0', { version: '1.1.0' });
-  await pushInstallerImage(client, repo, '1.2.0', { version: '1.2.0', labels: { 'dev.molt.lab.health': 'never' } });
-  await pushInstallerImage(client, repo, '1.3.0', { version: '1.3.0', labels: { 'dev.molt.lab.boot': 'fail' } });
+  await pushInstallerImage(client, repo, '1.2.0', {
+    version: '1.2.0',
+    labels: { 'dev.molt.lab.health': 'never' },
+  });
+  await pushInstallerImage(client, repo, '1.3.0', {
+    version: '1.3.0',
+    labels: { 'dev.molt.lab.boot': 'fail' },
+  });
   await client.close();
 });
 
@@ -41,7 +47,12 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
     const image = (tag: string): string => `${registry.host}/${repo}:${tag}`;
 
     before(() => {
-      machine = startLabMachine({ root: join(scratch.path, bootloader), bootloader, pki, image: image('1.0.0') });
+      machine = startLabMachine({
+        root: join(scratch.path, bootloader),
+        bootloader,
+        pki,
+        image: image('1.0.0'),
+      });
     });
     after(async () => {
       await machine.stop();
@@ -56,7 +67,15 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
 
     it('upgrades to 1.1.0 through a boot-once of slot B, then commits it', async () => {
       const { bootId } = await machine.agent();
-      const r = await machine.molt(['node', 'upgrade', '--image', image('1.1.0'), '--follow', '-o', 'json']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.1.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
       assert.equal(r.code, 0, r.stderr);
       await machine.agent(bootId);
       const status = await machine.status();
@@ -64,7 +83,13 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       assert.equal(status.version, '1.1.0');
       assert.equal(status.boot.committed, 'B');
       assert.equal(status.last?.result, 'Succeeded');
-      assert.deepEqual(status.slots.map((s) => [s.slot, s.status, s.version]), [['A', 'ready', '1.0.0'], ['B', 'ready', '1.1.0']]);
+      assert.deepEqual(
+        status.slots.map((s) => [s.slot, s.status, s.version]),
+        [
+          ['A', 'ready', '1.0.0'],
+          ['B', 'ready', '1.1.0'],
+        ],
+      );
     });
 
     it('reboots on request into the same committed slot, keeping EPHEMERAL', async () => {
@@ -77,7 +102,10 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       assert.notEqual(status.bootId, bootId);
       assert.equal(status.bootedSlot, 'B');
       assert.equal(status.last?.kind, 'reboot');
-      assert.equal(await readFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'utf8'), 'workload data');
+      assert.equal(
+        await readFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'utf8'),
+        'workload data',
+      );
     });
 
     it('rolls back by hand to the previous slot, which boots once and is committed after health', async () => {
@@ -92,7 +120,15 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
     });
 
     it('rolls back by itself from a release that never becomes healthy, and says why', async () => {
-      const r = await machine.molt(['node', 'upgrade', '--image', image('1.2.0'), '--follow', '-o', 'json']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.2.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
       assert.equal(r.code, 1, `a rolled-back upgrade is a failure for the caller: ${r.stderr}`);
       const status = await machine.status();
       assert.equal(status.bootedSlot, 'A');
@@ -104,7 +140,15 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
     });
 
     it('falls back when the new slot fails to boot, and records a boot failure', async () => {
-      const r = await machine.molt(['node', 'upgrade', '--image', image('1.3.0'), '--follow', '-o', 'json']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.3.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
       assert.equal(r.code, 1);
       const status = await machine.status();
       assert.equal(status.version, '1.0.0');
@@ -121,10 +165,21 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
 
     it('wipes EPHEMERAL on an upgrade that does not preserve it', async () => {
       await writeFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'workload data');
-      const r = await machine.molt(['node', 'upgrade', '--image', image('1.1.0'), '--no-preserve', '--follow', '-o', 'json']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.1.0'),
+        '--no-preserve',
+        '--follow',
+        '-o',
+        'json',
+      ]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal((await machine.status()).version, '1.1.0');
-      await assert.rejects(readFile(join(machine.root, 'ephemeral', 'data', 'kept')), { code: 'ENOENT' });
+      await assert.rejects(readFile(join(machine.root, 'ephemeral', 'data', 'kept')), {
+        code: 'ENOENT',
+      });
     });
   });
 }

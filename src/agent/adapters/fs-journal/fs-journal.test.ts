@@ -16,17 +16,41 @@ describe('file journal store', () => {
   const time = '2026-01-01T00:00:00Z';
   it('keeps events across store instances (reboots) and continues the numbering', async () => {
     const root = (await tempDir('journal')).path;
-    await createFsJournalStore(root).append({ operationId: 'op1', time, kind: 'phase', phase: 'Pulling', status: 'started', message: 'm' });
+    await createFsJournalStore(root).append({
+      operationId: 'op1',
+      time,
+      kind: 'phase',
+      phase: 'Pulling',
+      status: 'started',
+      message: 'm',
+    });
     const reopened = createFsJournalStore(root);
-    const next = await reopened.append({ operationId: 'op1', time, kind: 'phase', phase: 'Rebooting', status: 'started', message: 'm' });
+    const next = await reopened.append({
+      operationId: 'op1',
+      time,
+      kind: 'phase',
+      phase: 'Rebooting',
+      status: 'started',
+      message: 'm',
+    });
     assert.equal(next.seq, 2);
-    assert.deepEqual((await reopened.events('op1')).map((e) => e.phase), ['Pulling', 'Rebooting']);
+    assert.deepEqual(
+      (await reopened.events('op1')).map((e) => e.phase),
+      ['Pulling', 'Rebooting'],
+    );
   });
 
   it('skips a line torn by a power cut', async () => {
     const root = (await tempDir('journal')).path;
     const store = createFsJournalStore(root);
-    await store.append({ operationId: 'op2', time, kind: 'phase', phase: 'Pulling', status: 'started', message: 'm' });
+    await store.append({
+      operationId: 'op2',
+      time,
+      kind: 'phase',
+      phase: 'Pulling',
+      status: 'started',
+      message: 'm',
+    });
     await appendFile(join(root, 'state/journal/ops/op2.jsonl'), '{"operationId":"op2","se');
     assert.equal((await createFsJournalStore(root).events('op2')).length, 1);
   });
@@ -35,20 +59,40 @@ describe('file journal store', () => {
     const root = (await tempDir('journal')).path;
     await mkdir(join(root, 'state/journal'), { recursive: true });
     await writeFile(join(root, 'state/journal/current.json'), '{"rev":');
-    await assert.rejects(createFsJournalStore(root).load(), (e: unknown) => isMoltError(e, 'MOLT_MACHINE_INVALID'));
+    await assert.rejects(createFsJournalStore(root).load(), (e: unknown) =>
+      isMoltError(e, 'MOLT_MACHINE_INVALID'),
+    );
   });
 
   it('refuses operation ids that would escape the journal directory', async () => {
     const store = createFsJournalStore((await tempDir('journal')).path);
     await assert.rejects(
-      store.append({ operationId: '../x', time, kind: 'log', phase: 'Idle', status: 'info', message: 'm' }),
+      store.append({
+        operationId: '../x',
+        time,
+        kind: 'log',
+        phase: 'Idle',
+        status: 'info',
+        message: 'm',
+      }),
       (e: unknown) => isMoltError(e, 'MOLT_BAD_INPUT'),
     );
   });
 
   it('writes the record atomically as readable JSON', async () => {
     const root = (await tempDir('journal')).path;
-    await createFsJournalStore(root).save({ rev: 7, state: { phase: 'Idle', undo: [] }, commands: [] });
-    assert.equal((JSON.parse(await readFile(join(root, 'state/journal/current.json'), 'utf8')) as { rev: number }).rev, 7);
+    await createFsJournalStore(root).save({
+      rev: 7,
+      state: { phase: 'Idle', undo: [] },
+      commands: [],
+    });
+    assert.equal(
+      (
+        JSON.parse(await readFile(join(root, 'state/journal/current.json'), 'utf8')) as {
+          rev: number;
+        }
+      ).rev,
+      7,
+    );
   });
 });

@@ -30,7 +30,10 @@ export function createFsJournalStore(root: string): JournalStore {
 
   const opFile = (operationId: string): string => {
     if (!SafeOperationId.test(operationId)) {
-      throw new MoltError(ErrorCode.BadInput, `operation id ${JSON.stringify(operationId)} is not valid`);
+      throw new MoltError(
+        ErrorCode.BadInput,
+        `operation id ${JSON.stringify(operationId)} is not valid`,
+      );
     }
     return join(opsDir, `${operationId}.jsonl`);
   };
@@ -67,7 +70,8 @@ export function createFsJournalStore(root: string): JournalStore {
       }
       return parseRecord(text, join(dir, 'current.json'));
     },
-    save: (record: JournalRecord) => writeFileAtomic(join(dir, 'current.json'), `${JSON.stringify(record, null, 2)}\n`),
+    save: (record: JournalRecord) =>
+      writeFileAtomic(join(dir, 'current.json'), `${JSON.stringify(record, null, 2)}\n`),
     append(event: NewAgentEvent) {
       // Appends are serialised so seq numbers are dense even when callers do not await.
       const result = appending.then(() => appendNow(event));
@@ -75,7 +79,8 @@ export function createFsJournalStore(root: string): JournalStore {
       return result;
     },
     async events(operationId?: string, afterSeq = 0) {
-      if (operationId !== undefined) return (await readEvents(opFile(operationId))).filter((e) => e.seq > afterSeq);
+      if (operationId !== undefined)
+        return (await readEvents(opFile(operationId))).filter((e) => e.seq > afterSeq);
       return sortByTime(await readAll(opsDir));
     },
     async operations() {
@@ -91,16 +96,24 @@ export function createFsJournalStore(root: string): JournalStore {
 function parseRecord(text: string, path: string): JournalRecord {
   try {
     const value = JSON.parse(text) as JournalRecord;
-    if (typeof value.rev !== 'number' || typeof value.state !== 'object' || !Array.isArray(value.commands)) {
+    if (
+      typeof value.rev !== 'number' ||
+      typeof value.state !== 'object' ||
+      !Array.isArray(value.commands)
+    ) {
       throw new Error('missing rev, state or commands');
     }
     return value;
   } catch (error) {
     // The record is written by rename, so a torn record means someone else edited it.
-    throw new MoltError(ErrorCode.MachineInvalid, `the agent journal ${path} is unreadable: ${String(error)}`, {
-      hint: 'inspect or move the file aside; the agent will start from Idle without it',
-      cause: error,
-    });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `the agent journal ${path} is unreadable: ${String(error)}`,
+      {
+        hint: 'inspect or move the file aside; the agent will start from Idle without it',
+        cause: error,
+      },
+    );
   }
 }
 
@@ -131,7 +144,9 @@ function safeJson(line: string): unknown {
 
 async function listOpFiles(opsDir: string): Promise<string[]> {
   try {
-    return (await readdir(opsDir)).filter((name) => name.endsWith('.jsonl')).map((name) => join(opsDir, name));
+    return (await readdir(opsDir))
+      .filter((name) => name.endsWith('.jsonl'))
+      .map((name) => join(opsDir, name));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
@@ -150,7 +165,10 @@ function sortByTime(events: AgentEvent[]): AgentEvent[] {
 async function pruneOld(opsDir: string): Promise<void> {
   const files = await listOpFiles(opsDir);
   if (files.length < KeptOperations) return;
-  const withTimes = await Promise.all(files.map(async (file) => ({ file, mtime: (await stat(file)).mtimeMs })));
+  const withTimes = await Promise.all(
+    files.map(async (file) => ({ file, mtime: (await stat(file)).mtimeMs })),
+  );
   withTimes.sort((a, b) => a.mtime - b.mtime);
-  for (const { file } of withTimes.slice(0, files.length - KeptOperations + 1)) await rm(file, { force: true });
+  for (const { file } of withTimes.slice(0, files.length - KeptOperations + 1))
+    await rm(file, { force: true });
 }

@@ -8,6 +8,7 @@ export async function fileDigest(path: string, size?: number): Promise<string | 
   const info = await stat(path).catch(() => undefined);
   if (info?.isFile() !== true || (size !== undefined && info.size !== size)) return undefined;
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }))
+    hash.update(chunk as Buffer);
   return `sha256:${hash.digest('hex')}`;
 }

@@ -13,7 +13,8 @@ import { sampleImage, slotStoreConformance } from '../../../testkit/slot-store-c
 import { createFsSlotStore } from './index.ts';
 import { writeStaged } from './staging.ts';
 
-const digestOf = (b: Uint8Array): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const digestOf = (b: Uint8Array): string =>
+  `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /** Lay a completed pull out on disk as the OCI image source does. */
 async function stage(root: string, slot: SlotId, image: StageInput): Promise<void> {
@@ -26,8 +27,15 @@ async function stage(root: string, slot: SlotId, image: StageInput): Promise<voi
   }
   const { imageRef, imageDigest, version, lab } = image;
   await writeStaged(root, {
-    schema: 1, slot, imageRef, imageDigest, manifestDigest: imageDigest, version, artifacts,
-    ...(lab !== undefined && { lab }), pulledAt: '2026-11-22T10:00:00.000Z',
+    schema: 1,
+    slot,
+    imageRef,
+    imageDigest,
+    manifestDigest: imageDigest,
+    version,
+    artifacts,
+    ...(lab !== undefined && { lab }),
+    pulledAt: '2026-11-22T10:00:00.000Z',
   });
 }
 
@@ -59,7 +67,9 @@ describe('FsSlotStore after a crash', () => {
       await store.markWriting('A', 'op-2');
       // What install does first: fix the generation, then rename the ESP area. Then "crash".
       await stage(dir.path, 'B', sampleImage('9.0.0'));
-      const staged = JSON.parse(await readFile(join(dir.path, 'slots/a.next/staged.json'), 'utf8')) as StagedRecord;
+      const staged = JSON.parse(
+        await readFile(join(dir.path, 'slots/a.next/staged.json'), 'utf8'),
+      ) as StagedRecord;
       await writeStaged(dir.path, { ...staged, generation: 2 });
       await rm(join(dir.path, areaDir('A', 'esp')), { recursive: true });
       await rename(join(dir.path, areaDir('A', 'esp', true)), join(dir.path, areaDir('A', 'esp')));
@@ -69,8 +79,15 @@ describe('FsSlotStore after a crash', () => {
       assert.equal(m.version, '1.1.0');
       assert.equal(m.generation, 2);
       assert.deepEqual(await store.verify('A'), m);
-      assert.deepEqual((await readdir(join(dir.path, 'slots/a'))).sort(), ['rootfs.img', 'slot.json']);
-      assert.equal((await store.staged('B'))?.version, '9.0.0', 'the other slot\'s staging area is untouched');
+      assert.deepEqual((await readdir(join(dir.path, 'slots/a'))).sort(), [
+        'rootfs.img',
+        'slot.json',
+      ]);
+      assert.equal(
+        (await store.staged('B'))?.version,
+        '9.0.0',
+        "the other slot's staging area is untouched",
+      );
     } finally {
       await dir.remove();
     }
@@ -81,7 +98,9 @@ describe('FsSlotStore after a crash', () => {
     try {
       const store = createFsSlotStore(dir.path);
       await stage(dir.path, 'B', sampleImage('2.0.0'));
-      const staged = JSON.parse(await readFile(join(dir.path, 'slots/b.next/staged.json'), 'utf8')) as StagedRecord;
+      const staged = JSON.parse(
+        await readFile(join(dir.path, 'slots/b.next/staged.json'), 'utf8'),
+      ) as StagedRecord;
       await writeStaged(dir.path, { ...staged, generation: 7 });
       for (const area of ['esp', 'slot'] as const)
         await rename(join(dir.path, areaDir('B', area, true)), join(dir.path, areaDir('B', area)));

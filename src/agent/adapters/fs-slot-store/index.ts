@@ -29,11 +29,18 @@ function verifyFailed(slot: SlotId, why: string): MoltError {
 async function verify(root: string, slot: SlotId): Promise<SlotManifest> {
   const m = await readManifest(root, slot);
   if (m === undefined) throw verifyFailed(slot, 'holds no image');
-  if (m.status !== 'ready') throw verifyFailed(slot, `is ${m.status}${m.badReason === undefined ? '' : ` (${m.badReason})`}, not ready`);
+  if (m.status !== 'ready')
+    throw verifyFailed(
+      slot,
+      `is ${m.status}${m.badReason === undefined ? '' : ` (${m.badReason})`}, not ready`,
+    );
   for (const [name, a] of Object.entries(m.artifacts)) {
     const actual = await fileDigest(join(root, a.path), a.size);
     if (actual !== a.digest)
-      throw verifyFailed(slot, `artifact ${name} (${a.path}) ${actual === undefined ? 'is missing or has the wrong size' : `hashes to ${actual}, not ${a.digest}`}`);
+      throw verifyFailed(
+        slot,
+        `artifact ${name} (${a.path}) ${actual === undefined ? 'is missing or has the wrong size' : `hashes to ${actual}, not ${a.digest}`}`,
+      );
   }
   return m;
 }
@@ -42,7 +49,9 @@ async function staged(root: string, slot: SlotId): Promise<StagedImage | undefin
   const r = await readStaged(root, slot);
   if (r === undefined) return undefined;
   for (const [name, a] of Object.entries(r.artifacts)) {
-    const info = await stat(join(root, artifactPath(slot, name as ArtifactName, true))).catch(() => undefined);
+    const info = await stat(join(root, artifactPath(slot, name as ArtifactName, true))).catch(
+      () => undefined,
+    );
     if (info?.size !== a.size) return undefined;
   }
   return { imageRef: r.imageRef, imageDigest: r.imageDigest, version: r.version };

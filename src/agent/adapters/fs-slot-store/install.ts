@@ -11,9 +11,21 @@
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { areaDir, artifactPath, installingRecordPath, stagedRecordPath, type SlotArea } from '../../../core/slots/layout.ts';
+import {
+  areaDir,
+  artifactPath,
+  installingRecordPath,
+  stagedRecordPath,
+  type SlotArea,
+} from '../../../core/slots/layout.ts';
 import { nextGeneration, type StagedRecord } from '../../../core/slots/manifest.ts';
-import { otherSlot, type ArtifactName, type ArtifactRecord, type SlotId, type SlotManifest } from '../../../core/slots/slot.ts';
+import {
+  otherSlot,
+  type ArtifactName,
+  type ArtifactRecord,
+  type SlotId,
+  type SlotManifest,
+} from '../../../core/slots/slot.ts';
 import { fsyncDir, renameDurable } from '../fs/atomic-write.ts';
 import { readManifest, writeManifest } from './manifest-file.ts';
 import { readStaged, writeStaged } from './staging.ts';
@@ -25,7 +37,11 @@ export interface InstallInput {
   readonly now: () => Date;
 }
 
-const exists = (path: string): Promise<boolean> => stat(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Step 2 for one area; a no-op when an earlier run already renamed it. */
 async function moveArea(root: string, slot: SlotId, area: SlotArea): Promise<void> {
@@ -37,12 +53,17 @@ async function moveArea(root: string, slot: SlotId, area: SlotArea): Promise<voi
 }
 
 /** The record of the pull to install, wherever a previous run left it, with its generation fixed. */
-async function recordToInstall(i: InstallInput): Promise<{ record: StagedRecord; path: string } | undefined> {
+async function recordToInstall(
+  i: InstallInput,
+): Promise<{ record: StagedRecord; path: string } | undefined> {
   for (const path of [stagedRecordPath(i.slot), installingRecordPath(i.slot)]) {
     const record = await readStaged(i.root, i.slot, path);
     if (record === undefined) continue;
     if (record.generation !== undefined) return { record, path };
-    const manifests = await Promise.all([readManifest(i.root, i.slot), readManifest(i.root, otherSlot(i.slot))]);
+    const manifests = await Promise.all([
+      readManifest(i.root, i.slot),
+      readManifest(i.root, otherSlot(i.slot)),
+    ]);
     const fixed = { ...record, generation: nextGeneration(manifests) };
     await writeStaged(i.root, fixed, path);
     return { record: fixed, path };
@@ -52,7 +73,8 @@ async function recordToInstall(i: InstallInput): Promise<{ record: StagedRecord;
 
 function manifestOf(i: InstallInput, r: StagedRecord, generation: number): SlotManifest {
   const artifacts: Partial<Record<ArtifactName, ArtifactRecord>> = {};
-  for (const [name, a] of Object.entries(r.artifacts)) artifacts[name as ArtifactName] = { ...a, path: artifactPath(i.slot, name as ArtifactName) };
+  for (const [name, a] of Object.entries(r.artifacts))
+    artifacts[name as ArtifactName] = { ...a, path: artifactPath(i.slot, name as ArtifactName) };
   return {
     schema: 1,
     slot: i.slot,

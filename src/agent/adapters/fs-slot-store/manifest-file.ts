@@ -10,10 +10,11 @@ import { readJson } from './staging.ts';
 /** The slot's manifest, or undefined when there is none. */
 export async function readManifest(root: string, slot: SlotId): Promise<SlotManifest | undefined> {
   const json = await readJson(root, slotManifestPath(slot));
-  return json === undefined ? undefined : parseSlotManifest(json, join(root, slotManifestPath(slot)));
+  return json === undefined
+    ? undefined
+    : parseSlotManifest(json, join(root, slotManifestPath(slot)));
 }
 
 export async function writeManifest(root: string, m: SlotManifest): Promise<void> {
   await writeFileAtomic(join(root, slotManifestPath(m.slot)), `${JSON.stringify(m, null, 2)}\n`);
 }
-

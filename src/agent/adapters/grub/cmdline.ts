@@ -6,7 +6,11 @@ import { slotBootEntry, type SlotBootEntry } from '../../../core/boot/slot-entry
 import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 
 /** The boot entry of `slot`, reading its `cmdline` artifact (a path relative to `root`). */
-export async function readSlotBootEntry(root: string, slot: SlotId, manifest: SlotManifest): Promise<SlotBootEntry> {
+export async function readSlotBootEntry(
+  root: string,
+  slot: SlotId,
+  manifest: SlotManifest,
+): Promise<SlotBootEntry> {
   const record = manifest.artifacts.cmdline;
   const cmdline = record === undefined ? '' : await readFile(join(root, record.path), 'latin1');
   return slotBootEntry(slot, manifest, cmdline);

@@ -7,7 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseGrubCfg, renderGrubCfg, type GrubMenuEntry } from '../../../core/boot/grub-cfg.ts';
-import { createGrubenv, encodeGrubenv, parseGrubenv, type Grubenv } from '../../../core/boot/grubenv.ts';
+import {
+  createGrubenv,
+  encodeGrubenv,
+  parseGrubenv,
+  type Grubenv,
+} from '../../../core/boot/grubenv.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 export interface GrubFiles {
@@ -16,7 +21,10 @@ export interface GrubFiles {
 }
 
 export function grubFiles(root: string): GrubFiles {
-  return { cfgPath: join(root, 'esp', 'grub', 'grub.cfg'), envPath: join(root, 'esp', 'grub', 'grubenv') };
+  return {
+    cfgPath: join(root, 'esp', 'grub', 'grub.cfg'),
+    envPath: join(root, 'esp', 'grub', 'grubenv'),
+  };
 }
 
 async function readOptional(path: string): Promise<Buffer | undefined> {
@@ -41,7 +49,10 @@ export async function readEnv(files: GrubFiles): Promise<Grubenv> {
 }
 
 /** Rewrite grub.cfg for `entries` (ordered by id) unless it already says exactly that. */
-export async function writeEntries(files: GrubFiles, entries: readonly GrubMenuEntry[]): Promise<void> {
+export async function writeEntries(
+  files: GrubFiles,
+  entries: readonly GrubMenuEntry[],
+): Promise<void> {
   const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const text = renderGrubCfg(sorted);
   const current = await readOptional(files.cfgPath);

@@ -6,7 +6,12 @@ import { describe, it } from 'node:test';
 import { grubenvGet, parseGrubenv } from '../../../core/boot/grubenv.ts';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
 import { bootMachine } from '../../../lab/firmware/boot.ts';
-import { bootloaderConformance, bootloaderTestRoot, fileSnapshot, testManifest } from '../../../testkit/bootloader-conformance.ts';
+import {
+  bootloaderConformance,
+  bootloaderTestRoot,
+  fileSnapshot,
+  testManifest,
+} from '../../../testkit/bootloader-conformance.ts';
 import { createGrubBootloader } from './index.ts';
 
 bootloaderConformance('grub', async () => {
@@ -27,7 +32,13 @@ describe('GrubBootloader files', () => {
     const { root, remove } = await bootloaderTestRoot();
     try {
       const b = createGrubBootloader(root);
-      const manifestB = { ...testManifest('B', 2), artifacts: { ...testManifest('B', 2).artifacts, cmdline: { path: 'slots/b/cmdline', size: 20, digest: 'sha256:x' } } };
+      const manifestB = {
+        ...testManifest('B', 2),
+        artifacts: {
+          ...testManifest('B', 2).artifacts,
+          cmdline: { path: 'slots/b/cmdline', size: 20, digest: 'sha256:x' },
+        },
+      };
       await mkdir(join(root, 'slots', 'b'), { recursive: true });
       await writeFile(join(root, 'slots', 'b', 'cmdline'), ' console=ttyS0,115200\n quiet\n');
       await b.writeEntry('A', testManifest('A', 1, '1.0.0'));
@@ -35,8 +46,14 @@ describe('GrubBootloader files', () => {
       await b.writeEntry('B', manifestB);
       await b.armBootOnce('B');
       const cfg = await readFile(join(root, 'esp', 'grub', 'grub.cfg'), 'utf8');
-      assert.match(cfg, /menuentry 'molt 1\.0\.0 \(slot A\)' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/);
-      assert.match(cfg, /\tlinux \/molt\/b\/vmlinuz molt\.slot=B panic=10 console=ttyS0,115200 quiet\n/);
+      assert.match(
+        cfg,
+        /menuentry 'molt 1\.0\.0 \(slot A\)' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/,
+      );
+      assert.match(
+        cfg,
+        /\tlinux \/molt\/b\/vmlinuz molt\.slot=B panic=10 console=ttyS0,115200 quiet\n/,
+      );
       const env = parseGrubenv(await readFile(join(root, 'esp', 'grub', 'grubenv')));
       assert.equal(grubenvGet(env, 'saved_entry'), 'molt-a');
       assert.equal(grubenvGet(env, 'next_entry'), 'molt-b');
@@ -52,12 +69,27 @@ describe('GrubBootloader files', () => {
       await b.writeEntry('A', testManifest('A', 1));
       await b.commit('A');
       await writeFile(join(root, 'esp', 'grub', 'grubenv'), 'not a grubenv');
-      await assert.rejects(() => b.read(), (e) => isMoltError(e, ErrorCode.BootloaderInvalid));
-      await assert.rejects(() => b.armBootOnce('A'), (e) => isMoltError(e, ErrorCode.BootloaderInvalid));
+      await assert.rejects(
+        () => b.read(),
+        (e) => isMoltError(e, ErrorCode.BootloaderInvalid),
+      );
+      await assert.rejects(
+        () => b.armBootOnce('A'),
+        (e) => isMoltError(e, ErrorCode.BootloaderInvalid),
+      );
       await mkdir(join(root, 'slots', 'b'), { recursive: true });
       await writeFile(join(root, 'slots', 'b', 'cmdline'), 'init=$(reboot)');
-      const bad = { ...testManifest('B', 2), artifacts: { ...testManifest('B', 2).artifacts, cmdline: { path: 'slots/b/cmdline', size: 1, digest: 'sha256:x' } } };
-      await assert.rejects(() => b.writeEntry('B', bad), (e) => isMoltError(e, ErrorCode.ImageInvalid));
+      const bad = {
+        ...testManifest('B', 2),
+        artifacts: {
+          ...testManifest('B', 2).artifacts,
+          cmdline: { path: 'slots/b/cmdline', size: 1, digest: 'sha256:x' },
+        },
+      };
+      await assert.rejects(
+        () => b.writeEntry('B', bad),
+        (e) => isMoltError(e, ErrorCode.ImageInvalid),
+      );
     } finally {
       await remove();
     }

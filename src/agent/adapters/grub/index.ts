@@ -16,7 +16,14 @@ import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
 import { readSlotBootEntry } from './cmdline.ts';
-import { grubFiles, readEntries, readEnv, writeEntries, writeEnv, type GrubFiles } from './files.ts';
+import {
+  grubFiles,
+  readEntries,
+  readEnv,
+  writeEntries,
+  writeEnv,
+  type GrubFiles,
+} from './files.ts';
 
 /** The slot GRUB boots when no boot-once is armed: `saved_entry`'s entry, else entry 0. */
 function committedSlot(entries: readonly GrubMenuEntry[], env: Grubenv): SlotId | null {
@@ -33,7 +40,10 @@ function view(entries: readonly GrubMenuEntry[], env: Grubenv): BootView {
   for (const e of entries) {
     const slot = slotOfEntryId(e.id);
     if (slot === undefined) continue;
-    list.push({ slot, state: slot === committed ? 'committed' : slot === oneShot ? 'trial' : 'bootable' });
+    list.push({
+      slot,
+      state: slot === committed ? 'committed' : slot === oneShot ? 'trial' : 'bootable',
+    });
   }
   return { bootloader: 'grub', committed, oneShot, entries: list };
 }
@@ -50,7 +60,10 @@ async function requireEntry(files: GrubFiles, slot: SlotId): Promise<string> {
 
 async function dropEntry(files: GrubFiles, slot: SlotId): Promise<void> {
   const id = slotEntryId(slot);
-  await writeEntries(files, (await readEntries(files)).filter((e) => e.id !== id));
+  await writeEntries(
+    files,
+    (await readEntries(files)).filter((e) => e.id !== id),
+  );
   const env = await readEnv(files);
   if (grubenvGet(env, 'next_entry') === id) await writeEnv(files, grubenvUnset(env, 'next_entry'));
 }
@@ -65,8 +78,17 @@ export function createGrubBootloader(root: string): Bootloader {
     markBad: (slot) => dropEntry(files, slot),
     async writeEntry(slot: SlotId, manifest: SlotManifest) {
       const e = await readSlotBootEntry(root, slot, manifest);
-      const entry: GrubMenuEntry = { id: e.id, title: e.title, linux: e.linux, options: e.options, ...(e.initrd === undefined ? {} : { initrd: e.initrd }) };
-      await writeEntries(files, [...(await readEntries(files)).filter((x) => x.id !== e.id), entry]);
+      const entry: GrubMenuEntry = {
+        id: e.id,
+        title: e.title,
+        linux: e.linux,
+        options: e.options,
+        ...(e.initrd === undefined ? {} : { initrd: e.initrd }),
+      };
+      await writeEntries(files, [
+        ...(await readEntries(files)).filter((x) => x.id !== e.id),
+        entry,
+      ]);
     },
     async armBootOnce(slot) {
       const id = await requireEntry(files, slot);
@@ -77,11 +99,15 @@ export function createGrubBootloader(root: string): Bootloader {
     },
     async disarmBootOnce() {
       const env = await readEnv(files);
-      if ((grubenvGet(env, 'next_entry') ?? '') !== '') await writeEnv(files, grubenvUnset(env, 'next_entry'));
+      if ((grubenvGet(env, 'next_entry') ?? '') !== '')
+        await writeEnv(files, grubenvUnset(env, 'next_entry'));
     },
     async commit(slot) {
       const id = await requireEntry(files, slot);
-      const env = grubenvUnset(grubenvUnset(await readEnv(files), 'prev_saved_entry'), 'next_entry');
+      const env = grubenvUnset(
+        grubenvUnset(await readEnv(files), 'prev_saved_entry'),
+        'next_entry',
+      );
       await writeEnv(files, grubenvSet(env, 'saved_entry', id));
     },
   };

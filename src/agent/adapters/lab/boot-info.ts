@@ -14,15 +14,20 @@ import type { BootInfo } from '../../ports/boot-info.ts';
 export function slotFromCmdline(cmdline: string): SlotId {
   const match = /(?:^|\s)molt\.slot=([AB])(?:\s|$)/.exec(cmdline);
   if (match?.[1] !== 'A' && match?.[1] !== 'B') {
-    throw new MoltError(ErrorCode.MachineInvalid, `the kernel command line has no molt.slot=A|B: ${JSON.stringify(cmdline)}`, {
-      hint: 'boot the machine through a molt boot entry',
-    });
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `the kernel command line has no molt.slot=A|B: ${JSON.stringify(cmdline)}`,
+      {
+        hint: 'boot the machine through a molt boot entry',
+      },
+    );
   }
   return match[1];
 }
 
 export async function readBootInfo(env: NodeJS.ProcessEnv = process.env): Promise<BootInfo> {
   const cmdline = env[LabEnv.Cmdline] ?? (await readFile('/proc/cmdline', 'utf8'));
-  const bootId = env[LabEnv.BootId] ?? (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  const bootId =
+    env[LabEnv.BootId] ?? (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
   return { bootId, slot: slotFromCmdline(cmdline) };
 }

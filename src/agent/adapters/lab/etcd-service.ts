@@ -89,7 +89,13 @@ export function createLabEtcdService(options: LabEtcdServiceOptions): LabEtcdSer
     },
     async startAll() {
       if ((await runningPid()) !== undefined) return;
-      if (await access(disabled).then(() => true, () => false)) return;
+      if (
+        await access(disabled).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
       const args = await etcdArgs(options);
       await mkdir(join(options.root, 'run'), { recursive: true });
       const log = await open(join(options.root, 'run', 'etcd.log'), 'a');

@@ -14,7 +14,11 @@ import type { FaultPoints } from '../../machine/ports.ts';
 
 export const noFaults: FaultPoints = { at: () => Promise.resolve() };
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 export function labFaultFile(root: string): string {
   return join(root, 'state', 'lab-fault');

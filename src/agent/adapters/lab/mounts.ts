@@ -10,7 +10,11 @@ import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Mounts } from '../../ports/mounts.ts';
 import { fsyncDir } from '../fs/atomic-write.ts';
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 export function createLabMounts(root: string): Mounts {
   const ephemeral = join(root, 'ephemeral');
@@ -18,9 +22,13 @@ export function createLabMounts(root: string): Mounts {
   return {
     async release() {
       if (await exists(join(ephemeral, '.busy'))) {
-        throw new MoltError(ErrorCode.MountBusy, `${ephemeral} is busy (held by ${join(ephemeral, '.busy')})`, {
-          hint: 'stop what holds EPHEMERAL, then retry the upgrade',
-        });
+        throw new MoltError(
+          ErrorCode.MountBusy,
+          `${ephemeral} is busy (held by ${join(ephemeral, '.busy')})`,
+          {
+            hint: 'stop what holds EPHEMERAL, then retry the upgrade',
+          },
+        );
       }
       await mkdir(join(root, 'run'), { recursive: true });
       await writeFile(released, '');
@@ -33,7 +41,8 @@ export function createLabMounts(root: string): Mounts {
       const marker = join(ephemeral, `.wiped-${operationId}`);
       if (await exists(marker)) return;
       await mkdir(ephemeral, { recursive: true });
-      for (const name of await readdir(ephemeral)) await rm(join(ephemeral, name), { recursive: true, force: true });
+      for (const name of await readdir(ephemeral))
+        await rm(join(ephemeral, name), { recursive: true, force: true });
       // The marker is written last: a wipe cut short runs again in full.
       await writeFile(marker, '');
       await fsyncDir(ephemeral);

@@ -10,7 +10,11 @@ export function labSlotHealth(slots: SlotStore, booted: SlotId): HealthCheck {
     async run() {
       const manifest = await slots.manifest(booted);
       if (manifest?.lab?.health === 'never') {
-        return { name: 'lab-slot-health', status: 'failing', message: `slot ${booted} (${manifest.version}) is built never to become healthy` };
+        return {
+          name: 'lab-slot-health',
+          status: 'failing',
+          message: `slot ${booted} (${manifest.version}) is built never to become healthy`,
+        };
       }
       return { name: 'lab-slot-health', status: 'ok', message: `slot ${booted} reports healthy` };
     },

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Fetching a planned installer image's layers into the staging area, one layer at a time. */
 import { join } from 'node:path';
-import { checkArtifactSet, type ArtifactPlan, type PlannedLayer } from '../../../core/slots/contract.ts';
+import {
+  checkArtifactSet,
+  type ArtifactPlan,
+  type PlannedLayer,
+} from '../../../core/slots/contract.ts';
 import { areaDir, areaOf, artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedArtifact } from '../../../core/slots/manifest.ts';
 import type { ArtifactName, SlotId } from '../../../core/slots/slot.ts';
@@ -37,7 +41,11 @@ class Progress {
   };
 }
 
-async function fetchRaw(i: FetchInput, l: Extract<PlannedLayer, { kind: 'raw' }>, progress: Progress): Promise<StagedArtifact> {
+async function fetchRaw(
+  i: FetchInput,
+  l: Extract<PlannedLayer, { kind: 'raw' }>,
+  progress: Progress,
+): Promise<StagedArtifact> {
   const path = join(i.root, artifactPath(i.slot, l.artifact, true));
   const { digest, size } = l.layer;
   // A file left by an interrupted pull of the same layer is kept when it hashes right.
@@ -45,11 +53,19 @@ async function fetchRaw(i: FetchInput, l: Extract<PlannedLayer, { kind: 'raw' }>
     progress.add(size);
     return { size, digest };
   }
-  await writeBlobToFile((sink) => i.client.streamBlobTo(i.repository, digest, sink), path, { limit: size, onBytes: progress.add });
+  await writeBlobToFile((sink) => i.client.streamBlobTo(i.repository, digest, sink), path, {
+    limit: size,
+    onBytes: progress.add,
+  });
   return { size, digest };
 }
 
-async function fetchTar(i: FetchInput, l: Extract<PlannedLayer, { kind: 'tar' }>, progress: Progress, got: Artifacts): Promise<void> {
+async function fetchTar(
+  i: FetchInput,
+  l: Extract<PlannedLayer, { kind: 'tar' }>,
+  progress: Progress,
+  got: Artifacts,
+): Promise<void> {
   const unpacked = [...got.values()].reduce((sum, a) => sum + a.size, 0);
   const files = await unpackTarLayer({
     body: await i.client.streamBlob(i.repository, l.layer.digest),
@@ -63,7 +79,9 @@ async function fetchTar(i: FetchInput, l: Extract<PlannedLayer, { kind: 'tar' }>
 }
 
 /** Fetch every layer; returns the staged artifacts once the full set passed the contract. */
-export async function fetchArtifacts(i: FetchInput): Promise<Partial<Record<ArtifactName, StagedArtifact>>> {
+export async function fetchArtifacts(
+  i: FetchInput,
+): Promise<Partial<Record<ArtifactName, StagedArtifact>>> {
   const progress = new Progress(i.plan.totalBytes, i.onProgress);
   const got: Artifacts = new Map();
   for (const l of i.plan.layers) {

@@ -15,7 +15,13 @@ import type { SlotId } from '../../../core/slots/slot.ts';
 import { createRegistryClient } from '../../../oci/index.ts';
 import type { ImageSource, PullProgress } from '../../ports/image-source.ts';
 import type { StagedImage } from '../../ports/slot-store.ts';
-import { prepareStaging, readStaged, removeStaging, syncStaging, writeStaged } from '../fs-slot-store/staging.ts';
+import {
+  prepareStaging,
+  readStaged,
+  removeStaging,
+  syncStaging,
+  writeStaged,
+} from '../fs-slot-store/staging.ts';
 import { fetchArtifacts } from './fetch.ts';
 import { fileDigest } from '../fs-slot-store/file-digest.ts';
 import type { OciImageSourceOptions } from './index.ts';
@@ -26,11 +32,18 @@ function stagedImage(r: StagedRecord): StagedImage {
 }
 
 /** A complete staged pull of the same manifest whose files all still hash right. */
-async function reusable(root: string, slot: SlotId, target: ResolvedInstaller): Promise<StagedRecord | undefined> {
+async function reusable(
+  root: string,
+  slot: SlotId,
+  target: ResolvedInstaller,
+): Promise<StagedRecord | undefined> {
   const previous = await readStaged(root, slot).catch(() => undefined);
   if (previous?.manifestDigest !== target.resolved.manifestDigest) return undefined;
   for (const [name, a] of Object.entries(previous.artifacts)) {
-    const digest = await fileDigest(join(root, artifactPath(slot, name as keyof typeof previous.artifacts, true)), a.size);
+    const digest = await fileDigest(
+      join(root, artifactPath(slot, name as keyof typeof previous.artifacts, true)),
+      a.size,
+    );
     if (digest !== a.digest) return undefined;
   }
   return previous;
@@ -41,11 +54,19 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
   const platform = o.platform ?? { os: 'linux', architecture: 'amd64' };
   const now = o.now ?? (() => new Date());
   return {
-    async pull(image: string, slot: SlotId, onProgress?: (p: PullProgress) => void): Promise<StagedImage> {
+    async pull(
+      image: string,
+      slot: SlotId,
+      onProgress?: (p: PullProgress) => void,
+    ): Promise<StagedImage> {
       const ref = parseImageReference(image);
       const client = createRegistryClient({ ...o.registry, registry: ref.registry });
       try {
-        const target = await resolveInstaller(client, ref, { platform, maxBytes, publicKeyPem: o.publicKeyPem });
+        const target = await resolveInstaller(client, ref, {
+          platform,
+          maxBytes,
+          publicKeyPem: o.publicKeyPem,
+        });
         const previous = await reusable(o.root, slot, target);
         if (previous !== undefined) {
           onProgress?.({ bytes: target.plan.totalBytes, total: target.plan.totalBytes });
@@ -54,7 +75,15 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
         const raw = target.plan.layers.flatMap((l) => (l.kind === 'raw' ? [l.artifact] : []));
         await prepareStaging(o.root, slot, new Set(raw));
         try {
-          const artifacts = await fetchArtifacts({ client, repository: ref.repository, root: o.root, slot, plan: target.plan, maxBytes, ...(onProgress && { onProgress }) });
+          const artifacts = await fetchArtifacts({
+            client,
+            repository: ref.repository,
+            root: o.root,
+            slot,
+            plan: target.plan,
+            maxBytes,
+            ...(onProgress && { onProgress }),
+          });
           await syncStaging(o.root, slot);
           const record: StagedRecord = {
             schema: 1,

@@ -25,7 +25,9 @@ function labelsOf(bytes: Uint8Array, what: string): Record<string, string> {
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (e) {
-    throw new MoltError(ErrorCode.ImageInvalid, `${what}: the image config is not UTF-8 JSON`, { cause: e });
+    throw new MoltError(ErrorCode.ImageInvalid, `${what}: the image config is not UTF-8 JSON`, {
+      cause: e,
+    });
   }
   const labels: unknown = (json as { config?: { Labels?: unknown } } | null)?.config?.Labels ?? {};
   if (typeof labels !== 'object' || labels === null)
@@ -35,25 +37,48 @@ function labelsOf(bytes: Uint8Array, what: string): Record<string, string> {
   return out;
 }
 
-async function verifySignature(client: OciRegistryClient, ref: ImageReference, digest: string, publicKeyPem: string): Promise<void> {
-  const verdict = await checkSignature({ reader: client, repository: ref.repository, digest, publicKeyPem });
+async function verifySignature(
+  client: OciRegistryClient,
+  ref: ImageReference,
+  digest: string,
+  publicKeyPem: string,
+): Promise<void> {
+  const verdict = await checkSignature({
+    reader: client,
+    repository: ref.repository,
+    digest,
+    publicKeyPem,
+  });
   if (verdict.status === 'verified') return;
   const what = `${ref.registry}/${ref.repository}@${digest}`;
   if (verdict.status === 'unsigned')
-    throw new MoltError(ErrorCode.SignatureMissing, `${what} has no signature, and this agent requires one`, {
-      hint: 'sign the installer image (molt dev publish --sign-key) or configure the agent without a public key',
-    });
-  throw new MoltError(ErrorCode.SignatureInvalid, `${what}: ${'reason' in verdict ? verdict.reason : 'the signature was not checked'}`, {
-    hint: 'the image was not signed with the key this agent trusts',
-  });
+    throw new MoltError(
+      ErrorCode.SignatureMissing,
+      `${what} has no signature, and this agent requires one`,
+      {
+        hint: 'sign the installer image (molt dev publish --sign-key) or configure the agent without a public key',
+      },
+    );
+  throw new MoltError(
+    ErrorCode.SignatureInvalid,
+    `${what}: ${'reason' in verdict ? verdict.reason : 'the signature was not checked'}`,
+    {
+      hint: 'the image was not signed with the key this agent trusts',
+    },
+  );
 }
 
 /** Resolve `ref` and check the contract (and signature) from descriptors and labels only. */
-export async function resolveInstaller(client: OciRegistryClient, ref: ImageReference, o: ResolveOptions): Promise<ResolvedInstaller> {
+export async function resolveInstaller(
+  client: OciRegistryClient,
+  ref: ImageReference,
+  o: ResolveOptions,
+): Promise<ResolvedInstaller> {
   const resolved = await client.resolveImage(ref.repository, referenceTarget(ref), o.platform);
   const what = `${ref.registry}/${ref.repository}@${resolved.manifestDigest}`;
   const labels = labelsOf(await client.getBlob(ref.repository, resolved.config.digest), what);
   const plan = planInstallerImage({ layers: resolved.layers, labels, maxBytes: o.maxBytes });
-  if (o.publicKeyPem !== undefined) await verifySignature(client, ref, resolved.digest, o.publicKeyPem);
+  if (o.publicKeyPem !== undefined)
+    await verifySignature(client, ref, resolved.digest, o.publicKeyPem);
   return { resolved, plan };
 }

@@ -53,7 +53,12 @@ class Unpacker {
         return;
       }
       this.claim(name, entry.size);
-      const file: OpenFile = { name, fd: openSync(join(this.input.dirOf(name), name), 'w', 0o644), hash: createHash('sha256'), size: 0 };
+      const file: OpenFile = {
+        name,
+        fd: openSync(join(this.input.dirOf(name), name), 'w', 0o644),
+        hash: createHash('sha256'),
+        size: 0,
+      };
       this.done.push(file);
       entry.on('data', (chunk: Buffer) => {
         this.write(file, chunk);
@@ -70,7 +75,10 @@ class Unpacker {
 
   private claim(name: ArtifactName, size: number): void {
     if (this.input.taken.has(name) || this.done.some((f) => f.name === name))
-      throw new MoltError(ErrorCode.ImageInvalid, `the image carries artifact "${name}" more than once`);
+      throw new MoltError(
+        ErrorCode.ImageInvalid,
+        `the image carries artifact "${name}" more than once`,
+      );
     this.unpacked += size;
     checkTotal(this.unpacked, this.input.budget, 'the files of its tar layers');
   }
@@ -78,7 +86,7 @@ class Unpacker {
   private write(file: OpenFile, chunk: Buffer): void {
     if (this.failure !== undefined) return;
     try {
-      for (let off = 0; off < chunk.byteLength; ) off += writeSync(file.fd, chunk, off);
+      for (let off = 0; off < chunk.byteLength;) off += writeSync(file.fd, chunk, off);
       file.hash.update(chunk);
       file.size += chunk.byteLength;
     } catch (e) {
@@ -88,7 +96,9 @@ class Unpacker {
 }
 
 /** Parse one tar layer into files; returns each file's size and digest (the layer digest is checked by `body`). */
-export async function unpackTarLayer(input: TarLayerInput): Promise<Map<ArtifactName, StagedArtifact>> {
+export async function unpackTarLayer(
+  input: TarLayerInput,
+): Promise<Map<ArtifactName, StagedArtifact>> {
   const u = new Unpacker(input);
   const parser = new Parser({ strict: true });
   // 'end' after a clean archive; a strict parser's 'error' may come instead of it.
@@ -102,10 +112,21 @@ export async function unpackTarLayer(input: TarLayerInput): Promise<Map<Artifact
     u.onEntry(e);
   });
   parser.on('ignoredEntry', (e: ReadEntry) => {
-    u.fail(new MoltError(ErrorCode.LayerUnsafePath, `tar layer entry "${e.path}" has an unsupported type ${e.type}`));
+    u.fail(
+      new MoltError(
+        ErrorCode.LayerUnsafePath,
+        `tar layer entry "${e.path}" has an unsupported type ${e.type}`,
+      ),
+    );
   });
   parser.on('error', (e: unknown) => {
-    u.fail(new MoltError(ErrorCode.ImageInvalid, `tar layer ${input.layerDigest} is not a valid tar archive`, { cause: e }));
+    u.fail(
+      new MoltError(
+        ErrorCode.ImageInvalid,
+        `tar layer ${input.layerDigest} is not a valid tar archive`,
+        { cause: e },
+      ),
+    );
   });
   try {
     await feed(input, parser, u);
@@ -132,7 +153,10 @@ async function feed(input: TarLayerInput, parser: Parser, u: Unpacker): Promise<
   }
 }
 
-async function finish(files: readonly OpenFile[], layerDigest: string): Promise<Map<ArtifactName, StagedArtifact>> {
+async function finish(
+  files: readonly OpenFile[],
+  layerDigest: string,
+): Promise<Map<ArtifactName, StagedArtifact>> {
   const out = new Map<ArtifactName, StagedArtifact>();
   for (const f of files) {
     await fsyncAsync(f.fd);

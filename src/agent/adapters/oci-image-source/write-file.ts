@@ -32,9 +32,13 @@ export interface WriteOptions {
 export type BlobPump = (sink: BlobSink) => Promise<number>;
 
 function tooLarge(limit: number): MoltError {
-  return new MoltError(ErrorCode.ImageTooLarge, `the registry sent more than the ${limit} bytes the image declared or the agent accepts`, {
-    hint: 'the layer is larger than its descriptor says; the registry or the image is broken',
-  });
+  return new MoltError(
+    ErrorCode.ImageTooLarge,
+    `the registry sent more than the ${limit} bytes the image declared or the agent accepts`,
+    {
+      hint: 'the layer is larger than its descriptor says; the registry or the image is broken',
+    },
+  );
 }
 
 class FileSink implements BlobSink {
@@ -114,7 +118,8 @@ class FileSink implements BlobSink {
     this.pending = this.handle.writev(chunks).then(
       (r) => {
         this.busy = false;
-        if (r.bytesWritten !== bytes) this.failure ??= new Error(`short write: ${r.bytesWritten} of ${bytes} bytes`);
+        if (r.bytesWritten !== bytes)
+          this.failure ??= new Error(`short write: ${r.bytesWritten} of ${bytes} bytes`);
         else {
           this.written += bytes;
           this.startWriteback();
@@ -130,7 +135,11 @@ class FileSink implements BlobSink {
 }
 
 /** Stream a blob (through `pump`) into a new file at `path` (truncating), fsync it, and return the byte count. */
-export async function writeBlobToFile(pump: BlobPump, path: string, o: WriteOptions): Promise<number> {
+export async function writeBlobToFile(
+  pump: BlobPump,
+  path: string,
+  o: WriteOptions,
+): Promise<number> {
   const handle = await open(path, 'w', 0o644);
   const sink = new FileSink(handle, o);
   try {

@@ -6,7 +6,12 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { blsFileName, parseBlsFileName, renderLoaderConf, type BlsEntryName } from '../../../core/boot/bls.ts';
+import {
+  blsFileName,
+  parseBlsFileName,
+  renderLoaderConf,
+  type BlsEntryName,
+} from '../../../core/boot/bls.ts';
 import { sdBootMenu } from '../../../core/boot/firmware.ts';
 import { slotOfEntryId } from '../../../core/boot/slot-entry.ts';
 import type { SlotId } from '../../../core/slots/slot.ts';
@@ -53,8 +58,11 @@ export async function listEntries(files: SdBootFiles): Promise<MoltEntry[]> {
     names.map(async (fileName) => {
       const name = parseBlsFileName(fileName);
       const slot = name === undefined ? undefined : slotOfEntryId(name.id);
-      const body = slot === undefined ? undefined : await readOptional(join(files.entriesDir, fileName));
-      return name === undefined || slot === undefined || body === undefined ? [] : [{ fileName, body, slot, name }];
+      const body =
+        slot === undefined ? undefined : await readOptional(join(files.entriesDir, fileName));
+      return name === undefined || slot === undefined || body === undefined
+        ? []
+        : [{ fileName, body, slot, name }];
     }),
   );
   const found = read.flat();
@@ -66,18 +74,31 @@ export async function listEntries(files: SdBootFiles): Promise<MoltEntry[]> {
 }
 
 /** Rename a slot's entry to the state `name` (no-op when it already has that name). */
-export async function renameEntry(files: SdBootFiles, entry: MoltEntry, name: BlsEntryName): Promise<string> {
+export async function renameEntry(
+  files: SdBootFiles,
+  entry: MoltEntry,
+  name: BlsEntryName,
+): Promise<string> {
   const to = blsFileName(name);
-  if (to !== entry.fileName) await renameDurable(join(files.entriesDir, entry.fileName), join(files.entriesDir, to));
+  if (to !== entry.fileName)
+    await renameDurable(join(files.entriesDir, entry.fileName), join(files.entriesDir, to));
   return to;
 }
 
 /** Replace the content of `fileName` unless it is already `body`. */
-export async function writeEntryFile(files: SdBootFiles, fileName: string, body: string): Promise<void> {
-  if ((await readOptional(join(files.entriesDir, fileName))) !== body) await writeFileAtomic(join(files.entriesDir, fileName), body);
+export async function writeEntryFile(
+  files: SdBootFiles,
+  fileName: string,
+  body: string,
+): Promise<void> {
+  if ((await readOptional(join(files.entriesDir, fileName))) !== body)
+    await writeFileAtomic(join(files.entriesDir, fileName), body);
 }
 
-export async function deleteEntries(files: SdBootFiles, entries: readonly MoltEntry[]): Promise<void> {
+export async function deleteEntries(
+  files: SdBootFiles,
+  entries: readonly MoltEntry[],
+): Promise<void> {
   for (const e of entries) await rm(join(files.entriesDir, e.fileName), { force: true });
   if (entries.length > 0) await fsyncDir(files.entriesDir);
 }
@@ -85,5 +106,6 @@ export async function deleteEntries(files: SdBootFiles, entries: readonly MoltEn
 /** `default molt-*` + `timeout 0`, so both slots match `default` (reference §2.3). */
 export async function ensureLoaderConf(files: SdBootFiles): Promise<void> {
   const text = renderLoaderConf();
-  if ((await readOptional(files.loaderConf)) !== text) await writeFileAtomic(files.loaderConf, text);
+  if ((await readOptional(files.loaderConf)) !== text)
+    await writeFileAtomic(files.loaderConf, text);
 }

@@ -16,14 +16,24 @@ import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
 import { readSlotBootEntry } from '../grub/cmdline.ts';
-import { deleteEntries, ensureLoaderConf, listEntries, renameEntry, sdBootFiles, writeEntryFile, type MoltEntry, type SdBootFiles } from './files.ts';
+import {
+  deleteEntries,
+  ensureLoaderConf,
+  listEntries,
+  renameEntry,
+  sdBootFiles,
+  writeEntryFile,
+  type MoltEntry,
+  type SdBootFiles,
+} from './files.ts';
 
 const isTrial = (e: MoltEntry): boolean => (e.name.triesLeft ?? 0) > 0;
 const isGood = (e: MoltEntry): boolean => e.name.triesLeft === undefined;
 
 function entryView(e: MoltEntry, committed: SlotId | null): BootEntryView {
   const { triesLeft, triesDone } = e.name;
-  if (triesLeft === undefined) return { slot: e.slot, state: e.slot === committed ? 'committed' : 'bootable' };
+  if (triesLeft === undefined)
+    return { slot: e.slot, state: e.slot === committed ? 'committed' : 'bootable' };
   const state = triesLeft > 0 ? 'trial' : (triesDone ?? 0) > 0 ? 'bad' : 'bootable';
   return { slot: e.slot, state, triesLeft, triesDone: triesDone ?? 0 };
 }
@@ -39,7 +49,10 @@ function view(entries: readonly MoltEntry[]): BootView {
   return { bootloader: 'systemd-boot', committed, oneShot, entries: list };
 }
 
-async function primary(files: SdBootFiles, slot: SlotId): Promise<{ entry: MoltEntry; others: MoltEntry[]; extra: MoltEntry[]; committed: boolean }> {
+async function primary(
+  files: SdBootFiles,
+  slot: SlotId,
+): Promise<{ entry: MoltEntry; others: MoltEntry[]; extra: MoltEntry[]; committed: boolean }> {
   const entries = await listEntries(files);
   const [entry, ...extra] = entries.filter((e) => e.slot === slot);
   if (entry === undefined) {
@@ -47,11 +60,21 @@ async function primary(files: SdBootFiles, slot: SlotId): Promise<{ entry: MoltE
       hint: 'write the slot and its boot entry before arming or committing it',
     });
   }
-  return { entry, others: entries.filter((e) => e.slot !== slot), extra, committed: entries.find(isGood) === entry };
+  return {
+    entry,
+    others: entries.filter((e) => e.slot !== slot),
+    extra,
+    committed: entries.find(isGood) === entry,
+  };
 }
 
 /** Give `fileName` a `version` above every entry in `above`, unless it already sorts higher. */
-async function outrank(files: SdBootFiles, entry: MoltEntry, fileName: string, above: readonly MoltEntry[]): Promise<void> {
+async function outrank(
+  files: SdBootFiles,
+  entry: MoltEntry,
+  fileName: string,
+  above: readonly MoltEntry[],
+): Promise<void> {
   const top = Math.max(0, ...above.map((e) => e.version));
   if (entry.version > top) return;
   await writeEntryFile(files, fileName, entry.body.replace(/^version .*$/m, `version ${top + 1}`));
@@ -59,13 +82,17 @@ async function outrank(files: SdBootFiles, entry: MoltEntry, fileName: string, a
 
 /** Park every other slot's armed trial (only one boot-once at a time, as with GRUB's next_entry). */
 async function parkTrials(files: SdBootFiles, entries: readonly MoltEntry[]): Promise<void> {
-  for (const e of entries.filter(isTrial)) await renameEntry(files, e, { id: e.name.id, triesLeft: 0, triesDone: e.name.triesDone ?? 0 });
+  for (const e of entries.filter(isTrial))
+    await renameEntry(files, e, { id: e.name.id, triesLeft: 0, triesDone: e.name.triesDone ?? 0 });
 }
 
 export function createSdBootBootloader(root: string): Bootloader {
   const files = sdBootFiles(root);
   const removeSlot = async (slot: SlotId): Promise<void> => {
-    await deleteEntries(files, (await listEntries(files)).filter((e) => e.slot === slot));
+    await deleteEntries(
+      files,
+      (await listEntries(files)).filter((e) => e.slot === slot),
+    );
   };
   return {
     async read() {
@@ -79,8 +106,14 @@ export function createSdBootBootloader(root: string): Bootloader {
       await ensureLoaderConf(files);
       const entries = await listEntries(files);
       const [current, ...extra] = entries.filter((x) => x.slot === slot);
-      const keep = current !== undefined && (isTrial(current) || current.name.triesDone === 0 || entries.find(isGood) === current);
-      const fileName = keep ? current.fileName : current === undefined ? `${e.id}+0.conf` : await renameEntry(files, current, { id: e.id, triesLeft: 0 });
+      const keep =
+        current !== undefined &&
+        (isTrial(current) || current.name.triesDone === 0 || entries.find(isGood) === current);
+      const fileName = keep
+        ? current.fileName
+        : current === undefined
+          ? `${e.id}+0.conf`
+          : await renameEntry(files, current, { id: e.id, triesLeft: 0 });
       await writeEntryFile(files, fileName, body);
       await deleteEntries(files, extra);
     },

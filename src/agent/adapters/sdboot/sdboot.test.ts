@@ -4,7 +4,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { bootMachine } from '../../../lab/firmware/boot.ts';
-import { bootloaderConformance, bootloaderTestRoot, fileSnapshot, testManifest } from '../../../testkit/bootloader-conformance.ts';
+import {
+  bootloaderConformance,
+  bootloaderTestRoot,
+  fileSnapshot,
+  testManifest,
+} from '../../../testkit/bootloader-conformance.ts';
 import { createSdBootBootloader } from './index.ts';
 
 bootloaderConformance('systemd-boot', async () => {
@@ -23,7 +28,8 @@ bootloaderConformance('systemd-boot', async () => {
 describe('SdBootBootloader files', () => {
   it('names entries by state and writes sort-key, version and options', async () => {
     const { root, remove } = await bootloaderTestRoot();
-    const entries = (): Promise<string[]> => readdir(join(root, 'esp', 'loader', 'entries')).then((n) => n.sort());
+    const entries = (): Promise<string[]> =>
+      readdir(join(root, 'esp', 'loader', 'entries')).then((n) => n.sort());
     try {
       const b = createSdBootBootloader(root);
       await b.writeEntry('A', testManifest('A', 1, '1.0.0'));
@@ -36,7 +42,10 @@ describe('SdBootBootloader files', () => {
         await readFile(join(root, 'esp', 'loader', 'entries', 'molt-b+1.conf'), 'utf8'),
         'title molt 2.0.0 (slot B)\nversion 2\nsort-key molt\nlinux /molt/b/vmlinuz\ninitrd /molt/b/initrd.img\noptions molt.slot=B panic=10\n',
       );
-      assert.equal(await readFile(join(root, 'esp', 'loader', 'loader.conf'), 'utf8'), 'default molt-*\ntimeout 0\n');
+      assert.equal(
+        await readFile(join(root, 'esp', 'loader', 'loader.conf'), 'utf8'),
+        'default molt-*\ntimeout 0\n',
+      );
       assert.deepEqual(await b.read(), {
         bootloader: 'systemd-boot',
         committed: 'A',
@@ -59,10 +68,21 @@ describe('SdBootBootloader files', () => {
       await b.commit('A');
       await b.writeEntry('B', testManifest('B', 2));
       await b.armBootOnce('B');
-      assert.deepEqual(await bootMachine(root, 'systemd-boot'), { ok: true, slot: 'B', entryId: 'molt-b+1.conf', cmdline: 'molt.slot=B panic=10' });
+      assert.deepEqual(await bootMachine(root, 'systemd-boot'), {
+        ok: true,
+        slot: 'B',
+        entryId: 'molt-b+1.conf',
+        cmdline: 'molt.slot=B panic=10',
+      });
       const view = await b.read();
-      assert.deepEqual(view.entries.find((e) => e.slot === 'B'), { slot: 'B', state: 'bad', triesLeft: 0, triesDone: 1 });
-      assert.equal((await bootMachine(root, 'systemd-boot').then((r) => (r.ok ? r.entryId : r.reason))), 'molt-a.conf');
+      assert.deepEqual(
+        view.entries.find((e) => e.slot === 'B'),
+        { slot: 'B', state: 'bad', triesLeft: 0, triesDone: 1 },
+      );
+      assert.equal(
+        await bootMachine(root, 'systemd-boot').then((r) => (r.ok ? r.entryId : r.reason)),
+        'molt-a.conf',
+      );
     } finally {
       await remove();
     }

@@ -18,7 +18,11 @@ export function createSystemPower(beforeReboot: () => Promise<void>): Power {
       try {
         await run('systemctl', ['reboot', `--message=molt: ${reason}`]);
       } catch (error) {
-        throw new MoltError(ErrorCode.Internal, `systemctl reboot failed: ${(error as Error).message}`, { cause: error });
+        throw new MoltError(
+          ErrorCode.Internal,
+          `systemctl reboot failed: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       return new Promise<never>(() => undefined);
     },

@@ -6,13 +6,24 @@
  */
 import { readFile } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
-import { ArtifactMediaType, InstallerLabel, isArtifactName, TitleAnnotation } from '../../../core/slots/contract.ts';
+import {
+  ArtifactMediaType,
+  InstallerLabel,
+  isArtifactName,
+  TitleAnnotation,
+} from '../../../core/slots/contract.ts';
 import type { LayerInput } from '../../../oci/index.ts';
 
-const split = (spec: string): [string, string] => [spec.slice(0, spec.indexOf('=')), spec.slice(spec.indexOf('=') + 1)];
+const split = (spec: string): [string, string] => [
+  spec.slice(0, spec.indexOf('=')),
+  spec.slice(spec.indexOf('=') + 1),
+];
 
 /** The `dev.molt.version` label for an installer with artifacts (the contract requires it). */
-export function installerLabels(specs: readonly string[], version: string | undefined): Record<string, string> {
+export function installerLabels(
+  specs: readonly string[],
+  version: string | undefined,
+): Record<string, string> {
   if (specs.length === 0) return {};
   if (version === undefined)
     throw new MoltError(ErrorCode.BadFlag, '--version is required with --artifact', {
@@ -27,9 +38,13 @@ export async function readArtifacts(specs: readonly string[]): Promise<LayerInpu
   const checked = specs.map((spec) => {
     const [name, path] = split(spec);
     if (!isArtifactName(name))
-      throw new MoltError(ErrorCode.BadFlag, `--artifact ${spec}: "${name}" is not an installer artifact`, {
-        hint: 'artifacts are vmlinuz, initrd.img, rootfs.img and cmdline',
-      });
+      throw new MoltError(
+        ErrorCode.BadFlag,
+        `--artifact ${spec}: "${name}" is not an installer artifact`,
+        {
+          hint: 'artifacts are vmlinuz, initrd.img, rootfs.img and cmdline',
+        },
+      );
     if (seen.has(name)) throw new MoltError(ErrorCode.BadFlag, `--artifact ${name} is given twice`);
     seen.add(name);
     return [name, path] as const;
@@ -40,7 +55,9 @@ export async function readArtifacts(specs: readonly string[]): Promise<LayerInpu
     try {
       bytes = new Uint8Array(await readFile(path));
     } catch (e) {
-      throw new MoltError(ErrorCode.BadFlag, `--artifact ${name}=${path}: cannot read the file`, { cause: e });
+      throw new MoltError(ErrorCode.BadFlag, `--artifact ${name}=${path}: cannot read the file`, {
+        cause: e,
+      });
     }
     layers.push({ mediaType: ArtifactMediaType, bytes, annotations: { [TitleAnnotation]: name } });
   }

@@ -16,16 +16,21 @@ const publishSchema = z.object({
   official: z.boolean().optional(),
   kubernetes: z.string().optional(),
   upgradeFrom: z.string().optional(),
-  created: z.iso.datetime({ offset: true, message: 'must be an RFC 3339 time such as 2026-11-22T10:00:00Z' }).optional(),
+  created: z.iso
+    .datetime({ offset: true, message: 'must be an RFC 3339 time such as 2026-11-22T10:00:00Z' })
+    .optional(),
   label: z.array(z.string().regex(/^[^=]+=/, 'must be key=value')),
   layer: z.array(z.string().min(1)),
-  artifact: z.array(z.string().regex(/^[^=]+=.+$/, 'must be name=file, e.g. vmlinuz=./bzImage')).default([]),
+  artifact: z
+    .array(z.string().regex(/^[^=]+=.+$/, 'must be name=file, e.g. vmlinuz=./bzImage'))
+    .default([]),
   signKey: z.string().optional(),
   signFormat: z.enum(['cosign-legacy', 'sigstore-bundle']),
 });
 
 const defaultLayerType = 'application/vnd.oci.image.layer.v1.tar';
-const mediaTypePattern = /^(?:application|text|image|audio|video|font|model|multipart|message)\/[\w.+-]+$/;
+const mediaTypePattern =
+  /^(?:application|text|image|audio|video|font|model|multipart|message)\/[\w.+-]+$/;
 
 /** `molt dev publish`: build an installer image with release labels, push it, optionally sign it. */
 export async function runPublish(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
@@ -40,7 +45,9 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
     created: o.created ?? new Date().toISOString(),
     extra: {
       ...installerLabels(o.artifact, o.version),
-      ...Object.fromEntries(o.label.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
+      ...Object.fromEntries(
+        o.label.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      ),
     },
   };
   const artifacts = await readArtifacts(o.artifact);
@@ -54,7 +61,11 @@ export async function runPublish(ctx: CommandContext, raw: Record<string, unknow
       layers: [...artifacts, ...(await Promise.all(o.layer.map(readLayer)))],
       platform: flags.platform,
       ...(o.signKey !== undefined && {
-        signing: { privateKeyPem: await readKey(o.signKey), format: o.signFormat, reference: `${registryHost(flags.client.registry)}/${flags.repository}` },
+        signing: {
+          privateKeyPem: await readKey(o.signKey),
+          format: o.signFormat,
+          reference: `${registryHost(flags.client.registry)}/${flags.repository}`,
+        },
       }),
     });
     ctx.io.out(
@@ -92,6 +103,8 @@ async function readKey(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
-    throw new MoltError(ErrorCode.BadFlag, `--sign-key ${path}: cannot read the file`, { cause: e });
+    throw new MoltError(ErrorCode.BadFlag, `--sign-key ${path}: cannot read the file`, {
+      cause: e,
+    });
   }
 }

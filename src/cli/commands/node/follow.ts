@@ -6,7 +6,13 @@
  * from the agent's journal, so nothing is lost or repeated across the gap.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, MoltError, isMoltError, type AgentClient, type AgentEvent } from '../../../protocol/index.ts';
+import {
+  ErrorCode,
+  MoltError,
+  isMoltError,
+  type AgentClient,
+  type AgentEvent,
+} from '../../../protocol/index.ts';
 
 /** Options of {@link followOperation}. */
 export interface FollowOptions {
@@ -37,18 +43,29 @@ interface Cursor {
 
 /** Stream events until the operation's result (returned) or an error that retrying cannot fix. */
 export async function followOperation(client: AgentClient, o: FollowOptions): Promise<AgentEvent> {
-  const cursor: Cursor = { operation: o.operation, lastEventId: undefined, lastContact: Date.now(), outage: false, delay: firstDelayMs };
+  const cursor: Cursor = {
+    operation: o.operation,
+    lastEventId: undefined,
+    lastContact: Date.now(),
+    outage: false,
+    delay: firstDelayMs,
+  };
   for (;;) {
     try {
       const result = await followOnce(client, cursor, o);
       if (result !== undefined) return result;
       // The agent ended the stream without a result: it is shutting down (a reboot). Reconnect.
-      throw new MoltError(ErrorCode.AgentUnreachable, `the agent at ${client.baseUrl} closed the event stream`, { retryable: true });
+      throw new MoltError(
+        ErrorCode.AgentUnreachable,
+        `the agent at ${client.baseUrl} closed the event stream`,
+        { retryable: true },
+      );
     } catch (e) {
       if (!isMoltError(e) || !e.retryable) throw e;
       if (!cursor.outage) o.onOutage?.(e);
       cursor.outage = true;
-      if (Date.now() - cursor.lastContact > o.reconnectTimeoutMs) throw gaveUp(client, cursor.operation, o.reconnectTimeoutMs, e);
+      if (Date.now() - cursor.lastContact > o.reconnectTimeoutMs)
+        throw gaveUp(client, cursor.operation, o.reconnectTimeoutMs, e);
     }
     await sleep(cursor.delay);
     cursor.delay = Math.min(cursor.delay * 2, maxDelayMs);
@@ -56,7 +73,11 @@ export async function followOperation(client: AgentClient, o: FollowOptions): Pr
 }
 
 /** One connection: events until the result (returned) or the stream's end (undefined). */
-async function followOnce(client: AgentClient, c: Cursor, o: FollowOptions): Promise<AgentEvent | undefined> {
+async function followOnce(
+  client: AgentClient,
+  c: Cursor,
+  o: FollowOptions,
+): Promise<AgentEvent | undefined> {
   const options = {
     follow: true,
     ...(c.operation !== undefined && { operation: c.operation }),
@@ -75,10 +96,19 @@ async function followOnce(client: AgentClient, c: Cursor, o: FollowOptions): Pro
   return undefined;
 }
 
-function gaveUp(client: AgentClient, operation: string | undefined, ms: number, cause: MoltError): MoltError {
+function gaveUp(
+  client: AgentClient,
+  operation: string | undefined,
+  ms: number,
+  cause: MoltError,
+): MoltError {
   const op = operation ?? 'the operation';
-  return new MoltError(ErrorCode.TimedOut, `the agent at ${client.baseUrl} stayed unreachable for ${String(Math.round(ms / 1000))} s while following ${op}: ${cause.message}`, {
-    cause,
-    hint: `the machine may still be rebooting; run \`molt node events --follow${operation === undefined ? '' : ` --operation ${operation}`}\` again`,
-  });
+  return new MoltError(
+    ErrorCode.TimedOut,
+    `the agent at ${client.baseUrl} stayed unreachable for ${String(Math.round(ms / 1000))} s while following ${op}: ${cause.message}`,
+    {
+      cause,
+      hint: `the machine may still be rebooting; run \`molt node events --follow${operation === undefined ? '' : ` --operation ${operation}`}\` again`,
+    },
+  );
 }

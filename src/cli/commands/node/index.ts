@@ -18,24 +18,36 @@ function withAgentFlags(cmd: Command): Command {
 function withFollowFlags(cmd: Command): Command {
   return cmd
     .option('--follow', 'stream the operation’s events until its result, across reboots')
-    .option('--reconnect-timeout <ms>', 'give up following after the agent is unreachable this long', '600000');
+    .option(
+      '--reconnect-timeout <ms>',
+      'give up following after the agent is unreachable this long',
+      '600000',
+    );
 }
 
 type Run = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
-const lazy = (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) => async (_o: unknown, cmd: Command) => {
-  const m = await import('./run.ts');
-  await pick(m)(ctx, cmd.opts());
-};
+const lazy =
+  (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) => async (_o: unknown, cmd: Command) => {
+    const m = await import('./run.ts');
+    await pick(m)(ctx, cmd.opts());
+  };
 
 /** `molt node status|upgrade|rollback|reboot|events|operations|logs`: one machine's agent. */
 export function nodeCommand(ctx: CommandContext): Command {
   const node = new Command('node').description('talk to one machine’s agent over mutual TLS');
-  node.addCommand(withAgentFlags(new Command('status')).description('booted slot, both slots, boot state, operation').action(lazy(ctx, (m) => m.runStatus)));
+  node.addCommand(
+    withAgentFlags(new Command('status'))
+      .description('booted slot, both slots, boot state, operation')
+      .action(lazy(ctx, (m) => m.runStatus)),
+  );
   node.addCommand(
     withFollowFlags(withAgentFlags(new Command('upgrade')))
       .description('write the installer image to the other slot, boot it once, commit when healthy')
       .option('--image <ref>', 'installer image reference (registry/repo:tag or @sha256:…)')
-      .option('--no-preserve', 'wipe EPHEMERAL (etcd data, workloads) and rejoin etcd as a new member')
+      .option(
+        '--no-preserve',
+        'wipe EPHEMERAL (etcd data, workloads) and rejoin etcd as a new member',
+      )
       .option('--stage', 'write the slot now, switch at the next reboot')
       .option('--force', 'allow a 2-member etcd cluster to lose a member (admin only)')
       .action(lazy(ctx, (m) => (c, raw) => m.runSubmit(c, 'upgrade', raw))),
@@ -57,7 +69,11 @@ export function nodeCommand(ctx: CommandContext): Command {
       .option('--operation <id>', 'operation id (see `molt node operations`)')
       .action(lazy(ctx, (m) => m.runEvents)),
   );
-  node.addCommand(withAgentFlags(new Command('operations')).description('operations in the agent’s journal').action(lazy(ctx, (m) => m.runOperations)));
+  node.addCommand(
+    withAgentFlags(new Command('operations'))
+      .description('operations in the agent’s journal')
+      .action(lazy(ctx, (m) => m.runOperations)),
+  );
   node.addCommand(
     withAgentFlags(new Command('logs'))
       .description('every journalled event')

@@ -34,7 +34,13 @@ describe('molt node', () => {
       operator: await issueCertificate({ ca, role: 'operator', name: 'alice' }),
       node: await issueCertificate({ ca, role: 'node', name: 'node-9' }),
       foreign: await issueCertificate({ ca: foreign, role: 'admin', name: 'mallory' }),
-      expired: await issueCertificate({ ca, role: 'admin', name: 'old', now: new Date(Date.now() - 30 * dayMs), days: 1 }),
+      expired: await issueCertificate({
+        ca,
+        role: 'admin',
+        name: 'old',
+        now: new Date(Date.now() - 30 * dayMs),
+        days: 1,
+      }),
     };
     for (const [name, pair] of Object.entries(pairs)) {
       files[`${name}.pem`] = join(dir.path, `${name}.pem`);
@@ -57,7 +63,16 @@ describe('molt node', () => {
     await dir.remove();
   });
 
-  const as = (who: string, ca = files['ca']!) => ['--endpoint', api.url, '--ca', ca, '--cert', files[`${who}.pem`]!, '--key', files[`${who}.key`]!];
+  const as = (who: string, ca = files['ca']!) => [
+    '--endpoint',
+    api.url,
+    '--ca',
+    ca,
+    '--cert',
+    files[`${who}.pem`]!,
+    '--key',
+    files[`${who}.key`]!,
+  ];
 
   async function molt(args: string[], env: Record<string, string> = {}) {
     const io = memoryIo(env);
@@ -65,8 +80,21 @@ describe('molt node', () => {
     return { code, stdout: io.stdout(), stderr: io.stderr() };
   }
 
-  const event = (operationId: string, kind: AgentEvent['kind'], phase: string, extra: Partial<AgentEvent> = {}) =>
-    journal.append({ operationId, time: new Date().toISOString(), kind, phase, status: 'started', message: `${phase} step`, ...extra });
+  const event = (
+    operationId: string,
+    kind: AgentEvent['kind'],
+    phase: string,
+    extra: Partial<AgentEvent> = {},
+  ) =>
+    journal.append({
+      operationId,
+      time: new Date().toISOString(),
+      kind,
+      phase,
+      status: 'started',
+      message: `${phase} step`,
+      ...extra,
+    });
 
   it('prints the status as a table, and as JSON', async () => {
     const table = await molt(['node', 'status', ...as('node')]);
@@ -90,10 +118,23 @@ describe('molt node', () => {
   });
 
   it('starts an upgrade with the flags as the body', async () => {
-    const r = await molt(['node', 'upgrade', '--image', 'reg.example/os:2.0.0', '--no-preserve', '--stage', ...as('operator')]);
+    const r = await molt([
+      'node',
+      'upgrade',
+      '--image',
+      'reg.example/os:2.0.0',
+      '--no-preserve',
+      '--stage',
+      ...as('operator'),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^accepted: upgrade operation op-\d+$/m);
-    assert.deepEqual(controller.submitted.at(-1)?.body, { image: 'reg.example/os:2.0.0', preserve: false, stage: true, force: false });
+    assert.deepEqual(controller.submitted.at(-1)?.body, {
+      image: 'reg.example/os:2.0.0',
+      preserve: false,
+      stage: true,
+      force: false,
+    });
   });
 
   it('reports busy with the running operation and how to follow it', async () => {
@@ -107,29 +148,53 @@ describe('molt node', () => {
   it('relays the agent’s refusal of a node identity', async () => {
     const r = await molt(['node', 'upgrade', '--image', 'x', ...as('node')]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error MOLT_FORBIDDEN: node-9 \(role node\) may not call \/v1\/upgrade/);
+    assert.match(
+      r.stderr,
+      /^error MOLT_FORBIDDEN: node-9 \(role node\) may not call \/v1\/upgrade/,
+    );
   });
 
   it('checks flags before any connection', async () => {
     assert.match((await molt(['node', 'status'])).stderr, /MOLT_BAD_FLAG: --endpoint is required/);
-    assert.match((await molt(['node', 'status', '--endpoint', 'http://x:1'])).stderr, /MOLT_BAD_FLAG: --endpoint must be an https/);
-    assert.match((await molt(['node', 'upgrade', ...as('operator')])).stderr, /MOLT_BAD_FLAG: --image is required/);
-    assert.match((await molt(['node', 'status', '--endpoint', api.url, '--cert', files['node.pem']!])).stderr, /MOLT_BAD_FLAG: give both --cert and --key/);
-    assert.match((await molt(['node', 'status', ...as('node', join(dir.path, 'missing.pem'))])).stderr, /MOLT_PKI_INVALID: cannot read CA bundle/);
+    assert.match(
+      (await molt(['node', 'status', '--endpoint', 'http://x:1'])).stderr,
+      /MOLT_BAD_FLAG: --endpoint must be an https/,
+    );
+    assert.match(
+      (await molt(['node', 'upgrade', ...as('operator')])).stderr,
+      /MOLT_BAD_FLAG: --image is required/,
+    );
+    assert.match(
+      (await molt(['node', 'status', '--endpoint', api.url, '--cert', files['node.pem']!])).stderr,
+      /MOLT_BAD_FLAG: give both --cert and --key/,
+    );
+    assert.match(
+      (await molt(['node', 'status', ...as('node', join(dir.path, 'missing.pem'))])).stderr,
+      /MOLT_PKI_INVALID: cannot read CA bundle/,
+    );
   });
 
   it('refuses an expired or foreign certificate with MOLT_TLS_REJECTED before connecting', async () => {
     const expired = await molt(['node', 'reboot', ...as('expired')]);
-    assert.match(expired.stderr, /^error MOLT_TLS_REJECTED: client certificate .*expired\.pem expired on /);
+    assert.match(
+      expired.stderr,
+      /^error MOLT_TLS_REJECTED: client certificate .*expired\.pem expired on /,
+    );
     assert.match(expired.stderr, /hint: issue a new one/);
     const foreign = await molt(['node', 'reboot', ...as('foreign')]);
-    assert.match(foreign.stderr, /^error MOLT_TLS_REJECTED: client certificate .*foreign\.pem was not issued by the CA/);
+    assert.match(
+      foreign.stderr,
+      /^error MOLT_TLS_REJECTED: client certificate .*foreign\.pem was not issued by the CA/,
+    );
   });
 
   it('reports the agent’s rejection of a foreign certificate and of none at all as MOLT_TLS_REJECTED', async () => {
     // A bundle trusting both CAs passes the local check; the agent itself refuses.
     const foreign = await molt(['node', 'status', ...as('foreign', files['bundle'])]);
-    assert.match(foreign.stderr, /^error MOLT_TLS_REJECTED: the agent at https:\/\/127\.0\.0\.1:\d+ refused the client certificate/);
+    assert.match(
+      foreign.stderr,
+      /^error MOLT_TLS_REJECTED: the agent at https:\/\/127\.0\.0\.1:\d+ refused the client certificate/,
+    );
     const none = await molt(['node', 'status', '--endpoint', api.url, '--ca', files['ca']!]);
     assert.match(none.stderr, /^error MOLT_TLS_REJECTED: .*requires a client certificate/);
     assert.match(none.stderr, /hint: give a client certificate: --cert and --key/);
@@ -137,13 +202,25 @@ describe('molt node', () => {
 
   it('reports an agent certificate from another CA as MOLT_TLS_REJECTED', async () => {
     const r = await molt(['node', 'status', ...as('foreign', files['foreign-ca'])]);
-    assert.match(r.stderr, /^error MOLT_TLS_REJECTED: the agent at .* presented a certificate molt does not trust/);
+    assert.match(
+      r.stderr,
+      /^error MOLT_TLS_REJECTED: the agent at .* presented a certificate molt does not trust/,
+    );
   });
 
   it('reports an agent that is not there as MOLT_AGENT_UNREACHABLE', async () => {
     const closed = await freePort();
-    const r = await molt(['node', 'status', ...as('node'), '--endpoint', `https://127.0.0.1:${String(closed)}`]);
-    assert.match(r.stderr, /^error MOLT_AGENT_UNREACHABLE: cannot reach the agent at https:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+    const r = await molt([
+      'node',
+      'status',
+      ...as('node'),
+      '--endpoint',
+      `https://127.0.0.1:${String(closed)}`,
+    ]);
+    assert.match(
+      r.stderr,
+      /^error MOLT_AGENT_UNREACHABLE: cannot reach the agent at https:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/,
+    );
   });
 
   it('lists operations and replays events', async () => {
@@ -152,8 +229,18 @@ describe('molt node', () => {
     const ops = await molt(['node', 'operations', ...as('node')]);
     assert.match(ops.stdout, /^op-r +\S+ +\S+ +2 +Succeeded/m);
     const events = await molt(['node', 'events', '--operation', 'op-r', ...as('node')]);
-    assert.match(events.stdout, /Pulling +started +Pulling step\n.*result: Succeeded \(operation op-r\)/);
-    const unknown = await molt(['node', 'events', '--operation', 'op-typo', '--follow', ...as('node')]);
+    assert.match(
+      events.stdout,
+      /Pulling +started +Pulling step\n.*result: Succeeded \(operation op-r\)/,
+    );
+    const unknown = await molt([
+      'node',
+      'events',
+      '--operation',
+      'op-typo',
+      '--follow',
+      ...as('node'),
+    ]);
     assert.match(unknown.stderr, /^error MOLT_OPERATION_NOT_FOUND: /);
   });
 
@@ -161,7 +248,9 @@ describe('molt node', () => {
     await event('op-f', 'phase', 'Pulling');
     const running = molt(['node', 'events', '--operation', 'op-f', '--follow', ...as('node')]);
     await sleep(300);
-    await event('op-f', 'progress', 'Pulling', { progress: { bytes: 50 * 1_048_576, total: 100 * 1_048_576 } });
+    await event('op-f', 'progress', 'Pulling', {
+      progress: { bytes: 50 * 1_048_576, total: 100 * 1_048_576 },
+    });
     await event('op-f', 'phase', 'Rebooting');
     await sleep(200);
     // The agent goes away; events journalled meanwhile must arrive after the reconnect.
@@ -169,7 +258,10 @@ describe('molt node', () => {
     await event('op-f', 'phase', 'Rejoining');
     await sleep(700);
     api = await createAgentApi({ controller, journal, tls: serverTls, port });
-    await event('op-f', 'result', 'Idle', { status: 'done', result: { result: 'RolledBack', reason: 'HealthDeadline' } });
+    await event('op-f', 'result', 'Idle', {
+      status: 'done',
+      result: { result: 'RolledBack', reason: 'HealthDeadline' },
+    });
     const r = await running;
     assert.equal(r.code, 1, 'a rolled-back operation fails the command');
     const lines = r.stdout.trim().split('\n');
@@ -178,30 +270,68 @@ describe('molt node', () => {
       ['Pulling', 'Pulling', 'Rebooting', 'Rejoining', 'result: RolledBack'],
     );
     assert.match(lines[1]!, /50%\s+50\.0 MiB \/ 100\.0 MiB/);
-    assert.match(r.stderr, /lost the agent \(MOLT_AGENT_UNREACHABLE: .*\); reconnecting…\nreconnected\n/);
+    assert.match(
+      r.stderr,
+      /lost the agent \(MOLT_AGENT_UNREACHABLE: .*\); reconnecting…\nreconnected\n/,
+    );
   });
 
   it('upgrade --follow -o json prints one event per line until the result', async () => {
-    const running = molt(['node', 'upgrade', '--image', 'reg/os:3', '--follow', '-o', 'json', ...as('operator')]);
-    await eventually(async () => {
-      await Promise.resolve();
-      assert.equal(controller.running?.kind, 'upgrade');
-    }, { timeoutMs: 5_000, intervalMs: 50 });
+    const running = molt([
+      'node',
+      'upgrade',
+      '--image',
+      'reg/os:3',
+      '--follow',
+      '-o',
+      'json',
+      ...as('operator'),
+    ]);
+    await eventually(
+      async () => {
+        await Promise.resolve();
+        assert.equal(controller.running?.kind, 'upgrade');
+      },
+      { timeoutMs: 5_000, intervalMs: 50 },
+    );
     const id = controller.running!.id;
     await event(id, 'phase', 'Pulling');
     await event(id, 'result', 'Idle', { status: 'done', result: { result: 'Succeeded' } });
     const r = await running;
     assert.equal(r.code, 0, r.stderr);
-    const parsed = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as AgentEvent);
-    assert.deepEqual(parsed.map((e) => [e.operationId, e.seq, e.kind]), [[id, 1, 'phase'], [id, 2, 'result']]);
+    const parsed = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AgentEvent);
+    assert.deepEqual(
+      parsed.map((e) => [e.operationId, e.seq, e.kind]),
+      [
+        [id, 1, 'phase'],
+        [id, 2, 'result'],
+      ],
+    );
     controller.running = undefined;
   });
 
   it('gives up following when the agent stays away past --reconnect-timeout', async () => {
     await event('op-t', 'phase', 'Rebooting');
     const closed = await freePort();
-    const r = await molt(['node', 'events', '--follow', '--operation', 'op-t', '--reconnect-timeout', '500', ...as('node'), '--endpoint', `https://127.0.0.1:${String(closed)}`]);
+    const r = await molt([
+      'node',
+      'events',
+      '--follow',
+      '--operation',
+      'op-t',
+      '--reconnect-timeout',
+      '500',
+      ...as('node'),
+      '--endpoint',
+      `https://127.0.0.1:${String(closed)}`,
+    ]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error MOLT_TIMED_OUT: the agent at https:\/\/127\.0\.0\.1:\d+ stayed unreachable/m);
+    assert.match(
+      r.stderr,
+      /^error MOLT_TIMED_OUT: the agent at https:\/\/127\.0\.0\.1:\d+ stayed unreachable/m,
+    );
   });
 });

@@ -5,7 +5,11 @@ import type { AgentEvent } from '../../../protocol/index.ts';
 import { memoryIo } from '../../io.ts';
 import { createEventPrinter } from './render.ts';
 
-const e = (kind: AgentEvent['kind'], phase: string, extra: Partial<AgentEvent> = {}): AgentEvent => ({
+const e = (
+  kind: AgentEvent['kind'],
+  phase: string,
+  extra: Partial<AgentEvent> = {},
+): AgentEvent => ({
   operationId: 'op-1',
   seq: 1,
   time: '2026-11-22T10:00:00.000Z',
@@ -15,7 +19,8 @@ const e = (kind: AgentEvent['kind'], phase: string, extra: Partial<AgentEvent> =
   message: `${phase} msg`,
   ...extra,
 });
-const progress = (bytes: number) => e('progress', 'Pulling', { progress: { bytes, total: 4 * 1_048_576 } });
+const progress = (bytes: number) =>
+  e('progress', 'Pulling', { progress: { bytes, total: 4 * 1_048_576 } });
 
 describe('event printer', () => {
   it('draws one rewritten byte bar on a terminal, closed by the next phase line', () => {
@@ -34,8 +39,16 @@ describe('event printer', () => {
   it('prints plain lines per tenth without a terminal', () => {
     const io = memoryIo();
     const printer = createEventPrinter(io, 'table');
-    for (const bytes of [0, 100, 1_048_576, 1_100_000, 4 * 1_048_576]) printer.print(progress(bytes));
-    assert.deepEqual(io.stdout().trim().split('\n').map((l) => /(\d+)%/.exec(l)?.[1]), ['0', '20', '100']);
+    for (const bytes of [0, 100, 1_048_576, 1_100_000, 4 * 1_048_576])
+      printer.print(progress(bytes));
+    assert.deepEqual(
+      io
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((l) => /(\d+)%/.exec(l)?.[1]),
+      ['0', '20', '100'],
+    );
     assert.doesNotMatch(io.stdout(), /\r/);
   });
 });

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /** How `molt node` prints status and events for people; machines get `-o json|yaml`. */
 import { stringify } from 'yaml';
-import { slotColumns, slotRows, type AgentEvent, type AgentStatus } from '../../../protocol/index.ts';
+import {
+  slotColumns,
+  slotRows,
+  type AgentEvent,
+  type AgentStatus,
+} from '../../../protocol/index.ts';
 import type { CliIo } from '../../io.ts';
 import { renderTable, type OutputFormat } from '../../output.ts';
 
 /** `molt node status` as a person reads it: the machine, then its slots. */
 export function describeStatus(s: AgentStatus): string {
-  const op = s.operation === null ? 'none' : `${s.operation.kind} ${s.operation.id} (${s.operation.phase}) since ${s.operation.startedAt}`;
+  const op =
+    s.operation === null
+      ? 'none'
+      : `${s.operation.kind} ${s.operation.id} (${s.operation.phase}) since ${s.operation.startedAt}`;
   const last =
     s.last === null
       ? 'none'
@@ -49,7 +57,10 @@ export interface EventPrinter {
 /** A printer for `format` on `io`. */
 export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinter {
   if (format !== 'table') {
-    const render = format === 'json' ? (e: AgentEvent) => JSON.stringify(e) + '\n' : (e: AgentEvent) => `---\n${stringify(e)}`;
+    const render =
+      format === 'json'
+        ? (e: AgentEvent) => JSON.stringify(e) + '\n'
+        : (e: AgentEvent) => `---\n${stringify(e)}`;
     return {
       print: (e) => {
         io.out(render(e));
@@ -75,7 +86,9 @@ export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinte
       const fraction = total > 0 ? Math.min(1, bytes / total) : 0;
       if (io.isTty) {
         const filled = Math.round(fraction * 30);
-        io.out(`\r${e.phase.padEnd(12)} [${'#'.repeat(filled)}${'-'.repeat(30 - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${mib(bytes)} / ${mib(total)}`);
+        io.out(
+          `\r${e.phase.padEnd(12)} [${'#'.repeat(filled)}${'-'.repeat(30 - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%  ${mib(bytes)} / ${mib(total)}`,
+        );
         barOpen = true;
         return;
       }
@@ -83,7 +96,9 @@ export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinte
       const step = Math.floor(fraction * 10);
       if (step === lastStep) return;
       lastStep = step;
-      io.out(`${clock(e.time)}  ${e.phase.padEnd(22)} ${String(step * 10).padStart(3)}%     ${mib(bytes)} / ${mib(total)}\n`);
+      io.out(
+        `${clock(e.time)}  ${e.phase.padEnd(22)} ${String(step * 10).padStart(3)}%     ${mib(bytes)} / ${mib(total)}\n`,
+      );
     },
     end: closeBar,
   };

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The actions of `molt node …`: parse flags, call the agent, print. */
 import { z } from 'zod';
-import { ErrorCode, MoltError, isMoltError, operationColumns, type AgentClient, type AgentEvent, type OperationAccepted } from '../../../protocol/index.ts';
+import {
+  ErrorCode,
+  MoltError,
+  isMoltError,
+  operationColumns,
+  type AgentClient,
+  type AgentEvent,
+  type OperationAccepted,
+} from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
@@ -10,7 +18,11 @@ import { connectToAgent, type NodeConnection } from './connection.ts';
 import { followOperation } from './follow.ts';
 import { createEventPrinter, describeStatus } from './render.ts';
 
-async function withAgent(ctx: CommandContext, raw: Record<string, unknown>, run: (c: NodeConnection) => Promise<void>): Promise<void> {
+async function withAgent(
+  ctx: CommandContext,
+  raw: Record<string, unknown>,
+  run: (c: NodeConnection) => Promise<void>,
+): Promise<void> {
   const connection = await connectToAgent(raw, ctx.io.env);
   try {
     await run(connection);
@@ -38,7 +50,11 @@ export function runOperations(ctx: CommandContext, raw: Record<string, unknown>)
 const followSchema = z.object({
   follow: z.boolean().default(false),
   operation: z.string().min(1).max(200).optional(),
-  reconnectTimeout: z.coerce.number({ message: 'must be a number of milliseconds' }).int().min(0).max(3_600_000),
+  reconnectTimeout: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int()
+    .min(0)
+    .max(3_600_000),
 });
 
 const submitSchema = followSchema.extend({
@@ -49,10 +65,16 @@ const submitSchema = followSchema.extend({
 });
 
 /** `molt node upgrade|rollback|reboot`. */
-export function runSubmit(ctx: CommandContext, kind: 'upgrade' | 'rollback' | 'reboot', raw: Record<string, unknown>): Promise<void> {
+export function runSubmit(
+  ctx: CommandContext,
+  kind: 'upgrade' | 'rollback' | 'reboot',
+  raw: Record<string, unknown>,
+): Promise<void> {
   const o = parseFlags(submitSchema, raw);
   if (kind === 'upgrade' && o.image === undefined) {
-    throw new MoltError(ErrorCode.BadFlag, '--image is required', { hint: 'name the installer image: --image registry/repo:tag or @sha256:…' });
+    throw new MoltError(ErrorCode.BadFlag, '--image is required', {
+      hint: 'name the installer image: --image registry/repo:tag or @sha256:…',
+    });
   }
   return withAgent(ctx, raw, async ({ client, output }) => {
     const accepted = await submit(client, kind, o).catch((e: unknown) => {
@@ -71,9 +93,21 @@ export function runSubmit(ctx: CommandContext, kind: 'upgrade' | 'rollback' | 'r
   });
 }
 
-function submit(client: AgentClient, kind: 'upgrade' | 'rollback' | 'reboot', o: z.output<typeof submitSchema>): Promise<OperationAccepted> {
-  if (kind === 'upgrade') return client.upgrade({ image: o.image ?? '', preserve: o.preserve, stage: o.stage, force: o.force });
-  return kind === 'rollback' ? client.rollback({ force: o.force }) : client.reboot({ force: o.force });
+function submit(
+  client: AgentClient,
+  kind: 'upgrade' | 'rollback' | 'reboot',
+  o: z.output<typeof submitSchema>,
+): Promise<OperationAccepted> {
+  if (kind === 'upgrade')
+    return client.upgrade({
+      image: o.image ?? '',
+      preserve: o.preserve,
+      stage: o.stage,
+      force: o.force,
+    });
+  return kind === 'rollback'
+    ? client.rollback({ force: o.force })
+    : client.reboot({ force: o.force });
 }
 
 /** A busy answer gets the command that follows the running operation. */
@@ -81,7 +115,10 @@ function explainBusy(e: unknown): unknown {
   if (!isMoltError(e, ErrorCode.AgentBusy) || e.hint !== undefined) return e;
   const id = e.details?.['operationId'];
   if (typeof id !== 'string') return e;
-  return new MoltError(e.code, e.message, { details: e.details ?? {}, hint: `wait for it: molt node events --operation ${id} --follow` });
+  return new MoltError(e.code, e.message, {
+    details: e.details ?? {},
+    hint: `wait for it: molt node events --operation ${id} --follow`,
+  });
 }
 
 /** `molt node events`. */
@@ -93,17 +130,30 @@ export function runEvents(ctx: CommandContext, raw: Record<string, unknown>): Pr
       return;
     }
     const printer = createEventPrinter(ctx.io, output);
-    for await (const e of client.events(o.operation === undefined ? {} : { operation: o.operation })) printer.print(e);
+    for await (const e of client.events(
+      o.operation === undefined ? {} : { operation: o.operation },
+    ))
+      printer.print(e);
     printer.end();
   });
 }
 
 /** `molt node logs`. */
 export function runLogs(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  const o = parseFlags(z.object({ follow: z.boolean().default(false), tail: z.coerce.number({ message: 'must be a number' }).int().min(0).optional() }), raw);
+  const o = parseFlags(
+    z.object({
+      follow: z.boolean().default(false),
+      tail: z.coerce.number({ message: 'must be a number' }).int().min(0).optional(),
+    }),
+    raw,
+  );
   return withAgent(ctx, raw, async ({ client, output }) => {
     const printer = createEventPrinter(ctx.io, output);
-    for await (const e of client.logs({ follow: o.follow, ...(o.tail !== undefined && { tail: o.tail }) })) printer.print(e);
+    for await (const e of client.logs({
+      follow: o.follow,
+      ...(o.tail !== undefined && { tail: o.tail }),
+    }))
+      printer.print(e);
     printer.end();
   });
 }
@@ -138,5 +188,8 @@ async function follow(
 
 /** Did the operation do what was asked? A manual rollback ends `RolledBack{manual}` when it worked. */
 function succeeded(result: AgentEvent['result']): boolean {
-  return result?.result === 'Succeeded' || (result?.result === 'RolledBack' && result.reason === 'manual');
+  return (
+    result?.result === 'Succeeded' ||
+    (result?.result === 'RolledBack' && result.reason === 'manual')
+  );
 }

@@ -55,7 +55,11 @@ export function probeTls(url: URL, tls: TlsMaterial): Promise<ProbeResult> {
       finish(tlsError ? { kind: 'rejected', code: e.code } : { kind: 'unreachable', code: e.code });
     });
     socket.once('close', () => {
-      finish(handshaken ? { kind: 'rejected', code: undefined } : { kind: 'unreachable', code: undefined });
+      finish(
+        handshaken
+          ? { kind: 'rejected', code: undefined }
+          : { kind: 'unreachable', code: undefined },
+      );
     });
   });
 }

@@ -40,27 +40,44 @@ export async function classifyTransport(
   const code = errorCode(e);
   const where = `the agent at ${c.url.origin}`;
   if (code !== undefined && serverCertCodes.has(code)) {
-    return new MoltError(ErrorCode.TlsRejected, `${where} presented a certificate molt does not trust (${code})`, {
-      cause: e,
-      hint: '--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the agent’s certificate',
-    });
+    return new MoltError(
+      ErrorCode.TlsRejected,
+      `${where} presented a certificate molt does not trust (${code})`,
+      {
+        cause: e,
+        hint: '--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the agent’s certificate',
+      },
+    );
   }
   if (code !== undefined && /^ERR_SSL_/.test(code)) {
-    return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, { cause: e, hint: certificateHint(c.hasClientCert) });
+    return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, {
+      cause: e,
+      hint: certificateHint(c.hasClientCert),
+    });
   }
   if (code !== undefined && ambiguousCodes.has(code)) {
     const probe = await probeTls(c.url, c.tls);
     if (probe.kind === 'rejected') {
-      const what = c.hasClientCert ? 'refused the client certificate' : 'requires a client certificate';
-      return new MoltError(ErrorCode.TlsRejected, `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`, {
-        cause: e,
-        hint: certificateHint(c.hasClientCert),
-      });
+      const what = c.hasClientCert
+        ? 'refused the client certificate'
+        : 'requires a client certificate';
+      return new MoltError(
+        ErrorCode.TlsRejected,
+        `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`,
+        {
+          cause: e,
+          hint: certificateHint(c.hasClientCert),
+        },
+      );
     }
   }
-  return new MoltError(ErrorCode.AgentUnreachable, `cannot reach ${where}: ${code ?? (e instanceof Error ? e.message : String(e))}`, {
-    cause: e,
-    retryable: true,
-    hint: 'check --endpoint (MOLT_ENDPOINT) and that the agent is running; it is away while it reboots',
-  });
+  return new MoltError(
+    ErrorCode.AgentUnreachable,
+    `cannot reach ${where}: ${code ?? (e instanceof Error ? e.message : String(e))}`,
+    {
+      cause: e,
+      retryable: true,
+      hint: 'check --endpoint (MOLT_ENDPOINT) and that the agent is running; it is away while it reboots',
+    },
+  );
 }

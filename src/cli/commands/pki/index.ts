@@ -23,7 +23,12 @@ export function pkiCommand(ctx: CommandContext): Command {
       .requiredOption('--ca-dir <dir>', 'directory holding ca.pem and ca.key')
       .requiredOption('--role <role>', 'node, operator or admin (subject O=molt:<role>)')
       .requiredOption('--name <name>', 'subject CN: the node name or the person/service')
-      .option('--san <name>', 'extra subject alternative name, DNS name or IP (repeatable)', collect, [])
+      .option(
+        '--san <name>',
+        'extra subject alternative name, DNS name or IP (repeatable)',
+        collect,
+        [],
+      )
       .option('--days <n>', 'validity in days', '365')
       .option('--out <dir>', 'where to write the files (default: the CA directory)')
       .action(async (_opts, cmd: Command) => {

@@ -4,15 +4,28 @@ import { ErrorCode } from '../../../protocol/index.ts';
 import type { SkippedTag } from '../../../core/releases/release.ts';
 import { parseChannel } from '../../../core/releases/index.ts';
 import { createRegistryClient } from '../../../oci/index.ts';
-import { discoverReleases, FileReleaseCache, InMemoryReleaseCache, defaultCachePath } from '../../../releases/index.ts';
+import {
+  discoverReleases,
+  FileReleaseCache,
+  InMemoryReleaseCache,
+  defaultCachePath,
+} from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
-import { parseFlags, parseRegistryFlags, readPublicKey, type RegistryFlags } from '../registry-flags.ts';
+import {
+  parseFlags,
+  parseRegistryFlags,
+  readPublicKey,
+  type RegistryFlags,
+} from '../registry-flags.ts';
 
 const discoverySchema = z.object({
   publicKey: z.string().optional(),
   cache: z.union([z.string().min(1), z.literal(false)]).optional(),
   // Channel labels are case-insensitive (core's parseChannel); bad names raise MOLT_INVALID_CHANNEL.
-  channel: z.string().transform((c) => parseChannel(c)).optional(),
+  channel: z
+    .string()
+    .transform((c) => parseChannel(c))
+    .optional(),
 });
 
 /** What a discovery command ran and found. */
@@ -24,7 +37,10 @@ export interface DiscoveryRun {
 }
 
 /** Validate the flags, open the cache, discover, and report skipped tags on stderr. */
-export async function runDiscovery(ctx: CommandContext, raw: Record<string, unknown>): Promise<DiscoveryRun> {
+export async function runDiscovery(
+  ctx: CommandContext,
+  raw: Record<string, unknown>,
+): Promise<DiscoveryRun> {
   const flags = parseRegistryFlags(raw, ctx.io.env);
   const o = parseFlags(discoverySchema, raw);
   const publicKeyPem = await readPublicKey(o.publicKey);
@@ -32,7 +48,9 @@ export async function runDiscovery(ctx: CommandContext, raw: Record<string, unkn
   const cache =
     o.cache === false
       ? new InMemoryReleaseCache()
-      : new FileReleaseCache(o.cache ?? defaultCachePath(ctx.io.env, flags.client.registry, flags.repository));
+      : new FileReleaseCache(
+          o.cache ?? defaultCachePath(ctx.io.env, flags.client.registry, flags.repository),
+        );
   const result = await discoverReleases({
     reader,
     repository: flags.repository,
@@ -43,7 +61,8 @@ export async function runDiscovery(ctx: CommandContext, raw: Record<string, unkn
   }).finally(() => reader.close());
   for (const w of result.warnings) ctx.io.err(`warning ${w.code}: ${w.message}\n`);
   reportSkipped(ctx, result.skipped);
-  for (const m of result.rebuilds) ctx.io.err(`rebuilt ${m.tag}: ${m.from} → ${m.to} (a new build of the same version)\n`);
+  for (const m of result.rebuilds)
+    ctx.io.err(`rebuilt ${m.tag}: ${m.from} → ${m.to} (a new build of the same version)\n`);
   return { flags, channel: o.channel, requireSignature: publicKeyPem !== undefined, result };
 }
 
@@ -56,6 +75,8 @@ const shownSkips = 10;
  */
 function reportSkipped(ctx: CommandContext, skipped: readonly SkippedTag[]): void {
   const notable = skipped.filter((s) => s.code !== ErrorCode.TagArtifact);
-  for (const s of notable.slice(0, shownSkips)) ctx.io.err(`skipped ${s.tag}: ${s.code} ${s.reason}\n`);
-  if (notable.length > shownSkips) ctx.io.err(`… and ${notable.length - shownSkips} more skipped tags\n`);
+  for (const s of notable.slice(0, shownSkips))
+    ctx.io.err(`skipped ${s.tag}: ${s.code} ${s.reason}\n`);
+  if (notable.length > shownSkips)
+    ctx.io.err(`… and ${notable.length - shownSkips} more skipped tags\n`);
 }

@@ -6,7 +6,10 @@ import { withOutputFlag, withRegistryFlags } from '../registry-flags.ts';
 /** Flags shared by `releases list` and `releases latest`. */
 function withDiscoveryFlags(cmd: Command): Command {
   return withOutputFlag(withRegistryFlags(cmd))
-    .option('--public-key <file>', 'require releases signed by this key (PEM; cosign legacy or bundle)')
+    .option(
+      '--public-key <file>',
+      'require releases signed by this key (PEM; cosign legacy or bundle)',
+    )
     .option('--cache <file>', 'discovery cache file (default: $XDG_CACHE_HOME/molt/releases/…)')
     .option('--no-cache', 'do not read or write the discovery cache');
 }
@@ -28,8 +31,14 @@ export function releasesCommand(ctx: CommandContext): Command {
     withDiscoveryFlags(new Command('latest'))
       .description('the newest official release in a channel that this machine or cluster can take')
       .option('--channel <name>', 'release channel', 'stable')
-      .option('--current <version>', 'version running now (only releases reachable from it qualify)')
-      .option('--kubernetes <version>', 'cluster Kubernetes version (only compatible releases qualify)')
+      .option(
+        '--current <version>',
+        'version running now (only releases reachable from it qualify)',
+      )
+      .option(
+        '--kubernetes <version>',
+        'cluster Kubernetes version (only compatible releases qualify)',
+      )
       .action(async (_opts, cmd: Command) => {
         const { runLatest } = await import('./latest.ts');
         await runLatest(ctx, cmd.opts());

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
-import { parseChannel, parseKubernetesVersion, parseVersion, selectLatest } from '../../../core/releases/index.ts';
+import {
+  parseChannel,
+  parseKubernetesVersion,
+  parseVersion,
+  selectLatest,
+} from '../../../core/releases/index.ts';
 import { rejectionColumns, toReleaseView, type LatestView } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
@@ -36,9 +41,17 @@ export async function runLatest(ctx: CommandContext, raw: Record<string, unknown
     ...(selection.found && toReleaseView(selection.release)),
     ...(!selection.found && { reason: selection.reason }),
     path: selection.found ? selection.path.map((r) => r.version) : [],
-    rejected: selection.rejected.map((r) => ({ version: r.version, tag: r.tag, digest: r.digest, code: r.code, reason: r.reason })),
+    rejected: selection.rejected.map((r) => ({
+      version: r.version,
+      tag: r.tag,
+      digest: r.digest,
+      code: r.code,
+      reason: r.reason,
+    })),
   };
-  ctx.io.out(run.flags.output === 'table' ? describeLatest(view) : renderData(run.flags.output, view));
+  ctx.io.out(
+    run.flags.output === 'table' ? describeLatest(view) : renderData(run.flags.output, view),
+  );
   if (!view.found) ctx.setExitCode(ExitCode.NoEligibleRelease);
 }
 
@@ -48,6 +61,7 @@ function describeLatest(v: LatestView): string {
     ? `latest in ${v.channel}${from}: ${v.version ?? ''} (${v.tag ?? ''}, ${v.digest ?? ''})\n` +
       (v.path.length > 1 ? `upgrade path: ${v.path.join(' → ')}\n` : '')
     : `no eligible release in channel ${v.channel}${from}: ${v.reason ?? ''}\n`;
-  const rejected = v.rejected.length > 0 ? `\nnot chosen:\n${renderTable(rejectionColumns, v.rejected)}` : '';
+  const rejected =
+    v.rejected.length > 0 ? `\nnot chosen:\n${renderTable(rejectionColumns, v.rejected)}` : '';
   return head + rejected;
 }

@@ -7,7 +7,10 @@ import type { CommandContext } from '../../main.ts';
 export function moltVersion(): string {
   for (const rel of ['../../../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'molt' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // try the next layout (sources vs dist)
