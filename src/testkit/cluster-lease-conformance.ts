@@ -22,6 +22,8 @@ export interface ClusterLeaseTarget {
     open(holder: string): ClusterLease;
     /** Let `seconds` pass (real time on etcd, the fake clock otherwise). */
     elapse(seconds: number): Promise<void>;
+    /** Make the store drop the key and its lease, as etcd does after a TTL without renewals. */
+    loseKey(): Promise<void>;
     stop(): Promise<void>;
   }>;
 }
@@ -84,7 +86,9 @@ export function clusterLeaseConformance(target: ClusterLeaseTarget): void {
       await a.acquire(op);
       await b.release(op); // another holder with the same op id: not ours
       await a.release(newOp()); // ours, but another operation
-      await b.resume(newOp(), undefined); // not ours: no-op
+      const other = await b.resume(newOp(), undefined); // not ours: reported, untouched
+      assert.ok(other.outcome === 'held');
+      assert.equal(other.holder.holder, 'cp-a');
       assert.equal((await b.holder())?.operationId, op);
       await a.release(op);
       await a.release(op); // idempotent
@@ -122,13 +126,46 @@ export function clusterLeaseConformance(target: ClusterLeaseTarget): void {
       await env.elapse(target.ttlSeconds * 2 + 1);
       await rejectsWithCode(b.acquire(newOp()), ErrorCode.LeaseHeld, op);
       const again = open('cp-a'); // the agent after the reboot
-      await again.resume(op, leaseId);
+      assert.deepEqual(await again.resume(op, leaseId), { outcome: 'kept' });
       await again.acquire(op); // AcquireLease re-run after the reboot: already ours
       assert.equal((await b.holder())?.operationId, op);
       await again.release(op);
       const next = newOp();
       await b.acquire(next);
       await b.release(next);
+    });
+
+    it('tells its holder when the kept-alive lease is lost, and resume takes the free key again', async () => {
+      const [a, b] = [open('cp-a'), open('cp-b')];
+      const op = newOp();
+      const lost: string[] = [];
+      a.onLost((id) => lost.push(id));
+      await a.acquire(op);
+      await env.loseKey();
+      await eventually(
+        () => {
+          assert.equal(lost.length, 1);
+          return Promise.resolve();
+        },
+        { timeoutMs: (target.ttlSeconds + 2) * 1000, intervalMs: 100 },
+      );
+      assert.deepEqual(await a.resume(op, undefined), { outcome: 'retaken' });
+      assert.equal((await b.holder())?.operationId, op);
+      await rejectsWithCode(b.acquire(newOp()), ErrorCode.LeaseHeld, op);
+      await a.release(op);
+    });
+
+    it('reports a key taken by another holder after a loss instead of taking it', async () => {
+      const [a, b] = [open('cp-a'), open('cp-b')];
+      const [opA, opB] = [newOp(), newOp()];
+      await a.acquire(opA);
+      await env.loseKey();
+      await eventually(() => b.acquire(opB), { timeoutMs: 3_000, intervalMs: 100 });
+      const seen = await a.resume(opA, undefined);
+      assert.ok(seen.outcome === 'held');
+      assert.equal(seen.holder.operationId, opB);
+      assert.equal((await a.holder())?.holder, 'cp-b');
+      await b.release(opB);
     });
   });
 }

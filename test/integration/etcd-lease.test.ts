@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3 } from 'etcd3';
 import { createEtcdClusterLease } from '../../src/agent/adapters/etcd/cluster-lease.ts';
+import { readLease } from '../../src/agent/adapters/etcd/lease-key.ts';
 import { ErrorCode, isMoltError } from '../../src/protocol/index.ts';
 import { clusterLeaseConformance } from '../../src/testkit/cluster-lease-conformance.ts';
 import { startEtcdCluster, type EtcdCluster } from '../../src/testkit/etcd-process.ts';
@@ -25,6 +27,16 @@ clusterLeaseConformance({
           rebootTtlSeconds: 10,
         }),
       elapse: (seconds: number) => sleep(seconds * 1000),
+      loseKey: async () => {
+        // What etcd does to a lease whose renewals stop arriving: it revokes it, and the key goes.
+        const admin = new Etcd3({ hosts: [...etcd.endpoints] });
+        try {
+          const key = await readLease(admin, 5_000);
+          if (key !== undefined) await admin.leaseClient.leaseRevoke({ ID: key.leaseId });
+        } finally {
+          admin.close();
+        }
+      },
       stop: () => etcd.stop(),
     };
   },

@@ -16,6 +16,7 @@ import { admission, holdsLease, isIllegal, transition } from '../../core/upgrade
 import type { BootInfo } from '../ports/boot-info.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import { createEventLog } from './events.ts';
+import { describeResume, guardLease } from './lease-guard.ts';
 import { execute } from './executor.ts';
 import type { FaultPoints, MachinePorts } from './ports.ts';
 import {
@@ -57,7 +58,9 @@ export interface Runner {
 const DeadlinePhases: readonly Phase[] = [Phase.Rejoining, Phase.HealthChecking];
 
 export function createRunner(options: RunnerOptions): Runner {
-  const { journal, ports, faults } = options;
+  const { journal, faults } = options;
+  const lease = options.ports.lease === undefined ? undefined : guardLease(options.ports.lease);
+  const ports: MachinePorts = { ...options.ports, ...(lease === undefined ? {} : { lease }) };
   const events = createEventLog(journal, ports.clock);
   let state: UpgradeState = initialState;
   let rev = 0;
@@ -147,18 +150,35 @@ export function createRunner(options: RunnerOptions): Runner {
     return next;
   }
 
-  /** The lease keep-alive does not survive a reboot or restart; take it up again while the state holds it. */
-  async function resumeLease(): Promise<void> {
-    if (!holdsLease(state) || state.op === undefined || ports.lease === undefined) return;
+  /**
+   * The lease keep-alive does not survive a reboot or restart, and is lost when etcd is out of
+   * reach for a TTL: take it up again while the state holds it, and journal what was found —
+   * a key now held by another machine above all.
+   */
+  async function resumeLease(after: string): Promise<void> {
+    const op = state.op;
+    if (!holdsLease(state) || op === undefined || lease === undefined) return;
+    let message: string;
     try {
-      await ports.lease.resume(state.op.id, undefined);
+      const found = await lease.retake(op.id);
+      if (found === undefined) return;
+      message = describeResume(found, after);
     } catch (error) {
-      await events.emit(state, {
+      message = `upgrade lease not resumed ${after}: ${stepError(error).message}`;
+    }
+    await events.emit(state, { kind: 'log', status: 'info', message });
+  }
+
+  function onLeaseLost(leaseId: string): void {
+    if (!holdsLease(state)) return;
+    void events
+      .emit(state, {
         kind: 'log',
         status: 'info',
-        message: `lease keep-alive not resumed: ${stepError(error).message}`,
-      });
-    }
+        message: `warning: upgrade lease ${leaseId} expired while held (etcd out of reach for a TTL)`,
+      })
+      .then(() => resumeLease('after the loss'))
+      .catch(() => undefined);
   }
 
   /** A kill between persisting the end of an operation and logging its result must not lose the result. */
@@ -181,6 +201,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   return {
     async start() {
+      lease?.onLost(onLeaseLost);
       const record = await journal.load();
       state = record?.state ?? initialState;
       rev = record?.rev ?? 0;
@@ -193,7 +214,7 @@ export function createRunner(options: RunnerOptions): Runner {
       const whole = enqueue(async () => {
         await recordLastResult();
         // Before the chain, so a ReleaseLease of this boot's chain cannot be overtaken by a resume.
-        await resumeLease();
+        await resumeLease('after the restart');
         await chain(
           { type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot },
           carried,

@@ -14,6 +14,10 @@ clusterLeaseConformance({
         backend.advance(seconds * 1000);
         return Promise.resolve();
       },
+      loseKey: () => {
+        backend.loseKey();
+        return Promise.resolve();
+      },
       stop: () => Promise.resolve(),
     });
   },

@@ -5,7 +5,7 @@
  * kept alive while an open fake follows it; after `close()` it expires `ttl` seconds later.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { ClusterLease, LeaseHolder } from './cluster-lease.ts';
+import type { ClusterLease, LeaseHolder, LeaseResume } from './cluster-lease.ts';
 
 interface FakeLease {
   readonly ttlMs: number;
@@ -20,12 +20,24 @@ export interface FakeLeaseBackend {
   advance(ms: number): void;
   /** The key's holder, after expiring dead leases. */
   current(): LeaseHolder | undefined;
+  /**
+   * Drop the key and its lease as etcd does when renewals stopped reaching it for a TTL; the
+   * holder that kept it alive learns of it through `onLost`. With `takenBy`, another machine that
+   * was waiting takes the key at once, before the loser can react.
+   */
+  loseKey(takenBy?: Omit<LeaseHolder, 'since'>): void;
+}
+
+interface Follower {
+  followed(): string | undefined;
+  lost(leaseId: string): void;
 }
 
 interface Backend extends FakeLeaseBackend {
   key: { value: LeaseHolder; leaseId: string } | undefined;
   readonly leases: Map<string, FakeLease>;
   nextId: number;
+  readonly followers: Follower[];
   sweep(): void;
 }
 
@@ -42,9 +54,22 @@ export function createFakeLeaseBackend(): FakeLeaseBackend {
       b.sweep();
       return b.key?.value;
     },
+    loseKey(takenBy) {
+      const id = b.key?.leaseId;
+      if (id === undefined) return;
+      b.leases.delete(id);
+      b.key = undefined;
+      if (takenBy !== undefined) {
+        const leaseId = String(b.nextId++);
+        b.leases.set(leaseId, { ttlMs: 30_000, renewedAt: now, keptAlive: true });
+        b.key = { value: { ...takenBy, since: new Date(now).toISOString() }, leaseId };
+      }
+      for (const f of b.followers) if (f.followed() === id) f.lost(id);
+    },
     key: undefined,
     leases: new Map(),
     nextId: 1,
+    followers: [],
     sweep() {
       for (const [id, l] of b.leases)
         if (!l.keptAlive && now - l.renewedAt >= l.ttlMs) b.leases.delete(id);
@@ -62,6 +87,14 @@ export function createFakeClusterLease(
 ): ClusterLease {
   const b = backend as Backend;
   let followed: string | undefined;
+  const listeners: ((leaseId: string) => void)[] = [];
+  b.followers.push({
+    followed: () => followed,
+    lost: (id) => {
+      followed = undefined;
+      for (const l of listeners) l(id);
+    },
+  });
   const follow = (id: string | undefined): void => {
     const old = followed === undefined ? undefined : b.leases.get(followed);
     if (old !== undefined && followed !== id)
@@ -108,12 +141,15 @@ export function createFakeClusterLease(
         return b.key.leaseId;
       }),
     resume: (op) =>
-      Promise.resolve().then(() => {
+      Promise.resolve().then((): LeaseResume => {
         b.sweep();
-        if (b.key === undefined || mine(op)) {
-          if (b.key === undefined) take(op, rebootTtl);
-          else follow(b.key.leaseId);
+        if (b.key !== undefined && !mine(op)) return { outcome: 'held', holder: b.key.value };
+        if (b.key !== undefined) {
+          follow(b.key.leaseId);
+          return { outcome: 'kept' };
         }
+        take(op, rebootTtl);
+        return { outcome: 'retaken' };
       }),
     release: (op) =>
       Promise.resolve().then(() => {
@@ -125,6 +161,9 @@ export function createFakeClusterLease(
         }
       }),
     holder: () => Promise.resolve(backend.current()),
+    onLost: (listener) => {
+      listeners.push(listener);
+    },
     close: () =>
       Promise.resolve().then(() => {
         follow(undefined);

@@ -20,8 +20,15 @@ export { LeaseKey } from './lease-key.ts';
 
 /** The etcd-backed cluster lease; passes `testkit/cluster-lease-conformance.ts`. */
 export function createEtcdClusterLease(o: EtcdClusterLeaseOptions): ClusterLease {
+  const listeners: ((leaseId: string) => void)[] = [];
   const ctx: LeaseCtx = {
-    o,
+    o: {
+      ...o,
+      onLost: (leaseId) => {
+        o.onLost?.(leaseId);
+        for (const l of listeners) l(leaseId);
+      },
+    },
     client: openClient(o.endpoints),
     timeoutMs: o.requestTimeoutMs ?? 5_000,
     loop: undefined,
@@ -36,6 +43,9 @@ export function createEtcdClusterLease(o: EtcdClusterLeaseOptions): ClusterLease
     resume: (operationId) => resumeOrRetake(ctx, operationId, rebootTtl),
     release: (operationId) => release(ctx, operationId),
     holder: async (): Promise<LeaseHolder | undefined> => (await read(ctx))?.value,
+    onLost: (listener) => {
+      listeners.push(listener);
+    },
     close: () => {
       // Only stop renewing: the key stays until its TTL, so a restarted agent can resume it.
       stopFollowing(ctx);

@@ -13,6 +13,7 @@ import {
   stopFollowing,
   type LeaseCtx,
 } from './lease-ctx.ts';
+import type { LeaseResume } from '../../ports/cluster-lease.ts';
 import { createLease, deleteLease, moveLease, type LeaseRecord } from './lease-key.ts';
 
 /**
@@ -89,21 +90,27 @@ export async function extend(ctx: LeaseCtx, operationId: string, ttl: number): P
 }
 
 /**
- * After a reboot: keep our key's lease alive by its id. If the key expired during the reboot it
- * is taken again when free (the upgrade continues either way, docs/adr/0004 §5).
+ * After a reboot or a lost keep-alive: keep our key's lease alive by its id. If the key expired it
+ * is taken again when free; the upgrade continues either way (docs/adr/0004 §5), and the caller
+ * is told which, so a key now held by another machine is reported rather than ignored.
  */
 export async function resumeOrRetake(
   ctx: LeaseCtx,
   operationId: string,
   ttl: number,
-): Promise<void> {
+): Promise<LeaseResume> {
   const cur = await read(ctx);
-  if (cur !== undefined && !mine(ctx, cur, operationId)) return;
-  if (cur !== undefined && (await adopt(ctx, cur))) return;
+  if (cur !== undefined && !mine(ctx, cur, operationId))
+    return { outcome: 'held', holder: cur.value };
+  if (cur !== undefined && (await adopt(ctx, cur))) return { outcome: 'kept' };
   try {
     await takeOrAdopt(ctx, operationId, ttl);
+    return { outcome: 'retaken' };
   } catch (e) {
     if (!(e instanceof MoltError && e.code === ErrorCode.LeaseHeld)) throw e;
+    const now = await read(ctx);
+    if (now === undefined) throw e;
+    return { outcome: 'held', holder: now.value };
   }
 }
 
