@@ -93,6 +93,15 @@ export const ErrorCode = {
   Interrupted: 'MOLT_INTERRUPTED',
   /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */
   AgentProtocol: 'MOLT_AGENT_PROTOCOL',
+  // operator (docs/adr/0005)
+  /** A rollout policy that cannot be enforced: bad cron or zone, percent over 100, empty window, contradictions. */
+  PolicyInvalid: 'MOLT_POLICY_INVALID',
+  /** A fleet file or snapshot that is not well formed (unknown fields, wrong types, duplicate ids). */
+  FleetInvalid: 'MOLT_FLEET_INVALID',
+  /** A pool name no machine or policy knows. */
+  UnknownPool: 'MOLT_UNKNOWN_POOL',
+  /** A machine id the fleet does not have. */
+  UnknownMachine: 'MOLT_UNKNOWN_MACHINE',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;
