@@ -10,11 +10,11 @@ import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRegistryClient } from '../../../src/oci/index.ts';
-import type { AgentStatus } from '../../../src/protocol/agent.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
 import { tempDir } from '../../../src/testkit/process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import { createFleetPki, startLabMachine, type LabMachine } from './harness.ts';
+import { assertWhole } from './whole.ts';
 
 const repo = 'molt/installer';
 /** Every phase a worker upgrade passes through (ReleasingLease is control-plane only). */
@@ -60,17 +60,6 @@ after(async () => {
   await registry.stop();
   await scratch.remove();
 });
-
-/** The machine is whole: Idle, booted = committed, nothing armed, the booted slot ready. */
-function assertWhole(status: AgentStatus, operationId: string): void {
-  assert.equal(status.phase, 'Idle', 'the operation ended');
-  assert.equal(status.last?.operationId, operationId);
-  assert.equal(status.boot.committed, status.bootedSlot, 'the machine runs its committed slot');
-  assert.equal(status.boot.oneShot, null, 'no boot-once is left armed');
-  const booted = status.slots.find((s) => s.slot === status.bootedSlot);
-  assert.equal(booted?.status, 'ready');
-  assert.equal(booted.version, status.version);
-}
 
 for (const [bootloader, faults] of [
   ['grub', kills],
