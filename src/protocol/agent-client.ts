@@ -146,23 +146,36 @@ async function* streamEvents(a: StreamArgs): AsyncGenerator<AgentEvent> {
   if (res.status !== 200) throw errorFromAnswer(res.status, await res.text(), a.url);
   if (res.body === null) return;
   const frames = parseSse(res.body);
-  for (;;) {
-    let next: IteratorResult<{ event: string; data: string }>;
-    try {
-      next = await frames.next();
-    } catch (e) {
-      throw new MoltError(
-        ErrorCode.AgentUnreachable,
-        `the event stream from ${a.url} broke: ${reason(e)}`,
-        {
-          cause: e,
-          retryable: true,
-        },
-      );
+  try {
+    for (;;) {
+      const next = await nextFrame(frames, a.url);
+      if (next.done === true) return;
+      if (next.value.event === StreamErrorEvent) throw errorFromAnswer(500, next.value.data, a.url);
+      yield parseAnswer(AgentEvent, next.value.data, a.url);
     }
-    if (next.done === true) return;
-    if (next.value.event === StreamErrorEvent) throw errorFromAnswer(500, next.value.data, a.url);
-    yield parseAnswer(AgentEvent, next.value.data, a.url);
+  } finally {
+    // A consumer that stops early (a follower satisfied before the agent ends the stream) must
+    // close the body: an open event stream holds its connection, and closing the HTTP client
+    // would wait for it forever.
+    await frames.return(undefined).catch(() => undefined);
+  }
+}
+
+async function nextFrame(
+  frames: AsyncGenerator<{ event: string; data: string }>,
+  url: string,
+): Promise<IteratorResult<{ event: string; data: string }>> {
+  try {
+    return await frames.next();
+  } catch (e) {
+    throw new MoltError(
+      ErrorCode.AgentUnreachable,
+      `the event stream from ${url} broke: ${reason(e)}`,
+      {
+        cause: e,
+        retryable: true,
+      },
+    );
   }
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Lab machines for end-to-end tests: a fleet CA, installer images in a real registry, `molt lab
 // machine` processes, and the real `molt node` CLI run in-process against their agents.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { initCaDir, issueToDir } from '../../../src/cli/pki/store.ts';
 import { main } from '../../../src/cli/main.ts';
 import { memoryIo } from '../../../src/cli/io.ts';
-import type { AgentStatus } from '../../../src/protocol/agent.ts';
+import type { AgentEvent, AgentStatus } from '../../../src/protocol/agent.ts';
 import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 
 const repoRoot = join(import.meta.dirname, '../../..');
@@ -120,4 +121,35 @@ export function startLabMachine(o: LabMachineOptions): LabMachine {
     stop: () => child.stop(10_000),
   };
   return machine;
+}
+
+/**
+ * Every file and directory under `dirs` of `root`, relative path → sha256 of the content (`dir`
+ * for a directory): two equal snapshots mean nothing was written, renamed or left behind there.
+ */
+export async function snapshotTree(
+  root: string,
+  dirs: readonly string[],
+): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const dir of dirs) {
+    const entries = await readdir(join(root, dir), { recursive: true, withFileTypes: true });
+    for (const e of entries) {
+      const path = join(e.parentPath, e.name);
+      out[relative(root, path)] = e.isDirectory()
+        ? 'dir'
+        : createHash('sha256')
+            .update(await readFile(path))
+            .digest('hex');
+    }
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The events `molt node … -o json` printed, one JSON object a line. */
+export function parseEvents(stdout: string): AgentEvent[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as AgentEvent);
 }

@@ -2,16 +2,25 @@
 // End to end on one lab machine per bootloader: the real registry, `molt lab machine` playing the
 // firmware (GRUB or systemd-boot files, as the real ones read them), `molt agent` over mTLS, and
 // the `molt node` CLI. Upgrade, automatic rollback on an unhealthy slot and on a slot that fails
-// to boot, a reboot, a manual rollback, and a manual rollback refused when the other slot is bad.
+// to boot, a reboot, a manual rollback, and a manual rollback refused when the other slot is bad;
+// an upgrade aborted by a busy EPHEMERAL mount, EPHEMERAL kept by a preserving upgrade, a staged
+// upgrade completed by a reboot, and the journal as `molt node logs` prints it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+import { eventually, tempDir } from '../../../src/testkit/process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
-import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from './harness.ts';
+import {
+  createFleetPki,
+  parseEvents,
+  snapshotTree,
+  startLabMachine,
+  type FleetPki,
+  type LabMachine,
+} from './harness.ts';
 
 let registry: RunningRegistry;
 let pki: FleetPki;
@@ -33,6 +42,8 @@ before(async () => {
     version: '1.3.0',
     labels: { 'dev.molt.lab.boot': 'fail' },
   });
+  for (const version of ['1.4.0', '1.5.0', '1.6.0'])
+    await pushInstallerImage(client, repo, version, { version });
   await client.close();
 });
 
@@ -180,6 +191,223 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       await assert.rejects(readFile(join(machine.root, 'ephemeral', 'data', 'kept')), {
         code: 'ENOENT',
       });
+    });
+
+    it('aborts an upgrade while EPHEMERAL is busy: no reboot, both slots and the boot untouched, MOLT_MOUNT_BUSY recorded', async () => {
+      await writeFile(join(machine.root, 'ephemeral', '.busy'), 'a process holds the mount');
+      const before = await machine.status();
+      assert.equal(before.bootedSlot, 'B');
+      const disk = await snapshotTree(machine.root, ['esp', 'slots']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.4.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      assert.equal(r.code, 1, `an aborted upgrade is a failure for the caller: ${r.stderr}`);
+      const events = parseEvents(r.stdout);
+      const phases = events.filter((e) => e.kind === 'phase').map((e) => e.phase);
+      assert.ok(phases.includes('ReleasingMounts'), phases.join(' '));
+      assert.ok(phases.includes('Aborting'), phases.join(' '));
+      for (const never of ['WritingSlot', 'ArmingBootOnce', 'Rebooting'])
+        assert.ok(!phases.includes(never), `${never} ran: ${phases.join(' ')}`);
+      assert.ok(
+        events.some((e) => e.phase === 'ReleasingMounts' && e.error?.code === 'MOLT_MOUNT_BUSY'),
+        'the failed step is journalled with its code',
+      );
+      const result = events.at(-1);
+      assert.equal(result?.kind, 'result');
+      assert.equal(result.result?.result, 'Failed');
+      assert.equal(result.error?.code, 'MOLT_MOUNT_BUSY');
+      assert.match(result.result.reason ?? '', /ephemeral is busy \(held by .*\.busy\)/);
+
+      const status = await machine.status();
+      assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
+      assert.equal(status.bootedSlot, 'B');
+      assert.equal(status.version, before.version);
+      assert.deepEqual(status.boot, before.boot, 'nothing armed, nothing committed');
+      assert.deepEqual(status.slots, before.slots);
+      assert.equal(status.phase, 'Idle');
+      assert.equal(status.operation, null);
+      assert.equal(status.last?.operationId, result.operationId);
+      assert.equal(status.last.kind, 'upgrade');
+      assert.equal(status.last.result, 'Failed');
+      assert.equal(status.last.code, 'MOLT_MOUNT_BUSY');
+      assert.match(status.last.reason ?? '', /busy/);
+      // The pull is discarded after the result (best-effort clean-up): nothing is left on disk.
+      await eventually(
+        async () => {
+          assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);
+        },
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
+      const ops = await machine.molt(['node', 'operations', '-o', 'json']);
+      assert.deepEqual(
+        (JSON.parse(ops.stdout) as { operationId: string; result?: unknown }[]).find(
+          (o) => o.operationId === result.operationId,
+        )?.result,
+        result.result,
+      );
+    });
+
+    it('upgrades once what held EPHEMERAL let go of it', async () => {
+      await rm(join(machine.root, 'ephemeral', '.busy'), { force: true });
+      const { bootId } = await machine.agent();
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.4.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const status = await machine.status();
+      assert.notEqual(status.bootId, bootId);
+      assert.equal(status.bootedSlot, 'A');
+      assert.equal(status.version, '1.4.0');
+      assert.equal(status.boot.committed, 'A');
+      assert.equal(status.last?.result, 'Succeeded');
+    });
+
+    it('keeps EPHEMERAL on an upgrade that preserves it (the default)', async () => {
+      await mkdir(join(machine.root, 'ephemeral', 'data'), { recursive: true });
+      await writeFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'workload data, again');
+      const listing = async (): Promise<string[]> =>
+        (await readdir(join(machine.root, 'ephemeral'), { recursive: true })).sort();
+      const before = await listing();
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.5.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const status = await machine.status();
+      assert.equal(status.bootedSlot, 'B');
+      assert.equal(status.version, '1.5.0');
+      assert.equal(
+        await readFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'utf8'),
+        'workload data, again',
+      );
+      assert.deepEqual(await listing(), before, 'nothing removed or added in EPHEMERAL');
+    });
+
+    it('stages an upgrade without rebooting, then a reboot boots and commits it', async () => {
+      const before = await machine.status();
+      const staged = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.6.0'),
+        '--stage',
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      // --follow of a staged upgrade ends at Staged (it would otherwise wait for the reboot).
+      assert.equal(staged.code, 0, staged.stderr);
+      const followed = staged.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { operationId: string; kind: string; phase: string });
+      assert.deepEqual(
+        [followed.at(-1)?.kind, followed.at(-1)?.phase],
+        ['phase', 'Staged'],
+        staged.stdout,
+      );
+      const operationId = followed[0]?.operationId ?? '';
+      const status = await eventually(
+        async () => {
+          const s = await machine.status();
+          assert.equal(s.phase, 'Staged');
+          return s;
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+      assert.equal(status.bootId, before.bootId, 'staging does not reboot');
+      assert.equal(status.bootedSlot, 'B');
+      assert.equal(status.version, '1.5.0');
+      assert.equal(status.boot.committed, 'B');
+      assert.equal(status.boot.oneShot, 'A', 'slot A is armed for the next boot');
+      assert.deepEqual(status.operation && [status.operation.id, status.operation.kind], [
+        operationId,
+        'upgrade',
+      ]);
+      assert.deepEqual(
+        status.slots.map((s) => [s.slot, s.status, s.version]),
+        [
+          ['A', 'ready', '1.6.0'],
+          ['B', 'ready', '1.5.0'],
+        ],
+      );
+      // No disruption yet: EPHEMERAL is still mounted.
+      await assert.rejects(access(join(machine.root, 'run', 'ephemeral.released')), {
+        code: 'ENOENT',
+      });
+      const table = await machine.molt(['node', 'status']);
+      assert.match(table.stdout, /^version: +1\.5\.0 on slot B$/m);
+      assert.match(table.stdout, /^phase: +Staged$/m);
+      assert.match(table.stdout, /^A +ready +1\.6\.0 /m);
+      const other = await machine.molt(['node', 'upgrade', '--image', image('1.4.0')]);
+      assert.equal(other.code, 1);
+      assert.match(other.stderr, /MOLT_AGENT_BUSY: .*staged: only a reboot is accepted/);
+
+      const r = await machine.molt(['node', 'reboot', '--follow', '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      const events = parseEvents(r.stdout);
+      assert.ok(
+        events.every((e) => e.operationId === operationId),
+        'the reboot continues the staged operation',
+      );
+      assert.equal(events.at(-1)?.result?.result, 'Succeeded');
+      const after = await machine.status();
+      assert.notEqual(after.bootId, before.bootId);
+      assert.equal(after.bootedSlot, 'A');
+      assert.equal(after.version, '1.6.0');
+      assert.equal(after.boot.committed, 'A');
+      assert.equal(after.boot.oneShot, null);
+      assert.equal(after.phase, 'Idle');
+      assert.deepEqual(after.last && [after.last.operationId, after.last.kind, after.last.result], [
+        operationId,
+        'upgrade',
+        'Succeeded',
+      ]);
+    });
+
+    it('prints the journal of every operation, across reboots, with molt node logs', async () => {
+      const ops = JSON.parse((await machine.molt(['node', 'operations', '-o', 'json'])).stdout) as {
+        operationId: string;
+        events: number;
+      }[];
+      const r = await machine.molt(['node', 'logs', '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      const events = parseEvents(r.stdout);
+      for (const op of ops) {
+        const seqs = events.filter((e) => e.operationId === op.operationId).map((e) => e.seq);
+        assert.deepEqual(
+          seqs,
+          Array.from({ length: op.events }, (_, i) => i + 1),
+          `every event of ${op.operationId} once, in order`,
+        );
+      }
+      assert.equal(
+        events.length,
+        ops.reduce((n, op) => n + op.events, 0),
+      );
+      assert.ok(ops.length >= 9, `one entry per operation run on this machine: ${ops.length}`);
+      const tail = parseEvents(
+        (await machine.molt(['node', 'logs', '--tail', '1', '-o', 'json'])).stdout,
+      );
+      assert.deepEqual(tail, events.slice(-1));
+      assert.equal(tail[0]?.kind, 'result');
     });
   });
 }

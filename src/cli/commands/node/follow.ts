@@ -26,6 +26,11 @@ export interface FollowOptions {
   readonly onOutage?: (e: MoltError) => void;
   /** Called when the stream is back after an outage. */
   readonly onReconnected?: () => void;
+  /**
+   * Also stop when the operation reaches `Staged` (an upgrade asked with `--stage`: it waits
+   * there for a reboot, which may be days away, and logs no result until then).
+   */
+  readonly untilStaged?: boolean;
 }
 
 const firstDelayMs = 250;
@@ -41,7 +46,10 @@ interface Cursor {
   delay: number;
 }
 
-/** Stream events until the operation's result (returned) or an error that retrying cannot fix. */
+/**
+ * Stream events until the operation's result (returned; or its `Staged` phase event with
+ * `untilStaged`) or an error that retrying cannot fix.
+ */
 export async function followOperation(client: AgentClient, o: FollowOptions): Promise<AgentEvent> {
   const cursor: Cursor = {
     operation: o.operation,
@@ -91,10 +99,12 @@ async function followOnce(
     c.operation ??= e.operationId;
     c.lastEventId = `${e.operationId}:${String(e.seq)}`;
     o.onEvent(e);
-    if (e.kind === 'result') return e;
+    if (e.kind === 'result' || (o.untilStaged === true && isStaged(e))) return e;
   }
   return undefined;
 }
+
+const isStaged = (e: AgentEvent): boolean => e.kind === 'phase' && e.phase === 'Staged';
 
 function gaveUp(
   client: AgentClient,

@@ -244,6 +244,105 @@ describe('molt node', () => {
     assert.match(unknown.stderr, /^error MOLT_OPERATION_NOT_FOUND: /);
   });
 
+  it('logs prints every journalled event of every operation, the last --tail n, as lines or NDJSON', async () => {
+    await event('op-l1', 'phase', 'ReleasingMounts');
+    await event('op-l1', 'error', 'ReleasingMounts', {
+      status: 'failed',
+      message: 'ReleaseMounts failed',
+      error: { code: 'MOLT_MOUNT_BUSY', message: 'EPHEMERAL is busy' },
+    });
+    await event('op-l1', 'result', 'Idle', {
+      status: 'failed',
+      result: { result: 'Failed', reason: 'EPHEMERAL is busy' },
+    });
+    await event('op-l2', 'phase', 'Rebooting');
+    const journalled = await journal.events();
+
+    const json = await molt(['node', 'logs', '-o', 'json', ...as('node')]);
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(
+      json.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as AgentEvent),
+      journalled,
+      'every event of every operation, in journal order, each once',
+    );
+
+    const table = await molt(['node', 'logs', ...as('node')]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(
+      table.stdout,
+      new RegExp(
+        [
+          String.raw`\d\d:\d\d:\d\d  ReleasingMounts +started +ReleasingMounts step`,
+          String.raw`\d\d:\d\d:\d\d  ReleasingMounts +failed +ReleaseMounts failed \[MOLT_MOUNT_BUSY: EPHEMERAL is busy\]`,
+          String.raw`\d\d:\d\d:\d\d  result: Failed \(operation op-l1\): EPHEMERAL is busy`,
+          String.raw`\d\d:\d\d:\d\d  Rebooting +started +Rebooting step\n$`,
+        ].join('\n'),
+      ),
+    );
+
+    const tail = await molt(['node', 'logs', '--tail', '2', '-o', 'json', ...as('node')]);
+    assert.deepEqual(
+      tail.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as AgentEvent).phase),
+      ['Idle', 'Rebooting'],
+    );
+    const none = await molt(['node', 'logs', '--tail', '0', ...as('node')]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal(none.stdout, '');
+    assert.match(
+      (await molt(['node', 'logs', '--tail', 'x', ...as('node')])).stderr,
+      /MOLT_BAD_FLAG: --tail must be a number/,
+    );
+  });
+
+  it('logs --follow streams events journalled after it started, until the agent goes away', async () => {
+    await event('op-l3', 'phase', 'Pulling');
+    const io = memoryIo();
+    const running = main(
+      ['node', 'logs', '--tail', '1', '--follow', '-o', 'json', ...as('node')],
+      io,
+    );
+    const seen = (): [string, number, string][] =>
+      io
+        .stdout()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as AgentEvent)
+        .map((e) => [e.operationId, e.seq, e.message]);
+    await eventually(
+      async () => {
+        await Promise.resolve();
+        assert.deepEqual(seen(), [['op-l3', 1, 'Pulling step']]);
+      },
+      { timeoutMs: 5_000, intervalMs: 20 },
+    );
+    await event('op-l3', 'log', 'Pulling', { status: 'done', message: 'PullImage done' });
+    await event('op-l4', 'phase', 'Rebooting');
+    await eventually(
+      async () => {
+        await Promise.resolve();
+        assert.deepEqual(seen(), [
+          ['op-l3', 1, 'Pulling step'],
+          ['op-l3', 2, 'PullImage done'],
+          ['op-l4', 1, 'Rebooting step'],
+        ]);
+      },
+      { timeoutMs: 5_000, intervalMs: 20 },
+    );
+    // Unlike `events --follow`, `logs --follow` does not reconnect: losing the agent ends it.
+    await api.close();
+    const code = await running;
+    api = await createAgentApi({ controller, journal, tls: serverTls, port });
+    assert.equal(code, 1);
+    assert.match(io.stderr(), /^error MOLT_AGENT_UNREACHABLE: the event stream from .*\/v1\/logs/);
+    assert.equal(seen().length, 3, 'each event once, nothing after the agent went away');
+  });
+
   it('follows an operation across the agent’s restart, printing each event once', async () => {
     await event('op-f', 'phase', 'Pulling');
     const running = molt(['node', 'events', '--operation', 'op-f', '--follow', ...as('node')]);

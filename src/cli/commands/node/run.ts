@@ -89,7 +89,11 @@ export function runSubmit(
       return;
     }
     if (output === 'table') ctx.io.out(`accepted: ${kind} operation ${accepted.operationId}\n`);
-    await follow(ctx, client, output, { ...o, operation: accepted.operationId });
+    await follow(ctx, client, output, {
+      ...o,
+      operation: accepted.operationId,
+      untilStaged: kind === 'upgrade' && o.stage,
+    });
   });
 }
 
@@ -162,13 +166,14 @@ async function follow(
   ctx: CommandContext,
   client: AgentClient,
   output: OutputFormat,
-  o: { operation?: string | undefined; reconnectTimeout: number },
+  o: { operation?: string | undefined; reconnectTimeout: number; untilStaged?: boolean },
 ): Promise<void> {
   const printer = createEventPrinter(ctx.io, output);
   try {
     const result = await followOperation(client, {
       ...(o.operation !== undefined && { operation: o.operation }),
       reconnectTimeoutMs: o.reconnectTimeout,
+      untilStaged: o.untilStaged === true,
       onEvent: (e) => {
         printer.print(e);
       },
@@ -180,7 +185,8 @@ async function follow(
         ctx.io.err('reconnected\n');
       },
     });
-    if (!succeeded(result.result)) ctx.setExitCode(ExitCode.Error);
+    // A staged upgrade stops following at Staged: it worked, and waits for a reboot.
+    if (result.kind !== 'phase' && !succeeded(result.result)) ctx.setExitCode(ExitCode.Error);
   } finally {
     printer.end();
   }
