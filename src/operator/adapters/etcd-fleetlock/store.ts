@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * {@link FleetLockStore} on etcd v3 (STYLE §7, airlock's `internal/lock/lock.go` shape): one key
+ * per group, `/molt/v1/fleetlock/<group>`, holding `{"slots":N,"holders":[…]}`. A write is a
+ * transaction guarded on the key's mod revision, or on its create revision being 0 when the group
+ * was never written, so a lost race is a `false`, never a lost update. The revision handed out is
+ * the key's mod revision (`'0'` when absent).
+ *
+ * No etcd lease is attached: a FleetLock slot must outlive the holder's reboot and the operator's
+ * restart (the protocol has no TTL; molt's evidence-of-life TTL is a later slice).
+ */
+import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { GROUP_PATTERN, type Semaphore } from '../../../core/fleetlock/semaphore.ts';
+import type { FleetLockRead, FleetLockStore } from '../../ports/fleetlock-store.ts';
+
+/** Where the semaphores live. */
+export const FLEETLOCK_PREFIX = '/molt/v1/fleetlock/';
+
+/** Options of {@link EtcdFleetLockStore}. */
+export interface EtcdFleetLockStoreOptions {
+  /** Client URLs (`http://host:port`). */
+  readonly endpoints: readonly string[];
+  /** Deadline of one etcd request. @default 5000 */
+  readonly requestTimeoutMs?: number;
+}
+
+/** The key of `group`; refuses names outside the protocol's pattern (they could alias keys). */
+export function fleetLockKey(group: string): string {
+  if (!GROUP_PATTERN.test(group))
+    throw new MoltError(ErrorCode.BadInput, `'${group}' is not a FleetLock group name`);
+  return FLEETLOCK_PREFIX + group;
+}
+
+export class EtcdFleetLockStore implements FleetLockStore {
+  private readonly client: Etcd3;
+  private readonly timeoutMs: number;
+
+  constructor(options: EtcdFleetLockStoreOptions) {
+    this.client = new Etcd3({ hosts: [...options.endpoints], dialTimeout: 2_000 });
+    this.timeoutMs = options.requestTimeoutMs ?? 5_000;
+  }
+
+  async read(group: string): Promise<FleetLockRead> {
+    const key = fleetLockKey(group);
+    const res = await etcdCall(`read ${key}`, this.client.get(key).options(this.deadline()).exec());
+    const kv = res.kvs[0];
+    if (kv === undefined) return { sem: undefined, revision: '0' };
+    return { sem: decodeSemaphore(key, kv.value.toString('utf8')), revision: kv.mod_revision };
+  }
+
+  async write(group: string, sem: Semaphore, expectedRevision: string): Promise<boolean> {
+    const key = fleetLockKey(group);
+    const txn =
+      expectedRevision === '0'
+        ? this.client.if(key, 'Create', '==', 0)
+        : this.client.if(key, 'Mod', '==', expectedRevision);
+    const res = await etcdCall(
+      `write ${key}`,
+      txn
+        .then(this.client.put(key).value(encodeSemaphore(sem)))
+        .options(this.deadline())
+        .commit(),
+    );
+    return res.succeeded;
+  }
+
+  close(): Promise<void> {
+    this.client.close();
+    return Promise.resolve();
+  }
+
+  private deadline(): { readonly deadline: number } {
+    return { deadline: Date.now() + this.timeoutMs };
+  }
+}
+
+/** The stored form; fields in a fixed order so equal semaphores are equal bytes. */
+export function encodeSemaphore(sem: Semaphore): string {
+  return JSON.stringify({ slots: sem.slots, holders: sem.holders });
+}
+
+/**
+ * Parse a stored value. One molt did not write is an error, never "no holders": reading it as
+ * empty would hand out slots that somebody may hold.
+ */
+export function decodeSemaphore(key: string, text: string): Semaphore {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    v = undefined;
+  }
+  const o = (typeof v === 'object' && v !== null ? v : {}) as Partial<Record<string, unknown>>;
+  const { slots, holders } = o;
+  if (
+    typeof slots === 'number' &&
+    Number.isSafeInteger(slots) &&
+    slots >= 0 &&
+    Array.isArray(holders) &&
+    holders.every((h): h is string => typeof h === 'string' && h !== '') &&
+    new Set(holders).size === holders.length
+  )
+    return { slots, holders };
+  throw new MoltError(ErrorCode.Internal, `${key} does not hold a semaphore molt wrote`, {
+    hint: `inspect it with \`etcdctl get ${key}\`; delete it to reset the group`,
+  });
+}
+
+/** Await `p`, turning etcd3's errors into molt's (STYLE §4.4). */
+async function etcdCall<T>(what: string, p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof MoltError) throw e;
+    if (e instanceof GRPCDeadlineExceededError)
+      throw new MoltError(ErrorCode.TimedOut, `etcd: ${what} timed out; its outcome is unknown`, {
+        cause: e,
+        retryable: true,
+      });
+    const detail = e instanceof Error ? e.message : String(e);
+    throw new MoltError(ErrorCode.EtcdUnhealthy, `etcd: ${what} failed: ${detail}`, {
+      cause: e,
+      retryable: e instanceof GRPCUnavailableError,
+    });
+  }
+}
