@@ -102,6 +102,16 @@ export const ErrorCode = {
   UnknownPool: 'MOLT_UNKNOWN_POOL',
   /** A machine id the fleet does not have. */
   UnknownMachine: 'MOLT_UNKNOWN_MACHINE',
+  /** A rollout id that is already taken. */
+  RolloutExists: 'MOLT_ROLLOUT_EXISTS',
+  /** A rollout id the operator does not know. */
+  RolloutNotFound: 'MOLT_ROLLOUT_NOT_FOUND',
+  /** A machine that already has progress in the rollout: it is never started twice. */
+  AlreadyStarted: 'MOLT_ALREADY_STARTED',
+  /** Another operator leads; only the leader acts (ask it, or wait for its claim to expire). */
+  NotLeader: 'MOLT_NOT_LEADER',
+  /** A rollout in a state that does not allow the request (resume a completed rollout, …). */
+  RolloutState: 'MOLT_ROLLOUT_STATE',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

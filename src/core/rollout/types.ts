@@ -30,6 +30,8 @@ export interface Machine {
   readonly pin?: { readonly version: string; readonly reason: string };
   /** Phased availability position in [0, 1); defaults to a stable hash of the id. */
   readonly wariness?: number;
+  /** The agent's `https://host:port` (the operator's; the planner ignores it). */
+  readonly endpoint?: string;
 }
 
 /** A recurring maintenance window: opens at each cron fire time, stays open `durationMs`. */
@@ -91,6 +93,8 @@ export interface MachineProgress {
   /** When it reached Succeeded / Failed / RolledBack. */
   readonly finishedAt?: number;
   readonly reason?: string;
+  /** The agent's operation id, once the agent accepted the upgrade (the executor's bookkeeping). */
+  readonly operationId?: string;
 }
 
 /** Moving the machines of one pool to one release. */

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * How the operator talks to machines' agents (docs/adr/0004 §6): mTLS with an operator
+ * certificate. One gateway for the fleet; it keeps a client per endpoint. The adapter
+ * (`adapters/agent-gateway`) wraps protocol's typed `AgentClient`; tests also run it against real
+ * lab agents. Errors are `MoltError`s: `MOLT_AGENT_UNREACHABLE` (retryable: rebooting or down),
+ * `MOLT_AGENT_BUSY` (details name the running operation), `MOLT_AGENT_PROTOCOL` (garbage).
+ */
+import type { AgentStatus, OperationAccepted } from '../../protocol/agent.ts';
+import type { MachineRecord } from './store.ts';
+
+export interface AgentGateway {
+  status(machine: MachineRecord): Promise<AgentStatus>;
+  upgrade(
+    machine: MachineRecord,
+    request: { readonly image: string; readonly preserve?: boolean },
+  ): Promise<OperationAccepted>;
+  rollback(machine: MachineRecord): Promise<OperationAccepted>;
+  close(): Promise<void>;
+}

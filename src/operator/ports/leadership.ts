@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Leader election between operators (docs/adr/0005 §4): only the leader plans and acts. The
+ * leader holds a TTL'd claim it renews; an operator that dies lets it expire, and another takes
+ * over. Implementations: the fake next to this file and the etcd one (`adapters/etcd-leadership`),
+ * both passing `testkit/leadership-conformance.ts`.
+ */
+export interface Leadership {
+  /** This operator's identity (written into the claim). */
+  readonly id: string;
+  /** Resolves once this operator leads (at once if it already does); rejects when closed. */
+  campaign(): Promise<void>;
+  isLeader(): boolean;
+  /** The current leader's id, if any. */
+  leader(): Promise<string | undefined>;
+  /** Called when leadership is lost (the claim expired or was taken): stop acting at once. */
+  onLost(listener: () => void): void;
+  /** Give leadership up at once (so another operator need not wait for the TTL). */
+  resign(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Where the operator keeps everything that must survive its restart (docs/adr/0005 §4): the
+ * machines it manages, the rollouts with per-machine progress, the start history that rate limits
+ * count, holds, and the event history. Implementations: {@link InMemoryOperatorStore} (fake, next
+ * to this file) and the etcd store (`adapters/etcd-store`), both passing
+ * `testkit/operator-store-conformance.ts`.
+ *
+ * The invariant this port carries (DESIGN invariant 6): a machine start is recorded — start record
+ * and `InFlight` progress in one atomic write — *before* the agent is asked to upgrade, and the
+ * write refuses a machine that already has progress in that rollout. So an operator killed at any
+ * point and restarted never starts a machine twice and never forgets a start a rate limit counts.
+ */
+import type { MachineProgress, Role, Rollout, StartRecord } from '../../core/rollout/types.ts';
+
+/** A machine the operator manages: identity, placement and how to reach its agent. */
+export interface MachineRecord {
+  readonly id: string;
+  /** The agent's `https://host:port`. */
+  readonly endpoint: string;
+  readonly role: Role;
+  readonly pool: string;
+  readonly cluster?: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A person's hold on a machine: no upgrade starts on it before `until`. */
+export interface Hold {
+  readonly reason: string;
+  /** Epoch ms. */
+  readonly until: number;
+  readonly by?: string;
+}
+
+/** One line of the operator's history (what `molt rollout status` and the dashboard show). */
+export interface HistoryEvent {
+  /** Assigned by the store: increasing, never reused. */
+  readonly seq: number;
+  /** Epoch ms. */
+  readonly at: number;
+  readonly kind:
+    | 'rollout-created'
+    | 'rollout-state'
+    | 'machine-start'
+    | 'machine-result'
+    | 'machine-rollback'
+    | 'decision'
+    | 'warning';
+  readonly rollout?: string;
+  readonly machine?: string;
+  readonly message: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export type NewHistoryEvent = Omit<HistoryEvent, 'seq'>;
+
+/** Everything the store holds, read at one revision. */
+export interface StoredState {
+  readonly machines: readonly MachineRecord[];
+  readonly rollouts: readonly Rollout[];
+  readonly starts: readonly StartRecord[];
+  readonly holds: Readonly<Record<string, Hold>>;
+}
+
+export interface OperatorStore {
+  read(): Promise<StoredState>;
+  putMachine(machine: MachineRecord): Promise<void>;
+  removeMachine(id: string): Promise<void>;
+  /** Create a rollout; `MOLT_ROLLOUT_EXISTS` when the id is taken. */
+  createRollout(rollout: Rollout): Promise<void>;
+  /**
+   * Compare-and-set update of one rollout: `change` gets the stored value and returns the new one
+   * (it may run more than once when another writer got in between). `MOLT_ROLLOUT_NOT_FOUND` if
+   * absent. Returns the stored result.
+   */
+  updateRollout(id: string, change: (current: Rollout) => Rollout): Promise<Rollout>;
+  /**
+   * Atomically append `start` and set the rollout's progress for `start.machine` to `progress`
+   * (normally `{phase: 'InFlight', startedAt}`), refusing with `MOLT_ALREADY_STARTED` when that
+   * machine already has progress in the rollout.
+   */
+  recordStart(start: StartRecord, progress: MachineProgress): Promise<void>;
+  /** Drop start records older than `before` (epoch ms); rate limits only look back one period. */
+  pruneStarts(before: number): Promise<void>;
+  setHold(machine: string, hold: Hold | undefined): Promise<void>;
+  appendHistory(event: NewHistoryEvent): Promise<HistoryEvent>;
+  /** History after `afterSeq` (all when undefined), oldest first, at most `limit`. */
+  history(options?: { afterSeq?: number; limit?: number }): Promise<HistoryEvent[]>;
+  close(): Promise<void>;
+}
