@@ -45,7 +45,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['node:*', 'undici', 'etcd3', 'tar', 'yaml'],
+              group: ['node:*', 'undici', 'etcd3', 'tar'],
               message: 'core and protocol are pure: no I/O',
             },
           ],

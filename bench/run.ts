@@ -8,6 +8,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP1 } = await import('./p1.ts');
     await runP1();
   },
+  P2: async () => {
+    const { runP2 } = await import('./p2.ts');
+    await runP2();
+  },
   P5: async () => {
     const { runP5 } = await import('./p5.ts');
     await runP5();

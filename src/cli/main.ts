@@ -8,6 +8,7 @@ import { devCommand } from './commands/dev/index.ts';
 import { versionCommand } from './commands/version/index.ts';
 import { nodeCommand } from './commands/node/index.ts';
 import { pkiCommand } from './commands/pki/index.ts';
+import { planCommand } from './commands/plan/index.ts';
 
 /** Context every command factory receives; `exit` records the code the process ends with. */
 export interface CommandContext {
@@ -24,6 +25,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(devCommand(ctx));
   program.addCommand(nodeCommand(ctx));
   program.addCommand(pkiCommand(ctx));
+  program.addCommand(planCommand(ctx));
   program.addCommand(versionCommand(ctx));
   program.addHelpText(
     'after',

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Everything plan() precomputes in one pass over the snapshot, so each candidate is judged in
+ * O(policies) with Map lookups: machines by id and pool, the unavailable set and its count per
+ * scope (in flight + soaking + down, across ALL rollouts), the control-plane state per cluster,
+ * and the resolved policies per pool. Admitting a machine updates these tallies in place.
+ */
+import {
+  FLEET_SCOPE,
+  poolRules,
+  poolScope,
+  policiesOf,
+  scopeRules,
+  type PoolRules,
+  type ScopeRules,
+} from './rules.ts';
+import type { FleetSnapshot, Machine, Pool, Rollout, StartRecord } from './types.ts';
+import { skipOf } from './shape.ts';
+import { WindowMemo } from './window-memo.ts';
+import type { Refusal } from './candidate.ts';
+
+/** Per cluster: control-plane machines upgrading (in flight or soaking) and down otherwise. */
+export interface ClusterState {
+  upgrading: number;
+  down: number;
+  /** The first upgrading machine, for messages. */
+  upgradingId: string | undefined;
+  /** Control-plane machines Pending or InFlight in an Active or Paused rollout. */
+  readonly unfinished: Set<string>;
+}
+
+export interface PlanContext {
+  readonly now: number;
+  readonly snapshot: FleetSnapshot;
+  readonly byPool: ReadonlyMap<string, readonly Machine[]>;
+  /** Machine id → why it is unavailable (`upgrading in rollout r1`, `down`, `soaking until …`). */
+  readonly unavailable: Map<string, string>;
+  /** Unavailable machines per scope key (`fleet`, `pool:<name>`). */
+  readonly scopeCount: Map<string, number>;
+  readonly clusters: Map<string, ClusterState>;
+  readonly windows: WindowMemo;
+  /** Bumped by every admission: refusals built from the tallies are reused until it changes. */
+  admissions: number;
+  readonly refusals: Map<
+    object,
+    { readonly version: number; readonly refusal: Refusal | undefined }
+  >;
+  rulesFor(pool: string): PoolRules;
+}
+
+export const clusterOf = (m: Machine): string => m.cluster ?? 'default';
+
+/** Rollouts oldest first (ties by id, so nothing depends on the input order). */
+export function oldestFirst(rollouts: readonly Rollout[]): Rollout[] {
+  return [...rollouts].sort(
+    (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}
+
+function groupByPool(machines: readonly Machine[]): Map<string, Machine[]> {
+  const byPool = new Map<string, Machine[]>();
+  for (const m of machines) {
+    let list = byPool.get(m.pool);
+    if (list === undefined) byPool.set(m.pool, (list = []));
+    list.push(m);
+  }
+  return byPool;
+}
+
+function startsByPool(starts: readonly StartRecord[]): Map<string, StartRecord[]> {
+  const out = new Map<string, StartRecord[]>();
+  for (const s of starts) {
+    let list = out.get(s.pool);
+    if (list === undefined) out.set(s.pool, (list = []));
+    list.push(s);
+  }
+  return out;
+}
+
+function rulesResolver(
+  snapshot: FleetSnapshot,
+  byPool: ReadonlyMap<string, readonly Machine[]>,
+  now: number,
+): (pool: string) => PoolRules {
+  const pools = new Map<string, Pool>(snapshot.pools.map((p) => [p.name, p]));
+  const starts = startsByPool(snapshot.starts);
+  const fleet: ScopeRules = scopeRules(
+    {
+      scope: FLEET_SCOPE,
+      policies: snapshot.fleetPolicies,
+      size: snapshot.machines.length,
+      starts: snapshot.starts,
+    },
+    now,
+  );
+  const cache = new Map<string, PoolRules>();
+  return (name) => {
+    let rules = cache.get(name);
+    if (rules === undefined) {
+      const own = scopeRules(
+        {
+          scope: poolScope(name),
+          policies: policiesOf(pools, name),
+          size: byPool.get(name)?.length ?? 0,
+          starts: starts.get(name) ?? [],
+        },
+        now,
+      );
+      rules = poolRules(own, fleet);
+      cache.set(name, rules);
+    }
+    return rules;
+  };
+}
+
+function clusterState(clusters: Map<string, ClusterState>, name: string): ClusterState {
+  let c = clusters.get(name);
+  if (c === undefined) {
+    c = { upgrading: 0, down: 0, upgradingId: undefined, unfinished: new Set() };
+    clusters.set(name, c);
+  }
+  return c;
+}
+
+/** Marks `m` unavailable once, counting it in its pool, the fleet and (control plane) its cluster. */
+export function markUnavailable(
+  ctx: PlanContext,
+  m: Machine,
+  why: string,
+  upgrading: boolean,
+): void {
+  if (ctx.unavailable.has(m.id)) return;
+  ctx.unavailable.set(m.id, why);
+  const pool = poolScope(m.pool);
+  ctx.scopeCount.set(FLEET_SCOPE, (ctx.scopeCount.get(FLEET_SCOPE) ?? 0) + 1);
+  ctx.scopeCount.set(pool, (ctx.scopeCount.get(pool) ?? 0) + 1);
+  if (m.role !== 'control-plane') return;
+  const c = clusterState(ctx.clusters, clusterOf(m));
+  if (!upgrading) {
+    c.down++;
+    return;
+  }
+  c.upgrading++;
+  // The smallest id names the busy machine, so the message does not depend on input order.
+  if (c.upgradingId === undefined || m.id < c.upgradingId) c.upgradingId = m.id;
+}
+
+/** In flight and soaking machines of one rollout (any state: a paused upgrade still runs). */
+function markRollout(ctx: PlanContext, r: Rollout, machines: ReadonlyMap<string, Machine>): void {
+  // for…in, not Object.entries: no array per machine on 100 000-machine rollouts.
+  for (const id in r.machines) {
+    const m = machines.get(id);
+    const p = r.machines[id];
+    if (m === undefined || p === undefined) continue;
+    if (p.phase === 'InFlight') {
+      markUnavailable(ctx, m, `upgrading in rollout ${r.id}`, true);
+    } else if (p.phase === 'Succeeded' && p.finishedAt !== undefined) {
+      const end = p.finishedAt + ctx.rulesFor(m.pool).machineSoakMs;
+      if (end > ctx.now) {
+        markUnavailable(ctx, m, `soaking after rollout ${r.id}`, true);
+      }
+    }
+  }
+}
+
+/** Control-plane machines not finished in Active/Paused rollouts, per cluster (control-plane-first). */
+function markUnfinishedControlPlane(ctx: PlanContext, r: Rollout): void {
+  if (r.state !== 'Active' && r.state !== 'Paused') return;
+  for (const m of ctx.byPool.get(r.pool) ?? []) {
+    if (m.role !== 'control-plane') continue;
+    const phase = r.machines[m.id]?.phase ?? 'Pending';
+    const open = phase === 'InFlight' || (phase === 'Pending' && skipOf(m, r) === undefined);
+    if (open) clusterState(ctx.clusters, clusterOf(m)).unfinished.add(m.id);
+  }
+}
+
+export function buildContext(snapshot: FleetSnapshot, now: number): PlanContext {
+  const byPool = groupByPool(snapshot.machines);
+  const machines = new Map<string, Machine>();
+  for (const m of snapshot.machines) machines.set(m.id, m);
+  const ctx: PlanContext = {
+    now,
+    snapshot,
+    byPool,
+    unavailable: new Map(),
+    scopeCount: new Map(),
+    clusters: new Map(),
+    windows: new WindowMemo(now),
+    admissions: 0,
+    refusals: new Map(),
+    rulesFor: rulesResolver(snapshot, byPool, now),
+  };
+  // Oldest first: a machine busy in two rollouts is reported under the older one.
+  const rollouts = oldestFirst(snapshot.rollouts);
+  for (const r of rollouts) markRollout(ctx, r, machines);
+  for (const m of snapshot.machines) {
+    if (!m.available) markUnavailable(ctx, m, 'down', false);
+  }
+  for (const r of rollouts) markUnfinishedControlPlane(ctx, r);
+  return ctx;
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every refusal of validatePolicies: the code is MOLT_POLICY_INVALID and the message names the path.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ErrorCode, isMoltError } from '../errors.ts';
+import { machine, workers } from './fixtures.test.ts';
+import type { Machine, Policy, Pool } from './types.ts';
+import { validatePolicies } from './validate.ts';
+
+const day: Policy = { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 3_600_000 }] };
+
+function refuses(policy: Policy, path: string, machines: Machine[] = workers(4)): void {
+  const pools: Pool[] = [
+    { name: 'empty', policies: [] },
+    { name: 'workers', policies: [day, policy] },
+  ];
+  assert.throws(
+    () => {
+      validatePolicies(pools, [], machines);
+    },
+    (e: unknown) => {
+      assert.ok(isMoltError(e, ErrorCode.PolicyInvalid), String(e));
+      assert.ok(e.message.startsWith(`${path}:`), `${e.message} does not start with ${path}`);
+      assert.equal(e.details?.['path'], path);
+      return true;
+    },
+  );
+}
+
+const P = 'pools[1].policies[1]';
+
+describe('validatePolicies', () => {
+  it('accepts sensible policies', () => {
+    const machines = workers(4).map((m) => ({ ...m, labels: { zone: 'a' } }));
+    const policies: Policy[] = [
+      { kind: 'concurrency', limit: { percent: 100 } },
+      { kind: 'concurrency', limit: { count: 2 } },
+      { kind: 'rate', count: 1, periodMs: 1 },
+      {
+        kind: 'window',
+        windows: [{ cron: '0 2 * * 1-5', durationMs: 1, timeZone: 'Europe/Berlin' }],
+      },
+      { kind: 'canary', count: 4, soakMs: 0 },
+      { kind: 'batches', soakMs: 0 },
+      { kind: 'machine-soak', soakMs: 60_000 },
+      { kind: 'zones', label: 'zone', order: ['a'] },
+      { kind: 'control-plane-first' },
+      { kind: 'failure-budget', maxFailed: 3 },
+    ];
+    validatePolicies(
+      [{ name: 'workers', policies }],
+      [{ kind: 'canary', count: 1, soakMs: 0 }],
+      machines,
+    );
+  });
+
+  it('refuses percentages of 0, below 0 and above 100', () => {
+    for (const percent of [0, -5, 100.5, Number.NaN]) {
+      refuses({ kind: 'concurrency', limit: { percent } }, `${P}.limit.percent`);
+    }
+  });
+
+  it('refuses counts below 1 and fractional counts', () => {
+    refuses({ kind: 'concurrency', limit: { count: 0 } }, `${P}.limit.count`);
+    refuses({ kind: 'concurrency', limit: { count: 1.5 } }, `${P}.limit.count`);
+    refuses({ kind: 'canary', count: 0, soakMs: 0 }, `${P}.count`);
+  });
+
+  it('refuses rates of 0 and empty periods', () => {
+    refuses({ kind: 'rate', count: 0, periodMs: 60_000 }, `${P}.count`);
+    refuses({ kind: 'rate', count: 2, periodMs: 0 }, `${P}.periodMs`);
+  });
+
+  it('refuses empty window lists and windows of no duration', () => {
+    refuses({ kind: 'window', windows: [] }, `${P}.windows`);
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 0 }] },
+      `${P}.windows[0].durationMs`,
+    );
+    refuses(
+      {
+        kind: 'window',
+        windows: [{ cron: '0 2 * * *', durationMs: 1 }],
+        exclusions: [{ cron: '0 3 * * *', durationMs: -1 }],
+      },
+      `${P}.exclusions[0].durationMs`,
+    );
+  });
+
+  it('refuses an exclusion that never closes', () => {
+    const always = { cron: '*/15 * * * *', durationMs: 20 * 60_000 };
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 1 }], exclusions: [always] },
+      `${P}.exclusions[0].durationMs`,
+    );
+    const weekdays = { cron: '0 * * * 1-5', durationMs: 3_600_000 };
+    validatePolicies(
+      [
+        {
+          name: 'w',
+          policies: [
+            {
+              kind: 'window',
+              windows: [{ cron: '0 2 * * *', durationMs: 1 }],
+              exclusions: [weekdays],
+            },
+          ],
+        },
+      ],
+      [],
+      [],
+    );
+  });
+
+  it('refuses invalid cron expressions and crons that never fire', () => {
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 * *', durationMs: 1 }] },
+      `${P}.windows[0].cron`,
+    );
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 99 * * *', durationMs: 1 }] },
+      `${P}.windows[0].cron`,
+    );
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 30 2 *', durationMs: 1 }] },
+      `${P}.windows[0].cron`,
+    );
+  });
+
+  it('refuses unknown time zones', () => {
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 1, timeZone: 'Mars/Olympus' }] },
+      `${P}.windows[0].timeZone`,
+    );
+  });
+
+  it('refuses a canary larger than its pool', () => {
+    refuses({ kind: 'canary', count: 5, soakMs: 0 }, `${P}.count`);
+  });
+
+  it('refuses one-zone-at-a-time when no machine has the zone label', () => {
+    refuses({ kind: 'zones', label: 'zone' }, `${P}.label`, [
+      ...workers(2),
+      machine('z', { pool: 'empty', labels: { zone: 'a' } }),
+    ]);
+  });
+
+  it('refuses a failure budget below 1 and negative soaks', () => {
+    refuses({ kind: 'failure-budget', maxFailed: 0 }, `${P}.maxFailed`);
+    refuses({ kind: 'batches', soakMs: -1 }, `${P}.soakMs`);
+    refuses({ kind: 'machine-soak', soakMs: Number.POSITIVE_INFINITY }, `${P}.soakMs`);
+  });
+
+  it('refuses two policies of a kind that must be unique', () => {
+    const twice = (p: Policy): Pool[] => [{ name: 'workers', policies: [p, day, p] }];
+    assert.throws(() => {
+      validatePolicies(twice({ kind: 'canary', count: 1, soakMs: 0 }), [], workers(3));
+    }, /pools\[0\]\.policies\[2\]: a second canary policy/);
+    assert.throws(() => {
+      validatePolicies([], [{ kind: 'zones', label: 'zone' }], workers(3));
+    }, /fleetPolicies\[0\]\.label/);
+    validatePolicies(twice({ kind: 'concurrency', limit: { count: 1 } }), [], workers(3));
+  });
+});

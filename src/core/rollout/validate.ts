@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Policies are data, validated at the edge (ADR 0005 §3): anything the planner could not enforce
+ * is refused with `MOLT_POLICY_INVALID` and the path of the offending field
+ * (`pools[1].policies[0].limit.percent`), before any rollout runs under it.
+ */
+import { Cron } from 'croner';
+import { ErrorCode, MoltError } from '../errors.ts';
+import type { Machine, Policy, PolicyKind, Pool, Window } from './types.ts';
+
+/** Kinds a policy list may hold once: two of them would contradict each other. */
+const SINGLE: ReadonlySet<PolicyKind> = new Set<PolicyKind>([
+  'canary',
+  'batches',
+  'machine-soak',
+  'zones',
+  'control-plane-first',
+  'failure-budget',
+]);
+
+function invalid(path: string, message: string): MoltError {
+  return new MoltError(ErrorCode.PolicyInvalid, `${path}: ${message}`, {
+    details: { path },
+    hint: 'fix the policy in the fleet file; see docs/adr/0005-operator.md §2 for the rules',
+  });
+}
+
+const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1;
+const isDuration = (n: number, min: number): boolean => Number.isFinite(n) && n >= min;
+
+function requireCount(n: number, path: string): void {
+  if (!isCount(n)) throw invalid(path, `must be a whole number of at least 1, got ${n}`);
+}
+
+function requireDuration(n: number, path: string, positive: boolean): void {
+  if (!isDuration(n, positive ? Number.MIN_VALUE : 0)) {
+    throw invalid(path, `must be a duration ${positive ? 'above' : 'of at least'} 0 ms, got ${n}`);
+  }
+}
+
+function requireZone(timeZone: string, path: string): void {
+  try {
+    new Cron('0 0 * * *', { paused: true, timezone: timeZone }).nextRun(new Date(0));
+  } catch (cause) {
+    throw new MoltError(ErrorCode.PolicyInvalid, `${path}: unknown time zone '${timeZone}'`, {
+      cause,
+      details: { path },
+      hint: 'use an IANA zone name such as Europe/Berlin or UTC',
+    });
+  }
+}
+
+function requireCron(w: Window, path: string): void {
+  let fires: Date | null;
+  try {
+    fires = new Cron(w.cron, { paused: true, timezone: w.timeZone ?? 'UTC' }).nextRun(new Date(0));
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new MoltError(ErrorCode.PolicyInvalid, `${path}: invalid cron '${w.cron}': ${reason}`, {
+      cause,
+      details: { path },
+    });
+  }
+  if (fires === null) throw invalid(path, `cron '${w.cron}' never fires`);
+}
+
+function validateWindow(w: Window, path: string): void {
+  requireDuration(w.durationMs, `${path}.durationMs`, true);
+  if (w.timeZone !== undefined) requireZone(w.timeZone, `${path}.timeZone`);
+  requireCron(w, `${path}.cron`);
+}
+
+/** A reference instant for the "never closes" test (any fixed date works; this keeps it stable). */
+const REFERENCE = new Date(Date.UTC(2026, 0, 1));
+const FIRES_CHECKED = 400;
+
+/**
+ * An exclusion whose every occurrence lasts until the next fire (a fire every 15 minutes, open for 20) is
+ * always open: no start could ever happen, and finding the next opening would walk every fire.
+ */
+function requireCloses(w: Window, path: string): void {
+  const fires = new Cron(w.cron, { paused: true, timezone: w.timeZone ?? 'UTC' })
+    .nextRuns(FIRES_CHECKED, REFERENCE)
+    .map((d) => d.getTime());
+  if (fires.length < FIRES_CHECKED) return;
+  const closes = fires.some((f, i) => i > 0 && f - (fires[i - 1] ?? f) > w.durationMs);
+  if (!closes)
+    throw invalid(
+      `${path}.durationMs`,
+      'the exclusion never closes: each occurrence lasts until the next one',
+    );
+}
+
+/** What a policy is checked against: the machines of its scope (pool or fleet). */
+interface Scope {
+  readonly name: string;
+  readonly machines: readonly Machine[];
+}
+
+function validateLimit(p: Extract<Policy, { kind: 'concurrency' }>, path: string): void {
+  if ('count' in p.limit) {
+    requireCount(p.limit.count, `${path}.limit.count`);
+    return;
+  }
+  const pct = p.limit.percent;
+  if (!(Number.isFinite(pct) && pct > 0 && pct <= 100)) {
+    throw invalid(`${path}.limit.percent`, `must be above 0 and at most 100, got ${pct}`);
+  }
+}
+
+function validateWindows(p: Extract<Policy, { kind: 'window' }>, path: string): void {
+  if (p.windows.length === 0) throw invalid(`${path}.windows`, 'needs at least one window');
+  p.windows.forEach((w, i) => {
+    validateWindow(w, `${path}.windows[${i}]`);
+  });
+  (p.exclusions ?? []).forEach((w, i) => {
+    validateWindow(w, `${path}.exclusions[${i}]`);
+    requireCloses(w, `${path}.exclusions[${i}]`);
+  });
+}
+
+function validateCanary(p: Extract<Policy, { kind: 'canary' }>, path: string, s: Scope): void {
+  requireCount(p.count, `${path}.count`);
+  requireDuration(p.soakMs, `${path}.soakMs`, false);
+  const size = s.machines.length;
+  if (size > 0 && p.count > size) {
+    throw invalid(`${path}.count`, `${p.count} canaries, but ${s.name} has only ${size} machines`);
+  }
+}
+
+function validateZones(p: Extract<Policy, { kind: 'zones' }>, path: string, s: Scope): void {
+  if (p.label.trim() === '') throw invalid(`${path}.label`, 'needs a label name');
+  if (s.machines.length > 0 && !s.machines.some((m) => p.label in m.labels)) {
+    throw invalid(`${path}.label`, `no machine of ${s.name} has the label '${p.label}'`);
+  }
+}
+
+function validatePolicy(p: Policy, path: string, scope: Scope): void {
+  switch (p.kind) {
+    case 'concurrency':
+      validateLimit(p, path);
+      break;
+    case 'rate':
+      requireCount(p.count, `${path}.count`);
+      requireDuration(p.periodMs, `${path}.periodMs`, true);
+      break;
+    case 'window':
+      validateWindows(p, path);
+      break;
+    case 'canary':
+      validateCanary(p, path, scope);
+      break;
+    case 'batches':
+    case 'machine-soak':
+      requireDuration(p.soakMs, `${path}.soakMs`, false);
+      break;
+    case 'zones':
+      validateZones(p, path, scope);
+      break;
+    case 'control-plane-first':
+      break;
+    case 'failure-budget':
+      requireCount(p.maxFailed, `${path}.maxFailed`);
+      break;
+  }
+}
+
+function validateList(policies: readonly Policy[], path: string, scope: Scope): void {
+  const seen = new Map<PolicyKind, number>();
+  policies.forEach((p, i) => {
+    const first = seen.get(p.kind);
+    if (first !== undefined && SINGLE.has(p.kind)) {
+      throw invalid(`${path}[${i}]`, `a second ${p.kind} policy contradicts ${path}[${first}]`);
+    }
+    seen.set(p.kind, i);
+    validatePolicy(p, `${path}[${i}]`, scope);
+  });
+}
+
+/**
+ * Throws `MOLT_POLICY_INVALID` for the first policy the planner could not enforce. Pool policies
+ * are checked against the pool's machines, fleet policies against the whole fleet.
+ */
+export function validatePolicies(
+  pools: readonly Pool[],
+  fleetPolicies: readonly Policy[],
+  machines: readonly Machine[],
+): void {
+  pools.forEach((pool, i) => {
+    const members = machines.filter((m) => m.pool === pool.name);
+    validateList(pool.policies, `pools[${i}].policies`, {
+      name: `pool ${pool.name}`,
+      machines: members,
+    });
+  });
+  validateList(fleetPolicies, 'fleetPolicies', { name: 'the fleet', machines });
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The fleet file's schema (the format is described in `fleet.ts`): strict zod objects whose output
+ * is core's planning model. Kept apart from the YAML reader so browsers can validate a parsed
+ * fleet without a YAML parser.
+ */
+import { z } from 'zod';
+import type {
+  FleetSnapshot,
+  Limit,
+  Machine,
+  MachineProgress,
+  Policy,
+  Pool,
+  Rollout,
+  StartRecord,
+  Window,
+} from '../core/rollout/types.ts';
+
+const units: Readonly<Record<string, number>> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+const durationRe = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/** Milliseconds of a duration like `90s`, `30m`, `2h`, `1d` or `1h30m`; undefined for anything else. */
+export function parseDuration(text: string): number | undefined {
+  const m = durationRe.exec(text.trim());
+  if (m === null || text.trim() === '') return undefined;
+  const [, d = '0', h = '0', min = '0', s = '0'] = m;
+  return (
+    Number(d) * (units['d'] ?? 0) +
+    Number(h) * (units['h'] ?? 0) +
+    Number(min) * (units['m'] ?? 0) +
+    Number(s) * (units['s'] ?? 0)
+  );
+}
+
+/** A duration the way {@link parseDuration} reads it, largest units first: `1h20m`, `45s`, `0s`. */
+export function formatDuration(ms: number): string {
+  let rest = Math.round(Math.abs(ms) / 1000) * 1000;
+  let text = '';
+  for (const [unit, size] of Object.entries(units)) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0) text += `${n}${unit}`;
+  }
+  return (ms < 0 ? '-' : '') + (text === '' ? '0s' : text);
+}
+
+const isoTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** Epoch milliseconds of an ISO 8601 time with a zone (`Z` or `+01:00`); undefined otherwise. */
+export function parseTime(text: string): number | undefined {
+  const ms = isoTime.test(text) ? Date.parse(text) : NaN;
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+const duration = z
+  .string({ error: 'must be a duration like "30m", "2h" or "1d"' })
+  .transform((s, ctx) => {
+    const ms = parseDuration(s);
+    if (ms !== undefined) return ms;
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not a duration (e.g. 90s, 30m, 2h, 1d, 1h30m)`,
+    });
+    return z.NEVER;
+  });
+
+const time = z
+  .string({ error: 'must be an ISO 8601 time like "2026-11-23T10:00:00Z"' })
+  .transform((s, ctx) => {
+    const ms = parseTime(s);
+    if (ms !== undefined) return ms;
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${s}" is not an ISO 8601 time with a zone (e.g. 2026-11-23T10:00:00Z)`,
+    });
+    return z.NEVER;
+  });
+
+const limit = z
+  .custom<number | string>((v) => typeof v === 'number' || typeof v === 'string', {
+    error: 'must be a count (3) or a percentage ("25%")',
+  })
+  .transform((v, ctx): Limit => {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return { count: v };
+    const m = typeof v === 'string' ? /^(\d+(?:\.\d+)?)%$/.exec(v.trim()) : null;
+    if (m !== null) return { percent: Number(m[1]) };
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(v)} is not a count (3) or a percentage ("25%")`,
+    });
+    return z.NEVER;
+  });
+
+const name = z.string().min(1, 'must not be empty');
+const count = z.number().int('must be a whole number').nonnegative('must not be negative');
+
+const windowSchema = z
+  .strictObject({ cron: z.string(), duration, timeZone: z.string().min(1).optional() })
+  .transform((w): Window => ({
+    cron: w.cron,
+    durationMs: w.duration,
+    ...(w.timeZone !== undefined && { timeZone: w.timeZone }),
+  }));
+
+const policyFields = {
+  concurrency: limit,
+  rate: z.strictObject({ count, per: duration }),
+  window: z.strictObject({
+    windows: z.array(windowSchema),
+    exclusions: z.array(windowSchema).optional(),
+  }),
+  canary: z.strictObject({ count, soak: duration.optional() }),
+  batches: z.strictObject({ soak: duration }),
+  machineSoak: duration,
+  zones: z.strictObject({ label: name, order: z.array(name).optional() }),
+  controlPlaneFirst: z.literal(true, { error: 'must be true (leave the policy out otherwise)' }),
+  failureBudget: count,
+};
+type PolicyFields = { [K in keyof typeof policyFields]: z.output<(typeof policyFields)[K]> };
+const policyKeys = Object.keys(policyFields);
+
+/** The core policy for the one key a policy item has. */
+const toPolicy: { [K in keyof PolicyFields]: (v: PolicyFields[K]) => Policy } = {
+  concurrency: (limit) => ({ kind: 'concurrency', limit }),
+  rate: (r) => ({ kind: 'rate', count: r.count, periodMs: r.per }),
+  window: (w) => ({
+    kind: 'window',
+    windows: w.windows,
+    ...(w.exclusions !== undefined && { exclusions: w.exclusions }),
+  }),
+  canary: (c) => ({ kind: 'canary', count: c.count, soakMs: c.soak ?? 0 }),
+  batches: (b) => ({ kind: 'batches', soakMs: b.soak }),
+  machineSoak: (soakMs) => ({ kind: 'machine-soak', soakMs }),
+  zones: (z) => ({
+    kind: 'zones',
+    label: z.label,
+    ...(z.order !== undefined && { order: z.order }),
+  }),
+  controlPlaneFirst: () => ({ kind: 'control-plane-first' }),
+  failureBudget: (maxFailed) => ({ kind: 'failure-budget', maxFailed }),
+};
+
+const policySchema = z
+  .strictObject(
+    Object.fromEntries(Object.entries(policyFields).map(([k, s]) => [k, s.optional()])) as {
+      [K in keyof typeof policyFields]: z.ZodOptional<(typeof policyFields)[K]>;
+    },
+  )
+  .transform((p, ctx): Policy => {
+    const set = (Object.keys(p) as (keyof PolicyFields)[]).filter((k) => p[k] !== undefined);
+    const [key] = set;
+    if (set.length === 1 && key !== undefined) {
+      return (toPolicy[key] as (v: unknown) => Policy)(p[key]);
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: `a policy has exactly one of ${policyKeys.join(', ')}${set.length > 1 ? ` (found ${set.join(', ')})` : ''}`,
+    });
+    return z.NEVER;
+  });
+
+const machineSchema = z
+  .strictObject({
+    id: name,
+    role: z.enum(['control-plane', 'worker']).default('worker'),
+    pool: name,
+    cluster: name.optional(),
+    labels: z
+      .record(z.string(), z.string({ error: 'label values are strings (quote them)' }))
+      .default({}),
+    version: z.string({ error: 'must be a string (quote versions like "1.0")' }).optional(),
+    digest: z.string().optional(),
+    available: z.boolean().default(true),
+    hold: z.strictObject({ reason: z.string(), until: time }).optional(),
+    pin: z.strictObject({ version: z.string(), reason: z.string() }).optional(),
+    wariness: z.number().min(0).lt(1, 'must be below 1').optional(),
+    endpoint: z.url({ protocol: /^https$/, message: 'must be an https:// URL' }).optional(),
+  })
+  .transform((m): Machine => ({
+    id: m.id,
+    role: m.role,
+    pool: m.pool,
+    labels: m.labels,
+    version: m.version,
+    digest: m.digest,
+    available: m.available,
+    ...(m.cluster !== undefined && { cluster: m.cluster }),
+    ...(m.hold !== undefined && { hold: m.hold }),
+    ...(m.pin !== undefined && { pin: m.pin }),
+    ...(m.wariness !== undefined && { wariness: m.wariness }),
+    ...(m.endpoint !== undefined && { endpoint: m.endpoint }),
+  }));
+
+const poolSchema = z
+  .strictObject({
+    name,
+    channel: z.string().optional(),
+    requireApproval: z.boolean().optional(),
+    policies: z.array(policySchema).default([]),
+  })
+  .transform((p): Pool => ({
+    name: p.name,
+    policies: p.policies,
+    ...(p.channel !== undefined && { channel: p.channel }),
+    ...(p.requireApproval !== undefined && { requireApproval: p.requireApproval }),
+  }));
+
+const progressSchema = z
+  .strictObject({
+    phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack']),
+    startedAt: time.optional(),
+    finishedAt: time.optional(),
+    reason: z.string().optional(),
+  })
+  .transform((p): MachineProgress => ({
+    phase: p.phase,
+    ...(p.startedAt !== undefined && { startedAt: p.startedAt }),
+    ...(p.finishedAt !== undefined && { finishedAt: p.finishedAt }),
+    ...(p.reason !== undefined && { reason: p.reason }),
+  }));
+
+const rolloutSchema = z
+  .strictObject({
+    id: name,
+    pool: name,
+    target: z.strictObject({ version: z.string(), digest: z.string() }),
+    state: z.enum(['AwaitingApproval', 'Active', 'Paused', 'Halted', 'Completed']),
+    createdAt: time,
+    phased: z.strictObject({ startFraction: z.number().min(0).max(1), duration }).optional(),
+    machines: z.record(z.string(), progressSchema).default({}),
+  })
+  .transform((r): Rollout => ({
+    id: r.id,
+    pool: r.pool,
+    target: r.target,
+    state: r.state,
+    createdAt: r.createdAt,
+    machines: r.machines,
+    ...(r.phased !== undefined && {
+      phased: { startFraction: r.phased.startFraction, durationMs: r.phased.duration },
+    }),
+  }));
+
+const startSchema = z.strictObject({ machine: name, pool: name, rollout: name, at: time });
+
+/** The fleet file's schema; its output is core's {@link FleetSnapshot}. */
+export const FleetFile = z
+  .strictObject({
+    fleet: z.strictObject({ policies: z.array(policySchema).default([]) }).optional(),
+    pools: z.array(poolSchema),
+    machines: z.array(machineSchema),
+    rollouts: z.array(rolloutSchema).default([]),
+    starts: z.array(startSchema).default([]),
+    leases: z.record(z.string(), z.string()).optional(),
+  })
+  .transform((f): FleetSnapshot => ({
+    machines: f.machines,
+    pools: f.pools,
+    fleetPolicies: f.fleet?.policies ?? [],
+    rollouts: f.rollouts,
+    starts: f.starts satisfies StartRecord[],
+    ...(f.leases !== undefined && { leases: f.leases }),
+  }));
