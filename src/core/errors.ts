@@ -110,6 +110,8 @@ export const ErrorCode = {
   AlreadyStarted: 'MOLT_ALREADY_STARTED',
   /** Another operator leads; only the leader acts (ask it, or wait for its claim to expire). */
   NotLeader: 'MOLT_NOT_LEADER',
+  /** A value in the operator's store that molt did not write or cannot read (named by its key). */
+  StoreCorrupt: 'MOLT_STORE_CORRUPT',
   /** A rollout in a state that does not allow the request (resume a completed rollout, …). */
   RolloutState: 'MOLT_ROLLOUT_STATE',
   // anything not classified: a bug in molt, reported with a stack trace

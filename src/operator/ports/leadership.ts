@@ -13,9 +13,18 @@ export interface Leadership {
   isLeader(): boolean;
   /** The current leader's id, if any. */
   leader(): Promise<string | undefined>;
-  /** Called when leadership is lost (the claim expired or was taken): stop acting at once. */
+  /**
+   * Called when leadership is lost (the claim expired or was taken, or could not be renewed for so
+   * long that it may have expired): stop acting at once. Not called for `resign()` or `close()`.
+   * `isLeader()` turns false no later than the claim could expire, even before this fires.
+   */
   onLost(listener: () => void): void;
   /** Give leadership up at once (so another operator need not wait for the TTL). */
   resign(): Promise<void>;
+  /**
+   * Stop campaigning (a pending `campaign()` rejects with `MOLT_NOT_LEADER`) and renewing, *without*
+   * resigning: the claim expires at its TTL, as after a crash. Call `resign()` first for a prompt
+   * handover.
+   */
   close(): Promise<void>;
 }

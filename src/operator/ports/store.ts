@@ -70,14 +70,19 @@ export interface OperatorStore {
   createRollout(rollout: Rollout): Promise<void>;
   /**
    * Compare-and-set update of one rollout: `change` gets the stored value and returns the new one
-   * (it may run more than once when another writer got in between). `MOLT_ROLLOUT_NOT_FOUND` if
-   * absent. Returns the stored result.
+   * (it may run more than once when another writer got in between, so it must be pure; it may not
+   * change the id: `MOLT_BAD_INPUT`). `MOLT_ROLLOUT_NOT_FOUND` if absent. Returns the stored result.
+   * A write whose outcome stays unknown (no quorum) fails with `MOLT_TIMED_OUT` or
+   * `MOLT_ETCD_UNHEALTHY`; it may still land later, so the caller re-reads rather than assuming
+   * either outcome.
    */
   updateRollout(id: string, change: (current: Rollout) => Rollout): Promise<Rollout>;
   /**
    * Atomically append `start` and set the rollout's progress for `start.machine` to `progress`
    * (normally `{phase: 'InFlight', startedAt}`), refusing with `MOLT_ALREADY_STARTED` when that
-   * machine already has progress in the rollout.
+   * machine already has progress in the rollout (an explicit `Pending` entry is not progress).
+   * `MOLT_ROLLOUT_NOT_FOUND` for an unknown rollout; `MOLT_BAD_INPUT` when `start.at` is not
+   * non-negative integer epoch ms. Start records come back from `read()` oldest first.
    */
   recordStart(start: StartRecord, progress: MachineProgress): Promise<void>;
   /** Drop start records older than `before` (epoch ms); rate limits only look back one period. */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Reads and compare-and-swap writes of the etcd operator store (STYLE §7: read → pure change →
+ * compare-and-swap on the mod revision), and how a write whose answer never came is settled.
+ *
+ * A transaction that misses its deadline (or whose connection drops) may still commit later: etcd
+ * 3.4 keeps the proposal in the raft log. So an unknown outcome is never taken for "not written":
+ * 1. a linearizable re-read of the write's proof key says whether it landed;
+ * 2. if not, the guard key is *fenced*: re-put unchanged, compared on the same mod revision. If the
+ *    fence commits, the lost write can never commit any more (its compare would fail), so the
+ *    caller may re-read and try again; if the fence loses, something moved the guard and the
+ *    outcome is reported as `MOLT_TIMED_OUT`, as it is when etcd cannot be reached to settle it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Etcd3 } from 'etcd3';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { deadline, etcdCall, toMoltError } from './client.ts';
+import type { Layout } from './layout.ts';
+
+/** One store instance: its client and limits. */
+export interface StoreCtx {
+  readonly client: Etcd3;
+  readonly keys: Layout;
+  readonly timeoutMs: number;
+  /** How many lost compare-and-swap races one call tolerates before giving up. */
+  readonly maxAttempts: number;
+}
+
+/** A key as read: its bytes and the revision of its last write. */
+export interface Current {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly modRevision: string;
+}
+
+interface Kv {
+  readonly key: Buffer;
+  readonly value: Buffer;
+  readonly mod_revision: string;
+}
+
+const toCurrent = (kv: Kv): Current => ({
+  key: kv.key.toString(),
+  value: kv.value,
+  modRevision: kv.mod_revision,
+});
+
+/**
+ * Run a read, sending it again (up to three times) when etcd was unreachable: reads have no side
+ * effects, and the client sends each call only once (`client.ts`).
+ */
+export async function reading<T>(what: string, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await etcdCall(what, call());
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof MoltError) || e.code !== ErrorCode.EtcdUnhealthy) throw e;
+      if (!e.retryable) throw e;
+    }
+    await sleep(50 * attempt);
+  }
+}
+
+/** Linearizable read of one key. */
+export async function get(ctx: StoreCtx, key: string): Promise<Current | undefined> {
+  const res = await reading(`reading ${key}`, () =>
+    ctx.client.get(key).options(deadline(ctx.timeoutMs)).exec(),
+  );
+  const kv = res.kvs[0];
+  return kv === undefined ? undefined : toCurrent(kv);
+}
+
+/** The keys in `[from, to)`, in key order, at most `limit` (0: all). */
+export async function range(
+  ctx: StoreCtx,
+  r: { readonly from: string; readonly to: string; readonly limit?: number },
+): Promise<Current[]> {
+  const res = await reading(`reading ${r.from}…`, () =>
+    ctx.client.kv.range(
+      {
+        key: Buffer.from(r.from),
+        range_end: Buffer.from(r.to),
+        limit: r.limit ?? 0,
+        sort_order: 'Ascend',
+        sort_target: 'Key',
+      },
+      deadline(ctx.timeoutMs),
+    ),
+  );
+  return res.kvs.map(toCurrent);
+}
+
+/** Several prefixes read in one transaction, so all at the same revision. */
+export async function readPrefixes(
+  ctx: StoreCtx,
+  prefixes: readonly string[],
+): Promise<Current[][]> {
+  const res = await reading('reading the operator store', () =>
+    ctx.client.kv.txn(
+      {
+        compare: [],
+        success: prefixes.map((p) => ({
+          request_range: { key: Buffer.from(p), range_end: prefixEnd(p) },
+        })),
+      },
+      deadline(ctx.timeoutMs),
+    ),
+  );
+  return res.responses.map((r) => r.response_range.kvs.map(toCurrent));
+}
+
+/** The first key after every key starting with `prefix` (its last byte plus one). */
+export function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+  return end;
+}
+
+export interface Put {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A write applied only while `guard` is still at `modRevision`. */
+export interface CasWrite {
+  /** What the write does, for messages ("updating rollout r1"). */
+  readonly what: string;
+  readonly guard: string;
+  /** The guard's mod revision when read; '0' when it was absent (the write creates it). */
+  readonly modRevision: string;
+  /** The guard's bytes when read, to fence it after an unknown outcome (absent: no fence). */
+  readonly current: Buffer | undefined;
+  readonly puts: readonly Put[];
+  /** The put whose read-back proves the write landed. @default puts[0] */
+  readonly proof?: Put;
+}
+
+export type CasOutcome = 'written' | 'conflict';
+
+/** Commit `w`; `conflict` when the guard moved (the caller re-reads and tries again). */
+export async function commit(ctx: StoreCtx, w: CasWrite): Promise<CasOutcome> {
+  try {
+    const res = await ctx.client
+      .if(w.guard, 'Mod', '==', w.modRevision)
+      .then(...w.puts.map((p) => ctx.client.put(p.key).value(p.value)))
+      .options(deadline(ctx.timeoutMs))
+      .commit();
+    return res.succeeded ? 'written' : 'conflict';
+  } catch (e) {
+    return settle(ctx, w, toMoltError(e, w.what));
+  }
+}
+
+/** After a write failed without an answer: written, safely not written (`conflict`), or throw. */
+async function settle(ctx: StoreCtx, w: CasWrite, failure: MoltError): Promise<CasOutcome> {
+  if (!failure.retryable) throw failure; // etcd refused the request itself: nothing was written
+  try {
+    if (await landed(ctx, w)) return 'written';
+    if (await fence(ctx, w)) return 'conflict';
+    if (await landed(ctx, w)) return 'written';
+  } catch {
+    // etcd cannot answer the re-read either: the outcome stays unknown.
+  }
+  throw failure;
+}
+
+async function landed(ctx: StoreCtx, w: CasWrite): Promise<boolean> {
+  const proof = w.proof ?? w.puts[0];
+  if (proof === undefined) return false;
+  const now = await get(ctx, proof.key);
+  return now !== undefined && now.value.toString() === proof.value;
+}
+
+/** Re-put the guard unchanged if it did not move; true when that commits. */
+async function fence(ctx: StoreCtx, w: CasWrite): Promise<boolean> {
+  if (w.current === undefined) return false;
+  const res = await ctx.client
+    .if(w.guard, 'Mod', '==', w.modRevision)
+    .then(ctx.client.put(w.guard).value(w.current))
+    .options(deadline(ctx.timeoutMs))
+    .commit();
+  return res.succeeded;
+}
+
+/** Returned by an attempt that lost a compare-and-swap race. */
+export const Conflict: unique symbol = Symbol('conflict');
+
+/**
+ * Run `attempt` (read → change → compare-and-swap) until it does not return {@link Conflict}, at
+ * most `ctx.maxAttempts` times, with a short random pause so racing writers spread out.
+ */
+export async function retrying<T>(
+  ctx: StoreCtx,
+  what: string,
+  attempt: () => Promise<T | typeof Conflict>,
+): Promise<T> {
+  for (let i = 1; i <= ctx.maxAttempts; i++) {
+    const result = await attempt();
+    if (result !== Conflict) return result;
+    await sleep(Math.random() * Math.min(50, 2 * i));
+  }
+  throw new MoltError(
+    ErrorCode.EtcdUnhealthy,
+    `etcd: ${what} lost ${ctx.maxAttempts} compare-and-swap races in a row`,
+    { retryable: true, hint: 'another writer keeps changing the same key; try again' },
+  );
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Where the etcd operator store keeps what (all under one prefix, `/molt/v1/operator/` by default):
+ *
+ * | key | value |
+ * |---|---|
+ * | `machines/<id>` | {@link MachineRecord} |
+ * | `rollouts/<id>` | {@link Rollout} with its per-machine progress |
+ * | `starts/<at, 15 digits>/<nonce>` | {@link StartRecord}; sorted by time, so pruning is one range delete |
+ * | `holds/<machine>` | {@link Hold} |
+ * | `history-seq` | the last history seq handed out (a counter advanced by compare-and-swap) |
+ * | `history/<seq, 16 digits>` | {@link HistoryEvent} |
+ *
+ * Values are JSON, readable with `etcdctl get --prefix`. A start record's key carries a random
+ * nonce: it makes the key unique to one `recordStart` call, which is how a call whose answer was
+ * lost (deadline, a gRPC retry) learns from a re-read whether its own write landed.
+ */
+import type { Hold, HistoryEvent, MachineRecord } from '../../ports/store.ts';
+import type { Rollout, StartRecord } from '../../../core/rollout/types.ts';
+
+export type { Hold, HistoryEvent, MachineRecord, Rollout, StartRecord };
+
+/** Zero-padded so that the byte order of keys is the numeric order (up to year 33658 in ms). */
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/** The keys of one store under `prefix` (which ends with `/`). */
+export interface Layout {
+  readonly prefix: string;
+  readonly machines: string;
+  readonly rollouts: string;
+  readonly starts: string;
+  readonly holds: string;
+  readonly history: string;
+  readonly historySeq: string;
+  machine(id: string): string;
+  rollout(id: string): string;
+  /** The key of a start at `at` written by the call identified by `nonce`. */
+  start(at: number, nonce: string): string;
+  /** The first start key not older than `at`: starts before it are older than `at`. */
+  startsFrom(at: number): string;
+  hold(machine: string): string;
+  historyAt(seq: number): string;
+}
+
+export function layout(prefix: string): Layout {
+  const p = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  return {
+    prefix: p,
+    machines: `${p}machines/`,
+    rollouts: `${p}rollouts/`,
+    starts: `${p}starts/`,
+    holds: `${p}holds/`,
+    history: `${p}history/`,
+    historySeq: `${p}history-seq`,
+    machine: (id) => `${p}machines/${id}`,
+    rollout: (id) => `${p}rollouts/${id}`,
+    start: (at, nonce) => `${p}starts/${pad(at, 15)}/${nonce}`,
+    startsFrom: (at) => `${p}starts/${pad(Math.max(0, Math.ceil(at)), 15)}`,
+    hold: (machine) => `${p}holds/${machine}`,
+    historyAt: (seq) => `${p}history/${pad(seq, 16)}`,
+  };
+}
+
+/** The part of `key` after `dir` (the id of a machine, rollout or hold). */
+export function idOf(dir: string, key: string): string {
+  return key.slice(dir.length);
+}
