@@ -13,6 +13,8 @@ import { startLabMachine, type FleetPki, type LabMachine } from './harness.ts';
 export interface ControlPlaneMachine extends LabMachine {
   readonly name: string;
   readonly clientUrl: string;
+  /** The agent's API, at a fixed port across reboots (what an operator's fleet file names). */
+  readonly apiUrl: string;
 }
 
 export interface ControlPlaneCluster {
@@ -76,7 +78,12 @@ export async function startControlPlaneCluster(
       controlPlane: true,
       configFile,
     });
-    machines.push({ ...machine, name: p.name, clientUrl: url(p.client) });
+    machines.push({
+      ...machine,
+      name: p.name,
+      clientUrl: url(p.client),
+      apiUrl: `https://127.0.0.1:${String(p.api)}`,
+    });
   }
   const cluster = {
     machines,

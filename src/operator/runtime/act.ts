@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Carrying out a plan (docs/adr/0005 §4). A start is recorded in the store — start record and
+ * `InFlight` in one atomic write — before the agent is asked, so a crash between the two is
+ * resumed by `progress.ts` and never starts a machine twice or forgets a start a rate counts.
+ */
+import { isMoltError } from '../../core/errors.ts';
+import type { MachineDecision, MachineProgress, Plan, Rollout } from '../../core/rollout/types.ts';
+import type { MachineRecord } from '../ports/store.ts';
+import type { ReconcileDeps } from './deps.ts';
+
+/** Set one machine's progress, unless it moved on meanwhile (another pass or operator got there). */
+export async function setProgress(
+  d: ReconcileDeps,
+  rollout: string,
+  machine: string,
+  progress: MachineProgress,
+): Promise<void> {
+  await d.store.updateRollout(rollout, (r) => {
+    const cur = r.machines[machine];
+    if (cur?.phase !== 'InFlight') return r;
+    if (cur.operationId !== undefined && cur.operationId !== progress.operationId) return r;
+    return { ...r, machines: { ...r.machines, [machine]: progress } };
+  });
+}
+
+/** Ask the agent to upgrade; remember its operation id. Busy or unreachable: the next pass retries. */
+export async function submit(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  machine: MachineRecord,
+): Promise<void> {
+  const image = d.settings.imageFor(rollout.target.digest);
+  try {
+    const { operationId } = await d.agents.upgrade(machine, { image });
+    const started = rollout.machines[machine.id]?.startedAt ?? d.now();
+    await setProgress(d, rollout.id, machine.id, {
+      phase: 'InFlight',
+      startedAt: started,
+      operationId,
+    });
+    await d.store.appendHistory({
+      at: d.now(),
+      kind: 'machine-start',
+      rollout: rollout.id,
+      machine: machine.id,
+      message: `${machine.id}: upgrade to ${rollout.target.version} accepted (operation ${operationId})`,
+      data: { operationId, image },
+    });
+  } catch (e) {
+    const why = isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
+    d.log(`${machine.id}: upgrade request not accepted, retrying next pass: ${why}`);
+  }
+}
+
+async function start(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  decision: MachineDecision,
+  machine: MachineRecord,
+): Promise<void> {
+  const at = d.now();
+  try {
+    await d.store.recordStart(
+      { machine: machine.id, pool: rollout.pool, rollout: rollout.id, at },
+      { phase: 'InFlight', startedAt: at },
+    );
+  } catch (e) {
+    if (isMoltError(e, 'MOLT_ALREADY_STARTED')) return; // another pass got there first
+    throw e;
+  }
+  const batch = decision.batch === 0 ? 'canary' : `batch ${String(decision.batch)}`;
+  d.log(`${machine.id}: starting (${rollout.id}, ${batch})`);
+  await submit(
+    d,
+    {
+      ...rollout,
+      machines: { ...rollout.machines, [machine.id]: { phase: 'InFlight', startedAt: at } },
+    },
+    machine,
+  );
+}
+
+async function verdicts(
+  d: ReconcileDeps,
+  plan: Plan,
+  rollouts: ReadonlyMap<string, Rollout>,
+): Promise<void> {
+  for (const v of plan.rollouts) {
+    const r = rollouts.get(v.rollout);
+    if (r === undefined || v.verdict === 'continue') continue;
+    const next = v.verdict === 'halt' ? 'Halted' : 'Completed';
+    if (r.state === next || r.state === 'Completed' || (next === 'Halted' && r.state === 'Halted'))
+      continue;
+    if (next === 'Completed' && r.state !== 'Active') continue;
+    await d.store.updateRollout(r.id, (cur) => ({ ...cur, state: next }));
+    const message = `rollout ${r.id} ${next.toLowerCase()}${v.message === undefined ? '' : `: ${v.message}`}`;
+    d.log(message);
+    await d.store.appendHistory({
+      at: d.now(),
+      kind: 'rollout-state',
+      rollout: r.id,
+      message,
+      data: { state: next },
+    });
+  }
+}
+
+/** Apply a plan: rollout verdicts first (a halt stops its starts), then the starts in order. */
+export async function act(
+  d: ReconcileDeps,
+  plan: Plan,
+  rollouts: readonly Rollout[],
+  machines: readonly MachineRecord[],
+): Promise<void> {
+  const byId = new Map(rollouts.map((r) => [r.id, r]));
+  await verdicts(d, plan, byId);
+  const halted = new Set(plan.rollouts.filter((v) => v.verdict === 'halt').map((v) => v.rollout));
+  const records = new Map(machines.map((m) => [m.id, m]));
+  for (const decision of plan.decisions) {
+    const rollout = byId.get(decision.rollout);
+    const machine = records.get(decision.machine);
+    if (decision.action !== 'start' || rollout === undefined || machine === undefined) continue;
+    if (halted.has(rollout.id)) continue;
+    await start(d, rollout, decision, machine);
+  }
+}

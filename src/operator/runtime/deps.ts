@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+/** What one reconcile pass needs (docs/adr/0005 §4); `main.ts` builds it from real adapters. */
+import type { Release } from '../../core/releases/release.ts';
+import type { Policy, Pool } from '../../core/rollout/types.ts';
+import type { AgentGateway } from '../ports/agents.ts';
+import type { NewHistoryEvent, OperatorStore } from '../ports/store.ts';
+
+export interface OperatorSettings {
+  readonly pools: readonly Pool[];
+  readonly fleetPolicies: readonly Policy[];
+  /** The image reference agents pull for a release digest (`registry/repository@digest`). */
+  readonly imageFor: (digest: string) => string;
+  /** An in-flight machine whose agent stays unreachable this long is failed. @default 15 min */
+  readonly unreachableFailMs: number;
+  /** How often the release repository is scanned. */
+  readonly discoverEveryMs: number;
+  readonly requireSignature?: boolean;
+}
+
+export interface ReconcileDeps {
+  readonly store: OperatorStore;
+  readonly agents: AgentGateway;
+  /** A discovery scan of the release repository (newest first). */
+  readonly releases: () => Promise<readonly Release[]>;
+  readonly settings: OperatorSettings;
+  readonly now: () => number;
+  /** Structured log line for the operator's own output (history goes to the store). */
+  readonly log: (line: string) => void;
+}
+
+export type { NewHistoryEvent };

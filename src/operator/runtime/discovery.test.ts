@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Release } from '../../core/releases/release.ts';
+import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
+import { rolloutsToCreate } from './discovery.ts';
+
+const release = (version: string, channels: string[], digestChar: string): Release => ({
+  digest: `sha256:${digestChar.repeat(64)}`,
+  tag: version,
+  tags: [version],
+  version,
+  channels,
+  official: true,
+  created: undefined,
+  kubernetes: undefined,
+  upgradeFrom: undefined,
+  signature: { status: 'unchecked' },
+});
+const r10 = release('1.0.0', ['stable'], 'a');
+const r11 = release('1.1.0', ['stable'], 'b');
+const machine = (id: string, digest: string, pool = 'workers'): Machine => ({
+  id,
+  role: 'worker',
+  pool,
+  labels: {},
+  digest,
+  version: undefined,
+  available: true,
+});
+const pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }];
+
+describe('rolloutsToCreate', () => {
+  it('creates one Active rollout to the newest release of the channel for a pool not on it', () => {
+    const created = rolloutsToCreate({
+      pools,
+      releases: [r11, r10],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest), machine('w-2', r11.digest)],
+      now: 7,
+    });
+    assert.deepEqual(created, [
+      {
+        id: 'workers-1.1.0-bbbbbbbb',
+        pool: 'workers',
+        target: { version: '1.1.0', digest: r11.digest },
+        state: 'Active',
+        createdAt: 7,
+        machines: {},
+      },
+    ]);
+  });
+
+  it('waits for approval where the pool requires it', () => {
+    const created = rolloutsToCreate({
+      pools: [{ ...pools[0]!, requireApproval: true }],
+      releases: [r11],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest)],
+      now: 0,
+    });
+    assert.equal(created[0]?.state, 'AwaitingApproval');
+  });
+
+  it('creates nothing when every machine runs the release, or a rollout to it exists (even halted)', () => {
+    const base = { pools, releases: [r11], now: 0 };
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, rollouts: [], machines: [machine('w-1', r11.digest)] }),
+      [],
+    );
+    const halted: Rollout = {
+      id: 'x',
+      pool: 'workers',
+      target: { version: '1.1.0', digest: r11.digest },
+      state: 'Halted',
+      createdAt: 0,
+      machines: {},
+    };
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, rollouts: [halted], machines: [machine('w-1', r10.digest)] }),
+      [],
+    );
+  });
+
+  it('lets a running rollout end before starting one to a newer release', () => {
+    const running: Rollout = {
+      id: 'old',
+      pool: 'workers',
+      target: { version: '1.0.0', digest: r10.digest },
+      state: 'Paused',
+      createdAt: 0,
+      machines: {},
+    };
+    const created = rolloutsToCreate({
+      pools,
+      releases: [r11, r10],
+      rollouts: [running],
+      machines: [machine('w-1', 'sha256:' + '0'.repeat(64))],
+      now: 0,
+    });
+    assert.deepEqual(created, []);
+  });
+
+  it('ignores pools without a channel and channels without a release', () => {
+    const created = rolloutsToCreate({
+      pools: [
+        { name: 'workers', policies: [] },
+        { name: 'edge', channel: 'beta', policies: [] },
+      ],
+      releases: [r11],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest), machine('e-1', r10.digest, 'edge')],
+      now: 0,
+    });
+    assert.deepEqual(created, []);
+  });
+});

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What the operator last saw of each machine (docs/adr/0005 §4), and the planner's view of it.
+ * A machine is available only when its agent answers, runs no operation and boots its committed
+ * slot: anything else (rebooting, mid-upgrade, rolled back to a slot it has not committed,
+ * unreachable) counts against the concurrency limits (DESIGN invariant 2).
+ */
+import type { Machine } from '../../core/rollout/types.ts';
+import type { AgentStatus } from '../../protocol/agent.ts';
+import type { Hold, MachineRecord } from '../ports/store.ts';
+
+export interface Observation {
+  /** Epoch ms of the look. */
+  readonly at: number;
+  /** The agent's answer, when it answered. */
+  readonly status?: AgentStatus;
+  /** Why it did not (code: message). */
+  readonly error?: string;
+}
+
+/** The release digest and version a machine boots, per its agent. */
+export function booted(status: AgentStatus): { digest?: string; version?: string } {
+  const slot = status.slots.find((s) => s.slot === status.bootedSlot);
+  return {
+    ...(slot?.digest != null && { digest: slot.digest }),
+    ...(status.version !== null && { version: status.version }),
+  };
+}
+
+export function isAvailable(o: Observation | undefined): boolean {
+  const s = o?.status;
+  return s !== undefined && s.phase === 'Idle' && s.boot.committed === s.bootedSlot;
+}
+
+/** The planner's machine for a managed machine and what was seen of it. */
+export function plannerMachine(
+  record: MachineRecord,
+  observation: Observation | undefined,
+  hold: Hold | undefined,
+): Machine {
+  const b = observation?.status === undefined ? {} : booted(observation.status);
+  return {
+    id: record.id,
+    role: record.role,
+    pool: record.pool,
+    ...(record.cluster !== undefined && { cluster: record.cluster }),
+    labels: record.labels,
+    digest: b.digest,
+    version: b.version,
+    available: isAvailable(observation),
+    ...(hold !== undefined && { hold: { reason: hold.reason, until: hold.until } }),
+  };
+}

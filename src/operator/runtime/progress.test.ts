@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Rollout } from '../../core/rollout/types.ts';
+import type { AgentStatus } from '../../protocol/agent.ts';
+import { progressStep } from './progress.ts';
+
+const target = { version: '1.1.0', digest: `sha256:${'b'.repeat(64)}` };
+const old = `sha256:${'a'.repeat(64)}`;
+const image = `reg/molt@${target.digest}`;
+const options = { now: 100_000, unreachableFailMs: 60_000, image };
+
+function status(o: {
+  digest: string;
+  phase?: string;
+  last?: AgentStatus['last'];
+  operation?: AgentStatus['operation'];
+}): AgentStatus {
+  return {
+    node: 'w-1',
+    role: 'worker',
+    bootId: 'b1',
+    bootedSlot: 'B',
+    version: o.digest === target.digest ? '1.1.0' : '1.0.0',
+    slots: [
+      { slot: 'A', status: 'ready', version: '1.0.0', digest: old, generation: 1 },
+      { slot: 'B', status: 'ready', version: '1.1.0', digest: o.digest, generation: 2 },
+    ],
+    boot: { bootloader: 'grub', committed: 'B', oneShot: null, entries: [] },
+    phase: o.phase ?? 'Idle',
+    operation: o.operation ?? null,
+    last: o.last ?? null,
+  };
+}
+
+const rollout = (p: Rollout['machines'][string]): Rollout => ({
+  id: 'r1',
+  pool: 'workers',
+  target,
+  state: 'Active',
+  createdAt: 0,
+  machines: { 'w-1': p },
+});
+
+const result = (r: 'Succeeded' | 'Failed' | 'RolledBack', extra = {}) => ({
+  operationId: 'op-1',
+  kind: 'upgrade' as const,
+  result: r,
+  finishedAt: 'x',
+  ...extra,
+});
+
+describe('progressStep', () => {
+  const inFlight = { phase: 'InFlight' as const, startedAt: 50_000, operationId: 'op-1' };
+
+  it("marks the machine Succeeded when the agent's result for our operation says so and it boots the target", () => {
+    const s = status({ digest: target.digest, last: result('Succeeded') });
+    const step = progressStep(rollout(inFlight), 'w-1', { at: 1, status: s }, options);
+    assert.ok(step.kind === 'set');
+    assert.equal(step.progress.phase, 'Succeeded');
+  });
+
+  it('fails a machine whose agent reports success but boots another release', () => {
+    const s = status({ digest: old, last: result('Succeeded') });
+    const step = progressStep(rollout(inFlight), 'w-1', { at: 1, status: s }, options);
+    assert.ok(step.kind === 'set' && step.progress.phase === 'Failed');
+    assert.match(step.progress.reason ?? '', /not the target/);
+  });
+
+  it('carries a rollback and its reason from the agent', () => {
+    const last = result('RolledBack', { code: 'MOLT_HEALTH_DEADLINE', reason: 'never healthy' });
+    const step = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last }) },
+      options,
+    );
+    assert.ok(step.kind === 'set' && step.progress.phase === 'RolledBack');
+    assert.equal(step.progress.reason, 'MOLT_HEALTH_DEADLINE: never healthy');
+  });
+
+  it("ignores another operation's result and waits", () => {
+    const last = { ...result('Succeeded'), operationId: 'someone-else' };
+    const step = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last }) },
+      options,
+    );
+    assert.equal(step.kind, 'wait');
+  });
+
+  it('waits for an unreachable agent (rebooting), then fails it after the limit', () => {
+    const away = { at: 1, error: 'MOLT_AGENT_UNREACHABLE: refused' };
+    assert.equal(progressStep(rollout(inFlight), 'w-1', away, options).kind, 'wait');
+    const late = progressStep(rollout(inFlight), 'w-1', away, { ...options, now: 200_000 });
+    assert.ok(late.kind === 'set' && late.progress.phase === 'Failed');
+    assert.match(late.progress.reason ?? '', /unreachable for 150 s/);
+  });
+
+  describe('a start recorded but never sent (the operator died in between)', () => {
+    const recorded = { phase: 'InFlight' as const, startedAt: 50_000 };
+    it('asks the agent when it is idle on the old release', () => {
+      const step = progressStep(
+        rollout(recorded),
+        'w-1',
+        { at: 1, status: status({ digest: old }) },
+        options,
+      );
+      assert.equal(step.kind, 'submit');
+    });
+    it('adopts the operation when the agent already runs our image', () => {
+      const operation = {
+        id: 'op-9',
+        kind: 'upgrade' as const,
+        phase: 'Pulling',
+        image,
+        startedAt: 'x',
+      };
+      const s = status({ digest: old, phase: 'Pulling', operation });
+      const step = progressStep(rollout(recorded), 'w-1', { at: 1, status: s }, options);
+      assert.ok(step.kind === 'set' && step.progress.operationId === 'op-9');
+    });
+    it('waits while the agent runs something else', () => {
+      const operation = { id: 'op-9', kind: 'reboot' as const, phase: 'Rebooting', startedAt: 'x' };
+      const s = status({ digest: old, phase: 'Rebooting', operation });
+      assert.equal(
+        progressStep(rollout(recorded), 'w-1', { at: 1, status: s }, options).kind,
+        'wait',
+      );
+    });
+    it('counts a machine already on the target as done', () => {
+      const step = progressStep(
+        rollout(recorded),
+        'w-1',
+        { at: 1, status: status({ digest: target.digest }) },
+        options,
+      );
+      assert.ok(step.kind === 'set' && step.progress.phase === 'Succeeded');
+    });
+  });
+});

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Turning what agents report into rollout progress (docs/adr/0005 §4), by level: every pass looks
+ * at each in-flight machine afresh. The agent's journal outlives its reboots, so its `last` result
+ * for our operation id is the answer; a machine recorded as started but never asked (the operator
+ * died between the two writes) is asked now, or adopted when its agent already runs our image.
+ */
+import type { MachineProgress, Rollout } from '../../core/rollout/types.ts';
+import type { AgentStatus } from '../../protocol/agent.ts';
+import { booted, type Observation } from './observation.ts';
+
+/** What to do about one in-flight machine. */
+export type ProgressStep =
+  | { readonly kind: 'set'; readonly machine: string; readonly progress: MachineProgress }
+  | { readonly kind: 'submit'; readonly machine: string }
+  | { readonly kind: 'wait'; readonly machine: string };
+
+export interface ProgressOptions {
+  readonly now: number;
+  /** An in-flight machine whose agent stays away this long counts as failed. */
+  readonly unreachableFailMs: number;
+  /** The image reference the rollout installs (`registry/repo@digest`). */
+  readonly image: string;
+}
+
+function finished(
+  p: MachineProgress,
+  now: number,
+  patch: Partial<MachineProgress>,
+): MachineProgress {
+  return { ...p, finishedAt: now, ...patch };
+}
+
+function fromResult(
+  rollout: Rollout,
+  p: MachineProgress,
+  status: AgentStatus,
+  now: number,
+): MachineProgress | undefined {
+  const last = status.last;
+  if (p.operationId === undefined || last?.operationId !== p.operationId) return undefined;
+  if (last.result === 'Succeeded') {
+    const digest = booted(status).digest;
+    if (digest === rollout.target.digest) return finished(p, now, { phase: 'Succeeded' });
+    return finished(p, now, {
+      phase: 'Failed',
+      reason: `boots ${digest ?? 'an unknown release'}, not the target`,
+    });
+  }
+  const reason = [last.code, last.reason].filter((x) => x !== undefined).join(': ');
+  return finished(p, now, { phase: last.result, ...(reason !== '' && { reason }) });
+}
+
+function unreachable(
+  machine: string,
+  p: MachineProgress,
+  observation: Observation | undefined,
+  o: ProgressOptions,
+): ProgressStep {
+  const since = p.startedAt ?? o.now;
+  if (o.now - since < o.unreachableFailMs) return { kind: 'wait', machine };
+  const reason = `agent unreachable for ${String(Math.round((o.now - since) / 1000))} s: ${observation?.error ?? 'never seen'}`;
+  return { kind: 'set', machine, progress: finished(p, o.now, { phase: 'Failed', reason }) };
+}
+
+/** Recorded as started, never asked (or the answer was lost): adopt what the agent runs, or ask. */
+function neverAsked(
+  rollout: Rollout,
+  at: { readonly machine: string; readonly p: MachineProgress; readonly status: AgentStatus },
+  o: ProgressOptions,
+): ProgressStep {
+  const { machine, p, status } = at;
+  if (status.operation?.kind === 'upgrade' && status.operation.image === o.image)
+    return { kind: 'set', machine, progress: { ...p, operationId: status.operation.id } };
+  if (status.phase !== 'Idle') return { kind: 'wait', machine };
+  if (booted(status).digest === rollout.target.digest)
+    return { kind: 'set', machine, progress: finished(p, o.now, { phase: 'Succeeded' }) };
+  return { kind: 'submit', machine };
+}
+
+/** The step for one in-flight machine of `rollout`. */
+export function progressStep(
+  rollout: Rollout,
+  machine: string,
+  observation: Observation | undefined,
+  o: ProgressOptions,
+): ProgressStep {
+  const p = rollout.machines[machine];
+  if (p?.phase !== 'InFlight') return { kind: 'wait', machine };
+  const status = observation?.status;
+  if (status === undefined) return unreachable(machine, p, observation, o);
+  const result = fromResult(rollout, p, status, o.now);
+  if (result !== undefined) return { kind: 'set', machine, progress: result };
+  if (p.operationId !== undefined) return { kind: 'wait', machine };
+  return neverAsked(rollout, { machine, p, status }, o);
+}

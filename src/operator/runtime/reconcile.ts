@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * One reconcile pass of the operator (docs/adr/0005 §4), level-based: read the store, look at
+ * every agent, settle in-flight machines from what their agents report, create rollouts for new
+ * releases when discovery is due, then plan (core's pure `plan`) and act. Nothing is carried over
+ * from the previous pass but the time of the last discovery, so a restarted operator picks up
+ * exactly where the store says it was.
+ */
+import { isMoltError } from '../../core/errors.ts';
+import { plan } from '../../core/rollout/plan.ts';
+import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
+import type { StoredState } from '../ports/store.ts';
+import { act, setProgress, submit } from './act.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { rolloutsToCreate } from './discovery.ts';
+import { observeAll } from './observe.ts';
+import { plannerMachine, type Observation } from './observation.ts';
+import { progressStep } from './progress.ts';
+
+const describe = (e: unknown): string =>
+  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+
+export interface PassState {
+  /** Epoch ms of the last discovery scan. */
+  lastDiscovery: number | undefined;
+}
+
+function snapshotOf(
+  d: ReconcileDeps,
+  stored: StoredState,
+  seen: ReadonlyMap<string, Observation>,
+): FleetSnapshot {
+  return {
+    machines: stored.machines.map((m) => plannerMachine(m, seen.get(m.id), stored.holds[m.id])),
+    pools: d.settings.pools,
+    fleetPolicies: d.settings.fleetPolicies,
+    rollouts: stored.rollouts,
+    starts: stored.starts,
+  };
+}
+
+async function settleInFlight(
+  d: ReconcileDeps,
+  stored: StoredState,
+  seen: ReadonlyMap<string, Observation>,
+): Promise<void> {
+  const records = new Map(stored.machines.map((m) => [m.id, m]));
+  for (const r of stored.rollouts) {
+    for (const [machine, p] of Object.entries(r.machines)) {
+      if (p.phase !== 'InFlight') continue;
+      const step = progressStep(r, machine, seen.get(machine), {
+        now: d.now(),
+        unreachableFailMs: d.settings.unreachableFailMs,
+        image: d.settings.imageFor(r.target.digest),
+      });
+      const record = records.get(machine);
+      if (step.kind === 'submit' && record !== undefined) await submit(d, r, record);
+      if (step.kind !== 'set') continue;
+      await setProgress(d, r.id, machine, step.progress);
+      if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine, step.progress);
+    }
+  }
+}
+
+async function recordResult(
+  d: ReconcileDeps,
+  r: Rollout,
+  machine: string,
+  p: Rollout['machines'][string],
+): Promise<void> {
+  const message = `${machine}: ${p.phase}${p.reason === undefined ? '' : ` (${p.reason})`}`;
+  d.log(`${r.id}: ${message}`);
+  await d.store.appendHistory({
+    at: d.now(),
+    kind: 'machine-result',
+    rollout: r.id,
+    machine,
+    message,
+    data: { phase: p.phase, ...(p.reason !== undefined && { reason: p.reason }) },
+  });
+}
+
+async function discover(
+  d: ReconcileDeps,
+  snapshot: FleetSnapshot,
+  state: PassState,
+): Promise<void> {
+  const now = d.now();
+  if (state.lastDiscovery !== undefined && now - state.lastDiscovery < d.settings.discoverEveryMs)
+    return;
+  const releases = await d.releases();
+  state.lastDiscovery = now;
+  const created = rolloutsToCreate({
+    pools: d.settings.pools,
+    releases,
+    rollouts: snapshot.rollouts,
+    machines: snapshot.machines,
+    now,
+    ...(d.settings.requireSignature !== undefined && {
+      requireSignature: d.settings.requireSignature,
+    }),
+  });
+  for (const r of created) {
+    await d.store.createRollout(r);
+    const message = `rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})`;
+    d.log(message);
+    await d.store.appendHistory({
+      at: now,
+      kind: 'rollout-created',
+      rollout: r.id,
+      message,
+      data: { target: r.target },
+    });
+  }
+}
+
+/** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
+export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
+  const first = await d.store.read();
+  const seen = await observeAll(d.agents, first.machines, { now: d.now });
+  await settleInFlight(d, first, seen);
+  try {
+    await discover(d, snapshotOf(d, await d.store.read(), seen), state);
+  } catch (e) {
+    // The registry being away must not stop rollouts in flight: they carry their target digest.
+    d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
+  }
+  const stored = await d.store.read();
+  const decided = plan(snapshotOf(d, stored, seen), d.now());
+  await act(d, decided, stored.rollouts, stored.machines);
+}

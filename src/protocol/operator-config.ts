@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `molt operator --config FILE` (docs/adr/0005 §4): where releases come from, where state lives,
+ * the operator's identity, and the fleet file (pools, policies, machines with their agents'
+ * endpoints — the format `molt plan` reads). Paths are relative to the config file.
+ *
+ * ```yaml
+ * registry: 127.0.0.1:5000
+ * repository: acme/installer
+ * insecure: true                 # plain HTTP to the registry (loopback labs only)
+ * fleet: fleet.yaml
+ * pki: {ca: pki/ca.pem, cert: pki/operator.pem, key: pki/operator.key}
+ * store: {etcd: ["http://127.0.0.1:2379"]}   # or: memory (state lost on restart; tests, demos)
+ * id: operator-1                 # leader-election identity; default: hostname-pid
+ * interval: 2s                   # reconcile period
+ * discoverEvery: 5s
+ * unreachableFail: 15m           # an in-flight machine away this long has failed
+ * ```
+ */
+import { z } from 'zod';
+import { parseDuration } from './fleet-schema.ts';
+
+const duration = z.string().transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === undefined || ms <= 0) {
+    ctx.addIssue({ code: 'custom', message: `"${v}" is not a duration like 2s, 5m or 1h` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const OperatorConfig = z.strictObject({
+  registry: z.string().min(1),
+  repository: z.string().min(1),
+  insecure: z.boolean().default(false),
+  /** PEM file with the public key releases must be signed with. */
+  publicKey: z.string().min(1).optional(),
+  fleet: z.string().min(1),
+  pki: z.strictObject({ ca: z.string().min(1), cert: z.string().min(1), key: z.string().min(1) }),
+  store: z.union([
+    z.literal('memory'),
+    z.strictObject({ etcd: z.array(z.url()).min(1, 'name at least one etcd endpoint') }),
+  ]),
+  id: z.string().min(1).optional(),
+  interval: duration.default(2_000),
+  discoverEvery: duration.default(5_000),
+  unreachableFail: duration.default(15 * 60_000),
+});
+export type OperatorConfig = z.output<typeof OperatorConfig>;
