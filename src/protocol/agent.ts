@@ -177,6 +177,20 @@ export const LabEnv = {
 } as const;
 
 /**
+ * Node options `molt agent` runs with: the lab firmware puts them before molt's script, and a real
+ * machine's unit should too (`node --max-semi-space-size=1 --no-opt --no-maglev …/molt.js agent`;
+ * NODE_OPTIONS accepts only the first). The agent idles almost always, and its one heavy task, a
+ * pull, spends its time in native hashing, file writes and undici's WebAssembly parser, so both
+ * trade nothing measurable (benchmark P5: a pull's CPU did not grow) for idle memory (P6, ≤ 80 MB):
+ * - `--max-semi-space-size=1`: V8's young generation is otherwise 16 MB, ~10 MB of it resident,
+ *   for ~2 MB of live objects at idle (−7 MB).
+ * - `--no-opt --no-maglev`: what the optimising compilers compile at start is almost all Node's
+ *   module loader (~300 modules resolved: path and URL helpers), and merely running them keeps
+ *   ~8 MB more of the node binary's machine code resident. Not `--lite-mode`: it turns WebAssembly off, and undici needs it.
+ */
+export const AgentNodeOptions = ['--max-semi-space-size=1', '--no-opt', '--no-maglev'] as const;
+
+/**
  * SSE event name of the frame that ends a broken event stream (body: {@link ErrorBody}). Not a
  * journal event kind: a journal `error` event (a failed step) is a normal part of a rollback.
  */

@@ -12,13 +12,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LabEnv, LabExit } from '../../protocol/agent.ts';
+import { AgentNodeOptions, LabEnv, LabExit } from '../../protocol/agent.ts';
 import { bootMachine } from './boot.ts';
 
 export interface SupervisorOptions {
   readonly root: string;
   readonly bootloader: 'grub' | 'systemd-boot';
-  /** argv that starts molt (`[node, …/molt.ts]`); `agent --root DIR` is appended. */
+  /**
+   * argv that starts molt (`[node, …/molt.ts]`); the agent's node options go after node, and
+   * `agent --root DIR` is appended.
+   */
   readonly molt: readonly string[];
   readonly env: NodeJS.ProcessEnv;
   readonly log: (line: string) => void;
@@ -56,7 +59,7 @@ export function superviseMachine(options: SupervisorOptions): Supervisor {
   async function runAgent(cmdline: string, bootId: string): Promise<number | 'killed'> {
     const child = spawn(
       options.molt[0] ?? process.execPath,
-      [...options.molt.slice(1), 'agent', '--root', options.root],
+      [...AgentNodeOptions, ...options.molt.slice(1), 'agent', '--root', options.root],
       {
         env: { ...options.env, [LabEnv.Cmdline]: cmdline, [LabEnv.BootId]: bootId },
         detached: true,
