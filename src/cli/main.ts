@@ -29,7 +29,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(versionCommand(ctx));
   program.addHelpText(
     'after',
-    "\nProcesses:\n  agent           the node agent (molt agent --help)\n  lab machine     a lab machine under molt's firmware (molt lab machine --help)\n",
+    "\nProcesses:\n  agent           the node agent (molt agent --help)\n  operator        the fleet operator (molt operator --config FILE)\n  lab machine     a lab machine under molt's firmware (molt lab machine --help)\n",
   );
   configure(program, ctx);
   return program;

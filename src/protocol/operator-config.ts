@@ -15,6 +15,7 @@
  * interval: 2s                   # reconcile period
  * discoverEvery: 5s
  * unreachableFail: 15m           # an in-flight machine away this long has failed
+ * leaderTtl: 10s                 # how long a dead leader blocks a standby
  * ```
  */
 import { z } from 'zod';
@@ -45,5 +46,6 @@ export const OperatorConfig = z.strictObject({
   interval: duration.default(2_000),
   discoverEvery: duration.default(5_000),
   unreachableFail: duration.default(15 * 60_000),
+  leaderTtl: duration.default(10_000),
 });
 export type OperatorConfig = z.output<typeof OperatorConfig>;

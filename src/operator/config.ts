@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Reading `molt operator --config FILE` (format: protocol/operator-config.ts) and the fleet file it
+ * names. Every problem is a `MoltError` naming the file: `MOLT_CONFIG_INVALID` for the config,
+ * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+import type { FleetSnapshot } from '../core/rollout/types.ts';
+import { parseFleet } from '../protocol/fleet.ts';
+import { OperatorConfig } from '../protocol/operator-config.ts';
+
+export interface LoadedConfig {
+  readonly config: OperatorConfig;
+  readonly fleet: FleetSnapshot;
+  readonly fleetFile: string;
+  readonly pki: { readonly ca: string; readonly cert: string; readonly key: string };
+  readonly publicKeyPem?: string;
+}
+
+async function text(path: string, what: string, code: ErrorCode): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MoltError(
+      code,
+      `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
+function parseConfig(source: string, path: string): OperatorConfig {
+  let raw: unknown;
+  try {
+    raw = parse(source);
+  } catch (e) {
+    throw new MoltError(
+      ErrorCode.ConfigInvalid,
+      `${path}: not YAML: ${(e as Error).message.split('\n')[0] ?? ''}`,
+    );
+  }
+  const parsed = OperatorConfig.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`);
+  throw new MoltError(ErrorCode.ConfigInvalid, `${path}: ${issues.join('; ')}`, {
+    hint: 'see the operator config format in docs/adr/0005-operator.md or protocol/operator-config.ts',
+  });
+}
+
+export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
+  const config = parseConfig(
+    await text(path, 'the operator config', ErrorCode.ConfigInvalid),
+    path,
+  );
+  const at = (p: string): string => resolve(dirname(path), p);
+  const fleetFile = at(config.fleet);
+  const fleet = parseFleet(await text(fleetFile, 'the fleet file', ErrorCode.FleetInvalid), {
+    source: fleetFile,
+  });
+  const pki = {
+    ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
+    cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),
+    key: await text(at(config.pki.key), 'the operator key', ErrorCode.PkiInvalid),
+  };
+  const publicKeyPem =
+    config.publicKey === undefined
+      ? undefined
+      : await text(at(config.publicKey), 'the release public key', ErrorCode.PublicKeyInvalid);
+  return { config, fleet, fleetFile, pki, ...(publicKeyPem !== undefined && { publicKeyPem }) };
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// A lab fleet for operator tests: a real docker-registry holding releases, three control-plane
+// lab machines whose agents run a real 3-member etcd cluster (also the operator's store), and N
+// worker lab machines — every agent at a fixed port, as an operator's fleet file names them.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Rollout } from '../../../src/core/rollout/types.ts';
+import { createRegistryClient } from '../../../src/oci/index.ts';
+import type { MachineRecord } from '../../../src/operator/ports/store.ts';
+import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
+import { freePort } from '../../../src/testkit/ports.ts';
+import { tempDir } from '../../../src/testkit/process.ts';
+import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
+import {
+  startControlPlaneCluster,
+  type ControlPlaneCluster,
+} from '../lab/control-plane-cluster.ts';
+import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from '../lab/harness.ts';
+
+export const repository = 'molt/installer';
+export const official = { 'dev.molt.official': 'true' };
+
+export interface Worker extends LabMachine {
+  readonly id: string;
+  readonly endpoint: string;
+}
+
+export interface LabFleet {
+  readonly dir: string;
+  readonly registry: RunningRegistry;
+  readonly pki: FleetPki;
+  readonly cluster: ControlPlaneCluster;
+  readonly workers: readonly Worker[];
+  /** Control-plane machines in pool `control-plane`, workers in pool `workers`, cluster `lab`. */
+  readonly machines: readonly MachineRecord[];
+  /** Every lab machine, control plane first. */
+  readonly all: readonly LabMachine[];
+  /** Push `version` with `labels`; remembers its digest. */
+  publish(version: string, labels: Record<string, string>): Promise<string>;
+  digest(version: string): string;
+  image(version: string): string;
+  stop(): Promise<void>;
+}
+
+async function startWorker(
+  f: { dir: string; pki: FleetPki; image: string },
+  i: number,
+): Promise<Worker> {
+  const port = await freePort();
+  const id = `w-${String(i)}`;
+  const bootloader = i % 2 === 0 ? 'systemd-boot' : 'grub';
+  const configFile = join(f.dir, `${id}.yaml`);
+  const config = {
+    node: id,
+    role: 'worker',
+    bootloader,
+    api: { host: '127.0.0.1', port },
+    healthDeadlineSeconds: 8,
+    registry: { insecure: true },
+  };
+  await writeFile(configFile, stringify(config));
+  const machine = startLabMachine({
+    root: join(f.dir, id),
+    bootloader,
+    pki: f.pki,
+    image: f.image,
+    configFile,
+  });
+  return { ...machine, id, endpoint: `https://127.0.0.1:${String(port)}` };
+}
+
+function records(cluster: ControlPlaneCluster, workers: readonly Worker[]): MachineRecord[] {
+  const common = { cluster: 'lab', labels: {} };
+  return [
+    ...cluster.machines.map((m) => ({
+      ...common,
+      id: m.name,
+      endpoint: m.apiUrl,
+      role: 'control-plane' as const,
+      pool: 'control-plane',
+    })),
+    ...workers.map((w) => ({
+      ...common,
+      id: w.id,
+      endpoint: w.endpoint,
+      role: 'worker' as const,
+      pool: 'workers',
+    })),
+  ];
+}
+
+/** Start the fleet on release 1.0.0 (published to `stable` and `beta`). */
+export async function startLabFleet(o: { readonly workers: number }): Promise<LabFleet> {
+  const registry = await startRegistry();
+  const scratch = await tempDir('operator-fleet');
+  const digests = new Map<string, string>();
+  const image = (version: string): string => `${registry.host}/${repository}:${version}`;
+  const publish = async (version: string, labels: Record<string, string>): Promise<string> => {
+    const client = createRegistryClient({ registry: registry.host, insecure: true });
+    try {
+      const pushed = await pushInstallerImage(client, repository, version, { version, labels });
+      digests.set(version, pushed.digest);
+      return pushed.digest;
+    } finally {
+      await client.close();
+    }
+  };
+  await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
+  const pki = await createFleetPki(join(scratch.path, 'pki'));
+  const cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+  const workers: Worker[] = [];
+  for (let i = 1; i <= o.workers; i++)
+    workers.push(await startWorker({ dir: scratch.path, pki, image: image('1.0.0') }, i));
+  for (const w of workers) await w.status();
+  return {
+    dir: scratch.path,
+    registry,
+    pki,
+    cluster,
+    workers,
+    machines: records(cluster, workers),
+    all: [...cluster.machines, ...workers],
+    publish,
+    digest: (version) => digests.get(version) ?? '',
+    image,
+    async stop() {
+      for (const w of workers) await w.stop();
+      await cluster.stop();
+      await registry.stop();
+      await scratch.remove();
+    },
+  };
+}
+
+/** When machine `id` ran in `rollout`: [started, finished] (epoch ms). */
+export function ranAt(rollout: Rollout, id: string): [number, number] {
+  const p = rollout.machines[id];
+  if (p?.startedAt === undefined || p.finishedAt === undefined)
+    throw new Error(`${id} did not run to an end in ${rollout.id}: ${JSON.stringify(p)}`);
+  return [p.startedAt, p.finishedAt];
+}
+
+/** The most intervals that overlap at any instant. */
+export function maxOverlap(intervals: readonly (readonly [number, number])[]): number {
+  const edges = intervals.flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of edges) most = Math.max(most, (now += d));
+  return most;
+}
