@@ -9,6 +9,8 @@ import { versionCommand } from './commands/version/index.ts';
 import { nodeCommand } from './commands/node/index.ts';
 import { pkiCommand } from './commands/pki/index.ts';
 import { planCommand } from './commands/plan/index.ts';
+import { rolloutCommand } from './commands/rollout/index.ts';
+import { machineCommand } from './commands/machine/index.ts';
 
 /** Context every command factory receives; `exit` records the code the process ends with. */
 export interface CommandContext {
@@ -26,6 +28,8 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(nodeCommand(ctx));
   program.addCommand(pkiCommand(ctx));
   program.addCommand(planCommand(ctx));
+  program.addCommand(rolloutCommand(ctx));
+  program.addCommand(machineCommand(ctx));
   program.addCommand(versionCommand(ctx));
   program.addHelpText(
     'after',

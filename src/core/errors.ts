@@ -114,6 +114,10 @@ export const ErrorCode = {
   StoreCorrupt: 'MOLT_STORE_CORRUPT',
   /** A rollout in a state that does not allow the request (resume a completed rollout, …). */
   RolloutState: 'MOLT_ROLLOUT_STATE',
+  /** The operator API cannot be reached (down, restarting, wrong --endpoint); retryable. */
+  OperatorUnreachable: 'MOLT_OPERATOR_UNREACHABLE',
+  /** An answer that is not the operator protocol (another server, another molt version). */
+  OperatorProtocol: 'MOLT_OPERATOR_PROTOCOL',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

@@ -2,17 +2,27 @@
 /**
  * Composition root of `molt operator --config FILE` (docs/adr/0005 §4, STYLE §1): the only file
  * that chooses adapters. It loads the config and fleet file, opens the store and leader election
- * (etcd, or in memory for demos), syncs the fleet file's machines into the store, and runs the
- * reconcile loop until SIGINT/SIGTERM, then resigns leadership so a standby takes over at once.
+ * (etcd, or in memory for demos), syncs the fleet file's machines into the store, serves the
+ * operator API when the config has `listen` (mTLS; prints `molt operator: serving https://…`), and
+ * runs the reconcile loop until SIGINT/SIGTERM; then it stops serving, resigns leadership so a
+ * standby takes over at once, and closes the store.
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { OperatorServingPrefix } from '../protocol/operator.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
+import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { createReleaseSource, machineRecords, syncInventory } from './compose.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
+import { countingStore, OperatorMetrics } from './api/metrics.ts';
+import { MemoryObservationBook, observingGateway } from './api/observations.ts';
+import { createOperatorApi, type OperatorApi } from './api/server.ts';
+import { fleetLockGroups, readServerTls } from './api/wiring.ts';
+import type { FleetLockStore } from './ports/fleetlock-store.ts';
+import { FakeFleetLockStore } from './ports/fleetlock-store.fake.ts';
 import type { Leadership } from './ports/leadership.ts';
 import { createFakeLeadership, FakeLeadershipBackend } from './ports/leadership.fake.ts';
 import type { OperatorStore } from './ports/store.ts';
@@ -47,15 +57,20 @@ function flags(argv: readonly string[]): { config: string } {
  * rollouts); the in-memory store and election are the ones the conformance suites hold to the
  * etcd adapters' behaviour.
  */
-function stateOf(c: LoadedConfig, id: string): { store: OperatorStore; leadership: Leadership } {
+function stateOf(
+  c: LoadedConfig,
+  id: string,
+): { store: OperatorStore; leadership: Leadership; fleetLock: FleetLockStore } {
   const store = c.config.store;
   if (store === 'memory')
     return {
       store: new InMemoryOperatorStore(),
       leadership: createFakeLeadership(new FakeLeadershipBackend(), id),
+      fleetLock: new FakeFleetLockStore(),
     };
   return {
     store: createEtcdOperatorStore({ endpoints: store.etcd }),
+    fleetLock: new EtcdFleetLockStore({ endpoints: store.etcd }),
     leadership: createEtcdLeadership({
       endpoints: store.etcd,
       id,
@@ -73,17 +88,72 @@ async function untilSignal(): Promise<string> {
   });
 }
 
+interface ApiParts {
+  readonly store: OperatorStore;
+  readonly leadership: Leadership;
+  readonly fleetLock: FleetLockStore;
+  readonly observations: MemoryObservationBook;
+  readonly metrics: OperatorMetrics;
+  readonly log: (line: string) => void;
+}
+
+/** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
+async function serveApi(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: OperatorIo,
+): Promise<OperatorApi | undefined> {
+  const listen = c.config.listen;
+  if (listen === undefined) return undefined;
+  const api = await createOperatorApi({
+    deps: {
+      store: p.store,
+      observations: p.observations,
+      fleet: c.fleet,
+      metrics: p.metrics,
+      isLeader: () => p.leadership.isLeader(),
+      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+      now: () => Date.now(),
+      onInternalError: (e) => {
+        p.log(`API error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      },
+    },
+    tls: { ca: c.pki.ca, ...(await readServerTls(path, c.config)) },
+    host: listen.host,
+    port: listen.port,
+  });
+  io.out(`${OperatorServingPrefix}${api.url}\n`);
+  return api;
+}
+
 /** Run `molt operator`; resolves with the exit code after a signal. */
 export async function runOperatorCommand(argv: readonly string[], io: OperatorIo): Promise<number> {
   const { config: path } = flags(argv);
   const c = await loadOperatorConfig(path);
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
-  const { store, leadership } = stateOf(c, id);
-  const agents = createAgentGateway(c.pki);
+  const state = stateOf(c, id);
+  const { leadership, fleetLock } = state;
+  // The API's metrics count what the loop does, and it reads what the loop last saw of each
+  // machine, through these two wrappers: the loop itself knows nothing about the API.
+  const metrics = new OperatorMetrics();
+  const observations = new MemoryObservationBook();
+  const store = countingStore(state.store, metrics);
+  const agents = observingGateway(createAgentGateway(c.pki), observations, () => Date.now());
   const log = (line: string): void => {
     io.out(`${new Date().toISOString()} ${line}\n`);
   };
-  await syncInventory(store, machineRecords(c.fleet, c.fleetFile));
+  const closeAll = async (): Promise<void> => {
+    await Promise.all([agents.close(), store.close(), leadership.close(), fleetLock.close()]);
+  };
+  let api: OperatorApi | undefined;
+  try {
+    await syncInventory(store, machineRecords(c.fleet, c.fleetFile));
+    api = await serveApi(c, path, { store, leadership, fleetLock, observations, metrics, log }, io);
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
   const loop = startOperatorLoop(
     {
       store,
@@ -106,14 +176,20 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
       log,
     },
     leadership,
-    { intervalMs: c.config.interval },
+    {
+      intervalMs: c.config.interval,
+      onPass: (pass) => {
+        metrics.recordPass(pass);
+      },
+    },
   );
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );
   const signal = await untilSignal();
   log(`${signal}: stopping`);
+  await api?.close();
   await loop.stop();
-  await Promise.all([agents.close(), store.close(), leadership.close()]);
+  await closeAll();
   return 0;
 }

@@ -197,13 +197,26 @@ const poolSchema = z
     name,
     channel: z.string().optional(),
     requireApproval: z.boolean().optional(),
+    /** A release must have been known this long before it rolls out on its own. */
+    minReleaseAge: duration.optional(),
+    /** Follow what this pool has completed instead of a channel. */
+    promoteFrom: name.optional(),
+    phased: z.strictObject({ startFraction: z.number().min(0).max(1), duration }).optional(),
     policies: z.array(policySchema).default([]),
+  })
+  .refine((p) => p.channel === undefined || p.promoteFrom === undefined, {
+    message: 'a pool follows a channel or promotes from another pool, not both',
   })
   .transform((p): Pool => ({
     name: p.name,
     policies: p.policies,
     ...(p.channel !== undefined && { channel: p.channel }),
     ...(p.requireApproval !== undefined && { requireApproval: p.requireApproval }),
+    ...(p.minReleaseAge !== undefined && { minReleaseAgeMs: p.minReleaseAge }),
+    ...(p.promoteFrom !== undefined && { promoteFrom: p.promoteFrom }),
+    ...(p.phased !== undefined && {
+      phased: { startFraction: p.phased.startFraction, durationMs: p.phased.duration },
+    }),
   }));
 
 const progressSchema = z

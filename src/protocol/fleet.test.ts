@@ -326,6 +326,29 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     });
   }
 
+  it('reads promotion, a minimum release age and phased availability of a pool', () => {
+    const s = parseFleet(
+      'pools:\n  - {name: staging, channel: stable, minReleaseAge: 2h}\n  - {name: prod, promoteFrom: staging, phased: {startFraction: 0.1, duration: 1d}}\nmachines:\n  - {id: m1, pool: prod}\n',
+    );
+    assert.deepEqual(s.pools, [
+      { name: 'staging', policies: [], channel: 'stable', minReleaseAgeMs: 7_200_000 },
+      {
+        name: 'prod',
+        policies: [],
+        promoteFrom: 'staging',
+        phased: { startFraction: 0.1, durationMs: 86_400_000 },
+      },
+    ]);
+  });
+
+  it('refuses a pool that both follows a channel and promotes from another pool', () => {
+    const e = failure(
+      'pools:\n  - {name: a, channel: stable}\n  - {name: b, channel: beta, promoteFrom: a}\nmachines: []\n',
+    );
+    assert.equal(e.code, ErrorCode.FleetInvalid);
+    assert.match(e.message, /a channel or promotes from another pool/);
+  });
+
   it('lists several shape problems at once', () => {
     const e = failure('pools: [{name: p, colour: red}]\nmachines:\n  - {id: 7, pool: p}\n');
     assert.equal(e.code, ErrorCode.FleetInvalid);

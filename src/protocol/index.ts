@@ -6,3 +6,6 @@ export * from './releases.ts';
 export * from './agent.ts';
 export * from './agent-client.ts';
 export * from './agent-columns.ts';
+export * from './operator.ts';
+export * from './operator-client.ts';
+export * from './operator-columns.ts';

@@ -16,7 +16,13 @@
  * discoverEvery: 5s
  * unreachableFail: 15m           # an in-flight machine away this long has failed
  * leaderTtl: 10s                 # how long a dead leader blocks a standby
+ * listen: {host: 127.0.0.1, port: 7443}   # the operator API (mTLS); port 0 picks a free one
  * ```
+ *
+ * With `listen`, `pki` also names the API's server certificate, `serverCert` and `serverKey`: a
+ * certificate from `molt pki issue --role node --name <operator> --san <host>` (node certificates
+ * are the TLS server kind; they name localhost and 127.0.0.1 by themselves). `cert`/`key` stay the
+ * operator's client identity toward the agents. Without `listen` the operator serves no API.
  */
 import { z } from 'zod';
 import { parseDuration } from './fleet-schema.ts';
@@ -30,22 +36,45 @@ const duration = z.string().transform((v, ctx) => {
   return ms;
 });
 
-export const OperatorConfig = z.strictObject({
-  registry: z.string().min(1),
-  repository: z.string().min(1),
-  insecure: z.boolean().default(false),
-  /** PEM file with the public key releases must be signed with. */
-  publicKey: z.string().min(1).optional(),
-  fleet: z.string().min(1),
-  pki: z.strictObject({ ca: z.string().min(1), cert: z.string().min(1), key: z.string().min(1) }),
-  store: z.union([
-    z.literal('memory'),
-    z.strictObject({ etcd: z.array(z.url()).min(1, 'name at least one etcd endpoint') }),
-  ]),
-  id: z.string().min(1).optional(),
-  interval: duration.default(2_000),
-  discoverEvery: duration.default(5_000),
-  unreachableFail: duration.default(15 * 60_000),
-  leaderTtl: duration.default(10_000),
-});
+export const OperatorConfig = z
+  .strictObject({
+    registry: z.string().min(1),
+    repository: z.string().min(1),
+    insecure: z.boolean().default(false),
+    /** PEM file with the public key releases must be signed with. */
+    publicKey: z.string().min(1).optional(),
+    fleet: z.string().min(1),
+    pki: z.strictObject({
+      ca: z.string().min(1),
+      cert: z.string().min(1),
+      key: z.string().min(1),
+      serverCert: z.string().min(1).optional(),
+      serverKey: z.string().min(1).optional(),
+    }),
+    store: z.union([
+      z.literal('memory'),
+      z.strictObject({ etcd: z.array(z.url()).min(1, 'name at least one etcd endpoint') }),
+    ]),
+    id: z.string().min(1).optional(),
+    interval: duration.default(2_000),
+    discoverEvery: duration.default(5_000),
+    unreachableFail: duration.default(15 * 60_000),
+    leaderTtl: duration.default(10_000),
+    listen: z
+      .strictObject({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65_535),
+      })
+      .optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.listen === undefined) return;
+    for (const field of ['serverCert', 'serverKey'] as const)
+      if (c.pki[field] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pki', field],
+          message: "required with listen: the API's certificate (`molt pki issue --role node`)",
+        });
+  });
 export type OperatorConfig = z.output<typeof OperatorConfig>;

@@ -78,6 +78,19 @@ export interface Pool {
   readonly channel?: string;
   /** Rollouts of this pool wait for `molt rollout approve`. @default false */
   readonly requireApproval?: boolean;
+  /**
+   * A release must have been known this long before a rollout to it starts on its own (a soak in
+   * the channel: other fleets find its problems first). Counted from when this operator first saw
+   * it, so a restart only ever delays. @default 0
+   */
+  readonly minReleaseAgeMs?: number;
+  /**
+   * Promotion: follow whatever pool `promoteFrom` has finished with (its newest Completed rollout)
+   * instead of a channel — dev → staging → prod.
+   */
+  readonly promoteFrom?: string;
+  /** Phased availability given to this pool's new rollouts (Fedora CoreOS style). */
+  readonly phased?: { readonly startFraction: number; readonly durationMs: number };
   readonly policies: readonly Policy[];
 }
 

@@ -161,4 +161,29 @@ describe('validatePolicies', () => {
     }, /fleetPolicies\[0\]\.label/);
     validatePolicies(twice({ kind: 'concurrency', limit: { count: 1 } }), [], workers(3));
   });
+
+  it('refuses promotion from a pool that does not exist, and promotion cycles', () => {
+    const pool = (name: string, promoteFrom?: string) => ({
+      name,
+      policies: [],
+      ...(promoteFrom !== undefined && { promoteFrom }),
+    });
+    assert.throws(
+      () => {
+        validatePolicies([pool('prod', 'staging')], [], []);
+      },
+      (e: unknown) =>
+        isMoltError(e, ErrorCode.PolicyInvalid) &&
+        /pools\[0\]\.promoteFrom.*not a pool/.test(e.message),
+    );
+    assert.throws(
+      () => {
+        validatePolicies([pool('a', 'b'), pool('b', 'c'), pool('c', 'a')], [], []);
+      },
+      (e: unknown) => isMoltError(e, ErrorCode.PolicyInvalid) && /cycle/.test(e.message),
+    );
+    assert.doesNotThrow(() => {
+      validatePolicies([pool('dev'), pool('staging', 'dev'), pool('prod', 'staging')], [], []);
+    });
+  });
 });

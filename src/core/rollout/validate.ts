@@ -194,4 +194,26 @@ export function validatePolicies(
     });
   });
   validateList(fleetPolicies, 'fleetPolicies', { name: 'the fleet', machines });
+  validatePromotion(pools);
+}
+
+/** `promoteFrom` names another pool, and following the chain never comes back (no cycle). */
+function validatePromotion(pools: readonly Pool[]): void {
+  const byName = new Map(pools.map((p) => [p.name, p]));
+  pools.forEach((pool, i) => {
+    if (pool.promoteFrom === undefined) return;
+    const at = `pools[${String(i)}].promoteFrom`;
+    if (!byName.has(pool.promoteFrom))
+      throw invalid(at, `pool ${pool.name} promotes from ${pool.promoteFrom}, which is not a pool`);
+    const seen = new Set([pool.name]);
+    for (
+      let p = byName.get(pool.promoteFrom);
+      p !== undefined;
+      p = byName.get(p.promoteFrom ?? '')
+    ) {
+      if (seen.has(p.name))
+        throw invalid(at, `promotion from ${pool.promoteFrom} comes back to ${p.name}: a cycle`);
+      seen.add(p.name);
+    }
+  });
 }

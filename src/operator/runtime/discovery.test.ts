@@ -114,4 +114,64 @@ describe('rolloutsToCreate', () => {
     });
     assert.deepEqual(created, []);
   });
+
+  it('waits until a release is as old as the pool asks, counted from when it was first seen', () => {
+    const soaking: Pool[] = [{ ...pools[0]!, minReleaseAgeMs: 60_000 }];
+    const base = {
+      pools: soaking,
+      releases: [r11],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest)],
+    };
+    const firstSeen = new Map([[r11.digest, 1_000]]);
+    assert.deepEqual(rolloutsToCreate({ ...base, firstSeen, now: 60_999 }), []);
+    assert.equal(rolloutsToCreate({ ...base, firstSeen, now: 61_000 }).length, 1);
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, now: 61_000 }),
+      [],
+      'never seen before: the soak starts now',
+    );
+  });
+
+  it('promotes what another pool completed, not what the channel offers', () => {
+    const promotion: Pool[] = [
+      { name: 'staging', channel: 'stable', policies: [] },
+      {
+        name: 'prod',
+        promoteFrom: 'staging',
+        policies: [],
+        phased: { startFraction: 0.1, durationMs: 3_600_000 },
+      },
+    ];
+    const done = (target: Release, state: Rollout['state'], createdAt: number): Rollout => ({
+      id: `staging-${target.version}`,
+      pool: 'staging',
+      target: { version: target.version, digest: target.digest },
+      state,
+      createdAt,
+      machines: {},
+    });
+    const machines = [
+      machine('s-1', r11.digest, 'staging'),
+      machine('p-1', 'sha256:' + '0'.repeat(64), 'prod'),
+    ];
+    const base = { pools: promotion, releases: [r11, r10], machines, now: 9 };
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, rollouts: [done(r11, 'Active', 2)] }),
+      [],
+      'staging not done yet',
+    );
+    const created = rolloutsToCreate({
+      ...base,
+      rollouts: [done(r10, 'Completed', 1), done(r11, 'Halted', 2)],
+    });
+    assert.equal(created.length, 1);
+    assert.equal(created[0]?.pool, 'prod');
+    assert.equal(created[0].target.digest, r10.digest, 'the newest completed, not the halted one');
+    assert.deepEqual(
+      created[0].phased,
+      { startFraction: 0.1, durationMs: 3_600_000 },
+      'phased from the pool',
+    );
+  });
 });

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Which rollouts a discovery pass starts (docs/adr/0005 §4): for each pool that follows a
- * channel, the newest eligible release (core's `selectLatest`: official, in the channel, signed
- * when required). A rollout is created once per (pool, release digest) — never again after it
- * completed, halted or was rolled back, so a halted rollout stays halted until a person acts —
- * and only when some machine of the pool runs another release. Pools that require approval get
- * their rollout in `AwaitingApproval`.
+ * Which rollouts a discovery pass starts (docs/adr/0005 §4). A pool's candidate release is either
+ * the newest eligible release of its channel (core's `selectLatest`: official, in the channel,
+ * signed when required), or — with `promoteFrom` — the target of the newest rollout the other
+ * pool completed (dev → staging → prod). A candidate younger than the pool's `minReleaseAgeMs`
+ * (counted from when this operator first saw it) waits.
+ *
+ * A rollout is created once per (pool, release digest) — never again after it completed, halted
+ * or was rolled back, so a halted rollout stays halted until a person acts — only when some
+ * machine of the pool runs another release, and only when the pool has no rollout running.
+ * Pools that require approval get their rollout in `AwaitingApproval`.
  */
 import type { Release } from '../../core/releases/release.ts';
 import { selectLatest } from '../../core/releases/select.ts';
@@ -17,47 +21,80 @@ export interface DiscoveryInput {
   readonly rollouts: readonly Rollout[];
   readonly machines: readonly Machine[];
   readonly now: number;
+  /** When this operator first saw each release digest (epoch ms); for `minReleaseAgeMs`. */
+  readonly firstSeen?: ReadonlyMap<string, number>;
   readonly requireSignature?: boolean;
 }
 
-export const rolloutId = (pool: string, r: Pick<Release, 'version' | 'digest'>): string =>
+/** What a pool would move to, and since when it has been known. */
+interface Candidate {
+  readonly version: string;
+  readonly digest: string;
+}
+
+export const rolloutId = (pool: string, r: Candidate): string =>
   `${pool}-${r.version}-${r.digest.slice(r.digest.indexOf(':') + 1, r.digest.indexOf(':') + 9)}`;
 
-function newRollout(pool: Pool, release: Release, now: number): Rollout {
+function newRollout(pool: Pool, target: Candidate, now: number): Rollout {
   return {
-    id: rolloutId(pool.name, release),
+    id: rolloutId(pool.name, target),
     pool: pool.name,
-    target: { version: release.version, digest: release.digest },
+    target: { version: target.version, digest: target.digest },
     state: pool.requireApproval === true ? 'AwaitingApproval' : 'Active',
     createdAt: now,
+    ...(pool.phased !== undefined && { phased: pool.phased }),
     machines: {},
   };
 }
+
+/** The newest rollout `from` completed, as the target a promoted pool follows. */
+function promoted(from: string, rollouts: readonly Rollout[]): Candidate | undefined {
+  const done = rollouts.filter((r) => r.pool === from && r.state === 'Completed');
+  return done.sort((a, b) => b.createdAt - a.createdAt)[0]?.target;
+}
+
+function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
+  if (pool.promoteFrom !== undefined) return promoted(pool.promoteFrom, i.rollouts);
+  if (pool.channel === undefined) return undefined;
+  const selection = selectLatest({
+    releases: i.releases,
+    channel: pool.channel,
+    requireSignature: i.requireSignature,
+  });
+  return selection.found ? selection.release : undefined;
+}
+
+function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
+  const minAge = pool.minReleaseAgeMs ?? 0;
+  if (minAge <= 0) return true;
+  const seen = i.firstSeen?.get(c.digest) ?? i.now;
+  return i.now - seen >= minAge;
+}
+
+const running = (r: Rollout): boolean => r.state !== 'Completed' && r.state !== 'Halted';
 
 /** The rollouts to create now. */
 export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
   const created: Rollout[] = [];
   for (const pool of i.pools) {
-    if (pool.channel === undefined) continue;
-    const selection = selectLatest({
-      releases: i.releases,
-      channel: pool.channel,
-      requireSignature: i.requireSignature,
-    });
-    if (!selection.found) continue;
-    const release = selection.release;
+    const c = candidate(pool, i);
+    if (c === undefined || !oldEnough(pool, c, i)) continue;
     const members = i.machines.filter((m) => m.pool === pool.name);
-    if (members.every((m) => m.digest === release.digest)) continue;
-    if (i.rollouts.some((r) => r.pool === pool.name && r.target.digest === release.digest))
-      continue;
-    // One rollout of a pool at a time: a newer release waits until the running one has ended.
-    if (
-      i.rollouts.some(
-        (r) => r.pool === pool.name && r.state !== 'Completed' && r.state !== 'Halted',
-      )
-    )
-      continue;
-    created.push(newRollout(pool, release, i.now));
+    if (members.every((m) => m.digest === c.digest)) continue;
+    const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
+    if (ofPool.some((r) => r.target.digest === c.digest || running(r))) continue;
+    created.push(newRollout(pool, c, i.now));
   }
   return created;
+}
+
+/** When a release should be considered soaked, for a wait message; undefined if it already is. */
+export function soakedAt(
+  pool: Pool,
+  digest: string,
+  i: Pick<DiscoveryInput, 'firstSeen' | 'now'>,
+): number | undefined {
+  const minAge = pool.minReleaseAgeMs ?? 0;
+  const seen = i.firstSeen?.get(digest) ?? i.now;
+  return seen + minAge > i.now ? seen + minAge : undefined;
 }

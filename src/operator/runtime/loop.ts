@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The operator's main loop (docs/adr/0005 §4): campaign for leadership, then reconcile every
- * `intervalMs` while leading; on losing it, stop acting and campaign again. A failed pass (store
- * or network away) is logged and retried next period: the operator never exits on its own.
+ * `intervalMs` while leading — sooner when a discovery scan falls due, so a new release waits at
+ * most `discoverEvery` to be seen, not that rounded up to whole periods — and on losing it, stop
+ * acting and campaign again. A failed pass (store or network away) is logged and retried next
+ * period: the operator never exits on its own.
  *
  * A pass that is already running when leadership is lost finishes: its writes are compare-and-set
  * and a start is refused for a machine that already has one (`MOLT_ALREADY_STARTED`), so the
@@ -12,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isMoltError } from '../../core/errors.ts';
 import type { Leadership } from '../ports/leadership.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { reconcile, type PassState } from './reconcile.ts';
+import { newPassState, reconcile, untilDiscovery } from './reconcile.ts';
 
 export interface OperatorLoop {
   /** Settles when the loop has stopped (after {@link OperatorLoop.stop}). */
@@ -30,28 +32,47 @@ const describe = (e: unknown): string =>
       ? (e.stack ?? e.message)
       : String(e);
 
+/** Options of {@link startOperatorLoop}. */
+export interface LoopOptions {
+  readonly intervalMs: number;
+  /** Told after every pass (the API's metrics: last pass time and duration, failed passes). */
+  readonly onPass?: (pass: {
+    readonly startedAt: number;
+    readonly durationMs: number;
+    readonly ok: boolean;
+  }) => void;
+}
+
 export function startOperatorLoop(
   d: ReconcileDeps,
   leadership: Leadership,
-  o: { readonly intervalMs: number },
+  o: LoopOptions,
 ): OperatorLoop {
   const stopping = new AbortController();
   // A function, not a property read: the loops below must see an abort that happens while they await.
   const stopped = (): boolean => stopping.signal.aborted;
   let waiters: (() => void)[] = [];
   const lead = async (): Promise<void> => {
-    const state: PassState = { lastDiscovery: undefined };
+    const state = newPassState();
     d.log(`leading as ${leadership.id}`);
     while (!stopped() && leadership.isLeader()) {
+      const startedAt = d.now();
+      const t0 = performance.now();
+      let ok = true;
       try {
         await reconcile(d, state);
       } catch (e) {
+        ok = false;
         d.log(`reconcile pass failed, retrying in ${String(o.intervalMs)} ms: ${describe(e)}`);
       }
+      o.onPass?.({ startedAt, durationMs: performance.now() - t0, ok });
       const woken = waiters;
       waiters = [];
       for (const w of woken) w();
-      await sleep(o.intervalMs, undefined, { signal: stopping.signal }).catch(() => undefined);
+      // Wake early when a discovery scan falls due before the next pass would start.
+      const due = untilDiscovery(d, state);
+      const wait = due > 0 ? Math.min(o.intervalMs, due) : o.intervalMs;
+      await sleep(wait, undefined, { signal: stopping.signal }).catch(() => undefined);
     }
   };
   const run = async (): Promise<void> => {

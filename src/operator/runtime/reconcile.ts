@@ -23,7 +23,12 @@ const describe = (e: unknown): string =>
 export interface PassState {
   /** Epoch ms of the last discovery scan. */
   lastDiscovery: number | undefined;
+  /** When this operator first saw each release digest (for pools' minimum release age). */
+  readonly firstSeen: Map<string, number>;
 }
+
+/** A fresh pass state (a new operator, or a new term as leader). */
+export const newPassState = (): PassState => ({ lastDiscovery: undefined, firstSeen: new Map() });
 
 function snapshotOf(
   d: ReconcileDeps,
@@ -80,6 +85,16 @@ async function recordResult(
   });
 }
 
+/**
+ * Ms until the next discovery scan is due: the loop wakes for it rather than rounding the scan
+ * period up to whole passes (`discoverEvery` 5 s on a 2 s interval scanned every ~6.2 s). 0 when
+ * no scan succeeded yet or the last one is overdue (it failed): the normal interval applies then.
+ */
+export function untilDiscovery(d: ReconcileDeps, state: PassState): number {
+  if (state.lastDiscovery === undefined) return 0;
+  return Math.max(0, state.lastDiscovery + d.settings.discoverEveryMs - d.now());
+}
+
 async function discover(
   d: ReconcileDeps,
   snapshot: FleetSnapshot,
@@ -90,12 +105,14 @@ async function discover(
     return;
   const releases = await d.releases();
   state.lastDiscovery = now;
+  for (const r of releases) if (!state.firstSeen.has(r.digest)) state.firstSeen.set(r.digest, now);
   const created = rolloutsToCreate({
     pools: d.settings.pools,
     releases,
     rollouts: snapshot.rollouts,
     machines: snapshot.machines,
     now,
+    firstSeen: state.firstSeen,
     ...(d.settings.requireSignature !== undefined && {
       requireSignature: d.settings.requireSignature,
     }),

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+import { Command } from 'commander';
+import type { CommandContext } from '../../main.ts';
+import { withOperatorFlags } from '../rollout/index.ts';
+import type * as MachineRun from './run.ts';
+
+type Run = (ctx: CommandContext, id: string, raw: Record<string, unknown>) => Promise<void>;
+const lazy =
+  (ctx: CommandContext, pick: (m: typeof MachineRun) => Run) =>
+  async (...args: unknown[]): Promise<void> => {
+    const m = await import('./run.ts');
+    const cmd = args.at(-1) as Command;
+    const id = typeof args[0] === 'string' ? args[0] : '';
+    await pick(m)(ctx, id, cmd.opts());
+  };
+
+/** `molt machine list|hold|release`: the operator's machines and holds. */
+export function machineCommand(ctx: CommandContext): Command {
+  const machine = new Command('machine').description('machines the operator manages (mutual TLS)');
+  machine.addCommand(
+    withOperatorFlags(new Command('list'))
+      .description('every machine: pool, role, version, what the operator last saw, hold')
+      .action(lazy(ctx, (m) => (c, _id, raw) => m.runList(c, raw))),
+  );
+  machine.addCommand(
+    withOperatorFlags(new Command('hold'))
+      .description('start no upgrade on the machine for a while (one in flight finishes)')
+      .argument('<id>', 'the machine')
+      .option('--reason <text>', 'why (required; shown in plans and the history)')
+      .option('--for <duration>', 'how long: 30m, 2h, 1d')
+      .option('--until <time>', 'until an ISO 8601 time with a zone')
+      .action(lazy(ctx, (m) => m.runHold)),
+  );
+  machine.addCommand(
+    withOperatorFlags(new Command('release'))
+      .description('lift the machine’s hold')
+      .argument('<id>', 'the machine')
+      .action(lazy(ctx, (m) => m.runRelease)),
+  );
+  return machine;
+}

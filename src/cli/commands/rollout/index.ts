@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+import { Command } from 'commander';
+import type { CommandContext } from '../../main.ts';
+import { withOutputFlag } from '../registry-flags.ts';
+import type * as RolloutRun from './run.ts';
+
+/** Flags every command that talks to the operator API shares (`molt rollout`, `molt machine`). */
+export function withOperatorFlags(cmd: Command): Command {
+  return withOutputFlag(cmd)
+    .option('--endpoint <url>', 'the operator API, https://host:port (env MOLT_OPERATOR)')
+    .option('--cert <file>', 'client certificate, PEM (env MOLT_CERT)')
+    .option('--key <file>', 'client private key, PEM (env MOLT_KEY)')
+    .option('--ca <file>', 'fleet CA that issued the operator’s certificate (env MOLT_CA)')
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
+}
+
+type Run = (ctx: CommandContext, id: string, raw: Record<string, unknown>) => Promise<void>;
+const lazy =
+  (ctx: CommandContext, pick: (m: typeof RolloutRun) => Run) =>
+  async (...args: unknown[]): Promise<void> => {
+    const m = await import('./run.ts');
+    const cmd = args.at(-1) as Command;
+    const id = typeof args[0] === 'string' ? args[0] : '';
+    await pick(m)(ctx, id, cmd.opts());
+  };
+
+/** `molt rollout list|status|pause|resume|approve`: rollouts on the operator. */
+export function rolloutCommand(ctx: CommandContext): Command {
+  const rollout = new Command('rollout').description('rollouts on the operator (mutual TLS)');
+  rollout.addCommand(
+    withOperatorFlags(new Command('list'))
+      .description('every rollout, oldest first, with its progress')
+      .action(lazy(ctx, (m) => (c, _id, raw) => m.runList(c, raw))),
+  );
+  rollout.addCommand(
+    withOperatorFlags(new Command('status'))
+      .description('one rollout and its machines')
+      .argument('<id>', 'the rollout (see `molt rollout list`)')
+      .option('--follow', 'print its history live and its progress until it completes or halts')
+      .option(
+        '--reconnect-timeout <ms>',
+        'give up after the operator is unreachable this long',
+        '600000',
+      )
+      .action(lazy(ctx, (m) => m.runStatus)),
+  );
+  rollout.addCommand(
+    withOperatorFlags(new Command('pause'))
+      .description('start no more machines (machines in flight finish)')
+      .argument('<id>', 'the rollout')
+      .option('--reason <text>', 'why, for the history')
+      .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'pause', id, raw))),
+  );
+  rollout.addCommand(
+    withOperatorFlags(new Command('resume'))
+      .description('resume a paused rollout')
+      .argument('<id>', 'the rollout')
+      .option('--force', 'resume a halted rollout, retrying its failed machines (admin only)')
+      .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'resume', id, raw))),
+  );
+  rollout.addCommand(
+    withOperatorFlags(new Command('approve'))
+      .description('let a rollout awaiting approval start')
+      .argument('<id>', 'the rollout')
+      .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'approve', id, raw))),
+  );
+  return rollout;
+}

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/** How `molt rollout` prints a rollout, its history and its progress for people. */
+import {
+  progressOf,
+  rolloutMachineColumns,
+  type HistoryEventView,
+  type RolloutView,
+} from '../../../protocol/index.ts';
+import { renderTable } from '../../output.ts';
+
+/** `molt rollout status` as a person reads it: the rollout, then its machines. */
+export function describeRollout(r: RolloutView): string {
+  const lines = [
+    `rollout:  ${r.id}`,
+    `pool:     ${r.pool}`,
+    `target:   ${r.target.version} (${r.target.digest})`,
+    `state:    ${r.state}`,
+    `created:  ${r.createdAt}`,
+    `progress: ${progressLine(r)}`,
+  ];
+  return `${lines.join('\n')}\n\n${renderTable(rolloutMachineColumns, r.machines)}`;
+}
+
+/** `4/6 machines done (1 in flight, 1 failed, 0 pending)`. */
+export function progressLine(r: Pick<RolloutView, 'counts'>): string {
+  const c = r.counts;
+  const pending = c.Pending - c.skipped;
+  return `${progressOf(c)} machines done (${String(c.InFlight)} in flight, ${String(c.Failed + c.RolledBack)} failed, ${String(pending)} pending)`;
+}
+
+/** One history event as a line. */
+export function historyLine(e: HistoryEventView): string {
+  return `${e.at.slice(11, 19)}  ${e.kind.padEnd(15)} ${e.message}\n`;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// `molt rollout …` and `molt machine …` in-process (memoryIo) against a real operator API over
+// mutual TLS, on the in-memory store.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
+import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
+import type { InMemoryOperatorStore } from '../../../operator/ports/store.fake.ts';
+import { eventually, tempDir } from '../../../testkit/process.ts';
+import { memoryIo } from '../../io.ts';
+import { main } from '../../main.ts';
+import { createCa, issueCertificate } from '../../pki/certificates.ts';
+
+describe('molt rollout and molt machine', () => {
+  const files: Record<string, string> = {};
+  let dir: { path: string; remove: () => Promise<void> };
+  let api: OperatorApi;
+  let store: InMemoryOperatorStore;
+
+  before(async () => {
+    dir = await tempDir('rollout-cli');
+    const ca = await createCa();
+    const pairs = {
+      operator: await issueCertificate({ ca, role: 'operator', name: 'alice' }),
+      node: await issueCertificate({ ca, role: 'node', name: 'w-9' }),
+    };
+    for (const [name, pair] of Object.entries(pairs)) {
+      files[`${name}.pem`] = join(dir.path, `${name}.pem`);
+      files[`${name}.key`] = join(dir.path, `${name}.key`);
+      await writeFile(join(dir.path, `${name}.pem`), pair.cert);
+      await writeFile(join(dir.path, `${name}.key`), pair.key, { mode: 0o600 });
+    }
+    files['ca'] = join(dir.path, 'ca.pem');
+    await writeFile(files['ca'], ca.cert);
+    const f = await apiFixture();
+    store = f.store;
+    const server = await issueCertificate({ ca, role: 'node', name: 'operator-1' });
+    api = await createOperatorApi({ deps: f.deps, tls: { ca: ca.cert, ...server } });
+  });
+  after(async () => {
+    await api.close();
+    await dir.remove();
+  });
+
+  const as = (who: string) => [
+    '--endpoint',
+    api.url,
+    '--ca',
+    files['ca']!,
+    '--cert',
+    files[`${who}.pem`]!,
+    '--key',
+    files[`${who}.key`]!,
+  ];
+
+  async function molt(args: string[], env: Record<string, string> = {}) {
+    const io = memoryIo(env);
+    const code = await main(args, io);
+    return { code, stdout: io.stdout(), stderr: io.stderr() };
+  }
+
+  it('lists rollouts as a table and as JSON', async () => {
+    const table = await molt(['rollout', 'list', ...as('node')]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^ROLLOUT +POOL +TARGET +STATE +DONE +IN FLIGHT +FAILED +CREATED$/m);
+    assert.match(
+      table.stdout,
+      /^workers-1\.1\.0 +workers +1\.1\.0 \(110000000000\) +Active +1\/4 +1 +0 /m,
+    );
+    const json = await molt(['rollout', 'list', '-o', 'json', ...as('node')]);
+    assert.equal((JSON.parse(json.stdout) as unknown[]).length, 4);
+  });
+
+  it('shows one rollout with its machines, taking the endpoint and certificates from the environment', async () => {
+    const r = await molt(['rollout', 'status', 'workers-1.1.0'], {
+      MOLT_OPERATOR: api.url,
+      MOLT_CA: files['ca']!,
+      MOLT_CERT: files['node.pem']!,
+      MOLT_KEY: files['node.key']!,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^state: +Active$/m);
+    assert.match(r.stdout, /^progress: 1\/4 machines done \(1 in flight, 0 failed, 2 pending\)$/m);
+    assert.match(r.stdout, /^w-3 +Pending +wait +ConcurrencyFull: /m);
+  });
+
+  it('reports an unknown rollout with its code', async () => {
+    const r = await molt(['rollout', 'status', 'nope', ...as('node')]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /MOLT_ROLLOUT_NOT_FOUND/);
+  });
+
+  it('pauses and resumes for an operator, and refuses a node certificate', async () => {
+    const refused = await molt(['rollout', 'pause', 'workers-1.1.0', ...as('node')]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /MOLT_FORBIDDEN: w-9 \(role node\) may not/);
+    const paused = await molt([
+      'rollout',
+      'pause',
+      'workers-1.1.0',
+      '--reason',
+      'freeze',
+      ...as('operator'),
+    ]);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.equal(paused.stdout, 'rollout workers-1.1.0: now Paused\n');
+    const again = await molt(['rollout', 'pause', 'workers-1.1.0', ...as('operator')]);
+    assert.equal(again.stdout, 'rollout workers-1.1.0: already Paused\n');
+    const resumed = await molt([
+      'rollout',
+      'resume',
+      'workers-1.1.0',
+      '-o',
+      'json',
+      ...as('operator'),
+    ]);
+    const body = JSON.parse(resumed.stdout) as { changed: boolean; rollout: { state: string } };
+    assert.deepEqual([body.changed, body.rollout.state], [true, 'Active']);
+    const halted = await molt(['rollout', 'resume', 'cp-1.0.9', ...as('operator')]);
+    assert.match(halted.stderr, /MOLT_ROLLOUT_STATE/);
+    assert.match(halted.stderr, /hint: .*--force/);
+  });
+
+  it('follows a rollout: its history, progress lines, until it completes', async () => {
+    const io = memoryIo();
+    const running = main(['rollout', 'status', 'workers-1.1.0', '--follow', ...as('node')], io);
+    await eventually(() => {
+      assert.match(io.stdout(), /machine-start/);
+      return Promise.resolve();
+    });
+    await store.updateRollout('workers-1.1.0', (r) => ({
+      ...r,
+      machines: { ...r.machines, 'w-2': { phase: 'Succeeded', startedAt: 1, finishedAt: 2 } },
+    }));
+    await store.appendHistory({
+      at: Date.now(),
+      kind: 'machine-result',
+      rollout: 'workers-1.1.0',
+      machine: 'w-2',
+      message: 'w-2: Succeeded',
+    });
+    await eventually(() => {
+      assert.match(
+        io.stdout(),
+        /^progress: 2\/4 machines done \(0 in flight, 0 failed, 2 pending\) — Active$/m,
+      );
+      return Promise.resolve();
+    });
+    await store.updateRollout('workers-1.1.0', (r) => ({ ...r, state: 'Completed' }));
+    await store.appendHistory({
+      at: Date.now(),
+      kind: 'rollout-state',
+      rollout: 'workers-1.1.0',
+      message: 'rollout workers-1.1.0 completed',
+    });
+    assert.equal(await running, 0, io.stderr());
+    const out = io.stdout();
+    assert.match(
+      out.split('\n')[0] ?? '',
+      /^rollout workers-1\.1\.0: pool workers to 1\.1\.0 \(Active\)$/,
+    );
+    assert.match(
+      out,
+      /^progress: 1\/4 machines done \(1 in flight, 0 failed, 2 pending\) — Active$/m,
+    );
+    assert.match(out, /machine-start +w-2: upgrade to 1\.1\.0 accepted/);
+    assert.match(out, /machine-result +w-2: Succeeded/);
+    assert.match(
+      out,
+      /rollout-state +rollout workers-1\.1\.0 completed\nprogress: .* — Completed\n$/,
+    );
+    assert.doesNotMatch(out, /cp-1\.1\.0/, 'only this rollout’s history');
+  });
+
+  it('ends following a halted rollout at once, with exit 1', async () => {
+    const r = await molt(['rollout', 'status', 'cp-1.0.9', '--follow', ...as('node')]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /— Halted$/m);
+  });
+
+  it('lists machines, holds one for a while and releases it', async () => {
+    const list = await molt(['machine', 'list', ...as('node')]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^MACHINE +POOL +ROLE +VERSION +STATE +HOLD$/m);
+    assert.match(list.stdout, /^w-1 +workers +worker +1\.0\.0 +available$/m);
+    assert.match(list.stdout, /^w-2 +workers +worker +- +unreachable$/m);
+    const held = await molt([
+      'machine',
+      'hold',
+      'w-3',
+      '--reason',
+      'disk check',
+      '--for',
+      '2h',
+      ...as('operator'),
+    ]);
+    assert.equal(held.code, 0, held.stderr);
+    assert.match(
+      held.stdout,
+      /^machine w-3: held until 2026-11-24T12:00:00\.000Z by alice: disk check$/m,
+    );
+    assert.match(
+      (await molt(['machine', 'list', ...as('node')])).stdout,
+      /^w-3 .* until 2026-11-24 12:00: disk check$/m,
+    );
+    const released = await molt(['machine', 'release', 'w-3', ...as('operator')]);
+    assert.equal(released.stdout, 'machine w-3: not held\n');
+  });
+
+  it('checks hold flags before calling, and reports the operator’s refusals', async () => {
+    const none = await molt(['machine', 'hold', 'w-3', '--reason', 'x', ...as('operator')]);
+    assert.match(none.stderr, /MOLT_BAD_FLAG: give exactly one of --for and --until/);
+    const noReason = await molt(['machine', 'hold', 'w-3', '--for', '1h', ...as('operator')]);
+    assert.match(noReason.stderr, /MOLT_BAD_FLAG: --reason is required/);
+    const bad = await molt([
+      'machine',
+      'hold',
+      'w-3',
+      '--reason',
+      'x',
+      '--for',
+      'soon',
+      ...as('operator'),
+    ]);
+    assert.match(bad.stderr, /MOLT_BAD_INPUT: invalid hold request: for: must be a duration/);
+    const unknown = await molt([
+      'machine',
+      'hold',
+      'nope',
+      '--reason',
+      'x',
+      '--for',
+      '1h',
+      ...as('operator'),
+    ]);
+    assert.match(unknown.stderr, /MOLT_UNKNOWN_MACHINE/);
+  });
+
+  it('needs an endpoint, and says when the operator is not there', async () => {
+    const missing = await molt(['rollout', 'list']);
+    assert.match(missing.stderr, /MOLT_BAD_FLAG: --endpoint is required/);
+    const away = await molt([
+      'rollout',
+      'list',
+      ...as('node').slice(2),
+      '--endpoint',
+      'https://127.0.0.1:1',
+    ]);
+    assert.equal(away.code, 1);
+    assert.match(
+      away.stderr,
+      /MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1/,
+    );
+  });
+});

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+/** The actions of `molt rollout …`: parse flags, call the operator, print. */
+import { z } from 'zod';
+import {
+  rolloutColumns,
+  type RolloutActionResult,
+  type RolloutView,
+} from '../../../protocol/index.ts';
+import { ExitCode } from '../../io.ts';
+import type { CommandContext } from '../../main.ts';
+import { renderData, renderTable } from '../../output.ts';
+import { parseFlags } from '../registry-flags.ts';
+import { connectToOperator, type OperatorConnection } from './connection.ts';
+import { followRollout } from './follow.ts';
+import { describeRollout, historyLine, progressLine } from './render.ts';
+
+/** Open a connection, run, close. */
+export async function withOperator(
+  ctx: CommandContext,
+  raw: Record<string, unknown>,
+  run: (c: OperatorConnection) => Promise<void>,
+): Promise<void> {
+  const connection = await connectToOperator(raw, ctx.io.env);
+  try {
+    await run(connection);
+  } finally {
+    await connection.close();
+  }
+}
+
+const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
+
+/** `molt rollout list`. */
+export function runList(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const list = await client.rollouts();
+    ctx.io.out(output === 'table' ? renderTable(rolloutColumns, list) : renderData(output, list));
+  });
+}
+
+const statusSchema = z.object({
+  id: idSchema,
+  follow: z.boolean().default(false),
+  reconnectTimeout: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int()
+    .min(0)
+    .max(3_600_000),
+});
+
+/** `molt rollout status ID [--follow]`; following ends with exit 1 when the rollout halts. */
+export function runStatus(
+  ctx: CommandContext,
+  id: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(statusSchema, { ...raw, id });
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    if (!o.follow) {
+      const r = await client.rollout(o.id);
+      ctx.io.out(output === 'table' ? describeRollout(r) : renderData(output, r));
+      return;
+    }
+    const data = (v: unknown): void => {
+      ctx.io.out(
+        output === 'json' ? `${JSON.stringify(v)}\n` : renderData('yaml', v).replace(/^/, '---\n'),
+      );
+    };
+    let started = false;
+    const final = await followRollout(client, o.id, {
+      reconnectTimeoutMs: o.reconnectTimeout,
+      onEvent: (e) => {
+        if (output === 'table') ctx.io.out(historyLine(e));
+        else data(e);
+      },
+      onProgress: (r: RolloutView) => {
+        if (output !== 'table') return;
+        if (!started)
+          ctx.io.out(`rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})\n`);
+        started = true;
+        ctx.io.out(`progress: ${progressLine(r)} — ${r.state}\n`);
+      },
+      onOutage: (e) => {
+        ctx.io.err(`lost the operator (${e.code}: ${e.message}); reconnecting…\n`);
+      },
+    });
+    if (output !== 'table') data(final);
+    if (final.state === 'Halted') ctx.setExitCode(ExitCode.Error);
+  });
+}
+
+/** `molt rollout pause|resume|approve ID`. */
+export function runAction(
+  ctx: CommandContext,
+  action: 'pause' | 'resume' | 'approve',
+  id: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(
+    z.object({
+      id: idSchema,
+      reason: z.string().min(1).max(500).optional(),
+      force: z.boolean().default(false),
+    }),
+    { ...raw, id },
+  );
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    let result: RolloutActionResult;
+    if (action === 'pause')
+      result = await client.pause(o.id, o.reason === undefined ? {} : { reason: o.reason });
+    else if (action === 'resume')
+      result = await client.resume(o.id, o.force ? { force: true } : {});
+    else result = await client.approve(o.id);
+    const r = result.rollout;
+    ctx.io.out(
+      output === 'table'
+        ? `rollout ${r.id}: ${result.changed ? 'now' : 'already'} ${r.state}\n`
+        : renderData(output, result),
+    );
+  });
+}

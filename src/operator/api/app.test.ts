@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: Apache-2.0
+// The operator API's routes on inject() with the in-memory store and an identity from a test header.
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { parseSse } from '../../protocol/sse.ts';
+import type { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
+import { buildOperatorApp } from './app.ts';
+import type { OperatorApiDeps } from './context.ts';
+import type { Identity } from './identity.ts';
+import { countingStore, OperatorMetrics } from './metrics.ts';
+
+let app: FastifyInstance;
+let store: InMemoryOperatorStore;
+let deps: OperatorApiDeps;
+const internal: unknown[] = [];
+
+async function build(override: Partial<OperatorApiDeps> = {}): Promise<FastifyInstance> {
+  return buildOperatorApp(
+    { ...deps, onInternalError: (e) => internal.push(e), ...override },
+    {
+      identify: (request) => {
+        const [role, name] = String(request.headers['x-as'] ?? 'node:n-1').split(':');
+        if (role === 'none')
+          throw new MoltError(ErrorCode.Forbidden, 'the client certificate names no molt role');
+        return { role, name } as Identity;
+      },
+    },
+  );
+}
+
+beforeEach(async () => {
+  const f = await apiFixture();
+  store = f.store;
+  deps = f.deps;
+  internal.length = 0;
+  app = await build();
+});
+
+type As = 'node' | 'operator' | 'admin';
+const get = (url: string, as: As = 'node') =>
+  app.inject({ method: 'GET', url, headers: { 'x-as': `${as}:${as}-1` } });
+const post = (url: string, body: unknown, as: As = 'operator') =>
+  app.inject({
+    method: 'POST',
+    url,
+    headers: { 'x-as': `${as}:${as}-1`, 'content-type': 'application/json' },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('rollouts', () => {
+  it('lists rollouts oldest first with machine counts per phase', async () => {
+    const res = await get('/v1/rollouts');
+    assert.equal(res.statusCode, 200);
+    const list = res.json<{ id: string; state: string; counts: Record<string, number> }[]>();
+    assert.deepEqual(
+      list.map((r) => [r.id, r.state]),
+      [
+        ['workers-1.0.1', 'Completed'],
+        ['cp-1.0.9', 'Halted'],
+        ['workers-1.1.0', 'Active'],
+        ['cp-1.1.0', 'AwaitingApproval'],
+      ],
+    );
+    assert.deepEqual(list[2]?.counts, {
+      total: 4,
+      Pending: 2,
+      InFlight: 1,
+      Succeeded: 1,
+      Failed: 0,
+      RolledBack: 0,
+      skipped: 0,
+    });
+  });
+
+  it('shows every machine of the pool with its progress and the planner’s decision', async () => {
+    const res = await get('/v1/rollouts/workers-1.1.0');
+    assert.equal(res.statusCode, 200);
+    const r = res.json<{ machines: { machine: string; phase: string; decision?: unknown }[] }>();
+    const byId = new Map(r.machines.map((m) => [m.machine, m]));
+    assert.equal(byId.get('w-2')?.phase, 'InFlight');
+    assert.equal(byId.get('w-1')?.phase, 'Succeeded');
+    // w-2 is in flight and the concurrency limit is 1: the pending ones wait, with the reason.
+    const w3 = byId.get('w-3')?.decision as { action: string; reason: { code: string } };
+    assert.deepEqual([w3.action, w3.reason.code], ['wait', 'ConcurrencyFull']);
+    assert.equal((byId.get('w-2')?.decision as { action: string }).action, 'in-flight');
+  });
+
+  it('answers an unknown rollout with 404 MOLT_ROLLOUT_NOT_FOUND', async () => {
+    const res = await get('/v1/rollouts/nope');
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json<{ code: string }>().code, 'MOLT_ROLLOUT_NOT_FOUND');
+  });
+
+  it('pauses an active rollout for an operator, records who, and repeats as a no-op', async () => {
+    const res = await post('/v1/rollouts/workers-1.1.0/pause', { reason: 'change freeze' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(
+      [
+        res.json<{ changed: boolean }>().changed,
+        res.json<{ rollout: { state: string } }>().rollout.state,
+      ],
+      [true, 'Paused'],
+    );
+    const last = (await store.history()).at(-1);
+    assert.equal(last?.kind, 'rollout-state');
+    assert.match(last.message, /paused by operator-1: change freeze/);
+    assert.deepEqual(last.data, {
+      state: 'Paused',
+      from: 'Active',
+      by: 'operator-1',
+      action: 'pause',
+      reason: 'change freeze',
+    });
+    const again = await post('/v1/rollouts/workers-1.1.0/pause', {});
+    assert.equal(again.json<{ changed: boolean }>().changed, false);
+    assert.equal((await store.history()).length, 4, 'no second history event');
+  });
+
+  it('refuses writes to a node certificate with 403 MOLT_FORBIDDEN', async () => {
+    const res = await post('/v1/rollouts/workers-1.1.0/pause', {}, 'node');
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json<{ code: string }>().code, 'MOLT_FORBIDDEN');
+    assert.equal(
+      (await store.read()).rollouts.find((r) => r.id === 'workers-1.1.0')?.state,
+      'Active',
+    );
+  });
+
+  it('approves a rollout awaiting approval, and refuses approving a paused one with 409', async () => {
+    const ok = await post('/v1/rollouts/cp-1.1.0/approve', {});
+    assert.equal(ok.json<{ rollout: { state: string } }>().rollout.state, 'Active');
+    await post('/v1/rollouts/workers-1.1.0/pause', {});
+    const res = await post('/v1/rollouts/workers-1.1.0/approve', {});
+    assert.equal(res.statusCode, 409);
+    const body = res.json<{ code: string; hint: string; details: unknown }>();
+    assert.equal(body.code, 'MOLT_ROLLOUT_STATE');
+    assert.match(body.hint, /resume/);
+    assert.deepEqual(body.details, {
+      rollout: 'workers-1.1.0',
+      state: 'Paused',
+      action: 'approve',
+    });
+  });
+
+  it('resumes a halted rollout only for an admin with force, retrying its failed machines', async () => {
+    const plain = await post('/v1/rollouts/cp-1.0.9/resume', {});
+    assert.equal(plain.statusCode, 409);
+    assert.match(plain.json<{ hint: string }>().hint, /--force/);
+    const operator = await post('/v1/rollouts/cp-1.0.9/resume', { force: true });
+    assert.equal(operator.statusCode, 403);
+    const admin = await post('/v1/rollouts/cp-1.0.9/resume', { force: true }, 'admin');
+    assert.equal(admin.statusCode, 200);
+    const stored = (await store.read()).rollouts.find((r) => r.id === 'cp-1.0.9');
+    assert.equal(stored?.state, 'Active');
+    assert.deepEqual(stored.machines['cp-1'], { phase: 'Pending' });
+    assert.equal(stored.machines['cp-2']?.phase, 'Succeeded');
+    assert.deepEqual((await store.history()).at(-1)?.data?.['reset'], ['cp-1']);
+  });
+
+  it('never changes a completed rollout', async () => {
+    const res = await post('/v1/rollouts/workers-1.0.1/resume', {});
+    assert.equal(res.statusCode, 409);
+    assert.match(res.json<{ hint: string }>().hint, /final/);
+  });
+
+  it('answers unknown or ill-typed fields and bad JSON with 400 MOLT_BAD_INPUT, never a stack', async () => {
+    const unknown = await post('/v1/rollouts/workers-1.1.0/pause', { resaon: 'typo' });
+    assert.equal(unknown.statusCode, 400);
+    assert.deepEqual(unknown.json(), {
+      code: 'MOLT_BAD_INPUT',
+      message: 'invalid pause request: resaon: unknown field',
+    });
+    const typed = await post('/v1/rollouts/cp-1.0.9/resume', { force: 'yes' }, 'admin');
+    assert.equal(typed.statusCode, 400);
+    assert.match(typed.json<{ message: string }>().message, /force/);
+    const garbage = await post('/v1/rollouts/cp-1.0.9/resume', '{not json', 'admin');
+    assert.equal(garbage.statusCode, 400);
+    assert.equal(garbage.json<{ code: string }>().code, 'MOLT_BAD_INPUT');
+    assert.doesNotMatch(garbage.body, /at .*\.ts/);
+    const query = await get('/v1/history?limit=0');
+    assert.equal(query.statusCode, 400);
+    assert.match(query.json<{ message: string }>().message, /^invalid history query: limit/);
+  });
+});
+
+describe('machines', () => {
+  it('lists the inventory with the last observation of each machine', async () => {
+    const res = await get('/v1/machines');
+    const list = res.json<{ id: string; observed?: Record<string, unknown> }[]>();
+    assert.equal(list.length, 6);
+    const w1 = list.find((m) => m.id === 'w-1')?.observed;
+    assert.deepEqual(
+      [w1?.['reachable'], w1?.['available'], w1?.['version'], w1?.['phase']],
+      [true, true, '1.0.0', 'Idle'],
+    );
+    const w2 = list.find((m) => m.id === 'w-2')?.observed;
+    assert.deepEqual(
+      [w2?.['reachable'], w2?.['error']],
+      [false, 'MOLT_AGENT_UNREACHABLE: rebooting'],
+    );
+    assert.equal(list.find((m) => m.id === 'cp-1')?.observed, undefined);
+  });
+
+  it('holds a machine for a duration and releases it, each recorded in the history', async () => {
+    const res = await post('/v1/machines/w-3/hold', { reason: 'disk check', for: '2h' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json<{ hold: unknown }>().hold, {
+      reason: 'disk check',
+      until: new Date(fixtureNow + 2 * 3_600_000).toISOString(),
+      by: 'operator-1',
+    });
+    assert.equal((await store.read()).holds['w-3']?.until, fixtureNow + 2 * 3_600_000);
+    assert.match((await store.history()).at(-1)?.message ?? '', /w-3 held by operator-1 until/);
+    // The planner sees it: w-3 now waits as Held.
+    const plan = (await get('/v1/plan')).json<{
+      decisions: { rollout: string; machine: string; reason?: { code: string } }[];
+    }>();
+    assert.equal(
+      plan.decisions.find((d) => d.rollout === 'workers-1.1.0' && d.machine === 'w-3')?.reason
+        ?.code,
+      'Held',
+    );
+    const released = await post('/v1/machines/w-3/release', {});
+    assert.equal(released.json<{ hold?: unknown }>().hold, undefined);
+    assert.equal((await store.read()).holds['w-3'], undefined);
+    assert.match((await store.history()).at(-1)?.message ?? '', /w-3 released by operator-1/);
+  });
+
+  it('holds until a time, and refuses a past time, both until and for, or an unknown machine', async () => {
+    const until = '2026-11-25T06:00:00Z';
+    const ok = await post('/v1/machines/w-4/hold', { reason: 'r', until });
+    assert.equal(ok.json<{ hold: { until: string } }>().hold.until, '2026-11-25T06:00:00.000Z');
+    const past = await post('/v1/machines/w-4/hold', {
+      reason: 'r',
+      until: '2026-11-24T09:00:00Z',
+    });
+    assert.equal(past.statusCode, 400);
+    assert.match(past.json<{ message: string }>().message, /not in the future/);
+    const both = await post('/v1/machines/w-4/hold', { reason: 'r', until, for: '1h' });
+    assert.equal(both.statusCode, 400);
+    assert.match(both.json<{ message: string }>().message, /exactly one of until and for/);
+    const bad = await post('/v1/machines/w-4/hold', { reason: 'r', for: 'soon' });
+    assert.match(bad.json<{ message: string }>().message, /for: must be a duration/);
+    const unknown = await post('/v1/machines/nope/hold', { reason: 'r', for: '1h' });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.json<{ code: string }>().code, 'MOLT_UNKNOWN_MACHINE');
+    const node = await post('/v1/machines/w-4/release', {}, 'node');
+    assert.equal(node.statusCode, 403);
+  });
+});
+
+describe('history, events, plan, metrics', () => {
+  it('pages the history after a seq, optionally of one rollout', async () => {
+    const all = (await get('/v1/history')).json<{ seq: number; at: string }[]>();
+    assert.deepEqual(
+      all.map((e) => e.seq),
+      [1, 2, 3],
+    );
+    assert.equal(all[0]?.at, new Date(fixtureNow - 3_600_000).toISOString());
+    const page = (await get('/v1/history?after=1&limit=1')).json<{ seq: number }[]>();
+    assert.deepEqual(
+      page.map((e) => e.seq),
+      [2],
+    );
+    const one = (await get('/v1/history?rollout=workers-1.1.0')).json<{ seq: number }[]>();
+    assert.deepEqual(
+      one.map((e) => e.seq),
+      [1, 3],
+    );
+  });
+
+  it('streams the history as SSE, resuming after Last-Event-ID', async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/events?rollout=workers-1.1.0',
+      headers: { 'x-as': 'node:n', 'last-event-id': '1' },
+    });
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /text\/event-stream/);
+    const frames = [];
+    for await (const f of parseSse(
+      (async function* () {
+        yield await Promise.resolve(res.rawPayload);
+      })(),
+    ))
+      frames.push(f);
+    assert.deepEqual(
+      frames.map((f) => [f.id, f.event]),
+      [['3', 'machine-start']],
+    );
+    assert.equal((JSON.parse(frames[0]?.data ?? '{}') as { machine: string }).machine, 'w-2');
+    const bad = await app.inject({
+      method: 'GET',
+      url: '/v1/events',
+      headers: { 'last-event-id': 'x' },
+    });
+    assert.equal(bad.statusCode, 400);
+  });
+
+  it('plans on the stored state and the last observations, with every refusal on explain', async () => {
+    const res = await get('/v1/plan?explain=true');
+    assert.equal(res.statusCode, 200);
+    const plan = res.json<{
+      leader: boolean;
+      observed: { machines: number; of: number };
+      decisions: {
+        rollout: string;
+        machine: string;
+        action: string;
+        refusals?: { code: string }[];
+      }[];
+      rollouts: { rollout: string; verdict: string }[];
+    }>();
+    assert.equal(plan.leader, true);
+    assert.deepEqual(plan.observed.machines, 4);
+    assert.equal(plan.observed.of, 6);
+    const w3 = plan.decisions.find((d) => d.rollout === 'workers-1.1.0' && d.machine === 'w-3');
+    assert.equal(w3?.action, 'wait');
+    assert.ok(w3.refusals?.some((r) => r.code === 'ConcurrencyFull'));
+    const cp = plan.decisions.find((d) => d.rollout === 'cp-1.1.0' && d.machine === 'cp-1');
+    assert.equal(cp?.action, 'wait');
+  });
+
+  it('exposes Prometheus metrics', async () => {
+    deps.metrics.recordStart('workers');
+    deps.metrics.recordPass({ startedAt: fixtureNow, durationMs: 250, ok: true });
+    const res = await get('/metrics');
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    assert.match(text, /^# TYPE molt_operator_rollouts gauge$/m);
+    assert.match(text, /^molt_operator_rollouts\{state="Active"\} 1$/m);
+    assert.match(text, /^molt_operator_rollouts\{state="Halted"\} 1$/m);
+    assert.match(
+      text,
+      /^molt_operator_rollout_machines\{rollout="workers-1.1.0",pool="workers",phase="InFlight"\} 1$/m,
+    );
+    assert.doesNotMatch(
+      text,
+      /rollout="workers-1.0.1"/,
+      'completed rollouts have no machine series',
+    );
+    assert.match(text, /^molt_operator_machine_starts_total\{pool="workers"\} 1$/m);
+    assert.match(text, /^molt_operator_machine_starts_total\{pool="cp"\} 0$/m);
+    assert.match(text, /^molt_operator_last_pass_duration_seconds 0\.25$/m);
+    assert.match(text, /^molt_operator_leader 1$/m);
+  });
+});
+
+describe('the rest of the surface', () => {
+  it('serves FleetLock at /fleetlock to any fleet identity, groups = pools', async () => {
+    const lock = (group: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/fleetlock/v1/pre-reboot',
+        headers: { 'x-as': 'node:w-1', 'fleet-lock-protocol': 'true' },
+        payload: JSON.stringify({ client_params: { id: 'w-1', group } }),
+      });
+    assert.equal((await lock('workers')).statusCode, 200);
+    const unknown = await lock('nope');
+    assert.equal(unknown.statusCode, 400);
+    assert.equal(unknown.json<{ kind: string }>().kind, 'unknown_group');
+  });
+
+  it('refuses a certificate without a molt role, even on FleetLock, with 403', async () => {
+    for (const url of ['/v1/rollouts', '/fleetlock/v1/pre-reboot']) {
+      const res = await app.inject({
+        method: url.startsWith('/v1') ? 'GET' : 'POST',
+        url,
+        headers: { 'x-as': 'none:x' },
+      });
+      assert.equal(res.statusCode, 403, url);
+      assert.equal(res.json<{ code: string }>().code, 'MOLT_FORBIDDEN');
+    }
+  });
+
+  it('answers an unknown route with 404 and a bug with 500 MOLT_INTERNAL without its stack', async () => {
+    assert.equal((await get('/v1/nothing')).statusCode, 404);
+    const broken = await build({
+      store: {
+        ...countingStore(store, new OperatorMetrics()),
+        read: () => Promise.reject(new Error('boom at secret.ts:1')),
+      },
+    });
+    const res = await broken.inject({
+      method: 'GET',
+      url: '/v1/rollouts',
+      headers: { 'x-as': 'node:n' },
+    });
+    assert.equal(res.statusCode, 500);
+    assert.equal(res.json<{ code: string }>().code, 'MOLT_INTERNAL');
+    assert.doesNotMatch(res.body, /boom|secret/);
+    assert.equal(internal.length, 1);
+  });
+});

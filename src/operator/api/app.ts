@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's HTTP API (docs/adr/0005 §5) on a Fastify instance: who may call what, the error
+ * shape, and every route, FleetLock included. Transport (mutual TLS) is `server.ts`'s business,
+ * so tests drive the same routes with `inject()` and an injected identity.
+ *
+ * Roles (certificate `O=molt:<role>`): any fleet identity reads (GET); writes (POST) need
+ * operator or admin, and `force` needs admin. FleetLock is the exception: its callers are the
+ * machines themselves (Zincati on a node, with a node certificate), so any fleet identity may
+ * take and release a slot there.
+ */
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerFactory,
+  type FastifyServerOptions,
+} from 'fastify';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { OperatorRoutes } from '../../protocol/operator.ts';
+import type { OperatorApiDeps, RouteContext } from './context.ts';
+import { errorAnswer } from './errors.ts';
+import { registerFleetLock } from './fleetlock.ts';
+import { requirePermission, type Identity } from './identity.ts';
+import { historyRoutes } from './routes-history.ts';
+import { machineRoutes } from './routes-machines.ts';
+import { planRoutes } from './routes-plan.ts';
+import { rolloutRoutes } from './routes-rollouts.ts';
+
+/** Options of {@link buildOperatorApp}. */
+export interface OperatorAppOptions {
+  /** The caller of a request: in production the verified peer certificate (`peerIdentity`). */
+  readonly identify: (request: FastifyRequest) => Identity;
+  /** Creates the HTTPS server; omitted in `inject()` tests. */
+  readonly serverFactory?: FastifyServerFactory;
+}
+
+const refuseJsonSchema = (): never => {
+  throw new MoltError(ErrorCode.Internal, 'operator routes validate with zod, not JSON schemas');
+};
+
+/** Routes validate with zod: Fastify's Ajv compilers are never needed, so never loaded. */
+const noJsonSchemas: NonNullable<FastifyServerOptions['schemaController']> = {
+  compilersFactory: { buildValidator: refuseJsonSchema, buildSerializer: refuseJsonSchema },
+};
+
+const isFleetLock = (url: string): boolean =>
+  url === OperatorRoutes.fleetLock || url.startsWith(`${OperatorRoutes.fleetLock}/`);
+
+function authorise(request: FastifyRequest, identity: Identity): void {
+  if (request.method === 'GET' || request.method === 'HEAD' || isFleetLock(request.url)) return;
+  requirePermission(identity, 'write', `call ${request.method} ${request.url}`);
+}
+
+/** A Fastify instance serving the operator API (not yet listening). */
+export async function buildOperatorApp(
+  deps: OperatorApiDeps,
+  options: OperatorAppOptions,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 64 * 1024,
+    // Followed event streams must not keep close() waiting; followers reconnect with Last-Event-ID.
+    forceCloseConnections: true,
+    schemaController: noJsonSchemas,
+    ...(options.serverFactory && { serverFactory: options.serverFactory }),
+  });
+  const identities = new WeakMap<FastifyRequest, Identity>();
+  // Refusals are answered here rather than thrown: a throw inside FleetLock's encapsulated scope
+  // would reach FleetLock's error handler, which answers anything unknown as a 500.
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      const identity = options.identify(request);
+      authorise(request, identity);
+      identities.set(request, identity);
+    } catch (e) {
+      const answer = errorAnswer(e);
+      return reply.code(answer.status).send(answer.body);
+    }
+    return undefined;
+  });
+  app.setErrorHandler(async (error, _request, reply) => {
+    const answer = errorAnswer(error);
+    if (answer.status === 500) deps.onInternalError?.(error);
+    return reply.code(answer.status).send(answer.body);
+  });
+  app.setNotFoundHandler(async (request, reply) =>
+    reply.code(404).send({
+      code: ErrorCode.BadInput,
+      message: `the operator has no route ${request.method} ${request.url}`,
+    }),
+  );
+  const context: RouteContext = {
+    deps,
+    who: (request) => {
+      const identity = identities.get(request);
+      if (identity === undefined)
+        throw new MoltError(ErrorCode.Internal, 'request without identity');
+      return identity;
+    },
+  };
+  rolloutRoutes(app, context);
+  machineRoutes(app, context);
+  historyRoutes(app, context);
+  planRoutes(app, context);
+  await registerFleetLock(app, {
+    store: deps.fleetLock.store,
+    groups: deps.fleetLock.groups,
+    now: deps.now,
+    prefix: OperatorRoutes.fleetLock,
+    ...(deps.onInternalError && { onInternalError: deps.onInternalError }),
+  });
+  return app;
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/** What the operator API's routes need (docs/adr/0005 §5); `main.ts` builds it from real adapters. */
+import type { FastifyRequest } from 'fastify';
+import type { FleetLockStore } from '../ports/fleetlock-store.ts';
+import type { OperatorStore } from '../ports/store.ts';
+import type { FleetLockGroup } from './fleetlock.ts';
+import type { Identity } from './identity.ts';
+import type { OperatorMetrics } from './metrics.ts';
+import type { ObservationBook } from './observations.ts';
+import type { FleetPolicies } from './snapshot.ts';
+
+export interface OperatorApiDeps {
+  readonly store: OperatorStore;
+  /** The loop's last look at each machine. */
+  readonly observations: ObservationBook;
+  readonly fleet: FleetPolicies;
+  readonly metrics: OperatorMetrics;
+  readonly isLeader: () => boolean;
+  /** The FleetLock endpoint's semaphores and groups (one group per pool). */
+  readonly fleetLock: {
+    readonly store: FleetLockStore;
+    readonly groups: (group: string) => FleetLockGroup | undefined;
+  };
+  /** Epoch ms. */
+  readonly now: () => number;
+  /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */
+  readonly onInternalError?: (error: unknown) => void;
+  /** How often a following event stream looks for new history. @default 1000 */
+  readonly followPollMs?: number;
+}
+
+/** The routes' view of a request: the dependencies and the verified caller. */
+export interface RouteContext {
+  readonly deps: OperatorApiDeps;
+  readonly who: (request: FastifyRequest) => Identity;
+}

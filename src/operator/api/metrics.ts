@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's Prometheus metrics (`GET /metrics`, text exposition format 0.0.4, written by hand:
+ * a dozen series do not need a client library). Gauges are computed from the store at scrape
+ * time; counters count what this process did since it started (only the leader starts machines,
+ * so summing over operators gives the fleet's total), fed by {@link countingStore} and the loop's
+ * `onPass` hook.
+ */
+import type { MachinePhase, Rollout, RolloutState } from '../../core/rollout/types.ts';
+import { machinePhases } from '../../protocol/operator.ts';
+import type { OperatorStore, StoredState } from '../ports/store.ts';
+
+/** One reconcile pass, as the loop reports it. */
+export interface PassReport {
+  /** Epoch ms. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly ok: boolean;
+}
+
+/** Counters of this process. */
+export class OperatorMetrics {
+  readonly starts = new Map<string, number>();
+  failures = 0;
+  passes = { ok: 0, failed: 0 };
+  lastPass: PassReport | undefined;
+
+  recordStart(pool: string): void {
+    this.starts.set(pool, (this.starts.get(pool) ?? 0) + 1);
+  }
+
+  recordPass(p: PassReport): void {
+    this.lastPass = p;
+    if (p.ok) this.passes.ok++;
+    else this.passes.failed++;
+  }
+}
+
+/**
+ * `store`, counting each recorded start (by pool) and each machine result that is a failure
+ * (`Failed`, `RolledBack`) into `metrics`. Every other call passes through unchanged.
+ */
+export function countingStore(store: OperatorStore, metrics: OperatorMetrics): OperatorStore {
+  return {
+    read: () => store.read(),
+    putMachine: (m) => store.putMachine(m),
+    removeMachine: (id) => store.removeMachine(id),
+    createRollout: (r) => store.createRollout(r),
+    updateRollout: (id, change) => store.updateRollout(id, change),
+    async recordStart(start, progress) {
+      await store.recordStart(start, progress);
+      metrics.recordStart(start.pool);
+    },
+    pruneStarts: (before) => store.pruneStarts(before),
+    setHold: (machine, hold) => store.setHold(machine, hold),
+    async appendHistory(event) {
+      const stored = await store.appendHistory(event);
+      const phase = event.data?.['phase'];
+      if (event.kind === 'machine-result' && (phase === 'Failed' || phase === 'RolledBack'))
+        metrics.failures++;
+      return stored;
+    },
+    history: (options) => store.history(options),
+    close: () => store.close(),
+  };
+}
+
+const rolloutStates: readonly RolloutState[] = [
+  'AwaitingApproval',
+  'Active',
+  'Paused',
+  'Halted',
+  'Completed',
+];
+
+const escape = (v: string): string =>
+  v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+const sample = (name: string, labels: Record<string, string>, value: number): string => {
+  const l = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
+  return `${name}${l.length === 0 ? '' : `{${l.join(',')}}`} ${String(value)}`;
+};
+
+function family(name: string, type: 'gauge' | 'counter', help: string, lines: string[]): string[] {
+  return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines];
+}
+
+function phaseCounts(r: Rollout, pool: readonly string[]): Record<MachinePhase, number> {
+  const counts = Object.fromEntries(machinePhases.map((p) => [p, 0])) as Record<
+    MachinePhase,
+    number
+  >;
+  const ids = new Set([...pool, ...Object.keys(r.machines)]);
+  for (const id of ids) counts[r.machines[id]?.phase ?? 'Pending']++;
+  return counts;
+}
+
+function rolloutFamilies(state: StoredState): string[] {
+  const byState = rolloutStates.map((s) =>
+    sample(
+      'molt_operator_rollouts',
+      { state: s },
+      state.rollouts.filter((r) => r.state === s).length,
+    ),
+  );
+  // Completed rollouts only ever accumulate: their per-machine series would grow without bound.
+  const machines = state.rollouts
+    .filter((r) => r.state !== 'Completed')
+    .flatMap((r) => {
+      const pool = state.machines.filter((m) => m.pool === r.pool).map((m) => m.id);
+      const counts = phaseCounts(r, pool);
+      return machinePhases.map((phase) =>
+        sample(
+          'molt_operator_rollout_machines',
+          { rollout: r.id, pool: r.pool, phase },
+          counts[phase],
+        ),
+      );
+    });
+  return [
+    ...family('molt_operator_rollouts', 'gauge', 'Rollouts by state.', byState),
+    ...family(
+      'molt_operator_rollout_machines',
+      'gauge',
+      "Machines of each unfinished rollout's pool by phase.",
+      machines,
+    ),
+  ];
+}
+
+/** What a scrape needs. */
+export interface MetricsInput {
+  readonly state: StoredState;
+  readonly metrics: OperatorMetrics;
+  readonly pools: readonly string[];
+  readonly leader: boolean;
+  readonly now: number;
+}
+
+/** The exposition text. */
+export function renderMetrics(i: MetricsInput): string {
+  const m = i.metrics;
+  const pass = m.lastPass;
+  const held = Object.values(i.state.holds).filter((h) => h.until > i.now).length;
+  const lines = [
+    ...rolloutFamilies(i.state),
+    ...family(
+      'molt_operator_machines',
+      'gauge',
+      'Managed machines by pool.',
+      i.pools.map((p) =>
+        sample(
+          'molt_operator_machines',
+          { pool: p },
+          i.state.machines.filter((x) => x.pool === p).length,
+        ),
+      ),
+    ),
+    ...family('molt_operator_machines_held', 'gauge', 'Machines under an unexpired hold.', [
+      sample('molt_operator_machines_held', {}, held),
+    ]),
+    ...family(
+      'molt_operator_machine_starts_total',
+      'counter',
+      'Machine upgrades this operator recorded as started, by pool.',
+      i.pools.map((p) =>
+        sample('molt_operator_machine_starts_total', { pool: p }, m.starts.get(p) ?? 0),
+      ),
+    ),
+    ...family(
+      'molt_operator_machine_failures_total',
+      'counter',
+      'Machine upgrades this operator saw fail or roll back.',
+      [sample('molt_operator_machine_failures_total', {}, m.failures)],
+    ),
+    ...family('molt_operator_reconcile_passes_total', 'counter', 'Reconcile passes by result.', [
+      sample('molt_operator_reconcile_passes_total', { result: 'ok' }, m.passes.ok),
+      sample('molt_operator_reconcile_passes_total', { result: 'failed' }, m.passes.failed),
+    ]),
+    ...family(
+      'molt_operator_last_pass_duration_seconds',
+      'gauge',
+      'Duration of the last reconcile pass (0 before the first).',
+      [sample('molt_operator_last_pass_duration_seconds', {}, (pass?.durationMs ?? 0) / 1000)],
+    ),
+    ...family(
+      'molt_operator_last_pass_timestamp_seconds',
+      'gauge',
+      'Unix time the last reconcile pass started (0 before the first).',
+      [sample('molt_operator_last_pass_timestamp_seconds', {}, (pass?.startedAt ?? 0) / 1000)],
+    ),
+    ...family('molt_operator_leader', 'gauge', '1 while this operator leads, else 0.', [
+      sample('molt_operator_leader', {}, i.leader ? 1 : 0),
+    ]),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** The content type of the exposition format. */
+export const metricsContentType = 'text/plain; version=0.0.4; charset=utf-8';

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isMoltError } from '../../core/errors.ts';
+import type { Rollout, RolloutState } from '../../core/rollout/types.ts';
+import { applyRolloutAction, type RolloutAction } from './rollout-actions.ts';
+
+const rollout = (state: RolloutState): Rollout => ({
+  id: 'r',
+  pool: 'p',
+  target: { version: '1.1.0', digest: 'sha256:1' },
+  state,
+  createdAt: 0,
+  machines: { a: { phase: 'Failed' }, b: { phase: 'Succeeded' }, c: { phase: 'RolledBack' } },
+});
+
+/** The state after the action, '=' when unchanged, or the error code. */
+function outcome(state: RolloutState, action: RolloutAction, force = false): string {
+  try {
+    const o = applyRolloutAction(rollout(state), action, { force });
+    return o.changed ? o.next.state : '=';
+  } catch (e) {
+    assert.ok(isMoltError(e));
+    return e.code;
+  }
+}
+
+describe('rollout actions', () => {
+  it('follow the table: every state × action', () => {
+    const states: RolloutState[] = ['AwaitingApproval', 'Active', 'Paused', 'Halted', 'Completed'];
+    const table = Object.fromEntries(
+      states.map((s) => [s, [outcome(s, 'pause'), outcome(s, 'resume'), outcome(s, 'approve')]]),
+    );
+    const refused = 'MOLT_ROLLOUT_STATE';
+    assert.deepEqual(table, {
+      AwaitingApproval: [refused, refused, 'Active'],
+      Active: ['Paused', '=', '='],
+      Paused: ['=', 'Active', refused],
+      Halted: [refused, refused, refused],
+      Completed: [refused, refused, refused],
+    });
+  });
+
+  it('resume a halted rollout with force by putting its failures back to Pending', () => {
+    const o = applyRolloutAction(rollout('Halted'), 'resume', { force: true });
+    assert.equal(o.next.state, 'Active');
+    assert.deepEqual(o.reset, ['a', 'c']);
+    assert.deepEqual(o.next.machines, {
+      a: { phase: 'Pending' },
+      b: { phase: 'Succeeded' },
+      c: { phase: 'Pending' },
+    });
+  });
+
+  it('ignore force where it changes nothing, and never touch a completed rollout', () => {
+    assert.equal(outcome('Paused', 'resume', true), 'Active');
+    assert.equal(outcome('Completed', 'resume', true), 'MOLT_ROLLOUT_STATE');
+  });
+});

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `GET /v1/rollouts`, `GET /v1/rollouts/:id` and `POST /v1/rollouts/:id/{pause,resume,approve}`.
+ * State rules: `rollout-actions.ts`. A change is one compare-and-set on the rollout (re-checked on
+ * conflict, so a pass of the loop writing a verdict meanwhile is never overwritten blindly), then a
+ * `rollout-state` history event naming who asked.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
+import {
+  ApproveRequestBody,
+  OperatorRoutes,
+  PauseRequestBody,
+  ResumeRequestBody,
+  type RolloutActionResult,
+  type RolloutView,
+} from '../../protocol/operator.ts';
+import type { StoredState } from '../ports/store.ts';
+import type { OperatorApiDeps, RouteContext } from './context.ts';
+import { parseInput } from './errors.ts';
+import { requirePermission, type Identity } from './identity.ts';
+import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
+import { planNow, snapshotOf } from './snapshot.ts';
+import { rolloutView, summaryView, type RolloutContext } from './views.ts';
+
+const Params = (request: { params: unknown }): string => {
+  const id = (request.params as { id?: unknown }).id;
+  if (typeof id !== 'string' || id === '' || id.length > 200)
+    throw new MoltError(ErrorCode.BadInput, 'invalid rollout id');
+  return id;
+};
+
+function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutContext {
+  const { index } = planNow(snapshotOf(stored, deps.observations, deps.fleet), deps.now());
+  return {
+    machines: stored.machines,
+    decisions: index,
+    observed: (m) => deps.observations.get(m) !== undefined,
+  };
+}
+
+function find(stored: StoredState, id: string): Rollout {
+  const r = stored.rollouts.find((x) => x.id === id);
+  if (r === undefined)
+    throw new MoltError(ErrorCode.RolloutNotFound, `the operator has no rollout ${id}`, {
+      hint: 'list them with `molt rollout list`',
+    });
+  return r;
+}
+
+async function viewOf(deps: OperatorApiDeps, id: string): Promise<RolloutView> {
+  const stored = await deps.store.read();
+  return rolloutView(find(stored, id), contextOf(deps, stored));
+}
+
+const verb = { pause: 'paused', resume: 'resumed', approve: 'approved' } as const;
+
+interface ActionRequest {
+  readonly id: string;
+  readonly action: RolloutAction;
+  readonly who: Identity;
+  readonly force: boolean;
+  readonly reason?: string | undefined;
+}
+
+async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
+  const current = find(await deps.store.read(), a.id);
+  // Nothing to write when it already is so (the check runs again inside the compare-and-set).
+  let outcome: ActionOutcome = applyRolloutAction(current, a.action, { force: a.force });
+  let from = current.state;
+  if (outcome.changed)
+    await deps.store.updateRollout(a.id, (stored) => {
+      from = stored.state;
+      outcome = applyRolloutAction(stored, a.action, { force: a.force });
+      return outcome.next;
+    });
+  if (outcome.changed) await record(deps, a, { from, reset: outcome.reset });
+  return { rollout: await viewOf(deps, a.id), changed: outcome.changed };
+}
+
+async function record(
+  deps: OperatorApiDeps,
+  a: ActionRequest,
+  o: { from: string; reset: readonly string[] },
+): Promise<void> {
+  const why = a.reason === undefined ? '' : `: ${a.reason}`;
+  const retried = o.reset.length === 0 ? '' : `; retrying ${o.reset.join(', ')}`;
+  const state = a.action === 'pause' ? 'Paused' : 'Active';
+  await deps.store.appendHistory({
+    at: deps.now(),
+    kind: 'rollout-state',
+    rollout: a.id,
+    message: `rollout ${a.id} ${verb[a.action]} by ${a.who.name}${a.force ? ' (forced)' : ''}${why}${retried}`,
+    data: {
+      state,
+      from: o.from,
+      by: a.who.name,
+      action: a.action,
+      ...(o.reset.length > 0 && { reset: [...o.reset] }),
+      ...(a.reason !== undefined && { reason: a.reason }),
+    },
+  });
+}
+
+function parseAction(action: RolloutAction, body: unknown): { force: boolean; reason?: string } {
+  if (action === 'pause') {
+    const b = parseInput(PauseRequestBody, body, 'pause request');
+    return { force: false, ...(b.reason !== undefined && { reason: b.reason }) };
+  }
+  if (action === 'resume') return parseInput(ResumeRequestBody, body, 'resume request');
+  parseInput(ApproveRequestBody, body, 'approve request');
+  return { force: false };
+}
+
+export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
+  const { deps } = c;
+  app.get(OperatorRoutes.rollouts, async () => {
+    const stored = await deps.store.read();
+    const ctx = contextOf(deps, stored);
+    return stored.rollouts
+      .toSorted((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : 1))
+      .map((r) => summaryView(r, ctx));
+  });
+  app.get(OperatorRoutes.rollout, async (request) => viewOf(deps, Params(request)));
+  for (const action of ['pause', 'resume', 'approve'] as const) {
+    app.post(OperatorRoutes[action], async (request) => {
+      const id = Params(request);
+      const who = c.who(request);
+      const body = parseAction(action, request.body ?? {});
+      if (body.force) requirePermission(who, 'force', `${action} rollout ${id} with force`);
+      return act(deps, { id, action, who, ...body });
+    });
+  }
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The store's records as the API's views (protocol/operator.ts): epoch ms become ISO strings, a
+ * rollout lists every machine of its pool (those without progress are Pending), and the planner's
+ * current decision joins a machine's progress when the operator has observed that machine.
+ */
+import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
+import type {
+  DecisionView,
+  HistoryEventView,
+  MachineProgressView,
+  MachineView,
+  RolloutCounts,
+  RolloutSummaryView,
+  RolloutView,
+} from '../../protocol/operator.ts';
+import { booted, isAvailable, type Observation } from '../runtime/observation.ts';
+import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
+
+/** ISO 8601 of epoch ms. */
+export const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Decisions of one plan, by `rollout/machine`. */
+export type DecisionIndex = ReadonlyMap<string, MachineDecision>;
+
+export const decisionKey = (rollout: string, machine: string): string => `${rollout}/${machine}`;
+
+export function decisionView(d: MachineDecision): DecisionView {
+  return {
+    action: d.action,
+    ...(d.reason !== undefined && { reason: { code: d.reason.code, message: d.reason.message } }),
+    batch: d.batch,
+    ...(d.notBefore !== undefined && { notBefore: iso(d.notBefore) }),
+  };
+}
+
+/** Machine ids of the rollout: its pool's managed machines, then any with progress no longer managed. */
+function memberIds(r: Rollout, machines: readonly MachineRecord[]): string[] {
+  const ids = machines.filter((m) => m.pool === r.pool).map((m) => m.id);
+  const known = new Set(ids);
+  return [...ids, ...Object.keys(r.machines).filter((id) => !known.has(id))];
+}
+
+function progressView(
+  r: Rollout,
+  id: string,
+  decision: MachineDecision | undefined,
+): MachineProgressView {
+  const p = r.machines[id] ?? { phase: 'Pending' as MachinePhase };
+  return {
+    machine: id,
+    phase: p.phase,
+    ...(p.startedAt !== undefined && { startedAt: iso(p.startedAt) }),
+    ...(p.finishedAt !== undefined && { finishedAt: iso(p.finishedAt) }),
+    ...(p.reason !== undefined && { reason: p.reason }),
+    ...(p.operationId !== undefined && { operationId: p.operationId }),
+    ...(decision !== undefined && { decision: decisionView(decision) }),
+  };
+}
+
+function countsOf(progress: readonly MachineProgressView[]): RolloutCounts {
+  const counts = {
+    total: progress.length,
+    Pending: 0,
+    InFlight: 0,
+    Succeeded: 0,
+    Failed: 0,
+    RolledBack: 0,
+    skipped: 0,
+  };
+  for (const p of progress) {
+    counts[p.phase]++;
+    if (p.phase === 'Pending' && p.decision?.action === 'skipped') counts.skipped++;
+  }
+  return counts;
+}
+
+/** What the views of rollouts need besides the rollout. */
+export interface RolloutContext {
+  readonly machines: readonly MachineRecord[];
+  readonly decisions: DecisionIndex;
+  /** Whether the operator has observed a machine (decisions on unobserved machines are guesses). */
+  readonly observed: (machine: string) => boolean;
+}
+
+export function rolloutView(r: Rollout, c: RolloutContext): RolloutView {
+  const machines = memberIds(r, c.machines).map((id) =>
+    progressView(r, id, c.observed(id) ? c.decisions.get(decisionKey(r.id, id)) : undefined),
+  );
+  return { ...rolloutSummary(r, machines), machines };
+}
+
+function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): RolloutSummaryView {
+  return {
+    id: r.id,
+    pool: r.pool,
+    target: { version: r.target.version, digest: r.target.digest },
+    state: r.state,
+    createdAt: iso(r.createdAt),
+    counts: countsOf(machines),
+  };
+}
+
+/** The summary of a rollout (`GET /v1/rollouts`). */
+export function summaryView(r: Rollout, c: RolloutContext): RolloutSummaryView {
+  return rolloutSummary(r, rolloutView(r, c).machines);
+}
+
+function observedView(o: Observation): NonNullable<MachineView['observed']> {
+  const s = o.status;
+  const b = s === undefined ? {} : booted(s);
+  return {
+    at: iso(o.at),
+    reachable: s !== undefined,
+    available: isAvailable(o),
+    ...(b.version !== undefined && { version: b.version }),
+    ...(b.digest !== undefined && { digest: b.digest }),
+    ...(s !== undefined && { phase: s.phase }),
+    ...(s?.operation != null && { operation: `${s.operation.kind} ${s.operation.id}` }),
+    ...(o.error !== undefined && { error: o.error }),
+  };
+}
+
+export function machineView(
+  m: MachineRecord,
+  hold: Hold | undefined,
+  observation: Observation | undefined,
+): MachineView {
+  return {
+    id: m.id,
+    endpoint: m.endpoint,
+    role: m.role,
+    pool: m.pool,
+    ...(m.cluster !== undefined && { cluster: m.cluster }),
+    labels: { ...m.labels },
+    ...(hold !== undefined && {
+      hold: {
+        reason: hold.reason,
+        until: iso(hold.until),
+        ...(hold.by !== undefined && { by: hold.by }),
+      },
+    }),
+    ...(observation !== undefined && { observed: observedView(observation) }),
+  };
+}
+
+export function historyView(e: HistoryEvent): HistoryEventView {
+  return {
+    seq: e.seq,
+    at: iso(e.at),
+    kind: e.kind,
+    ...(e.rollout !== undefined && { rollout: e.rollout }),
+    ...(e.machine !== undefined && { machine: e.machine }),
+    message: e.message,
+    ...(e.data !== undefined && { data: { ...e.data } }),
+  };
+}

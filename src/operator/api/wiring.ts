@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Pieces `main.ts` composes the API from: the FleetLock groups (one per pool, slots and windows
+ * from the pool's policies, scoped to the pool's machines) and the API's server certificate read
+ * from the config's `pki.serverCert` / `pki.serverKey` (relative to the config file).
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { FleetSnapshot } from '../../core/rollout/types.ts';
+import type { OperatorConfig } from '../../protocol/operator-config.ts';
+import { fleetLockGroup, type FleetLockGroup } from './fleetlock.ts';
+
+/**
+ * FleetLock groups = pools; a group molt does not serve is undefined (`unknown_group`). Fleet-wide
+ * windows apply to every group; fleet-wide concurrency does not: it counts the whole fleet, which
+ * one group's semaphore cannot see.
+ */
+export function fleetLockGroups(
+  fleet: FleetSnapshot,
+): (group: string) => FleetLockGroup | undefined {
+  const groups = new Map(
+    fleet.pools.map((p) => [
+      p.name,
+      fleetLockGroup(
+        [...p.policies, ...fleet.fleetPolicies.filter((x) => x.kind === 'window')],
+        fleet.machines.filter((m) => m.pool === p.name).length,
+      ),
+    ]),
+  );
+  return (group) => groups.get(group);
+}
+
+async function pem(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MoltError(
+      ErrorCode.PkiInvalid,
+      `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      {
+        cause: e,
+        hint: 'issue one with `molt pki issue --role node --name <operator> --san <host>`',
+      },
+    );
+  }
+}
+
+/** The API's certificate and key (the config schema requires both with `listen`). */
+export async function readServerTls(
+  configPath: string,
+  config: OperatorConfig,
+): Promise<{ cert: string; key: string }> {
+  const { serverCert, serverKey } = config.pki;
+  if (serverCert === undefined || serverKey === undefined)
+    throw new MoltError(
+      ErrorCode.ConfigInvalid,
+      `${configPath}: listen needs pki.serverCert and pki.serverKey`,
+    );
+  const at = (p: string): string => resolve(dirname(configPath), p);
+  return {
+    cert: await pem(at(serverCert), 'the API certificate'),
+    key: await pem(at(serverKey), 'the API key'),
+  };
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's wire contract (docs/adr/0005 §5): routes, request bodies, the views it answers
+ * with, who may call what, and the history event stream. Same rules as the agent's contract
+ * (`agent.ts`): field names are public (add, never rename), bodies and queries are `.strict()`
+ * (an unknown field is `MOLT_BAD_INPUT`, never ignored), errors are {@link ErrorBody}, times on the
+ * wire are ISO 8601 strings.
+ */
+import { z } from 'zod';
+import { parseDuration, parseTime } from './fleet-schema.ts';
+
+export const OperatorRoutes = {
+  rollouts: '/v1/rollouts',
+  rollout: '/v1/rollouts/:id',
+  pause: '/v1/rollouts/:id/pause',
+  resume: '/v1/rollouts/:id/resume',
+  approve: '/v1/rollouts/:id/approve',
+  machines: '/v1/machines',
+  hold: '/v1/machines/:id/hold',
+  release: '/v1/machines/:id/release',
+  history: '/v1/history',
+  events: '/v1/events',
+  plan: '/v1/plan',
+  metrics: '/metrics',
+  /** Zincati's `base_url` (FleetLock's own protocol and error bodies, not molt's). */
+  fleetLock: '/fleetlock',
+} as const;
+
+/** A route with its `:id` filled in (URI-encoded). */
+export const operatorPath = (route: string, id: string): string =>
+  route.replace(':id', encodeURIComponent(id));
+
+export const RolloutStateSchema = z.enum([
+  'AwaitingApproval',
+  'Active',
+  'Paused',
+  'Halted',
+  'Completed',
+]);
+export const MachinePhaseSchema = z.enum([
+  'Pending',
+  'InFlight',
+  'Succeeded',
+  'Failed',
+  'RolledBack',
+]);
+export const machinePhases = MachinePhaseSchema.options;
+export type MachinePhaseName = z.infer<typeof MachinePhaseSchema>;
+
+const Reason = z.object({ code: z.string(), message: z.string() });
+
+/** What the planner decided for one machine, on the operator's last observation of the fleet. */
+export const DecisionView = z.object({
+  action: z.enum(['start', 'wait', 'in-flight', 'soaking', 'done', 'failed', 'skipped']),
+  reason: Reason.optional(),
+  /** 0 = canary; 1.. = the batch (wave). */
+  batch: z.number().int(),
+  notBefore: z.string().optional(),
+});
+export type DecisionView = z.infer<typeof DecisionView>;
+
+/** One machine of a rollout: its recorded progress, and the planner's current decision. */
+export const MachineProgressView = z.object({
+  machine: z.string(),
+  phase: MachinePhaseSchema,
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  reason: z.string().optional(),
+  operationId: z.string().optional(),
+  decision: DecisionView.optional(),
+});
+export type MachineProgressView = z.infer<typeof MachineProgressView>;
+
+/** Machines of the rollout's pool per phase (every phase present), and the total. */
+export const RolloutCounts = z.object({
+  total: z.number().int(),
+  Pending: z.number().int(),
+  InFlight: z.number().int(),
+  Succeeded: z.number().int(),
+  Failed: z.number().int(),
+  RolledBack: z.number().int(),
+  /** Pending machines the planner skips (already on the target, pinned); known only once observed. */
+  skipped: z.number().int(),
+});
+export type RolloutCounts = z.infer<typeof RolloutCounts>;
+
+/** A rollout as `GET /v1/rollouts` lists it. */
+export const RolloutSummaryView = z.object({
+  id: z.string(),
+  pool: z.string(),
+  target: z.object({ version: z.string(), digest: z.string() }),
+  state: RolloutStateSchema,
+  createdAt: z.string(),
+  counts: RolloutCounts,
+});
+export type RolloutSummaryView = z.infer<typeof RolloutSummaryView>;
+
+/** A rollout with every machine of its pool (`GET /v1/rollouts/:id`). */
+export const RolloutView = RolloutSummaryView.extend({ machines: z.array(MachineProgressView) });
+export type RolloutView = z.infer<typeof RolloutView>;
+
+/** Answer of pause / resume / approve: the rollout after the request; `changed` false when it already was so. */
+export const RolloutActionResult = z.object({ rollout: RolloutView, changed: z.boolean() });
+export type RolloutActionResult = z.infer<typeof RolloutActionResult>;
+
+/** `POST /v1/rollouts/:id/pause`. */
+export const PauseRequestBody = z.strictObject({ reason: z.string().min(1).max(500).optional() });
+/**
+ * `POST /v1/rollouts/:id/resume`. Resuming a `Halted` rollout needs an admin and `force: true`: it
+ * retries the failed and rolled-back machines (their progress goes back to Pending), which is the
+ * only way its spent failure budget can be spent again.
+ */
+export const ResumeRequestBody = z.strictObject({ force: z.boolean().default(false) });
+/** `POST /v1/rollouts/:id/approve`. */
+export const ApproveRequestBody = z.strictObject({});
+
+const isoTime = z.string().refine((v) => parseTime(v) !== undefined, {
+  message: 'must be an ISO 8601 time with a zone, like 2026-11-24T06:00:00Z',
+});
+const holdDuration = z.string().refine((v) => (parseDuration(v) ?? 0) > 0, {
+  message: 'must be a duration like 30m, 2h or 1d',
+});
+
+/** `POST /v1/machines/:id/hold`: no upgrade starts on the machine before `until` (or for `for`). */
+export const HoldRequestBody = z
+  .strictObject({
+    reason: z.string().trim().min(1, 'say why').max(500),
+    until: isoTime.optional(),
+    for: holdDuration.optional(),
+  })
+  .refine((b) => (b.until === undefined) !== (b.for === undefined), {
+    message: 'give exactly one of until and for',
+    path: ['until'],
+  });
+export type HoldRequestBody = z.infer<typeof HoldRequestBody>;
+
+/** `POST /v1/machines/:id/release`. */
+export const ReleaseRequestBody = z.strictObject({});
+
+/** A managed machine, its hold, and what the operator last saw of it. */
+export const MachineView = z.object({
+  id: z.string(),
+  endpoint: z.string(),
+  role: z.enum(['control-plane', 'worker']),
+  pool: z.string(),
+  cluster: z.string().optional(),
+  labels: z.record(z.string(), z.string()),
+  hold: z.object({ reason: z.string(), until: z.string(), by: z.string().optional() }).optional(),
+  /** Absent until this operator has looked (only the leader looks). */
+  observed: z
+    .object({
+      at: z.string(),
+      reachable: z.boolean(),
+      available: z.boolean(),
+      version: z.string().optional(),
+      digest: z.string().optional(),
+      phase: z.string().optional(),
+      operation: z.string().optional(),
+      error: z.string().optional(),
+    })
+    .optional(),
+});
+export type MachineView = z.infer<typeof MachineView>;
+
+export const HistoryKind = z.enum([
+  'rollout-created',
+  'rollout-state',
+  'machine-start',
+  'machine-result',
+  'machine-rollback',
+  'decision',
+  'warning',
+]);
+
+/** One line of the operator's history; SSE frames carry it as `id: <seq>`, `event: <kind>`. */
+export const HistoryEventView = z.object({
+  seq: z.number().int().positive(),
+  at: z.string(),
+  kind: HistoryKind,
+  rollout: z.string().optional(),
+  machine: z.string().optional(),
+  message: z.string(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+export type HistoryEventView = z.infer<typeof HistoryEventView>;
+
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .transform((v) => v === 'true' || v === '1' || v === '');
+const seq = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** Query of `GET /v1/history`: events after `after` (seq), oldest first, at most `limit`. */
+export const HistoryQuery = z.strictObject({
+  after: seq.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  rollout: z.string().min(1).max(200).optional(),
+});
+
+/** Query of `GET /v1/events`; `Last-Event-ID: <seq>` overrides `after`. */
+export const EventsQuery = z.strictObject({
+  after: seq.optional(),
+  follow: flag.optional(),
+  rollout: z.string().min(1).max(200).optional(),
+});
+
+/** Query of `GET /v1/plan`: `explain` lists every refusing check of each waiting machine. */
+export const PlanQuery = z.strictObject({ explain: flag.optional() });
+
+/** One decision of `GET /v1/plan`. */
+export const PlanDecisionView = DecisionView.extend({
+  rollout: z.string(),
+  machine: z.string(),
+  /** With `?explain`: every check that refuses the machine, the first being `reason`. */
+  refusals: z.array(Reason.extend({ notBefore: z.string().optional() })).optional(),
+});
+export type PlanDecisionView = z.infer<typeof PlanDecisionView>;
+
+/** The planner's decisions now, on the stored state and the last observation of each machine. */
+export const PlanView = z.object({
+  at: z.string(),
+  /** Whether this operator leads (a standby observes nothing: its machines look unavailable). */
+  leader: z.boolean(),
+  /** Machines observed / managed, and the oldest observation used. */
+  observed: z.object({
+    machines: z.number().int(),
+    of: z.number().int(),
+    oldest: z.string().optional(),
+  }),
+  decisions: z.array(PlanDecisionView),
+  rollouts: z.array(
+    z.object({
+      rollout: z.string(),
+      verdict: z.enum(['continue', 'halt', 'complete']),
+      message: z.string().optional(),
+    }),
+  ),
+});
+export type PlanView = z.infer<typeof PlanView>;
+
+/** What each role may do on the operator: reads are open to the whole fleet. */
+export type OperatorPermission = 'read' | 'write' | 'force';
+export const OperatorRolePermissions: Readonly<
+  Record<'node' | 'operator' | 'admin', readonly OperatorPermission[]>
+> = {
+  node: ['read'],
+  operator: ['read', 'write'],
+  admin: ['read', 'write', 'force'],
+};
+
+/** The line `molt operator` prints once its API listens (tests and demos find the port in it). */
+export const OperatorServingPrefix = 'molt operator: serving ';

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// The real `molt operator` process with `listen` in its config, on the in-memory store and an
+// empty fleet: it prints where it serves, answers the API and FleetLock over mutual TLS with a
+// `molt pki` certificate, `molt rollout list` reaches it, and it stops cleanly on SIGTERM.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Agent, fetch } from 'undici';
+import { stringify } from 'yaml';
+import { memoryIo } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { createCa, issueCertificate } from '../../src/cli/pki/certificates.ts';
+import { createOperatorClient } from '../../src/protocol/operator-client.ts';
+import { OperatorServingPrefix } from '../../src/protocol/operator.ts';
+import { startProcess, tempDir, type ManagedProcess } from '../../src/testkit/process.ts';
+
+const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
+
+describe('molt operator serving its API', () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  let operator: ManagedProcess;
+  let url: string;
+  const tls: Record<string, string> = {};
+  const file = (name: string): string => join(dir.path, name);
+
+  before(async () => {
+    dir = await tempDir('operator-api');
+    const ca = await createCa();
+    const pairs = {
+      client: await issueCertificate({ ca, role: 'operator', name: 'operator-1' }),
+      server: await issueCertificate({ ca, role: 'node', name: 'operator-1', sans: ['127.0.0.1'] }),
+      alice: await issueCertificate({ ca, role: 'operator', name: 'alice' }),
+    };
+    await writeFile(file('ca.pem'), ca.cert);
+    for (const [name, pair] of Object.entries(pairs)) {
+      await writeFile(file(`${name}.pem`), pair.cert);
+      await writeFile(file(`${name}.key`), pair.key, { mode: 0o600 });
+    }
+    Object.assign(tls, { ca: ca.cert, ...pairs.alice });
+    await writeFile(
+      file('fleet.yaml'),
+      stringify({ pools: [{ name: 'workers', policies: [] }], machines: [] }),
+    );
+    await writeFile(
+      file('operator.yaml'),
+      stringify({
+        registry: '127.0.0.1:1',
+        repository: 'molt/installer',
+        insecure: true,
+        fleet: 'fleet.yaml',
+        pki: {
+          ca: 'ca.pem',
+          cert: 'client.pem',
+          key: 'client.key',
+          serverCert: 'server.pem',
+          serverKey: 'server.key',
+        },
+        store: 'memory',
+        id: 'operator-1',
+        interval: '1s',
+        listen: { host: '127.0.0.1', port: 0 },
+      }),
+    );
+    operator = startProcess('molt operator', process.execPath, [
+      bin,
+      'operator',
+      '--config',
+      file('operator.yaml'),
+    ]);
+    const m = await operator.waitFor(/^molt operator: serving (https:\/\/127\.0\.0\.1:\d+)$/m);
+    url = m[1] ?? '';
+  });
+  after(async () => {
+    await operator.stop();
+    await dir.remove();
+  });
+
+  it('prints the port it bound, not 0', () => {
+    assert.ok(operator.output().includes(`${OperatorServingPrefix}${url}`));
+    assert.notEqual(new URL(url).port, '0');
+  });
+
+  it('answers the API and FleetLock over mutual TLS', async () => {
+    const dispatcher = new Agent({
+      connect: { ca: tls['ca'], cert: tls['cert'], key: tls['key'] },
+    });
+    try {
+      const client = createOperatorClient({
+        baseUrl: url,
+        fetch: async (u, init) => {
+          const res = await fetch(u, { ...init, dispatcher });
+          return { status: res.status, text: () => res.text(), body: res.body };
+        },
+      });
+      assert.deepEqual(await client.rollouts(), []);
+      assert.deepEqual(await client.machines(), []);
+      assert.match(await client.metrics(), /^molt_operator_leader 1$/m);
+      const lock = await fetch(`${url}/fleetlock/v1/pre-reboot`, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'fleet-lock-protocol': 'true' },
+        body: JSON.stringify({ client_params: { id: 'w-1', group: 'workers' } }),
+      });
+      assert.equal(lock.status, 200);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('is reached by `molt rollout list`', async () => {
+    const io = memoryIo();
+    const code = await main(
+      [
+        'rollout',
+        'list',
+        '--endpoint',
+        url,
+        '--ca',
+        file('ca.pem'),
+        '--cert',
+        file('alice.pem'),
+        '--key',
+        file('alice.key'),
+      ],
+      io,
+    );
+    assert.equal(code, 0, io.stderr());
+    assert.equal(io.stdout(), 'ROLLOUT  POOL  TARGET  STATE  DONE  IN FLIGHT  FAILED  CREATED\n');
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    await operator.stop();
+    assert.equal(await operator.exited, 0, operator.output());
+    assert.match(operator.output(), /SIGTERM: stopping/);
+  });
+});
