@@ -107,6 +107,26 @@ describe('molt plan: a closed window', () => {
     assert.deepEqual(timeline(v), ['w-1@900', 'w-2@960']);
   });
 
+  it('plans the documented example fleet (docs/examples/fleet.yaml): canary soak, rate and zones', async () => {
+    const example = fileURLToPath(new URL('../../../../docs/examples/fleet.yaml', import.meta.url));
+    const r = await run(['plan', '--fleet', example, '--at', at, '-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    const v = JSON.parse(r.stdout) as PlanView;
+    // Control plane one at a time now; workers in the nightly window: the canary, its 30m soak,
+    // then at most 2 an hour, zone a before zone b.
+    assert.deepEqual(timeline(v), [
+      'cp-1@0',
+      'cp-3@10',
+      'cp-2@20',
+      'w-3@840',
+      'w-2@880',
+      'w-1@900',
+      'w-6@940',
+      'w-5@960',
+      'w-4@1000',
+    ]);
+  });
+
   it('shows the wait in the table as relative time', async () => {
     const r = await run(['plan', '--fleet', fixture('window.yaml'), '--at', at]);
     assert.match(r.stdout, /\nr1 +w-1 +wait +1 +\+15h +WindowClosed: window closed; opens /);
