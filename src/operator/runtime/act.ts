@@ -106,6 +106,28 @@ async function verdicts(
   }
 }
 
+/**
+ * Pause an Active rollout for `reason` (a withdrawn release, an agent answering garbage): the
+ * operator stops starting machines rather than guess; machines in flight finish.
+ */
+export async function pauseRollout(d: ReconcileDeps, id: string, reason: string): Promise<void> {
+  const outcome = { paused: false };
+  await d.store.updateRollout(id, (r) => {
+    outcome.paused = r.state === 'Active';
+    return outcome.paused ? { ...r, state: 'Paused' } : r;
+  });
+  if (!outcome.paused) return;
+  const message = `rollout ${id} paused: ${reason}`;
+  d.log(message);
+  await d.store.appendHistory({
+    at: d.now(),
+    kind: 'rollout-state',
+    rollout: id,
+    message,
+    data: { state: 'Paused', reason },
+  });
+}
+
 /** Apply a plan: rollout verdicts first (a halt stops its starts), then the starts in order. */
 export async function act(
   d: ReconcileDeps,

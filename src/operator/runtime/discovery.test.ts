@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
-import { rolloutsToCreate } from './discovery.ts';
+import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
 
 const release = (version: string, channels: string[], digestChar: string): Release => ({
   digest: `sha256:${digestChar.repeat(64)}`,
@@ -172,6 +172,36 @@ describe('rolloutsToCreate', () => {
       created[0].phased,
       { startFraction: 0.1, durationMs: 3_600_000 },
       'phased from the pool',
+    );
+  });
+
+  it('names Active rollouts whose release disappeared or left the channel, nothing else', () => {
+    const active = (id: string, target: Release, state: Rollout['state'] = 'Active'): Rollout => ({
+      id,
+      pool: 'workers',
+      target: { version: target.version, digest: target.digest },
+      state,
+      createdAt: 0,
+      machines: {},
+    });
+    const unlisted = release('1.2.0', ['beta'], 'c');
+    const gone = release('1.3.0', ['stable'], 'd');
+    const found = withdrawnRollouts({
+      pools,
+      releases: [r11, unlisted],
+      rollouts: [
+        active('ok', r11),
+        active('moved', unlisted),
+        active('gone', gone),
+        active('paused', gone, 'Paused'),
+      ],
+    });
+    assert.deepEqual(
+      found.map((w) => [w.rollout, /disappeared/.test(w.reason) ? 'gone' : 'withdrawn']),
+      [
+        ['moved', 'withdrawn'],
+        ['gone', 'gone'],
+      ],
     );
   });
 });

@@ -98,3 +98,38 @@ export function soakedAt(
   const seen = i.firstSeen?.get(digest) ?? i.now;
   return seen + minAge > i.now ? seen + minAge : undefined;
 }
+
+/** An Active rollout whose release is gone or withdrawn: paused, never guessed at (issue 4). */
+export interface Withdrawn {
+  readonly rollout: string;
+  readonly reason: string;
+}
+
+/**
+ * Active rollouts to pause because their release disappeared from the repository, or (for a pool
+ * following a channel) is no longer an official release of that channel. A rollout that was
+ * paused this way waits for a person: `molt rollout resume` if the release is meant to stay.
+ */
+export function withdrawnRollouts(
+  i: Pick<DiscoveryInput, 'pools' | 'releases' | 'rollouts'>,
+): Withdrawn[] {
+  const byDigest = new Map(i.releases.map((r) => [r.digest, r]));
+  const pools = new Map(i.pools.map((p) => [p.name, p]));
+  const out: Withdrawn[] = [];
+  for (const r of i.rollouts) {
+    if (r.state !== 'Active') continue;
+    const release = byDigest.get(r.target.digest);
+    const channel = pools.get(r.pool)?.channel;
+    if (release === undefined)
+      out.push({
+        rollout: r.id,
+        reason: `release ${r.target.version} (${r.target.digest}) disappeared from the repository`,
+      });
+    else if (channel !== undefined && (!release.official || !release.channels.includes(channel)))
+      out.push({
+        rollout: r.id,
+        reason: `release ${r.target.version} was withdrawn from channel ${channel}`,
+      });
+  }
+  return out;
+}

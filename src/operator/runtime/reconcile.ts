@@ -6,13 +6,13 @@
  * from the previous pass but the time of the last discovery, so a restarted operator picks up
  * exactly where the store says it was.
  */
-import { isMoltError } from '../../core/errors.ts';
+import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
 import type { StoredState } from '../ports/store.ts';
-import { act, setProgress, submit } from './act.ts';
+import { act, pauseRollout, setProgress, submit } from './act.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rolloutsToCreate } from './discovery.ts';
+import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
 import { observeAll } from './observe.ts';
 import { plannerMachine, type Observation } from './observation.ts';
 import { progressStep } from './progress.ts';
@@ -58,6 +58,14 @@ async function settleInFlight(
         unreachableFailMs: d.settings.unreachableFailMs,
         image: d.settings.imageFor(r.target.digest),
       });
+      const observation = seen.get(machine);
+      // An agent that answers, but not molt's agent protocol, is not guessed at: stop starting.
+      if (observation?.error?.startsWith(`${ErrorCode.AgentProtocol}:`) === true)
+        await pauseRollout(
+          d,
+          r.id,
+          `the agent of ${machine} answers garbage (${observation.error})`,
+        );
       const record = records.get(machine);
       if (step.kind === 'submit' && record !== undefined) await submit(d, r, record);
       if (step.kind !== 'set') continue;
@@ -106,6 +114,12 @@ async function discover(
   const releases = await d.releases();
   state.lastDiscovery = now;
   for (const r of releases) if (!state.firstSeen.has(r.digest)) state.firstSeen.set(r.digest, now);
+  for (const w of withdrawnRollouts({
+    pools: d.settings.pools,
+    releases,
+    rollouts: snapshot.rollouts,
+  }))
+    await pauseRollout(d, w.rollout, w.reason);
   const created = rolloutsToCreate({
     pools: d.settings.pools,
     releases,

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// One reconcile pass on the in-memory store and a scripted agent gateway: a start is recorded
+// before the agent is asked and resubmitted when the answer was lost; a release that disappears,
+// or an agent answering garbage, pauses the rollout instead of guessing.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { Release } from '../../core/releases/release.ts';
+import type { Pool, Rollout } from '../../core/rollout/types.ts';
+import type { AgentStatus } from '../../protocol/agent.ts';
+import type { AgentGateway } from '../ports/agents.ts';
+import type { MachineRecord } from '../ports/store.ts';
+import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { newPassState, reconcile } from './reconcile.ts';
+
+const d10 = `sha256:${'a'.repeat(64)}`;
+const d11 = `sha256:${'b'.repeat(64)}`;
+const release = (version: string, digest: string): Release => ({
+  digest,
+  tag: version,
+  tags: [version],
+  version,
+  channels: ['stable'],
+  official: true,
+  created: undefined,
+  kubernetes: undefined,
+  upgradeFrom: undefined,
+  signature: { status: 'unchecked' },
+});
+const w1: MachineRecord = {
+  id: 'w-1',
+  endpoint: 'https://127.0.0.1:1',
+  role: 'worker',
+  pool: 'workers',
+  labels: {},
+};
+
+function idle(digest: string, last: AgentStatus['last'] = null): AgentStatus {
+  return {
+    node: 'w-1',
+    role: 'worker',
+    bootId: 'b',
+    bootedSlot: 'A',
+    version: digest === d11 ? '1.1.0' : '1.0.0',
+    slots: [{ slot: 'A', status: 'ready', version: null, digest, generation: 1 }],
+    boot: { bootloader: 'grub', committed: 'A', oneShot: null, entries: [] },
+    phase: 'Idle',
+    operation: null,
+    last,
+  };
+}
+
+/** An agent gateway whose answers the test scripts; it records the upgrades asked for. */
+function scripted() {
+  const g = {
+    status: (): Promise<AgentStatus> => Promise.resolve(idle(d10)),
+    upgrade: (): Promise<{ operationId: string }> => Promise.resolve({ operationId: 'op-1' }),
+    asked: [] as string[],
+  };
+  const gateway: AgentGateway = {
+    status: () => g.status(),
+    upgrade: (m, request) => {
+      g.asked.push(`${m.id} ${request.image}`);
+      return g.upgrade();
+    },
+    rollback: () => Promise.reject(new Error('not scripted')),
+    close: () => Promise.resolve(),
+  };
+  return { g, gateway };
+}
+
+async function setup(
+  releases: Release[],
+  pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }],
+) {
+  const store = new InMemoryOperatorStore();
+  await store.putMachine(w1);
+  const { g, gateway } = scripted();
+  const feed = { releases };
+  const d: ReconcileDeps = {
+    store,
+    agents: gateway,
+    releases: () => Promise.resolve(feed.releases),
+    settings: {
+      pools,
+      fleetPolicies: [],
+      imageFor: (digest) => `reg/molt@${digest}`,
+      unreachableFailMs: 60_000,
+      discoverEveryMs: 0,
+    },
+    now: () => Date.now(),
+    log: () => undefined,
+  };
+  return { store, g, feed, d, state: newPassState() };
+}
+
+const only = async (store: InMemoryOperatorStore): Promise<Rollout> => {
+  const { rollouts } = await store.read();
+  assert.equal(rollouts.length, 1);
+  return rollouts[0]!;
+};
+
+describe('reconcile', () => {
+  it('records a start before asking the agent, and asks again when the answer was lost', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    g.upgrade = () =>
+      Promise.reject(new MoltError(ErrorCode.AgentUnreachable, 'reset', { retryable: true }));
+    await reconcile(d, state);
+    let r = await only(store);
+    assert.equal(
+      r.machines['w-1']?.phase,
+      'InFlight',
+      'the start is recorded even though the agent never answered',
+    );
+    assert.equal(r.machines['w-1'].operationId, undefined);
+    assert.equal((await store.read()).starts.length, 1);
+    g.upgrade = () => Promise.resolve({ operationId: 'op-7' });
+    await reconcile(d, state);
+    r = await only(store);
+    assert.equal(r.machines['w-1']?.operationId, 'op-7', 'resubmitted and remembered');
+    assert.equal(
+      (await store.read()).starts.length,
+      1,
+      'still one start: the rate limit counts it once',
+    );
+    assert.deepEqual(g.asked, [`w-1 reg/molt@${d11}`, `w-1 reg/molt@${d11}`]);
+    g.status = () =>
+      Promise.resolve(
+        idle(d11, { operationId: 'op-7', kind: 'upgrade', result: 'Succeeded', finishedAt: 'x' }),
+      );
+    await reconcile(d, state);
+    r = await only(store);
+    assert.equal(r.machines['w-1']?.phase, 'Succeeded');
+    assert.equal(r.state, 'Completed');
+  });
+
+  it('pauses a rollout whose release disappeared from the repository, and starts nothing', async () => {
+    const oneAtATime: Pool[] = [
+      {
+        name: 'workers',
+        channel: 'stable',
+        policies: [{ kind: 'concurrency', limit: { count: 1 } }],
+      },
+    ];
+    const releases = [release('1.1.0', d11), release('1.0.0', d10)];
+    const { store, g, feed, d, state } = await setup(releases, oneAtATime);
+    g.upgrade = () => Promise.reject(new MoltError(ErrorCode.AgentBusy, 'busy'));
+    await store.putMachine({ ...w1, id: 'w-2', endpoint: 'https://127.0.0.1:2' });
+    await reconcile(d, state);
+    assert.equal(g.asked.length, 1, 'one machine started');
+    feed.releases = [release('1.0.0', d10)];
+    await reconcile(d, state);
+    const r = await only(store);
+    assert.equal(r.state, 'Paused');
+    const history = await store.history();
+    assert.ok(
+      history.some((e) => /paused: release 1\.1\.0 .* disappeared/.test(e.message)),
+      JSON.stringify(history),
+    );
+  });
+
+  it('pauses a rollout when the agent of an in-flight machine answers garbage', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    await reconcile(d, state);
+    g.status = () => Promise.reject(new MoltError(ErrorCode.AgentProtocol, 'not molt'));
+    await reconcile(d, state);
+    const r = await only(store);
+    assert.equal(r.state, 'Paused');
+    assert.equal(r.machines['w-1']?.phase, 'InFlight', 'its progress is not guessed');
+  });
+});
