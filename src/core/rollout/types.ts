@@ -121,6 +121,14 @@ export interface Rollout {
   readonly phased?: { readonly startFraction: number; readonly durationMs: number };
   /** Per machine id; machines of the pool missing here are `Pending`. */
   readonly machines: Readonly<Record<string, MachineProgress>>;
+  /** The release most of the pool ran when the rollout was created (what a rollback returns to). */
+  readonly from?: { readonly version: string; readonly digest: string };
+  /**
+   * Set on a coordinated fleet rollback: the id of the rollout it reverses. Its target is that
+   * rollout's `from`; it runs under the same policies, and machines whose other slot still holds
+   * the target switch back to it (the agent's rollback) instead of pulling it again.
+   */
+  readonly rollbackOf?: string;
 }
 
 /** One recorded machine upgrade start (for rate limits; kept for at least the longest period). */

@@ -24,6 +24,26 @@ export async function setProgress(
   });
 }
 
+/**
+ * A fleet rollback switches a machine back to its other slot when that slot still holds the
+ * target (seconds, nothing to pull); otherwise, and for every forward rollout, the agent upgrades
+ * to the target image by digest.
+ */
+async function ask(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  machine: MachineRecord,
+  image: string,
+): Promise<{ operationId: string }> {
+  if (rollout.rollbackOf !== undefined) {
+    const status = await d.agents.status(machine);
+    const other = status.slots.find((s) => s.slot !== status.bootedSlot);
+    if (other?.status === 'ready' && other.digest === rollout.target.digest)
+      return d.agents.rollback(machine);
+  }
+  return d.agents.upgrade(machine, { image });
+}
+
 /** Ask the agent to upgrade; remember its operation id. Busy or unreachable: the next pass retries. */
 export async function submit(
   d: ReconcileDeps,
@@ -32,7 +52,7 @@ export async function submit(
 ): Promise<void> {
   const image = d.settings.imageFor(rollout.target.digest);
   try {
-    const { operationId } = await d.agents.upgrade(machine, { image });
+    const { operationId } = await ask(d, rollout, machine, image);
     const started = rollout.machines[machine.id]?.startedAt ?? d.now();
     await setProgress(d, rollout.id, machine.id, {
       phase: 'InFlight',

@@ -46,6 +46,8 @@ describe('rolloutsToCreate', () => {
         target: { version: '1.1.0', digest: r11.digest },
         state: 'Active',
         createdAt: 7,
+        // What the pool ran before (the agent did not report a version: the digest stands in).
+        from: { version: r10.digest, digest: r10.digest },
         machines: {},
       },
     ]);

@@ -13,6 +13,7 @@
  */
 import type { Release } from '../../core/releases/release.ts';
 import { selectLatest } from '../../core/releases/select.ts';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 
 export interface DiscoveryInput {
@@ -35,7 +36,9 @@ interface Candidate {
 export const rolloutId = (pool: string, r: Candidate): string =>
   `${pool}-${r.version}-${r.digest.slice(r.digest.indexOf(':') + 1, r.digest.indexOf(':') + 9)}`;
 
-function newRollout(pool: Pool, target: Candidate, now: number): Rollout {
+function newRollout(pool: Pool, target: Candidate, i: DiscoveryInput): Rollout {
+  const from = previousRelease(pool.name, i.machines, target.digest);
+  const now = i.now;
   return {
     id: rolloutId(pool.name, target),
     pool: pool.name,
@@ -43,6 +46,7 @@ function newRollout(pool: Pool, target: Candidate, now: number): Rollout {
     state: pool.requireApproval === true ? 'AwaitingApproval' : 'Active',
     createdAt: now,
     ...(pool.phased !== undefined && { phased: pool.phased }),
+    ...(from !== undefined && { from }),
     machines: {},
   };
 }
@@ -83,7 +87,7 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
     if (members.every((m) => m.digest === c.digest)) continue;
     const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
     if (ofPool.some((r) => r.target.digest === c.digest || running(r))) continue;
-    created.push(newRollout(pool, c, i.now));
+    created.push(newRollout(pool, c, i));
   }
   return created;
 }
@@ -132,4 +136,51 @@ export function withdrawnRollouts(
       });
   }
   return out;
+}
+
+/** The release most machines of the pool run, other than `target`: a new rollout's `from`. */
+export function previousRelease(
+  pool: string,
+  machines: readonly Machine[],
+  target: string,
+): { version: string; digest: string } | undefined {
+  const counts = new Map<string, { version: string; digest: string; n: number }>();
+  for (const m of machines) {
+    if (m.pool !== pool || m.digest === undefined || m.digest === target) continue;
+    const c = counts.get(m.digest) ?? { version: m.version ?? m.digest, digest: m.digest, n: 0 };
+    c.n++;
+    counts.set(m.digest, c);
+  }
+  const best = [...counts.values()].sort(
+    (a, b) => b.n - a.n || a.digest.localeCompare(b.digest),
+  )[0];
+  return best === undefined ? undefined : { version: best.version, digest: best.digest };
+}
+
+/**
+ * The coordinated fleet rollback of `original` (issue 4): a new Active rollout of the same pool
+ * back to what it ran before, under the same policies. `MOLT_ROLLOUT_STATE` when `original` has
+ * no `from`, is itself a rollback, or is still running (pause or halt it first).
+ */
+export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
+  const refuse = (why: string): MoltError =>
+    new MoltError(ErrorCode.RolloutState, `rollout ${original.id} cannot be rolled back: ${why}`, {
+      details: { rollout: original.id, state: original.state, action: 'rollback' },
+    });
+  if (original.from === undefined)
+    throw refuse('it does not record the release the pool ran before');
+  if (original.rollbackOf !== undefined)
+    throw refuse('it is a rollback itself; roll forward with a new release');
+  if (original.state === 'Active' || original.state === 'AwaitingApproval')
+    throw refuse(`it is ${original.state}; pause it first (molt rollout pause ${original.id})`);
+  return {
+    id: `${original.id}-rollback`,
+    pool: original.pool,
+    target: original.from,
+    state: 'Active',
+    createdAt: now,
+    machines: {},
+    from: original.target,
+    rollbackOf: original.id,
+  };
 }

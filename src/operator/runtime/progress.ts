@@ -39,7 +39,11 @@ function fromResult(
 ): MachineProgress | undefined {
   const last = status.last;
   if (p.operationId === undefined || last?.operationId !== p.operationId) return undefined;
-  if (last.result === 'Succeeded') {
+  // A fleet rollback's machine switched slots by the agent's manual rollback, which ends
+  // `RolledBack{manual}` when it worked.
+  const switchedBack =
+    last.kind === 'rollback' && last.result === 'RolledBack' && last.reason === 'manual';
+  if (last.result === 'Succeeded' || switchedBack) {
     const digest = booted(status).digest;
     if (digest === rollout.target.digest) return finished(p, now, { phase: 'Succeeded' });
     return finished(p, now, {
@@ -70,7 +74,10 @@ function neverAsked(
   o: ProgressOptions,
 ): ProgressStep {
   const { machine, p, status } = at;
-  if (status.operation?.kind === 'upgrade' && status.operation.image === o.image)
+  const ours =
+    (status.operation?.kind === 'upgrade' && status.operation.image === o.image) ||
+    (rollout.rollbackOf !== undefined && status.operation?.kind === 'rollback');
+  if (ours && status.operation !== null)
     return { kind: 'set', machine, progress: { ...p, operationId: status.operation.id } };
   if (status.phase !== 'Idle') return { kind: 'wait', machine };
   if (booted(status).digest === rollout.target.digest)

@@ -12,6 +12,7 @@ import type { AgentGateway } from '../ports/agents.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { rollbackRolloutOf } from './discovery.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 const d10 = `sha256:${'a'.repeat(64)}`;
@@ -64,7 +65,10 @@ function scripted() {
       g.asked.push(`${m.id} ${request.image}`);
       return g.upgrade();
     },
-    rollback: () => Promise.reject(new Error('not scripted')),
+    rollback: (m) => {
+      g.asked.push(`${m.id} rollback`);
+      return Promise.resolve({ operationId: 'op-back' });
+    },
     close: () => Promise.resolve(),
   };
   return { g, gateway };
@@ -168,5 +172,59 @@ describe('reconcile', () => {
     const r = await only(store);
     assert.equal(r.state, 'Paused');
     assert.equal(r.machines['w-1']?.phase, 'InFlight', 'its progress is not guessed');
+  });
+
+  it('rolls a halted rollout back fleet-wide: a machine whose other slot holds the old release switches back', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    const halted: Rollout = {
+      id: 'workers-1.1.0',
+      pool: 'workers',
+      target: { version: '1.1.0', digest: d11 },
+      from: { version: '1.0.0', digest: d10 },
+      state: 'Halted',
+      createdAt: 1,
+      machines: { 'w-1': { phase: 'Succeeded', startedAt: 1, finishedAt: 2 } },
+    };
+    await store.createRollout(halted);
+    // w-1 boots 1.1.0 from slot B; slot A still holds 1.0.0.
+    const onB = (last: AgentStatus['last']): AgentStatus => ({
+      ...idle(d11, last),
+      bootedSlot: last === null ? 'B' : 'A',
+      slots: [
+        { slot: 'A', status: 'ready', version: '1.0.0', digest: d10, generation: 1 },
+        { slot: 'B', status: 'ready', version: '1.1.0', digest: d11, generation: 2 },
+      ],
+      boot: {
+        bootloader: 'grub',
+        committed: last === null ? 'B' : 'A',
+        oneShot: null,
+        entries: [],
+      },
+    });
+    g.status = () => Promise.resolve(onB(null));
+    assert.throws(() => rollbackRolloutOf({ ...halted, state: 'Active' }, 5), /pause it first/);
+    const back = rollbackRolloutOf(halted, 5);
+    assert.deepEqual(
+      [back.target.digest, back.from?.digest, back.rollbackOf],
+      [d10, d11, halted.id],
+    );
+    await store.createRollout(back);
+    await reconcile(d, state);
+    assert.deepEqual(g.asked, ['w-1 rollback'], 'switched slots, nothing pulled');
+    g.status = () =>
+      Promise.resolve(
+        onB({
+          operationId: 'op-back',
+          kind: 'rollback',
+          result: 'RolledBack',
+          reason: 'manual',
+          finishedAt: 'x',
+        }),
+      );
+    await reconcile(d, state);
+    const after = (await store.read()).rollouts.find((r) => r.id === back.id);
+    assert.ok(after !== undefined);
+    assert.equal(after.machines['w-1']?.phase, 'Succeeded');
+    assert.equal(after.state, 'Completed');
   });
 });
