@@ -12,6 +12,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP2 } = await import('./p2.ts');
     await runP2();
   },
+  P3: async () => {
+    const { runP3 } = await import('./p3.ts');
+    await runP3();
+  },
   P5: async () => {
     const { runP5 } = await import('./p5.ts');
     await runP5();
@@ -19,6 +23,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P6: async () => {
     const { runP6 } = await import('./p6.ts');
     await runP6();
+  },
+  P7: async () => {
+    const { runP7 } = await import('./p7.ts');
+    await runP7();
   },
 };
 

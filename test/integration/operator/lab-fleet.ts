@@ -2,12 +2,15 @@
 // A lab fleet for operator tests: a real docker-registry holding releases, three control-plane
 // lab machines whose agents run a real 3-member etcd cluster (also the operator's store), and N
 // worker lab machines — every agent at a fixed port, as an operator's fleet file names them.
+// With `controlPlane: false` (benchmarks of worker rollouts): no control-plane machines, and a
+// single real etcd (testkit/etcd-process.ts) as the operator's store.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import type { MachineRecord } from '../../../src/operator/ports/store.ts';
+import { startEtcd, type EtcdCluster } from '../../../src/testkit/etcd-process.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
 import { freePort } from '../../../src/testkit/ports.ts';
 import { tempDir } from '../../../src/testkit/process.ts';
@@ -31,6 +34,8 @@ export interface LabFleet {
   readonly registry: RunningRegistry;
   readonly pki: FleetPki;
   readonly cluster: ControlPlaneCluster;
+  /** Client URLs of the etcd the operator's store and leader election use. */
+  readonly storeEndpoints: readonly string[];
   readonly workers: readonly Worker[];
   /** Control-plane machines in pool `control-plane`, workers in pool `workers`, cluster `lab`. */
   readonly machines: readonly MachineRecord[];
@@ -70,10 +75,25 @@ async function startWorker(
   return { ...machine, id, endpoint: `https://127.0.0.1:${String(port)}` };
 }
 
-function records(cluster: ControlPlaneCluster, workers: readonly Worker[]): MachineRecord[] {
+/** A fleet of workers only (`controlPlane: false`): its store is a single etcd, not on a machine. */
+export interface WorkerFleet extends Omit<LabFleet, 'cluster'> {
+  readonly cluster: undefined;
+  readonly etcd: EtcdCluster;
+}
+
+export interface LabFleetOptions {
+  readonly workers: number;
+  /** Start the three control-plane machines (their etcd cluster is the store). @default true */
+  readonly controlPlane?: boolean;
+}
+
+function records(
+  cluster: ControlPlaneCluster | undefined,
+  workers: readonly Worker[],
+): MachineRecord[] {
   const common = { cluster: 'lab', labels: {} };
   return [
-    ...cluster.machines.map((m) => ({
+    ...(cluster?.machines ?? []).map((m) => ({
       ...common,
       id: m.name,
       endpoint: m.apiUrl,
@@ -90,8 +110,17 @@ function records(cluster: ControlPlaneCluster, workers: readonly Worker[]): Mach
   ];
 }
 
-/** Start the fleet on release 1.0.0 (published to `stable` and `beta`). */
-export async function startLabFleet(o: { readonly workers: number }): Promise<LabFleet> {
+/**
+ * Start the fleet on release 1.0.0 (published to `stable` and `beta`). Workers boot in parallel;
+ * resolves once every agent answers.
+ */
+export async function startLabFleet(
+  o: LabFleetOptions & { readonly controlPlane?: true },
+): Promise<LabFleet>;
+export async function startLabFleet(
+  o: LabFleetOptions & { readonly controlPlane: false },
+): Promise<WorkerFleet>;
+export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | WorkerFleet> {
   const registry = await startRegistry();
   const scratch = await tempDir('operator-fleet');
   const digests = new Map<string, string>();
@@ -106,31 +135,51 @@ export async function startLabFleet(o: { readonly workers: number }): Promise<La
       await client.close();
     }
   };
-  await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
-  const pki = await createFleetPki(join(scratch.path, 'pki'));
-  const cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+  let cluster: ControlPlaneCluster | undefined;
+  let etcd: EtcdCluster | undefined;
   const workers: Worker[] = [];
-  for (let i = 1; i <= o.workers; i++)
-    workers.push(await startWorker({ dir: scratch.path, pki, image: image('1.0.0') }, i));
-  for (const w of workers) await w.status();
-  return {
+  const stop = async (): Promise<void> => {
+    for (const w of workers) await w.stop();
+    await cluster?.stop();
+    await etcd?.stop();
+    await registry.stop();
+    await scratch.remove();
+  };
+  let pki: FleetPki;
+  // A fleet that does not come up is stopped here: nothing it started outlives the failure.
+  try {
+    await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
+    pki = await createFleetPki(join(scratch.path, 'pki'));
+    if (o.controlPlane !== false)
+      cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+    else etcd = await startEtcd();
+    for (let i = 1; i <= o.workers; i++)
+      workers.push(await startWorker({ dir: scratch.path, pki, image: image('1.0.0') }, i));
+    for (const w of workers)
+      await w.status().catch((e: unknown) => {
+        const output = w.process.output().slice(-3000);
+        throw new Error(`${w.id} did not come up: ${String(e)}\n${output}`, { cause: e });
+      });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  const common = {
     dir: scratch.path,
     registry,
     pki,
-    cluster,
+    storeEndpoints: cluster?.endpoints ?? etcd?.endpoints ?? [],
     workers,
     machines: records(cluster, workers),
-    all: [...cluster.machines, ...workers],
+    all: [...(cluster?.machines ?? []), ...workers],
     publish,
-    digest: (version) => digests.get(version) ?? '',
+    digest: (version: string) => digests.get(version) ?? '',
     image,
-    async stop() {
-      for (const w of workers) await w.stop();
-      await cluster.stop();
-      await registry.stop();
-      await scratch.remove();
-    },
+    stop,
   };
+  if (cluster !== undefined) return { ...common, cluster };
+  if (etcd === undefined) throw new Error('unreachable: a fleet has a control plane or an etcd');
+  return { ...common, cluster: undefined, etcd };
 }
 
 /** When machine `id` ran in `rollout`: [started, finished] (epoch ms). */
