@@ -15,6 +15,7 @@ import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
+import { createHttpGateProbe } from './adapters/http-gate/index.ts';
 import { createReleaseSource, machineRecords, syncInventory } from './compose.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
@@ -158,6 +159,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
     {
       store,
       agents,
+      gates: createHttpGateProbe(),
       releases: createReleaseSource({
         registry: c.config.registry,
         repository: c.config.repository,
@@ -170,6 +172,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
         imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
         unreachableFailMs: c.config.unreachableFail,
         discoverEveryMs: c.config.discoverEvery,
+        gateGraceMs: c.config.gateGrace,
         ...(c.publicKeyPem !== undefined && { requireSignature: true }),
       },
       now: () => Date.now(),

@@ -116,6 +116,12 @@ const policyFields = {
   zones: z.strictObject({ label: name, order: z.array(name).optional() }),
   controlPlaneFirst: z.literal(true, { error: 'must be true (leave the policy out otherwise)' }),
   failureBudget: count,
+  gate: z.strictObject({
+    name,
+    url: z.string(),
+    expectStatus: z.number().int().optional(),
+    timeout: duration.optional(),
+  }),
 };
 type PolicyFields = { [K in keyof typeof policyFields]: z.output<(typeof policyFields)[K]> };
 const policyKeys = Object.keys(policyFields);
@@ -139,6 +145,13 @@ const toPolicy: { [K in keyof PolicyFields]: (v: PolicyFields[K]) => Policy } = 
   }),
   controlPlaneFirst: () => ({ kind: 'control-plane-first' }),
   failureBudget: (maxFailed) => ({ kind: 'failure-budget', maxFailed }),
+  gate: (g) => ({
+    kind: 'gate',
+    name: g.name,
+    url: g.url,
+    ...(g.expectStatus !== undefined && { expectStatus: g.expectStatus }),
+    ...(g.timeout !== undefined && { timeoutMs: g.timeout }),
+  }),
 };
 
 const policySchema = z

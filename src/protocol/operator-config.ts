@@ -16,6 +16,8 @@
  * discoverEvery: 5s
  * unreachableFail: 15m           # an in-flight machine away this long has failed
  * leaderTtl: 10s                 # how long a dead leader blocks a standby
+ * gateGrace: 5m                  # after an upgrade, how long the pool's health gates may fail
+ *                                # before the machine is rolled back through its agent
  * listen: {host: 127.0.0.1, port: 7443}   # the operator API (mTLS); port 0 picks a free one
  * ```
  *
@@ -60,6 +62,7 @@ export const OperatorConfig = z
     discoverEvery: duration.default(5_000),
     unreachableFail: duration.default(15 * 60_000),
     leaderTtl: duration.default(10_000),
+    gateGrace: duration.default(5 * 60_000),
     listen: z
       .strictObject({
         host: z.string().min(1).default('127.0.0.1'),

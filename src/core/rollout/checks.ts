@@ -92,6 +92,20 @@ function windowRefusal(ctx: PlanContext, rules: PoolRules['windows']): Refusal |
   return { ...refusal, notBefore: Math.max(...openings) };
 }
 
+const gate = ({ ctx, shape }: Candidate): Refusal | undefined =>
+  shape.rules.gates.length === 0 ? undefined : memoized(ctx, shape.rules.gates, gateRefusal);
+
+/** Health gates before each start (issue 4): every gate that applies must have passed its last check. */
+function gateRefusal(ctx: PlanContext, gates: PoolRules['gates']): Refusal | undefined {
+  for (const g of gates) {
+    const result = ctx.snapshot.gates?.[g.name];
+    if (result?.ok === true) continue;
+    const message = `health gate ${g.name} ${result === undefined ? 'not checked yet' : `failing: ${result.message}`}`;
+    return { code: WaitReason.GateFailing, message };
+  }
+  return undefined;
+}
+
 const rate = ({ ctx, shape }: Candidate): Refusal | undefined =>
   shape.rules.rates.length === 0 ? undefined : memoized(ctx, shape.rules.rates, rateRefusal);
 
@@ -222,6 +236,7 @@ export const CHECKS: readonly Check[] = [
   machine,
   phased,
   window,
+  gate,
   rate,
   concurrency,
   controlPlane,

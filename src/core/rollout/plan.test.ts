@@ -55,6 +55,25 @@ describe('plan: machines and rollout state', () => {
     assert.deepEqual(started(plan(s, T0 + HOUR)), ['a']);
   });
 
+  it('starts nothing while a health gate fails or has not been checked, and everything once it passes', () => {
+    const policies = [
+      { kind: 'gate' as const, name: 'api', url: 'https://status.example/healthz' },
+    ];
+    const unchecked = snapshot({ policies });
+    assert.deepEqual(waitingCodes(unchecked), Array(4).fill(WaitReason.GateFailing));
+    assert.match(
+      decisionOf(plan(unchecked, T0), 'w00').reason?.message ?? '',
+      /gate api not checked yet/,
+    );
+    const failing = snapshot({ policies, gates: { api: { ok: false, message: 'HTTP 503' } } });
+    assert.match(
+      decisionOf(plan(failing, T0), 'w00').reason?.message ?? '',
+      /gate api failing: HTTP 503/,
+    );
+    const passing = snapshot({ policies, gates: { api: { ok: true, message: 'HTTP 200' } } });
+    assert.equal(started(plan(passing, T0)).length, 4);
+  });
+
   it('never starts a machine that is down', () => {
     const s = snapshot({ machines: [machine('a', { available: false })] });
     assert.equal(codeOf(plan(s, T0), 'a'), WaitReason.MachineUnavailable);

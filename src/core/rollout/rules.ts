@@ -55,6 +55,8 @@ export interface PoolRules {
   readonly maxFailed: number;
   /** Wave size with a batch soak: the tightest concurrency limit (unbounded without one). */
   readonly batchSize: number;
+  /** Gate policies of the pool and the fleet: every one must pass for a start. */
+  readonly gates: readonly PolicyOf<'gate'>[];
 }
 
 /** A limit in machines: a count, or ceil(percent × size), at least 1. */
@@ -138,6 +140,7 @@ export function poolRules(pool: ScopeRules, fleet: ScopeRules): PoolRules {
     controlPlaneFirst: firstOf(own, all, 'control-plane-first') !== undefined,
     maxFailed: firstOf(own, all, 'failure-budget')?.maxFailed ?? 1,
     batchSize: Math.min(Infinity, ...concurrency.map((c) => c.limit)),
+    gates: [...ofKind(own, 'gate'), ...ofKind(all, 'gate')],
   };
 }
 

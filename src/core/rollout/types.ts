@@ -68,7 +68,18 @@ export type Policy =
   | { readonly kind: 'machine-soak'; readonly soakMs: number }
   | { readonly kind: 'zones'; readonly label: string; readonly order?: readonly string[] }
   | { readonly kind: 'control-plane-first' }
-  | { readonly kind: 'failure-budget'; readonly maxFailed: number };
+  | { readonly kind: 'failure-budget'; readonly maxFailed: number }
+  | {
+      readonly kind: 'gate';
+      /** Names the gate in reasons and in {@link FleetSnapshot.gates}. */
+      readonly name: string;
+      /** Checked with an HTTP GET by the operator before starts and after each machine. */
+      readonly url: string;
+      /** @default 200 */
+      readonly expectStatus?: number;
+      /** @default 5000 */
+      readonly timeoutMs?: number;
+    };
 
 export type PolicyKind = Policy['kind'];
 
@@ -148,6 +159,17 @@ export interface FleetSnapshot {
   readonly starts: readonly StartRecord[];
   /** Holder of a cluster's control-plane upgrade lease (etcd), per cluster name. */
   readonly leases?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The last result of each gate policy, by gate name (the executor checks them every pass). A
+   * gate without a result counts as failing: no start is made on a health nobody looked at.
+   */
+  readonly gates?: Readonly<Record<string, GateResult>>;
+}
+
+/** What a gate check found. */
+export interface GateResult {
+  readonly ok: boolean;
+  readonly message: string;
 }
 
 /** Stable reason codes of a `wait` (ADR 0005 §2); shown by `molt plan` and the dashboard. */
@@ -169,6 +191,7 @@ export const WaitReason = {
   BatchRunning: 'BatchRunning',
   BatchSoaking: 'BatchSoaking',
   ZoneWaiting: 'ZoneWaiting',
+  GateFailing: 'GateFailing',
 } as const;
 export type WaitReason = (typeof WaitReason)[keyof typeof WaitReason];
 

@@ -186,4 +186,38 @@ describe('validatePolicies', () => {
       validatePolicies([pool('dev'), pool('staging', 'dev'), pool('prod', 'staging')], [], []);
     });
   });
+
+  it('refuses gates without a URL, with a status that is not HTTP, or twice the same name', () => {
+    const pool = (policies: Policy[]): Pool[] => [{ name: 'workers', policies }];
+    const gate = (over: Partial<Extract<Policy, { kind: 'gate' }>> = {}): Policy => ({
+      kind: 'gate',
+      name: 'api',
+      url: 'https://status.example/healthz',
+      ...over,
+    });
+    const refuses = (policies: Policy[], pattern: RegExp): void => {
+      assert.throws(
+        () => {
+          validatePolicies(pool(policies), [], []);
+        },
+        (e: unknown) => isMoltError(e, ErrorCode.PolicyInvalid) && pattern.test(e.message),
+      );
+    };
+    refuses(
+      [gate({ url: 'status.example' })],
+      /policies\[0\]\.url: 'status\.example' is not an http/,
+    );
+    refuses([gate({ expectStatus: 42 })], /expectStatus: 42 is not an HTTP status/);
+    refuses(
+      [gate(), gate({ url: 'http://other' })],
+      /policies\[1\]\.name: a second gate named api/,
+    );
+    assert.doesNotThrow(() => {
+      validatePolicies(
+        pool([gate(), gate({ name: 'etcd', url: 'http://127.0.0.1:2379/health' })]),
+        [],
+        [],
+      );
+    });
+  });
 });

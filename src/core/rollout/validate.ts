@@ -162,11 +162,26 @@ function validatePolicy(p: Policy, path: string, scope: Scope): void {
     case 'failure-budget':
       requireCount(p.maxFailed, `${path}.maxFailed`);
       break;
+    case 'gate':
+      validateGate(p, path);
+      break;
   }
+}
+
+/** A gate is checked with an HTTP GET: an http(s) URL, a real status code, a positive timeout. */
+function validateGate(p: Extract<Policy, { kind: 'gate' }>, path: string): void {
+  if (p.name.trim() === '') throw invalid(`${path}.name`, 'a gate needs a name');
+  if (!/^https?:\/\/[^\s/]+/.test(p.url))
+    throw invalid(`${path}.url`, `'${p.url}' is not an http:// or https:// URL`);
+  const status = p.expectStatus ?? 200;
+  if (!Number.isInteger(status) || status < 100 || status > 599)
+    throw invalid(`${path}.expectStatus`, `${String(status)} is not an HTTP status`);
+  if (p.timeoutMs !== undefined) requireDuration(p.timeoutMs, `${path}.timeoutMs`, true);
 }
 
 function validateList(policies: readonly Policy[], path: string, scope: Scope): void {
   const seen = new Map<PolicyKind, number>();
+  const gateNames = new Set<string>();
   policies.forEach((p, i) => {
     const first = seen.get(p.kind);
     if (first !== undefined && SINGLE.has(p.kind)) {
@@ -174,6 +189,9 @@ function validateList(policies: readonly Policy[], path: string, scope: Scope): 
     }
     seen.set(p.kind, i);
     validatePolicy(p, `${path}[${i}]`, scope);
+    if (p.kind === 'gate' && gateNames.has(p.name))
+      throw invalid(`${path}[${i}].name`, `a second gate named ${p.name}`);
+    if (p.kind === 'gate') gateNames.add(p.name);
   });
 }
 

@@ -127,6 +127,46 @@ async function verdicts(
 }
 
 /**
+ * Roll a machine back through its agent (it failed the pool's health gates after its upgrade)
+ * and record it as RolledBack, which counts against the failure budget. A refused request (the
+ * agent busy or away) is retried at the next pass: the machine stays in flight meanwhile.
+ */
+export async function rollBack(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  machine: MachineRecord,
+  reason: string,
+): Promise<void> {
+  let operationId: string;
+  try {
+    ({ operationId } = await d.agents.rollback(machine));
+  } catch (e) {
+    d.log(
+      `${machine.id}: rollback not accepted, retrying next pass: ${isMoltError(e) ? `${e.code}: ${e.message}` : String(e)}`,
+    );
+    return;
+  }
+  const p = rollout.machines[machine.id];
+  await setProgress(d, rollout.id, machine.id, {
+    phase: 'RolledBack',
+    ...(p?.startedAt !== undefined && { startedAt: p.startedAt }),
+    ...(p?.operationId !== undefined && { operationId: p.operationId }),
+    finishedAt: d.now(),
+    reason,
+  });
+  const message = `${machine.id}: rolled back through its agent (operation ${operationId}): ${reason}`;
+  d.log(`${rollout.id}: ${message}`);
+  await d.store.appendHistory({
+    at: d.now(),
+    kind: 'machine-rollback',
+    rollout: rollout.id,
+    machine: machine.id,
+    message,
+    data: { operationId, reason },
+  });
+}
+
+/**
  * Pause an Active rollout for `reason` (a withdrawn release, an agent answering garbage): the
  * operator stops starting machines rather than guess; machines in flight finish.
  */

@@ -3,6 +3,7 @@
 import type { Release } from '../../core/releases/release.ts';
 import type { Policy, Pool } from '../../core/rollout/types.ts';
 import type { AgentGateway } from '../ports/agents.ts';
+import type { GateProbe } from '../ports/gates.ts';
 import type { NewHistoryEvent, OperatorStore } from '../ports/store.ts';
 
 export interface OperatorSettings {
@@ -15,11 +16,21 @@ export interface OperatorSettings {
   /** How often the release repository is scanned. */
   readonly discoverEveryMs: number;
   readonly requireSignature?: boolean;
+  /**
+   * After an upgrade the agent reports healthy, the pool's health gates must pass within this long,
+   * or the machine is rolled back through its agent and counts as failed. @default 5 min
+   */
+  readonly gateGraceMs?: number;
 }
 
 export interface ReconcileDeps {
   readonly store: OperatorStore;
   readonly agents: AgentGateway;
+  /**
+   * Runs the gate policies' checks (HTTP in production). Without one, every gate fails: a gate
+   * nobody can check never lets a start through.
+   */
+  readonly gates?: GateProbe;
   /** A discovery scan of the release repository (newest first). */
   readonly releases: () => Promise<readonly Release[]>;
   readonly settings: OperatorSettings;

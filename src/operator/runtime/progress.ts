@@ -13,7 +13,9 @@ import { booted, type Observation } from './observation.ts';
 export type ProgressStep =
   | { readonly kind: 'set'; readonly machine: string; readonly progress: MachineProgress }
   | { readonly kind: 'submit'; readonly machine: string }
-  | { readonly kind: 'wait'; readonly machine: string };
+  | { readonly kind: 'wait'; readonly machine: string }
+  /** Healthy per its agent, but the pool's health gates kept failing: roll it back through the agent. */
+  | { readonly kind: 'rollback'; readonly machine: string; readonly reason: string };
 
 export interface ProgressOptions {
   readonly now: number;
@@ -21,6 +23,10 @@ export interface ProgressOptions {
   readonly unreachableFailMs: number;
   /** The image reference the rollout installs (`registry/repo@digest`). */
   readonly image: string;
+  /** The first failing health gate of the machine's pool, as a sentence (none: all pass). */
+  readonly failingGate?: string;
+  /** How long a machine the agent finished may wait for the gates before it is rolled back. */
+  readonly gateGraceMs?: number;
 }
 
 function finished(
@@ -85,6 +91,28 @@ function neverAsked(
   return { kind: 'submit', machine };
 }
 
+/**
+ * Health gates after each machine (issue 4): a machine its agent reports healthy on the target
+ * is done only once the pool's gates pass; while they fail it stays in flight (so it still counts
+ * against the limits) for up to `gateGraceMs` after the agent finished, then it is rolled back
+ * through its agent. A fleet rollback is not held back by gates: it is the way out of them.
+ */
+function afterGates(
+  rollout: Rollout,
+  at: { readonly machine: string; readonly status: AgentStatus; readonly result: MachineProgress },
+  o: ProgressOptions,
+): ProgressStep {
+  const { machine, status, result } = at;
+  if (o.failingGate === undefined || rollout.rollbackOf !== undefined)
+    return { kind: 'set', machine, progress: result };
+  const agentDone = Date.parse(status.last?.finishedAt ?? '');
+  const since = Number.isNaN(agentDone) ? o.now : agentDone;
+  const grace = o.gateGraceMs ?? 5 * 60_000;
+  if (o.now - since < grace) return { kind: 'wait', machine };
+  const reason = `${o.failingGate} ${String(Math.round((o.now - since) / 1000))} s after the upgrade`;
+  return { kind: 'rollback', machine, reason };
+}
+
 /** The step for one in-flight machine of `rollout`. */
 export function progressStep(
   rollout: Rollout,
@@ -97,6 +125,7 @@ export function progressStep(
   const status = observation?.status;
   if (status === undefined) return unreachable(machine, p, observation, o);
   const result = fromResult(rollout, p, status, o.now);
+  if (result?.phase === 'Succeeded') return afterGates(rollout, { machine, status, result }, o);
   if (result !== undefined) return { kind: 'set', machine, progress: result };
   if (p.operationId !== undefined) return { kind: 'wait', machine };
   return neverAsked(rollout, { machine, p, status }, o);

@@ -227,4 +227,48 @@ describe('reconcile', () => {
     assert.equal(after.machines['w-1']?.phase, 'Succeeded');
     assert.equal(after.state, 'Completed');
   });
+
+  it('starts nothing while a health gate fails; rolls back through its agent a machine the gates reject after its upgrade', async () => {
+    const gated: Pool[] = [
+      {
+        name: 'workers',
+        channel: 'stable',
+        policies: [{ kind: 'gate', name: 'api', url: 'http://127.0.0.1:1/healthz' }],
+      },
+    ];
+    const { store, g, d, state } = await setup(
+      [release('1.1.0', d11), release('1.0.0', d10)],
+      gated,
+    );
+    const gate = { ok: false };
+    const deps: ReconcileDeps = {
+      ...d,
+      gates: {
+        check: () => Promise.resolve({ ok: gate.ok, message: gate.ok ? 'HTTP 200' : 'HTTP 503' }),
+      },
+      settings: { ...d.settings, gateGraceMs: 0 },
+    };
+    await reconcile(deps, state);
+    assert.deepEqual(g.asked, [], 'no start while the gate fails');
+    gate.ok = true;
+    await reconcile(deps, state);
+    assert.deepEqual(g.asked, [`w-1 reg/molt@${d11}`]);
+    // The agent reports the upgrade healthy, but the gate fails again: the machine goes back.
+    gate.ok = false;
+    g.status = () =>
+      Promise.resolve(
+        idle(d11, {
+          operationId: 'op-1',
+          kind: 'upgrade',
+          result: 'Succeeded',
+          finishedAt: new Date(0).toISOString(),
+        }),
+      );
+    await reconcile(deps, state);
+    assert.deepEqual(g.asked.slice(1), ['w-1 rollback']);
+    const r = await only(store);
+    assert.equal(r.machines['w-1']?.phase, 'RolledBack');
+    assert.match(r.machines['w-1'].reason ?? '', /health gate api failing: HTTP 503/);
+    assert.equal(r.state, 'Halted', 'the failure budget (1) is spent');
+  });
 });

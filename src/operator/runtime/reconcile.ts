@@ -9,8 +9,9 @@
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
-import type { StoredState } from '../ports/store.ts';
-import { act, pauseRollout, setProgress, submit } from './act.ts';
+import type { MachineRecord, StoredState } from '../ports/store.ts';
+import { act, pauseRollout, rollBack, setProgress, submit } from './act.ts';
+import { checkGates, failingGate, type GateResults } from './gates.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
 import { observeAll } from './observe.ts';
@@ -30,49 +31,61 @@ export interface PassState {
 /** A fresh pass state (a new operator, or a new term as leader). */
 export const newPassState = (): PassState => ({ lastDiscovery: undefined, firstSeen: new Map() });
 
-function snapshotOf(
-  d: ReconcileDeps,
-  stored: StoredState,
-  seen: ReadonlyMap<string, Observation>,
-): FleetSnapshot {
+/** What one pass saw: every agent's answer and every health gate's result. */
+interface Seen {
+  readonly agents: ReadonlyMap<string, Observation>;
+  readonly gates: GateResults;
+}
+
+function snapshotOf(d: ReconcileDeps, stored: StoredState, seen: Seen): FleetSnapshot {
   return {
-    machines: stored.machines.map((m) => plannerMachine(m, seen.get(m.id), stored.holds[m.id])),
+    machines: stored.machines.map((m) =>
+      plannerMachine(m, seen.agents.get(m.id), stored.holds[m.id]),
+    ),
     pools: d.settings.pools,
     fleetPolicies: d.settings.fleetPolicies,
     rollouts: stored.rollouts,
     starts: stored.starts,
+    gates: seen.gates,
   };
 }
 
-async function settleInFlight(
+async function settleOne(
   d: ReconcileDeps,
-  stored: StoredState,
-  seen: ReadonlyMap<string, Observation>,
+  r: Rollout,
+  machine: MachineRecord | undefined,
+  seen: Seen,
 ): Promise<void> {
+  if (machine === undefined) return;
+  const observation = seen.agents.get(machine.id);
+  const pool = d.settings.pools.find((p) => p.name === r.pool);
+  const failing = failingGate(pool, d.settings.fleetPolicies, seen.gates);
+  const step = progressStep(r, machine.id, observation, {
+    now: d.now(),
+    unreachableFailMs: d.settings.unreachableFailMs,
+    image: d.settings.imageFor(r.target.digest),
+    ...(failing !== undefined && { failingGate: failing }),
+    ...(d.settings.gateGraceMs !== undefined && { gateGraceMs: d.settings.gateGraceMs }),
+  });
+  // An agent that answers, but not molt's agent protocol, is not guessed at: stop starting.
+  if (observation?.error?.startsWith(`${ErrorCode.AgentProtocol}:`) === true)
+    await pauseRollout(
+      d,
+      r.id,
+      `the agent of ${machine.id} answers garbage (${observation.error})`,
+    );
+  if (step.kind === 'submit') await submit(d, r, machine);
+  if (step.kind === 'rollback') await rollBack(d, r, machine, step.reason);
+  if (step.kind !== 'set') return;
+  await setProgress(d, r.id, machine.id, step.progress);
+  if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine.id, step.progress);
+}
+
+async function settleInFlight(d: ReconcileDeps, stored: StoredState, seen: Seen): Promise<void> {
   const records = new Map(stored.machines.map((m) => [m.id, m]));
-  for (const r of stored.rollouts) {
-    for (const [machine, p] of Object.entries(r.machines)) {
-      if (p.phase !== 'InFlight') continue;
-      const step = progressStep(r, machine, seen.get(machine), {
-        now: d.now(),
-        unreachableFailMs: d.settings.unreachableFailMs,
-        image: d.settings.imageFor(r.target.digest),
-      });
-      const observation = seen.get(machine);
-      // An agent that answers, but not molt's agent protocol, is not guessed at: stop starting.
-      if (observation?.error?.startsWith(`${ErrorCode.AgentProtocol}:`) === true)
-        await pauseRollout(
-          d,
-          r.id,
-          `the agent of ${machine} answers garbage (${observation.error})`,
-        );
-      const record = records.get(machine);
-      if (step.kind === 'submit' && record !== undefined) await submit(d, r, record);
-      if (step.kind !== 'set') continue;
-      await setProgress(d, r.id, machine, step.progress);
-      if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine, step.progress);
-    }
-  }
+  for (const r of stored.rollouts)
+    for (const [machine, p] of Object.entries(r.machines))
+      if (p.phase === 'InFlight') await settleOne(d, r, records.get(machine), seen);
 }
 
 async function recordResult(
@@ -148,7 +161,10 @@ async function discover(
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   const first = await d.store.read();
-  const seen = await observeAll(d.agents, first.machines, { now: d.now });
+  const seen: Seen = {
+    agents: await observeAll(d.agents, first.machines, { now: d.now }),
+    gates: await checkGates(d),
+  };
   await settleInFlight(d, first, seen);
   try {
     await discover(d, snapshotOf(d, await d.store.read(), seen), state);
