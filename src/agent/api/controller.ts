@@ -3,20 +3,14 @@
  * What the API needs from the agent (docs/adr/0004 §6). The runner implements it; the API only
  * authenticates, validates and streams the journal, so every decision stays in the runner.
  */
+import type { Identity } from '../../platform/https/identity.ts';
 import type {
   AgentStatus,
   OperationAccepted,
   RebootRequestBody,
   RollbackRequestBody,
-  Role,
   UpgradeRequestBody,
 } from '../../protocol/agent.ts';
-
-/** The caller, from its client certificate: `CN=<name>, O=molt:<role>`. */
-export interface Identity {
-  readonly name: string;
-  readonly role: Role;
-}
 
 /** A validated operation request; `body` has zod defaults applied (`preserve: true`, …). */
 export type SubmitRequest =

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Every error answer is a protocol `ErrorBody` with one code → HTTP status table (STYLE §4.5).
- * Anything that is not a MoltError is a bug: it answers 500 MOLT_INTERNAL and never leaks a stack.
+ * The agent's error answers (STYLE §4.5): its code → HTTP status table on the shared answerer
+ * (`platform/https/errors.ts`). The table lists the codes the runner, the image pipeline and the
+ * etcd lease raise; anything unlisted is a server-side failure (500).
  */
-import { ErrorCode, isMoltError, type MoltError } from '../../core/errors.ts';
-import type { ErrorBody } from '../../protocol/agent.ts';
+import { ErrorCode } from '../../core/errors.ts';
+import { errorAnswers } from '../../platform/https/errors.ts';
 
 const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.BadInput]: 400,
@@ -28,40 +29,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.TimedOut]: 504,
 };
 
-/** The HTTP status of a MoltError code; unlisted codes are server-side failures (500). */
-export function statusForCode(code: ErrorCode): number {
-  return statusByCode[code] ?? 500;
-}
-
-/** The wire body of a MoltError. */
-export function moltErrorBody(e: MoltError): ErrorBody {
-  return {
-    code: e.code,
-    message: e.message,
-    ...(e.hint !== undefined && { hint: e.hint }),
-    ...(e.details !== undefined && { details: { ...e.details } }),
-  };
-}
-
-/** Fastify's own client errors (bad JSON, wrong content type, body too large) carry a 4xx statusCode. */
-function frameworkClientError(e: unknown): { status: number; message: string } | undefined {
-  if (!(e instanceof Error)) return undefined;
-  const status = (e as { statusCode?: unknown }).statusCode;
-  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
-  return { status, message: e.message };
-}
-
 /** Status and body for anything a route threw. */
-export function errorAnswer(e: unknown): { status: number; body: ErrorBody } {
-  if (isMoltError(e)) return { status: statusForCode(e.code), body: moltErrorBody(e) };
-  const client = frameworkClientError(e);
-  if (client !== undefined)
-    return { status: client.status, body: { code: ErrorCode.BadInput, message: client.message } };
-  return {
-    status: 500,
-    body: {
-      code: ErrorCode.Internal,
-      message: 'the agent hit an unexpected error (a bug in molt); the agent log has the details',
-    },
-  };
-}
+export const errorAnswer = errorAnswers(
+  statusByCode,
+  'the agent hit an unexpected error (a bug in molt); the agent log has the details',
+);

@@ -9,7 +9,7 @@ import type { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
 import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
-import type { Identity } from './identity.ts';
+import type { Identity } from '../../platform/https/identity.ts';
 import { countingStore, OperatorMetrics } from './metrics.ts';
 
 let app: FastifyInstance;

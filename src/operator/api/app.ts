@@ -9,18 +9,14 @@
  * machines themselves (Zincati on a node, with a node certificate), so any fleet identity may
  * take and release a slot there.
  */
-import Fastify, {
-  type FastifyInstance,
-  type FastifyRequest,
-  type FastifyServerFactory,
-  type FastifyServerOptions,
-} from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { OperatorRoutes } from '../../protocol/operator.ts';
+import { createApiApp } from '../../platform/https/app.ts';
+import { requirePermission, type Identity } from '../../platform/https/identity.ts';
+import { OperatorRolePermissions, OperatorRoutes } from '../../protocol/operator.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { errorAnswer } from './errors.ts';
 import { registerFleetLock } from './fleetlock.ts';
-import { requirePermission, type Identity } from './identity.ts';
 import { historyRoutes } from './routes-history.ts';
 import { machineRoutes } from './routes-machines.ts';
 import { planRoutes } from './routes-plan.ts';
@@ -28,27 +24,23 @@ import { rolloutRoutes } from './routes-rollouts.ts';
 
 /** Options of {@link buildOperatorApp}. */
 export interface OperatorAppOptions {
-  /** The caller of a request: in production the verified peer certificate (`peerIdentity`). */
+  /** The caller of a request: in production the verified peer certificate (`mtlsIdentity`). */
   readonly identify: (request: FastifyRequest) => Identity;
   /** Creates the HTTPS server; omitted in `inject()` tests. */
   readonly serverFactory?: FastifyServerFactory;
 }
-
-const refuseJsonSchema = (): never => {
-  throw new MoltError(ErrorCode.Internal, 'operator routes validate with zod, not JSON schemas');
-};
-
-/** Routes validate with zod: Fastify's Ajv compilers are never needed, so never loaded. */
-const noJsonSchemas: NonNullable<FastifyServerOptions['schemaController']> = {
-  compilersFactory: { buildValidator: refuseJsonSchema, buildSerializer: refuseJsonSchema },
-};
 
 const isFleetLock = (url: string): boolean =>
   url === OperatorRoutes.fleetLock || url.startsWith(`${OperatorRoutes.fleetLock}/`);
 
 function authorise(request: FastifyRequest, identity: Identity): void {
   if (request.method === 'GET' || request.method === 'HEAD' || isFleetLock(request.url)) return;
-  requirePermission(identity, 'write', `call ${request.method} ${request.url}`);
+  requirePermission(
+    identity,
+    'write',
+    `call ${request.method} ${request.url}`,
+    OperatorRolePermissions,
+  );
 }
 
 /** A Fastify instance serving the operator API (not yet listening). */
@@ -56,13 +48,12 @@ export async function buildOperatorApp(
   deps: OperatorApiDeps,
   options: OperatorAppOptions,
 ): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: false,
-    bodyLimit: 64 * 1024,
-    // Followed event streams must not keep close() waiting; followers reconnect with Last-Event-ID.
-    forceCloseConnections: true,
-    schemaController: noJsonSchemas,
-    ...(options.serverFactory && { serverFactory: options.serverFactory }),
+  // Routes validate with zod: Fastify's Ajv compilers are never needed, so never loaded (app.ts).
+  const app = createApiApp({
+    name: 'operator',
+    errorAnswer,
+    onInternalError: deps.onInternalError,
+    serverFactory: options.serverFactory,
   });
   const identities = new WeakMap<FastifyRequest, Identity>();
   // Refusals are answered here rather than thrown: a throw inside FleetLock's encapsulated scope
@@ -78,17 +69,6 @@ export async function buildOperatorApp(
     }
     return undefined;
   });
-  app.setErrorHandler(async (error, _request, reply) => {
-    const answer = errorAnswer(error);
-    if (answer.status === 500) deps.onInternalError?.(error);
-    return reply.code(answer.status).send(answer.body);
-  });
-  app.setNotFoundHandler(async (request, reply) =>
-    reply.code(404).send({
-      code: ErrorCode.BadInput,
-      message: `the operator has no route ${request.method} ${request.url}`,
-    }),
-  );
   const context: RouteContext = {
     deps,
     who: (request) => {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /** What the operator API's routes need (docs/adr/0005 §5); `main.ts` builds it from real adapters. */
 import type { FastifyRequest } from 'fastify';
+import type { Identity } from '../../platform/https/identity.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
 import type { FleetLockGroup } from './fleetlock.ts';
-import type { Identity } from './identity.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from './snapshot.ts';

@@ -5,9 +5,11 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { parseInput } from '../../platform/https/input.ts';
+import { serveSse } from '../../platform/https/sse.ts';
 import { EventsQuery, HistoryQuery, OperatorRoutes } from '../../protocol/operator.ts';
 import type { RouteContext } from './context.ts';
-import { errorAnswer, parseInput } from './errors.ts';
+import { errorAnswer } from './errors.ts';
 import { openHistorySse, scanHistory, streamHistory, type HistorySink } from './sse.ts';
 import { historyView } from './views.ts';
 
@@ -20,26 +22,16 @@ function lastEventId(value: string | string[] | undefined): number | undefined {
   return Number(text);
 }
 
-/**
- * Hand the socket to the SSE writer. Errors after the 200 went out cannot change the status, so
- * they end the stream with an `event: stream-error` frame instead.
- */
-async function serveStream(
+/** Serve the history stream; a failure after the 200 ends it with a `stream-error` frame. */
+function serveStream(
   reply: FastifyReply,
   c: RouteContext,
   run: (sink: HistorySink) => Promise<void>,
 ): Promise<void> {
-  reply.hijack();
-  const sink = openHistorySse(reply.raw);
-  try {
-    await run(sink);
-  } catch (e) {
-    const answer = errorAnswer(e);
-    if (answer.status === 500) c.deps.onInternalError?.(e);
-    await sink.error(answer.body);
-  } finally {
-    sink.end();
-  }
+  return serveSse(reply, openHistorySse, run, {
+    errorAnswer,
+    onInternalError: c.deps.onInternalError,
+  });
 }
 
 export function historyRoutes(app: FastifyInstance, c: RouteContext): void {

@@ -16,7 +16,7 @@ import {
 } from '../../protocol/operator.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
-import { parseInput } from './errors.ts';
+import { parseInput } from '../../platform/https/input.ts';
 import { iso, machineView } from './views.ts';
 
 function machineId(request: { params: unknown }): string {

@@ -13,7 +13,7 @@ import {
   type PlanView,
 } from '../../protocol/operator.ts';
 import type { RouteContext } from './context.ts';
-import { parseInput } from './errors.ts';
+import { parseInput } from '../../platform/https/input.ts';
 import { metricsContentType, renderMetrics } from './metrics.ts';
 import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
 import { decisionKey, decisionView, iso } from './views.ts';

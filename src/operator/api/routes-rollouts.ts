@@ -8,8 +8,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
+import { requirePermission, type Identity } from '../../platform/https/identity.ts';
+import { parseInput } from '../../platform/https/input.ts';
 import {
   ApproveRequestBody,
+  OperatorRolePermissions,
   OperatorRoutes,
   PauseRequestBody,
   ResumeRequestBody,
@@ -18,8 +21,6 @@ import {
 } from '../../protocol/operator.ts';
 import type { StoredState } from '../ports/store.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
-import { parseInput } from './errors.ts';
-import { requirePermission, type Identity } from './identity.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';
 import { rolloutView, summaryView, type RolloutContext } from './views.ts';
@@ -128,7 +129,13 @@ export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
       const id = Params(request);
       const who = c.who(request);
       const body = parseAction(action, request.body ?? {});
-      if (body.force) requirePermission(who, 'force', `${action} rollout ${id} with force`);
+      if (body.force)
+        requirePermission(
+          who,
+          'force',
+          `${action} rollout ${id} with force`,
+          OperatorRolePermissions,
+        );
       return act(deps, { id, action, who, ...body });
     });
   }

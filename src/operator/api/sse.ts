@@ -1,67 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The history event stream (`GET /v1/events`) over a hijacked Fastify reply: `id: <seq>`, `event:
- * <kind>`, `data: <HistoryEventView JSON>`. Writes respect backpressure; a failing stream ends with
- * an `event: stream-error` frame carrying an ErrorBody (STYLE §4.5). Following polls the store
+ * The history event stream (`GET /v1/events`) as server-sent events (`platform/https/sse.ts`):
+ * `id: <seq>`, `event: <kind>`, `data: <HistoryEventView JSON>`. Following polls the store
  * (history has no watch in the store port): a new event reaches followers within one poll period.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StreamErrorEvent, type ErrorBody } from '../../protocol/agent.ts';
+import { openSse, type SseSink } from '../../platform/https/sse.ts';
 import type { HistoryEvent, OperatorStore } from '../ports/store.ts';
 import { historyView } from './views.ts';
 
-/** How often a following stream sends a comment, so dead peers and idle proxies are noticed. */
-const keepAliveMs = 15_000;
+/** An open history stream to one client. */
+export type HistorySink = SseSink<HistoryEvent>;
 
-/** An open event stream to one client. */
-export interface HistorySink {
-  send(event: HistoryEvent): Promise<void>;
-  error(body: ErrorBody): Promise<void>;
-  end(): void;
-  /** Resolves when the client goes away. */
-  readonly closed: Promise<void>;
-  isClosed(): boolean;
-}
-
-/** Start an SSE answer on `raw` (the reply must be hijacked first). */
+/** Start a history stream on `raw` (the reply must be hijacked first). */
 export function openHistorySse(raw: ServerResponse): HistorySink {
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  let closed = false;
-  const closedPromise = new Promise<void>((resolve) => {
-    raw.once('close', () => {
-      closed = true;
-      resolve();
-    });
-  });
-  const write = async (frame: string): Promise<void> => {
-    if (closed || raw.writableEnded) return;
-    if (!raw.write(frame)) await Promise.race([once(raw, 'drain'), closedPromise]);
-  };
-  const timer = setInterval(() => void write(': keep-alive\n\n'), keepAliveMs);
-  timer.unref();
-  void closedPromise.then(() => {
-    clearInterval(timer);
-  });
-  // EventSource clients retry soon: an operator restart (upgrade, failover) cuts every stream.
-  void write('retry: 2000\n\n');
-  return {
-    send: (e) =>
-      write(`id: ${String(e.seq)}\nevent: ${e.kind}\ndata: ${JSON.stringify(historyView(e))}\n\n`),
-    error: (body) => write(`event: ${StreamErrorEvent}\ndata: ${JSON.stringify(body)}\n\n`),
-    end: () => {
-      clearInterval(timer);
-      if (!raw.writableEnded) raw.end();
-    },
-    closed: closedPromise,
-    isClosed: () => closed || raw.writableEnded,
-  };
+  return openSse(raw, (e: HistoryEvent) => ({
+    id: String(e.seq),
+    event: e.kind,
+    data: historyView(e),
+  }));
 }
 
 const pageSize = 500;

@@ -11,7 +11,7 @@
  * unknown write cleans itself up when its lease expires.
  */
 import type { ClusterLease, LeaseHolder } from '../../ports/cluster-lease.ts';
-import { openClient } from './client.ts';
+import { openClient } from '../../../platform/etcd/client.ts';
 import { read, stopFollowing, type EtcdClusterLeaseOptions, type LeaseCtx } from './lease-ctx.ts';
 import { extend, release, resumeOrRetake, takeOrAdopt } from './lease-ops.ts';
 

@@ -6,7 +6,7 @@
  */
 import { ErrorCode } from '../../../core/errors.ts';
 import type { EtcdMember, MemberHealth, QuorumReport } from '../../ports/etcd-member.ts';
-import { toMoltError } from './client.ts';
+import { toMoltError } from './errors.ts';
 import { lookup, type EtcdMemberOptions, type MemberCtx } from './member-ctx.ts';
 import { leave, rejoin } from './membership.ts';
 import { probeAll, probeMember } from './member-probe.ts';

@@ -2,8 +2,13 @@
 /** Shared state and small steps of the etcd cluster lease (see cluster-lease.ts). */
 import type { Etcd3 } from 'etcd3';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { deadline, etcdCall, toMoltError } from './client.ts';
-import { keepAliveOnce, startKeepAlive, type KeepAliveLoop } from './keep-alive.ts';
+import { deadline } from '../../../platform/etcd/client.ts';
+import {
+  keepAliveOnce,
+  startKeepAlive,
+  type KeepAliveLoop,
+} from '../../../platform/etcd/keep-alive.ts';
+import { etcdCall, toMoltError } from './errors.ts';
 import { readLease, type LeaseRecord } from './lease-key.ts';
 
 /** Options for `createEtcdClusterLease`. */
@@ -79,6 +84,7 @@ export function follow(ctx: LeaseCtx, leaseId: string): void {
       if (ctx.loop?.leaseId === id) ctx.loop = undefined;
       ctx.o.onLost?.(id);
     },
+    toMoltError,
   });
 }
 
@@ -86,7 +92,7 @@ export function follow(ctx: LeaseCtx, leaseId: string): void {
 export async function adopt(ctx: LeaseCtx, cur: LeaseRecord): Promise<boolean> {
   let ttl: number;
   try {
-    ttl = await keepAliveOnce(ctx.client, cur.leaseId, ctx.timeoutMs);
+    ttl = await keepAliveOnce(ctx.client, cur.leaseId, ctx.timeoutMs, toMoltError);
   } catch (e) {
     throw toMoltError(e, `renewing lease ${cur.leaseId}`);
   }

@@ -6,7 +6,7 @@
  */
 import type { Etcd3 } from 'etcd3';
 import type { LeaseHolder } from '../../ports/cluster-lease.ts';
-import { deadline } from './client.ts';
+import { deadline } from '../../../platform/etcd/client.ts';
 
 /** The key every control-plane agent contends for. */
 export const LeaseKey = '/molt/v1/locks/control-plane-upgrade';

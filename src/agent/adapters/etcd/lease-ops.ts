@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The four writes of the etcd cluster lease (see cluster-lease.ts for the model). */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { etcdCall, isTimeout, toMoltError } from './client.ts';
+import { isTimeout } from '../../../platform/etcd/client.ts';
+import { etcdCall, toMoltError } from './errors.ts';
 import {
   adopt,
   follow,

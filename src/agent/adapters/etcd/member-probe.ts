@@ -6,7 +6,8 @@
  */
 import type { IMember } from 'etcd3';
 import type { MemberHealth } from '../../ports/etcd-member.ts';
-import { deadline, etcdCall, withClient } from './client.ts';
+import { deadline, withClient } from '../../../platform/etcd/client.ts';
+import { etcdCall } from './errors.ts';
 
 /** A member as probed, with what healthy() needs beyond {@link MemberHealth}. */
 export interface ProbedMember extends MemberHealth {

@@ -4,7 +4,8 @@
  * has judged the client certificate, so a rejection reaches undici as "other side closed". Node
  * servers send no alert for an expired or foreign certificate either: they close right after the
  * handshake. A second, bare handshake tells the cases apart: closed (or alerted) at once means the
- * agent refused our certificate; still open means TLS is fine and the agent was just going away.
+ * daemon (agent or operator) refused our certificate; still open means TLS is fine and it was just
+ * going away.
  */
 import { connect } from 'node:tls';
 import { isIP } from 'node:net';
@@ -25,7 +26,7 @@ export type ProbeResult =
 /** How long an accepted connection must stay open to count as accepted. */
 const settleMs = 1_000;
 
-/** Handshake with `url`'s host and port and report whether the agent keeps the connection. */
+/** Handshake with `url`'s host and port and report whether the daemon keeps the connection. */
 export function probeTls(url: URL, tls: TlsMaterial): Promise<ProbeResult> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {

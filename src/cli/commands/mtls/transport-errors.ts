@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-/** undici / node:tls failures → MOLT_TLS_REJECTED or MOLT_AGENT_UNREACHABLE. */
+/** undici / node:tls failures → MOLT_TLS_REJECTED or the daemon's `…_UNREACHABLE`. */
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import type { DaemonPeer } from './peer.ts';
 import { probeTls, type TlsMaterial } from './tls-probe.ts';
 
-/** Codes node:tls uses when the agent's certificate fails verification on our side. */
+/** Codes node:tls uses when the daemon's certificate fails verification on our side. */
 const serverCertCodes = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT',
@@ -16,7 +17,7 @@ const serverCertCodes = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** Failures after which a second handshake can tell a refused certificate from a vanished agent. */
+/** Failures after which a second handshake can tell a refused certificate from a vanished daemon. */
 const ambiguousCodes = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
 
 function errorCode(e: unknown): string | undefined {
@@ -27,32 +28,32 @@ function errorCode(e: unknown): string | undefined {
   return undefined;
 }
 
-const certificateHint = (hasClientCert: boolean): string =>
+const certificateHint = (peer: DaemonPeer, hasClientCert: boolean): string =>
   hasClientCert
-    ? 'the agent accepts only unexpired certificates issued by its fleet CA (`molt pki issue`); check --cert/--key'
+    ? `the ${peer.name} accepts only unexpired certificates issued by its fleet CA (\`molt pki issue\`); check --cert/--key`
     : 'give a client certificate: --cert and --key (or MOLT_CERT and MOLT_KEY), issued with `molt pki issue`';
 
 /** The MoltError for a failed request to `url`. */
 export async function classifyTransport(
   e: unknown,
-  c: { url: URL; tls: TlsMaterial; hasClientCert: boolean },
+  c: { peer: DaemonPeer; url: URL; tls: TlsMaterial; hasClientCert: boolean },
 ): Promise<MoltError> {
   const code = errorCode(e);
-  const where = `the agent at ${c.url.origin}`;
+  const where = `the ${c.peer.name} at ${c.url.origin}`;
   if (code !== undefined && serverCertCodes.has(code)) {
     return new MoltError(
       ErrorCode.TlsRejected,
       `${where} presented a certificate molt does not trust (${code})`,
       {
         cause: e,
-        hint: '--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the agent’s certificate',
+        hint: `--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the ${c.peer.name}’s certificate`,
       },
     );
   }
   if (code !== undefined && /^ERR_SSL_/.test(code)) {
     return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, {
       cause: e,
-      hint: certificateHint(c.hasClientCert),
+      hint: certificateHint(c.peer, c.hasClientCert),
     });
   }
   if (code !== undefined && ambiguousCodes.has(code)) {
@@ -66,18 +67,14 @@ export async function classifyTransport(
         `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`,
         {
           cause: e,
-          hint: certificateHint(c.hasClientCert),
+          hint: certificateHint(c.peer, c.hasClientCert),
         },
       );
     }
   }
   return new MoltError(
-    ErrorCode.AgentUnreachable,
+    c.peer.unreachable,
     `cannot reach ${where}: ${code ?? (e instanceof Error ? e.message : String(e))}`,
-    {
-      cause: e,
-      retryable: true,
-      hint: 'check --endpoint (MOLT_ENDPOINT) and that the agent is running; it is away while it reboots',
-    },
+    { cause: e, retryable: true, hint: c.peer.unreachableHint },
   );
 }

@@ -9,10 +9,17 @@
  * No etcd lease is attached: a FleetLock slot must outlive the holder's reboot and the operator's
  * restart (the protocol has no TTL; molt's evidence-of-life TTL is a later slice).
  */
-import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { GROUP_PATTERN, type Semaphore } from '../../../core/fleetlock/semaphore.ts';
+import { deadline, etcdErrors, openClient } from '../../../platform/etcd/client.ts';
 import type { FleetLockRead, FleetLockStore } from '../../ports/fleetlock-store.ts';
+
+/**
+ * etcd3's errors as molt's (STYLE §4.4). A timeout carries no hint: the FleetLock endpoint answers
+ * it in the protocol's own error shape, which has no place for one.
+ */
+const { etcdCall } = etcdErrors();
 
 /** Where the semaphores live. */
 export const FLEETLOCK_PREFIX = '/molt/v1/fleetlock/';
@@ -37,7 +44,7 @@ export class EtcdFleetLockStore implements FleetLockStore {
   private readonly timeoutMs: number;
 
   constructor(options: EtcdFleetLockStoreOptions) {
-    this.client = new Etcd3({ hosts: [...options.endpoints], dialTimeout: 2_000 });
+    this.client = openClient(options.endpoints);
     this.timeoutMs = options.requestTimeoutMs ?? 5_000;
   }
 
@@ -71,7 +78,7 @@ export class EtcdFleetLockStore implements FleetLockStore {
   }
 
   private deadline(): { readonly deadline: number } {
-    return { deadline: Date.now() + this.timeoutMs };
+    return deadline(this.timeoutMs);
   }
 }
 
@@ -105,23 +112,4 @@ export function decodeSemaphore(key: string, text: string): Semaphore {
   throw new MoltError(ErrorCode.Internal, `${key} does not hold a semaphore molt wrote`, {
     hint: `inspect it with \`etcdctl get ${key}\`; delete it to reset the group`,
   });
-}
-
-/** Await `p`, turning etcd3's errors into molt's (STYLE §4.4). */
-async function etcdCall<T>(what: string, p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (e) {
-    if (e instanceof MoltError) throw e;
-    if (e instanceof GRPCDeadlineExceededError)
-      throw new MoltError(ErrorCode.TimedOut, `etcd: ${what} timed out; its outcome is unknown`, {
-        cause: e,
-        retryable: true,
-      });
-    const detail = e instanceof Error ? e.message : String(e);
-    throw new MoltError(ErrorCode.EtcdUnhealthy, `etcd: ${what} failed: ${detail}`, {
-      cause: e,
-      retryable: e instanceof GRPCUnavailableError,
-    });
-  }
 }

@@ -5,7 +5,9 @@
  * renews (a dead operator, or a create whose answer was lost) disappears at the lease's TTL.
  */
 import type { Etcd3 } from 'etcd3';
-import { deadline, etcdCall, toMoltError } from '../etcd-store/client.ts';
+import { deadline } from '../../../platform/etcd/client.ts';
+import { keepAliveOnce as keepLeaseAlive } from '../../../platform/etcd/keep-alive.ts';
+import { etcdCall, toMoltError } from '../etcd-store/errors.ts';
 
 /** One leadership instance's connection to etcd. */
 export interface ClaimCtx {
@@ -84,28 +86,9 @@ export async function revokeQuietly(ctx: ClaimCtx, leaseId: string): Promise<voi
 }
 
 /**
- * Renew `leaseId` once by its id (a raw `LeaseKeepAlive`; etcd3's `Lease` class only renews leases
- * it granted and hides the TTL-0 answer); resolves with the remaining TTL (0: the lease is gone).
+ * Renew `leaseId` once by its id (a raw `LeaseKeepAlive`, `platform/etcd/keep-alive.ts`); resolves
+ * with the remaining TTL (0: the lease is gone).
  */
-export async function keepAliveOnce(ctx: ClaimCtx, leaseId: string): Promise<number> {
-  const stream = await ctx.client.leaseClient.leaseKeepAlive();
-  try {
-    const ttl = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no keep-alive answer for lease ${leaseId} within ${ctx.timeoutMs} ms`));
-      }, ctx.timeoutMs);
-      stream.on('data', (res: { TTL: string }) => {
-        clearTimeout(timer);
-        resolve(res.TTL);
-      });
-      stream.on('error', (e: unknown) => {
-        clearTimeout(timer);
-        reject(toMoltError(e, `keep-alive of lease ${leaseId}`));
-      });
-      stream.write({ ID: leaseId });
-    });
-    return Number(ttl);
-  } finally {
-    stream.end();
-  }
+export function keepAliveOnce(ctx: ClaimCtx, leaseId: string): Promise<number> {
+  return keepLeaseAlive(ctx.client, leaseId, ctx.timeoutMs, toMoltError);
 }

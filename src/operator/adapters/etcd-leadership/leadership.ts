@@ -17,7 +17,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Leadership } from '../../ports/leadership.ts';
-import { openClient } from '../etcd-store/client.ts';
+import { openClient } from '../../../platform/etcd/client.ts';
 import {
   createClaim,
   deleteClaim,

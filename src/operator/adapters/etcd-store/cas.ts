@@ -14,7 +14,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3 } from 'etcd3';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { deadline, etcdCall, toMoltError } from './client.ts';
+import { deadline } from '../../../platform/etcd/client.ts';
+import { etcdCall, toMoltError } from './errors.ts';
 import type { Layout } from './layout.ts';
 
 /** One store instance: its client and limits. */
@@ -47,7 +48,7 @@ const toCurrent = (kv: Kv): Current => ({
 
 /**
  * Run a read, sending it again (up to three times) when etcd was unreachable: reads have no side
- * effects, and the client sends each call only once (`client.ts`).
+ * effects, and the client sends each call only once (`sendOnce`, `platform/etcd/client.ts`).
  */
 export async function reading<T>(what: string, call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

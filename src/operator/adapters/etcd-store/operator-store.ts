@@ -7,7 +7,8 @@
  * start record and the progress it set are always seen together.
  */
 import type { Hold, MachineRecord, OperatorStore, StoredState } from '../../ports/store.ts';
-import { deadline, etcdCall, openClient } from './client.ts';
+import { deadline, openClient } from '../../../platform/etcd/client.ts';
+import { etcdCall } from './errors.ts';
 import { get, readPrefixes, type StoreCtx } from './cas.ts';
 import { decode, encode } from './codec.ts';
 import { appendHistory, history } from './history.ts';

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * How the CLI reaches a daemon's mTLS API (`molt node` the agent, `molt rollout|machine` the
+ * operator): `--endpoint` and the client certificate by flag or environment (the endpoint variable
+ * is the daemon's; MOLT_CERT, MOLT_KEY, MOLT_CA for both), checked locally first (`material.ts`),
+ * then undici `fetch` over an mTLS `Agent`. Transport failures become MOLT_TLS_REJECTED (not
+ * retried) or the daemon's `…_UNREACHABLE` (retryable: an agent reboots, an operator fails over).
+ */
+import { Agent, fetch } from 'undici';
+import { z } from 'zod';
+import { ErrorCode, MoltError, type AgentFetch } from '../../../protocol/index.ts';
+import { outputFormats, type OutputFormat } from '../../output.ts';
+import { parseFlags, type CliEnv } from '../registry-flags.ts';
+import { loadMaterial } from './material.ts';
+import type { DaemonPeer } from './peer.ts';
+import { classifyTransport } from './transport-errors.ts';
+
+const schema = z.object({
+  endpoint: z
+    .string()
+    .min(1, 'is empty')
+    .transform((v) => (/^[a-z]+:\/\//i.test(v) ? v : `https://${v}`))
+    .pipe(z.url({ protocol: /^https$/, message: 'must be an https:// URL or host:port' })),
+  cert: z.string().min(1).optional(),
+  key: z.string().min(1).optional(),
+  ca: z.string().min(1).optional(),
+  timeout: z.coerce
+    .number({ message: 'must be a number of milliseconds' })
+    .int()
+    .min(100, 'must be at least 100 ms')
+    .max(600_000),
+  output: z.enum(outputFormats).default('table'),
+});
+
+/** A ready protocol client of one daemon, and how to print. */
+export interface DaemonConnection<C> {
+  readonly client: C;
+  readonly output: OutputFormat;
+  close(): Promise<void>;
+}
+
+/** Creates a protocol client (`createAgentClient`, `createOperatorClient`) on the transport. */
+export type ClientFactory<C> = (o: { baseUrl: string; fetch: AgentFetch }) => C;
+
+/** Validate the connection flags (environment fills what flags omit) and open a client. */
+export async function connectMtls<C>(
+  raw: Record<string, unknown>,
+  env: CliEnv,
+  peer: DaemonPeer,
+  createClient: ClientFactory<C>,
+): Promise<DaemonConnection<C>> {
+  const o = parseFlags(schema, {
+    ...raw,
+    endpoint: raw['endpoint'] ?? env[peer.endpointEnv],
+    cert: raw['cert'] ?? env['MOLT_CERT'],
+    key: raw['key'] ?? env['MOLT_KEY'],
+    ca: raw['ca'] ?? env['MOLT_CA'],
+  });
+  if ((o.cert === undefined) !== (o.key === undefined))
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      'give both --cert and --key (or MOLT_CERT and MOLT_KEY), or neither',
+    );
+  const tls = await loadMaterial(o, peer);
+  const url = new URL(o.endpoint);
+  const agent = new Agent({
+    connect: { ...tls, timeout: o.timeout },
+    headersTimeout: o.timeout,
+    // Followed streams get a keep-alive comment every 15 s; a minute of silence is a dead daemon.
+    bodyTimeout: Math.max(o.timeout, 60_000),
+  });
+  const mtlsFetch: AgentFetch = async (target, init) => {
+    try {
+      const res = await fetch(target, { ...init, dispatcher: agent });
+      return { status: res.status, text: () => res.text(), body: res.body };
+    } catch (e) {
+      throw await classifyTransport(e, { peer, url, tls, hasClientCert: tls.cert !== undefined });
+    }
+  };
+  return {
+    client: createClient({ baseUrl: url.origin, fetch: mtlsFetch }),
+    output: o.output,
+    close: () => agent.close(),
+  };
+}
