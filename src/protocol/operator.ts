@@ -15,6 +15,7 @@ export const OperatorRoutes = {
   pause: '/v1/rollouts/:id/pause',
   resume: '/v1/rollouts/:id/resume',
   approve: '/v1/rollouts/:id/approve',
+  rollback: '/v1/rollouts/:id/rollback',
   machines: '/v1/machines',
   hold: '/v1/machines/:id/hold',
   release: '/v1/machines/:id/release',
@@ -113,6 +114,15 @@ export const PauseRequestBody = z.strictObject({ reason: z.string().min(1).max(5
 export const ResumeRequestBody = z.strictObject({ force: z.boolean().default(false) });
 /** `POST /v1/rollouts/:id/approve`. */
 export const ApproveRequestBody = z.strictObject({});
+/**
+ * `POST /v1/rollouts/:id/rollback`: a coordinated fleet rollback — a new rollout of the same pool
+ * back to the release it ran before (`<id>-rollback`, under the same policies); the answer is that
+ * new rollout. The original must be paused, halted or completed first. Asking again answers the
+ * existing rollback with `changed: false`.
+ */
+export const FleetRollbackRequestBody = z.strictObject({
+  reason: z.string().min(1).max(500).optional(),
+});
 
 const isoTime = z.string().refine((v) => parseTime(v) !== undefined, {
   message: 'must be an ISO 8601 time with a zone, like 2026-11-24T06:00:00Z',

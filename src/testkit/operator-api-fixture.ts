@@ -55,6 +55,7 @@ export const fixtureRollouts: readonly Rollout[] = [
     id: 'cp-1.0.9',
     pool: 'cp',
     target: target('1.0.9'),
+    from: target('1.0.8'),
     state: 'Halted',
     createdAt: fixtureNow - 200 * minute,
     machines: {

@@ -119,6 +119,31 @@ describe('rollouts', () => {
     assert.equal((await store.history()).length, 4, 'no second history event');
   });
 
+  it('rolls a halted rollout back fleet-wide once, refusing running rollouts and rollouts without a previous release', async () => {
+    const res = await post('/v1/rollouts/cp-1.0.9/rollback', { reason: 'etcd latency' });
+    assert.equal(res.statusCode, 200, res.body);
+    const { rollout, changed } = res.json<{
+      rollout: { id: string; state: string; target: { version: string } };
+      changed: boolean;
+    }>();
+    assert.deepEqual(
+      [rollout.id, rollout.state, rollout.target.version, changed],
+      ['cp-1.0.9-rollback', 'Active', '1.0.8', true],
+    );
+    assert.match(
+      (await store.history()).at(-1)?.message ?? '',
+      /cp-1\.0\.9 rolled back by operator-1 to 1\.0\.8: etcd latency/,
+    );
+    const again = await post('/v1/rollouts/cp-1.0.9/rollback', {});
+    assert.equal(again.json<{ changed: boolean }>().changed, false);
+    const running = await post('/v1/rollouts/workers-1.1.0/rollback', {});
+    assert.equal(running.statusCode, 409);
+    assert.match(running.body, /MOLT_ROLLOUT_STATE.*pause it first/);
+    const noFrom = await post('/v1/rollouts/workers-1.0.1/rollback', {});
+    assert.equal(noFrom.statusCode, 409);
+    assert.equal((await post('/v1/rollouts/cp-1.0.9/rollback', {}, 'node')).statusCode, 403);
+  });
+
   it('refuses writes to a node certificate with 403 MOLT_FORBIDDEN', async () => {
     const res = await post('/v1/rollouts/workers-1.1.0/pause', {}, 'node');
     assert.equal(res.statusCode, 403);

@@ -16,10 +16,12 @@ import {
   OperatorRoutes,
   PauseRequestBody,
   ResumeRequestBody,
+  FleetRollbackRequestBody,
   type RolloutActionResult,
   type RolloutView,
 } from '../../protocol/operator.ts';
 import type { StoredState } from '../ports/store.ts';
+import { rollbackRolloutOf } from '../runtime/discovery.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';
@@ -114,6 +116,30 @@ function parseAction(action: RolloutAction, body: unknown): { force: boolean; re
   return { force: false };
 }
 
+/**
+ * The coordinated fleet rollback of rollout `id` (ADR 0005 "Health gates, pausing, fleet
+ * rollback"): created once; asking again answers the existing one unchanged.
+ */
+async function rollback(
+  deps: OperatorApiDeps,
+  a: { readonly id: string; readonly who: Identity; readonly reason?: string | undefined },
+): Promise<RolloutActionResult> {
+  const stored = await deps.store.read();
+  const back = rollbackRolloutOf(find(stored, a.id), deps.now());
+  if (stored.rollouts.some((r) => r.id === back.id))
+    return { rollout: await viewOf(deps, back.id), changed: false };
+  await deps.store.createRollout(back);
+  const why = a.reason === undefined ? '' : `: ${a.reason}`;
+  await deps.store.appendHistory({
+    at: deps.now(),
+    kind: 'rollout-created',
+    rollout: back.id,
+    message: `rollout ${a.id} rolled back by ${a.who.name} to ${back.target.version}${why}`,
+    data: { target: back.target, rollbackOf: a.id, by: a.who.name },
+  });
+  return { rollout: await viewOf(deps, back.id), changed: true };
+}
+
 export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
   const { deps } = c;
   app.get(OperatorRoutes.rollouts, async () => {
@@ -124,6 +150,10 @@ export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
       .map((r) => summaryView(r, ctx));
   });
   app.get(OperatorRoutes.rollout, async (request) => viewOf(deps, Params(request)));
+  app.post(OperatorRoutes.rollback, async (request) => {
+    const b = parseInput(FleetRollbackRequestBody, request.body ?? {}, 'rollback request');
+    return rollback(deps, { id: Params(request), who: c.who(request), reason: b.reason });
+  });
   for (const action of ['pause', 'resume', 'approve'] as const) {
     app.post(OperatorRoutes[action], async (request) => {
       const id = Params(request);

@@ -167,12 +167,12 @@ export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
     new MoltError(ErrorCode.RolloutState, `rollout ${original.id} cannot be rolled back: ${why}`, {
       details: { rollout: original.id, state: original.state, action: 'rollback' },
     });
-  if (original.from === undefined)
-    throw refuse('it does not record the release the pool ran before');
-  if (original.rollbackOf !== undefined)
-    throw refuse('it is a rollback itself; roll forward with a new release');
   if (original.state === 'Active' || original.state === 'AwaitingApproval')
     throw refuse(`it is ${original.state}; pause it first (molt rollout pause ${original.id})`);
+  if (original.rollbackOf !== undefined)
+    throw refuse('it is a rollback itself; roll forward with a new release');
+  if (original.from === undefined)
+    throw refuse('it does not record the release the pool ran before');
   return {
     id: `${original.id}-rollback`,
     pool: original.pool,

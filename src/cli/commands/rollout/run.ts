@@ -89,10 +89,10 @@ export function runStatus(
   });
 }
 
-/** `molt rollout pause|resume|approve ID`. */
+/** `molt rollout pause|resume|approve|rollback ID`. */
 export function runAction(
   ctx: CommandContext,
-  action: 'pause' | 'resume' | 'approve',
+  action: 'pause' | 'resume' | 'approve' | 'rollback',
   id: string,
   raw: Record<string, unknown>,
 ): Promise<void> {
@@ -110,12 +110,14 @@ export function runAction(
       result = await client.pause(o.id, o.reason === undefined ? {} : { reason: o.reason });
     else if (action === 'resume')
       result = await client.resume(o.id, o.force ? { force: true } : {});
+    else if (action === 'rollback')
+      result = await client.rollback(o.id, o.reason === undefined ? {} : { reason: o.reason });
     else result = await client.approve(o.id);
     const r = result.rollout;
-    ctx.io.out(
-      output === 'table'
-        ? `rollout ${r.id}: ${result.changed ? 'now' : 'already'} ${r.state}\n`
-        : renderData(output, result),
-    );
+    const line =
+      action === 'rollback'
+        ? `rollout ${r.id}: ${result.changed ? 'started' : 'already exists'}, back to ${r.target.version}\n  follow it: molt rollout status ${r.id} --follow\n`
+        : `rollout ${r.id}: ${result.changed ? 'now' : 'already'} ${r.state}\n`;
+    ctx.io.out(output === 'table' ? line : renderData(output, result));
   });
 }
