@@ -76,6 +76,10 @@ export async function extend(ctx: LeaseCtx, operationId: string, ttl: number): P
     moved = (await read(ctx))?.leaseId === leaseId;
     if (!moved) throw toMoltError(e, 'extending the upgrade lease');
   }
+  // etcd3 re-sends a call that failed in transit, including a move etcd had already applied; the
+  // re-sent compare then fails although the key is on the new lease. Revoking that lease would
+  // delete the key just before the reboot, so a failed compare is checked against the key first.
+  if (!moved) moved = (await read(ctx))?.leaseId === leaseId;
   if (!moved) {
     await revokeQuietly(ctx, leaseId);
     throw new MoltError(
