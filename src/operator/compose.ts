@@ -56,7 +56,10 @@ export function machineRecords(fleet: FleetSnapshot, source: string): MachineRec
   });
 }
 
-/** Make the store's inventory what the fleet file says (machines added, changed, removed). */
+/**
+ * Make the store's inventory what the fleet file says (machines added, changed, removed), keeping
+ * machines that registered through the API — unless the file now names the same id: the file wins.
+ */
 export async function syncInventory(
   store: OperatorStore,
   machines: readonly MachineRecord[],
@@ -64,5 +67,6 @@ export async function syncInventory(
   const known = (await store.read()).machines;
   const wanted = new Set(machines.map((m) => m.id));
   for (const m of machines) await store.putMachine(m);
-  for (const m of known) if (!wanted.has(m.id)) await store.removeMachine(m.id);
+  for (const m of known)
+    if (!wanted.has(m.id) && m.registered !== true) await store.removeMachine(m.id);
 }

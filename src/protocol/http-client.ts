@@ -21,7 +21,7 @@ export interface HttpResponse {
 
 /** The request a client makes. */
 export interface HttpRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
 }
@@ -65,6 +65,12 @@ export const postJson = (body: unknown): HttpRequest => ({
   headers: { 'content-type': 'application/json', accept: 'application/json' },
   body: JSON.stringify(body),
 });
+
+/** A DELETE that expects a JSON answer. */
+export const deleteJson: HttpRequest = {
+  method: 'DELETE',
+  headers: { accept: 'application/json' },
+};
 
 /** `?a=1&b=2` of the defined values, or '' (protocol has no URLSearchParams: it is not in ES2023). */
 export function queryString(values: Record<string, string | undefined>): string {

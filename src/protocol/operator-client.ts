@@ -7,9 +7,10 @@
  * retryable `MOLT_OPERATOR_UNREACHABLE`; an answer that is not this protocol is
  * `MOLT_OPERATOR_PROTOCOL`.
  */
+import type { z } from 'zod';
 import { ErrorCode } from '../core/errors.ts';
 import type { AgentFetch } from './agent-client.ts';
-import { createTransport, getJson, postJson, queryString } from './http-client.ts';
+import { createTransport, deleteJson, getJson, postJson, queryString } from './http-client.ts';
 import {
   HistoryEventView,
   MachineView,
@@ -18,8 +19,10 @@ import {
   RolloutActionResult,
   RolloutSummaryView,
   RolloutView,
+  DeregisterResult,
   operatorPath,
   type HoldRequestBody,
+  type RegisterMachineBody,
 } from './operator.ts';
 
 /** A `fetch`-like function (the same shape the agent client takes). */
@@ -48,6 +51,10 @@ export interface OperatorClient {
   machines(): Promise<MachineView[]>;
   hold(id: string, body: HoldRequestBody): Promise<MachineView>;
   release(id: string): Promise<MachineView>;
+  /** Register a machine (itself, with a node certificate; any, as operator or admin). */
+  register(body: z.input<typeof RegisterMachineBody>): Promise<MachineView>;
+  /** Deregister a machine that registered through the API. */
+  deregister(id: string): Promise<DeregisterResult>;
   history(options?: {
     after?: number;
     limit?: number;
@@ -86,6 +93,9 @@ export function createOperatorClient(options: {
     machines: () => t.json(MachineView.array(), OperatorRoutes.machines, getJson),
     hold: (id, body) => t.json(MachineView, operatorPath(OperatorRoutes.hold, id), postJson(body)),
     release: (id) => t.json(MachineView, operatorPath(OperatorRoutes.release, id), postJson({})),
+    register: (body) => t.json(MachineView, OperatorRoutes.machines, postJson(body)),
+    deregister: (id) =>
+      t.json(DeregisterResult, operatorPath(OperatorRoutes.machine, id), deleteJson),
     history: (o = {}) =>
       t.json(
         HistoryEventView.array(),

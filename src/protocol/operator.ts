@@ -17,6 +17,8 @@ export const OperatorRoutes = {
   approve: '/v1/rollouts/:id/approve',
   rollback: '/v1/rollouts/:id/rollback',
   machines: '/v1/machines',
+  /** `DELETE`: deregister a machine that registered through the API. */
+  machine: '/v1/machines/:id',
   hold: '/v1/machines/:id/hold',
   release: '/v1/machines/:id/release',
   history: '/v1/history',
@@ -155,6 +157,8 @@ export const MachineView = z.object({
   pool: z.string(),
   cluster: z.string().optional(),
   labels: z.record(z.string(), z.string()),
+  /** Registered through the API, not listed in the fleet file. */
+  registered: z.boolean().optional(),
   hold: z.object({ reason: z.string(), until: z.string(), by: z.string().optional() }).optional(),
   /** Absent until this operator has looked (only the leader looks). */
   observed: z
@@ -171,6 +175,27 @@ export const MachineView = z.object({
     .optional(),
 });
 export type MachineView = z.infer<typeof MachineView>;
+
+/**
+ * `POST /v1/machines`: register a machine (issue 4 inventory). An operator or admin may register
+ * any machine; a machine may register itself with its own node certificate (the certificate's
+ * name must be the id). Registering again updates it. The pool must be one the operator knows.
+ */
+export const RegisterMachineBody = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'must be a machine name (letters, digits, . _ -)'),
+  endpoint: z.url({ protocol: /^https$/, message: 'must be the agent’s https:// URL' }),
+  role: z.enum(['control-plane', 'worker']).default('worker'),
+  pool: z.string().min(1),
+  cluster: z.string().min(1).optional(),
+  labels: z.record(z.string(), z.string()).default({}),
+});
+export type RegisterMachineBody = z.output<typeof RegisterMachineBody>;
+
+/** Answer of `DELETE /v1/machines/:id`. */
+export const DeregisterResult = z.object({ id: z.string(), removed: z.boolean() });
+export type DeregisterResult = z.infer<typeof DeregisterResult>;
 
 export const HistoryKind = z.enum([
   'rollout-created',

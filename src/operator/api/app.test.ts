@@ -212,6 +212,67 @@ describe('rollouts', () => {
 });
 
 describe('machines', () => {
+  const del = (url: string, as: As = 'operator') =>
+    app.inject({ method: 'DELETE', url, headers: { 'x-as': `${as}:${as}-1` } });
+  const w9 = {
+    id: 'w-9',
+    endpoint: 'https://10.0.0.9:7443',
+    pool: 'workers',
+    labels: { zone: 'b' },
+  };
+
+  it('registers a machine for an operator, and lets a machine register only itself', async () => {
+    const res = await post('/v1/machines', w9);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json<{ id: string; registered: boolean; role: string }>(), {
+      ...w9,
+      role: 'worker',
+      registered: true,
+    });
+    assert.ok((await store.read()).machines.some((m) => m.id === 'w-9' && m.registered === true));
+    assert.match(
+      (await store.history()).at(-1)?.message ?? '',
+      /w-9 registered by operator-1 in pool workers/,
+    );
+    const self = await app.inject({
+      method: 'POST',
+      url: '/v1/machines',
+      headers: { 'x-as': 'node:w-10', 'content-type': 'application/json' },
+      payload: JSON.stringify({ ...w9, id: 'w-10' }),
+    });
+    assert.equal(self.statusCode, 200, self.body);
+    const other = await app.inject({
+      method: 'POST',
+      url: '/v1/machines',
+      headers: { 'x-as': 'node:w-10', 'content-type': 'application/json' },
+      payload: JSON.stringify({ ...w9, id: 'w-11' }),
+    });
+    assert.equal(other.statusCode, 403);
+    assert.match(other.body, /MOLT_FORBIDDEN.*may register only itself/);
+  });
+
+  it('refuses a registration to an unknown pool, over a fleet-file machine, or with a bad endpoint', async () => {
+    const pool = await post('/v1/machines', { ...w9, pool: 'gpu' });
+    assert.equal(pool.statusCode, 400, pool.body);
+    assert.match(pool.body, /MOLT_UNKNOWN_POOL/);
+    const fileMachine = await post('/v1/machines', { ...w9, id: 'w-1' });
+    assert.equal(fileMachine.statusCode, 409);
+    assert.match(fileMachine.body, /defined in the fleet file/);
+    const http = await post('/v1/machines', { ...w9, endpoint: 'http://10.0.0.9:7443' });
+    assert.equal(http.statusCode, 400);
+    assert.match(http.body, /MOLT_BAD_INPUT.*endpoint/);
+  });
+
+  it('deregisters only registered machines, never one upgrading', async () => {
+    await post('/v1/machines', w9);
+    const res = await del('/v1/machines/w-9');
+    assert.deepEqual(res.json(), { id: 'w-9', removed: true });
+    assert.deepEqual((await del('/v1/machines/w-9')).json(), { id: 'w-9', removed: false });
+    const file = await del('/v1/machines/w-1');
+    assert.equal(file.statusCode, 409);
+    assert.equal((await del('/v1/machines/w-9', 'node')).statusCode, 403);
+  });
+
   it('lists the inventory with the last observation of each machine', async () => {
     const res = await get('/v1/machines');
     const list = res.json<{ id: string; observed?: Record<string, unknown> }[]>();

@@ -13,6 +13,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.RolloutNotFound]: 404,
   [ErrorCode.UnknownMachine]: 404,
+  [ErrorCode.UnknownPool]: 400,
   [ErrorCode.RolloutState]: 409,
   [ErrorCode.AlreadyStarted]: 409,
   [ErrorCode.EtcdUnhealthy]: 503,

@@ -11,9 +11,12 @@ import { parseDuration, parseTime } from '../../protocol/fleet-schema.ts';
 import {
   HoldRequestBody,
   OperatorRoutes,
+  RegisterMachineBody,
   ReleaseRequestBody,
+  type DeregisterResult,
   type MachineView,
 } from '../../protocol/operator.ts';
+import type { Identity } from '../../platform/https/identity.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
@@ -56,8 +59,96 @@ function holdUntil(body: HoldRequestBody, now: number): number {
   return until;
 }
 
+/**
+ * `POST /v1/machines`: a machine registers itself (node certificate named after it), or an
+ * operator or admin registers it. The fleet file's machines are not overwritten through the API.
+ */
+async function register(
+  deps: OperatorApiDeps,
+  who: Identity,
+  body: RegisterMachineBody,
+): Promise<MachineView> {
+  if (who.role === 'node' && who.name !== body.id)
+    throw new MoltError(
+      ErrorCode.Forbidden,
+      `${who.name} may register only itself, not ${body.id}`,
+      {
+        hint: 'a machine registers with its own node certificate; an operator may register any machine',
+      },
+    );
+  if (!deps.fleet.pools.some((p) => p.name === body.pool))
+    throw new MoltError(ErrorCode.UnknownPool, `the operator has no pool ${body.pool}`, {
+      hint: `pools: ${deps.fleet.pools.map((p) => p.name).join(', ')}`,
+    });
+  const existing = (await deps.store.read()).machines.find((m) => m.id === body.id);
+  if (existing !== undefined && existing.registered !== true)
+    throw new MoltError(ErrorCode.RolloutState, `machine ${body.id} is defined in the fleet file`, {
+      hint: 'change it in the fleet file; the API registers machines the file does not list',
+    });
+  await deps.store.putMachine({
+    id: body.id,
+    endpoint: body.endpoint,
+    role: body.role,
+    pool: body.pool,
+    ...(body.cluster !== undefined && { cluster: body.cluster }),
+    labels: body.labels,
+    registered: true,
+  });
+  await deps.store.appendHistory({
+    at: deps.now(),
+    kind: 'decision',
+    machine: body.id,
+    message: `${body.id} ${existing === undefined ? 'registered' : 're-registered'} by ${who.name} in pool ${body.pool} at ${body.endpoint}`,
+    data: { action: 'register', by: who.name, pool: body.pool },
+  });
+  return viewOf(deps, body.id);
+}
+
+/** `DELETE /v1/machines/:id`: only API-registered machines, and none with an upgrade in flight. */
+async function deregister(
+  deps: OperatorApiDeps,
+  who: Identity,
+  id: string,
+): Promise<DeregisterResult> {
+  const stored = await deps.store.read();
+  const m = stored.machines.find((x) => x.id === id);
+  if (m === undefined) return { id, removed: false };
+  if (m.registered !== true)
+    throw new MoltError(ErrorCode.RolloutState, `machine ${id} is defined in the fleet file`, {
+      hint: 'remove it from the fleet file and restart the operator',
+    });
+  const busy = stored.rollouts.find((r) => r.machines[id]?.phase === 'InFlight');
+  if (busy !== undefined)
+    throw new MoltError(
+      ErrorCode.RolloutState,
+      `machine ${id} is upgrading in rollout ${busy.id}`,
+      {
+        hint: `wait for it to finish (molt rollout status ${busy.id} --follow)`,
+      },
+    );
+  await deps.store.removeMachine(id);
+  await deps.store.appendHistory({
+    at: deps.now(),
+    kind: 'decision',
+    machine: id,
+    message: `${id} deregistered by ${who.name}`,
+    data: { action: 'deregister', by: who.name },
+  });
+  return { id, removed: true };
+}
+
 export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
   const { deps } = c;
+  app.post(OperatorRoutes.machines, async (request) =>
+    register(
+      deps,
+      c.who(request),
+      parseInput(RegisterMachineBody, request.body ?? {}, 'registration'),
+    ),
+  );
+  app.delete(OperatorRoutes.machine, async (request) =>
+    deregister(deps, c.who(request), machineId(request)),
+  );
   app.get(OperatorRoutes.machines, async () => {
     const stored = await deps.store.read();
     return stored.machines.map((m) =>

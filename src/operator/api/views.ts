@@ -133,6 +133,7 @@ export function machineView(
     pool: m.pool,
     ...(m.cluster !== undefined && { cluster: m.cluster }),
     labels: { ...m.labels },
+    ...(m.registered === true && { registered: true }),
     ...(hold !== undefined && {
       hold: {
         reason: hold.reason,

@@ -22,6 +22,11 @@ export interface MachineRecord {
   readonly pool: string;
   readonly cluster?: string;
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * Registered through the API (`POST /v1/machines`) rather than listed in the fleet file: such a
+   * machine survives the operator's start-up sync with the file until it is deregistered.
+   */
+  readonly registered?: boolean;
 }
 
 /** A person's hold on a machine: no upgrade starts on it before `until`. */

@@ -14,7 +14,7 @@ const lazy =
     await pick(m)(ctx, id, cmd.opts());
   };
 
-/** `molt machine list|hold|release`: the operator's machines and holds. */
+/** `molt machine list|hold|release|register|deregister`: the operator's machines and holds. */
 export function machineCommand(ctx: CommandContext): Command {
   const machine = new Command('machine').description('machines the operator manages (mutual TLS)');
   machine.addCommand(
@@ -36,6 +36,28 @@ export function machineCommand(ctx: CommandContext): Command {
       .description('lift the machine’s hold')
       .argument('<id>', 'the machine')
       .action(lazy(ctx, (m) => m.runRelease)),
+  );
+  machine.addCommand(
+    withOperatorFlags(new Command('register'))
+      .description('add a machine to the operator’s inventory (a machine may register itself)')
+      .argument('<id>', 'the machine (its node certificate’s name when it registers itself)')
+      .option('--agent <url>', 'its agent’s API: https://host:port')
+      .option('--pool <name>', 'the pool it joins')
+      .option('--role <role>', 'worker or control-plane', 'worker')
+      .option('--cluster <name>', 'its Kubernetes / etcd cluster')
+      .option(
+        '--label <key=value>',
+        'a label (repeatable): zone=a',
+        (v: string, all: readonly string[]) => [...all, v],
+        [] as string[],
+      )
+      .action(lazy(ctx, (m) => m.runRegister)),
+  );
+  machine.addCommand(
+    withOperatorFlags(new Command('deregister'))
+      .description('remove a machine that registered through the API')
+      .argument('<id>', 'the machine')
+      .action(lazy(ctx, (m) => m.runDeregister)),
   );
   return machine;
 }

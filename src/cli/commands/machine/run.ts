@@ -68,3 +68,69 @@ export function runRelease(
     printMachine(ctx, output, await client.release(o.id));
   });
 }
+
+/** `--label k=v`, repeatable, into a record (a bad one is MOLT_BAD_FLAG naming it). */
+function labelsOf(raw: unknown): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const item of Array.isArray(raw) ? (raw as unknown[]) : []) {
+    const text = String(item);
+    const at = text.indexOf('=');
+    if (at <= 0)
+      throw new MoltError(ErrorCode.BadFlag, `--label ${text}: must be key=value`, {
+        hint: 'for example --label zone=a',
+      });
+    labels[text.slice(0, at)] = text.slice(at + 1);
+  }
+  return labels;
+}
+
+/** `molt machine register ID --agent URL --pool P [--role R] [--cluster C] [--label k=v]…`. */
+export function runRegister(
+  ctx: CommandContext,
+  id: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(
+    z.object({
+      id: idSchema,
+      agent: z.string({ message: 'is required' }).min(1),
+      pool: z.string({ message: 'is required' }).min(1),
+      role: z.enum(['control-plane', 'worker']).default('worker'),
+      cluster: z.string().min(1).optional(),
+    }),
+    { ...raw, id },
+  );
+  const labels = labelsOf(raw['label']);
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const m = await client.register({
+      id: o.id,
+      endpoint: o.agent,
+      pool: o.pool,
+      role: o.role,
+      ...(o.cluster !== undefined && { cluster: o.cluster }),
+      labels,
+    });
+    ctx.io.out(
+      output === 'table'
+        ? `machine ${m.id}: registered in pool ${m.pool} at ${m.endpoint}\n`
+        : renderData(output, m),
+    );
+  });
+}
+
+/** `molt machine deregister ID`. */
+export function runDeregister(
+  ctx: CommandContext,
+  id: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(z.object({ id: idSchema }), { id });
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const r = await client.deregister(o.id);
+    ctx.io.out(
+      output === 'table'
+        ? `machine ${r.id}: ${r.removed ? 'deregistered' : 'was not registered'}\n`
+        : renderData(output, r),
+    );
+  });
+}

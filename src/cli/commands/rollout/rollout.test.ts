@@ -209,6 +209,54 @@ describe('molt rollout and molt machine', () => {
     assert.equal(released.stdout, 'machine w-3: not held\n');
   });
 
+  it('registers a machine with labels, lists it as registered, and deregisters it', async () => {
+    const reg = await molt([
+      'machine',
+      'register',
+      'w-9',
+      '--agent',
+      'https://10.0.0.9:7443',
+      '--pool',
+      'workers',
+      '--label',
+      'zone=b',
+      '--label',
+      'rack=7',
+      ...as('operator'),
+    ]);
+    assert.equal(reg.code, 0, reg.stderr);
+    assert.match(
+      reg.stdout,
+      /machine w-9: registered in pool workers at https:\/\/10\.0\.0\.9:7443/,
+    );
+    const list = await molt(['machine', 'list', '-o', 'json', ...as('node')]);
+    const w9 = (
+      JSON.parse(list.stdout) as {
+        id: string;
+        labels: Record<string, string>;
+        registered?: boolean;
+      }[]
+    ).find((m) => m.id === 'w-9');
+    assert.deepEqual([w9?.labels, w9?.registered], [{ zone: 'b', rack: '7' }, true]);
+    const badLabel = await molt([
+      'machine',
+      'register',
+      'w-8',
+      '--agent',
+      'https://x:1',
+      '--pool',
+      'workers',
+      '--label',
+      'zone',
+      ...as('operator'),
+    ]);
+    assert.equal(badLabel.code, 1);
+    assert.match(badLabel.stderr, /MOLT_BAD_FLAG: --label zone: must be key=value/);
+    const gone = await molt(['machine', 'deregister', 'w-9', ...as('operator')]);
+    assert.equal(gone.code, 0, gone.stderr);
+    assert.match(gone.stdout, /machine w-9: deregistered/);
+  });
+
   it('checks hold flags before calling, and reports the operator’s refusals', async () => {
     const none = await molt(['machine', 'hold', 'w-3', '--reason', 'x', ...as('operator')]);
     assert.match(none.stderr, /MOLT_BAD_FLAG: give exactly one of --for and --until/);

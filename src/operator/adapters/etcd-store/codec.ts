@@ -18,6 +18,7 @@ const machine = z.object({
   pool: text,
   cluster: text.optional(),
   labels: z.record(z.string(), z.string()),
+  registered: z.boolean().optional(),
 });
 
 const progress = z.object({
