@@ -118,6 +118,10 @@ export const ErrorCode = {
   OperatorUnreachable: 'MOLT_OPERATOR_UNREACHABLE',
   /** An answer that is not the operator protocol (another server, another molt version). */
   OperatorProtocol: 'MOLT_OPERATOR_PROTOCOL',
+  /** A machine provider (replace strategy) cannot be reached, timed out or answered 5xx; retryable. */
+  ProviderUnreachable: 'MOLT_PROVIDER_UNREACHABLE',
+  /** A machine provider refused a request (4xx) or answered something that is not its protocol. */
+  ProviderFailed: 'MOLT_PROVIDER_FAILED',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

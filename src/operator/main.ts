@@ -16,6 +16,7 @@ import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
+import { createHttpProvider } from './adapters/http-provider/index.ts';
 import { createReleaseSource, machineRecords, syncInventory } from './compose.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
@@ -26,6 +27,7 @@ import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import { FakeFleetLockStore } from './ports/fleetlock-store.fake.ts';
 import type { Leadership } from './ports/leadership.ts';
 import { createFakeLeadership, FakeLeadershipBackend } from './ports/leadership.fake.ts';
+import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
 import { InMemoryOperatorStore } from './ports/store.fake.ts';
 import { startOperatorLoop } from './runtime/loop.ts';
@@ -78,6 +80,14 @@ function stateOf(
       ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
     }),
   };
+}
+
+/** One HTTP machine provider per pool that configures one (replace strategy and its fallback). */
+function providersOf(c: LoadedConfig): (pool: string) => MachineProvider | undefined {
+  const byPool = new Map<string, MachineProvider>();
+  for (const pool of c.fleet.pools)
+    if (pool.provider !== undefined) byPool.set(pool.name, createHttpProvider(pool.provider));
+  return (pool) => byPool.get(pool);
 }
 
 async function untilSignal(): Promise<string> {
@@ -160,6 +170,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
       store,
       agents,
       gates: createHttpGateProbe(),
+      providers: providersOf(c),
       releases: createReleaseSource({
         registry: c.config.registry,
         repository: c.config.repository,

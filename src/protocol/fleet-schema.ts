@@ -215,10 +215,23 @@ const poolSchema = z
     /** Follow what this pool has completed instead of a channel. */
     promoteFrom: name.optional(),
     phased: z.strictObject({ startFraction: z.number().min(0).max(1), duration }).optional(),
+    /** `in-place` (A/B through the agent, the default) or `replace` (through the provider). */
+    strategy: z.enum(['in-place', 'replace']).optional(),
+    /** The machine provider extension: re-images machines (ADR 0005, "Replace strategy"). */
+    provider: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
+        timeout: duration.optional(),
+      })
+      .optional(),
     policies: z.array(policySchema).default([]),
   })
   .refine((p) => p.channel === undefined || p.promoteFrom === undefined, {
     message: 'a pool follows a channel or promotes from another pool, not both',
+  })
+  .refine((p) => p.strategy !== 'replace' || p.provider !== undefined, {
+    message: 'strategy replace needs a provider: {url: …}',
+    path: ['strategy'],
   })
   .transform((p): Pool => ({
     name: p.name,
@@ -229,6 +242,13 @@ const poolSchema = z
     ...(p.promoteFrom !== undefined && { promoteFrom: p.promoteFrom }),
     ...(p.phased !== undefined && {
       phased: { startFraction: p.phased.startFraction, durationMs: p.phased.duration },
+    }),
+    ...(p.strategy !== undefined && { strategy: p.strategy }),
+    ...(p.provider !== undefined && {
+      provider: {
+        url: p.provider.url,
+        ...(p.provider.timeout !== undefined && { timeoutMs: p.provider.timeout }),
+      },
     }),
   }));
 

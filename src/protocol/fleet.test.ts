@@ -341,6 +341,37 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     ]);
   });
 
+  it('reads a pool’s strategy and provider, and refuses replace without a provider or a non-http one', () => {
+    const s = parseFleet(
+      'pools:\n  - {name: metal, channel: stable, strategy: replace, provider: {url: "http://127.0.0.1:7070", timeout: 30s}}\n  - {name: vms, channel: stable, strategy: in-place, provider: {url: "https://provider.lab"}}\nmachines: []\n',
+    );
+    assert.deepEqual(s.pools, [
+      {
+        name: 'metal',
+        policies: [],
+        channel: 'stable',
+        strategy: 'replace',
+        provider: { url: 'http://127.0.0.1:7070', timeoutMs: 30_000 },
+      },
+      {
+        name: 'vms',
+        policies: [],
+        channel: 'stable',
+        strategy: 'in-place',
+        provider: { url: 'https://provider.lab' },
+      },
+    ]);
+    const missing = failure('pools:\n  - {name: metal, strategy: replace}\nmachines: []\n');
+    assert.equal(missing.code, ErrorCode.FleetInvalid);
+    assert.match(missing.message, /pools\[0\]\.strategy: strategy replace needs a provider/);
+    const ftp = failure(
+      'pools:\n  - {name: metal, strategy: replace, provider: {url: "ftp://x"}}\nmachines: []\n',
+    );
+    assert.match(ftp.message, /pools\[0\]\.provider\.url: must be an http:\/\/ or https:\/\/ URL/);
+    const other = failure('pools:\n  - {name: metal, strategy: rebuild}\nmachines: []\n');
+    assert.match(other.message, /pools\[0\]\.strategy/);
+  });
+
   it('refuses a pool that both follows a channel and promotes from another pool', () => {
     const e = failure(
       'pools:\n  - {name: a, channel: stable}\n  - {name: b, channel: beta, promoteFrom: a}\nmachines: []\n',

@@ -102,7 +102,27 @@ export interface Pool {
   readonly promoteFrom?: string;
   /** Phased availability given to this pool's new rollouts (Fedora CoreOS style). */
   readonly phased?: { readonly startFraction: number; readonly durationMs: number };
+  /**
+   * How a machine moves to a release: `in-place` through its agent (A/B slots), or `replace`
+   * through the pool's {@link Pool.provider}, which re-images the machine from scratch. An
+   * in-place pool with a provider falls back to replacing a machine whose agent reports it cannot
+   * apply the release (ADR 0005, "Replace strategy"). The planner does not read either field.
+   * @default 'in-place'
+   */
+  readonly strategy?: Strategy;
+  /** The provider extension (HTTP) that replaces machines; required by `strategy: 'replace'`. */
+  readonly provider?: ProviderSettings;
   readonly policies: readonly Policy[];
+}
+
+export type Strategy = 'in-place' | 'replace';
+
+/** Where a pool's machine provider listens (the protocol is in ADR 0005, "Replace strategy"). */
+export interface ProviderSettings {
+  /** `http(s)://host[:port][/prefix]`; requests go to `{url}/v1/replace`. */
+  readonly url: string;
+  /** Per request. @default 10000 */
+  readonly timeoutMs?: number;
 }
 
 export type RolloutState = 'AwaitingApproval' | 'Active' | 'Paused' | 'Halted' | 'Completed';

@@ -220,4 +220,42 @@ describe('validatePolicies', () => {
       );
     });
   });
+  it('refuses a replace pool without a provider, and a provider that is not http(s) or has no time', () => {
+    const refuses = (pool: Pool, pattern: RegExp): void => {
+      assert.throws(
+        () => {
+          validatePolicies([{ name: 'other', policies: [] }, pool], [], []);
+        },
+        (e: unknown) => isMoltError(e, ErrorCode.PolicyInvalid) && pattern.test(e.message),
+      );
+    };
+    const base: Pool = { name: 'workers', policies: [] };
+    refuses(
+      { ...base, strategy: 'replace' },
+      /^pools\[1\]\.provider: pool workers replaces machines but has no provider/,
+    );
+    refuses(
+      { ...base, strategy: 'replace', provider: { url: 'ftp://lab:9' } },
+      /^pools\[1\]\.provider\.url: 'ftp:\/\/lab:9' is not an http/,
+    );
+    refuses(
+      { ...base, provider: { url: 'http://127.0.0.1:9', timeoutMs: 0 } },
+      /^pools\[1\]\.provider\.timeoutMs: must be a duration above 0 ms/,
+    );
+    assert.doesNotThrow(() => {
+      validatePolicies(
+        [
+          {
+            ...base,
+            strategy: 'replace',
+            provider: { url: 'https://provider.lab/x', timeoutMs: 1 },
+          },
+          { name: 'in-place', strategy: 'in-place', policies: [] },
+          { name: 'fallback', provider: { url: 'http://127.0.0.1:9' }, policies: [] },
+        ],
+        [],
+        [],
+      );
+    });
+  });
 });

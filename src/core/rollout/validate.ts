@@ -213,6 +213,21 @@ export function validatePolicies(
   });
   validateList(fleetPolicies, 'fleetPolicies', { name: 'the fleet', machines });
   validatePromotion(pools);
+  pools.forEach(validateStrategy);
+}
+
+/** A replace pool needs a provider; a provider is an http(s) URL with a positive timeout. */
+function validateStrategy(pool: Pool, i: number): void {
+  const at = `pools[${String(i)}]`;
+  if (pool.provider === undefined) {
+    if (pool.strategy === 'replace')
+      throw invalid(`${at}.provider`, `pool ${pool.name} replaces machines but has no provider`);
+    return;
+  }
+  if (!/^https?:\/\/[^\s/]+/.test(pool.provider.url))
+    throw invalid(`${at}.provider.url`, `'${pool.provider.url}' is not an http:// or https:// URL`);
+  if (pool.provider.timeoutMs !== undefined)
+    requireDuration(pool.provider.timeoutMs, `${at}.provider.timeoutMs`, true);
 }
 
 /** `promoteFrom` names another pool, and following the chain never comes back (no cycle). */

@@ -8,6 +8,10 @@ import { isMoltError } from '../../core/errors.ts';
 import type { MachineDecision, MachineProgress, Plan, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { CANNOT_APPLY, REPLACE_PREFIX } from './progress.ts';
+
+const describeError = (e: unknown): string =>
+  isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
 
 /** Set one machine's progress, unless it moved on meanwhile (another pass or operator got there). */
 export async function setProgress(
@@ -16,11 +20,21 @@ export async function setProgress(
   machine: string,
   progress: MachineProgress,
 ): Promise<void> {
+  await replaceProgress(d, rollout, machine, { progress, expected: progress.operationId });
+}
+
+/** Set progress only while the machine is still in flight under operation `expected` (or none). */
+async function replaceProgress(
+  d: ReconcileDeps,
+  rollout: string,
+  machine: string,
+  change: { readonly progress: MachineProgress; readonly expected: string | undefined },
+): Promise<void> {
   await d.store.updateRollout(rollout, (r) => {
     const cur = r.machines[machine];
     if (cur?.phase !== 'InFlight') return r;
-    if (cur.operationId !== undefined && cur.operationId !== progress.operationId) return r;
-    return { ...r, machines: { ...r.machines, [machine]: progress } };
+    if (cur.operationId !== undefined && cur.operationId !== change.expected) return r;
+    return { ...r, machines: { ...r.machines, [machine]: change.progress } };
   });
 }
 
@@ -44,12 +58,71 @@ async function ask(
   return d.agents.upgrade(machine, { image });
 }
 
-/** Ask the agent to upgrade; remember its operation id. Busy or unreachable: the next pass retries. */
+/**
+ * Replace a machine through its pool's provider (a replace pool, or an in-place pool's fallback
+ * when the agent cannot apply the release: `fallback` says why, `expected` is the agent's
+ * operation it replaces). The provider's id is remembered as `replace:<id>`; a refused or lost
+ * request is asked again next pass (the provider answers a running replace's id).
+ */
+export async function replaceMachine(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  machine: MachineRecord,
+  o: { readonly fallback?: string; readonly expected?: string } = {},
+): Promise<void> {
+  const provider = d.providers?.(rollout.pool);
+  if (provider === undefined) {
+    d.log(`${machine.id}: pool ${rollout.pool} replaces machines but has no provider`);
+    return;
+  }
+  const { digest, version } = rollout.target;
+  const image = d.settings.imageFor(digest);
+  let accepted: string;
+  try {
+    ({ operationId: accepted } = await provider.replace(machine, { image, digest, version }));
+  } catch (e) {
+    d.log(`${machine.id}: replace request not accepted, retrying next pass: ${describeError(e)}`);
+    return;
+  }
+  const operationId = `${REPLACE_PREFIX}${accepted}`;
+  const started = rollout.machines[machine.id]?.startedAt ?? d.now();
+  const progress: MachineProgress = { phase: 'InFlight', startedAt: started, operationId };
+  await replaceProgress(d, rollout.id, machine.id, { progress, expected: o.expected });
+  const message =
+    o.fallback === undefined
+      ? `${machine.id}: replace with ${version} accepted by the provider (operation ${accepted})`
+      : `${machine.id}: the agent cannot apply ${version} (${o.fallback}); replacing the machine through the provider (operation ${accepted})`;
+  d.log(`${rollout.id}: ${message}`);
+  await d.store.appendHistory({
+    at: d.now(),
+    kind: 'machine-start',
+    rollout: rollout.id,
+    machine: machine.id,
+    message,
+    data: {
+      operationId,
+      image,
+      strategy: 'replace',
+      ...(o.fallback !== undefined && { fallback: o.fallback }),
+    },
+  });
+}
+
+/**
+ * Ask the agent to upgrade (a replace pool: the provider to replace); remember the operation id.
+ * Busy or unreachable: the next pass retries. An agent that cannot apply the release
+ * ({@link CANNOT_APPLY}) in a pool with a provider: the machine is replaced instead.
+ */
 export async function submit(
   d: ReconcileDeps,
   rollout: Rollout,
   machine: MachineRecord,
 ): Promise<void> {
+  const pool = d.settings.pools.find((p) => p.name === rollout.pool);
+  if (pool?.strategy === 'replace') {
+    await replaceMachine(d, rollout, machine);
+    return;
+  }
   const image = d.settings.imageFor(rollout.target.digest);
   try {
     const { operationId } = await ask(d, rollout, machine, image);
@@ -68,8 +141,11 @@ export async function submit(
       data: { operationId, image },
     });
   } catch (e) {
-    const why = isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
-    d.log(`${machine.id}: upgrade request not accepted, retrying next pass: ${why}`);
+    if (isMoltError(e) && CANNOT_APPLY.has(e.code) && d.providers?.(rollout.pool) !== undefined) {
+      await replaceMachine(d, rollout, machine, { fallback: describeError(e) });
+      return;
+    }
+    d.log(`${machine.id}: upgrade request not accepted, retrying next pass: ${describeError(e)}`);
   }
 }
 
@@ -141,9 +217,7 @@ export async function rollBack(
   try {
     ({ operationId } = await d.agents.rollback(machine));
   } catch (e) {
-    d.log(
-      `${machine.id}: rollback not accepted, retrying next pass: ${isMoltError(e) ? `${e.code}: ${e.message}` : String(e)}`,
-    );
+    d.log(`${machine.id}: rollback not accepted, retrying next pass: ${describeError(e)}`);
     return;
   }
   const p = rollout.machines[machine.id];

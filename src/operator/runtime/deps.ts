@@ -4,6 +4,7 @@ import type { Release } from '../../core/releases/release.ts';
 import type { Policy, Pool } from '../../core/rollout/types.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { GateProbe } from '../ports/gates.ts';
+import type { MachineProvider } from '../ports/provider.ts';
 import type { NewHistoryEvent, OperatorStore } from '../ports/store.ts';
 
 export interface OperatorSettings {
@@ -31,6 +32,11 @@ export interface ReconcileDeps {
    * nobody can check never lets a start through.
    */
   readonly gates?: GateProbe;
+  /**
+   * The machine provider of a pool (its `provider` setting; HTTP in production), used by replace
+   * pools and by in-place pools' fallback. Undefined: the pool has none.
+   */
+  readonly providers?: (pool: string) => MachineProvider | undefined;
   /** A discovery scan of the release repository (newest first). */
   readonly releases: () => Promise<readonly Release[]>;
   readonly settings: OperatorSettings;

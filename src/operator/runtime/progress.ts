@@ -5,9 +5,30 @@
  * for our operation id is the answer; a machine recorded as started but never asked (the operator
  * died between the two writes) is asked now, or adopted when its agent already runs our image.
  */
-import type { MachineProgress, Rollout } from '../../core/rollout/types.ts';
+import { ErrorCode } from '../../core/errors.ts';
+import type { MachineProgress, Rollout, Strategy } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
+import type { ProviderOperation } from '../ports/provider.ts';
 import { booted, type Observation } from './observation.ts';
+
+/** Operation ids of replace operations (the provider's id after it) — never an agent's. */
+export const REPLACE_PREFIX = 'replace:';
+
+export const isReplaceOperation = (
+  id: string | undefined,
+): id is `${typeof REPLACE_PREFIX}${string}` => id?.startsWith(REPLACE_PREFIX) === true;
+
+/**
+ * Agent error codes meaning "this machine's slots cannot take this release" — the image breaks
+ * the slot contract of this machine (a disk layout or artifact change) or does not fit its slot.
+ * With these, and only these, an in-place pool with a provider replaces the machine instead: the
+ * agent refuses them before it touches the machine, and a re-image is what they call for. Busy,
+ * unreachable, boot and health failures are not fixed by re-imaging (and would hide a bad release).
+ */
+export const CANNOT_APPLY: ReadonlySet<string> = new Set<string>([
+  ErrorCode.ImageInvalid,
+  ErrorCode.ImageTooLarge,
+]);
 
 /** What to do about one in-flight machine. */
 export type ProgressStep =
@@ -15,7 +36,13 @@ export type ProgressStep =
   | { readonly kind: 'submit'; readonly machine: string }
   | { readonly kind: 'wait'; readonly machine: string }
   /** Healthy per its agent, but the pool's health gates kept failing: roll it back through the agent. */
-  | { readonly kind: 'rollback'; readonly machine: string; readonly reason: string };
+  | { readonly kind: 'rollback'; readonly machine: string; readonly reason: string }
+  /** The agent cannot apply the release (a {@link CANNOT_APPLY} code): replace it through the provider. */
+  | { readonly kind: 'replace'; readonly machine: string; readonly reason: string };
+
+/** What the pool's provider said about a replace operation, or why it could not be asked. */
+export type ProviderAnswer =
+  ProviderOperation | { readonly error: string; readonly terminal: boolean };
 
 export interface ProgressOptions {
   readonly now: number;
@@ -27,6 +54,12 @@ export interface ProgressOptions {
   readonly failingGate?: string;
   /** How long a machine the agent finished may wait for the gates before it is rolled back. */
   readonly gateGraceMs?: number;
+  /** The pool's strategy. @default 'in-place' */
+  readonly strategy?: Strategy;
+  /** The pool has a provider: an in-place machine the agent cannot upgrade is replaced instead. */
+  readonly canReplace?: boolean;
+  /** For a replace operation: the provider's answer this pass. */
+  readonly provider?: ProviderAnswer;
 }
 
 function finished(
@@ -113,6 +146,73 @@ function afterGates(
   return { kind: 'rollback', machine, reason };
 }
 
+/**
+ * A replace operation settles from the provider, then the agent: done once the provider succeeded
+ * and the machine's (new) agent answers idle on the target digest; failed when the provider says
+ * so. A provider that cannot be asked is asked again next pass. Failing gates hold a replaced
+ * machine in flight, but it is never rolled back: a re-imaged machine has no previous slot.
+ */
+function replaced(
+  rollout: Rollout,
+  at: { readonly machine: string; readonly p: MachineProgress },
+  status: AgentStatus | undefined,
+  o: ProgressOptions,
+): ProgressStep {
+  const { machine, p } = at;
+  const answer = o.provider;
+  const fail = (reason: string): ProgressStep => ({
+    kind: 'set',
+    machine,
+    progress: finished(p, o.now, { phase: 'Failed', reason }),
+  });
+  if (answer === undefined) return { kind: 'wait', machine };
+  if ('error' in answer) return answer.terminal ? fail(answer.error) : { kind: 'wait', machine };
+  if (answer.state === 'failed')
+    return fail(`replace failed: ${answer.message ?? 'no reason given'}`);
+  if (answer.state === 'running' || status?.phase !== 'Idle') return { kind: 'wait', machine };
+  return afterReplace(rollout, { machine, p, status }, o);
+}
+
+/** The provider succeeded and the machine's agent answers idle: is it on the target? */
+function afterReplace(
+  rollout: Rollout,
+  at: { readonly machine: string; readonly p: MachineProgress; readonly status: AgentStatus },
+  o: ProgressOptions,
+): ProgressStep {
+  const { machine, p, status } = at;
+  const digest = booted(status).digest;
+  if (digest !== rollout.target.digest) {
+    const reason = `replaced, but boots ${digest ?? 'an unknown release'}, not the target`;
+    return { kind: 'set', machine, progress: finished(p, o.now, { phase: 'Failed', reason }) };
+  }
+  if (o.failingGate !== undefined && rollout.rollbackOf === undefined)
+    return { kind: 'wait', machine };
+  return { kind: 'set', machine, progress: finished(p, o.now, { phase: 'Succeeded' }) };
+}
+
+/** The fallback: our in-place operation failed with a {@link CANNOT_APPLY} code, and a provider is there. */
+function cannotApply(
+  result: MachineProgress | undefined,
+  status: AgentStatus,
+  o: ProgressOptions,
+): string | undefined {
+  const code = status.last?.code;
+  if (result?.phase !== 'Failed' || o.canReplace !== true || code == null) return undefined;
+  return CANNOT_APPLY.has(code) ? (result.reason ?? code) : undefined;
+}
+
+/** No answer from the agent. A replace pool's machine never (knowingly) asked: ask the provider. */
+function noAnswer(
+  machine: string,
+  p: MachineProgress,
+  observation: Observation | undefined,
+  o: ProgressOptions,
+): ProgressStep {
+  // The provider answers a running replace's id, so asking again is safe while the machine is down.
+  if (p.operationId === undefined && o.strategy === 'replace') return { kind: 'submit', machine };
+  return unreachable(machine, p, observation, o);
+}
+
 /** The step for one in-flight machine of `rollout`. */
 export function progressStep(
   rollout: Rollout,
@@ -123,8 +223,11 @@ export function progressStep(
   const p = rollout.machines[machine];
   if (p?.phase !== 'InFlight') return { kind: 'wait', machine };
   const status = observation?.status;
-  if (status === undefined) return unreachable(machine, p, observation, o);
+  if (isReplaceOperation(p.operationId)) return replaced(rollout, { machine, p }, status, o);
+  if (status === undefined) return noAnswer(machine, p, observation, o);
   const result = fromResult(rollout, p, status, o.now);
+  const replace = cannotApply(result, status, o);
+  if (replace !== undefined) return { kind: 'replace', machine, reason: replace };
   if (result?.phase === 'Succeeded') return afterGates(rollout, { machine, status, result }, o);
   if (result !== undefined) return { kind: 'set', machine, progress: result };
   if (p.operationId !== undefined) return { kind: 'wait', machine };

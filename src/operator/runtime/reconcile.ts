@@ -10,13 +10,20 @@ import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../ports/store.ts';
-import { act, pauseRollout, rollBack, setProgress, submit } from './act.ts';
+import { act, pauseRollout, replaceMachine, rollBack, setProgress, submit } from './act.ts';
 import { checkGates, failingGate, type GateResults } from './gates.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
 import { observeAll } from './observe.ts';
 import { plannerMachine, type Observation } from './observation.ts';
-import { progressStep } from './progress.ts';
+import {
+  isReplaceOperation,
+  progressStep,
+  REPLACE_PREFIX,
+  type ProgressOptions,
+  type ProgressStep,
+  type ProviderAnswer,
+} from './progress.ts';
 
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
@@ -50,6 +57,64 @@ function snapshotOf(d: ReconcileDeps, stored: StoredState, seen: Seen): FleetSna
   };
 }
 
+/** The pool's provider on a replace operation; a refusal (4xx, garbage) ends it, the rest waits. */
+async function askProvider(
+  d: ReconcileDeps,
+  r: Rollout,
+  machine: MachineRecord,
+): Promise<ProviderAnswer | undefined> {
+  const id = r.machines[machine.id]?.operationId;
+  if (!isReplaceOperation(id)) return undefined;
+  const provider = d.providers?.(r.pool);
+  if (provider === undefined) return { error: `pool ${r.pool} has no provider`, terminal: false };
+  try {
+    return await provider.status(machine, id.slice(REPLACE_PREFIX.length));
+  } catch (e) {
+    d.log(`${machine.id}: provider status unknown, asking again next pass: ${describe(e)}`);
+    return { error: describe(e), terminal: isMoltError(e, ErrorCode.ProviderFailed) };
+  }
+}
+
+function progressOptions(
+  d: ReconcileDeps,
+  r: Rollout,
+  seen: Seen,
+  provider: ProviderAnswer | undefined,
+): ProgressOptions {
+  const pool = d.settings.pools.find((p) => p.name === r.pool);
+  const failing = failingGate(pool, d.settings.fleetPolicies, seen.gates);
+  return {
+    now: d.now(),
+    unreachableFailMs: d.settings.unreachableFailMs,
+    image: d.settings.imageFor(r.target.digest),
+    canReplace: d.providers?.(r.pool) !== undefined,
+    ...(pool?.strategy !== undefined && { strategy: pool.strategy }),
+    ...(provider !== undefined && { provider }),
+    ...(failing !== undefined && { failingGate: failing }),
+    ...(d.settings.gateGraceMs !== undefined && { gateGraceMs: d.settings.gateGraceMs }),
+  };
+}
+
+async function carryOut(
+  d: ReconcileDeps,
+  r: Rollout,
+  machine: MachineRecord,
+  step: ProgressStep,
+): Promise<void> {
+  if (step.kind === 'submit') await submit(d, r, machine);
+  if (step.kind === 'rollback') await rollBack(d, r, machine, step.reason);
+  if (step.kind === 'replace') {
+    const expected = r.machines[machine.id]?.operationId;
+    await replaceMachine(d, r, machine, {
+      fallback: step.reason,
+      ...(expected !== undefined && { expected }),
+    });
+  }
+  if (step.kind !== 'set') return;
+  await setProgress(d, r.id, machine.id, step.progress);
+  if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine.id, step.progress);
+}
+
 async function settleOne(
   d: ReconcileDeps,
   r: Rollout,
@@ -58,15 +123,8 @@ async function settleOne(
 ): Promise<void> {
   if (machine === undefined) return;
   const observation = seen.agents.get(machine.id);
-  const pool = d.settings.pools.find((p) => p.name === r.pool);
-  const failing = failingGate(pool, d.settings.fleetPolicies, seen.gates);
-  const step = progressStep(r, machine.id, observation, {
-    now: d.now(),
-    unreachableFailMs: d.settings.unreachableFailMs,
-    image: d.settings.imageFor(r.target.digest),
-    ...(failing !== undefined && { failingGate: failing }),
-    ...(d.settings.gateGraceMs !== undefined && { gateGraceMs: d.settings.gateGraceMs }),
-  });
+  const provider = await askProvider(d, r, machine);
+  const step = progressStep(r, machine.id, observation, progressOptions(d, r, seen, provider));
   // An agent that answers, but not molt's agent protocol, is not guessed at: stop starting.
   if (observation?.error?.startsWith(`${ErrorCode.AgentProtocol}:`) === true)
     await pauseRollout(
@@ -74,11 +132,7 @@ async function settleOne(
       r.id,
       `the agent of ${machine.id} answers garbage (${observation.error})`,
     );
-  if (step.kind === 'submit') await submit(d, r, machine);
-  if (step.kind === 'rollback') await rollBack(d, r, machine, step.reason);
-  if (step.kind !== 'set') return;
-  await setProgress(d, r.id, machine.id, step.progress);
-  if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine.id, step.progress);
+  await carryOut(d, r, machine, step);
 }
 
 async function settleInFlight(d: ReconcileDeps, stored: StoredState, seen: Seen): Promise<void> {
