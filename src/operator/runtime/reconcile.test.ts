@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { Release } from '../../core/releases/release.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import type { AgentGateway } from '../ports/agents.ts';
@@ -13,22 +12,9 @@ import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rollbackRolloutOf } from './discovery.ts';
+import { d10, d11, idle, release } from './fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
-const d10 = `sha256:${'a'.repeat(64)}`;
-const d11 = `sha256:${'b'.repeat(64)}`;
-const release = (version: string, digest: string): Release => ({
-  digest,
-  tag: version,
-  tags: [version],
-  version,
-  channels: ['stable'],
-  official: true,
-  created: undefined,
-  kubernetes: undefined,
-  upgradeFrom: undefined,
-  signature: { status: 'unchecked' },
-});
 const w1: MachineRecord = {
   id: 'w-1',
   endpoint: 'https://127.0.0.1:1',
@@ -36,21 +22,6 @@ const w1: MachineRecord = {
   pool: 'workers',
   labels: {},
 };
-
-function idle(digest: string, last: AgentStatus['last'] = null): AgentStatus {
-  return {
-    node: 'w-1',
-    role: 'worker',
-    bootId: 'b',
-    bootedSlot: 'A',
-    version: digest === d11 ? '1.1.0' : '1.0.0',
-    slots: [{ slot: 'A', status: 'ready', version: null, digest, generation: 1 }],
-    boot: { bootloader: 'grub', committed: 'A', oneShot: null, entries: [] },
-    phase: 'Idle',
-    operation: null,
-    last,
-  };
-}
 
 /** An agent gateway whose answers the test scripts; it records the upgrades asked for. */
 function scripted() {
@@ -75,7 +46,7 @@ function scripted() {
 }
 
 async function setup(
-  releases: Release[],
+  releases: ReturnType<typeof release>[],
   pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }],
 ) {
   const store = new InMemoryOperatorStore();

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { Release } from '../../core/releases/release.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import { startLabProvider, type LabReplaceRequest } from '../../testkit/lab-provider.ts';
@@ -15,37 +14,8 @@ import { createHttpProvider } from '../adapters/http-provider/index.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
+import { d10, d11, idle, release } from './fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
-
-const d10 = `sha256:${'a'.repeat(64)}`;
-const d11 = `sha256:${'b'.repeat(64)}`;
-const release = (version: string, digest: string): Release => ({
-  digest,
-  tag: version,
-  tags: [version],
-  version,
-  channels: ['stable'],
-  official: true,
-  created: undefined,
-  kubernetes: undefined,
-  upgradeFrom: undefined,
-  signature: { status: 'unchecked' },
-});
-
-function idle(digest: string, last: AgentStatus['last'] = null): AgentStatus {
-  return {
-    node: 'w',
-    role: 'worker',
-    bootId: 'b',
-    bootedSlot: 'A',
-    version: digest === d11 ? '1.1.0' : '1.0.0',
-    slots: [{ slot: 'A', status: 'ready', version: null, digest, generation: 1 }],
-    boot: { bootloader: 'grub', committed: 'A', oneShot: null, entries: [] },
-    phase: 'Idle',
-    operation: null,
-    last,
-  };
-}
 
 /** The lab provider whose re-images the test finishes by hand (`finish`), per machine. */
 async function labProvider() {
