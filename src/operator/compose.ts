@@ -4,7 +4,8 @@
  * source over molt's OCI client and discovery, and the fleet file's machines as the store's
  * inventory. `main.ts` is the only place that chooses adapters.
  */
-import { ErrorCode, MoltError } from '../core/errors.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
 import type { Release } from '../core/releases/release.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { createRegistryClient } from '../oci/index.ts';
@@ -69,4 +70,31 @@ export async function syncInventory(
   for (const m of machines) await store.putMachine(m);
   for (const m of known)
     if (!wanted.has(m.id) && m.registered !== true) await store.removeMachine(m.id);
+}
+
+/** Store failures an operator waits out at start-up: etcd away, a member down, no quorum yet. */
+const transient: readonly string[] = [ErrorCode.EtcdUnhealthy, ErrorCode.TimedOut];
+
+/**
+ * {@link syncInventory}, retried with backoff (0.25 s doubling to 5 s) while the store is
+ * unreachable: an operator started while etcd is down, or while the member it dialled is being
+ * upgraded, waits for it like its loop does, instead of exiting.
+ */
+export async function syncInventoryWhenReachable(
+  store: OperatorStore,
+  machines: readonly MachineRecord[],
+  log: (line: string) => void,
+): Promise<void> {
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 5_000)) {
+    try {
+      await syncInventory(store, machines);
+      return;
+    } catch (e) {
+      if (!isMoltError(e) || !transient.includes(e.code)) throw e;
+      log(
+        `the store is not reachable yet (${e.code}: ${e.message}); retrying in ${String(waitMs)} ms`,
+      );
+    }
+    await sleep(waitMs);
+  }
 }

@@ -17,7 +17,7 @@ import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
 import { createHttpProvider } from './adapters/http-provider/index.ts';
-import { createReleaseSource, machineRecords, syncInventory } from './compose.ts';
+import { createReleaseSource, machineRecords, syncInventoryWhenReachable } from './compose.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
@@ -159,7 +159,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
   };
   let api: OperatorApi | undefined;
   try {
-    await syncInventory(store, machineRecords(c.fleet, c.fleetFile));
+    await syncInventoryWhenReachable(store, machineRecords(c.fleet, c.fleetFile), log);
     api = await serveApi(c, path, { store, leadership, fleetLock, observations, metrics, log }, io);
   } catch (e) {
     await closeAll();

@@ -47,18 +47,20 @@ const toCurrent = (kv: Kv): Current => ({
 });
 
 /**
- * Run a read, sending it again (up to three times) when etcd was unreachable: reads have no side
- * effects, and the client sends each call only once (`sendOnce`, `platform/etcd/client.ts`).
+ * Run a read, sending it again (up to five times, 0.05–0.8 s apart) when etcd was unreachable:
+ * reads have no side effects, and the client sends each call only once (`sendOnce`,
+ * `platform/etcd/client.ts`), so without this a read that dialled a member being upgraded would
+ * fail although the other members serve it.
  */
 export async function reading<T>(what: string, call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await etcdCall(what, call());
     } catch (e) {
-      if (attempt >= 3 || !(e instanceof MoltError) || e.code !== ErrorCode.EtcdUnhealthy) throw e;
+      if (attempt >= 5 || !(e instanceof MoltError) || e.code !== ErrorCode.EtcdUnhealthy) throw e;
       if (!e.retryable) throw e;
     }
-    await sleep(50 * attempt);
+    await sleep(50 * 2 ** (attempt - 1));
   }
 }
 
