@@ -20,7 +20,7 @@ import { createHttpProvider } from './adapters/http-provider/index.ts';
 import { createReleaseSource, machineRecords, syncInventoryWhenReachable } from './compose.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
-import { MemoryObservationBook, observingGateway } from './api/observations.ts';
+import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
@@ -169,7 +169,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
     {
       store,
       agents,
-      gates: createHttpGateProbe(),
+      gates: observingGateProbe(createHttpGateProbe(), observations),
       providers: providersOf(c),
       releases: createReleaseSource({
         registry: c.config.registry,

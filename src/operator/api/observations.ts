@@ -7,20 +7,32 @@
  * without asking any agent itself. Only the leader's loop observes: a standby's book stays empty.
  */
 import { isMoltError } from '../../core/errors.ts';
+import type { GateResult } from '../../core/rollout/types.ts';
 import type { AgentGateway } from '../ports/agents.ts';
+import type { GateProbe } from '../ports/gates.ts';
 import type { Observation } from '../runtime/observation.ts';
 
-/** The last observation per machine id. */
+/** The last observation per machine id, and the last result per health gate. */
 export interface ObservationBook {
   get(machine: string): Observation | undefined;
+  gates(): Readonly<Record<string, GateResult>>;
 }
 
 /** An {@link ObservationBook} fed by hand (tests) or by {@link observingGateway}. */
 export class MemoryObservationBook implements ObservationBook {
   private readonly seen = new Map<string, Observation>();
+  private readonly gateResults: Record<string, GateResult> = {};
 
   get(machine: string): Observation | undefined {
     return this.seen.get(machine);
+  }
+
+  gates(): Readonly<Record<string, GateResult>> {
+    return { ...this.gateResults };
+  }
+
+  setGate(name: string, result: GateResult): void {
+    this.gateResults[name] = result;
   }
 
   set(machine: string, observation: Observation): void {
@@ -49,5 +61,16 @@ export function observingGateway(
     upgrade: (machine, request) => gateway.upgrade(machine, request),
     rollback: (machine) => gateway.rollback(machine),
     close: () => gateway.close(),
+  };
+}
+
+/** `probe`, recording every gate result into `book` (the API's plan then sees the loop's gates). */
+export function observingGateProbe(probe: GateProbe, book: MemoryObservationBook): GateProbe {
+  return {
+    async check(gate) {
+      const result = await probe.check(gate);
+      book.setGate(gate.name, result);
+      return result;
+    },
   };
 }

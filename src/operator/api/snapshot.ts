@@ -1,35 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The planner's input as the API sees it: the stored state plus the loop's last observation of
- * each machine — the same snapshot a reconcile pass builds (`runtime/reconcile.ts`), so
+ * each machine and gate — built by the same `fleetSnapshot` a reconcile pass uses, so
  * `GET /v1/plan` shows what the next pass would decide if nothing changed meanwhile.
  */
 import { explain, plan } from '../../core/rollout/index.ts';
-import type { FleetSnapshot, Plan, Policy, Pool } from '../../core/rollout/types.ts';
+import type { FleetSnapshot, Plan } from '../../core/rollout/types.ts';
 import type { Refusal } from '../../core/rollout/index.ts';
 import type { StoredState } from '../ports/store.ts';
-import { plannerMachine } from '../runtime/observation.ts';
+import { fleetSnapshot, type FleetPolicies } from '../runtime/snapshot.ts';
 import type { ObservationBook } from './observations.ts';
 import { decisionKey, type DecisionIndex } from './views.ts';
 
-/** The fleet file's pools and fleet-wide policies. */
-export interface FleetPolicies {
-  readonly pools: readonly Pool[];
-  readonly fleetPolicies: readonly Policy[];
-}
-
+/** The snapshot the loop's next pass would plan on: stored state, last observations, last gates. */
 export function snapshotOf(
   stored: StoredState,
   book: ObservationBook,
   fleet: FleetPolicies,
 ): FleetSnapshot {
-  return {
-    machines: stored.machines.map((m) => plannerMachine(m, book.get(m.id), stored.holds[m.id])),
-    pools: fleet.pools,
-    fleetPolicies: fleet.fleetPolicies,
-    rollouts: stored.rollouts,
-    starts: stored.starts,
-  };
+  return fleetSnapshot(stored, { agent: (id) => book.get(id), gates: book.gates() }, fleet);
 }
 
 /** The plan now, and its decisions indexed by `rollout/machine`. */

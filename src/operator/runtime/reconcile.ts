@@ -15,7 +15,8 @@ import { checkGates, failingGate, type GateResults } from './gates.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
 import { observeAll } from './observe.ts';
-import { plannerMachine, type Observation } from './observation.ts';
+import type { Observation } from './observation.ts';
+import { fleetSnapshot } from './snapshot.ts';
 import {
   isReplaceOperation,
   progressStep,
@@ -39,23 +40,13 @@ export interface PassState {
 export const newPassState = (): PassState => ({ lastDiscovery: undefined, firstSeen: new Map() });
 
 /** What one pass saw: every agent's answer and every health gate's result. */
-interface Seen {
+interface PassSeen {
   readonly agents: ReadonlyMap<string, Observation>;
   readonly gates: GateResults;
 }
 
-function snapshotOf(d: ReconcileDeps, stored: StoredState, seen: Seen): FleetSnapshot {
-  return {
-    machines: stored.machines.map((m) =>
-      plannerMachine(m, seen.agents.get(m.id), stored.holds[m.id]),
-    ),
-    pools: d.settings.pools,
-    fleetPolicies: d.settings.fleetPolicies,
-    rollouts: stored.rollouts,
-    starts: stored.starts,
-    gates: seen.gates,
-  };
-}
+const snapshotOf = (d: ReconcileDeps, stored: StoredState, seen: PassSeen): FleetSnapshot =>
+  fleetSnapshot(stored, { agent: (id) => seen.agents.get(id), gates: seen.gates }, d.settings);
 
 /** The pool's provider on a replace operation; a refusal (4xx, garbage) ends it, the rest waits. */
 async function askProvider(
@@ -78,7 +69,7 @@ async function askProvider(
 function progressOptions(
   d: ReconcileDeps,
   r: Rollout,
-  seen: Seen,
+  seen: PassSeen,
   provider: ProviderAnswer | undefined,
 ): ProgressOptions {
   const pool = d.settings.pools.find((p) => p.name === r.pool);
@@ -119,7 +110,7 @@ async function settleOne(
   d: ReconcileDeps,
   r: Rollout,
   machine: MachineRecord | undefined,
-  seen: Seen,
+  seen: PassSeen,
 ): Promise<void> {
   if (machine === undefined) return;
   const observation = seen.agents.get(machine.id);
@@ -135,7 +126,11 @@ async function settleOne(
   await carryOut(d, r, machine, step);
 }
 
-async function settleInFlight(d: ReconcileDeps, stored: StoredState, seen: Seen): Promise<void> {
+async function settleInFlight(
+  d: ReconcileDeps,
+  stored: StoredState,
+  seen: PassSeen,
+): Promise<void> {
   const records = new Map(stored.machines.map((m) => [m.id, m]));
   for (const r of stored.rollouts)
     for (const [machine, p] of Object.entries(r.machines))
@@ -176,8 +171,6 @@ async function discover(
   state: PassState,
 ): Promise<void> {
   const now = d.now();
-  if (state.lastDiscovery !== undefined && now - state.lastDiscovery < d.settings.discoverEveryMs)
-    return;
   const releases = await d.releases();
   state.lastDiscovery = now;
   for (const r of releases) if (!state.firstSeen.has(r.digest)) state.firstSeen.set(r.digest, now);
@@ -215,13 +208,15 @@ async function discover(
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   const first = await d.store.read();
-  const seen: Seen = {
+  const seen: PassSeen = {
     agents: await observeAll(d.agents, first.machines, { now: d.now }),
     gates: await checkGates(d),
   };
   await settleInFlight(d, first, seen);
   try {
-    await discover(d, snapshotOf(d, await d.store.read(), seen), state);
+    // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.
+    if (untilDiscovery(d, state) === 0)
+      await discover(d, snapshotOf(d, await d.store.read(), seen), state);
   } catch (e) {
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);

@@ -5,9 +5,7 @@ import { ErrorCode, MoltError, machineColumns, type MachineView } from '../../..
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
 import { parseFlags } from '../registry-flags.ts';
-import { withOperator } from '../rollout/run.ts';
-
-const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
+import { idSchema, withOperator } from '../rollout/run.ts';
 
 function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView): void {
   if (output !== 'table') {

@@ -28,7 +28,8 @@ export async function withOperator(
   }
 }
 
-const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
+/** A rollout or machine id flag/argument (both verbs' modules). */
+export const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
 
 /** `molt rollout list`. */
 export function runList(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The planner's input (core's `FleetSnapshot`): the stored state, what was last seen of each
+ * machine's agent, and the last result of each health gate. The one builder for both the reconcile
+ * pass and the API (`GET /v1/plan`, rollout views), so the plan the API shows is the plan the
+ * next pass makes if nothing changes meanwhile.
+ */
+import type { FleetSnapshot, GateResult, Policy, Pool } from '../../core/rollout/types.ts';
+import type { StoredState } from '../ports/store.ts';
+import { plannerMachine, type Observation } from './observation.ts';
+
+/** The fleet file's pools and fleet-wide policies. */
+export interface FleetPolicies {
+  readonly pools: readonly Pool[];
+  readonly fleetPolicies: readonly Policy[];
+}
+
+/** What was last seen: each machine's agent (by id) and each gate (by name). */
+export interface Seen {
+  readonly agent: (machine: string) => Observation | undefined;
+  readonly gates: Readonly<Record<string, GateResult>>;
+}
+
+export function fleetSnapshot(
+  stored: StoredState,
+  seen: Seen,
+  fleet: FleetPolicies,
+): FleetSnapshot {
+  return {
+    machines: stored.machines.map((m) => plannerMachine(m, seen.agent(m.id), stored.holds[m.id])),
+    pools: fleet.pools,
+    fleetPolicies: fleet.fleetPolicies,
+    rollouts: stored.rollouts,
+    starts: stored.starts,
+    gates: seen.gates,
+  };
+}
