@@ -18,12 +18,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, Rollout } from '../src/core/rollout/types.ts';
+import { createAgentEventSource } from '../src/operator/adapters/agent-gateway/events.ts';
 import { createAgentGateway } from '../src/operator/adapters/agent-gateway/index.ts';
 import { createEtcdLeadership } from '../src/operator/adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from '../src/operator/adapters/etcd-store/operator-store.ts';
 import { createReleaseSource, syncInventory } from '../src/operator/compose.ts';
 import type { OperatorStore } from '../src/operator/ports/store.ts';
-import { startOperatorLoop } from '../src/operator/runtime/loop.ts';
+import { startWatchedLoop } from '../src/operator/runtime/watch.ts';
 import { OperatorConfig } from '../src/protocol/operator-config.ts';
 import { eventually } from '../src/testkit/process.ts';
 import {
@@ -80,11 +81,13 @@ export async function startBenchOperator(
   const store = createEtcdOperatorStore({ endpoints });
   await syncInventory(store, fleet.machines);
   const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
-  const agents = createAgentGateway({
+  const identity = {
     ca: await read('ca.pem'),
     cert: await read('operator.pem'),
     key: await read('operator.key'),
-  });
+  };
+  const agents = createAgentGateway(identity);
+  const events = createAgentEventSource(identity);
   const leadership = createEtcdLeadership({
     endpoints,
     id: 'bench-operator',
@@ -94,7 +97,7 @@ export async function startBenchOperator(
   const source = createReleaseSource({ registry, repository, insecure: true });
   const scans: number[] = [];
   const log: string[] = [];
-  const loop = startOperatorLoop(
+  const loop = startWatchedLoop(
     {
       store,
       agents,
@@ -112,6 +115,7 @@ export async function startBenchOperator(
       now: () => Date.now(),
       log: (line) => log.push(`${new Date().toISOString()} ${line}`),
     },
+    events,
     leadership,
     { intervalMs: defaults.intervalMs },
   );
@@ -141,7 +145,7 @@ export async function startBenchOperator(
       }),
     async stop() {
       await loop.stop();
-      await Promise.all([agents.close(), store.close(), leadership.close()]);
+      await Promise.all([agents.close(), events.close(), store.close(), leadership.close()]);
     },
   };
 }

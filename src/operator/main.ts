@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { OperatorServingPrefix } from '../protocol/operator.ts';
+import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
@@ -27,10 +28,12 @@ import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import { FakeFleetLockStore } from './ports/fleetlock-store.fake.ts';
 import type { Leadership } from './ports/leadership.ts';
 import { createFakeLeadership, FakeLeadershipBackend } from './ports/leadership.fake.ts';
+import type { AgentGateway } from './ports/agents.ts';
 import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
 import { InMemoryOperatorStore } from './ports/store.fake.ts';
-import { startOperatorLoop } from './runtime/loop.ts';
+import type { ReconcileDeps } from './runtime/deps.ts';
+import { startWatchedLoop } from './runtime/watch.ts';
 
 export interface OperatorIo {
   out(text: string): void;
@@ -138,6 +141,63 @@ async function serveApi(
   return api;
 }
 
+interface LoopParts {
+  readonly store: OperatorStore;
+  readonly agents: AgentGateway;
+  readonly observations: MemoryObservationBook;
+  readonly log: (line: string) => void;
+}
+
+/** The reconcile loop's dependencies: the real adapters the config names. */
+function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watch'> {
+  const { store, agents, log } = p;
+  return {
+    store,
+    agents,
+    gates: observingGateProbe(createHttpGateProbe(), p.observations),
+    providers: providersOf(c),
+    releases: createReleaseSource({
+      registry: c.config.registry,
+      repository: c.config.repository,
+      insecure: c.config.insecure,
+      ...(c.publicKeyPem !== undefined && { publicKeyPem: c.publicKeyPem }),
+    }),
+    settings: {
+      pools: c.fleet.pools,
+      fleetPolicies: c.fleet.fleetPolicies,
+      imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
+      unreachableFailMs: c.config.unreachableFail,
+      discoverEveryMs: c.config.discoverEvery,
+      gateGraceMs: c.config.gateGrace,
+      ...(c.publicKeyPem !== undefined && { requireSignature: true }),
+    },
+    now: () => Date.now(),
+    log,
+  };
+}
+
+/** The reconcile loop, woken by the agents' event streams; `stop` ends the loop, then the streams. */
+function startLoop(
+  c: LoadedConfig,
+  p: LoopParts,
+  leadership: Leadership,
+  metrics: OperatorMetrics,
+): { stop(): Promise<void> } {
+  const events = createAgentEventSource(c.pki);
+  const loop = startWatchedLoop(reconcileDeps(c, p), events, leadership, {
+    intervalMs: c.config.interval,
+    onPass: (pass) => {
+      metrics.recordPass(pass);
+    },
+  });
+  return {
+    async stop() {
+      await loop.stop();
+      await events.close();
+    },
+  };
+}
+
 /** Run `molt operator`; resolves with the exit code after a signal. */
 export async function runOperatorCommand(argv: readonly string[], io: OperatorIo): Promise<number> {
   const { config: path } = flags(argv);
@@ -165,45 +225,14 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
     await closeAll();
     throw e;
   }
-  const loop = startOperatorLoop(
-    {
-      store,
-      agents,
-      gates: observingGateProbe(createHttpGateProbe(), observations),
-      providers: providersOf(c),
-      releases: createReleaseSource({
-        registry: c.config.registry,
-        repository: c.config.repository,
-        insecure: c.config.insecure,
-        ...(c.publicKeyPem !== undefined && { publicKeyPem: c.publicKeyPem }),
-      }),
-      settings: {
-        pools: c.fleet.pools,
-        fleetPolicies: c.fleet.fleetPolicies,
-        imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
-        unreachableFailMs: c.config.unreachableFail,
-        discoverEveryMs: c.config.discoverEvery,
-        gateGraceMs: c.config.gateGrace,
-        ...(c.publicKeyPem !== undefined && { requireSignature: true }),
-      },
-      now: () => Date.now(),
-      log,
-    },
-    leadership,
-    {
-      intervalMs: c.config.interval,
-      onPass: (pass) => {
-        metrics.recordPass(pass);
-      },
-    },
-  );
+  const running = startLoop(c, { store, agents, observations, log }, leadership, metrics);
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );
   const signal = await untilSignal();
   log(`${signal}: stopping`);
   await api?.close();
-  await loop.stop();
+  await running.stop();
   await closeAll();
   return 0;
 }

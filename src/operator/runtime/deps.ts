@@ -5,7 +5,7 @@ import type { Policy, Pool } from '../../core/rollout/types.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { GateProbe } from '../ports/gates.ts';
 import type { MachineProvider } from '../ports/provider.ts';
-import type { NewHistoryEvent, OperatorStore } from '../ports/store.ts';
+import type { MachineRecord, NewHistoryEvent, OperatorStore } from '../ports/store.ts';
 
 export interface OperatorSettings {
   readonly pools: readonly Pool[];
@@ -37,6 +37,11 @@ export interface ReconcileDeps {
    * pools and by in-place pools' fallback. Undefined: the pool has none.
    */
   readonly providers?: (pool: string) => MachineProvider | undefined;
+  /**
+   * Told each pass which machines the store manages, so their agents' event streams are followed
+   * (`watch.ts`); without one the operator polls only.
+   */
+  readonly watch?: { track(machines: readonly MachineRecord[]): void };
   /** A discovery scan of the release repository (newest first). */
   readonly releases: () => Promise<readonly Release[]>;
   readonly settings: OperatorSettings;

@@ -23,7 +23,15 @@ export interface OperatorLoop {
   stop(): Promise<void>;
   /** Resolves after the next full pass (tests and `molt operator --once`). */
   nextPass(): Promise<void>;
+  /**
+   * Start the next pass now rather than at the end of the period (an agent reported progress);
+   * during a pass, start another one {@link minGapMs} after it ends.
+   */
+  wake(): void;
 }
+
+/** Passes woken by events start at most this often, so a burst of events costs one pass. */
+export const minGapMs = 200;
 
 const describe = (e: unknown): string =>
   isMoltError(e)
@@ -52,6 +60,16 @@ export function startOperatorLoop(
   // A function, not a property read: the loops below must see an abort that happens while they await.
   const stopped = (): boolean => stopping.signal.aborted;
   let waiters: (() => void)[] = [];
+  let woken = false;
+  let napping: AbortController | undefined;
+  /** Sleep `ms`, or less when woken; a wake during the pass shortens the nap to the minimum gap. */
+  const nap = async (ms: number): Promise<void> => {
+    napping = new AbortController();
+    const signal = AbortSignal.any([stopping.signal, napping.signal]);
+    if (!woken) await sleep(ms, undefined, { signal }).catch(() => undefined);
+    woken = false;
+    napping = undefined;
+  };
   const lead = async (): Promise<void> => {
     const state = newPassState();
     d.log(`leading as ${leadership.id}`);
@@ -66,13 +84,16 @@ export function startOperatorLoop(
         d.log(`reconcile pass failed, retrying in ${String(o.intervalMs)} ms: ${describe(e)}`);
       }
       o.onPass?.({ startedAt, durationMs: performance.now() - t0, ok });
-      const woken = waiters;
+      const passed = waiters;
       waiters = [];
-      for (const w of woken) w();
+      for (const w of passed) w();
       // Wake early when a discovery scan falls due before the next pass would start.
       const due = untilDiscovery(d, state);
       const wait = due > 0 ? Math.min(o.intervalMs, due) : o.intervalMs;
-      await sleep(wait, undefined, { signal: stopping.signal }).catch(() => undefined);
+      await sleep(Math.min(minGapMs, wait), undefined, { signal: stopping.signal }).catch(
+        () => undefined,
+      );
+      await nap(Math.max(0, wait - minGapMs));
     }
   };
   const run = async (): Promise<void> => {
@@ -96,6 +117,10 @@ export function startOperatorLoop(
       stopping.abort();
       await done;
       await leadership.resign().catch(() => undefined);
+    },
+    wake() {
+      woken = true;
+      napping?.abort();
     },
     nextPass: () =>
       new Promise<void>((resolve) => {

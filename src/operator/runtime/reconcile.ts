@@ -208,6 +208,7 @@ async function discover(
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   const first = await d.store.read();
+  d.watch?.track(first.machines);
   const seen: PassSeen = {
     agents: await observeAll(d.agents, first.machines, { now: d.now }),
     gates: await checkGates(d),

@@ -12,12 +12,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
+import { createAgentEventSource } from '../../../src/operator/adapters/agent-gateway/events.ts';
 import { createAgentGateway } from '../../../src/operator/adapters/agent-gateway/index.ts';
 import { createEtcdLeadership } from '../../../src/operator/adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import { createReleaseSource, syncInventory } from '../../../src/operator/compose.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
-import { startOperatorLoop, type OperatorLoop } from '../../../src/operator/runtime/loop.ts';
+import type { OperatorLoop } from '../../../src/operator/runtime/loop.ts';
+import { startWatchedLoop } from '../../../src/operator/runtime/watch.ts';
 import { eventually } from '../../../src/testkit/process.ts';
 import {
   maxOverlap,
@@ -31,6 +33,7 @@ import {
 let fleet: LabFleet;
 let store: OperatorStore;
 let loop: OperatorLoop;
+let events: ReturnType<typeof createAgentEventSource>;
 const log: string[] = [];
 const canarySoakMs = 2_000;
 
@@ -40,13 +43,15 @@ before(async () => {
   store = createEtcdOperatorStore({ endpoints });
   await syncInventory(store, fleet.machines);
   const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
-  const agents = createAgentGateway({
+  const identity = {
     ca: await read('ca.pem'),
     cert: await read('operator.pem'),
     key: await read('operator.key'),
-  });
+  };
+  const agents = createAgentGateway(identity);
+  events = createAgentEventSource(identity);
   const registry = fleet.registry.host;
-  loop = startOperatorLoop(
+  loop = startWatchedLoop(
     {
       store,
       agents,
@@ -76,6 +81,7 @@ before(async () => {
       now: () => Date.now(),
       log: (line) => log.push(line),
     },
+    events,
     createEtcdLeadership({ endpoints, id: 'operator-1', ttlSeconds: 5 }),
     { intervalMs: 500 },
   );
@@ -83,6 +89,7 @@ before(async () => {
 
 after(async () => {
   await loop.stop();
+  await events.close();
   await store.close();
   await fleet.stop();
 });

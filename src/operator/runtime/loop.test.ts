@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loop's wake: an agent's event starts a pass at once instead of at the end of the period, and
+// the machines each pass reads from the store are handed to the watch.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentGateway } from '../ports/agents.ts';
+import { createFakeLeadership, FakeLeadershipBackend } from '../ports/leadership.fake.ts';
+import type { MachineRecord } from '../ports/store.ts';
+import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { d10, idle } from './fixtures.test.ts';
+import { startOperatorLoop } from './loop.ts';
+
+const w1: MachineRecord = {
+  id: 'w-1',
+  endpoint: 'https://127.0.0.1:1',
+  role: 'worker',
+  pool: 'workers',
+  labels: {},
+};
+
+const gateway: AgentGateway = {
+  status: () => Promise.resolve(idle(d10)),
+  upgrade: () => Promise.reject(new Error('not in this test')),
+  rollback: () => Promise.reject(new Error('not in this test')),
+  close: () => Promise.resolve(),
+};
+
+async function loopWithHourlyPasses() {
+  const store = new InMemoryOperatorStore();
+  await store.putMachine(w1);
+  const tracked: string[][] = [];
+  let passes = 0;
+  const d: ReconcileDeps = {
+    store,
+    agents: gateway,
+    watch: { track: (ms) => tracked.push(ms.map((m) => m.id)) },
+    releases: () => Promise.resolve([]),
+    settings: {
+      pools: [{ name: 'workers', channel: 'stable', policies: [] }],
+      fleetPolicies: [],
+      imageFor: (digest) => `reg/molt@${digest}`,
+      unreachableFailMs: 60_000,
+      discoverEveryMs: 3_600_000,
+    },
+    now: () => Date.now(),
+    log: () => undefined,
+  };
+  const leadership = createFakeLeadership(new FakeLeadershipBackend(), 'op-1');
+  const loop = startOperatorLoop(d, leadership, {
+    intervalMs: 3_600_000,
+    onPass: () => {
+      passes++;
+    },
+  });
+  return { loop, store, tracked, passes: () => passes };
+}
+
+describe('the operator loop', () => {
+  it('runs a pass when woken rather than waiting out its period, and tells the watch the machines', async () => {
+    const { loop, store, tracked, passes } = await loopWithHourlyPasses();
+    await loop.nextPass();
+    assert.equal(passes(), 1);
+    await sleep(300);
+    assert.equal(passes(), 1, 'an hourly loop does not pass again unwoken');
+    await store.putMachine({ ...w1, id: 'w-2' });
+    const next = loop.nextPass();
+    loop.wake();
+    await next;
+    assert.equal(passes(), 2);
+    assert.deepEqual(tracked, [['w-1'], ['w-1', 'w-2']]);
+    await loop.stop();
+  });
+
+  it('folds wakes during a pass into one more pass', async () => {
+    const { loop, passes } = await loopWithHourlyPasses();
+    await loop.nextPass();
+    const next = loop.nextPass();
+    loop.wake();
+    loop.wake();
+    loop.wake();
+    await next;
+    await sleep(500);
+    assert.equal(passes(), 2);
+    await loop.stop();
+  });
+});

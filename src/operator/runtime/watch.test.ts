@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentEvent } from '../../protocol/agent.ts';
+import type { AgentEventSource } from '../ports/agent-events.ts';
+import type { MachineRecord } from '../ports/store.ts';
+import { startMachineWatch, type WatchChange } from './watch.ts';
+
+const machine = (id: string, endpoint = `https://${id}:7443`): MachineRecord => ({
+  id,
+  endpoint,
+  role: 'worker',
+  pool: 'workers',
+  labels: {},
+});
+
+const event = (kind: AgentEvent['kind'], phase: string): AgentEvent => ({
+  operationId: 'op-1',
+  seq: 1,
+  time: new Date(0).toISOString(),
+  kind,
+  phase,
+  status: 'info',
+  message: phase,
+  ...(kind === 'result' && { result: { result: 'Succeeded' as const } }),
+});
+
+/** An event source whose streams the test feeds: `push` to a machine, `end` its stream. */
+function scriptedSource(): AgentEventSource & {
+  push(id: string, e: AgentEvent): void;
+  end(id: string): void;
+  opened: string[];
+} {
+  const feeds = new Map<string, { push(e: AgentEvent | undefined): void }>();
+  const opened: string[] = [];
+  return {
+    opened,
+    push: (id, e) => feeds.get(id)?.push(e),
+    end: (id) => feeds.get(id)?.push(undefined),
+    async *follow(m, signal) {
+      opened.push(`${m.id}@${m.endpoint}`);
+      const queue: (AgentEvent | undefined)[] = [];
+      let notify = (): void => undefined;
+      feeds.set(m.id, {
+        push: (e) => {
+          queue.push(e);
+          notify();
+        },
+      });
+      for (;;) {
+        if (queue.length === 0)
+          await new Promise<void>((resolve) => {
+            notify = resolve;
+            signal.addEventListener(
+              'abort',
+              () => {
+                resolve();
+              },
+              { once: true },
+            );
+          });
+        if (signal.aborted) return;
+        const e = queue.shift();
+        if (e === undefined) return;
+        yield e;
+      }
+    },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await sleep(5);
+  assert.ok(check(), 'condition never held');
+}
+
+describe('the machine watch', () => {
+  it('reports phases and results, not progress or log lines', async () => {
+    const source = scriptedSource();
+    const changes: [string, WatchChange][] = [];
+    const watch = startMachineWatch(source, { onChange: (id, c) => changes.push([id, c]) });
+    watch.track([machine('w-1')]);
+    await until(() => source.opened.length === 1);
+    source.push('w-1', event('progress', 'Pulling'));
+    source.push('w-1', event('log', 'Pulling'));
+    source.push('w-1', event('phase', 'Rebooting'));
+    source.push('w-1', event('result', 'Idle'));
+    await until(() => changes.length === 2);
+    assert.deepEqual(changes, [
+      ['w-1', { kind: 'event', phase: 'Rebooting' }],
+      ['w-1', { kind: 'event', phase: 'Idle', result: 'Succeeded' }],
+    ]);
+    await watch.close();
+  });
+
+  it('reports a lost stream and follows the agent again when it is back', async () => {
+    const source = scriptedSource();
+    const changes: WatchChange[] = [];
+    const watch = startMachineWatch(source, { onChange: (_, c) => changes.push(c), retryMs: 5 });
+    watch.track([machine('w-1')]);
+    await until(() => source.opened.length === 1);
+    source.end('w-1');
+    await until(() => source.opened.length === 2);
+    assert.equal(changes[0]?.kind, 'lost');
+    source.push('w-1', event('phase', 'Committing'));
+    await until(() => changes.length === 2);
+    assert.deepEqual(changes[1], { kind: 'event', phase: 'Committing' });
+    await watch.close();
+  });
+
+  it('follows registered machines, drops deregistered ones and re-follows a moved endpoint', async () => {
+    const source = scriptedSource();
+    const changes: string[] = [];
+    const watch = startMachineWatch(source, { onChange: (id) => changes.push(id) });
+    watch.track([machine('w-1'), machine('w-2')]);
+    await until(() => source.opened.length === 2);
+    watch.track([machine('w-2', 'https://10.0.0.9:7443'), machine('w-3')]);
+    await until(() => source.opened.length === 4);
+    assert.deepEqual(source.opened.slice(2).sort(), [
+      'w-2@https://10.0.0.9:7443',
+      'w-3@https://w-3:7443',
+    ]);
+    // Followers that were stopped report nothing, not even their end.
+    await sleep(20);
+    assert.deepEqual(changes, []);
+    await watch.close();
+    assert.deepEqual(changes, []);
+  });
+});
