@@ -32,7 +32,8 @@ import {
   startLabFleet,
   type Worker,
 } from '../test/integration/operator/lab-fleet.ts';
-import { median, operatorDefaults, seconds, startBenchOperator } from './p7.ts';
+import { operatorDefaults, startBenchOperator } from '../test/integration/operator/lab-operator.ts';
+import { median, seconds } from './p7.ts';
 
 const machines = 12;
 const concurrency = 3;

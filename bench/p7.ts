@@ -14,141 +14,17 @@
  * agent is asked) and when an agent accepted it (history `machine-start`). The times come from the
  * operator's clock, which is this process's. Target: ≤ 5 s from push to the first start.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Pool, Rollout } from '../src/core/rollout/types.ts';
-import { createAgentEventSource } from '../src/operator/adapters/agent-gateway/events.ts';
-import { createAgentGateway } from '../src/operator/adapters/agent-gateway/index.ts';
-import { createEtcdLeadership } from '../src/operator/adapters/etcd-leadership/leadership.ts';
-import { createEtcdOperatorStore } from '../src/operator/adapters/etcd-store/operator-store.ts';
-import { createReleaseSource, syncInventory } from '../src/operator/compose.ts';
-import type { OperatorStore } from '../src/operator/ports/store.ts';
-import { startWatchedLoop } from '../src/operator/runtime/watch.ts';
-import { OperatorConfig } from '../src/protocol/operator-config.ts';
-import { eventually } from '../src/testkit/process.ts';
 import {
   official,
-  repository,
   startLabFleet,
   type WorkerFleet,
 } from '../test/integration/operator/lab-fleet.ts';
-
-/** The operator's defaults, as `molt operator` parses a config that sets none of them. */
-export function operatorDefaults(): {
-  readonly intervalMs: number;
-  readonly discoverEveryMs: number;
-  readonly unreachableFailMs: number;
-  readonly leaderTtlMs: number;
-} {
-  const c = OperatorConfig.parse({
-    registry: 'r',
-    repository: 'r',
-    fleet: 'f',
-    pki: { ca: 'c', cert: 'c', key: 'k' },
-    store: 'memory',
-  });
-  return {
-    intervalMs: c.interval,
-    discoverEveryMs: c.discoverEvery,
-    unreachableFailMs: c.unreachableFail,
-    leaderTtlMs: c.leaderTtl,
-  };
-}
-
-export interface BenchOperator {
-  readonly store: OperatorStore;
-  /** Epoch ms of every discovery scan (each call of the release source). */
-  readonly scans: readonly number[];
-  readonly log: readonly string[];
-  /** The rollout of `pool` to `version`, once discovery created it. */
-  rolloutTo(version: string, pool: string): Promise<Rollout | undefined>;
-  /** Wait until that rollout is Completed (throws with the log's tail if it halts or times out). */
-  completed(version: string, pool: string, timeoutMs: number): Promise<Rollout>;
-  stop(): Promise<void>;
-}
-
-/**
- * The operator loop in this process over `fleet`, wired as `src/operator/main.ts` wires it (real
- * adapters, etcd store and leader election, the defaults of the config), leading before it returns.
- */
-export async function startBenchOperator(
-  fleet: WorkerFleet,
-  pools: readonly Pool[],
-): Promise<BenchOperator> {
-  const defaults = operatorDefaults();
-  const endpoints = fleet.storeEndpoints;
-  const store = createEtcdOperatorStore({ endpoints });
-  await syncInventory(store, fleet.machines);
-  const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
-  const identity = {
-    ca: await read('ca.pem'),
-    cert: await read('operator.pem'),
-    key: await read('operator.key'),
-  };
-  const agents = createAgentGateway(identity);
-  const events = createAgentEventSource(identity);
-  const leadership = createEtcdLeadership({
-    endpoints,
-    id: 'bench-operator',
-    ttlSeconds: Math.max(1, Math.round(defaults.leaderTtlMs / 1000)),
-  });
-  const registry = fleet.registry.host;
-  const source = createReleaseSource({ registry, repository, insecure: true });
-  const scans: number[] = [];
-  const log: string[] = [];
-  const loop = startWatchedLoop(
-    {
-      store,
-      agents,
-      releases: () => {
-        scans.push(Date.now());
-        return source();
-      },
-      settings: {
-        pools,
-        fleetPolicies: [],
-        imageFor: (digest) => `${registry}/${repository}@${digest}`,
-        unreachableFailMs: defaults.unreachableFailMs,
-        discoverEveryMs: defaults.discoverEveryMs,
-      },
-      now: () => Date.now(),
-      log: (line) => log.push(`${new Date().toISOString()} ${line}`),
-    },
-    events,
-    leadership,
-    { intervalMs: defaults.intervalMs },
-  );
-  await loop.nextPass();
-  const rolloutTo = async (version: string, pool: string): Promise<Rollout | undefined> =>
-    (await store.read()).rollouts.find(
-      (r) => r.pool === pool && r.target.digest === fleet.digest(version),
-    );
-  return {
-    store,
-    scans,
-    log,
-    rolloutTo,
-    completed: (version, pool, timeoutMs) =>
-      eventually(
-        async () => {
-          const r = await rolloutTo(version, pool);
-          if (r?.state === 'Halted')
-            throw new Error(`rollout ${r.id} halted:\n${log.slice(-10).join('\n')}`);
-          if (r?.state !== 'Completed')
-            throw new Error(`${pool} to ${version}: ${r?.state ?? 'no rollout yet'}`);
-          return r;
-        },
-        { timeoutMs, intervalMs: 250 },
-      ).catch((e: unknown) => {
-        throw new Error(`${(e as Error).message}\n${log.slice(-10).join('\n')}`, { cause: e });
-      }),
-    async stop() {
-      await loop.stop();
-      await Promise.all([agents.close(), events.close(), store.close(), leadership.close()]);
-    },
-  };
-}
+import {
+  operatorDefaults,
+  startBenchOperator,
+  type BenchOperator,
+} from '../test/integration/operator/lab-operator.ts';
 
 export const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);

@@ -4,7 +4,7 @@
 // worker lab machines — every agent at a fixed port, as an operator's fleet file names them.
 // With `controlPlane: false` (benchmarks of worker rollouts): no control-plane machines, and a
 // single real etcd (testkit/etcd-process.ts) as the operator's store.
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
@@ -41,6 +41,12 @@ export interface LabFleet {
   readonly machines: readonly MachineRecord[];
   /** Every lab machine, control plane first. */
   readonly all: readonly LabMachine[];
+  /**
+   * Re-image worker `id` from scratch, as the lab's machine provider does: power it off, wipe its
+   * root (slots, boot entries, journal, certificate), install `image` into slot A and boot it at the
+   * same endpoint. Resolves once the new agent answers.
+   */
+  reimage(id: string, image: string): Promise<void>;
   /** Push `version` with `labels`; remembers its digest. */
   publish(version: string, labels: Record<string, string>): Promise<string>;
   digest(version: string): string;
@@ -51,8 +57,9 @@ export interface LabFleet {
 async function startWorker(
   f: { dir: string; pki: FleetPki; image: string },
   i: number,
+  fixedPort?: number,
 ): Promise<Worker> {
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const id = `w-${String(i)}`;
   const bootloader = i % 2 === 0 ? 'systemd-boot' : 'grub';
   const configFile = join(f.dir, `${id}.yaml`);
@@ -164,6 +171,22 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await stop();
     throw e;
   }
+  const all = [...(cluster?.machines ?? []), ...workers];
+  const reimage = async (id: string, with_: string): Promise<void> => {
+    const i = workers.findIndex((w) => w.id === id);
+    const old = workers[i];
+    if (old === undefined) throw new Error(`no worker ${id}`);
+    await old.stop();
+    await rm(old.root, { recursive: true, force: true });
+    const fresh = await startWorker(
+      { dir: scratch.path, pki, image: with_ },
+      Number(id.slice(2)),
+      Number(new URL(old.endpoint).port),
+    );
+    workers[i] = fresh;
+    all[all.indexOf(old)] = fresh;
+    await fresh.status();
+  };
   const common = {
     dir: scratch.path,
     registry,
@@ -171,7 +194,8 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     storeEndpoints: cluster?.endpoints ?? etcd?.endpoints ?? [],
     workers,
     machines: records(cluster, workers),
-    all: [...(cluster?.machines ?? []), ...workers],
+    all,
+    reimage,
     publish,
     digest: (version: string) => digests.get(version) ?? '',
     image,
