@@ -10,7 +10,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { OperatorServingPrefix } from '../protocol/operator.ts';
+import { OperatorFleetLockPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
 import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
@@ -22,6 +22,7 @@ import { createReleaseSource, machineRecords, syncInventoryWhenReachable } from 
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
+import { createFleetLockServer } from './api/fleetlock-server.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
@@ -111,6 +112,33 @@ interface ApiParts {
   readonly log: (line: string) => void;
 }
 
+/** The FleetLock listener without client certificates, when the config has `fleetLock`. */
+async function serveFleetLock(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: OperatorIo,
+): Promise<OperatorApi | undefined> {
+  const f = c.config.fleetLock;
+  if (f === undefined) return undefined;
+  const server = await createFleetLockServer({
+    deps: {
+      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+      now: () => Date.now(),
+      onInternalError: (e) => {
+        p.log(
+          `FleetLock error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+        );
+      },
+    },
+    tls: f.tls ? await readServerTls(path, c.config) : undefined,
+    host: f.listen.host,
+    port: f.listen.port,
+  });
+  io.out(`${OperatorFleetLockPrefix}${server.url}\n`);
+  return server;
+}
+
 /** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
 async function serveApi(
   c: LoadedConfig,
@@ -198,6 +226,27 @@ function startLoop(
   };
 }
 
+/** Sync the fleet file into the store, then start the API and FleetLock listener the config asks for (on failure, any started is closed). */
+async function serveAll(
+  c: LoadedConfig,
+  path: string,
+  parts: ApiParts,
+  io: OperatorIo,
+): Promise<OperatorApi[]> {
+  const servers: OperatorApi[] = [];
+  try {
+    await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
+    for (const serve of [serveApi, serveFleetLock]) {
+      const server = await serve(c, path, parts, io);
+      if (server !== undefined) servers.push(server);
+    }
+    return servers;
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.close()));
+    throw e;
+  }
+}
+
 /** Run `molt operator`; resolves with the exit code after a signal. */
 export async function runOperatorCommand(argv: readonly string[], io: OperatorIo): Promise<number> {
   const { config: path } = flags(argv);
@@ -217,21 +266,18 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
   const closeAll = async (): Promise<void> => {
     await Promise.all([agents.close(), store.close(), leadership.close(), fleetLock.close()]);
   };
-  let api: OperatorApi | undefined;
-  try {
-    await syncInventoryWhenReachable(store, machineRecords(c.fleet, c.fleetFile), log);
-    api = await serveApi(c, path, { store, leadership, fleetLock, observations, metrics, log }, io);
-  } catch (e) {
+  const parts = { store, leadership, fleetLock, observations, metrics, log };
+  const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
     throw e;
-  }
+  });
   const running = startLoop(c, { store, agents, observations, log }, leadership, metrics);
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );
   const signal = await untilSignal();
   log(`${signal}: stopping`);
-  await api?.close();
+  await Promise.all(servers.map((s) => s.close()));
   await running.stop();
   await closeAll();
   return 0;

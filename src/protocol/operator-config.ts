@@ -19,6 +19,9 @@
  * gateGrace: 5m                  # after an upgrade, how long the pool's health gates may fail
  *                                # before the machine is rolled back through its agent
  * listen: {host: 127.0.0.1, port: 7443}   # the operator API (mTLS); port 0 picks a free one
+ * fleetLock:                     # FleetLock for clients without a fleet certificate (Zincati)
+ *   listen: {host: 10.0.0.1, port: 8443}   # a management network: FleetLock has no auth
+ *   tls: true                    # default: TLS with the API's server certificate; false: HTTP
  * ```
  *
  * With `listen`, `pki` also names the API's server certificate, `serverCert` and `serverKey`: a
@@ -36,6 +39,11 @@ const duration = z.string().transform((v, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+
+const listenAddress = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65_535),
 });
 
 export const OperatorConfig = z
@@ -63,21 +71,24 @@ export const OperatorConfig = z
     unreachableFail: duration.default(15 * 60_000),
     leaderTtl: duration.default(10_000),
     gateGrace: duration.default(5 * 60_000),
-    listen: z
+    listen: listenAddress.optional(),
+    fleetLock: z
       .strictObject({
-        host: z.string().min(1).default('127.0.0.1'),
-        port: z.number().int().min(0).max(65_535),
+        listen: listenAddress,
+        tls: z.boolean().default(true),
       })
       .optional(),
   })
   .superRefine((c, ctx) => {
-    if (c.listen === undefined) return;
+    const why =
+      c.listen !== undefined ? 'listen' : c.fleetLock?.tls === true ? 'fleetLock.tls' : undefined;
+    if (why === undefined) return;
     for (const field of ['serverCert', 'serverKey'] as const)
       if (c.pki[field] === undefined)
         ctx.addIssue({
           code: 'custom',
           path: ['pki', field],
-          message: "required with listen: the API's certificate (`molt pki issue --role node`)",
+          message: `required with ${why}: the API's certificate (\`molt pki issue --role node\`)`,
         });
   });
 export type OperatorConfig = z.output<typeof OperatorConfig>;

@@ -284,3 +284,5 @@ export const OperatorRolePermissions: Readonly<
 
 /** The line `molt operator` prints once its API listens (tests and demos find the port in it). */
 export const OperatorServingPrefix = 'molt operator: serving ';
+/** What `molt operator` prints when its FleetLock listener (config `fleetLock`) is up. */
+export const OperatorFleetLockPrefix = 'molt operator: FleetLock at ';

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The real `molt operator` process with `listen` in its config, on the in-memory store and an
 // empty fleet: it prints where it serves, answers the API and FleetLock over mutual TLS with a
-// `molt pki` certificate, `molt rollout list` reaches it, and it stops cleanly on SIGTERM.
+// `molt pki` certificate, serves FleetLock to clients without a certificate (Zincati) on its own
+// listener, `molt rollout list` reaches it, and it stops cleanly on SIGTERM.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ describe('molt operator serving its API', () => {
   let dir: { path: string; remove: () => Promise<void> };
   let operator: ManagedProcess;
   let url: string;
+  let fleetLockUrl: string;
   const tls: Record<string, string> = {};
   const file = (name: string): string => join(dir.path, name);
 
@@ -60,6 +62,7 @@ describe('molt operator serving its API', () => {
         id: 'operator-1',
         interval: '1s',
         listen: { host: '127.0.0.1', port: 0 },
+        fleetLock: { listen: { host: '127.0.0.1', port: 0 } },
       }),
     );
     operator = startProcess('molt operator', process.execPath, [
@@ -70,6 +73,10 @@ describe('molt operator serving its API', () => {
     ]);
     const m = await operator.waitFor(/^molt operator: serving (https:\/\/127\.0\.0\.1:\d+)$/m);
     url = m[1] ?? '';
+    const f = await operator.waitFor(
+      /^molt operator: FleetLock at (https:\/\/127\.0\.0\.1:\d+\/fleetlock)$/m,
+    );
+    fleetLockUrl = f[1] ?? '';
   });
   after(async () => {
     await operator.stop();
@@ -105,6 +112,40 @@ describe('molt operator serving its API', () => {
       assert.equal(lock.status, 200);
     } finally {
       await dispatcher.close();
+    }
+  });
+
+  it('serves FleetLock without a client certificate on its own listener, as Zincati calls it', async () => {
+    // Zincati presents no certificate: the mTLS API refuses it, the FleetLock listener does not.
+    const anonymous = new Agent({ connect: { ca: tls['ca'] } });
+    const lock = (base: string, step: string, id: string) =>
+      fetch(`${base}/v1/${step}`, {
+        method: 'POST',
+        dispatcher: anonymous,
+        headers: { 'fleet-lock-protocol': 'true' },
+        body: JSON.stringify({ client_params: { id, group: 'workers' } }),
+      });
+    const mtls = new Agent({ connect: { ca: tls['ca'], cert: tls['cert'], key: tls['key'] } });
+    try {
+      await assert.rejects(lock(`${url}/fleetlock`, 'pre-reboot', 'fcos-1'));
+      // The pool has one slot; free it whoever holds it (w-1 may, from the test before).
+      assert.equal((await lock(fleetLockUrl, 'steady-state', 'w-1')).status, 200);
+      assert.equal((await lock(fleetLockUrl, 'pre-reboot', 'fcos-1')).status, 200);
+      const full = await lock(fleetLockUrl, 'pre-reboot', 'fcos-2');
+      assert.equal(full.status, 423);
+      assert.equal(((await full.json()) as { kind: string }).kind, 'failed_lock_semaphore_full');
+      // One semaphore behind both doors: a certificate holder on the API waits for fcos-1 too.
+      const viaApi = await fetch(`${url}/fleetlock/v1/pre-reboot`, {
+        method: 'POST',
+        dispatcher: mtls,
+        headers: { 'fleet-lock-protocol': 'true' },
+        body: JSON.stringify({ client_params: { id: 'w-1', group: 'workers' } }),
+      });
+      assert.equal(viaApi.status, 423);
+      assert.equal((await lock(fleetLockUrl, 'steady-state', 'fcos-1')).status, 200);
+      assert.equal((await lock(fleetLockUrl, 'pre-reboot', 'fcos-2')).status, 200);
+    } finally {
+      await Promise.all([anonymous.close(), mtls.close()]);
     }
   });
 

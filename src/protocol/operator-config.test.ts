@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { OperatorConfig } from './operator-config.ts';
+
+const minimal = {
+  registry: 'r',
+  repository: 'r',
+  fleet: 'f',
+  pki: { ca: 'c', cert: 'c', key: 'k' },
+  store: 'memory',
+};
+
+const issues = (input: unknown): string[] =>
+  OperatorConfig.safeParse(input).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ??
+  [];
+
+describe('the operator config', () => {
+  it('defaults the FleetLock listener to TLS, which needs the server certificate', () => {
+    const fleetLock = { listen: { port: 8443 } };
+    assert.deepEqual(
+      issues({ ...minimal, fleetLock }).map((m) => m.split(':')[0]),
+      ['pki.serverCert', 'pki.serverKey'],
+    );
+    const c = OperatorConfig.parse({
+      ...minimal,
+      pki: { ...minimal.pki, serverCert: 's', serverKey: 'k' },
+      fleetLock,
+    });
+    assert.deepEqual(c.fleetLock, { listen: { host: '127.0.0.1', port: 8443 }, tls: true });
+  });
+
+  it('serves FleetLock over plain HTTP without certificates only when asked', () => {
+    const c = OperatorConfig.parse({ ...minimal, fleetLock: { listen: { port: 0 }, tls: false } });
+    assert.equal(c.fleetLock?.tls, false);
+    assert.deepEqual(issues({ ...minimal, fleetLock: { listen: { port: 70_000 }, tls: false } }), [
+      'fleetLock.listen.port: Too big: expected number to be <=65535',
+    ]);
+  });
+});
