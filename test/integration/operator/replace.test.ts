@@ -39,13 +39,10 @@ describe('the replace strategy on lab machines', () => {
     const before = await Promise.all(fleet.workers.map((w) => w.status()));
     await fleet.publish('1.1.0', { ...official, 'dev.molt.channels': 'beta' });
     const rollout = await operator.completed('1.1.0', 'workers', 240_000);
-    assert.deepEqual(
-      provider.requests.map((r) => [r.machine, r.version]).sort(),
-      [
-        ['w-1', '1.1.0'],
-        ['w-2', '1.1.0'],
-      ],
-    );
+    assert.deepEqual(provider.requests.map((r) => [r.machine, r.version]).sort(), [
+      ['w-1', '1.1.0'],
+      ['w-2', '1.1.0'],
+    ]);
     assert.equal(maxOverlap(['w-1', 'w-2'].map((id) => ranAt(rollout, id))), 1);
     for (const [i, w] of fleet.workers.entries()) {
       const s = await w.status();
