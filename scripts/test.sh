@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The README's test command: set up, type-check, lint, then unit and integration tests against
-# real components (docker-registry, etcd, skopeo). Runs on Node 24 from node_modules.
+# real components (docker-registry, etcd, skopeo, a Kubernetes control plane). Runs on Node 24 from node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,4 +9,7 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 echo "node $(node --version)"
 npm run --silent typecheck
 npm run --silent lint
+# The real Kubernetes control plane of test/integration/kube: built once per version (about 17 min
+# cold on 2 cores, with progress), then cached outside the repository (docs/kubernetes.md).
+bash scripts/ensure-kube-bins.sh >/dev/null
 node --test --test-reporter=spec 'src/**/*.test.ts' 'test/integration/**/*.test.ts'

@@ -93,6 +93,19 @@ export const ErrorCode = {
   Interrupted: 'MOLT_INTERRUPTED',
   /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */
   AgentProtocol: 'MOLT_AGENT_PROTOCOL',
+  // Kubernetes (docs/adr/0006)
+  /** A kubeconfig that is missing, unreadable or names no usable cluster or user. */
+  KubeConfigInvalid: 'MOLT_KUBECONFIG_INVALID',
+  /** The Kubernetes API refused the call (RBAC) — molt's role is missing a permission. */
+  KubeForbidden: 'MOLT_KUBE_FORBIDDEN',
+  /** The Kubernetes API is unreachable or failing (5xx); retrying may succeed. */
+  KubeUnavailable: 'MOLT_KUBE_UNAVAILABLE',
+  /** The node this machine is does not exist in the cluster (deleted, or a wrong name). */
+  KubeNodeNotFound: 'MOLT_KUBE_NODE_NOT_FOUND',
+  /** Pods the drain policy does not allow to be evicted (unmanaged, emptyDir without consent). */
+  DrainRefused: 'MOLT_DRAIN_REFUSED',
+  /** Pods still on the node when the drain timeout passed (PDBs kept refusing, pods never ended). */
+  DrainTimeout: 'MOLT_DRAIN_TIMEOUT',
   // operator (docs/adr/0005)
   /** A rollout policy that cannot be enforced: bad cron or zone, percent over 100, empty window, contradictions. */
   PolicyInvalid: 'MOLT_POLICY_INVALID',

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * molt's access to a Kubernetes API through the official client (`@kubernetes/client-node`, the
+ * dependency shortlist's choice): loading a kubeconfig with clear errors, and mapping the API's
+ * failures to molt's stable codes — 403 is `MOLT_KUBE_FORBIDDEN` naming the verb and resource the
+ * role lacks, a connection failure or 5xx is a retryable `MOLT_KUBE_UNAVAILABLE`.
+ */
+import { readFile } from 'node:fs/promises';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+
+/** Load `path` (a kubeconfig file); its current context must name a cluster and a user. */
+export async function loadKubeConfig(path: string): Promise<KubeConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MoltError(ErrorCode.KubeConfigInvalid, `cannot read the kubeconfig ${path}`, {
+      cause: e,
+      hint: 'point kubernetes.kubeconfig at a readable kubeconfig file',
+    });
+  }
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+  } catch (e) {
+    throw new MoltError(
+      ErrorCode.KubeConfigInvalid,
+      `${path} is not a kubeconfig: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
+  }
+  if (kc.getCurrentCluster() === null || kc.getCurrentUser() === null)
+    throw new MoltError(
+      ErrorCode.KubeConfigInvalid,
+      `${path}: its current context names no cluster or no user`,
+      { hint: 'set current-context to a context with a cluster and a user' },
+    );
+  return kc;
+}
+
+/** The HTTP status of a failed API call, or undefined for a transport failure. */
+export function statusOf(e: unknown): number | undefined {
+  return e instanceof ApiException ? (e as ApiException<unknown>).code : undefined;
+}
+
+/** A failed API call as a MoltError: `what` says what molt was doing ("evict apps/web"). */
+export function kubeError(e: unknown, what: string): MoltError {
+  const status = statusOf(e);
+  const detail = e instanceof Error ? e.message.split('\n')[0] : String(e);
+  if (status === 401 || status === 403)
+    return new MoltError(
+      ErrorCode.KubeForbidden,
+      `the Kubernetes API refused to ${what} (${String(status)})`,
+      {
+        cause: e,
+        hint: "grant molt's role this permission (deploy/kubernetes/rbac.yaml) or check the kubeconfig's credentials",
+      },
+    );
+  return new MoltError(ErrorCode.KubeUnavailable, `could not ${what}: ${detail ?? ''}`, {
+    cause: e,
+    retryable: status === undefined || status >= 500 || status === 429,
+  });
+}

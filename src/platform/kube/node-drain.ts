@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Cordon, drain and uncordon one node through the Kubernetes API (docs/adr/0006), for the agent
+ * (its own node) and the P4 benchmark.
+ *
+ * - **Cordon** sets `spec.unschedulable` and, in the same patch, the annotation
+ *   `molt.dev/cordoned-by: <operation>` — only when the node was schedulable. A node someone else
+ *   cordoned keeps no molt annotation, so **uncordon** (which acts only on that annotation) never
+ *   undoes another's cordon, even after the agent restarted mid-operation.
+ * - **Drain** decides every pod with core's `decideDrain` (DaemonSet and mirror pods skipped,
+ *   emptyDir and unmanaged pods refused unless the policy allows them), then evicts through the
+ *   Eviction API, so PodDisruptionBudgets are honoured: a 429 (the budget allows no disruption
+ *   now) is retried with backoff until the policy's timeout. Evicted pods are waited for until they
+ *   are gone from the node (one field-selected list per poll, however many pods). At the timeout
+ *   the policy's `onTimeout` applies: `abort-and-uncordon` (uncordon if molt cordoned, fail),
+ *   `quarantine-and-skip` (stay cordoned, label the node `molt.dev/quarantined`, fail), or
+ *   `force-delete` (delete what is left with no grace period — bypassing the budgets — and go on).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../core/drain/pods.ts';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { kubeError, statusOf } from './client.ts';
+
+export const CordonAnnotation = 'molt.dev/cordoned-by';
+export const QuarantineLabel = 'molt.dev/quarantined';
+
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export interface DrainReport {
+  readonly evicted: readonly string[];
+  readonly skipped: readonly string[];
+  /** Pods deleted without their budget's consent (`force-delete` at the timeout). */
+  readonly forced: readonly string[];
+}
+
+export interface NodeDrainer {
+  /** Cordon the node for `operationId`; false when it was already cordoned (by anyone). */
+  cordon(operationId: string): Promise<boolean>;
+  drain(operationId: string, policy: DrainPolicy): Promise<DrainReport>;
+  /** Uncordon only a cordon molt set; false when there was none to undo. */
+  uncordon(): Promise<boolean>;
+  /** The node's Ready condition and its `molt.dev/version` label. */
+  readiness(): Promise<{ ready: boolean; version: string | undefined }>;
+}
+
+export interface NodeDrainerOptions {
+  readonly kc: KubeConfig;
+  readonly node: string;
+  /** Progress lines ("evicting 12 pods", "apps/web: budget allows no disruption, retrying"). */
+  readonly log?: (line: string) => void;
+  /** How often evicted pods are looked for, and the first 429 backoff. @default 500 */
+  readonly pollMs?: number;
+}
+
+function facts(p: V1Pod): PodFacts {
+  const meta = p.metadata ?? {};
+  const owner = meta.ownerReferences?.find((r) => r.controller === true);
+  return {
+    namespace: meta.namespace ?? '',
+    name: meta.name ?? '',
+    uid: meta.uid ?? '',
+    ...(owner !== undefined && { controllerKind: owner.kind }),
+    mirror: meta.annotations?.['kubernetes.io/config.mirror'] !== undefined,
+    phase: p.status?.phase ?? 'Unknown',
+    terminating: meta.deletionTimestamp !== undefined,
+    emptyDir: (p.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined),
+  };
+}
+
+export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
+  const core = o.kc.makeApiClient(CoreV1Api);
+  const log = o.log ?? (() => undefined);
+  const pollMs = o.pollMs ?? 500;
+  const call = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (e) {
+      if (statusOf(e) === 404 && what.startsWith('read node'))
+        throw new MoltError(ErrorCode.KubeNodeNotFound, `node ${o.node} does not exist`, {
+          cause: e,
+          hint: 'check kubernetes.node in the agent config (default: the machine name)',
+        });
+      throw kubeError(e, what);
+    }
+  };
+  const readNode = (): Promise<V1Node> =>
+    call(`read node ${o.node}`, () => core.readNode({ name: o.node }));
+  const patchNode = (body: object): Promise<V1Node> =>
+    call(`patch node ${o.node}`, () => core.patchNode({ name: o.node, body }, merge));
+  const podsOnNode = async (): Promise<V1Pod[]> =>
+    (
+      await call(`list the pods of node ${o.node}`, () =>
+        core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${o.node}` }),
+      )
+    ).items;
+
+  const uncordon = async (): Promise<boolean> => {
+    const node = await readNode();
+    if (node.metadata?.annotations?.[CordonAnnotation] === undefined) return false;
+    await patchNode({
+      spec: { unschedulable: null },
+      metadata: { annotations: { [CordonAnnotation]: null } },
+    });
+    log(`uncordoned ${o.node}`);
+    return true;
+  };
+
+  /** Evict `pod` until accepted, gone, or the deadline; 'timeout' when the budget kept refusing. */
+  const evict = async (pod: PodFacts, deadline: number): Promise<'evicted' | 'timeout'> => {
+    for (let wait = pollMs; ; wait = Math.min(wait * 2, 5_000)) {
+      try {
+        await core.createNamespacedPodEviction({
+          name: pod.name,
+          namespace: pod.namespace,
+          body: {
+            apiVersion: 'policy/v1',
+            kind: 'Eviction',
+            metadata: { name: pod.name, namespace: pod.namespace },
+          },
+        });
+        return 'evicted';
+      } catch (e) {
+        const status = statusOf(e);
+        if (status === 404) return 'evicted';
+        if (status !== 429) throw kubeError(e, `evict ${podName(pod)}`);
+      }
+      if (Date.now() + wait > deadline) return 'timeout';
+      log(`${podName(pod)}: its disruption budget allows no eviction now; retrying`);
+      await sleep(wait);
+    }
+  };
+
+  /** Wait until none of `uids` is on the node any more, or the deadline; the uids still there. */
+  const untilGone = async (uids: Set<string>, deadline: number): Promise<Set<string>> => {
+    for (;;) {
+      const left = new Set(
+        (await podsOnNode()).map((p) => p.metadata?.uid ?? '').filter((u) => uids.has(u)),
+      );
+      if (left.size === 0 || Date.now() >= deadline) return left;
+      await sleep(pollMs);
+    }
+  };
+
+  const forceDelete = async (pods: readonly PodFacts[]): Promise<void> => {
+    await Promise.all(
+      pods.map((p) =>
+        core
+          .deleteNamespacedPod({
+            name: p.name,
+            namespace: p.namespace,
+            gracePeriodSeconds: 0,
+            body: { gracePeriodSeconds: 0, preconditions: { uid: p.uid } },
+          })
+          .catch((e: unknown) => {
+            if (statusOf(e) !== 404 && statusOf(e) !== 409)
+              throw kubeError(e, `delete ${podName(p)}`);
+          }),
+      ),
+    );
+  };
+
+  const onTimeout = async (
+    operationId: string,
+    policy: DrainPolicy,
+    left: readonly PodFacts[],
+  ): Promise<void> => {
+    const names = left.map(podName).join(', ');
+    if (policy.onTimeout === 'force-delete') {
+      log(`drain timeout: deleting ${names} without their budgets' consent (force-delete)`);
+      await forceDelete(left);
+      return;
+    }
+    if (policy.onTimeout === 'quarantine-and-skip')
+      await patchNode({ metadata: { labels: { [QuarantineLabel]: operationId } } });
+    else await uncordon();
+    throw new MoltError(
+      ErrorCode.DrainTimeout,
+      `node ${o.node} still runs ${names} after ${String(Math.round(policy.timeoutMs / 1000))} s` +
+        (policy.onTimeout === 'quarantine-and-skip'
+          ? '; the node stays cordoned and is labelled molt.dev/quarantined'
+          : '; the node was uncordoned'),
+      {
+        hint: 'a PodDisruptionBudget allows no disruption, or pods do not terminate; see `kubectl get pdb -A`',
+        details: { pods: left.map(podName), onTimeout: policy.onTimeout },
+      },
+    );
+  };
+
+  return {
+    async cordon(operationId) {
+      const node = await readNode();
+      if (node.spec?.unschedulable === true) {
+        const by = node.metadata?.annotations?.[CordonAnnotation];
+        log(
+          `${o.node} is already cordoned${by === undefined ? ' (not by molt: it stays cordoned)' : ''}`,
+        );
+        return false;
+      }
+      await patchNode({
+        spec: { unschedulable: true },
+        metadata: { annotations: { [CordonAnnotation]: operationId } },
+      });
+      log(`cordoned ${o.node}`);
+      return true;
+    },
+    async drain(operationId, policy) {
+      const deadline = Date.now() + policy.timeoutMs;
+      const decision = decideDrain((await podsOnNode()).map(facts), policy);
+      if (decision.refuse.length > 0)
+        throw new MoltError(
+          ErrorCode.DrainRefused,
+          `node ${o.node} runs pods the drain policy may not evict: ${decision.refuse
+            .map((r) => `${podName(r.pod)} (${r.reason})`)
+            .join('; ')}`,
+          { details: { pods: decision.refuse.map((r) => podName(r.pod)) } },
+        );
+      log(`evicting ${String(decision.evict.length)} pods from ${o.node}`);
+      const outcomes = await Promise.all(decision.evict.map((p) => evict(p, deadline)));
+      const accepted = decision.evict.filter((_, i) => outcomes[i] === 'evicted');
+      const left = await untilGone(new Set(accepted.map((p) => p.uid)), deadline);
+      const stuck = decision.evict.filter((p, i) => outcomes[i] === 'timeout' || left.has(p.uid));
+      if (stuck.length > 0) await onTimeout(operationId, policy, stuck);
+      return {
+        evicted: accepted.filter((p) => !left.has(p.uid)).map(podName),
+        skipped: decision.skip.map((s) => podName(s.pod)),
+        forced: stuck.map(podName),
+      };
+    },
+    uncordon,
+    async readiness() {
+      const node = await readNode();
+      const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      return { ready, version: node.metadata?.labels?.['molt.dev/version'] };
+    },
+  };
+}

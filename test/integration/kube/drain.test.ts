@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cordon, drain and uncordon against a real control plane (kube-apiserver, controller-manager with
+// the disruption controller, scheduler, etcd 3.5) with two fake kubelets: real Deployments and
+// DaemonSets placed by the real scheduler, evicted pods recreated by the real controllers, PDBs
+// enforced by the real eviction API. Each drain-policy outcome behaves as specified, and a node is
+// never left cordoned by accident, nor uncordoned when someone else cordoned it.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { defaultDrainPolicy, type DrainPolicy } from '../../../src/core/drain/pods.ts';
+import { ErrorCode, isMoltError } from '../../../src/core/errors.ts';
+import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import {
+  CordonAnnotation,
+  createNodeDrainer,
+  QuarantineLabel,
+  type NodeDrainer,
+} from '../../../src/platform/kube/node-drain.ts';
+import { startFakeKubelet, type FakeKubelet } from '../../../src/testkit/fake-kubelet.ts';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../../src/testkit/kube-control-plane.ts';
+import { workloads, type Workloads } from './workloads.ts';
+
+let cp: KubeControlPlane;
+let admin: KubeConfig;
+let w: Workloads;
+const kubelets: FakeKubelet[] = [];
+const nodes = ['drain-1', 'drain-2'];
+
+before(async () => {
+  cp = await startKubeControlPlane({ nodes });
+  admin = await loadKubeConfig(cp.admin.kubeconfig);
+  w = workloads(admin);
+  for (const name of nodes)
+    kubelets.push(
+      await startFakeKubelet({
+        kc: await loadKubeConfig(cp.node(name).kubeconfig),
+        name,
+        version: '1.0.0',
+      }),
+    );
+});
+
+after(async () => {
+  for (const k of kubelets) await k.stop();
+  await cp.stop();
+});
+
+const policy = (o: Partial<DrainPolicy> = {}): DrainPolicy => ({
+  ...defaultDrainPolicy,
+  timeoutMs: 30_000,
+  ...o,
+});
+
+async function node(name: string) {
+  return admin.makeApiClient(CoreV1Api).readNode({ name });
+}
+
+function drainer(name: string): NodeDrainer {
+  return createNodeDrainer({ kc: admin, node: name, pollMs: 200 });
+}
+
+/** A namespace with a Deployment of `replicas` spread over both nodes and a PDB. */
+async function app(ns: string, replicas: number, minAvailable: number): Promise<void> {
+  await w.namespace(ns);
+  await w.deployment(ns, 'web', replicas);
+  await w.running(ns, replicas);
+  await w.pdb(ns, 'web', 'web', minAvailable);
+}
+
+async function reset(name: string): Promise<void> {
+  await admin.makeApiClient(CoreV1Api).patchNode(
+    {
+      name,
+      body: {
+        spec: { unschedulable: null },
+        metadata: {
+          annotations: { [CordonAnnotation]: null },
+          labels: { [QuarantineLabel]: null },
+        },
+      },
+    },
+    (await import('@kubernetes/client-node')).setHeaderOptions(
+      'Content-Type',
+      'application/merge-patch+json',
+    ),
+  );
+}
+
+describe('cordon, drain, uncordon on a real control plane', () => {
+  it('evicts every managed pod through the PDB one disruption at a time, skips DaemonSet pods, and uncordons', async () => {
+    await app('drain-ok', 4, 3);
+    await w.daemonSet('drain-ok', 'agentd');
+    await w.running('drain-ok', 6);
+    const d = drainer('drain-1');
+    const before = await w.pods('drain-ok', 'drain-1');
+    assert.ok(
+      before.some((p) => p.metadata?.labels?.['app'] === 'web'),
+      'the scheduler put web pods on drain-1',
+    );
+    assert.equal(await d.cordon('op-1'), true);
+    const report = await d.drain('op-1', policy());
+    const left = await w.pods('drain-ok', 'drain-1');
+    assert.deepEqual(
+      left.map((p) => p.metadata?.labels?.['app']),
+      ['agentd'],
+      'only the DaemonSet pod stays',
+    );
+    assert.deepEqual(
+      report.skipped,
+      left.map((p) => `drain-ok/${p.metadata?.name ?? ''}`),
+    );
+    assert.equal(report.evicted.length, before.length - 1);
+    // The Deployment made its pods again on the other node.
+    await w.running('drain-ok', 6);
+    assert.equal(await d.uncordon(), true);
+    const n = await node('drain-1');
+    assert.notEqual(n.spec?.unschedulable, true);
+    assert.equal(n.metadata?.annotations?.[CordonAnnotation], undefined);
+  });
+
+  describe('when a PDB allows no disruption', () => {
+    before(async () => {
+      await app('drain-blocked', 4, 4);
+    });
+
+    it('abort-and-uncordon: fails with MOLT_DRAIN_TIMEOUT, evicts nothing and uncordons', async () => {
+      const d = drainer('drain-1');
+      const on = (await w.pods('drain-blocked', 'drain-1')).length;
+      assert.ok(on > 0);
+      await d.cordon('op-2');
+      await assert.rejects(d.drain('op-2', policy({ timeoutMs: 2_000 })), (e: unknown) => {
+        assert.ok(isMoltError(e, ErrorCode.DrainTimeout), String(e));
+        assert.equal((e.details?.['pods'] as string[]).length, on);
+        return true;
+      });
+      assert.equal((await w.pods('drain-blocked', 'drain-1')).length, on);
+      assert.notEqual((await node('drain-1')).spec?.unschedulable, true);
+    });
+
+    it('quarantine-and-skip: fails, and the node stays cordoned and labelled', async () => {
+      const d = drainer('drain-1');
+      await d.cordon('op-3');
+      await assert.rejects(
+        d.drain('op-3', policy({ timeoutMs: 2_000, onTimeout: 'quarantine-and-skip' })),
+        (e: unknown) => isMoltError(e, ErrorCode.DrainTimeout),
+      );
+      const n = await node('drain-1');
+      assert.equal(n.spec?.unschedulable, true);
+      assert.equal(n.metadata?.labels?.[QuarantineLabel], 'op-3');
+      await reset('drain-1');
+    });
+
+    it('force-delete: deletes what the budget protects and finishes', async () => {
+      const d = drainer('drain-1');
+      await d.cordon('op-4');
+      const report = await d.drain('op-4', policy({ timeoutMs: 2_000, onTimeout: 'force-delete' }));
+      assert.ok(report.forced.length > 0);
+      assert.deepEqual(await w.pods('drain-blocked', 'drain-1'), []);
+      assert.equal(await d.uncordon(), true);
+    });
+  });
+
+  it('never uncordons a node someone else cordoned', async () => {
+    const core = admin.makeApiClient(CoreV1Api);
+    const { setHeaderOptions } = await import('@kubernetes/client-node');
+    await core.patchNode(
+      { name: 'drain-2', body: { spec: { unschedulable: true } } },
+      setHeaderOptions('Content-Type', 'application/merge-patch+json'),
+    );
+    const d = drainer('drain-2');
+    assert.equal(await d.cordon('op-5'), false);
+    assert.equal(await d.uncordon(), false);
+    assert.equal((await node('drain-2')).spec?.unschedulable, true);
+    await reset('drain-2');
+  });
+
+  it('refuses to start a drain that would lose an unmanaged pod or emptyDir data', async () => {
+    const ns = await w.namespace('drain-refused');
+    await w.barePod(ns, 'lonely', 'drain-2');
+    await w.running(ns, 1);
+    const d = drainer('drain-2');
+    await assert.rejects(d.drain('op-6', policy()), (e: unknown) => {
+      assert.ok(isMoltError(e, ErrorCode.DrainRefused), String(e));
+      assert.match(e.message, /drain-refused\/lonely .*force: true/);
+      return true;
+    });
+    assert.equal((await w.pods(ns, 'drain-2')).length, 1, 'nothing was evicted');
+  });
+
+  it('reports a node that does not exist with its own code', async () => {
+    await assert.rejects(drainer('no-such-node').cordon('op-7'), (e: unknown) =>
+      isMoltError(e, ErrorCode.KubeNodeNotFound),
+    );
+  });
+});

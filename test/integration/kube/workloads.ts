@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// Real workloads for the Kubernetes tests: Deployments, DaemonSets, bare pods and PodDisruption
+// Budgets created through the API (placed by the real scheduler, kept by the real controllers),
+// and waits on what the cluster reports.
+import {
+  AppsV1Api,
+  CoreV1Api,
+  PolicyV1Api,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { eventually } from '../../../src/testkit/process.ts';
+
+const container = [{ name: 'app', image: 'registry.example/app:1' }];
+
+export interface Workloads {
+  readonly core: CoreV1Api;
+  namespace(name: string): Promise<string>;
+  deployment(ns: string, name: string, replicas: number, o?: { emptyDir?: boolean }): Promise<void>;
+  daemonSet(ns: string, name: string): Promise<void>;
+  barePod(ns: string, name: string, node: string): Promise<void>;
+  pdb(ns: string, name: string, app: string, minAvailable: number): Promise<void>;
+  /** Pods of `ns` (optionally on `node`). */
+  pods(ns: string, node?: string): Promise<V1Pod[]>;
+  /** Wait until `ns` has `count` Running and Ready pods (the PDB controller has seen them too). */
+  running(ns: string, count: number): Promise<void>;
+}
+
+const ready = (p: V1Pod): boolean =>
+  p.metadata?.deletionTimestamp === undefined &&
+  p.status?.phase === 'Running' &&
+  (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+export function workloads(kc: KubeConfig): Workloads {
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const template = (app: string, emptyDir = false) => ({
+    metadata: { labels: { app } },
+    spec: {
+      containers: container,
+      terminationGracePeriodSeconds: 1,
+      ...(emptyDir && { volumes: [{ name: 'scratch', emptyDir: {} }] }),
+    },
+  });
+  const pods = async (ns: string, node?: string): Promise<V1Pod[]> =>
+    (
+      await core.listNamespacedPod({
+        namespace: ns,
+        ...(node !== undefined && { fieldSelector: `spec.nodeName=${node}` }),
+      })
+    ).items;
+  return {
+    core,
+    async namespace(name) {
+      await core.createNamespace({ body: { metadata: { name } } });
+      return name;
+    },
+    async deployment(ns, name, replicas, o = {}) {
+      await apps.createNamespacedDeployment({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: {
+            replicas,
+            selector: { matchLabels: { app: name } },
+            template: template(name, o.emptyDir),
+          },
+        },
+      });
+    },
+    async daemonSet(ns, name) {
+      await apps.createNamespacedDaemonSet({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: { selector: { matchLabels: { app: name } }, template: template(name) },
+        },
+      });
+    },
+    async barePod(ns, name, node) {
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name }, spec: { nodeName: node, containers: container } },
+      });
+    },
+    async pdb(ns, name, app, minAvailable) {
+      await policy.createNamespacedPodDisruptionBudget({
+        namespace: ns,
+        body: { metadata: { name }, spec: { minAvailable, selector: { matchLabels: { app } } } },
+      });
+      // Evictions are refused (429) until the disruption controller has processed the budget.
+      await eventually(
+        async () => {
+          const p = await policy.readNamespacedPodDisruptionBudget({ name, namespace: ns });
+          if ((p.status?.observedGeneration ?? 0) < (p.metadata?.generation ?? 1))
+            throw new Error(`pdb ${name} not yet processed`);
+        },
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
+    },
+    pods,
+    async running(ns, count) {
+      await eventually(
+        async () => {
+          const n = (await pods(ns)).filter(ready).length;
+          if (n !== count)
+            throw new Error(`${String(n)} of ${String(count)} pods running in ${ns}`);
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+    },
+  };
+}
