@@ -16,6 +16,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP3 } = await import('./p3.ts');
     await runP3();
   },
+  P4: async () => {
+    const { runP4 } = await import('./p4.ts');
+    await runP4();
+  },
   P5: async () => {
     const { runP5 } = await import('./p5.ts');
     await runP5();
