@@ -90,7 +90,12 @@ export async function machinePorts(
   power: Power,
 ): Promise<MachinePorts> {
   const slots = createFsSlotStore(root);
-  const kube = createNoClusterKubeNode();
+  const kube =
+    config.kubernetes === undefined
+      ? createNoClusterKubeNode()
+      : await (
+          await import('./adapters/kube-node/index.ts')
+        ).createApiKubeNode(config.kubernetes, config.node);
   const health: HealthCheck[] = [labSlotHealth(slots, boot.slot), kubeNodeReady(kube)];
   const cp =
     config.role === 'control-plane'

@@ -21,6 +21,19 @@ describe('machine config', () => {
     );
     assert.equal(config.healthDeadlineSeconds, 300);
     assert.deepEqual(config.api, { host: '127.0.0.1', port: 0 });
+    assert.equal(config.kubernetes, undefined, 'not a Kubernetes node unless configured');
+  });
+
+  it('defaults a Kubernetes node to draining as kubectl does, aborting and uncordoning at 10 min', async () => {
+    const config = await loadMachineConfig(
+      await rootWith('node: w1\nrole: worker\nbootloader: grub\nkubernetes: {kubeconfig: /k}\n'),
+    );
+    assert.deepEqual(config.kubernetes?.drain, {
+      timeoutSeconds: 600,
+      onTimeout: 'abort-and-uncordon',
+      deleteEmptyDirData: false,
+      force: false,
+    });
   });
 
   for (const [name, text, field] of [
@@ -33,6 +46,11 @@ describe('machine config', () => {
     ],
     ['bad node name', 'node: W_1\nrole: worker\nbootloader: grub\n', /node/],
     ['control plane without etcd', 'node: c1\nrole: control-plane\nbootloader: grub\n', /etcd/],
+    [
+      'drain policy with an unknown timeout action',
+      'node: w1\nrole: worker\nbootloader: grub\nkubernetes: {kubeconfig: k, drain: {onTimeout: retry}}\n',
+      /kubernetes\.drain\.onTimeout/,
+    ],
   ] as const) {
     it(`refuses a ${name} with MOLT_MACHINE_INVALID naming the problem`, async () => {
       await assert.rejects(

@@ -23,6 +23,32 @@ const EtcdConfig = z
   })
   .strict();
 
+const KubernetesConfig = z
+  .object({
+    /** kubeconfig of molt's agent identity (deploy/kubernetes/rbac.yaml: role molt-agent). */
+    kubeconfig: z.string().min(1),
+    /** This machine's Node name. @default the machine's `node` */
+    nodeName: z.string().min(1).optional(),
+    drain: z
+      .object({
+        timeoutSeconds: z.number().int().positive().default(600),
+        onTimeout: z
+          .enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete'])
+          .default('abort-and-uncordon'),
+        deleteEmptyDirData: z.boolean().default(false),
+        force: z.boolean().default(false),
+      })
+      .strict()
+      .default({
+        timeoutSeconds: 600,
+        onTimeout: 'abort-and-uncordon',
+        deleteEmptyDirData: false,
+        force: false,
+      }),
+  })
+  .strict();
+export type KubernetesConfig = z.infer<typeof KubernetesConfig>;
+
 export const MachineConfig = z
   .object({
     node: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/, 'a DNS-1123 name'),
@@ -57,6 +83,8 @@ export const MachineConfig = z
       .positive()
       .default(2 * 1024 ** 3),
     etcd: EtcdConfig.optional(),
+    /** The machine is a Kubernetes node: cordon, drain and uncordon it around upgrades. */
+    kubernetes: KubernetesConfig.optional(),
   })
   .strict()
   .refine((c) => c.role === 'worker' || c.etcd !== undefined, {

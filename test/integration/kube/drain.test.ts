@@ -6,7 +6,8 @@
 // never left cordoned by accident, nor uncordoned when someone else cordoned it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { createApiKubeNode } from '../../../src/agent/adapters/kube-node/index.ts';
 import { defaultDrainPolicy, type DrainPolicy } from '../../../src/core/drain/pods.ts';
 import { ErrorCode, isMoltError } from '../../../src/core/errors.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
@@ -125,6 +126,12 @@ describe('cordon, drain, uncordon on a real control plane', () => {
     before(async () => {
       await app('drain-blocked', 4, 4);
     });
+    // The blocked pods end up on drain-2: the budget must not block the tests after these.
+    after(async () => {
+      await admin
+        .makeApiClient(PolicyV1Api)
+        .deleteNamespacedPodDisruptionBudget({ name: 'web', namespace: 'drain-blocked' });
+    });
 
     it('abort-and-uncordon: fails with MOLT_DRAIN_TIMEOUT, evicts nothing and uncordons', async () => {
       const d = drainer('drain-1');
@@ -188,11 +195,51 @@ describe('cordon, drain, uncordon on a real control plane', () => {
       return true;
     });
     assert.equal((await w.pods(ns, 'drain-2')).length, 1, 'nothing was evicted');
+    await w.core.deleteNamespacedPod({ name: 'lonely', namespace: ns, gracePeriodSeconds: 0 });
   });
 
   it('reports a node that does not exist with its own code', async () => {
     await assert.rejects(drainer('no-such-node').cordon('op-7'), (e: unknown) =>
       isMoltError(e, ErrorCode.KubeNodeNotFound),
+    );
+  });
+});
+
+describe("the agent's Kubernetes node adapter", () => {
+  it('cordons, drains and uncordons its own node, and reports it Ready', async () => {
+    const ns = await w.namespace('agent-node');
+    await w.deployment(ns, 'web', 2);
+    await w.running(ns, 2);
+    const kube = await createApiKubeNode(
+      {
+        kubeconfig: cp.admin.kubeconfig,
+        drain: {
+          timeoutSeconds: 60,
+          onTimeout: 'abort-and-uncordon',
+          deleteEmptyDirData: false,
+          force: false,
+        },
+      },
+      'drain-2',
+    );
+    assert.deepEqual(await kube.cordon('op-8'), { status: 'done' });
+    assert.deepEqual(await kube.drain('op-8'), { status: 'done' });
+    assert.deepEqual(await w.pods(ns, 'drain-2'), []);
+    assert.deepEqual(await kube.ready(), { status: 'done' });
+    assert.deepEqual(await kube.uncordon('op-8'), { status: 'done' });
+    assert.equal((await kube.uncordon('op-8')).status, 'skipped', 'nothing of molt left to undo');
+  });
+
+  it('refuses a kubeconfig it cannot use with MOLT_KUBECONFIG_INVALID', async () => {
+    const drain = {
+      timeoutSeconds: 1,
+      onTimeout: 'abort-and-uncordon' as const,
+      deleteEmptyDirData: false,
+      force: false,
+    };
+    await assert.rejects(
+      createApiKubeNode({ kubeconfig: '/nonexistent/kubeconfig', drain }, 'drain-2'),
+      (e: unknown) => isMoltError(e, ErrorCode.KubeConfigInvalid),
     );
   });
 });

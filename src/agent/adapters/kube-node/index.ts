@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The machine's Kubernetes node through the API (docs/adr/0006): the agent cordons and drains its
+ * own node before the reboot and uncordons it once the new slot is healthy, with the drain policy
+ * of its config (`platform/kube/node-drain.ts` does the work). Loaded only for machines whose
+ * config has a `kubernetes` section, so agents outside a cluster never load the Kubernetes client.
+ * Readiness gates the commit: the node must be Ready again.
+ */
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { loadKubeConfig } from '../../../platform/kube/client.ts';
+import { createNodeDrainer } from '../../../platform/kube/node-drain.ts';
+import type { KubernetesConfig } from '../../config.ts';
+import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
+
+const done: KubeOutcome = { status: 'done' };
+
+export async function createApiKubeNode(
+  config: KubernetesConfig,
+  machine: string,
+  log?: (line: string) => void,
+): Promise<KubeNode> {
+  const kc = await loadKubeConfig(config.kubeconfig);
+  const node = config.nodeName ?? machine;
+  const drainer = createNodeDrainer({ kc, node, ...(log !== undefined && { log }) });
+  const policy = {
+    timeoutMs: config.drain.timeoutSeconds * 1000,
+    onTimeout: config.drain.onTimeout,
+    deleteEmptyDirData: config.drain.deleteEmptyDirData,
+    force: config.drain.force,
+  };
+  return {
+    async cordon(operationId) {
+      return (await drainer.cordon(operationId))
+        ? done
+        : { status: 'skipped', reason: `node ${node} was already cordoned` };
+    },
+    async drain(operationId) {
+      await drainer.drain(operationId, policy);
+      return done;
+    },
+    async uncordon() {
+      return (await drainer.uncordon())
+        ? done
+        : { status: 'skipped', reason: `molt did not cordon node ${node}: left as it is` };
+    },
+    async ready() {
+      const r = await drainer.readiness();
+      if (!r.ready) throw new MoltError(ErrorCode.KubeUnavailable, `node ${node} is not Ready yet`);
+      return done;
+    },
+  };
+}
