@@ -7,7 +7,8 @@
  * `scripts/ensure-kube-bins.sh` builds. Every process is stopped by the PID this harness started.
  *
  * Identities (tokens in `tokens.csv`): `admin` (system:masters) for the harness and the
- * controllers, `molt-operator` (no groups: tests give it only the RBAC molt's manifests grant),
+ * controllers, `molt-operator` and `molt-agent` (no groups: tests give them only the RBAC molt's
+ * manifests in deploy/kubernetes grant),
  * and one `system:node:<name>` per node named in {@link KubeControlPlaneOptions.nodes}, so the
  * Node authorizer and NodeRestriction constrain lab nodes as they do real kubelets.
  */
@@ -47,6 +48,8 @@ export interface KubeControlPlane {
   readonly bins: string;
   readonly admin: KubeUser;
   readonly operator: KubeUser;
+  /** The node agent's identity (no groups: tests bind deploy/kubernetes/rbac.yaml to it). */
+  readonly agent: KubeUser;
   /** The kubelet identity of a node named in the options. */
   node(name: string): KubeUser;
   readonly processes: readonly ManagedProcess[];
@@ -90,6 +93,7 @@ async function writeFiles(dir: string, nodes: readonly string[]): Promise<Files>
   const users = new Map<string, { token: string; groups: string }>([
     ['admin', { token: token(), groups: 'system:masters' }],
     ['molt-operator', { token: token(), groups: '' }],
+    ['molt-agent', { token: token(), groups: '' }],
     ...nodes.map((n) => [`system:node:${n}`, { token: token(), groups: 'system:nodes' }] as const),
   ]);
   files['tokens.csv'] = [...users]
@@ -183,6 +187,7 @@ export async function startKubeControlPlane(
       bins,
       admin: user('admin'),
       operator: user('molt-operator'),
+      agent: user('molt-agent'),
       node: (name) => user(`system:node:${name}`),
       processes,
       stop,

@@ -5,6 +5,9 @@
 // enforced by the real eviction API. Each drain-policy outcome behaves as specified, and a node is
 // never left cordoned by accident, nor uncordoned when someone else cordoned it.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { createApiKubeNode } from '../../../src/agent/adapters/kube-node/index.ts';
@@ -24,6 +27,7 @@ import {
 } from '../../../src/testkit/kube-control-plane.ts';
 import { workloads, type Workloads } from './workloads.ts';
 
+const run = promisify(execFile);
 let cp: KubeControlPlane;
 let admin: KubeConfig;
 let w: Workloads;
@@ -205,14 +209,20 @@ describe('cordon, drain, uncordon on a real control plane', () => {
   });
 });
 
-describe("the agent's Kubernetes node adapter", () => {
+describe("the agent's Kubernetes node adapter, under molt's least-privilege role", () => {
+  before(async () => {
+    // deploy/kubernetes/rbac.yaml, applied as a user would (kubectl apply).
+    const rbac = join(import.meta.dirname, '../../../deploy/kubernetes/rbac.yaml');
+    await run(`${cp.bins}/kubectl`, ['--kubeconfig', cp.admin.kubeconfig, 'apply', '-f', rbac]);
+  });
+
   it('cordons, drains and uncordons its own node, and reports it Ready', async () => {
     const ns = await w.namespace('agent-node');
     await w.deployment(ns, 'web', 2);
     await w.running(ns, 2);
     const kube = await createApiKubeNode(
       {
-        kubeconfig: cp.admin.kubeconfig,
+        kubeconfig: cp.agent.kubeconfig,
         drain: {
           timeoutSeconds: 60,
           onTimeout: 'abort-and-uncordon',
@@ -228,6 +238,16 @@ describe("the agent's Kubernetes node adapter", () => {
     assert.deepEqual(await kube.ready(), { status: 'done' });
     assert.deepEqual(await kube.uncordon('op-8'), { status: 'done' });
     assert.equal((await kube.uncordon('op-8')).status, 'skipped', 'nothing of molt left to undo');
+  });
+
+  it('reports what its role does not allow with MOLT_KUBE_FORBIDDEN, changing nothing', async () => {
+    const operator = await loadKubeConfig(cp.operator.kubeconfig);
+    await assert.rejects(
+      createNodeDrainer({ kc: operator, node: 'drain-2' }).cordon('op-9'),
+      (e: unknown) =>
+        isMoltError(e, ErrorCode.KubeForbidden) && /read node drain-2/.test(e.message),
+    );
+    assert.notEqual((await node('drain-2')).spec?.unschedulable, true);
   });
 
   it('refuses a kubeconfig it cannot use with MOLT_KUBECONFIG_INVALID', async () => {
