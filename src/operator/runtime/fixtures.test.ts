@@ -2,6 +2,8 @@
 // Shared fixtures of the runtime's component tests (no tests here): two release digests, a
 // release of the `stable` channel, and an idle agent's status booted on a digest.
 import type { Release } from '../../core/releases/release.ts';
+import type { Pool } from '../../core/rollout/types.ts';
+import type { OperatorSettings } from './deps.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 
 export const d10 = `sha256:${'a'.repeat(64)}`;
@@ -35,3 +37,12 @@ export function idle(digest: string, last: AgentStatus['last'] = null, node = 'w
     last,
   };
 }
+
+/** Operator settings for component tests: images at `reg/molt@<digest>`, no fleet policies. */
+export const testSettings = (pools: readonly Pool[], discoverEveryMs = 0): OperatorSettings => ({
+  pools,
+  fleetPolicies: [],
+  imageFor: (digest) => `reg/molt@${digest}`,
+  unreachableFailMs: 60_000,
+  discoverEveryMs,
+});

@@ -9,7 +9,7 @@ import { createFakeLeadership, FakeLeadershipBackend } from '../ports/leadership
 import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, idle } from './fixtures.test.ts';
+import { d10, idle, testSettings } from './fixtures.test.ts';
 import { startOperatorLoop } from './loop.ts';
 
 const w1: MachineRecord = {
@@ -37,13 +37,7 @@ async function loopWithHourlyPasses() {
     agents: gateway,
     watch: { track: (ms) => tracked.push(ms.map((m) => m.id)) },
     releases: () => Promise.resolve([]),
-    settings: {
-      pools: [{ name: 'workers', channel: 'stable', policies: [] }],
-      fleetPolicies: [],
-      imageFor: (digest) => `reg/molt@${digest}`,
-      unreachableFailMs: 60_000,
-      discoverEveryMs: 3_600_000,
-    },
+    settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
     now: () => Date.now(),
     log: () => undefined,
   };

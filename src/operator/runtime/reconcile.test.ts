@@ -12,7 +12,7 @@ import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rollbackRolloutOf } from './discovery.ts';
-import { d10, d11, idle, release } from './fixtures.test.ts';
+import { d10, d11, idle, release, testSettings } from './fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 const w1: MachineRecord = {
@@ -57,13 +57,7 @@ async function setup(
     store,
     agents: gateway,
     releases: () => Promise.resolve(feed.releases),
-    settings: {
-      pools,
-      fleetPolicies: [],
-      imageFor: (digest) => `reg/molt@${digest}`,
-      unreachableFailMs: 60_000,
-      discoverEveryMs: 0,
-    },
+    settings: testSettings(pools),
     now: () => Date.now(),
     log: () => undefined,
   };

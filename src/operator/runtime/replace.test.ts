@@ -14,7 +14,7 @@ import { createHttpProvider } from '../adapters/http-provider/index.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, d11, idle, release } from './fixtures.test.ts';
+import { d10, d11, idle, release, testSettings } from './fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 /** The lab provider whose re-images the test finishes by hand (`finish`), per machine. */
@@ -75,13 +75,7 @@ async function setup(pool: Omit<Pool, 'provider'>, machines = ['w-1']) {
     agents: gateway,
     providers: (name) => (name === 'workers' ? provider : undefined),
     releases: () => Promise.resolve([release('1.1.0', d11), release('1.0.0', d10)]),
-    settings: {
-      pools: [full],
-      fleetPolicies: [],
-      imageFor: (digest) => `reg/molt@${digest}`,
-      unreachableFailMs: 60_000,
-      discoverEveryMs: 0,
-    },
+    settings: testSettings([full]),
     now: () => Date.now(),
     log: () => undefined,
   };

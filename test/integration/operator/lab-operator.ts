@@ -18,6 +18,18 @@ import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
 import { eventually } from '../../../src/testkit/process.ts';
 import { repository, type LabFleet, type WorkerFleet } from './lab-fleet.ts';
 
+/** The operator's mTLS identity toward the fleet's agents (the fleet CA, its certificate and key). */
+export async function operatorIdentity(
+  fleet: Pick<LabFleet, 'pki'>,
+): Promise<{ ca: string; cert: string; key: string }> {
+  const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
+  return {
+    ca: await read('ca.pem'),
+    cert: await read('operator.pem'),
+    key: await read('operator.key'),
+  };
+}
+
 /** The operator's defaults, as `molt operator` parses a config that sets none of them. */
 export function operatorDefaults(): {
   readonly intervalMs: number;
@@ -67,12 +79,7 @@ export async function startBenchOperator(
   const endpoints = fleet.storeEndpoints;
   const store = createEtcdOperatorStore({ endpoints });
   await syncInventory(store, fleet.machines);
-  const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
-  const identity = {
-    ca: await read('ca.pem'),
-    cert: await read('operator.pem'),
-    key: await read('operator.key'),
-  };
+  const identity = await operatorIdentity(fleet);
   const agents = createAgentGateway(identity);
   const events = createAgentEventSource(identity);
   const leadership = createEtcdLeadership({

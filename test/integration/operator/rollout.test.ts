@@ -8,8 +8,6 @@
 // other workers. Then a broken 1.2.0 (boots, never healthy) published to the workers' channel:
 // the canary rolls back by itself, the rollout halts, nothing else starts.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
 import { createAgentEventSource } from '../../../src/operator/adapters/agent-gateway/events.ts';
@@ -29,6 +27,7 @@ import {
   startLabFleet,
   type LabFleet,
 } from './lab-fleet.ts';
+import { operatorIdentity } from './lab-operator.ts';
 
 let fleet: LabFleet;
 let store: OperatorStore;
@@ -42,12 +41,7 @@ before(async () => {
   const endpoints = fleet.cluster.endpoints;
   store = createEtcdOperatorStore({ endpoints });
   await syncInventory(store, fleet.machines);
-  const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
-  const identity = {
-    ca: await read('ca.pem'),
-    cert: await read('operator.pem'),
-    key: await read('operator.key'),
-  };
+  const identity = await operatorIdentity(fleet);
   const agents = createAgentGateway(identity);
   events = createAgentEventSource(identity);
   const registry = fleet.registry.host;
