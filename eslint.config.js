@@ -81,6 +81,7 @@ export default tseslint.config(
     // the client serialises whatever it is given, and its own docs pass object literals.
     files: [
       'src/platform/kube/**/*.ts',
+      'src/operator/adapters/kube-*/**/*.ts',
       'src/testkit/fake-kubelet.ts',
       'src/testkit/kube-*.ts',
       'test/integration/kube/**/*.ts',
