@@ -3,6 +3,7 @@
 // release of the `stable` channel, and an idle agent's status booted on a digest.
 import type { Release } from '../../core/releases/release.ts';
 import type { Pool } from '../../core/rollout/types.ts';
+import type { MachineRecord } from '../ports/store.ts';
 import type { OperatorSettings } from './deps.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 
@@ -46,3 +47,12 @@ export const testSettings = (pools: readonly Pool[], discoverEveryMs = 0): Opera
   unreachableFailMs: 60_000,
   discoverEveryMs,
 });
+
+/** A worker of pool `workers` whose agent nobody listens for (the gateway is scripted). */
+export const w1: MachineRecord = {
+  id: 'w-1',
+  endpoint: 'https://127.0.0.1:1',
+  role: 'worker',
+  pool: 'workers',
+  labels: {},
+};

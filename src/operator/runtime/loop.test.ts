@@ -6,19 +6,10 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentGateway } from '../ports/agents.ts';
 import { createFakeLeadership, FakeLeadershipBackend } from '../ports/leadership.fake.ts';
-import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, idle, testSettings } from './fixtures.test.ts';
+import { d10, idle, testSettings, w1 } from './fixtures.test.ts';
 import { startOperatorLoop } from './loop.ts';
-
-const w1: MachineRecord = {
-  id: 'w-1',
-  endpoint: 'https://127.0.0.1:1',
-  role: 'worker',
-  pool: 'workers',
-  labels: {},
-};
 
 const gateway: AgentGateway = {
   status: () => Promise.resolve(idle(d10)),

@@ -8,20 +8,11 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import type { AgentGateway } from '../ports/agents.ts';
-import type { MachineRecord } from '../ports/store.ts';
 import { InMemoryOperatorStore } from '../ports/store.fake.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rollbackRolloutOf } from './discovery.ts';
-import { d10, d11, idle, release, testSettings } from './fixtures.test.ts';
+import { d10, d11, idle, release, testSettings, w1 } from './fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
-
-const w1: MachineRecord = {
-  id: 'w-1',
-  endpoint: 'https://127.0.0.1:1',
-  role: 'worker',
-  pool: 'workers',
-  labels: {},
-};
 
 /** An agent gateway whose answers the test scripts; it records the upgrades asked for. */
 function scripted() {
