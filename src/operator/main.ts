@@ -112,6 +112,13 @@ interface ApiParts {
   readonly log: (line: string) => void;
 }
 
+/** How a listener reports a 500 (a bug in molt): one log line with the stack. */
+const reportBug =
+  (log: (line: string) => void, listener: string) =>
+  (e: unknown): void => {
+    log(`${listener} error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  };
+
 /** The FleetLock listener without client certificates, when the config has `fleetLock`. */
 async function serveFleetLock(
   c: LoadedConfig,
@@ -125,11 +132,7 @@ async function serveFleetLock(
     deps: {
       fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
       now: () => Date.now(),
-      onInternalError: (e) => {
-        p.log(
-          `FleetLock error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
-        );
-      },
+      onInternalError: reportBug(p.log, 'FleetLock'),
     },
     tls: f.tls ? await readServerTls(path, c.config) : undefined,
     host: f.listen.host,
@@ -157,9 +160,7 @@ async function serveApi(
       isLeader: () => p.leadership.isLeader(),
       fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
       now: () => Date.now(),
-      onInternalError: (e) => {
-        p.log(`API error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-      },
+      onInternalError: reportBug(p.log, 'API'),
     },
     tls: { ca: c.pki.ca, ...(await readServerTls(path, c.config)) },
     host: listen.host,
