@@ -22,7 +22,7 @@ import {
 import { defaultDrainPolicy } from '../src/core/drain/pods.ts';
 import { loadKubeConfig } from '../src/platform/kube/client.ts';
 import { createNodeDrainer } from '../src/platform/kube/node-drain.ts';
-import { startFakeKubelet, type FakeKubelet } from '../src/testkit/fake-kubelet.ts';
+import { startLabKubelet, type LabKubelet } from '../src/platform/kube/lab-kubelet.ts';
 import { startKubeControlPlane } from '../src/testkit/kube-control-plane.ts';
 import { eventually } from '../src/testkit/process.ts';
 
@@ -34,17 +34,18 @@ const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export async function runP4(): Promise<void> {
   const cp = await startKubeControlPlane({ nodes: ['a', 'b'] });
-  const kubelets: FakeKubelet[] = [];
+  const kubelets: LabKubelet[] = [];
   try {
     const admin = await loadKubeConfig(cp.admin.kubeconfig);
     for (const name of ['a', 'b'])
       kubelets.push(
-        await startFakeKubelet({
+        startLabKubelet({
           kc: await loadKubeConfig(cp.node(name).kubeconfig),
           name,
           version: '1',
         }),
       );
+    await Promise.all(kubelets.map((k) => k.ready));
     const core = admin.makeApiClient(CoreV1Api);
     const apps = admin.makeApiClient(AppsV1Api);
     const policy = admin.makeApiClient(PolicyV1Api);

@@ -95,7 +95,10 @@ export async function machinePorts(
       ? createNoClusterKubeNode()
       : await (
           await import('./adapters/kube-node/index.ts')
-        ).createApiKubeNode(config.kubernetes, config.node);
+        ).createApiKubeNode(config.kubernetes, {
+          machine: config.node,
+          booted: (await slots.manifest(boot.slot))?.version,
+        });
   const health: HealthCheck[] = [labSlotHealth(slots, boot.slot), kubeNodeReady(kube)];
   const cp =
     config.role === 'control-plane'

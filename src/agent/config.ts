@@ -45,6 +45,14 @@ const KubernetesConfig = z
         deleteEmptyDirData: false,
         force: false,
       }),
+    /**
+     * Lab machines only (under `molt lab machine`): the agent also plays the kubelet's API role for
+     * its node with this kubeconfig of the node's identity (`system:node:<name>`).
+     */
+    labKubelet: z
+      .object({ kubeconfig: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 export type KubernetesConfig = z.infer<typeof KubernetesConfig>;

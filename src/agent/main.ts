@@ -13,6 +13,7 @@ import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
 import { readBootInfo } from './adapters/lab/boot-info.ts';
 import { createLabFaults, noFaults } from './adapters/lab/faults.ts';
+import { startKubeletFor } from './adapters/lab/kubelet.ts';
 import { createLabPower } from './adapters/lab/power.ts';
 import { createSystemPower } from './adapters/system/power.ts';
 import { LabEnv } from '../protocol/agent.ts';
@@ -65,6 +66,13 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const lab = process.env[LabEnv.BootId] !== undefined;
   const power = lab ? createLabPower(() => shutdown()) : createSystemPower(() => shutdown());
   const machine = await machinePorts(root, config, boot, power);
+  const kubelet = await startKubeletFor(config, {
+    lab,
+    version: (await machine.slots.manifest(boot.slot))?.version ?? 'unknown',
+    log: (line) => {
+      io.err(`molt agent: ${line}\n`);
+    },
+  });
   const ports = { ...machine, health: [...machine.health, agentApiServing(() => served.url)] };
   const runner = createRunner({
     journal,
@@ -110,7 +118,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   });
   served.url = api.url;
   shutdown = async () => {
-    await api.close().catch(() => undefined);
+    await Promise.all([api.close().catch(() => undefined), kubelet?.shutdown()]);
   };
   await writeFileAtomic(
     join(root, 'run', 'agent.json'),

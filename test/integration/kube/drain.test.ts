@@ -20,32 +20,41 @@ import {
   QuarantineLabel,
   type NodeDrainer,
 } from '../../../src/platform/kube/node-drain.ts';
-import { startFakeKubelet, type FakeKubelet } from '../../../src/testkit/fake-kubelet.ts';
+import { startLabKubelet, type LabKubelet } from '../../../src/platform/kube/lab-kubelet.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
 } from '../../../src/testkit/kube-control-plane.ts';
+import { eventually } from '../../../src/testkit/process.ts';
 import { workloads, type Workloads } from './workloads.ts';
 
 const run = promisify(execFile);
 let cp: KubeControlPlane;
 let admin: KubeConfig;
 let w: Workloads;
-const kubelets: FakeKubelet[] = [];
+const kubelets: LabKubelet[] = [];
 const nodes = ['drain-1', 'drain-2'];
+// drain-3 has an identity but no kubelet until a test starts one.
 
 before(async () => {
-  cp = await startKubeControlPlane({ nodes });
+  cp = await startKubeControlPlane({ nodes: [...nodes, 'drain-3'] });
   admin = await loadKubeConfig(cp.admin.kubeconfig);
   w = workloads(admin);
   for (const name of nodes)
     kubelets.push(
-      await startFakeKubelet({
+      startLabKubelet({
         kc: await loadKubeConfig(cp.node(name).kubeconfig),
         name,
         version: '1.0.0',
       }),
     );
+  await Promise.all(kubelets.map((k) => k.ready));
+  // The node controller untaints a node (not-ready:NoSchedule) only after it has seen it Ready;
+  // until then the scheduler would put every pod on the other node.
+  await eventually(async () => {
+    for (const name of nodes)
+      assert.deepEqual((await node(name)).spec?.taints ?? [], [], `${name} still tainted`);
+  });
 });
 
 after(async () => {
@@ -230,7 +239,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
           force: false,
         },
       },
-      'drain-2',
+      { machine: 'drain-2', booted: '1.0.0' },
     );
     assert.deepEqual(await kube.cordon('op-8'), { status: 'done' });
     assert.deepEqual(await kube.drain('op-8'), { status: 'done' });
@@ -238,6 +247,40 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
     assert.deepEqual(await kube.ready(), { status: 'done' });
     assert.deepEqual(await kube.uncordon('op-8'), { status: 'done' });
     assert.equal((await kube.uncordon('op-8')).status, 'skipped', 'nothing of molt left to undo');
+  });
+
+  it('is not ready while the node still reports another molt release', async () => {
+    const drain = {
+      timeoutSeconds: 1,
+      onTimeout: 'abort-and-uncordon' as const,
+      deleteEmptyDirData: false,
+      force: false,
+    };
+    const kube = await createApiKubeNode(
+      { kubeconfig: cp.agent.kubeconfig, drain },
+      { machine: 'drain-2', booted: '1.1.0' },
+    );
+    await assert.rejects(
+      kube.ready(),
+      (e: unknown) =>
+        isMoltError(e, ErrorCode.KubeUnavailable) && /reports molt 1\.0\.0/.test(e.message),
+    );
+  });
+
+  it('a lab kubelet shut down cleanly reports its node NotReady at once', async () => {
+    const kubelet = startLabKubelet({
+      kc: await loadKubeConfig(cp.node('drain-3').kubeconfig),
+      name: 'drain-3',
+      version: '2.0.0',
+    });
+    await kubelet.ready;
+    const ready = async () =>
+      (await node('drain-3')).status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    assert.equal(await ready(), 'True');
+    assert.equal((await node('drain-3')).metadata?.labels?.['molt.dev/version'], '2.0.0');
+    await kubelet.shutdown();
+    assert.equal(await ready(), 'False');
+    await admin.makeApiClient(CoreV1Api).deleteNode({ name: 'drain-3' });
   });
 
   it('reports what its role does not allow with MOLT_KUBE_FORBIDDEN, changing nothing', async () => {
@@ -258,7 +301,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
       force: false,
     };
     await assert.rejects(
-      createApiKubeNode({ kubeconfig: '/nonexistent/kubeconfig', drain }, 'drain-2'),
+      createApiKubeNode({ kubeconfig: '/nonexistent/kubeconfig', drain }, { machine: 'drain-2' }),
       (e: unknown) => isMoltError(e, ErrorCode.KubeConfigInvalid),
     );
   });

@@ -4,7 +4,9 @@
  * own node before the reboot and uncordons it once the new slot is healthy, with the drain policy
  * of its config (`platform/kube/node-drain.ts` does the work). Loaded only for machines whose
  * config has a `kubernetes` section, so agents outside a cluster never load the Kubernetes client.
- * Readiness gates the commit: the node must be Ready again.
+ * Readiness gates the commit: the node must be Ready again, and where it reports a molt version
+ * (the `molt.dev/version` label) that must be the booted release — a node that still reports the
+ * old release has not really come back on the new one.
  */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { loadKubeConfig } from '../../../platform/kube/client.ts';
@@ -14,10 +16,17 @@ import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
 
 const done: KubeOutcome = { status: 'done' };
 
+export interface KubeNodeContext {
+  /** The machine's name, the node's unless the config names it. */
+  readonly machine: string;
+  /** The booted slot's release version, which a ready node must report. */
+  readonly booted?: string | undefined;
+  readonly log?: (line: string) => void;
+}
+
 export async function createApiKubeNode(
   config: KubernetesConfig,
-  machine: string,
-  log?: (line: string) => void,
+  { machine, booted, log }: KubeNodeContext,
 ): Promise<KubeNode> {
   const kc = await loadKubeConfig(config.kubeconfig);
   const node = config.nodeName ?? machine;
@@ -46,6 +55,12 @@ export async function createApiKubeNode(
     async ready() {
       const r = await drainer.readiness();
       if (!r.ready) throw new MoltError(ErrorCode.KubeUnavailable, `node ${node} is not Ready yet`);
+      if (r.version !== undefined && booted !== undefined && r.version !== booted) {
+        throw new MoltError(
+          ErrorCode.KubeUnavailable,
+          `node ${node} reports molt ${r.version}, but ${booted} is booted`,
+        );
+      }
       return done;
     },
   };

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * A kubelet's API role without containers, as KWOK plays it (docs/kubernetes.md; reference §8),
- * under the node's own identity (`system:node:<name>`, so the Node authorizer and NodeRestriction
+ * A kubelet's API role without containers, as KWOK plays it (docs/kubernetes.md; reference §8): the
+ * lab's agent runs it for its machine (docs/adr/0006 §8), tests and the P4 benchmark for bare nodes.
+ * It acts under the node's own identity (`system:node:<name>`, so the Node authorizer and NodeRestriction
  * hold it to what a real kubelet may do): registers its Node and reports it Ready with the booted
  * molt version (node info and the `molt.dev/version` label), renews its Lease in
- * `kube-node-lease`, marks pods bound to it Running and Ready, and completes their deletion. While
- * paused (the machine reboots) it does none of this, so the node really goes NotReady.
+ * `kube-node-lease`, marks pods bound to it Running and Ready, and completes their deletion. It
+ * lives in the agent's process, so while the machine reboots nothing reports and the node really
+ * goes NotReady; a clean shutdown first reports NotReady itself, as a kubelet's graceful node
+ * shutdown does. An API server that is down (a control-plane upgrade) is retried every period.
  *
  * Pods are found by polling a field-selected list (every `periodMs`), which costs one request per
  * period however many pods there are and needs no watch bookkeeping.
@@ -21,30 +24,31 @@ import {
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface FakeKubeletOptions {
+export interface LabKubeletOptions {
   readonly kc: KubeConfig;
   readonly name: string;
   readonly version: string;
   readonly labels?: Readonly<Record<string, string>>;
   /** @default 300 */
   readonly periodMs?: number;
-  /** Told about failed heartbeats and pod updates (retried next period). */
+  /** Told about failed registrations, heartbeats and pod updates (retried next period). */
   readonly onError?: (e: unknown) => void;
 }
 
-export interface FakeKubelet {
+export interface LabKubelet {
   readonly name: string;
-  /** Stop reporting (a reboot or a crash): the controllers mark the node NotReady. */
-  pause(): void;
-  /** Report again, as `version` when given (the machine booted a new release). */
-  resume(version?: string): Promise<void>;
+  /** Resolves once the node is registered and reported Ready the first time. */
+  readonly ready: Promise<void>;
+  /** Stop reporting. */
   stop(): Promise<void>;
+  /** Report the node NotReady ("node is shutting down"), best effort, then stop. */
+  shutdown(): Promise<void>;
 }
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const leaseSeconds = 40;
 
-function readyConditions(now: string) {
+function conditions(now: string, ready: boolean) {
   const c = (type: string, status: string, reason: string) => ({
     type,
     status,
@@ -54,14 +58,21 @@ function readyConditions(now: string) {
     lastTransitionTime: now,
   });
   return [
-    c('Ready', 'True', 'KubeletReady'),
+    ready
+      ? c('Ready', 'True', 'KubeletReady')
+      : c('Ready', 'False', 'KubeletNotReady: node is shutting down'),
     c('MemoryPressure', 'False', 'KubeletHasSufficientMemory'),
     c('DiskPressure', 'False', 'KubeletHasNoDiskPressure'),
     c('PIDPressure', 'False', 'KubeletHasSufficientPID'),
   ];
 }
 
-async function reportNode(core: CoreV1Api, name: string, version: string): Promise<void> {
+async function reportNode(
+  core: CoreV1Api,
+  name: string,
+  version: string,
+  ready = true,
+): Promise<void> {
   const now = new Date().toISOString();
   await core.patchNode(
     { name, body: { metadata: { labels: { 'molt.dev/version': version } } } },
@@ -72,7 +83,7 @@ async function reportNode(core: CoreV1Api, name: string, version: string): Promi
       name,
       body: {
         status: {
-          conditions: readyConditions(now),
+          conditions: conditions(now, ready),
           addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
           capacity: { cpu: '1k', memory: '1Ti', pods: '1M' },
           allocatable: { cpu: '1k', memory: '1Ti', pods: '1M' },
@@ -175,29 +186,39 @@ async function tendPods(
   );
 }
 
-/** Register the node and start reporting; resolves once the node is Ready. */
-export async function startFakeKubelet(o: FakeKubeletOptions): Promise<FakeKubelet> {
+/** Start registering and reporting the node in the background; see {@link LabKubelet.ready}. */
+export function startLabKubelet(o: LabKubeletOptions): LabKubelet {
   const core = o.kc.makeApiClient(CoreV1Api);
   const lease = o.kc.makeApiClient(CoordinationV1Api);
   const labels = { 'kubernetes.io/hostname': o.name, 'kubernetes.io/os': 'linux', ...o.labels };
-  await core
-    .createNode({ body: { metadata: { name: o.name, labels } } })
-    .catch(async () => core.readNode({ name: o.name }));
-  let version = o.version;
   // Read through functions: the loop must see changes made while it awaits.
-  const state = { paused: false, stopped: false };
+  const state = { stopped: false, registered: false };
   const stopped = (): boolean => state.stopped;
-  const paused = (): boolean => state.paused;
-  const beat = async (): Promise<void> => {
-    await renewLease(lease, o.name);
-    await reportNode(core, o.name, version);
+  const registered = (): boolean => state.registered;
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const register = async (): Promise<void> => {
+    await core
+      .createNode({ body: { metadata: { name: o.name, labels } } })
+      .catch(async (e: unknown) => {
+        // Already there (a reboot, a re-registration): carry on; anything else is retried.
+        await core.readNode({ name: o.name }).catch(() => {
+          throw e;
+        });
+      });
+    state.registered = true;
   };
-  await beat();
+  const beat = async (): Promise<void> => {
+    if (!registered()) await register();
+    await renewLease(lease, o.name);
+    await reportNode(core, o.name, o.version);
+    markReady();
+  };
   const loop = (async () => {
-    let lastBeat = Date.now();
+    let lastBeat = 0;
     while (!stopped()) {
-      await sleep(o.periodMs ?? 300);
-      if (paused() || stopped()) continue;
       try {
         if (Date.now() - lastBeat > 2_000) {
           await beat();
@@ -208,21 +229,24 @@ export async function startFakeKubelet(o: FakeKubeletOptions): Promise<FakeKubel
         // The API server may be restarting (control-plane upgrades): try again next period.
         o.onError?.(e);
       }
+      await sleep(o.periodMs ?? 300);
     }
   })();
+  const stop = async (): Promise<void> => {
+    state.stopped = true;
+    await loop;
+  };
   return {
     name: o.name,
-    pause() {
-      state.paused = true;
-    },
-    async resume(next) {
-      if (next !== undefined) version = next;
-      await beat();
-      state.paused = false;
-    },
-    async stop() {
-      state.stopped = true;
-      await loop;
+    ready,
+    stop,
+    async shutdown() {
+      await stop();
+      if (!registered()) return;
+      await Promise.race([
+        reportNode(core, o.name, o.version, false).catch((e: unknown) => o.onError?.(e)),
+        sleep(2_000),
+      ]);
     },
   };
 }

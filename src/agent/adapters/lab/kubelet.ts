@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * In the lab the agent plays its node's kubelet (docs/adr/0006 §8): registered and reported Ready
+ * with the booted release while the agent runs, silent while the machine reboots, and reported
+ * NotReady by a clean shutdown. The Kubernetes client is imported only when the config asks.
+ */
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import type { MachineConfig } from '../../config.ts';
+
+export interface RunningKubelet {
+  shutdown(): Promise<void>;
+}
+
+export async function startKubeletFor(
+  config: MachineConfig,
+  opts: { lab: boolean; version: string; log: (line: string) => void },
+): Promise<RunningKubelet | undefined> {
+  const kubelet = config.kubernetes?.labKubelet;
+  if (kubelet === undefined) return undefined;
+  if (!opts.lab) {
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      'kubernetes.labKubelet is for lab machines only: a real machine runs a real kubelet',
+      { hint: 'remove kubernetes.labKubelet from the machine config' },
+    );
+  }
+  const [{ loadKubeConfig }, { startLabKubelet }] = await Promise.all([
+    import('../../../platform/kube/client.ts'),
+    import('../../../platform/kube/lab-kubelet.ts'),
+  ]);
+  let last = '';
+  return startLabKubelet({
+    kc: await loadKubeConfig(kubelet.kubeconfig),
+    name: config.kubernetes?.nodeName ?? config.node,
+    version: opts.version,
+    onError: (e) => {
+      // One line per distinct failure, not one per period while the API server is away.
+      const line = e instanceof Error ? e.message : String(e);
+      if (line !== last) opts.log(`lab kubelet: ${line}`);
+      last = line;
+    },
+  });
+}
