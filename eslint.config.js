@@ -82,7 +82,6 @@ export default tseslint.config(
     files: [
       'src/platform/kube/**/*.ts',
       'src/operator/adapters/kube-*/**/*.ts',
-      'src/testkit/fake-kubelet.ts',
       'src/testkit/kube-*.ts',
       'test/integration/kube/**/*.ts',
       'bench/p4.ts',

@@ -19,6 +19,7 @@ import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
 import { createHttpProvider } from './adapters/http-provider/index.ts';
 import { createReleaseSource, machineRecords, syncInventoryWhenReachable } from './compose.ts';
+import { kubeParts, type KubeStatusRunner } from './compose-kube.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
@@ -175,6 +176,8 @@ interface LoopParts {
   readonly agents: AgentGateway;
   readonly observations: MemoryObservationBook;
   readonly log: (line: string) => void;
+  /** The Kubernetes status mirror, refreshed after each of the leader's passes. */
+  readonly status?: KubeStatusRunner | undefined;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -217,11 +220,13 @@ function startLoop(
     intervalMs: c.config.interval,
     onPass: (pass) => {
       metrics.recordPass(pass);
+      p.status?.kick();
     },
   });
   return {
     async stop() {
       await loop.stop();
+      await p.status?.stop();
       await events.close();
     },
   };
@@ -253,26 +258,38 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
   const { config: path } = flags(argv);
   const c = await loadOperatorConfig(path);
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
+  const log = (line: string): void => {
+    io.out(`${new Date().toISOString()} ${line}\n`);
+  };
   const state = stateOf(c, id);
-  const { leadership, fleetLock } = state;
+  const kube = await kubeParts(c, path, id, log).catch(async (e: unknown) => {
+    await Promise.all([state.store.close(), state.leadership.close(), state.fleetLock.close()]);
+    throw e;
+  });
+  const { fleetLock } = state;
+  const leadership = kube.leadership ?? state.leadership;
   // The API's metrics count what the loop does, and it reads what the loop last saw of each
   // machine, through these two wrappers: the loop itself knows nothing about the API.
   const metrics = new OperatorMetrics();
   const observations = new MemoryObservationBook();
   const store = countingStore(state.store, metrics);
   const agents = observingGateway(createAgentGateway(c.pki), observations, () => Date.now());
-  const log = (line: string): void => {
-    io.out(`${new Date().toISOString()} ${line}\n`);
-  };
   const closeAll = async (): Promise<void> => {
-    await Promise.all([agents.close(), store.close(), leadership.close(), fleetLock.close()]);
+    await Promise.all([
+      agents.close(),
+      store.close(),
+      state.leadership.close(),
+      leadership.close(),
+      fleetLock.close(),
+    ]);
   };
   const parts = { store, leadership, fleetLock, observations, metrics, log };
   const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
     throw e;
   });
-  const running = startLoop(c, { store, agents, observations, log }, leadership, metrics);
+  const status = kube.status?.(store, observations);
+  const running = startLoop(c, { store, agents, observations, log, status }, leadership, metrics);
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );

@@ -37,4 +37,22 @@ describe('the operator config', () => {
       'fleetLock.listen.port: Too big: expected number to be <=65535',
     ]);
   });
+
+  it('runs in a Kubernetes cluster with Lease leader election and the status mirror by default', () => {
+    const c = OperatorConfig.parse({ ...minimal, kubernetes: { kubeconfig: 'k' } });
+    assert.deepEqual(c.kubernetes, {
+      kubeconfig: 'k',
+      namespace: 'molt-system',
+      leaderElection: true,
+      status: true,
+    });
+    assert.deepEqual(
+      issues({ ...minimal, kubernetes: { kubeconfig: 'k', namespace: 'Molt_NS' } }),
+      ['kubernetes.namespace: a namespace name (DNS-1123 label)'],
+    );
+    assert.deepEqual(
+      issues({ ...minimal, kubernetes: {} }).map((m) => m.split(':')[0]),
+      ['kubernetes.kubeconfig'],
+    );
+  });
 });

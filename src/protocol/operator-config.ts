@@ -22,6 +22,11 @@
  * fleetLock:                     # FleetLock for clients without a fleet certificate (Zincati)
  *   listen: {host: 10.0.0.1, port: 8443}   # a management network: FleetLock has no auth
  *   tls: true                    # default: TLS with the API's server certificate; false: HTTP
+ * kubernetes:                    # the fleet is a Kubernetes cluster (docs/adr/0006 §9)
+ *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity
+ *   namespace: molt-system       # where the status mirror, its Events and the Lease live
+ *   leaderElection: true         # default: a coordination Lease instead of the store's claim
+ *   status: true                 # default: mirror rollouts, channels, machines into molt.dev CRs
  * ```
  *
  * With `listen`, `pki` also names the API's server certificate, `serverCert` and `serverKey`: a
@@ -76,6 +81,17 @@ export const OperatorConfig = z
       .strictObject({
         listen: listenAddress,
         tls: z.boolean().default(true),
+      })
+      .optional(),
+    kubernetes: z
+      .strictObject({
+        kubeconfig: z.string().min(1),
+        namespace: z
+          .string()
+          .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name (DNS-1123 label)')
+          .default('molt-system'),
+        leaderElection: z.boolean().default(true),
+        status: z.boolean().default(true),
       })
       .optional(),
   })

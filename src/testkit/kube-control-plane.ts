@@ -4,7 +4,8 @@
  * kube-apiserver (TLS, static-token authentication, RBAC and the Node authorizer on),
  * kube-controller-manager (the disruption controller makes PDBs work; Deployments recreate evicted
  * pods; node lifecycle marks silent nodes NotReady) and kube-scheduler, from the binaries
- * `scripts/ensure-kube-bins.sh` builds. Every process is stopped by the PID this harness started.
+ * `scripts/ensure-kube-bins.sh` builds, with molt's CRDs (deploy/kubernetes/crds.yaml) installed.
+ * Every process is stopped by the PID this harness started.
  *
  * Identities (tokens in `tokens.csv`): `admin` (system:masters) for the harness and the
  * controllers, `molt-operator` and `molt-agent` (no groups: tests give them only the RBAC molt's
@@ -180,6 +181,7 @@ export async function startKubeControlPlane(
         mode: 0o600,
       });
     }
+    await installCrds(bins, user('admin').kubeconfig);
     return {
       server: cp.server,
       ca: cp.ca,
@@ -199,6 +201,22 @@ export async function startKubeControlPlane(
       cause: e,
     });
   }
+}
+
+/** molt's CustomResourceDefinitions, applied as a user would, and waited for until served. */
+async function installCrds(bins: string, kubeconfigFile: string): Promise<void> {
+  const crds = join(import.meta.dirname, '../../deploy/kubernetes/crds.yaml');
+  const kubectl = join(bins, 'kubectl');
+  await run(kubectl, ['--kubeconfig', kubeconfigFile, 'apply', '-f', crds]);
+  await run(kubectl, [
+    '--kubeconfig',
+    kubeconfigFile,
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    '-f',
+    crds,
+  ]);
 }
 
 async function launch(

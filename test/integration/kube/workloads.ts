@@ -18,6 +18,8 @@ export interface Workloads {
   namespace(name: string): Promise<string>;
   deployment(ns: string, name: string, replicas: number, o?: { emptyDir?: boolean }): Promise<void>;
   daemonSet(ns: string, name: string): Promise<void>;
+  /** A StatefulSet (pods `name-0…`, recreated under the same name after an eviction). */
+  statefulSet(ns: string, name: string, replicas: number): Promise<void>;
   barePod(ns: string, name: string, node: string): Promise<void>;
   pdb(ns: string, name: string, app: string, minAvailable: number): Promise<void>;
   /** Pods of `ns` (optionally on `node`). */
@@ -75,6 +77,21 @@ export function workloads(kc: KubeConfig): Workloads {
         body: {
           metadata: { name },
           spec: { selector: { matchLabels: { app: name } }, template: template(name) },
+        },
+      });
+    },
+    async statefulSet(ns, name, replicas) {
+      await apps.createNamespacedStatefulSet({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: {
+            replicas,
+            serviceName: name,
+            podManagementPolicy: 'Parallel',
+            selector: { matchLabels: { app: name } },
+            template: template(name),
+          },
         },
       });
     },

@@ -35,6 +35,8 @@ export interface ControlPlaneClusterOptions {
   readonly leaseTtlSeconds?: number;
   /** @default 20 */
   readonly healthDeadlineSeconds?: number;
+  /** The machine config's `kubernetes` section for node `name` (lab machines as Kubernetes nodes). */
+  readonly kubernetes?: (name: string) => object;
 }
 
 const url = (port: number): string => `http://127.0.0.1:${port}`;
@@ -67,6 +69,7 @@ export async function startControlPlaneCluster(
         initialCluster,
         endpoints,
       },
+      ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes(p.name) }),
     };
     const configFile = join(o.dir, `${p.name}.yaml`);
     await writeFile(configFile, stringify(config));

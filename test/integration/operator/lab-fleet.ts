@@ -54,11 +54,14 @@ export interface LabFleet {
   stop(): Promise<void>;
 }
 
-async function startWorker(
-  f: { dir: string; pki: FleetPki; image: string },
-  i: number,
-  fixedPort?: number,
-): Promise<Worker> {
+interface WorkerSetup {
+  readonly dir: string;
+  readonly pki: FleetPki;
+  readonly image: string;
+  readonly kubernetes?: ((name: string) => object) | undefined;
+}
+
+async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promise<Worker> {
   const port = fixedPort ?? (await freePort());
   const id = `w-${String(i)}`;
   const bootloader = i % 2 === 0 ? 'systemd-boot' : 'grub';
@@ -70,6 +73,7 @@ async function startWorker(
     api: { host: '127.0.0.1', port },
     healthDeadlineSeconds: 8,
     registry: { insecure: true },
+    ...(f.kubernetes !== undefined && { kubernetes: f.kubernetes(id) }),
   };
   await writeFile(configFile, stringify(config));
   const machine = startLabMachine({
@@ -92,6 +96,11 @@ export interface LabFleetOptions {
   readonly workers: number;
   /** Start the three control-plane machines (their etcd cluster is the store). @default true */
   readonly controlPlane?: boolean;
+  /**
+   * Lab machines as Kubernetes nodes: the machine config's `kubernetes` section for node `name`
+   * (`cp-1…3`, `w-1…N`).
+   */
+  readonly kubernetes?: (name: string) => object;
 }
 
 function records(
@@ -158,10 +167,15 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
     pki = await createFleetPki(join(scratch.path, 'pki'));
     if (o.controlPlane !== false)
-      cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+      cluster = await startControlPlaneCluster({
+        dir: scratch.path,
+        pki,
+        image: image('1.0.0'),
+        ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
+      });
     else etcd = await startEtcd();
-    for (let i = 1; i <= o.workers; i++)
-      workers.push(await startWorker({ dir: scratch.path, pki, image: image('1.0.0') }, i));
+    const setup = { dir: scratch.path, pki, image: image('1.0.0'), kubernetes: o.kubernetes };
+    for (let i = 1; i <= o.workers; i++) workers.push(await startWorker(setup, i));
     for (const w of workers)
       await w.status().catch((e: unknown) => {
         const output = w.process.output().slice(-3000);
@@ -179,7 +193,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await old.stop();
     await rm(old.root, { recursive: true, force: true });
     const fresh = await startWorker(
-      { dir: scratch.path, pki, image: with_ },
+      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes },
       Number(id.slice(2)),
       Number(new URL(old.endpoint).port),
     );

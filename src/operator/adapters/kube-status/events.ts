@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's history as Kubernetes Events (docs/adr/0006 §9): each transition worth a human's
+ * attention becomes one Event on the Rollout it concerns (with the machine's NodeUpgrade as the
+ * related object), so `kubectl describe rollout.molt.dev …` and `kubectl get events` tell the
+ * story. Pure: the mirror writes what this returns. The Event's name is derived from the history
+ * entry, so writing it twice (a retry, a new leader) is a harmless conflict, not a duplicate.
+ */
+import { createHash } from 'node:crypto';
+import type { HistoryEvent } from '../../ports/store.ts';
+import { kubeName } from './view.ts';
+
+export interface EventSpec {
+  readonly name: string;
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+  readonly at: string;
+  readonly involved: { readonly kind: 'Rollout' | 'NodeUpgrade'; readonly name: string };
+  readonly related?: { readonly kind: 'NodeUpgrade'; readonly name: string };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+const machineResults: Record<string, readonly [EventSpec['type'], string]> = {
+  Succeeded: ['Normal', 'MachineUpgraded'],
+  Failed: ['Warning', 'MachineFailed'],
+  RolledBack: ['Warning', 'MachineRolledBack'],
+};
+
+const rolloutStates: Record<string, readonly [EventSpec['type'], string]> = {
+  Active: ['Normal', 'RolloutActive'],
+  Paused: ['Warning', 'RolloutPaused'],
+  Halted: ['Warning', 'RolloutHalted'],
+  Completed: ['Normal', 'RolloutCompleted'],
+  AwaitingApproval: ['Normal', 'RolloutAwaitingApproval'],
+};
+
+const fixed: Partial<Record<HistoryEvent['kind'], readonly [EventSpec['type'], string]>> = {
+  'rollout-created': ['Normal', 'RolloutCreated'],
+  'machine-start': ['Normal', 'MachineUpgrading'],
+  'machine-rollback': ['Warning', 'MachineRollingBack'],
+  warning: ['Warning', 'OperatorWarning'],
+};
+
+/** Type and reason of a history entry, or undefined for entries that are not Events (decisions). */
+function classify(e: HistoryEvent): readonly [EventSpec['type'], string] | undefined {
+  const data = e.data ?? {};
+  if (e.kind === 'rollout-state')
+    return rolloutStates[str(data['state']) ?? ''] ?? ['Normal', 'RolloutChanged'];
+  if (e.kind === 'machine-result')
+    return machineResults[str(data['phase']) ?? ''] ?? ['Normal', 'MachineResult'];
+  return fixed[e.kind];
+}
+
+export function eventFor(e: HistoryEvent): EventSpec | undefined {
+  const kind = classify(e);
+  if (kind === undefined) return undefined;
+  const involved =
+    e.rollout !== undefined
+      ? ({ kind: 'Rollout', name: kubeName(e.rollout) } as const)
+      : e.machine !== undefined
+        ? ({ kind: 'NodeUpgrade', name: kubeName(e.machine) } as const)
+        : undefined;
+  if (involved === undefined) return undefined;
+  const id = createHash('sha256')
+    .update(`${String(e.at)}\0${e.kind}\0${e.message}`)
+    .digest('hex');
+  return {
+    name: `molt.${String(e.seq)}.${id.slice(0, 10)}`,
+    type: kind[0],
+    reason: kind[1],
+    message: e.message.slice(0, 1024),
+    at: new Date(e.at).toISOString(),
+    involved,
+    ...(e.rollout !== undefined &&
+      e.machine !== undefined && {
+        related: { kind: 'NodeUpgrade', name: kubeName(e.machine) } as const,
+      }),
+  };
+}

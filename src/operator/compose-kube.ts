@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's Kubernetes parts, chosen by the config's `kubernetes` section (docs/adr/0006 §9):
+ * leader election through a coordination Lease, and the status mirror into molt.dev custom
+ * resources with Events. The Kubernetes client is imported only when the section is there, so
+ * operators of fleets without Kubernetes never load it.
+ */
+import { dirname, resolve } from 'node:path';
+import type { LoadedConfig } from './config.ts';
+import type { ObservationBook } from './api/observations.ts';
+import type { Leadership } from './ports/leadership.ts';
+import type { OperatorStore } from './ports/store.ts';
+
+export interface KubeStatusRunner {
+  kick(): void;
+  stop(): Promise<void>;
+}
+
+export interface KubeParts {
+  /** Set when the config asks for Lease leader election. */
+  readonly leadership?: Leadership;
+  /** Set when the config asks for the status mirror. */
+  readonly status?: (store: OperatorStore, observations: ObservationBook) => KubeStatusRunner;
+}
+
+export async function kubeParts(
+  c: LoadedConfig,
+  configPath: string,
+  id: string,
+  log: (line: string) => void,
+): Promise<KubeParts> {
+  const k = c.config.kubernetes;
+  if (k === undefined) return {};
+  const { loadKubeConfig } = await import('../platform/kube/client.ts');
+  const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
+  const leadership = k.leaderElection
+    ? (await import('./adapters/kube-leadership/leadership.ts')).createKubeLeadership({
+        kc,
+        namespace: k.namespace,
+        id,
+        ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
+      })
+    : undefined;
+  const { startKubeStatus } = await import('./adapters/kube-status/index.ts');
+  return {
+    ...(leadership !== undefined && { leadership }),
+    ...(k.status && {
+      status: (store: OperatorStore, observations: ObservationBook) =>
+        startKubeStatus({
+          kc,
+          namespace: k.namespace,
+          store,
+          pools: c.fleet.pools,
+          observations,
+          now: () => Date.now(),
+          log,
+        }),
+    }),
+  };
+}
