@@ -32,6 +32,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP7 } = await import('./p7.ts');
     await runP7();
   },
+  P8: async () => {
+    const { runP8 } = await import('./p8.ts');
+    await runP8();
+  },
 };
 
 const wanted = process.argv.slice(2).map((a) => a.toUpperCase());

@@ -61,8 +61,12 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
       import('./adapters/etcd/cluster-lease.ts'),
     ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
-  const services = createLabEtcdService({ root, dataDir, ...etcd });
-  const member = createEtcdMember({ ...etcd, service: services, dataDir });
+  const etcdService = createLabEtcdService({ root, dataDir, ...etcd });
+  const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
+  const services =
+    config.labApiserver === undefined
+      ? etcdService
+      : await hostedApiserver(root, config.labApiserver, etcdService, health);
   const lease = createEtcdClusterLease({
     endpoints: etcd.endpoints,
     holder: config.node,
@@ -81,6 +85,23 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
     },
   });
   return { services, etcd: member, lease };
+}
+
+/** A lab control-plane machine hosting the cluster: its kube-apiserver runs after etcd. */
+async function hostedApiserver(
+  root: string,
+  apiserver: NonNullable<MachineConfig['labApiserver']>,
+  etcd: Services,
+  health: HealthCheck[],
+): Promise<Services> {
+  const { createLabProcessService, servicesInOrder } =
+    await import('./adapters/lab/process-service.ts');
+  const { apiserverReady } = await import('./adapters/lab/apiserver-health.ts');
+  health.push(apiserverReady(apiserver.port));
+  return servicesInOrder([
+    etcd,
+    createLabProcessService({ root, name: 'kube-apiserver', ...apiserver }),
+  ]);
 }
 
 export async function machinePorts(

@@ -20,6 +20,22 @@ const EtcdConfig = z
     initialCluster: z.string().min(1),
     /** Client URLs of every member, for quorum checks and the lease. */
     endpoints: z.array(z.url()).min(1),
+    /** Lab machines: the etcd binary to run. @default /usr/bin/etcd (Debian's) */
+    binary: z.string().min(1).optional(),
+  })
+  .strict();
+
+/**
+ * Lab control-plane machines that host the cluster (docs/adr/0006 §10): a kube-apiserver run as a
+ * service beside etcd, started after it and stopped before it around every reboot.
+ */
+const LabApiserverConfig = z
+  .object({
+    binary: z.string().min(1),
+    /** Its whole command line; one argument names a path in the machine root. */
+    args: z.array(z.string()).min(1),
+    /** The secure port it listens on (its readiness is checked there). */
+    port: z.number().int().min(1).max(65535),
   })
   .strict();
 
@@ -93,11 +109,16 @@ export const MachineConfig = z
     etcd: EtcdConfig.optional(),
     /** The machine is a Kubernetes node: cordon, drain and uncordon it around upgrades. */
     kubernetes: KubernetesConfig.optional(),
+    labApiserver: LabApiserverConfig.optional(),
   })
   .strict()
   .refine((c) => c.role === 'worker' || c.etcd !== undefined, {
     message: 'a control-plane machine needs an etcd section',
     path: ['etcd'],
+  })
+  .refine((c) => c.labApiserver === undefined || c.etcd !== undefined, {
+    message: 'only a control-plane machine (with an etcd section) hosts a kube-apiserver',
+    path: ['labApiserver'],
   });
 export type MachineConfig = z.infer<typeof MachineConfig>;
 export type MachineConfigInput = z.input<typeof MachineConfig>;

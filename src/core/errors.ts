@@ -69,6 +69,8 @@ export const ErrorCode = {
   EtcdUnhealthy: 'MOLT_ETCD_UNHEALTHY',
   /** A service the upgrade must stop did not stop. */
   ServiceStopFailed: 'MOLT_SERVICE_STOP_FAILED',
+  /** A machine service (a lab machine's kube-apiserver) did not start or listen in time. */
+  ServiceStartFailed: 'MOLT_SERVICE_START_FAILED',
   /** An EPHEMERAL mount is busy and cannot be released. */
   MountBusy: 'MOLT_MOUNT_BUSY',
   /** The caller's identity may not perform this operation. */

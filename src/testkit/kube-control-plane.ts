@@ -15,7 +15,7 @@
  */
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
@@ -30,6 +30,24 @@ export interface KubeControlPlaneOptions {
   readonly nodes?: readonly string[];
   /** How long to wait for the whole control plane. @default 120000 */
   readonly startTimeoutMs?: number;
+  /**
+   * Run the API servers elsewhere — on lab control-plane machines (docs/adr/0006 §10) — instead of
+   * one etcd and one kube-apiserver here: given how to build an API server's command line, start
+   * them and resolve with the URL clients use (a balancer in front of them). They share one
+   * serving certificate, so any of them satisfies a client behind the balancer.
+   */
+  readonly hostApiservers?: (setup: ApiserverSetup) => Promise<string>;
+}
+
+export interface ApiserverSetup {
+  /** Directory of the binaries (kube-apiserver, etcd 3.5). */
+  readonly bins: string;
+  /** One API server's arguments: its etcd servers, its port, and a scratch directory of its own. */
+  args(o: {
+    readonly etcd: readonly string[];
+    readonly port: number;
+    readonly dir: string;
+  }): string[];
 }
 
 /** A user of the API: its bearer token and a kubeconfig file that carries it. */
@@ -105,14 +123,37 @@ async function writeFiles(dir: string, nodes: readonly string[]): Promise<Files>
   return { dir, caFile: join(dir, 'serving', 'apiserver.crt'), users };
 }
 
-function apiserverArgs(f: Files, etcd: string, port: number): string[] {
+/**
+ * A serving certificate for 127.0.0.1 and localhost that several API servers share (hosted mode);
+ * self-signed, so clients trust it as their CA, as they trust `--cert-dir`'s in the single mode.
+ */
+async function sharedServingCert(f: Files): Promise<{ cert: string; key: string }> {
+  const cert = f.caFile;
+  const key = join(f.dir, 'serving', 'apiserver.key');
+  await mkdir(join(f.dir, 'serving'), { recursive: true });
+  await run('openssl', [
+    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '7'],
+    ...['-keyout', key, '-out', cert, '-subj', '/CN=kube-apiserver'],
+    ...['-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+  ]);
+  return { cert, key };
+}
+
+function apiserverArgs(
+  f: Files,
+  etcd: string,
+  port: number,
+  tls: { readonly certDir: string } | { readonly cert: string; readonly key: string },
+): string[] {
   const at = (name: string): string => join(f.dir, name);
   return [
     `--etcd-servers=${etcd}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
     `--secure-port=${String(port)}`,
-    `--cert-dir=${at('serving')}`,
+    ...('certDir' in tls
+      ? [`--cert-dir=${tls.certDir}`]
+      : [`--tls-cert-file=${tls.cert}`, `--tls-private-key-file=${tls.key}`]),
     '--service-cluster-ip-range=10.0.0.0/24',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${at('sa.pub')}`,
@@ -167,7 +208,7 @@ export async function startKubeControlPlane(
   };
   try {
     const f = await writeFiles(scratch.path, o.nodes ?? []);
-    const cp = await launch(bins, f, processes, o.startTimeoutMs ?? 120_000);
+    const cp = await launch(bins, f, processes, o);
     const user = (name: string): KubeUser => {
       const u = f.users.get(name);
       if (u === undefined)
@@ -219,15 +260,25 @@ async function installCrds(bins: string, kubeconfigFile: string): Promise<void> 
   ]);
 }
 
-async function launch(
+/** Start the hosted API servers through `host`, or one etcd and one kube-apiserver here. */
+async function apiservers(
   bins: string,
   f: Files,
   processes: ManagedProcess[],
-  timeoutMs: number,
-): Promise<{ server: string; ca: string }> {
-  const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort] = await Promise.all(
-    Array.from({ length: 5 }, () => freePort()),
-  );
+  host: KubeControlPlaneOptions['hostApiservers'],
+): Promise<string> {
+  if (host !== undefined) {
+    const tls = await sharedServingCert(f);
+    return host({
+      bins,
+      args: (a) => [
+        ...apiserverArgs(f, a.etcd.join(','), a.port, tls),
+        // The lab firmware ends a boot's services by a path in the machine root.
+        `--cert-dir=${a.dir}`,
+      ],
+    });
+  }
+  const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const etcd = `http://127.0.0.1:${String(etcdClient)}`;
   const peer = `http://127.0.0.1:${String(etcdPeer)}`;
   processes.push(
@@ -247,10 +298,21 @@ async function launch(
     startProcess(
       'kube-apiserver',
       join(bins, 'kube-apiserver'),
-      apiserverArgs(f, etcd, apiPort ?? 0),
+      apiserverArgs(f, etcd, apiPort, { certDir: join(f.dir, 'serving') }),
     ),
   );
-  const server = `https://127.0.0.1:${String(apiPort)}`;
+  return `https://127.0.0.1:${String(apiPort)}`;
+}
+
+async function launch(
+  bins: string,
+  f: Files,
+  processes: ManagedProcess[],
+  o: KubeControlPlaneOptions,
+): Promise<{ server: string; ca: string }> {
+  const timeoutMs = o.startTimeoutMs ?? 120_000;
+  const server = await apiservers(bins, f, processes, o.hostApiservers);
+  const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
   const admin = f.users.get('admin')?.token ?? '';
   const ca = await eventually(() => readFile(f.caFile, 'utf8'), { timeoutMs, intervalMs: 100 });
   await waitFor(server, '/readyz', { ca, bearer: admin }, timeoutMs);

@@ -79,6 +79,29 @@ describe('progressStep', () => {
     assert.equal(step.progress.reason, 'MOLT_HEALTH_DEADLINE: never healthy');
   });
 
+  it('pauses, rather than fails, when the cluster stopped the upgrade before the machine changed', () => {
+    const last = result('Failed', { code: 'MOLT_KUBE_UNAVAILABLE', reason: 'API server away' });
+    const s = status({ digest: old, last });
+    const step = progressStep(rollout(inFlight), 'w-1', { at: 1, status: s }, options);
+    assert.deepEqual(step, {
+      kind: 'pause',
+      machine: 'w-1',
+      operationId: last.operationId,
+      reason: 'MOLT_KUBE_UNAVAILABLE: API server away',
+    });
+    const drain = result('Failed', { code: 'MOLT_DRAIN_TIMEOUT', reason: 'pods stayed' });
+    const timedOut = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last: drain }) },
+      options,
+    );
+    assert.ok(
+      timedOut.kind === 'set' && timedOut.progress.phase === 'Failed',
+      'a drain timeout is the workload’s, and counts',
+    );
+  });
+
   it("ignores another operation's result and waits", () => {
     const last = { ...result('Succeeded'), operationId: 'someone-else' };
     const step = progressStep(

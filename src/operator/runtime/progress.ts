@@ -30,6 +30,19 @@ export const CANNOT_APPLY: ReadonlySet<string> = new Set<string>([
   ErrorCode.ImageTooLarge,
 ]);
 
+/**
+ * Codes that say the cluster, not the release, stopped an upgrade before the machine changed (the
+ * agent failed to cordon or drain its node): counting them against the release would halt a good
+ * rollout over an API server that was away, so the rollout pauses and the machine is tried again
+ * after `molt rollout resume`.
+ */
+export const CLUSTER_SIDE: ReadonlySet<string> = new Set<string>([
+  ErrorCode.KubeUnavailable,
+  ErrorCode.KubeForbidden,
+  ErrorCode.KubeConfigInvalid,
+  ErrorCode.KubeNodeNotFound,
+]);
+
 /** What to do about one in-flight machine. */
 export type ProgressStep =
   | { readonly kind: 'set'; readonly machine: string; readonly progress: MachineProgress }
@@ -38,7 +51,14 @@ export type ProgressStep =
   /** Healthy per its agent, but the pool's health gates kept failing: roll it back through the agent. */
   | { readonly kind: 'rollback'; readonly machine: string; readonly reason: string }
   /** The agent cannot apply the release (a {@link CANNOT_APPLY} code): replace it through the provider. */
-  | { readonly kind: 'replace'; readonly machine: string; readonly reason: string };
+  | { readonly kind: 'replace'; readonly machine: string; readonly reason: string }
+  /** A {@link CLUSTER_SIDE} failure of operation `operationId`: put the machine back, pause. */
+  | {
+      readonly kind: 'pause';
+      readonly machine: string;
+      readonly operationId: string;
+      readonly reason: string;
+    };
 
 /** What the pool's provider said about a replace operation, or why it could not be asked. */
 export type ProviderAnswer =
@@ -213,6 +233,21 @@ function noAnswer(
   return unreachable(machine, p, observation, o);
 }
 
+/** A failed result the operator acts on itself: replace the machine, or pause for the cluster. */
+function afterFailure(
+  m: { readonly machine: string; readonly p: MachineProgress },
+  result: MachineProgress | undefined,
+  status: AgentStatus,
+  o: ProgressOptions,
+): ProgressStep | undefined {
+  const replace = cannotApply(result, status, o);
+  if (replace !== undefined) return { kind: 'replace', machine: m.machine, reason: replace };
+  const code = status.last?.code;
+  if (result?.phase !== 'Failed' || code == null || !CLUSTER_SIDE.has(code)) return undefined;
+  const operationId = m.p.operationId ?? '';
+  return { kind: 'pause', machine: m.machine, operationId, reason: result.reason ?? code };
+}
+
 /** The step for one in-flight machine of `rollout`. */
 export function progressStep(
   rollout: Rollout,
@@ -226,8 +261,8 @@ export function progressStep(
   if (isReplaceOperation(p.operationId)) return replaced(rollout, { machine, p }, status, o);
   if (status === undefined) return noAnswer(machine, p, observation, o);
   const result = fromResult(rollout, p, status, o.now);
-  const replace = cannotApply(result, status, o);
-  if (replace !== undefined) return { kind: 'replace', machine, reason: replace };
+  const failed = afterFailure({ machine, p }, result, status, o);
+  if (failed !== undefined) return failed;
   if (result?.phase === 'Succeeded') return afterGates(rollout, { machine, status, result }, o);
   if (result !== undefined) return { kind: 'set', machine, progress: result };
   if (p.operationId !== undefined) return { kind: 'wait', machine };

@@ -130,6 +130,32 @@ describe('reconcile', () => {
     assert.equal(r.machines['w-1']?.phase, 'InFlight', 'its progress is not guessed');
   });
 
+  it('pauses, and puts the machine back, when the cluster stopped its drain (API server away)', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    await reconcile(d, state);
+    assert.equal((await only(store)).machines['w-1']?.phase, 'InFlight');
+    g.status = () =>
+      Promise.resolve(
+        idle(d10, {
+          operationId: 'op-1',
+          kind: 'upgrade',
+          result: 'Failed',
+          code: ErrorCode.KubeUnavailable,
+          reason: 'list the pods of node w-1: connection refused',
+          finishedAt: new Date().toISOString(),
+        }),
+      );
+    await reconcile(d, state);
+    const r = await only(store);
+    assert.equal(r.state, 'Paused');
+    assert.equal(r.machines['w-1'], undefined, 'Pending again: tried anew after a resume');
+    const history = await store.history();
+    assert.ok(
+      history.some((h) => h.kind === 'rollout-state' && /could not be drained/.test(h.message)),
+    );
+    assert.ok(!history.some((h) => h.kind === 'machine-result'), 'not counted as a failure');
+  });
+
   it('rolls a halted rollout back fleet-wide: a machine whose other slot holds the old release switches back', async () => {
     const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
     const halted: Rollout = {

@@ -101,6 +101,7 @@ async function carryOut(
       ...(expected !== undefined && { expected }),
     });
   }
+  if (step.kind === 'pause') await putBack(d, r, machine.id, step);
   if (step.kind !== 'set') return;
   await setProgress(d, r.id, machine.id, step.progress);
   if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine.id, step.progress);
@@ -135,6 +136,35 @@ async function settleInFlight(
   for (const r of stored.rollouts)
     for (const [machine, p] of Object.entries(r.machines))
       if (p.phase === 'InFlight') await settleOne(d, r, records.get(machine), seen);
+}
+
+/** A cluster-side failure: the machine is Pending again (untouched), and the rollout pauses. */
+async function putBack(
+  d: ReconcileDeps,
+  r: Rollout,
+  machine: string,
+  step: { readonly operationId: string; readonly reason: string },
+): Promise<void> {
+  await d.store.updateRollout(r.id, (cur) => {
+    const p = cur.machines[machine];
+    if (p?.phase !== 'InFlight' || p.operationId !== step.operationId) return cur;
+    const machines = Object.fromEntries(
+      Object.entries(cur.machines).filter(([id]) => id !== machine),
+    );
+    return { ...cur, machines };
+  });
+  await d.store.appendHistory({
+    at: d.now(),
+    kind: 'warning',
+    rollout: r.id,
+    machine,
+    message: `${machine}: the cluster stopped its upgrade before the machine changed (${step.reason}); it will be tried again`,
+  });
+  await pauseRollout(
+    d,
+    r.id,
+    `${machine} could not be drained: ${step.reason} — fix the cluster, then \`molt rollout resume ${r.id}\``,
+  );
 }
 
 async function recordResult(

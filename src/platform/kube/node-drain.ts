@@ -26,7 +26,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../core/drain/pods.ts';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
 import { kubeError, statusOf } from './client.ts';
 
 export const CordonAnnotation = 'molt.dev/cordoned-by';
@@ -113,6 +113,28 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     return true;
   };
 
+  /**
+   * `f`, retried while the API server is away (MOLT_KUBE_UNAVAILABLE: refused, reset, 5xx) until
+   * the drain's deadline — a control-plane upgrade or an API server restart must not fail a drain
+   * that would finish a few seconds later. Anything else (RBAC, a missing node) fails at once.
+   */
+  const patiently = async <T>(deadline: number, f: () => Promise<T>): Promise<T> => {
+    for (let wait = pollMs; ; wait = Math.min(wait * 2, 5_000)) {
+      try {
+        return await f();
+      } catch (e) {
+        if (
+          !isMoltError(e, ErrorCode.KubeUnavailable) ||
+          !e.retryable ||
+          Date.now() + wait > deadline
+        )
+          throw e;
+        log(`the API server is not answering (${e.message}); retrying`);
+      }
+      await sleep(wait);
+    }
+  };
+
   /** Evict `pod` until accepted, gone, or the deadline; 'timeout' when the budget kept refusing. */
   const evict = async (pod: PodFacts, deadline: number): Promise<'evicted' | 'timeout'> => {
     for (let wait = pollMs; ; wait = Math.min(wait * 2, 5_000)) {
@@ -130,10 +152,12 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
       } catch (e) {
         const status = statusOf(e);
         if (status === 404) return 'evicted';
-        if (status !== 429) throw kubeError(e, `evict ${podName(pod)}`);
+        const error = kubeError(e, `evict ${podName(pod)}`);
+        if (status !== 429 && !error.retryable) throw error;
+        if (status !== 429 && Date.now() + wait > deadline) throw error;
       }
       if (Date.now() + wait > deadline) return 'timeout';
-      log(`${podName(pod)}: its disruption budget allows no eviction now; retrying`);
+      log(`${podName(pod)}: not evicted yet (budget or API server); retrying`);
       await sleep(wait);
     }
   };
@@ -142,7 +166,9 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
   const untilGone = async (uids: Set<string>, deadline: number): Promise<Set<string>> => {
     for (;;) {
       const left = new Set(
-        (await podsOnNode()).map((p) => p.metadata?.uid ?? '').filter((u) => uids.has(u)),
+        (await patiently(deadline, podsOnNode))
+          .map((p) => p.metadata?.uid ?? '')
+          .filter((u) => uids.has(u)),
       );
       if (left.size === 0 || Date.now() >= deadline) return left;
       await sleep(pollMs);
@@ -213,7 +239,7 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     },
     async drain(operationId, policy) {
       const deadline = Date.now() + policy.timeoutMs;
-      const decision = decideDrain((await podsOnNode()).map(facts), policy);
+      const decision = decideDrain((await patiently(deadline, podsOnNode)).map(facts), policy);
       if (decision.refuse.length > 0)
         throw new MoltError(
           ErrorCode.DrainRefused,

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, PolicyV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
 import { createApiKubeNode } from '../../../src/agent/adapters/kube-node/index.ts';
 import { defaultDrainPolicy, type DrainPolicy } from '../../../src/core/drain/pods.ts';
 import { ErrorCode, isMoltError } from '../../../src/core/errors.ts';
@@ -26,6 +26,7 @@ import {
   type KubeControlPlane,
 } from '../../../src/testkit/kube-control-plane.ts';
 import { eventually } from '../../../src/testkit/process.ts';
+import { startTcpBalancer } from '../../../src/testkit/tcp-balancer.ts';
 import { workloads, type Workloads } from './workloads.ts';
 
 const run = promisify(execFile);
@@ -209,6 +210,66 @@ describe('cordon, drain, uncordon on a real control plane', () => {
     });
     assert.equal((await w.pods(ns, 'drain-2')).length, 1, 'nothing was evicted');
     await w.core.deleteNamespacedPod({ name: 'lonely', namespace: ns, gracePeriodSeconds: 0 });
+  });
+
+  it('rides out an API server outage mid-drain, and reports one that outlasts the timeout as MOLT_KUBE_UNAVAILABLE', async () => {
+    await app('drain-outage', 4, 3);
+    // The drainer reaches the API server through a proxy this test can cut.
+    const proxy = await startTcpBalancer([Number(new URL(cp.server).port)]);
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: 'c',
+            server: `https://${proxy.address}`,
+            caData: Buffer.from(cp.ca).toString('base64'),
+          },
+        ],
+        users: [{ name: 'u', token: cp.admin.token }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const d = createNodeDrainer({ kc, node: 'drain-1', pollMs: 200 });
+      assert.equal(await d.cordon('op-outage'), true);
+      proxy.down();
+      const drained = d.drain('op-outage', policy({ timeoutMs: 30_000 }));
+      await new Promise((r) => setTimeout(r, 2_000));
+      proxy.up();
+      const report = await drained;
+      assert.ok(report.evicted.length > 0, 'it evicted once the API server was back');
+      assert.deepEqual(
+        await w
+          .pods('drain-outage', 'drain-1')
+          .then((p) => p.filter((x) => x.metadata?.labels?.['app'] === 'web')),
+        [],
+      );
+      assert.equal(await d.uncordon(), true);
+
+      assert.equal(await d.cordon('op-outage-2'), true);
+      proxy.down();
+      await assert.rejects(d.drain('op-outage-2', policy({ timeoutMs: 1_500 })), (e: unknown) =>
+        isMoltError(e, ErrorCode.KubeUnavailable),
+      );
+      proxy.up();
+      assert.equal(
+        (await node('drain-1')).spec?.unschedulable,
+        true,
+        'left cordoned: nothing was guessed',
+      );
+      assert.equal(await d.uncordon(), true);
+    } finally {
+      await proxy.close();
+      // Gone before the next test drains: a terminating namespace's pods cannot be evicted.
+      await w.core.deleteNamespace({ name: 'drain-outage' });
+      await eventually(
+        async () => {
+          const left = await w.core.readNamespace({ name: 'drain-outage' }).catch(() => undefined);
+          assert.equal(left, undefined, 'namespace drain-outage still terminating');
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+    }
   });
 
   it('reports a node that does not exist with its own code', async () => {

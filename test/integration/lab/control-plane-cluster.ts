@@ -37,6 +37,10 @@ export interface ControlPlaneClusterOptions {
   readonly healthDeadlineSeconds?: number;
   /** The machine config's `kubernetes` section for node `name` (lab machines as Kubernetes nodes). */
   readonly kubernetes?: (name: string) => object;
+  /** The etcd binary the machines run. @default Debian's /usr/bin/etcd */
+  readonly etcdBinary?: string;
+  /** More of machine `name`'s config (a hosted kube-apiserver), given its root and the etcd URLs. */
+  readonly extra?: (m: { name: string; root: string; endpoints: readonly string[] }) => object;
 }
 
 const url = (port: number): string => `http://127.0.0.1:${port}`;
@@ -68,8 +72,10 @@ export async function startControlPlaneCluster(
         clientUrl: url(p.client),
         initialCluster,
         endpoints,
+        ...(o.etcdBinary !== undefined && { binary: o.etcdBinary }),
       },
       ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes(p.name) }),
+      ...o.extra?.({ name: p.name, root: join(o.dir, p.name), endpoints }),
     };
     const configFile = join(o.dir, `${p.name}.yaml`);
     await writeFile(configFile, stringify(config));

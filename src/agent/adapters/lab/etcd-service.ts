@@ -45,7 +45,7 @@ export interface LabEtcdServiceOptions {
   /** @default 'molt-lab' */
   readonly clusterToken?: string;
   /** @default '/usr/bin/etcd' */
-  readonly binary?: string;
+  readonly binary?: string | undefined;
   /** Raft heartbeat in ms. @default 100 */
   readonly heartbeatMs?: number;
   /** Raft election timeout in ms. @default 1000 */

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * A lab machine's extra service besides etcd — on control-plane machines that host the cluster, a
+ * kube-apiserver (docs/adr/0006 §10) — run as the lab etcd is: detached, its PID in
+ * `<root>/run/<name>.pid`, its output in `<root>/run/<name>.log`, found again by a restarted agent,
+ * ended with everything else of the boot by the lab firmware (one of its arguments names a path in
+ * the machine root, which is how the firmware recognises it). Level-triggered like etcd's.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, mkdir, open } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import type { Services } from '../../ports/services.ts';
+import {
+  pidAlive,
+  readPidFile,
+  removePidFile,
+  signal,
+  waitGone,
+  writePidFile,
+} from './etcd-pid.ts';
+
+export interface LabProcessServiceOptions {
+  readonly root: string;
+  readonly name: string;
+  readonly binary: string;
+  readonly args: readonly string[];
+  /** Loopback port the service listens on once started. */
+  readonly port: number;
+  /** @default 60000 */
+  readonly startTimeoutMs?: number;
+  /** @default 10000 */
+  readonly stopGraceMs?: number;
+}
+
+async function isOurs(pid: number, o: LabProcessServiceOptions): Promise<boolean> {
+  const argv = (await readFile(`/proc/${String(pid)}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  return (
+    argv[0] !== undefined &&
+    basename(argv[0]) === basename(o.binary) &&
+    argv.some((a) => a.includes(o.root)) &&
+    (await pidAlive(pid))
+  );
+}
+
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setTimeout(500);
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => {
+      done(true);
+    });
+    socket.once('error', () => {
+      done(false);
+    });
+    socket.once('timeout', () => {
+      done(false);
+    });
+  });
+}
+
+export function createLabProcessService(o: LabProcessServiceOptions): Services {
+  if (!o.args.some((a) => a.includes(o.root)))
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `lab service ${o.name}: one argument must name a path inside the machine root ${o.root}`,
+      {
+        hint: 'the lab firmware ends a boot’s services by that path (e.g. a --cert-dir under ephemeral/)',
+      },
+    );
+  const run = join(o.root, 'run');
+  const pidFile = join(run, `${o.name}.pid`);
+  const logFile = join(run, `${o.name}.log`);
+  const runningPid = async (): Promise<number | undefined> => {
+    const pid = await readPidFile(pidFile);
+    return pid !== undefined && (await isOurs(pid, o)) ? pid : undefined;
+  };
+  const started = async (pid: number): Promise<void> => {
+    const deadline = performance.now() + (o.startTimeoutMs ?? 60_000);
+    while (!(await accepts(o.port))) {
+      const why = !(await pidAlive(pid))
+        ? 'exited at start'
+        : performance.now() > deadline
+          ? 'did not listen in time'
+          : undefined;
+      if (why !== undefined) {
+        const tail = (await readFile(logFile, 'utf8').catch(() => '')).slice(-2000);
+        throw new MoltError(
+          ErrorCode.ServiceStartFailed,
+          `${o.name} (PID ${String(pid)}) ${why}:\n${tail}`,
+          {
+            hint: `see ${logFile}`,
+          },
+        );
+      }
+      await sleep(100);
+    }
+  };
+  return {
+    async running() {
+      return (await runningPid()) === undefined ? [] : [o.name];
+    },
+    async startAll() {
+      if ((await runningPid()) !== undefined) return;
+      await mkdir(run, { recursive: true });
+      const log = await open(logFile, 'a');
+      try {
+        const child = spawn(o.binary, [...o.args], {
+          detached: true,
+          stdio: ['ignore', log.fd, log.fd],
+        });
+        child.unref();
+        const pid = await new Promise<number>((resolve, reject) => {
+          child.once('spawn', () => {
+            resolve(child.pid ?? -1);
+          });
+          child.once('error', reject);
+        });
+        await writePidFile(pidFile, pid);
+        await started(pid);
+      } finally {
+        await log.close();
+      }
+    },
+    async stopAll() {
+      const pid = await runningPid();
+      if (
+        pid !== undefined &&
+        signal(pid, 'SIGTERM') &&
+        !(await waitGone(pid, o.stopGraceMs ?? 10_000))
+      ) {
+        signal(pid, 'SIGKILL');
+        if (!(await waitGone(pid, 2_000)))
+          throw new MoltError(
+            ErrorCode.ServiceStopFailed,
+            `${o.name} (PID ${String(pid)}) did not stop`,
+          );
+      }
+      await removePidFile(pidFile);
+    },
+  };
+}
+
+/** Services started in order and stopped in reverse (etcd before the API server that uses it). */
+export function servicesInOrder(all: readonly Services[]): Services {
+  return {
+    async startAll() {
+      for (const s of all) await s.startAll();
+    },
+    async stopAll() {
+      for (const s of [...all].reverse()) await s.stopAll();
+    },
+    async running() {
+      return (await Promise.all(all.map((s) => s.running()))).flat();
+    },
+  };
+}

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Kubernetes cluster hosted by three lab control-plane machines (docs/adr/0006 §10): each agent
+// runs an etcd 3.5 member and a kube-apiserver as its machine's services, a loopback TCP balancer
+// stands in front of the three API servers, and the controller manager and scheduler run beside
+// them. `rollingUpgrade` upgrades the machines one at a time (through `molt node upgrade`, as an
+// operator would) while a client keeps writing through the balancer and a monitor watches etcd's
+// quorum — the P8 benchmark and its test share it.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
+import { createRegistryClient } from '../../../src/oci/index.ts';
+import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../../src/testkit/kube-control-plane.ts';
+import { freePort } from '../../../src/testkit/ports.ts';
+import { tempDir } from '../../../src/testkit/process.ts';
+import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
+import { startTcpBalancer, type TcpBalancer } from '../../../src/testkit/tcp-balancer.ts';
+import {
+  startControlPlaneCluster,
+  waitClusterHealthy,
+  type ControlPlaneCluster,
+} from '../lab/control-plane-cluster.ts';
+import { createFleetPki } from '../lab/harness.ts';
+
+const repo = 'molt/installer';
+
+export interface HostedCluster {
+  readonly kube: KubeControlPlane;
+  readonly machines: ControlPlaneCluster;
+  readonly balancer: TcpBalancer;
+  readonly image: (version: string) => string;
+  stop(): Promise<void>;
+}
+
+export async function startHostedCluster(): Promise<HostedCluster> {
+  const registry: RunningRegistry = await startRegistry();
+  const scratch = await tempDir('kube-hosted');
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const balancer = await startTcpBalancer(ports);
+  let machines: ControlPlaneCluster | undefined;
+  let kube: KubeControlPlane | undefined;
+  const stop = async (): Promise<void> => {
+    await kube?.stop();
+    await machines?.stop();
+    await balancer.close();
+    await registry.stop();
+    await scratch.remove();
+  };
+  const image = (version: string): string => `${registry.host}/${repo}:${version}`;
+  try {
+    const client = createRegistryClient({ registry: registry.host, insecure: true });
+    for (const version of ['1.0.0', '1.1.0'])
+      await pushInstallerImage(client, repo, version, { version });
+    await client.close();
+    const pki = await createFleetPki(join(scratch.path, 'pki'));
+    kube = await startKubeControlPlane({
+      hostApiservers: async (setup) => {
+        machines = await startControlPlaneCluster({
+          dir: scratch.path,
+          pki,
+          image: image('1.0.0'),
+          // The API server needs etcd 3.5; Debian's is 3.4.
+          etcdBinary: join(setup.bins, 'etcd'),
+          healthDeadlineSeconds: 60,
+          extra: ({ name, root, endpoints }) => {
+            const port = ports[Number(name.slice(3)) - 1] ?? 0;
+            const dir = join(root, 'ephemeral', 'kube-apiserver');
+            return {
+              labApiserver: {
+                binary: join(setup.bins, 'kube-apiserver'),
+                args: setup.args({ etcd: endpoints, port, dir }),
+                port,
+              },
+            };
+          },
+        });
+        return `https://${balancer.address}`;
+      },
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  if (machines === undefined) throw new Error('unreachable: the machines host the API servers');
+  return { kube, machines, balancer, image, stop };
+}
+
+export interface WriteReport {
+  /** Writes attempted (one ConfigMap each). */
+  readonly writes: number;
+  /** Writes that did not succeed within their retry budget. */
+  readonly failed: number;
+  /** Attempts that failed and were retried (connections cut by a rebooting API server). */
+  readonly retries: number;
+  readonly lastError: string | undefined;
+}
+
+/**
+ * Create a ConfigMap every `everyMs` through the balancer until stopped. A write whose attempt
+ * fails is retried (a reconnect to another API server) for up to `budgetMs`; a retry that finds
+ * the ConfigMap already there (its first attempt landed, the answer was lost) counts as written.
+ */
+export function startKubeWriter(
+  kc: KubeConfig,
+  namespace: string,
+  everyMs = 100,
+  budgetMs = 5_000,
+): { stop(): Promise<WriteReport> } {
+  const core = kc.makeApiClient(CoreV1Api);
+  const state = {
+    running: true,
+    writes: 0,
+    failed: 0,
+    retries: 0,
+    lastError: undefined as string | undefined,
+  };
+  const running = (): boolean => state.running;
+  const write = async (name: string): Promise<void> => {
+    const deadline = performance.now() + budgetMs;
+    for (;;) {
+      try {
+        await core.createNamespacedConfigMap({
+          namespace,
+          body: { metadata: { name }, data: { n: name } },
+        });
+        return;
+      } catch (e) {
+        if ((e as { code?: number }).code === 409) return;
+        state.lastError = e instanceof Error ? e.message : String(e);
+        if (performance.now() > deadline) {
+          state.failed++;
+          return;
+        }
+        state.retries++;
+        await sleep(100);
+      }
+    }
+  };
+  const loop = (async () => {
+    for (let n = 0; running(); n++) {
+      state.writes++;
+      await write(`w-${String(n).padStart(6, '0')}`);
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    async stop() {
+      state.running = false;
+      await loop;
+      return {
+        writes: state.writes,
+        failed: state.failed,
+        retries: state.retries,
+        lastError: state.lastError,
+      };
+    },
+  };
+}
+
+/**
+ * Poll every member's status every 200 ms; `fewest` is the smallest number of members that at one
+ * poll answered and knew a leader. Quorum of three holds while that is at least two.
+ */
+export function watchQuorum(endpoints: readonly string[]): {
+  stop(): Promise<{ fewest: number; polls: number }>;
+} {
+  const clients = endpoints.map((e) => new Etcd3({ hosts: [e], dialTimeout: 500 }));
+  const state = { running: true, fewest: endpoints.length, polls: 0 };
+  const running = (): boolean => state.running;
+  const loop = (async () => {
+    while (running()) {
+      const led = await Promise.all(
+        clients.map((c) =>
+          c.maintenance
+            .status({ deadline: Date.now() + 500 })
+            .then((s) => s.leader !== '0')
+            .catch(() => false),
+        ),
+      );
+      state.fewest = Math.min(state.fewest, led.filter(Boolean).length);
+      state.polls++;
+      await sleep(200);
+    }
+  })();
+  return {
+    async stop() {
+      state.running = false;
+      await loop;
+      for (const c of clients) c.close();
+      return { fewest: state.fewest, polls: state.polls };
+    },
+  };
+}
+
+export interface RollingReport extends WriteReport {
+  readonly fewestWithLeader: number;
+  readonly seconds: number;
+  /** Each machine's `molt node upgrade` exit code and stderr. */
+  readonly upgrades: readonly { name: string; code: number; stderr: string }[];
+}
+
+/** Upgrade the machines to `version` one at a time while writing; see the module comment. */
+export async function rollingUpgrade(c: HostedCluster, version: string): Promise<RollingReport> {
+  const admin = await loadKubeConfig(c.kube.admin.kubeconfig);
+  const core = admin.makeApiClient(CoreV1Api);
+  const ns = `p8-${String(Date.now())}`;
+  await core.createNamespace({ body: { metadata: { name: ns } } });
+  const started = performance.now();
+  const writer = startKubeWriter(admin, ns);
+  const quorum = watchQuorum(c.machines.endpoints);
+  const upgrades: { name: string; code: number; stderr: string }[] = [];
+  const upgradeAll = async (): Promise<void> => {
+    for (const m of c.machines.machines) {
+      const r = await m.molt([
+        'node',
+        'upgrade',
+        '--image',
+        c.image(version),
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      upgrades.push({ name: m.name, code: r.code, stderr: r.stderr });
+      if (r.code !== 0) return;
+      await waitClusterHealthy(c.machines.endpoints, 60_000);
+    }
+  };
+  // Writer and monitor stop whatever happens, so a failed upgrade still reports what they saw.
+  const outcome = await upgradeAll().then(
+    () => undefined,
+    (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+  );
+  const q = await quorum.stop();
+  const w = await writer.stop();
+  if (outcome !== undefined) throw outcome;
+  return {
+    ...w,
+    fewestWithLeader: q.fewest,
+    seconds: (performance.now() - started) / 1000,
+    upgrades,
+  };
+}
