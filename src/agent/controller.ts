@@ -37,6 +37,7 @@ export function controllerFor(runner: Runner, facts: ControllerFacts): AgentCont
           preserve: upgrade.preserve,
           stage: upgrade.stage,
           force: upgrade.force,
+          ...(upgrade.drain !== undefined && { drain: upgrade.drain }),
         });
       }
       return runner.submit({ kind: request.kind, force: body.force });

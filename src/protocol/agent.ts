@@ -22,6 +22,14 @@ export const UpgradeRequestBody = z
     preserve: z.boolean().default(true),
     stage: z.boolean().default(false),
     force: z.boolean().default(false),
+    /** The rollout's drain policy, over the machine's own config (docs/adr/0006). */
+    drain: z
+      .object({
+        timeoutSeconds: z.number().int().positive().optional(),
+        onTimeout: z.enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete']).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type UpgradeRequestBody = z.infer<typeof UpgradeRequestBody>;

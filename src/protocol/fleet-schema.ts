@@ -5,6 +5,7 @@
  * fleet without a YAML parser.
  */
 import { z } from 'zod';
+import type { DrainOverride, DrainTimeoutAction } from '../core/drain/pods.ts';
 import type {
   FleetSnapshot,
   Limit,
@@ -205,6 +206,16 @@ const machineSchema = z
     ...(m.endpoint !== undefined && { endpoint: m.endpoint }),
   }));
 
+function drainOverride(d: {
+  timeout?: number | undefined;
+  onTimeout?: DrainTimeoutAction | undefined;
+}): DrainOverride {
+  return {
+    ...(d.timeout !== undefined && { timeoutSeconds: Math.ceil(d.timeout / 1000) }),
+    ...(d.onTimeout !== undefined && { onTimeout: d.onTimeout }),
+  };
+}
+
 const poolSchema = z
   .strictObject({
     name,
@@ -222,6 +233,13 @@ const poolSchema = z
       .strictObject({
         url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
         timeout: duration.optional(),
+      })
+      .optional(),
+    /** The drain policy its rollouts send with each upgrade, over each machine's own. */
+    drain: z
+      .strictObject({
+        timeout: duration.optional(),
+        onTimeout: z.enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete']).optional(),
       })
       .optional(),
     policies: z.array(policySchema).default([]),
@@ -244,6 +262,7 @@ const poolSchema = z
       phased: { startFraction: p.phased.startFraction, durationMs: p.phased.duration },
     }),
     ...(p.strategy !== undefined && { strategy: p.strategy }),
+    ...(p.drain !== undefined && { drain: drainOverride(p.drain) }),
     ...(p.provider !== undefined && {
       provider: {
         url: p.provider.url,

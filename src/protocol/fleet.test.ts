@@ -326,6 +326,24 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     });
   }
 
+  it('reads a pool’s drain policy, sent with its rollouts’ upgrades', () => {
+    const fleet = parseFleet(
+      'pools:\n  - name: workers\n    drain: {timeout: 90s, onTimeout: quarantine-and-skip}\nmachines: []\n',
+      { source: 'f.yaml' },
+    );
+    assert.deepEqual(fleet.pools[0]?.drain, {
+      timeoutSeconds: 90,
+      onTimeout: 'quarantine-and-skip',
+    });
+    assert.throws(
+      () =>
+        parseFleet('pools:\n  - name: w\n    drain: {onTimeout: ignore}\nmachines: []\n', {
+          source: 'f.yaml',
+        }),
+      /drain\.onTimeout/,
+    );
+  });
+
   it('reads promotion, a minimum release age and phased availability of a pool', () => {
     const s = parseFleet(
       'pools:\n  - {name: staging, channel: stable, minReleaseAge: 2h}\n  - {name: prod, promoteFrom: staging, phased: {startFraction: 0.1, duration: 1d}}\nmachines:\n  - {id: m1, pool: prod}\n',

@@ -82,7 +82,7 @@ const handlers: Handlers = {
     return done(c.type);
   },
   Cordon: async (c, p) => fromKube(c.type, await p.kube.cordon(c.operationId)),
-  Drain: async (c, p) => fromKube(c.type, await p.kube.drain(c.operationId)),
+  Drain: async (c, p) => fromKube(c.type, await p.kube.drain(c.operationId, c.policy)),
   Uncordon: async (c, p) => fromKube(c.type, await p.kube.uncordon(c.operationId)),
   async StopServices(c, p) {
     await p.services.stopAll();

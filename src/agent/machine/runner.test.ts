@@ -7,6 +7,7 @@ import { isMoltError } from '../../core/errors.ts';
 import type { LabBehaviour, SlotId } from '../../core/slots/slot.ts';
 import { labSlotHealth } from '../adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from '../adapters/no-cluster/index.ts';
+import type { KubeNode } from '../ports/kube-node.ts';
 import { createFakeBootloader } from '../ports/bootloader.fake.ts';
 import { createFakeClock } from '../ports/clock.fake.ts';
 import { createFakeImageSource, type FakeImage } from '../ports/image-source.fake.ts';
@@ -60,7 +61,7 @@ type Machine = Awaited<ReturnType<typeof newMachine>>;
 /** Start an agent as after a boot (`slot` overrides what the firmware would pick). */
 async function boot(
   m: Machine,
-  options: { slot?: SlotId; sameBoot?: boolean; faults?: FaultPoints } = {},
+  options: { slot?: SlotId; sameBoot?: boolean; faults?: FaultPoints; kube?: KubeNode } = {},
 ): Promise<Runner> {
   m.runner?.close();
   if (options.sameBoot !== true) m.boots += 1;
@@ -75,7 +76,7 @@ async function boot(
       images: m.images,
       services: m.services,
       mounts: m.mounts,
-      kube: createNoClusterKubeNode(),
+      kube: options.kube ?? createNoClusterKubeNode(),
       power: m.power,
       clock: m.clock,
       health: [labSlotHealth(m.slots, slot)],
@@ -131,6 +132,27 @@ describe('runner', () => {
     assert.ok(
       events.some((e) => e.message.includes('Cordon skipped: not in a Kubernetes cluster')),
     );
+    second.close();
+  });
+
+  it('drains with the drain policy the upgrade request carried (a rollout’s, over the machine’s own)', async () => {
+    const m = await newMachine();
+    const drained: unknown[] = [];
+    const kube: KubeNode = {
+      ...createNoClusterKubeNode(),
+      drain: (_operationId, override) => {
+        drained.push(override);
+        return Promise.resolve({ status: 'done' });
+      },
+    };
+    const first = await boot(m, { kube });
+    const drain = { timeoutSeconds: 42, onTimeout: 'quarantine-and-skip' as const };
+    await first.submit({ kind: 'upgrade', image: 'reg/molt:1.1', drain });
+    await untilReboot(m);
+    assert.deepEqual(drained, [drain]);
+    const second = await boot(m);
+    await second.settled();
+    assert.equal(second.state().last?.result, 'Succeeded');
     second.close();
   });
 

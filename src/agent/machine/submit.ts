@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Small pieces of the runner: requests, busy answers, step errors, deadlines. */
+import type { DrainOverride } from '../../core/drain/pods.ts';
 import { ErrorCode, MoltError, isMoltError } from '../../core/errors.ts';
 import { otherSlot } from '../../core/slots/slot.ts';
 import type { OperationKind, OperationRequest, StepError } from '../../core/upgrade/events.ts';
@@ -14,6 +15,7 @@ export interface SubmitRequest {
   readonly preserve?: boolean;
   readonly stage?: boolean;
   readonly force?: boolean;
+  readonly drain?: DrainOverride;
 }
 
 export function busy(verdict: Extract<Admission, { ok: false }>): MoltError {
@@ -37,6 +39,7 @@ export function operationRequest(
     force: request.force ?? false,
     controlPlane: facts.controlPlane,
     healthDeadlineMs: facts.healthDeadlineMs,
+    ...(request.drain !== undefined && { drain: request.drain }),
   };
 }
 

@@ -3,12 +3,15 @@
  * The machine's Kubernetes node. Until the Kubernetes work lands the adapter reports every step
  * as skipped (`not in a cluster`) and the runner logs it as such.
  */
+import type { DrainOverride } from '../../core/drain/pods.ts';
+
 export type KubeOutcome =
   { readonly status: 'done' } | { readonly status: 'skipped'; readonly reason: string };
 
 export interface KubeNode {
   cordon(operationId: string): Promise<KubeOutcome>;
-  drain(operationId: string): Promise<KubeOutcome>;
+  /** With the rollout's `override` over the machine's own drain policy, when it sent one. */
+  drain(operationId: string, override?: DrainOverride): Promise<KubeOutcome>;
   /** Only undoes molt's own cordon (never a cordon someone else set). */
   uncordon(operationId: string): Promise<KubeOutcome>;
   ready(): Promise<KubeOutcome>;

@@ -38,6 +38,25 @@ export interface DrainPolicy {
   readonly force: boolean;
 }
 
+/**
+ * What a rollout may override of a machine's drain policy (the pool's `drain` in the fleet file,
+ * sent with the upgrade request); unset fields keep the machine's own config.
+ */
+export interface DrainOverride {
+  readonly timeoutSeconds?: number | undefined;
+  readonly onTimeout?: DrainTimeoutAction | undefined;
+}
+
+/** `base` with `override` applied. */
+export function withOverride(base: DrainPolicy, override: DrainOverride | undefined): DrainPolicy {
+  if (override === undefined) return base;
+  return {
+    ...base,
+    ...(override.timeoutSeconds !== undefined && { timeoutMs: override.timeoutSeconds * 1000 }),
+    ...(override.onTimeout !== undefined && { onTimeout: override.onTimeout }),
+  };
+}
+
 export const defaultDrainPolicy: DrainPolicy = {
   timeoutMs: 10 * 60_000,
   onTimeout: 'abort-and-uncordon',

@@ -3,6 +3,7 @@
  * What the state machine asks the runner to do. Every command is idempotent: after a crash the
  * runner executes the persisted command list again from the start (docs/adr/0004 §3).
  */
+import type { DrainOverride } from '../drain/pods.ts';
 import type { SlotId } from '../slots/slot.ts';
 
 export type Command =
@@ -13,7 +14,7 @@ export type Command =
   | { readonly type: 'AcquireLease'; readonly operationId: string }
   | { readonly type: 'CheckQuorum'; readonly preserve: boolean; readonly force: boolean }
   | { readonly type: 'Cordon'; readonly operationId: string }
-  | { readonly type: 'Drain'; readonly operationId: string }
+  | { readonly type: 'Drain'; readonly operationId: string; readonly policy?: DrainOverride }
   | { readonly type: 'StopServices' }
   | { readonly type: 'LeaveEtcd' }
   | { readonly type: 'ReleaseMounts' }

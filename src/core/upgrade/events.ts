@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import type { DrainOverride } from '../drain/pods.ts';
+
 /** What the runner feeds the state machine (docs/adr/0004 §3). */
 import type { SlotId } from '../slots/slot.ts';
 import type { CommandType } from './commands.ts';
@@ -20,6 +22,8 @@ export interface OperationRequest {
   readonly controlPlane: boolean;
   /** How long the new slot has to become healthy after it boots, in ms. */
   readonly healthDeadlineMs: number;
+  /** The rollout's drain policy, over the machine's own (upgrade only). */
+  readonly drain?: DrainOverride;
 }
 
 /** Data some commands return; the machine copies it into the operation. */

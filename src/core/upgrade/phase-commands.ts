@@ -45,7 +45,9 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
   AcquiringLease: (op) => [{ type: 'AcquireLease', operationId: op.id }],
   CheckingQuorum: (op) => [{ type: 'CheckQuorum', preserve: op.preserve, force: op.force }],
   Cordoning: (op) => [{ type: 'Cordon', operationId: op.id }],
-  Draining: (op) => [{ type: 'Drain', operationId: op.id }],
+  Draining: (op) => [
+    { type: 'Drain', operationId: op.id, ...(op.drain !== undefined && { policy: op.drain }) },
+  ],
   StoppingServices: () => [{ type: 'StopServices' }],
   LeavingEtcd: () => [{ type: 'LeaveEtcd' }],
   ReleasingMounts: () => [{ type: 'ReleaseMounts' }],

@@ -51,6 +51,7 @@ function newOperation(
     force: request.force,
     controlPlane: request.controlPlane,
     healthDeadlineMs: request.healthDeadlineMs,
+    ...(request.drain !== undefined && { drain: request.drain }),
     target: request.kind === 'reboot' ? booted : otherSlot(booted),
     previous: booted,
     startedAt: now,

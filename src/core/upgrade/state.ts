@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The persisted state of the upgrade state machine (the journal's `current.json`). */
+import type { DrainOverride } from '../drain/pods.ts';
 import type { SlotId } from '../slots/slot.ts';
 import type { Command, UndoCommand } from './commands.ts';
 import type { OperationKind } from './events.ts';
@@ -14,6 +15,8 @@ export interface Operation {
   readonly force: boolean;
   readonly controlPlane: boolean;
   readonly healthDeadlineMs: number;
+  /** The rollout's drain policy, over the machine's own. */
+  readonly drain?: DrainOverride;
   /** The slot the operation boots (the inactive slot for upgrade/rollback, the booted one for reboot). */
   readonly target: SlotId;
   /** The slot booted when the operation started. */

@@ -6,6 +6,7 @@
  * lab agents. Errors are `MoltError`s: `MOLT_AGENT_UNREACHABLE` (retryable: rebooting or down),
  * `MOLT_AGENT_BUSY` (details name the running operation), `MOLT_AGENT_PROTOCOL` (garbage).
  */
+import type { DrainOverride } from '../../core/drain/pods.ts';
 import type { AgentStatus, OperationAccepted } from '../../protocol/agent.ts';
 import type { MachineRecord } from './store.ts';
 
@@ -13,7 +14,12 @@ export interface AgentGateway {
   status(machine: MachineRecord): Promise<AgentStatus>;
   upgrade(
     machine: MachineRecord,
-    request: { readonly image: string; readonly preserve?: boolean },
+    request: {
+      readonly image: string;
+      readonly preserve?: boolean;
+      /** The pool's drain policy, over the machine's own. */
+      readonly drain?: DrainOverride;
+    },
   ): Promise<OperationAccepted>;
   rollback(machine: MachineRecord): Promise<OperationAccepted>;
   close(): Promise<void>;

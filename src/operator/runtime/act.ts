@@ -55,7 +55,8 @@ async function ask(
     if (other?.status === 'ready' && other.digest === rollout.target.digest)
       return d.agents.rollback(machine);
   }
-  return d.agents.upgrade(machine, { image });
+  const drain = d.settings.pools.find((p) => p.name === rollout.pool)?.drain;
+  return d.agents.upgrade(machine, { image, ...(drain !== undefined && { drain }) });
 }
 
 /**

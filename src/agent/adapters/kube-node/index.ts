@@ -8,6 +8,7 @@
  * (the `molt.dev/version` label) that must be the booted release — a node that still reports the
  * old release has not really come back on the new one.
  */
+import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { loadKubeConfig } from '../../../platform/kube/client.ts';
 import { createNodeDrainer } from '../../../platform/kube/node-drain.ts';
@@ -43,8 +44,8 @@ export async function createApiKubeNode(
         ? done
         : { status: 'skipped', reason: `node ${node} was already cordoned` };
     },
-    async drain(operationId) {
-      await drainer.drain(operationId, policy);
+    async drain(operationId, override) {
+      await drainer.drain(operationId, withOverride(policy, override));
       return done;
     },
     async uncordon() {

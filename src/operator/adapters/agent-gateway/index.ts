@@ -68,7 +68,13 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
   return {
     status: (m) => call(m, (c) => c.status()),
     upgrade: (m, request) =>
-      call(m, (c) => c.upgrade({ image: request.image, preserve: request.preserve ?? true })),
+      call(m, (c) =>
+        c.upgrade({
+          image: request.image,
+          preserve: request.preserve ?? true,
+          ...(request.drain !== undefined && { drain: request.drain }),
+        }),
+      ),
     rollback: (m) => call(m, (c) => c.rollback()),
     close: () => dispatcher.close(),
   };
