@@ -160,7 +160,7 @@ describe('a six-node lab cluster upgraded by molt end to end', () => {
     );
   });
 
-  it('rolls 1.1.0 out node by node through cordon, drain, reboot and uncordon, honouring the PDBs, and kubectl shows it', async () => {
+  it('rolls 1.1.0 out node by node through cordon, drain, reboot and uncordon, honouring the PDBs, and kubectl shows it', async (t) => {
     const core = admin.makeApiClient(CoreV1Api);
     const apps = admin.makeApiClient(AppsV1Api);
     const ns = await w.namespace('shop');
@@ -231,6 +231,7 @@ describe('a six-node lab cluster upgraded by molt end to end', () => {
     await w.running(ns, 9);
 
     // What a user sees with kubectl, under the operator's own (least-privilege) role.
+    t.diagnostic(`kubectl get molt, mid-rollout:\n${shownActive}`);
     assert.match(shownActive, /rollout\.molt\.dev\//, 'kubectl get molt showed a rollout Active');
     const rollouts = await kubectl(
       cp.operator.kubeconfig,
