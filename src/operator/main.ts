@@ -10,7 +10,11 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { OperatorFleetLockPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
+import {
+  OperatorDashboardPrefix,
+  OperatorFleetLockPrefix,
+  OperatorServingPrefix,
+} from '../protocol/operator.ts';
 import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
@@ -23,7 +27,9 @@ import { kubeParts, type KubeStatusRunner } from './compose-kube.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
+import { createDashboardServer } from './api/dashboard-server.ts';
 import { createFleetLockServer } from './api/fleetlock-server.ts';
+import type { OperatorApiDeps } from './api/context.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
@@ -144,6 +150,37 @@ async function serveFleetLock(
 }
 
 /** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
+function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
+  return {
+    store: p.store,
+    observations: p.observations,
+    fleet: c.fleet,
+    metrics: p.metrics,
+    isLeader: () => p.leadership.isLeader(),
+    fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+    now: () => Date.now(),
+    onInternalError: reportBug(p.log, 'API'),
+  };
+}
+
+async function serveDashboard(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: OperatorIo,
+): Promise<OperatorApi | undefined> {
+  const d = c.config.dashboard;
+  if (d === undefined) return undefined;
+  const server = await createDashboardServer({
+    deps: { ...apiDeps(c, p), onInternalError: reportBug(p.log, 'dashboard') },
+    tls: d.tls ? await readServerTls(path, c.config) : undefined,
+    host: d.listen.host,
+    port: d.listen.port,
+  });
+  io.out(`${OperatorDashboardPrefix}${server.url}\n`);
+  return server;
+}
+
 async function serveApi(
   c: LoadedConfig,
   path: string,
@@ -153,16 +190,7 @@ async function serveApi(
   const listen = c.config.listen;
   if (listen === undefined) return undefined;
   const api = await createOperatorApi({
-    deps: {
-      store: p.store,
-      observations: p.observations,
-      fleet: c.fleet,
-      metrics: p.metrics,
-      isLeader: () => p.leadership.isLeader(),
-      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
-      now: () => Date.now(),
-      onInternalError: reportBug(p.log, 'API'),
-    },
+    deps: apiDeps(c, p),
     tls: { ca: c.pki.ca, ...(await readServerTls(path, c.config)) },
     host: listen.host,
     port: listen.port,
@@ -242,7 +270,7 @@ async function serveAll(
   const servers: OperatorApi[] = [];
   try {
     await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
-    for (const serve of [serveApi, serveFleetLock]) {
+    for (const serve of [serveApi, serveFleetLock, serveDashboard]) {
       const server = await serve(c, path, parts, io);
       if (server !== undefined) servers.push(server);
     }

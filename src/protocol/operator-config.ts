@@ -22,6 +22,9 @@
  * fleetLock:                     # FleetLock for clients without a fleet certificate (Zincati)
  *   listen: {host: 10.0.0.1, port: 8443}   # a management network: FleetLock has no auth
  *   tls: true                    # default: TLS with the API's server certificate; false: HTTP
+ * dashboard:                     # the web dashboard, read-only, for browsers (no client certificate)
+ *   listen: {host: 127.0.0.1, port: 8080}  # loopback or a management network
+ *   tls: false                   # default: plain HTTP; true: TLS with the API's server certificate
  * kubernetes:                    # the fleet is a Kubernetes cluster (docs/adr/0006 §9)
  *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity
  *   namespace: molt-system       # where the status mirror, its Events and the Lease live
@@ -83,6 +86,13 @@ export const OperatorConfig = z
         tls: z.boolean().default(true),
       })
       .optional(),
+    /** The dashboard: a read-only listener for browsers (no client certificate). */
+    dashboard: z
+      .strictObject({
+        listen: listenAddress,
+        tls: z.boolean().default(false),
+      })
+      .optional(),
     kubernetes: z
       .strictObject({
         kubeconfig: z.string().min(1),
@@ -97,7 +107,13 @@ export const OperatorConfig = z
   })
   .superRefine((c, ctx) => {
     const why =
-      c.listen !== undefined ? 'listen' : c.fleetLock?.tls === true ? 'fleetLock.tls' : undefined;
+      c.listen !== undefined
+        ? 'listen'
+        : c.fleetLock?.tls === true
+          ? 'fleetLock.tls'
+          : c.dashboard?.tls === true
+            ? 'dashboard.tls'
+            : undefined;
     if (why === undefined) return;
     for (const field of ['serverCert', 'serverKey'] as const)
       if (c.pki[field] === undefined)

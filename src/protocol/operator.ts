@@ -171,6 +171,21 @@ export const MachineView = z.object({
       phase: z.string().optional(),
       operation: z.string().optional(),
       error: z.string().optional(),
+      /** The slot booted now and the bootloader's committed default (they differ on a trial boot). */
+      bootedSlot: z.enum(['A', 'B']).optional(),
+      committedSlot: z.enum(['A', 'B']).nullable().optional(),
+      /** What each A/B slot holds. */
+      slots: z
+        .array(
+          z.object({
+            slot: z.enum(['A', 'B']),
+            status: z.string(),
+            version: z.string().nullable(),
+          }),
+        )
+        .optional(),
+      /** The agent's latest result (`Succeeded`, `Failed`, `RolledBack`) and why. */
+      last: z.object({ result: z.string(), reason: z.string().optional() }).optional(),
     })
     .optional(),
 });
@@ -286,3 +301,5 @@ export const OperatorRolePermissions: Readonly<
 export const OperatorServingPrefix = 'molt operator: serving ';
 /** What `molt operator` prints when its FleetLock listener (config `fleetLock`) is up. */
 export const OperatorFleetLockPrefix = 'molt operator: FleetLock at ';
+/** What `molt operator` prints when its dashboard (config `dashboard`) is up. */
+export const OperatorDashboardPrefix = 'molt operator: dashboard at ';

@@ -13,7 +13,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { FastifyServerFactory } from 'fastify';
 import { createApiApp } from '../../platform/https/app.ts';
 import { OperatorRoutes } from '../../protocol/operator.ts';
-import type { ListeningApi } from '../../platform/https/server.ts';
+import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { errorAnswer } from './errors.ts';
 import { registerFleetLock } from './fleetlock.ts';
@@ -50,10 +50,6 @@ export async function createFleetLockServer(o: FleetLockServerOptions): Promise<
     ...(o.deps.onInternalError && { onInternalError: o.deps.onInternalError }),
   });
   await app.listen({ host: o.host, port: o.port });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : o.port;
-  const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  const scheme = tls === undefined ? 'http' : 'https';
-  const base = `${scheme}://${host}:${String(port)}${OperatorRoutes.fleetLock}`;
-  return { url: base, close: () => app.close() };
+  const base = listenUrl(app, o.host, tls === undefined ? 'http' : 'https');
+  return { url: `${base}${OperatorRoutes.fleetLock}`, close: () => app.close() };
 }

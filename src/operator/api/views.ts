@@ -14,6 +14,7 @@ import type {
   RolloutSummaryView,
   RolloutView,
 } from '../../protocol/operator.ts';
+import type { AgentStatus } from '../../protocol/agent.ts';
 import { booted, isAvailable, type Observation } from '../runtime/observation.ts';
 import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
 
@@ -118,6 +119,23 @@ function observedView(o: Observation): NonNullable<MachineView['observed']> {
     ...(s !== undefined && { phase: s.phase }),
     ...(s?.operation != null && { operation: `${s.operation.kind} ${s.operation.id}` }),
     ...(o.error !== undefined && { error: o.error }),
+    ...(s !== undefined && bootView(s)),
+  };
+}
+
+/** Slots and boot state for the fleet grid (dashboard, `molt machine list -o json`). */
+function bootView(s: AgentStatus): Partial<NonNullable<MachineView['observed']>> {
+  const last = s.last;
+  return {
+    bootedSlot: s.bootedSlot,
+    committedSlot: s.boot.committed,
+    slots: s.slots.map((slot) => ({ slot: slot.slot, status: slot.status, version: slot.version })),
+    ...(last !== null && {
+      last: {
+        result: last.result,
+        ...(last.reason !== undefined && { reason: last.reason }),
+      },
+    }),
   };
 }
 

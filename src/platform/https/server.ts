@@ -54,6 +54,17 @@ export function mtlsIdentity(server: string): (request: FastifyRequest) => Ident
 }
 
 /** Build the app on an mTLS server and listen; resolves once it listens. */
+/** `scheme://host:port` of a listening app, with the port actually bound (IPv6 hosts bracketed). */
+export function listenUrl(
+  app: { readonly server: { address(): unknown } },
+  host: string,
+  scheme: 'http' | 'https',
+): string {
+  const address = app.server.address() as { port?: number } | string | null;
+  const port = typeof address === 'object' && address !== null ? (address.port ?? 0) : 0;
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${String(port)}`;
+}
+
 export async function listenMtls(o: MtlsListenOptions): Promise<ListeningApi> {
   const host = o.host ?? '127.0.0.1';
   const tlsOptions = {
@@ -64,8 +75,5 @@ export async function listenMtls(o: MtlsListenOptions): Promise<ListeningApi> {
   };
   const app = await o.build((handler) => createServer(tlsOptions, handler));
   await app.listen({ host, port: o.port ?? 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : (o.port ?? 0);
-  const hostPart = host.includes(':') ? `[${host}]` : host;
-  return { url: `https://${hostPart}:${String(port)}`, close: () => app.close() };
+  return { url: listenUrl(app, host, 'https'), close: () => app.close() };
 }
