@@ -83,6 +83,8 @@ export default tseslint.config(
       'src/platform/kube/**/*.ts',
       'src/operator/adapters/kube-*/**/*.ts',
       'src/testkit/kube-*.ts',
+      'src/lab/fleet/workloads.ts',
+      'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',
       'bench/p4.ts',
     ],

@@ -31,7 +31,7 @@ import {
   official,
   startLabFleet,
   type Worker,
-} from '../test/integration/operator/lab-fleet.ts';
+} from '../src/lab/fleet/fleet.ts';
 import { operatorDefaults, startBenchOperator } from '../test/integration/operator/lab-operator.ts';
 import { median, seconds } from './p7.ts';
 

@@ -19,7 +19,7 @@ import {
   official,
   startLabFleet,
   type WorkerFleet,
-} from '../test/integration/operator/lab-fleet.ts';
+} from '../src/lab/fleet/fleet.ts';
 import {
   operatorDefaults,
   startBenchOperator,

@@ -71,6 +71,12 @@ export const ErrorCode = {
   ServiceStopFailed: 'MOLT_SERVICE_STOP_FAILED',
   /** A machine service (a lab machine's kube-apiserver) did not start or listen in time. */
   ServiceStartFailed: 'MOLT_SERVICE_START_FAILED',
+  /** `molt lab up` where a lab already runs. */
+  LabRunning: 'MOLT_LAB_RUNNING',
+  /** `molt lab status|down|env|publish` where no lab runs. */
+  LabNotRunning: 'MOLT_LAB_NOT_RUNNING',
+  /** The lab did not come up (its log says why). */
+  LabFailed: 'MOLT_LAB_FAILED',
   /** An EPHEMERAL mount is busy and cannot be released. */
   MountBusy: 'MOLT_MOUNT_BUSY',
   /** The caller's identity may not perform this operation. */

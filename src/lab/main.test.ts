@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../core/errors.ts';
 import { runLab } from './main.ts';
@@ -8,8 +11,10 @@ const io = { out: () => undefined, err: () => undefined };
 
 describe('molt lab', () => {
   for (const [name, argv] of [
-    ['no verb', []],
-    ['unknown verb', ['up']],
+    ['unknown verb', ['upp']],
+    ['too many workers', ['up', '--workers', '99']],
+    ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
+    ['publish without a version', ['publish', '--dir', '/nonexistent']],
     ['no root', ['machine']],
     ['unknown bootloader', ['machine', '--root', '/nonexistent', '--bootloader', 'lilo']],
     ['bad deadline', ['machine', '--root', '/nonexistent', '--health-deadline', '-3']],
@@ -19,6 +24,25 @@ describe('molt lab', () => {
       await assert.rejects(runLab(argv, io, []), (e: unknown) => isMoltError(e, 'MOLT_BAD_FLAG'));
     });
   }
+
+  for (const verb of ['status', 'down', 'env', 'publish 9.9.9']) {
+    it(`says no lab runs (MOLT_LAB_NOT_RUNNING) for ${verb} in an empty directory`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
+      try {
+        await assert.rejects(runLab([...verb.split(' '), '--dir', dir], io, []), (e: unknown) =>
+          isMoltError(e, 'MOLT_LAB_NOT_RUNNING'),
+        );
+      } finally {
+        await rm(dir, { recursive: true });
+      }
+    });
+  }
+
+  it('prints the lab usage with no verb', async () => {
+    let out = '';
+    assert.equal(await runLab([], { out: (t) => (out += t), err: () => undefined }, []), 0);
+    assert.match(out, /molt lab up/);
+  });
 
   it('prints its usage on --help', async () => {
     let out = '';

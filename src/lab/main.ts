@@ -2,17 +2,27 @@
 /**
  * Composition root of `molt lab …` (STYLE §1: one per process). `molt lab machine` prepares a
  * machine root and runs the firmware supervisor until the machine powers off or the process is
- * stopped. SIGUSR1 cuts the machine's power (kill everything, boot again) for crash tests.
+ * stopped; SIGUSR1 cuts the machine's power (kill everything, boot again) for crash tests.
+ * `molt lab up|down|status|env|publish` keep a whole lab running (commands.ts, docs/adr/0007).
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { superviseMachine } from './firmware/supervisor.ts';
 import { initMachine } from './machine-init.ts';
+import {
+  defaultLabDir,
+  labDown,
+  labEnv,
+  labPublish,
+  labRun,
+  labStatus,
+  labUp,
+} from './commands.ts';
+import type { LabIo } from './commands.ts';
+import type { LabOptions } from './lab.ts';
 
-export interface LabIo {
-  out(line: string): void;
-  err(line: string): void;
-}
+export type { LabIo } from './commands.ts';
 
 const machineFlags = {
   root: { type: 'string' },
@@ -72,18 +82,116 @@ Options:
 Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
 `;
 
+const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--no-kubernetes] [--fast] [--dashboard-port P]
+       molt lab status [--dir DIR] [-o json]
+       molt lab env [--dir DIR]              # eval "$(molt lab env)": molt rollout … talks to the lab
+       molt lab publish VERSION [--channels stable,beta] [--broken] [--dir DIR]
+       molt lab down [--dir DIR]
+       molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
+
+A lab: a real registry, 3 control-plane and N worker lab machines (their etcd cluster holds the
+operator's state), a real Kubernetes control plane with the machines as nodes and workloads under
+PodDisruptionBudgets, and molt operator with its dashboard — all on this machine, in DIR
+(default .molt/lab), kept running by one daemon until \`molt lab down\`.
+`;
+
+const labFlags = {
+  dir: { type: 'string' },
+  workers: { type: 'string', default: '3' },
+  'no-kubernetes': { type: 'boolean', default: false },
+  fast: { type: 'boolean', default: false },
+  'dashboard-port': { type: 'string', default: '0' },
+  channels: { type: 'string', default: 'stable,beta' },
+  broken: { type: 'boolean', default: false },
+  output: { type: 'string', short: 'o', default: 'text' },
+} as const;
+
+function parseLab(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: labFlags, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new MoltError(ErrorCode.BadFlag, (error as Error).message, {
+      hint: 'run `molt lab --help`',
+    });
+  }
+}
+
+function labOptions(values: ReturnType<typeof parseLab>['values']): LabOptions {
+  const workers = Number(values.workers);
+  const dashboardPort = Number(values['dashboard-port']);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 20)
+    throw new MoltError(ErrorCode.BadFlag, '--workers must be a number from 1 to 20');
+  if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535)
+    throw new MoltError(ErrorCode.BadFlag, '--dashboard-port must be a port number');
+  return {
+    dir: resolve(values.dir ?? defaultLabDir()),
+    workers,
+    kubernetes: !values['no-kubernetes'],
+    fast: values.fast,
+    dashboardPort,
+  };
+}
+
+async function runLabVerb(
+  verb: string,
+  rest: readonly string[],
+  io: LabIo,
+  molt: readonly string[],
+): Promise<number> {
+  const { values, positionals } = parseLab(rest);
+  const dir = resolve(values.dir ?? defaultLabDir());
+  switch (verb) {
+    case 'up': {
+      const state = await labUp(labOptions(values), io, molt);
+      io.out(
+        `lab ready: dashboard ${state.operator.dashboard}\n` +
+          'explore:  eval "$(molt lab env)"; molt rollout list; molt lab status; molt lab down\n',
+      );
+      return 0;
+    }
+    case 'run':
+      return labRun(labOptions(values), io);
+    case 'down':
+      return labDown(dir, io);
+    case 'status':
+      return labStatus(dir, io, values.output === 'json');
+    case 'env':
+      return labEnv(dir, io);
+    case 'publish': {
+      const version = positionals[0];
+      if (version === undefined)
+        throw new MoltError(ErrorCode.BadFlag, 'molt lab publish needs a VERSION', {
+          hint: labUsage,
+        });
+      return labPublish(dir, { version, channels: values.channels, broken: values.broken }, io);
+    }
+    default:
+      throw new MoltError(ErrorCode.BadFlag, `unknown lab command ${JSON.stringify(verb)}`, {
+        hint: 'molt lab up|down|status|env|publish|machine; run `molt lab --help`',
+      });
+  }
+}
+
+/** The usage text `argv` asks for, if it asks. */
+function helpFor(verb: string | undefined, rest: readonly string[]): string | undefined {
+  const asked = rest.includes('--help') || rest.includes('-h');
+  if (verb === undefined || verb === '--help' || verb === '-h') return labUsage;
+  if (!asked) return undefined;
+  return verb === 'machine' ? usage : labUsage;
+}
+
 export async function runLab(
   argv: readonly string[],
   io: LabIo,
   molt: readonly string[],
 ): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    io.out(usage);
+  const [verb, ...rest] = argv;
+  const help = helpFor(verb, rest);
+  if (help !== undefined) {
+    io.out(help);
     return 0;
   }
-  const [verb, ...rest] = argv;
-  if (verb !== 'machine')
-    throw bad(`unknown lab command ${JSON.stringify(verb ?? '')}; try \`molt lab machine\``);
+  if (verb !== 'machine') return runLabVerb(verb ?? '', rest, io, molt);
   let flags: ReturnType<typeof parseMachine>;
   try {
     flags = parseMachine(rest);

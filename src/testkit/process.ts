@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import { createWriteStream } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ export interface ManagedProcess {
 export interface StartOptions {
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Also append everything the process prints to this file (the lab's logs). */
+  readonly logFile?: string;
 }
 
 /** Start `command` with `args`, capturing its output. */
@@ -37,7 +40,9 @@ export function startProcess(
   });
   let log = '';
   const listeners = new Set<() => void>();
+  const file = options.logFile === undefined ? undefined : createWriteStream(options.logFile, { flags: 'a' });
   const onData = (chunk: Buffer): void => {
+    file?.write(chunk);
     log += chunk.toString('utf8');
     if (log.length > 1_000_000) log = log.slice(-500_000);
     for (const l of listeners) l();
@@ -46,6 +51,7 @@ export function startProcess(
   child.stderr.on('data', onData);
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => {
+      file?.end();
       resolve(code);
       for (const l of listeners) l();
     });

@@ -27,7 +27,7 @@ import {
 } from '../../../src/testkit/kube-control-plane.ts';
 import { eventually } from '../../../src/testkit/process.ts';
 import { startTcpBalancer } from '../../../src/testkit/tcp-balancer.ts';
-import { workloads, type Workloads } from './workloads.ts';
+import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
 
 const run = promisify(execFile);
 let cp: KubeControlPlane;

@@ -24,7 +24,7 @@ import {
   startControlPlaneCluster,
   waitClusterHealthy,
   type ControlPlaneCluster,
-} from '../lab/control-plane-cluster.ts';
+} from '../../../src/lab/fleet/control-plane.ts';
 import { createFleetPki } from '../lab/harness.ts';
 
 const repo = 'molt/installer';

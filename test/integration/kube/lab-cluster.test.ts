@@ -26,8 +26,8 @@ import {
 } from '../../../src/testkit/kube-control-plane.ts';
 import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 import { moltEntry } from '../lab/harness.ts';
-import { official, repository, startLabFleet, type LabFleet } from '../operator/lab-fleet.ts';
-import { workloads, type Workloads } from './workloads.ts';
+import { official, repository, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
+import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
 
 const run = promisify(execFile);
 const nodes = ['cp-1', 'cp-2', 'cp-3', 'w-1', 'w-2', 'w-3'];

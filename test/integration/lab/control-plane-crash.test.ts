@@ -21,7 +21,7 @@ import {
   startControlPlaneCluster,
   waitClusterHealthy,
   type ControlPlaneCluster,
-} from './control-plane-cluster.ts';
+} from '../../../src/lab/fleet/control-plane.ts';
 import { createFleetPki } from './harness.ts';
 import { assertWhole } from './whole.ts';
 

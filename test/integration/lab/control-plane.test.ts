@@ -26,7 +26,7 @@ import {
   waitClusterHealthy,
   type ControlPlaneCluster,
   type ControlPlaneMachine,
-} from './control-plane-cluster.ts';
+} from '../../../src/lab/fleet/control-plane.ts';
 import { startEtcdWriter } from './etcd-writer.ts';
 import { createFleetPki } from './harness.ts';
 

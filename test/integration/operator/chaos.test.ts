@@ -23,7 +23,7 @@ import {
   repository,
   startLabFleet,
   type LabFleet,
-} from './lab-fleet.ts';
+} from '../../../src/lab/fleet/fleet.ts';
 
 const minKills = 20;
 const canarySoakMs = 1_000;

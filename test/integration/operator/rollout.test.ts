@@ -26,7 +26,7 @@ import {
   repository,
   startLabFleet,
   type LabFleet,
-} from './lab-fleet.ts';
+} from '../../../src/lab/fleet/fleet.ts';
 import { operatorIdentity } from './lab-operator.ts';
 
 let fleet: LabFleet;

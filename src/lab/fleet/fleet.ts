@@ -7,19 +7,16 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { Rollout } from '../../../src/core/rollout/types.ts';
-import { createRegistryClient } from '../../../src/oci/index.ts';
-import type { MachineRecord } from '../../../src/operator/ports/store.ts';
-import { startEtcd, type EtcdCluster } from '../../../src/testkit/etcd-process.ts';
-import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { freePort } from '../../../src/testkit/ports.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
-import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
-import {
-  startControlPlaneCluster,
-  type ControlPlaneCluster,
-} from '../lab/control-plane-cluster.ts';
-import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from '../lab/harness.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
+import { createRegistryClient } from '../../oci/index.ts';
+import type { MachineRecord } from '../../operator/ports/store.ts';
+import { startEtcd, type EtcdCluster } from '../../testkit/etcd-process.ts';
+import { pushInstallerImage } from '../../testkit/installer-image.ts';
+import { freePort } from '../../testkit/ports.ts';
+import { tempDir } from '../../testkit/process.ts';
+import { startRegistry, type RunningRegistry } from '../../testkit/registry-process.ts';
+import { startControlPlaneCluster, type ControlPlaneCluster } from './control-plane.ts';
+import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 
 export const repository = 'molt/installer';
 export const official = { 'dev.molt.official': 'true' };
@@ -59,6 +56,7 @@ interface WorkerSetup {
   readonly pki: FleetPki;
   readonly image: string;
   readonly kubernetes?: ((name: string) => object) | undefined;
+  readonly logDir?: string | undefined;
 }
 
 async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promise<Worker> {
@@ -82,6 +80,7 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
     pki: f.pki,
     image: f.image,
     configFile,
+    ...(f.logDir !== undefined && { logFile: join(f.logDir, `${id}.log`) }),
   });
   return { ...machine, id, endpoint: `https://127.0.0.1:${String(port)}` };
 }
@@ -101,6 +100,10 @@ export interface LabFleetOptions {
    * (`cp-1…3`, `w-1…N`).
    */
   readonly kubernetes?: (name: string) => object;
+  /** Keep everything in this directory (`molt lab`): kept at stop; default a temporary one. */
+  readonly dir?: string;
+  /** Machines' output also goes to `<logDir>/<name>.log`. */
+  readonly logDir?: string;
 }
 
 function records(
@@ -126,6 +129,55 @@ function records(
   ];
 }
 
+/** The fleet's registry as a release feed: publish a lab installer image, remember its digest. */
+function releaseFeed(registry: RunningRegistry) {
+  const digests = new Map<string, string>();
+  return {
+    image: (version: string): string => `${registry.host}/${repository}:${version}`,
+    digest: (version: string): string => digests.get(version) ?? '',
+    publish: async (version: string, labels: Record<string, string>): Promise<string> => {
+      const client = createRegistryClient({ registry: registry.host, insecure: true });
+      try {
+        const pushed = await pushInstallerImage(client, repository, version, { version, labels });
+        digests.set(version, pushed.digest);
+        return pushed.digest;
+      } finally {
+        await client.close();
+      }
+    },
+  };
+}
+
+/** Start `count` workers into `into` (so a failure still stops those started); wait for each agent. */
+async function startWorkers(setup: WorkerSetup, count: number, into: Worker[]): Promise<void> {
+  for (let i = 1; i <= count; i++) into.push(await startWorker(setup, i));
+  for (const w of into)
+    await w.status().catch((e: unknown) => {
+      const output = w.process.output().slice(-3000);
+      throw new Error(`${w.id} did not come up: ${String(e)}\n${output}`, { cause: e });
+    });
+}
+
+interface Store {
+  cluster?: ControlPlaneCluster;
+  etcd?: EtcdCluster;
+}
+
+/** The operator's store: the control-plane machines' etcd cluster, or a single etcd. */
+async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): Promise<void> {
+  if (o.controlPlane === false) {
+    into.etcd = await startEtcd();
+    return;
+  }
+  into.cluster = await startControlPlaneCluster({
+    dir: setup.dir,
+    pki: setup.pki,
+    image: setup.image,
+    ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
+    ...(o.logDir !== undefined && { logDir: o.logDir }),
+  });
+}
+
 /**
  * Start the fleet on release 1.0.0 (published to `stable` and `beta`). Workers boot in parallel;
  * resolves once every agent answers.
@@ -138,26 +190,18 @@ export async function startLabFleet(
 ): Promise<WorkerFleet>;
 export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | WorkerFleet> {
   const registry = await startRegistry();
-  const scratch = await tempDir('operator-fleet');
-  const digests = new Map<string, string>();
-  const image = (version: string): string => `${registry.host}/${repository}:${version}`;
-  const publish = async (version: string, labels: Record<string, string>): Promise<string> => {
-    const client = createRegistryClient({ registry: registry.host, insecure: true });
-    try {
-      const pushed = await pushInstallerImage(client, repository, version, { version, labels });
-      digests.set(version, pushed.digest);
-      return pushed.digest;
-    } finally {
-      await client.close();
-    }
-  };
-  let cluster: ControlPlaneCluster | undefined;
-  let etcd: EtcdCluster | undefined;
+  const scratch =
+    o.dir === undefined
+      ? await tempDir('operator-fleet')
+      : { path: o.dir, remove: () => Promise.resolve() };
+  const feed = releaseFeed(registry);
+  const { image, publish } = feed;
+  const store: Store = {};
   const workers: Worker[] = [];
   const stop = async (): Promise<void> => {
     for (const w of workers) await w.stop();
-    await cluster?.stop();
-    await etcd?.stop();
+    await store.cluster?.stop();
+    await store.etcd?.stop();
     await registry.stop();
     await scratch.remove();
   };
@@ -166,25 +210,20 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
   try {
     await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
     pki = await createFleetPki(join(scratch.path, 'pki'));
-    if (o.controlPlane !== false)
-      cluster = await startControlPlaneCluster({
-        dir: scratch.path,
-        pki,
-        image: image('1.0.0'),
-        ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
-      });
-    else etcd = await startEtcd();
-    const setup = { dir: scratch.path, pki, image: image('1.0.0'), kubernetes: o.kubernetes };
-    for (let i = 1; i <= o.workers; i++) workers.push(await startWorker(setup, i));
-    for (const w of workers)
-      await w.status().catch((e: unknown) => {
-        const output = w.process.output().slice(-3000);
-        throw new Error(`${w.id} did not come up: ${String(e)}\n${output}`, { cause: e });
-      });
+    const setup = {
+      dir: scratch.path,
+      pki,
+      image: image('1.0.0'),
+      kubernetes: o.kubernetes,
+      logDir: o.logDir,
+    };
+    await startStore(o, setup, store);
+    await startWorkers(setup, o.workers, workers);
   } catch (e) {
     await stop();
     throw e;
   }
+  const { cluster, etcd } = store;
   const all = [...(cluster?.machines ?? []), ...workers];
   const reimage = async (id: string, with_: string): Promise<void> => {
     const i = workers.findIndex((w) => w.id === id);
@@ -193,7 +232,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await old.stop();
     await rm(old.root, { recursive: true, force: true });
     const fresh = await startWorker(
-      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes },
+      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes, logDir: o.logDir },
       Number(id.slice(2)),
       Number(new URL(old.endpoint).port),
     );
@@ -211,7 +250,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     all,
     reimage,
     publish,
-    digest: (version: string) => digests.get(version) ?? '',
+    digest: feed.digest,
     image,
     stop,
   };

@@ -6,9 +6,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
-import { freePort } from '../../../src/testkit/ports.ts';
-import { eventually } from '../../../src/testkit/process.ts';
-import { startLabMachine, type FleetPki, type LabMachine } from './harness.ts';
+import { freePort } from '../../testkit/ports.ts';
+import { eventually } from '../../testkit/process.ts';
+import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 
 export interface ControlPlaneMachine extends LabMachine {
   readonly name: string;
@@ -39,6 +39,8 @@ export interface ControlPlaneClusterOptions {
   readonly kubernetes?: (name: string) => object;
   /** The etcd binary the machines run. @default Debian's /usr/bin/etcd */
   readonly etcdBinary?: string;
+  /** Each machine's output also goes to `<logDir>/<name>.log`. */
+  readonly logDir?: string;
   /** More of machine `name`'s config (a hosted kube-apiserver), given its root and the etcd URLs. */
   readonly extra?: (m: { name: string; root: string; endpoints: readonly string[] }) => object;
 }
@@ -86,6 +88,7 @@ export async function startControlPlaneCluster(
       image: o.image,
       controlPlane: true,
       configFile,
+      ...(o.logDir !== undefined && { logFile: join(o.logDir, `${p.name}.log`) }),
     });
     machines.push({
       ...machine,

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `molt lab up|run|down|status|env|publish` (docs/adr/0007): keep a lab running between commands.
+ * `up` starts the lab daemon (`run`) detached, shows its progress from its log, and returns once
+ * `lab.json` says it is ready; `down` stops it by the PID there.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, open, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+import { createRegistryClient } from '../oci/index.ts';
+import { pushInstallerImage } from '../testkit/installer-image.ts';
+import { startLab, type LabOptions } from './lab.ts';
+import { alive, readLabState, removeLabState, requireLab, type LabState } from './state.ts';
+
+export interface LabIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const tty = process.stdout.isTTY;
+const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);
+const bold = (s: string): string => (tty ? `\x1b[1m${s}\x1b[0m` : s);
+
+export const defaultLabDir = (): string => resolve('.molt', 'lab');
+
+function labArgs(o: LabOptions): string[] {
+  return [
+    '--dir',
+    o.dir,
+    '--workers',
+    String(o.workers),
+    ...(o.kubernetes ? [] : ['--no-kubernetes']),
+    ...(o.fast ? ['--fast'] : []),
+    '--dashboard-port',
+    String(o.dashboardPort),
+  ];
+}
+
+/** Lines appended to `file` since `offset`, and the new offset. */
+async function newLines(file: string, offset: number): Promise<[string[], number]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  if (text.length <= offset) return [[], offset];
+  const fresh = text.slice(offset);
+  const end = fresh.lastIndexOf('\n') + 1;
+  return [
+    fresh
+      .slice(0, end)
+      .split('\n')
+      .filter((l) => l.startsWith('molt lab: ')),
+    offset + end,
+  ];
+}
+
+/** Start the daemon and follow its progress until the lab is ready (or the daemon gave up). */
+export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): Promise<LabState> {
+  const running = await readLabState(o.dir);
+  if (running !== undefined)
+    throw new MoltError(
+      ErrorCode.LabRunning,
+      `a lab is already running in ${o.dir} (PID ${String(running.pid)})`,
+      {
+        hint: 'see it with `molt lab status`, or stop it with `molt lab down`',
+      },
+    );
+  await removeLabState(o.dir);
+  await mkdir(join(o.dir, 'logs'), { recursive: true });
+  const logFile = join(o.dir, 'logs', 'lab.log');
+  const log = await open(logFile, 'a');
+  const offset = (await log.stat()).size;
+  const child = spawn(
+    molt[0] ?? process.execPath,
+    [...molt.slice(1), 'lab', 'run', ...labArgs(o)],
+    {
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+    },
+  );
+  child.unref();
+  await log.close();
+  const pid = child.pid ?? -1;
+  const started = performance.now();
+  io.err(dim(`molt lab: daemon PID ${String(pid)}, log ${logFile}\n`));
+  let at = offset;
+  for (;;) {
+    const [lines, next] = await newLines(logFile, at);
+    at = next;
+    const seconds = Math.round((performance.now() - started) / 1000);
+    for (const l of lines)
+      io.err(`${dim(`[${String(seconds).padStart(4)}s]`)} ${l.slice('molt lab: '.length)}\n`);
+    const state = await readLabState(o.dir);
+    if (state?.state === 'ready') return state;
+    if (!alive(pid)) {
+      const tail = (await readFile(logFile, 'utf8').catch(() => '')).slice(offset).slice(-3000);
+      throw new MoltError(ErrorCode.LabFailed, `the lab did not come up:\n${tail}`, {
+        hint: `see ${logFile} and the machines' logs next to it`,
+      });
+    }
+    await sleep(500);
+  }
+}
+
+/** The daemon: start the lab, keep it until SIGTERM/SIGINT, then stop everything. */
+export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
+  const log = (line: string): void => {
+    io.out(`molt lab: ${line}\n`);
+  };
+  const lab = await startLab(o, log);
+  log(`ready: dashboard ${lab.state.operator.dashboard}`);
+  const signal = await new Promise<string>((done) => {
+    for (const s of ['SIGTERM', 'SIGINT'] as const)
+      process.once(s, () => {
+        done(s);
+      });
+  });
+  log(`${signal}: stopping the lab`);
+  await lab.stop();
+  await removeLabState(o.dir);
+  log('stopped');
+  return 0;
+}
+
+export async function labDown(dir: string, io: LabIo): Promise<number> {
+  const state = await requireLab(dir);
+  process.kill(state.pid, 'SIGTERM');
+  for (let i = 0; i < 240 && alive(state.pid); i++) await sleep(500);
+  if (alive(state.pid)) {
+    process.kill(state.pid, 'SIGKILL');
+    throw new MoltError(
+      ErrorCode.LabFailed,
+      `the lab daemon (PID ${String(state.pid)}) did not stop in 2 min; killed`,
+      {
+        hint: `its machines may still run: see ${join(dir, 'logs')}`,
+      },
+    );
+  }
+  await removeLabState(dir);
+  io.out(`lab in ${dir} stopped\n`);
+  return 0;
+}
+
+interface MachineRow {
+  id: string;
+  role: string;
+  pool: string;
+  observed?: { version?: string; phase?: string; reachable: boolean };
+}
+interface RolloutRow {
+  id: string;
+  state: string;
+  counts: { total: number; Succeeded: number };
+}
+
+async function read<T>(base: string, path: string): Promise<T> {
+  const res = await fetch(new URL(path, base));
+  if (!res.ok) throw new MoltError(ErrorCode.OperatorUnreachable, `${path}: ${String(res.status)}`);
+  return (await res.json()) as T;
+}
+
+export async function labStatus(dir: string, io: LabIo, json: boolean): Promise<number> {
+  const state = await requireLab(dir);
+  const dash = state.operator.dashboard;
+  const [machines, rollouts] = await Promise.all([
+    read<MachineRow[]>(dash, '/v1/machines'),
+    read<RolloutRow[]>(dash, '/v1/rollouts'),
+  ]);
+  if (json) {
+    io.out(`${JSON.stringify({ ...state, fleet: machines, rollouts }, null, 2)}\n`);
+    return 0;
+  }
+  io.out(`${bold('lab')} ${dir} (PID ${String(state.pid)}, since ${state.startedAt})\n`);
+  io.out(
+    `  dashboard  ${state.operator.dashboard}\n  operator   ${state.operator.api}\n  registry   ${state.registry}/${state.repository}\n`,
+  );
+  if (state.kubeconfig !== undefined) io.out(`  kubeconfig ${state.kubeconfig}\n`);
+  io.out('\n  MACHINE  ROLE           POOL           VERSION  PHASE\n');
+  for (const m of machines)
+    io.out(
+      `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(14)} ${(m.observed?.version ?? '?').padEnd(8)} ${m.observed?.reachable === false ? 'unreachable' : (m.observed?.phase ?? '?')}\n`,
+    );
+  for (const r of rollouts)
+    io.out(
+      `  rollout ${r.id}: ${r.state} ${String(r.counts.Succeeded)}/${String(r.counts.total)}\n`,
+    );
+  return 0;
+}
+
+export async function labEnv(dir: string, io: LabIo): Promise<number> {
+  const s = await requireLab(dir);
+  const vars = {
+    MOLT_OPERATOR: s.operator.api,
+    MOLT_CA: join(s.pki, 'ca.pem'),
+    MOLT_CERT: join(s.pki, 'operator.pem'),
+    MOLT_KEY: join(s.pki, 'operator.key'),
+    ...(s.kubeconfig !== undefined && { KUBECONFIG: s.kubeconfig }),
+  };
+  for (const [k, v] of Object.entries(vars)) io.out(`export ${k}=${v}\n`);
+  return 0;
+}
+
+/** Push lab release `version` (an installer image lab machines can install) to `channels`. */
+export async function labPublish(
+  dir: string,
+  o: { version: string; channels: string; broken: boolean },
+  io: LabIo,
+): Promise<number> {
+  const s = await requireLab(dir);
+  const client = createRegistryClient({ registry: s.registry, insecure: true });
+  try {
+    const labels = {
+      'dev.molt.official': 'true',
+      'dev.molt.channels': o.channels,
+      ...(o.broken && { 'dev.molt.lab.health': 'never' }),
+    };
+    const pushed = await pushInstallerImage(client, s.repository, o.version, {
+      version: o.version,
+      labels,
+    });
+    io.out(
+      `published ${s.registry}/${s.repository}:${o.version} (${pushed.digest}) to ${o.channels}${o.broken ? ', built never to become healthy' : ''}\n`,
+    );
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
