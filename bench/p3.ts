@@ -26,12 +26,7 @@ import { availableParallelism } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import type { Rollout } from '../src/core/rollout/types.ts';
 import type { OperationSummaryView } from '../src/protocol/agent.ts';
-import {
-  maxOverlap,
-  official,
-  startLabFleet,
-  type Worker,
-} from '../src/lab/fleet/fleet.ts';
+import { maxOverlap, official, startLabFleet, type Worker } from '../src/lab/fleet/fleet.ts';
 import { operatorDefaults, startBenchOperator } from '../test/integration/operator/lab-operator.ts';
 import { median, seconds } from './p7.ts';
 

@@ -15,11 +15,7 @@
  * operator's clock, which is this process's. Target: ≤ 5 s from push to the first start.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  official,
-  startLabFleet,
-  type WorkerFleet,
-} from '../src/lab/fleet/fleet.ts';
+import { official, startLabFleet, type WorkerFleet } from '../src/lab/fleet/fleet.ts';
 import {
   operatorDefaults,
   startBenchOperator,

@@ -1,275 +1,273 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run demo`: release discovery on a real registry, told as a short story. Every step checks
-// its outcome and the demo exits non-zero if anything happens other than described.
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { main } from '../src/cli/main.ts';
-import { memoryIo } from '../src/cli/io.ts';
-import { generateKeyPair } from '../src/releases/index.ts';
-import { startRegistry } from '../src/testkit/registry-process.ts';
-import { tempDir } from '../src/testkit/process.ts';
-import { agentStory } from './demo-agent.ts';
+// `npm run demo` (issue 6): a lab fleet upgraded live, told as a short story. Every step checks
+// what happened and the demo exits non-zero if anything differs from what it announced.
+//
+//   1. `molt lab up`: a registry, a Kubernetes control plane whose nodes are the lab machines (with
+//      workloads under PodDisruptionBudgets), 3 control-plane and 3 worker machines, the operator;
+//   2. every machine runs 1.0.0;
+//   3. 1.1.0 on `stable` and `beta`: control plane first, one at a time; workers after a canary,
+//      a third at a time — progress shown as it happens;
+//   4. a broken 1.2.0 (boots, never healthy) on `beta`, which the workers follow: the canary rolls
+//      back by itself and the rollout halts, with the reason;
+//   5. the lab stays up (unless --down): the dashboard URL and commands to explore.
+//
+// Flags: --fast (2 workers, short soaks), --down (stop the lab at the end), --no-kubernetes,
+// --dir DIR (default .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
+// (release discovery, signatures, one machine's A/B upgrade and rollback).
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
+import { readLabState, type LabState } from '../src/lab/state.ts';
+import { moltEntry } from '../src/lab/fleet/machine.ts';
+import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
 
+const run = promisify(execFile);
 const tty = process.stdout.isTTY;
-const bold = (s: string): string => (tty ? `\x1b[1m${s}\x1b[0m` : s);
-const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);
+const paint = (code: string) => (s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
+const bold = paint('1');
+const dim = paint('2');
+const green = paint('32');
+const red = paint('31');
 
-interface Ctx {
-  readonly base: string[];
-  readonly cache: string;
-  failures: string[];
+const { values: flags } = parseArgs({
+  options: {
+    fast: { type: 'boolean', default: false },
+    down: { type: 'boolean', default: false },
+    'no-kubernetes': { type: 'boolean', default: false },
+    basics: { type: 'boolean', default: false },
+    dir: { type: 'string' },
+  },
+  strict: true,
+});
+
+const failures: string[] = [];
+const started = performance.now();
+const elapsed = (): string =>
+  dim(`[${String(Math.round((performance.now() - started) / 1000)).padStart(4)}s]`);
+
+function check(ok: boolean, what: string): void {
+  console.log(ok ? `  ${green('✔')} ${what}` : `  ${red('✘ NOT AS EXPECTED:')} ${what}`);
+  if (!ok) failures.push(what);
 }
 
-async function molt(
-  args: string[],
-  show = true,
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = memoryIo({ ...process.env, ...env });
-  const code = await main(args, io);
-  if (show) {
-    console.log(dim(`$ molt ${args.join(' ')}`));
-    process.stdout.write(io.stdout());
-    if (io.stderr() !== '') process.stdout.write(dim(io.stderr()));
-    console.log(dim(`(exit ${code})\n`));
+const io = {
+  out: (line: string) => process.stdout.write(line),
+  err: (line: string) => process.stdout.write(line),
+};
+
+async function api<T>(lab: LabState, path: string): Promise<T> {
+  const res = await fetch(new URL(path, lab.operator.dashboard));
+  if (!res.ok) throw new Error(`${path}: ${String(res.status)}`);
+  return (await res.json()) as T;
+}
+
+async function rolloutsTo(lab: LabState, version: string): Promise<RolloutView[]> {
+  const all = await api<RolloutSummaryView[]>(lab, '/v1/rollouts');
+  return Promise.all(
+    all
+      .filter((r) => r.target.version === version)
+      .map((r) => api<RolloutView>(lab, `/v1/rollouts/${encodeURIComponent(r.id)}`)),
+  );
+}
+
+function bar(done: number, total: number): string {
+  const width = 12;
+  const full = Math.round((width * done) / Math.max(1, total));
+  return `${'█'.repeat(full)}${'░'.repeat(width - full)}`;
+}
+
+function line(r: RolloutView): string {
+  const moving = r.machines.filter((m) => m.phase === 'InFlight').map((m) => m.machine);
+  const failed = r.machines.filter((m) => m.phase === 'Failed' || m.phase === 'RolledBack');
+  const detail = [
+    moving.length > 0 ? `upgrading ${moving.join(', ')}` : '',
+    failed.length > 0 ? red(failed.map((m) => `${m.machine} ${m.phase}`).join(', ')) : '',
+  ]
+    .filter((x) => x !== '')
+    .join('; ');
+  return `${r.pool.padEnd(14)} → ${r.target.version}  ${bar(r.counts.Succeeded, r.counts.total)} ${String(r.counts.Succeeded)}/${String(r.counts.total)}  ${r.state.padEnd(9)} ${detail}`;
+}
+
+/** Print each rollout to `version` whenever it changes, until `done` says so (or the timeout). */
+async function follow(
+  lab: LabState,
+  version: string,
+  done: (rs: RolloutView[]) => boolean,
+  timeoutMs: number,
+): Promise<RolloutView[]> {
+  const shown = new Map<string, string>();
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const rs = await rolloutsTo(lab, version).catch(() => []);
+    for (const r of rs) {
+      const text = line(r);
+      if (shown.get(r.id) !== text) console.log(`  ${elapsed()} ${text}`);
+      shown.set(r.id, text);
+    }
+    if (done(rs) || performance.now() > deadline) return rs;
+    await sleep(1000);
   }
-  return { code, stdout: io.stdout(), stderr: io.stderr() };
 }
 
-function expect(ctx: Ctx, ok: boolean, what: string): void {
-  console.log(ok ? `  ✔ ${what}\n` : `  ✘ NOT AS EXPECTED: ${what}\n`);
-  if (!ok) ctx.failures.push(what);
+async function machines(lab: LabState): Promise<MachineView[]> {
+  return api<MachineView[]>(lab, '/v1/machines');
 }
 
-async function publish(ctx: Ctx, tags: string[], flags: string[]): Promise<void> {
-  const r = await molt(
-    ['dev', 'publish', ...ctx.base, ...tags.flatMap((t) => ['--tag', t]), ...flags, '-o', 'json'],
-    false,
+/** The machines once the operator has observed every one (at most 30 s). */
+async function observedAll(lab: LabState): Promise<MachineView[]> {
+  for (let i = 0; ; i++) {
+    const all = await machines(lab);
+    if (all.every((m) => m.observed?.version !== undefined) || i >= 60) return all;
+    await sleep(500);
+  }
+}
+
+async function kubectl(lab: LabState, ...args: string[]): Promise<string> {
+  if (lab.kubeconfig === undefined || lab.kubectl === undefined) return '';
+  const { stdout } = await run(lab.kubectl, ['--kubeconfig', lab.kubeconfig, ...args]);
+  return stdout;
+}
+
+async function showNodes(lab: LabState): Promise<void> {
+  if (lab.kubeconfig === undefined) return;
+  const columns = [
+    'NODE:.metadata.name',
+    'READY:.status.conditions[?(@.type=="Ready")].status',
+    'MOLT:.metadata.labels.molt\\.dev/version',
+    'CORDONED:.spec.unschedulable',
+  ].join(',');
+  const out = await kubectl(lab, 'get', 'nodes', '-o', `custom-columns=${columns}`);
+  if (out !== '') console.log(dim(out.trimEnd().replace(/^/gm, '    ')));
+}
+
+async function baseline(lab: LabState): Promise<void> {
+  console.log(bold('\n2. Every machine runs release 1.0.0 (installed into slot A at first boot):'));
+  // The operator's first look at each agent may still be under way.
+  const before = await observedAll(lab);
+  for (const m of before)
+    console.log(
+      `    ${m.id.padEnd(6)} ${m.role.padEnd(14)} pool ${m.pool.padEnd(14)} ${m.observed?.version ?? '?'}`,
+    );
+  check(
+    before.length >= 5 && before.every((m) => m.observed?.version === '1.0.0'),
+    `all ${String(before.length)} machines run 1.0.0`,
   );
-  if (r.code !== 0) throw new Error(`publishing ${tags.join(',')} failed: ${r.stderr}`);
-  const { digest } = JSON.parse(r.stdout) as { digest: string };
+  await showNodes(lab);
+}
+
+async function rollout(lab: LabState): Promise<void> {
   console.log(
-    `  ${tags.join(', ').padEnd(44)} ${dim(digest.slice(0, 19))}  ${flags.filter((f) => !f.includes('/')).join(' ')}`,
+    bold('\n3. Release 1.1.0 is published to `stable` and `beta`; the operator discovers it:'),
   );
+  await labPublish(lab.dir, { version: '1.1.0', channels: 'stable,beta', broken: false }, io);
+  const rs = await follow(
+    lab,
+    '1.1.0',
+    (x) => x.length === 2 && x.every((r) => r.state === 'Completed'),
+    15 * 60_000,
+  );
+  check(rs.length === 2 && rs.every((r) => r.state === 'Completed'), 'both pools completed 1.1.0');
+  const cp = rs.find((r) => r.pool === 'control-plane');
+  const workers = rs.find((r) => r.pool === 'workers');
+  const cpDone = Math.max(...(cp?.machines ?? []).map((m) => Date.parse(m.finishedAt ?? '')));
+  const workersFrom = Math.min(
+    ...(workers?.machines ?? []).map((m) => Date.parse(m.startedAt ?? '')),
+  );
+  check(cpDone <= workersFrom, 'the control plane finished before any worker started');
+  const after = await machines(lab);
+  check(
+    after.every((m) => m.observed?.version === '1.1.0'),
+    'every machine now boots 1.1.0 (committed in slot B)',
+  );
+  await showNodes(lab);
 }
 
-async function publishReleases(ctx: Ctx, keyFile: string): Promise<void> {
-  const signed = ['--sign-key', keyFile];
-  console.log(bold('1. A release engineer publishes installer images (molt dev publish):'));
-  await publish(
-    ctx,
-    ['1.0.0', '1.0.0-rev1', '1.0.0-rev1-b100'],
-    ['--channels', 'stable', '--official', '--kubernetes', '>=1.29 <1.32', ...signed],
-  );
-  await publish(
-    ctx,
-    ['1.1.0', '1.1.0-rev1', '1.1.0-rev1-b110'],
-    [
-      '--channels',
-      'stable,beta',
-      '--official',
-      '--kubernetes',
-      '>=1.30',
-      '--upgrade-from',
-      '>=1.0.0',
-      ...signed,
-    ],
-  );
-  await publish(
-    ctx,
-    ['1.2.0-rev1', '1.2.0-rev1-b120'],
-    [
-      '--channels',
-      'stable,beta',
-      '--official',
-      '--kubernetes',
-      '>=1.30',
-      '--upgrade-from',
-      '>=1.1.0',
-      '--sign-format',
-      'sigstore-bundle',
-      ...signed,
-    ],
-  );
-  await publish(
-    ctx,
-    ['1.2.1'],
-    ['--channels', 'stable', '--kubernetes', '>=1.30', '--upgrade-from', '>=1.1.0'],
-  );
-  await publish(
-    ctx,
-    ['1.3.0-beta.1'],
-    ['--channels', 'beta', '--official', '--kubernetes', '>=1.30', '--upgrade-from', '>=1.2.0'],
-  );
-  await publish(
-    ctx,
-    ['1.4.0'],
-    ['--channels', 'stable', '--official', '--kubernetes', '>=1.33', '--upgrade-from', '>=1.2.0'],
-  );
-  await publish(ctx, ['latest', 'nightly-2026-11-22'], ['--channels', 'alpha']);
-  console.log();
-}
-
-async function story(ctx: Ctx, keyFile: string): Promise<void> {
-  await publishReleases(ctx, keyFile);
-
-  console.log(
-    bold('2. What the repository holds: one row per digest, tags as aliases, junk tags skipped.'),
-  );
-  const list = await molt(['releases', 'list', ...ctx.base, '--all', '--cache', ctx.cache]);
-  expect(
-    ctx,
-    list.code === 0 &&
-      /skipped latest/.test(list.stderr) &&
-      /1\.2\.0-rev1-b120,1\.2\.0-rev1/.test(list.stdout),
-    '6 releases listed; `latest` and `nightly-…` skipped, never fatal',
-  );
-
-  console.log(
-    bold('3. A machine on 1.0.0 in a Kubernetes 1.31 cluster asks what to run next on stable.'),
-  );
-  const next = await molt([
-    'releases',
-    'latest',
-    ...ctx.base,
-    '--cache',
-    ctx.cache,
-    '--channel',
-    'stable',
-    '--current',
-    '1.0.0',
-    '--kubernetes',
-    '1.31.4',
-  ]);
-  expect(
-    ctx,
-    next.code === 0 &&
-      /1\.2\.0-rev1-b120/.test(next.stdout) &&
-      /1\.1\.0.*→.*1\.2\.0/.test(next.stdout),
-    '1.2.0-rev1 via 1.1.0 (1.2 only upgrades from >=1.1.0); 1.4.0 rejected: needs Kubernetes >=1.33; 1.2.1 rejected: unofficial',
-  );
-
+async function brokenRelease(lab: LabState): Promise<void> {
   console.log(
     bold(
-      '4. The same question, requiring signatures (cosign .sig tag and Sigstore bundle referrer):',
+      '\n4. A broken 1.2.0 (boots, never becomes healthy) goes to `beta`, which the workers follow:',
     ),
   );
-  const signedNext = await molt([
-    'releases',
-    'latest',
-    ...ctx.base,
-    '--cache',
-    ctx.cache,
-    '--channel',
-    'stable',
-    '--current',
-    '1.0.0',
-    '--kubernetes',
-    '1.31.4',
-    '--public-key',
-    `${keyFile}.pub`,
-    '-o',
-    'yaml',
-  ]);
-  expect(
-    ctx,
-    signedNext.code === 0 && /signature: verified/.test(signedNext.stdout),
-    'both signature formats verify offline with the public key',
+  await labPublish(lab.dir, { version: '1.2.0', channels: 'beta', broken: true }, io);
+  const [broken] = await follow(lab, '1.2.0', (x) => x[0]?.state === 'Halted', 10 * 60_000);
+  check(broken?.state === 'Halted', 'the rollout halted');
+  const touched = (broken?.machines ?? []).filter((m) => m.phase !== 'Pending');
+  check(
+    touched.length === 1 && touched[0]?.phase === 'RolledBack',
+    'only the canary started, and it rolled back by itself',
   );
-
-  console.log(bold('5. The image is rebuilt: 1.2.0-rev1 now points at a new build (b121).'));
-  await publish(
-    ctx,
-    ['1.2.0-rev1', '1.2.0-rev1-b121'],
-    [
-      '--channels',
-      'stable,beta',
-      '--official',
-      '--kubernetes',
-      '>=1.30',
-      '--upgrade-from',
-      '>=1.1.0',
-    ],
+  console.log(
+    `    reason: ${touched[0]?.machine ?? '?'} — ${touched[0]?.reason ?? 'no reason recorded'}`,
   );
-  const rebuilt = await molt([
-    'releases',
-    'latest',
-    ...ctx.base,
-    '--cache',
-    ctx.cache,
-    '--channel',
-    'stable',
-    '--current',
-    '1.1.0',
-    '--kubernetes',
-    '1.31.4',
-  ]);
-  expect(
-    ctx,
-    /rebuilt 1\.2\.0-rev1/.test(rebuilt.stderr) && /1\.2\.0-rev1-b121/.test(rebuilt.stdout),
-    'the rebuild is detected and the new build is the one to run',
-  );
-
-  console.log(bold('6. A cluster too old for every release gets exit code 3 and the reasons.'));
-  const none = await molt([
-    'releases',
-    'latest',
-    ...ctx.base,
-    '--cache',
-    ctx.cache,
-    '--channel',
-    'stable',
-    '--kubernetes',
-    '1.28.0',
-  ]);
-  expect(ctx, none.code === 3, 'no eligible release → exit 3');
-
-  console.log(bold('7. Bad input gets a stable code and a hint, never a stack trace.'));
-  const bad = await molt(['releases', 'latest', ...ctx.base, '--current', 'one-point-oh']);
-  expect(
-    ctx,
-    bad.code === 1 && /MOLT_INVALID_VERSION/.test(bad.stderr),
-    'an invalid --current is refused with MOLT_INVALID_VERSION',
+  const final = await machines(lab);
+  check(
+    final.every((m) => m.observed?.version === '1.1.0'),
+    'every machine is still on 1.1.0',
   );
 }
 
-async function run(): Promise<number> {
-  console.log(bold('molt — release discovery and node upgrades demo\n'));
-  const dir = await tempDir('demo');
-  const registry = await startRegistry();
-  console.log(`A real OCI registry (Debian docker-registry 2.8) is running on ${registry.host}.\n`);
-  const ctx: Ctx = {
-    base: ['--registry', registry.host, '--repository', 'acme/installer', '--insecure'],
-    cache: join(dir.path, 'cache.json'),
-    failures: [],
-  };
-  try {
-    const keys = generateKeyPair();
-    const keyFile = join(dir.path, 'cosign.key');
-    await writeFile(keyFile, keys.privateKeyPem);
-    await writeFile(`${keyFile}.pub`, keys.publicKeyPem);
-    await story(ctx, keyFile);
-    await agentStory({
-      dir: dir.path,
-      registry: registry.host,
-      molt: (args, env = {}, show = true) => molt(args, show, env),
-      expect: (ok, what) => {
-        expect(ctx, ok, what);
-      },
-      bold,
-    });
-  } finally {
-    await registry.stop();
-    await dir.remove();
+function explore(lab: LabState): void {
+  console.log(bold('\n5. Explore:'));
+  console.log(`    dashboard        ${lab.operator.dashboard}`);
+  console.log('    eval "$(npm run -s molt -- lab env)"   # then: npm run -s molt -- rollout list');
+  console.log('    npm run -s molt -- rollout status <id> --follow');
+  console.log('    npm run -s molt -- lab status | lab down');
+  if (lab.kubectl !== undefined && lab.kubeconfig !== undefined)
+    console.log(`    ${lab.kubectl} --kubeconfig ${lab.kubeconfig} get molt -n molt-system`);
+}
+
+async function main(): Promise<number> {
+  if (flags.basics) {
+    await import('./demo-basics.ts'); // sets process.exitCode itself
+    return Number(process.exitCode ?? 0);
   }
-  if (ctx.failures.length > 0) {
-    console.error(`demo FAILED: ${ctx.failures.length} step(s) did not happen as described`);
+  console.log(bold('molt — a lab fleet upgraded live\n'));
+  console.log(bold('1. Start a lab (molt lab up):'));
+  const dir = resolve(flags.dir ?? '.molt/lab');
+  if ((await readLabState(dir)) !== undefined) {
+    console.log(dim(`  a lab from an earlier run is up in ${dir}: stopping it first`));
+    await labDown(dir, io);
+  }
+  const lab = await labUp(
+    {
+      dir,
+      workers: flags.fast ? 2 : 3,
+      kubernetes: !flags['no-kubernetes'],
+      fast: flags.fast,
+      dashboardPort: 0,
+    },
+    io,
+    [process.execPath, moltEntry],
+  );
+  check(
+    lab.machines.length === (flags.fast ? 5 : 6),
+    `${String(lab.machines.length)} lab machines, a registry and the operator are up`,
+  );
+  try {
+    await baseline(lab);
+    await rollout(lab);
+    await brokenRelease(lab);
+  } catch (e) {
+    failures.push(String(e));
+    console.log(red(`  ✘ ${String(e)}`));
+  }
+  explore(lab);
+  if (flags.down) await labDown(dir, io);
+  else console.log(dim(`\n  The lab keeps running in ${dir} until \`molt lab down\`.`));
+  if (failures.length > 0) {
+    console.error(
+      red(`\ndemo FAILED: ${String(failures.length)} step(s) did not happen as described`),
+    );
     return 1;
   }
   console.log(
-    bold('Every step happened as described.') + ' Next: `npm test` runs the test suites.',
+    bold(
+      `\nEvery step happened as described (${String(Math.round((performance.now() - started) / 1000))} s).`,
+    ),
   );
   return 0;
 }
 
-process.exitCode = await run();
+process.exitCode = await main();

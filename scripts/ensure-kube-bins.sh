@@ -41,9 +41,21 @@ started=$(date +%s)
 echo "molt: building Kubernetes $KUBERNETES and etcd $ETCD from the Go module proxy, once per" \
   "version (measured cold on 2 cores: see docs/kubernetes.md; later runs take well under a second)" >&2
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"; [ -z "${hb:-}" ] || kill "$hb" 2>/dev/null || true' EXIT
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 stage() { echo "molt: [$(($(date +%s) - started))s] $*" >&2; }
+# A progress bar for a step that reports nothing itself: elapsed against the time it took when
+# measured (docs/kubernetes.md, 2 cores), every 30 s, capped at 99 % — honest, not precise.
+heartbeat() {
+  local expect=$1 label=$2 from
+  from=$(date +%s)
+  while sleep 30; do
+    local e=$(($(date +%s) - from)) pct bar
+    pct=$((e * 100 / expect)); [ "$pct" -gt 99 ] && pct=99
+    bar="$(printf '%*s' $((pct / 5)) '' | tr ' ' '#')$(printf '%*s' $((20 - pct / 5)) '' | tr ' ' '.')"
+    stage "$label [$bar] ~$pct% ($((e / 60)) min of about $((expect / 60)) min on 2 cores)"
+  done
+}
 
 # --- Kubernetes -------------------------------------------------------------------------------
 stage "resolving k8s.io/kubernetes@$KUBERNETES"
@@ -72,14 +84,18 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 stage "compiling ${cmds[*]} (the long part)"
 mkdir -p "$OUT.partial"
+heartbeat 876 "compiling Kubernetes" & hb=$!
 go build -trimpath -ldflags "$ldf" -o "$OUT.partial/" "${pkgs[@]}"
+kill "$hb" 2>/dev/null || true
 
 # --- etcd -------------------------------------------------------------------------------------
 stage "compiling etcd $ETCD"
 mkdir -p "$work/etcd" && cd "$work/etcd"
 go mod init molt.local/etcd-bin >/dev/null 2>&1
 go get "go.etcd.io/etcd/server/v3@$ETCD" >/dev/null 2>&1
+heartbeat 112 "compiling etcd" & hb=$!
 go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" go.etcd.io/etcd/server/v3
+kill "$hb" 2>/dev/null || true
 
 rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
 stage "done: $OUT"

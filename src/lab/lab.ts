@@ -59,7 +59,12 @@ async function startKube(o: LabOptions, log: (line: string) => void): Promise<Ku
   log(
     'Kubernetes: control plane (the first run builds its binaries from the Go module proxy: about 17 min on 2 cores)',
   );
-  const kube = await startKubeControlPlane({ nodes: nodeNames(o.workers) });
+  const kube = await startKubeControlPlane({
+    nodes: nodeNames(o.workers),
+    onProgress: (line) => {
+      log(`Kubernetes: ${line.replace(/^molt: /, '')}`);
+    },
+  });
   const deploy = join(import.meta.dirname, '../../deploy/kubernetes');
   for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
     await run(join(kube.bins, 'kubectl'), [
@@ -107,7 +112,7 @@ async function writeOperatorConfig(
         {
           name: 'workers',
           channel: 'beta',
-          policies: [{ canary: { count: 1, soak } }, { concurrency: '34%' }, { failureBudget: 1 }],
+          policies: [{ canary: { count: 1, soak } }, { concurrency: '33%' }, { failureBudget: 1 }],
         },
       ],
       machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
@@ -216,7 +221,10 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       repository,
       operator: { api: operator.api, dashboard: operator.dashboard },
       pki: fleet.pki.dir,
-      ...(kube !== undefined && { kubeconfig: kube.admin.kubeconfig }),
+      ...(kube !== undefined && {
+        kubeconfig: kube.admin.kubeconfig,
+        kubectl: join(kube.bins, 'kubectl'),
+      }),
       machines: fleet.machines.map((m) => ({
         id: m.id,
         role: m.role,

@@ -21,6 +21,8 @@ export const LabState = z.object({
   pki: z.string(),
   /** The admin kubeconfig, when the lab runs Kubernetes. */
   kubeconfig: z.string().optional(),
+  /** kubectl, built with the control plane. */
+  kubectl: z.string().optional(),
   machines: z.array(
     z.object({ id: z.string(), role: z.string(), pool: z.string(), endpoint: z.string() }),
   ),

@@ -13,7 +13,9 @@
  * and one `system:node:<name>` per node named in {@link KubeControlPlaneOptions.nodes}, so the
  * Node authorizer and NodeRestriction constrain lab nodes as they do real kubelets.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,6 +32,8 @@ export interface KubeControlPlaneOptions {
   readonly nodes?: readonly string[];
   /** How long to wait for the whole control plane. @default 120000 */
   readonly startTimeoutMs?: number;
+  /** Progress of a first build of the binaries (about 17 min on 2 cores). */
+  readonly onProgress?: (line: string) => void;
   /**
    * Run the API servers elsewhere — on lab control-plane machines (docs/adr/0006 §10) — instead of
    * one etcd and one kube-apiserver here: given how to build an API server's command line, start
@@ -75,12 +79,26 @@ export interface KubeControlPlane {
   stop(): Promise<void>;
 }
 
-/** Build (or find cached) the binaries; resolves with their directory. */
-export async function kubeBinaries(): Promise<string> {
+/**
+ * Build (or find cached) the binaries; resolves with their directory. The script's progress lines
+ * (stderr: stages, and a progress bar while it compiles) go to `onProgress`.
+ */
+export async function kubeBinaries(onProgress?: (line: string) => void): Promise<string> {
   const script = join(import.meta.dirname, '../../scripts/ensure-kube-bins.sh');
-  const { stdout } = await run('bash', [script], { maxBuffer: 1 << 20 });
-  const lines = stdout.trim().split('\n');
-  return lines.at(-1) ?? '';
+  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderr += `${line}\n`;
+    onProgress?.(line);
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0)
+    throw new Error(
+      `scripts/ensure-kube-bins.sh failed (${String(code)}):\n${stderr.slice(-3000)}`,
+    );
+  return stdout.trim().split('\n').at(-1) ?? '';
 }
 
 const token = (): string => randomBytes(16).toString('hex');
@@ -199,7 +217,7 @@ async function waitFor(
 export async function startKubeControlPlane(
   o: KubeControlPlaneOptions = {},
 ): Promise<KubeControlPlane> {
-  const bins = await kubeBinaries();
+  const bins = await kubeBinaries(o.onProgress);
   const scratch = await tempDir('kube');
   const processes: ManagedProcess[] = [];
   const stop = async (): Promise<void> => {

@@ -40,7 +40,8 @@ export function startProcess(
   });
   let log = '';
   const listeners = new Set<() => void>();
-  const file = options.logFile === undefined ? undefined : createWriteStream(options.logFile, { flags: 'a' });
+  const file =
+    options.logFile === undefined ? undefined : createWriteStream(options.logFile, { flags: 'a' });
   const onData = (chunk: Buffer): void => {
     file?.write(chunk);
     log += chunk.toString('utf8');

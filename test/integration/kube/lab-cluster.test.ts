@@ -26,7 +26,12 @@ import {
 } from '../../../src/testkit/kube-control-plane.ts';
 import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 import { moltEntry } from '../lab/harness.ts';
-import { official, repository, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
+import {
+  official,
+  repository,
+  startLabFleet,
+  type LabFleet,
+} from '../../../src/lab/fleet/fleet.ts';
 import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
 
 const run = promisify(execFile);

@@ -12,7 +12,12 @@ import { stringify } from 'yaml';
 import { OperatorDashboardPrefix } from '../../../src/protocol/operator.ts';
 import { startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 import { moltEntry } from '../lab/harness.ts';
-import { official, repository, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
+import {
+  official,
+  repository,
+  startLabFleet,
+  type LabFleet,
+} from '../../../src/lab/fleet/fleet.ts';
 
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
 let fleet: LabFleet;

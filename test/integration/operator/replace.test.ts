@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Pool } from '../../../src/core/rollout/types.ts';
 import { startLabProvider, type LabProvider } from '../../../src/testkit/lab-provider.ts';
-import { maxOverlap, official, ranAt, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
+import {
+  maxOverlap,
+  official,
+  ranAt,
+  startLabFleet,
+  type WorkerFleet,
+} from '../../../src/lab/fleet/fleet.ts';
 import { startBenchOperator, type BenchOperator } from './lab-operator.ts';
 
 let fleet: WorkerFleet;
