@@ -16,10 +16,9 @@
  * everything stops by PID when the daemon gets SIGTERM (`molt lab down`).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
 import { issueToDir } from '../cli/pki/store.ts';
 import { loadKubeConfig } from '../platform/kube/client.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
@@ -28,6 +27,7 @@ import { freePort } from '../testkit/ports.ts';
 import { startProcess, type ManagedProcess } from '../testkit/process.ts';
 import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
 import { moltEntry } from './fleet/machine.ts';
+import { writeOperatorFiles } from './fleet/operator-files.ts';
 import { workloads } from './fleet/workloads.ts';
 import { writeLabState, type LabState } from './state.ts';
 
@@ -97,27 +97,6 @@ async function writeOperatorConfig(
   kube: KubeControlPlane | undefined,
   ports: { api: number; dashboard: number },
 ): Promise<string> {
-  const soak = o.fast ? '2s' : '20s';
-  const fleetFile = join(o.dir, 'fleet.yaml');
-  await writeFile(
-    fleetFile,
-    stringify({
-      fleet: { policies: [{ controlPlaneFirst: true }] },
-      pools: [
-        {
-          name: 'control-plane',
-          channel: 'stable',
-          policies: [{ concurrency: 1 }, { machineSoak: o.fast ? '1s' : '10s' }],
-        },
-        {
-          name: 'workers',
-          channel: 'beta',
-          policies: [{ canary: { count: 1, soak } }, { concurrency: '33%' }, { failureBudget: 1 }],
-        },
-      ],
-      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
-    }),
-  );
   const pki = fleet.pki.dir;
   await issueToDir({
     caDir: pki,
@@ -127,14 +106,24 @@ async function writeOperatorConfig(
     sans: [],
     days: 30,
   });
-  const file = join(o.dir, 'operator.yaml');
-  await writeFile(
-    file,
-    stringify({
-      registry: fleet.registry.host,
-      repository,
-      insecure: true,
-      fleet: fleetFile,
+  return writeOperatorFiles(fleet, {
+    pools: [
+      {
+        name: 'control-plane',
+        channel: 'stable',
+        policies: [{ concurrency: 1 }, { machineSoak: o.fast ? '1s' : '10s' }],
+      },
+      {
+        name: 'workers',
+        channel: 'beta',
+        policies: [
+          { canary: { count: 1, soak: o.fast ? '2s' : '20s' } },
+          { concurrency: '33%' },
+          { failureBudget: 1 },
+        ],
+      },
+    ],
+    config: {
       pki: {
         ca: join(pki, 'ca.pem'),
         cert: join(pki, 'operator.pem'),
@@ -142,16 +131,13 @@ async function writeOperatorConfig(
         serverCert: join(pki, 'operator-api.pem'),
         serverKey: join(pki, 'operator-api.key'),
       },
-      store: { etcd: [...fleet.storeEndpoints] },
       id: 'lab-operator',
-      interval: '1s',
       discoverEvery: '2s',
       listen: { host: '127.0.0.1', port: ports.api },
       dashboard: { listen: { host: '127.0.0.1', port: ports.dashboard } },
       ...(kube !== undefined && { kubernetes: { kubeconfig: kube.operator.kubeconfig } }),
-    }),
-  );
-  return file;
+    },
+  });
 }
 
 async function startOperator(

@@ -7,7 +7,6 @@
 // admin), leader-elected through a Lease, rolls release 1.1.0 out; `kubectl get` shows it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -18,7 +17,6 @@ import {
   type KubeConfig,
   type V1Node,
 } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import {
   startKubeControlPlane,
@@ -26,13 +24,9 @@ import {
 } from '../../../src/testkit/kube-control-plane.ts';
 import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 import { moltEntry } from '../lab/harness.ts';
-import {
-  official,
-  repository,
-  startLabFleet,
-  type LabFleet,
-} from '../../../src/lab/fleet/fleet.ts';
+import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
+import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 
 const run = promisify(execFile);
 const nodes = ['cp-1', 'cp-2', 'cp-3', 'w-1', 'w-2', 'w-3'];
@@ -86,43 +80,20 @@ function watchNodes(core: CoreV1Api): { stop(): Promise<Map<string, NodeHistory>
 }
 
 async function writeOperatorConfig(): Promise<string> {
-  const fleetFile = join(fleet.dir, 'fleet.yaml');
-  await writeFile(
-    fleetFile,
-    stringify({
-      fleet: { policies: [{ controlPlaneFirst: true }] },
-      pools: [
-        { name: 'control-plane', channel: 'stable', policies: [{ concurrency: 1 }] },
-        {
-          name: 'workers',
-          channel: 'stable',
-          policies: [{ canary: { count: 1, soak: '1s' } }, { concurrency: 1 }],
-        },
-      ],
-      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
-    }),
-  );
-  const file = join(fleet.dir, 'operator.yaml');
-  await writeFile(
-    file,
-    stringify({
-      registry: fleet.registry.host,
-      repository,
-      insecure: true,
-      fleet: fleetFile,
-      pki: {
-        ca: join(fleet.pki.dir, 'ca.pem'),
-        cert: join(fleet.pki.dir, 'operator.pem'),
-        key: join(fleet.pki.dir, 'operator.key'),
+  return writeOperatorFiles(fleet, {
+    pools: [
+      { name: 'control-plane', channel: 'stable', policies: [{ concurrency: 1 }] },
+      {
+        name: 'workers',
+        channel: 'stable',
+        policies: [{ canary: { count: 1, soak: '1s' } }, { concurrency: 1 }],
       },
-      store: { etcd: [...fleet.storeEndpoints] },
+    ],
+    config: {
       id: 'operator-e2e',
-      interval: '1s',
-      discoverEvery: '1s',
       kubernetes: { kubeconfig: cp.operator.kubeconfig, namespace: 'molt-system' },
-    }),
-  );
-  return file;
+    },
+  });
 }
 
 before(async () => {

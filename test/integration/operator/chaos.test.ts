@@ -6,11 +6,8 @@
 // control-plane machine at a time, workers only after the control plane, the canary alone and
 // soaked, concurrency never exceeded — and every machine ends committed on the target release.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
 import type { Rollout, StartRecord } from '../../../src/core/rollout/types.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
@@ -20,10 +17,10 @@ import {
   maxOverlap,
   official,
   ranAt,
-  repository,
   startLabFleet,
   type LabFleet,
 } from '../../../src/lab/fleet/fleet.ts';
+import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 
 const minKills = 20;
 const canarySoakMs = 1_000;
@@ -42,51 +39,26 @@ function random(): () => number {
 }
 
 async function writeConfig(): Promise<string> {
-  const fleetFile = join(fleet.dir, 'fleet.yaml');
-  await writeFile(
-    fleetFile,
-    stringify({
-      fleet: { policies: [{ controlPlaneFirst: true }] },
-      pools: [
-        {
-          name: 'control-plane',
-          channel: 'stable',
-          policies: [{ concurrency: 1 }, { machineSoak: '10s' }],
-        },
-        {
-          name: 'workers',
-          channel: 'stable',
-          policies: [
-            { canary: { count: 1, soak: '1s' } },
-            { concurrency: 1 },
-            { machineSoak: '10s' },
-            { failureBudget: 1 },
-          ],
-        },
-      ],
-      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
-    }),
-  );
-  const file = join(fleet.dir, 'operator.yaml');
-  await writeFile(
-    file,
-    stringify({
-      registry: fleet.registry.host,
-      repository,
-      insecure: true,
-      fleet: fleetFile,
-      pki: {
-        ca: join(fleet.pki.dir, 'ca.pem'),
-        cert: join(fleet.pki.dir, 'operator.pem'),
-        key: join(fleet.pki.dir, 'operator.key'),
+  return writeOperatorFiles(fleet, {
+    pools: [
+      {
+        name: 'control-plane',
+        channel: 'stable',
+        policies: [{ concurrency: 1 }, { machineSoak: '10s' }],
       },
-      store: { etcd: [...fleet.cluster.endpoints] },
-      interval: '1s',
-      discoverEvery: '1s',
-      leaderTtl: '2s',
-    }),
-  );
-  return file;
+      {
+        name: 'workers',
+        channel: 'stable',
+        policies: [
+          { canary: { count: 1, soak: '1s' } },
+          { concurrency: 1 },
+          { machineSoak: '10s' },
+          { failureBudget: 1 },
+        ],
+      },
+    ],
+    config: { leaderTtl: '2s' },
+  });
 }
 
 const startOperator = (n: number): ManagedProcess =>

@@ -4,20 +4,15 @@
 // shows the fleet grid, the rollouts progressing, the timeline and the live event log; its
 // listener refuses writes. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { stringify } from 'yaml';
 import { OperatorDashboardPrefix } from '../../../src/protocol/operator.ts';
 import { startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
 import { moltEntry } from '../lab/harness.ts';
-import {
-  official,
-  repository,
-  startLabFleet,
-  type LabFleet,
-} from '../../../src/lab/fleet/fleet.ts';
+import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
+import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
 let fleet: LabFleet;
@@ -27,42 +22,17 @@ let page: Page;
 let url: string;
 
 async function writeConfig(): Promise<string> {
-  const fleetFile = join(fleet.dir, 'fleet.yaml');
-  await writeFile(
-    fleetFile,
-    stringify({
-      fleet: { policies: [{ controlPlaneFirst: true }] },
-      pools: [
-        { name: 'control-plane', channel: 'stable', policies: [{ concurrency: 1 }] },
-        {
-          name: 'workers',
-          channel: 'stable',
-          policies: [{ canary: { count: 1, soak: '2s' } }, { concurrency: 1 }],
-        },
-      ],
-      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
-    }),
-  );
-  const file = join(fleet.dir, 'operator.yaml');
-  await writeFile(
-    file,
-    stringify({
-      registry: fleet.registry.host,
-      repository,
-      insecure: true,
-      fleet: fleetFile,
-      pki: {
-        ca: join(fleet.pki.dir, 'ca.pem'),
-        cert: join(fleet.pki.dir, 'operator.pem'),
-        key: join(fleet.pki.dir, 'operator.key'),
+  return writeOperatorFiles(fleet, {
+    pools: [
+      { name: 'control-plane', channel: 'stable', policies: [{ concurrency: 1 }] },
+      {
+        name: 'workers',
+        channel: 'stable',
+        policies: [{ canary: { count: 1, soak: '2s' } }, { concurrency: 1 }],
       },
-      store: { etcd: [...fleet.storeEndpoints] },
-      interval: '1s',
-      discoverEvery: '1s',
-      dashboard: { listen: { host: '127.0.0.1', port: 0 } },
-    }),
-  );
-  return file;
+    ],
+    config: { dashboard: { listen: { host: '127.0.0.1', port: 0 } } },
+  });
 }
 
 /** Wait until the page has at least `n` elements matching `selector` (it re-renders as it goes). */

@@ -24,7 +24,8 @@ export function etcdEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function accepts(url: string): Promise<boolean> {
+/** Whether something accepts TCP connections at `url`'s host and port (500 ms to answer). */
+export function accepts(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     const socket = connect({ host: hostname, port: Number(port) });

@@ -8,11 +8,11 @@
  */
 import { spawn } from 'node:child_process';
 import { readFile, mkdir, open } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
+import { accepts } from './etcd-start.ts';
 import {
   pidAlive,
   readPidFile,
@@ -45,26 +45,6 @@ async function isOurs(pid: number, o: LabProcessServiceOptions): Promise<boolean
   );
 }
 
-export function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.setTimeout(500);
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => {
-      done(true);
-    });
-    socket.once('error', () => {
-      done(false);
-    });
-    socket.once('timeout', () => {
-      done(false);
-    });
-  });
-}
-
 export function createLabProcessService(o: LabProcessServiceOptions): Services {
   if (!o.args.some((a) => a.includes(o.root)))
     throw new MoltError(
@@ -83,7 +63,7 @@ export function createLabProcessService(o: LabProcessServiceOptions): Services {
   };
   const started = async (pid: number): Promise<void> => {
     const deadline = performance.now() + (o.startTimeoutMs ?? 60_000);
-    while (!(await accepts(o.port))) {
+    while (!(await accepts(`tcp://127.0.0.1:${String(o.port)}`))) {
       const why = !(await pidAlive(pid))
         ? 'exited at start'
         : performance.now() > deadline

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The files `molt operator --config` reads for a lab fleet: the fleet file (its pools, every lab
+ * machine with its agent's endpoint) and the operator config (the fleet's registry, PKI and etcd
+ * store), with whatever else the caller adds (listeners, Kubernetes, faster periods). Shared by
+ * `molt lab` and the tests that run the real operator process.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { repository, type LabFleet } from './fleet.ts';
+
+export interface OperatorFiles {
+  /** The fleet file's `pools`. */
+  readonly pools: readonly object[];
+  /** Fleet-wide policies. @default [{controlPlaneFirst: true}] */
+  readonly fleetPolicies?: readonly object[];
+  /** More of the operator config (merged over the defaults). */
+  readonly config?: Readonly<Record<string, unknown>>;
+}
+
+/** Write `fleet.yaml` and `operator.yaml` into the fleet's directory; resolves with the config's path. */
+export async function writeOperatorFiles(
+  fleet: Pick<LabFleet, 'dir' | 'machines' | 'registry' | 'pki' | 'storeEndpoints'>,
+  o: OperatorFiles,
+): Promise<string> {
+  const fleetFile = join(fleet.dir, 'fleet.yaml');
+  await writeFile(
+    fleetFile,
+    stringify({
+      fleet: { policies: o.fleetPolicies ?? [{ controlPlaneFirst: true }] },
+      pools: o.pools,
+      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
+    }),
+  );
+  const file = join(fleet.dir, 'operator.yaml');
+  await writeFile(
+    file,
+    stringify({
+      registry: fleet.registry.host,
+      repository,
+      insecure: true,
+      fleet: fleetFile,
+      pki: {
+        ca: join(fleet.pki.dir, 'ca.pem'),
+        cert: join(fleet.pki.dir, 'operator.pem'),
+        key: join(fleet.pki.dir, 'operator.key'),
+      },
+      store: { etcd: [...fleet.storeEndpoints] },
+      interval: '1s',
+      discoverEvery: '1s',
+      ...o.config,
+    }),
+  );
+  return file;
+}
