@@ -3,7 +3,8 @@
  * PID-file and /proc helpers for the lab etcd service. A PID alone can be reused after a reboot or
  * a crash, so a PID only counts as "our etcd" when /proc shows the etcd binary with our data dir.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { open, readFile, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -80,5 +81,37 @@ export function signal(pid: number, name: NodeJS.Signals): boolean {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw e;
+  }
+}
+
+/**
+ * Start `binary` detached (it outlives an agent restart in the same boot), its output appended to
+ * `logFile`, its PID written to `pidFile` once it runs; resolves with the PID.
+ */
+export async function spawnDetached(o: {
+  readonly binary: string;
+  readonly args: readonly string[];
+  readonly logFile: string;
+  readonly pidFile: string;
+  readonly env?: NodeJS.ProcessEnv;
+}): Promise<number> {
+  const log = await open(o.logFile, 'a');
+  try {
+    const child = spawn(o.binary, [...o.args], {
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+      ...(o.env !== undefined && { env: o.env }),
+    });
+    child.unref();
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once('spawn', () => {
+        resolve(child.pid ?? -1);
+      });
+      child.once('error', reject);
+    });
+    await writePidFile(o.pidFile, pid);
+    return pid;
+  } finally {
+    await log.close();
   }
 }

@@ -16,8 +16,7 @@
  * old member id, makes etcd exit at once. Only a rejoin as a new member enables it again. The
  * marker lives in STATE because `preserve: false` wipes EPHEMERAL between leave and rejoin.
  */
-import { spawn } from 'node:child_process';
-import { access, mkdir, open, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
@@ -29,7 +28,7 @@ import {
   removePidFile,
   signal,
   waitGone,
-  writePidFile,
+  spawnDetached,
 } from './etcd-pid.ts';
 
 /** Options for {@link createLabEtcdService}. */
@@ -98,25 +97,9 @@ export function createLabEtcdService(options: LabEtcdServiceOptions): LabEtcdSer
         return;
       const args = await etcdArgs(options);
       await mkdir(join(options.root, 'run'), { recursive: true });
-      const log = await open(join(options.root, 'run', 'etcd.log'), 'a');
-      try {
-        const child = spawn(binary, args, {
-          detached: true,
-          stdio: ['ignore', log.fd, log.fd],
-          env: etcdEnv(),
-        });
-        child.unref();
-        const pid = await new Promise<number>((resolve, reject) => {
-          child.once('spawn', () => {
-            resolve(child.pid ?? -1);
-          });
-          child.once('error', reject);
-        });
-        await writePidFile(pidFile, pid);
-        await waitListening({ pid, options, log: join(options.root, 'run', 'etcd.log') });
-      } finally {
-        await log.close();
-      }
+      const logFile = join(options.root, 'run', 'etcd.log');
+      const pid = await spawnDetached({ binary, args, logFile, pidFile, env: etcdEnv() });
+      await waitListening({ pid, options, log: logFile });
     },
     async stopAll() {
       const pid = await runningPid();

@@ -6,8 +6,7 @@
  * ended with everything else of the boot by the lab firmware (one of its arguments names a path in
  * the machine root, which is how the firmware recognises it). Level-triggered like etcd's.
  */
-import { spawn } from 'node:child_process';
-import { readFile, mkdir, open } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
@@ -19,7 +18,7 @@ import {
   removePidFile,
   signal,
   waitGone,
-  writePidFile,
+  spawnDetached,
 } from './etcd-pid.ts';
 
 export interface LabProcessServiceOptions {
@@ -89,24 +88,7 @@ export function createLabProcessService(o: LabProcessServiceOptions): Services {
     async startAll() {
       if ((await runningPid()) !== undefined) return;
       await mkdir(run, { recursive: true });
-      const log = await open(logFile, 'a');
-      try {
-        const child = spawn(o.binary, [...o.args], {
-          detached: true,
-          stdio: ['ignore', log.fd, log.fd],
-        });
-        child.unref();
-        const pid = await new Promise<number>((resolve, reject) => {
-          child.once('spawn', () => {
-            resolve(child.pid ?? -1);
-          });
-          child.once('error', reject);
-        });
-        await writePidFile(pidFile, pid);
-        await started(pid);
-      } finally {
-        await log.close();
-      }
+      await started(await spawnDetached({ binary: o.binary, args: o.args, logFile, pidFile }));
     },
     async stopAll() {
       const pid = await runningPid();
