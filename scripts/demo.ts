@@ -215,7 +215,7 @@ function explore(lab: LabState): void {
   console.log('    npm run -s molt -- rollout status <id> --follow');
   console.log('    npm run -s molt -- lab status | lab down');
   if (lab.kubectl !== undefined && lab.kubeconfig !== undefined)
-    console.log(`    ${lab.kubectl} --kubeconfig ${lab.kubeconfig} get molt -n molt-system`);
+    console.log(`    ${lab.kubectl} get molt -n molt-system   # after the eval above`);
 }
 
 async function main(): Promise<number> {

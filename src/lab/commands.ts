@@ -193,7 +193,12 @@ export async function labEnv(dir: string, io: LabIo): Promise<number> {
     MOLT_CA: join(s.pki, 'ca.pem'),
     MOLT_CERT: join(s.pki, 'operator.pem'),
     MOLT_KEY: join(s.pki, 'operator.key'),
-    ...(s.kubeconfig !== undefined && { KUBECONFIG: s.kubeconfig }),
+    // kubectl's discovery cache is keyed by host:port, which a new lab may reuse: a stale cache
+    // would hide molt's CRDs (`kubectl get molt`), so each lab gets its own.
+    ...(s.kubeconfig !== undefined && {
+      KUBECONFIG: s.kubeconfig,
+      KUBECACHEDIR: join(s.dir, 'kube-cache'),
+    }),
   };
   for (const [k, v] of Object.entries(vars)) io.out(`export ${k}=${v}\n`);
   return 0;
