@@ -13,6 +13,7 @@ describe('molt lab', () => {
   for (const [name, argv] of [
     ['unknown verb', ['upp']],
     ['too many workers', ['up', '--workers', '99']],
+    ['an unknown output format', ['status', '-o', 'yaml']],
     ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
     ['publish without a version', ['publish', '--dir', '/nonexistent']],
     ['no root', ['machine']],

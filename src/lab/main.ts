@@ -139,10 +139,16 @@ async function runLabVerb(
   molt: readonly string[],
 ): Promise<number> {
   const { values, positionals } = parseLab(rest);
+  if (values.output !== 'text' && values.output !== 'json')
+    throw new MoltError(ErrorCode.BadFlag, `-o must be text or json, not ${values.output}`);
   const dir = resolve(values.dir ?? defaultLabDir());
   switch (verb) {
     case 'up': {
       const state = await labUp(labOptions(values), io, molt);
+      if (values.output === 'json') {
+        io.out(`${JSON.stringify(state, null, 2)}\n`);
+        return 0;
+      }
       io.out(
         `lab ready: dashboard ${state.operator.dashboard}\n` +
           'explore:  eval "$(molt lab env)"; molt rollout list; molt lab status; molt lab down\n',

@@ -103,8 +103,12 @@ function fleetRow(m) {
   );
 }
 
-/** Machines against time, one row each, for the rollouts that started machines. */
-function timeline(rollouts, now) {
+/**
+ * Machines against time, one row each, for the rollouts that started machines; a dashed line marks
+ * when waiting machines may start next (the planner's `notBefore`: a window opening, a soak or a
+ * rate limit ending).
+ */
+function timeline(rollouts, now, opens = []) {
   const rows = [];
   for (const r of rollouts) {
     for (const m of r.machines) {
@@ -119,10 +123,11 @@ function timeline(rollouts, now) {
       });
     }
   }
+  rows.sort((a, b) => a.start - b.start);
   if (rows.length === 0)
     return el('p', { class: 'muted' }, 'Machines appear here as rollouts start them.');
   const t0 = Math.min(...rows.map((x) => x.start));
-  const t1 = Math.max(now, ...rows.map((x) => x.end));
+  const t1 = Math.max(now, ...rows.map((x) => x.end), ...opens);
   const width = 1000;
   const label = 260;
   const rowH = 22;
@@ -149,6 +154,24 @@ function timeline(rollouts, now) {
       }),
     );
   });
+  for (const t of opens) {
+    chart.append(
+      svg('line', {
+        x1: x(t),
+        x2: x(t),
+        y1: 0,
+        y2: rows.length * rowH + 4,
+        stroke: 'var(--warn)',
+        'stroke-dasharray': '4 3',
+        'data-not-before': new Date(t).toISOString(),
+      }),
+      svg(
+        'text',
+        { x: x(t) + 3, y: 12, class: 'axis' },
+        `may start ${new Date(t).toLocaleTimeString()}`,
+      ),
+    );
+  }
   const axisY = rows.length * rowH + 18;
   chart.append(
     svg('text', { x: label, y: axisY, class: 'axis' }, new Date(t0).toLocaleTimeString()),
@@ -204,7 +227,10 @@ async function refresh() {
           : recent.map(rolloutCard)),
       );
     document.querySelector('#fleet tbody').replaceChildren(...machines.map(fleetRow));
-    document.querySelector('#timeline').replaceChildren(timeline(recent, Date.now()));
+    const opens = [
+      ...new Set(plan.decisions.filter((d) => d.notBefore).map((d) => Date.parse(d.notBefore))),
+    ];
+    document.querySelector('#timeline').replaceChildren(timeline(recent, Date.now(), opens));
     document.querySelector('#waiting tbody').replaceChildren(...waitingRows(plan));
     const leader = document.querySelector('#leader');
     leader.textContent = plan.leader ? 'leader' : 'standby';
