@@ -110,9 +110,16 @@ export async function startControlPlaneCluster(
     );
     await Promise.race([waitClusterHealthy(endpoints, 60_000), ...exited]);
   } catch (e) {
+    // etcd's own log (run/etcd.log) says why a member never served; read it before the stop.
+    const etcdLogs = await Promise.all(
+      machines.map((m) => readFile(join(m.root, 'run', 'etcd.log'), 'utf8').catch(() => '(none)')),
+    );
     await cluster.stop();
     const logs = machines
-      .map((m) => `--- ${m.name}\n${m.process.output().slice(-3000)}`)
+      .map(
+        (m, i) =>
+          `--- ${m.name}\n${m.process.output().slice(-3000)}\n--- ${m.name} etcd.log\n${(etcdLogs[i] ?? '').slice(-2000)}`,
+      )
       .join('\n');
     throw new Error(`the control-plane cluster did not come up: ${(e as Error).message}\n${logs}`, {
       cause: e,
