@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { MachinePhase, Pool, Rollout } from '../../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../../ports/store.ts';
+import { iso } from '../../api/views.ts';
 import { booted, type Observation } from '../../runtime/observation.ts';
 
 export type MirrorKind = 'Rollout' | 'Channel' | 'NodeUpgrade';
@@ -49,9 +50,6 @@ export function kubeName(id: string): string {
   const hash = createHash('sha256').update(id).digest('hex').slice(0, 8);
   return clean === '' ? `x-${hash}` : `${clean}-${hash}`;
 }
-
-const iso = (ms: number | undefined): string | undefined =>
-  ms === undefined ? undefined : new Date(ms).toISOString();
 
 const condition = (type: string, yes: boolean, reason: string, message: string): Condition => ({
   type,
@@ -206,7 +204,7 @@ function upToDate(r: Rollout | undefined, digest: string | undefined): Condition
 
 function observedFields(seen: Observation | undefined): Record<string, string> {
   if (seen === undefined) return {};
-  const at = { observedAt: new Date(seen.at).toISOString() };
+  const at = { observedAt: iso(seen.at) };
   return seen.status === undefined ? at : { ...at, agentPhase: seen.status.phase };
 }
 
