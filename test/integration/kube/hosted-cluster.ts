@@ -164,25 +164,34 @@ export function startKubeWriter(
 
 /**
  * Poll every member's status every 200 ms; `fewest` is the smallest number of members that at one
- * poll answered and knew a leader. Quorum of three holds while that is at least two.
+ * poll answered and knew a leader. Quorum of three holds while that is at least two. `worst` says
+ * what each member answered at that poll, so a failure can tell a leaderless member from a slow one.
+ * Each answer may take 2 s: on a loaded CI machine a member with a leader can take longer than the
+ * 500 ms this once allowed, and a late answer is not a lost quorum.
  */
 export function watchQuorum(endpoints: readonly string[]): {
-  stop(): Promise<{ fewest: number; polls: number }>;
+  stop(): Promise<{ fewest: number; polls: number; worst: string }>;
 } {
-  const clients = endpoints.map((e) => new Etcd3({ hosts: [e], dialTimeout: 500 }));
-  const state = { running: true, fewest: endpoints.length, polls: 0 };
+  const clients = endpoints.map((e) => new Etcd3({ hosts: [e], dialTimeout: 2_000 }));
+  const started = performance.now();
+  const state = { running: true, fewest: endpoints.length, polls: 0, worst: 'every member led' };
   const running = (): boolean => state.running;
   const loop = (async () => {
     while (running()) {
-      const led = await Promise.all(
-        clients.map((c) =>
-          c.maintenance
-            .status({ deadline: Date.now() + 500 })
-            .then((s) => s.leader !== '0')
-            .catch(() => false),
+      const answers = await Promise.all(
+        clients.map((c, i) =>
+          c.maintenance.status({ deadline: Date.now() + 2_000 }).then(
+            (s) => ({ led: s.leader !== '0', text: `${endpoints[i] ?? ''} leader ${s.leader}` }),
+            (e: unknown) => ({ led: false, text: `${endpoints[i] ?? ''} ${String(e)}` }),
+          ),
         ),
       );
-      state.fewest = Math.min(state.fewest, led.filter(Boolean).length);
+      const led = answers.filter((a) => a.led).length;
+      if (led < state.fewest) {
+        const at = ((performance.now() - started) / 1000).toFixed(1);
+        state.worst = `at ${at} s: ${answers.map((a) => a.text).join('; ')}`;
+      }
+      state.fewest = Math.min(state.fewest, led);
       state.polls++;
       await sleep(200);
     }
@@ -192,13 +201,15 @@ export function watchQuorum(endpoints: readonly string[]): {
       state.running = false;
       await loop;
       for (const c of clients) c.close();
-      return { fewest: state.fewest, polls: state.polls };
+      return { fewest: state.fewest, polls: state.polls, worst: state.worst };
     },
   };
 }
 
 export interface RollingReport extends WriteReport {
   readonly fewestWithLeader: number;
+  /** What the members answered at the poll where the fewest had a leader. */
+  readonly worstPoll: string;
   readonly seconds: number;
   /** Each machine's `molt node upgrade` exit code and stderr. */
   readonly upgrades: readonly { name: string; code: number; stderr: string }[];
@@ -241,6 +252,7 @@ export async function rollingUpgrade(c: HostedCluster, version: string): Promise
   return {
     ...w,
     fewestWithLeader: q.fewest,
+    worstPoll: q.worst,
     seconds: (performance.now() - started) / 1000,
     upgrades,
   };
