@@ -7,19 +7,17 @@ import {
   createLabEtcdService,
   type LabEtcdServiceOptions,
 } from '../../src/agent/adapters/lab/etcd-service.ts';
+import { pidAlive } from '../../src/agent/adapters/lab/etcd-pid.ts';
 import { ErrorCode } from '../../src/protocol/index.ts';
 import { freePort } from '../../src/testkit/ports.ts';
 import { eventually, tempDir } from '../../src/testkit/process.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/**
+ * Whether `pid` runs (a zombie does not). The test process is etcd's parent, so a stopped etcd
+ * stays a zombie until this event loop reaps it; `kill(pid, 0)` would still call it alive.
+ */
+const alive = (pid: number): Promise<boolean> => pidAlive(pid);
 
 async function options(root: string): Promise<LabEtcdServiceOptions> {
   const peerUrl = `http://127.0.0.1:${await freePort()}`;
@@ -53,7 +51,7 @@ describe('lab etcd service', () => {
   it('starts etcd detached with a PID file and keeps it across an agent restart', async () => {
     await createLabEtcdService(o).startAll();
     const pid = await pidOf(dir.path);
-    assert.ok(alive(pid));
+    assert.ok(await alive(pid));
     const res = await eventually(() => fetch(`${o.clientUrl}/health`).then((r) => r.text()), {
       timeoutMs: 10_000,
     });
@@ -68,7 +66,7 @@ describe('lab etcd service', () => {
     const service = createLabEtcdService(o);
     const pid = await pidOf(dir.path);
     await service.stopAll();
-    assert.equal(alive(pid), false);
+    assert.equal(await alive(pid), false);
     assert.deepEqual(await service.running(), []);
     await service.stopAll();
     await service.startAll();
@@ -82,7 +80,7 @@ describe('lab etcd service', () => {
     await writeFile(join(dir.path, 'run', 'etcd.pid'), `${process.pid}\n`);
     assert.deepEqual(await service.running(), []);
     await service.stopAll(); // must not signal the test runner
-    assert.ok(alive(process.pid));
+    assert.ok(await alive(process.pid));
     await writeFile(join(dir.path, 'run', 'etcd.pid'), `${process.pid}\n`);
     await service.startAll();
     assert.notEqual(await pidOf(dir.path), process.pid);
@@ -133,12 +131,11 @@ describe(
         await writeFile(join(group, 'cgroup.procs'), `${pid}\n`);
         await writeFile(join(group, 'freezer.state'), 'FROZEN\n');
         await rejectsWithCode(service.stopAll(), ErrorCode.ServiceStopFailed, String(pid));
-        assert.ok(alive(pid));
+        assert.ok(await alive(pid));
         await writeFile(join(group, 'freezer.state'), 'THAWED\n');
         await eventually(
-          () => {
-            assert.equal(alive(pid), false);
-            return Promise.resolve();
+          async () => {
+            assert.equal(await alive(pid), false);
           },
           { timeoutMs: 5_000 },
         );
