@@ -277,6 +277,17 @@ export const PlanView = z.object({
     oldest: z.string().optional(),
   }),
   decisions: z.array(PlanDecisionView),
+  /**
+   * Pools with window policies: when starts are allowed from a day before `at` to a day after
+   * (every window policy of the pool and the fleet-wide ones must allow). The dashboard's timeline
+   * shades them.
+   */
+  windows: z.array(
+    z.object({
+      pool: z.string(),
+      open: z.array(z.object({ from: z.string(), to: z.string() })),
+    }),
+  ),
   rollouts: z.array(
     z.object({
       rollout: z.string(),

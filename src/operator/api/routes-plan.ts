@@ -5,7 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Refusal } from '../../core/rollout/index.ts';
-import type { MachineDecision } from '../../core/rollout/types.ts';
+import type { MachineDecision, Policy } from '../../core/rollout/types.ts';
+import { windowStretches } from '../../core/rollout/window-stretches.ts';
+import type { FleetPolicies } from '../runtime/snapshot.ts';
 import {
   OperatorRoutes,
   PlanQuery,
@@ -36,6 +38,25 @@ function decisionWith(
   };
 }
 
+const DAY_MS = 24 * 3_600_000;
+
+/** Each pool's allowed stretches from a day before `now` to a day after (pools with windows only). */
+export function poolWindows(fleet: FleetPolicies, now: number): PlanView['windows'] {
+  const fleetWide = fleet.fleetPolicies.filter(isWindow);
+  return fleet.pools.flatMap((p) => {
+    const stretches = windowStretches(
+      [...p.policies.filter(isWindow), ...fleetWide],
+      now - DAY_MS,
+      now + DAY_MS,
+    );
+    return stretches === undefined
+      ? []
+      : [{ pool: p.name, open: stretches.map((s) => ({ from: iso(s.from), to: iso(s.to) })) }];
+  });
+}
+
+const isWindow = (p: Policy): p is Extract<Policy, { kind: 'window' }> => p.kind === 'window';
+
 export function planRoutes(app: FastifyInstance, c: RouteContext): void {
   const { deps } = c;
   app.get(OperatorRoutes.plan, async (request): Promise<PlanView> => {
@@ -60,6 +81,7 @@ export function planRoutes(app: FastifyInstance, c: RouteContext): void {
       decisions: plan.decisions.map((d) =>
         decisionWith(d, refusals?.get(decisionKey(d.rollout, d.machine))),
       ),
+      windows: poolWindows(deps.fleet, now),
       rollouts: plan.rollouts.map((v) => ({
         rollout: v.rollout,
         verdict: v.verdict,

@@ -104,11 +104,12 @@ function fleetRow(m) {
 }
 
 /**
- * Machines against time, one row each, for the rollouts that started machines; a dashed line marks
- * when waiting machines may start next (the planner's `notBefore`: a window opening, a soak or a
- * rate limit ending).
+ * Machines against time, one row each, for the rollouts that started machines. Behind each row, its
+ * pool's maintenance windows are shaded (`/v1/plan` windows: when starts are allowed); a dashed line
+ * marks when waiting machines may start next (the planner's `notBefore`: a window opening, a soak
+ * or a rate limit ending).
  */
-function timeline(rollouts, now, opens = []) {
+function timeline(rollouts, now, opens = [], windows = []) {
   const rows = [];
   for (const r of rollouts) {
     for (const m of r.machines) {
@@ -136,8 +137,24 @@ function timeline(rollouts, now, opens = []) {
     viewBox: `0 0 ${width} ${rows.length * rowH + 24}`,
     'data-rows': rows.length,
   });
+  const windowsOf = new Map(windows.map((w) => [w.pool, w.open]));
   rows.forEach((row, i) => {
     const y = i * rowH + 4;
+    for (const w of windowsOf.get(row.r.pool) ?? []) {
+      const from = Math.max(t0, Date.parse(w.from));
+      const to = Math.min(t1, Date.parse(w.to));
+      if (from >= to) continue;
+      chart.append(
+        svg('rect', {
+          x: x(from),
+          y: y - 2,
+          width: Math.max(1, x(to) - x(from)),
+          height: rowH - 4,
+          class: 'window',
+          'data-window': row.r.pool,
+        }),
+      );
+    }
     chart.append(
       svg(
         'text',
@@ -173,6 +190,10 @@ function timeline(rollouts, now, opens = []) {
     );
   }
   const axisY = rows.length * rowH + 18;
+  if (rows.some((row) => windowsOf.has(row.r.pool)))
+    chart.append(
+      svg('text', { x: (label + width) / 2 - 60, y: axisY, class: 'axis' }, '▒ window open'),
+    );
   chart.append(
     svg('text', { x: label, y: axisY, class: 'axis' }, new Date(t0).toLocaleTimeString()),
     svg('text', { x: width - 80, y: axisY, class: 'axis' }, new Date(t1).toLocaleTimeString()),
@@ -230,7 +251,9 @@ async function refresh() {
     const opens = [
       ...new Set(plan.decisions.filter((d) => d.notBefore).map((d) => Date.parse(d.notBefore))),
     ];
-    document.querySelector('#timeline').replaceChildren(timeline(recent, Date.now(), opens));
+    document
+      .querySelector('#timeline')
+      .replaceChildren(timeline(recent, Date.now(), opens, plan.windows ?? []));
     document.querySelector('#waiting tbody').replaceChildren(...waitingRows(plan));
     const leader = document.querySelector('#leader');
     leader.textContent = plan.leader ? 'leader' : 'standby';

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The dashboard (issue 6) in real headless Chromium (Debian's, driven by playwright-core) against
 // the real `molt operator` over a six-machine lab fleet: while release 1.1.0 rolls out, the page
-// shows the fleet grid, the rollouts progressing, the timeline and the live event log; its
-// listener refuses writes. Screenshots go to test-artifacts/.
+// shows the fleet grid, the rollouts progressing, the timeline (with the workers' window shaded)
+// and the live event log; its listener refuses writes. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,7 +28,12 @@ async function writeConfig(): Promise<string> {
       {
         name: 'workers',
         channel: 'stable',
-        policies: [{ canary: { count: 1, soak: '2s' } }, { concurrency: 1 }],
+        policies: [
+          { canary: { count: 1, soak: '2s' } },
+          { concurrency: 1 },
+          // Open around the clock (every hour for an hour): the timeline shades it behind workers.
+          { window: { windows: [{ cron: '0 * * * *', duration: '1h' }] } },
+        ],
       },
     ],
     config: { dashboard: { listen: { host: '127.0.0.1', port: 0 } } },
@@ -104,6 +109,15 @@ describe('the dashboard in a real browser', () => {
     await page.screenshot({ path: join(artifacts, 'dashboard-complete.png'), fullPage: true });
     const text = await page.locator('#fleet').innerText();
     assert.equal(text.match(/1\.1\.0 ● booted ★/g)?.length, 6, text);
+    assert.ok(
+      (await page.locator('#timeline rect.window[data-window="workers"]').count()) >= 3,
+      'the workers’ window is shaded behind each worker',
+    );
+    assert.equal(
+      await page.locator('#timeline rect.window[data-window="control-plane"]').count(),
+      0,
+      'the control plane has no window policy: nothing shaded',
+    );
   });
 
   it('refuses writes on its listener', async () => {
