@@ -12,13 +12,15 @@
 //   5. the lab stays up (unless --down): the dashboard URL and commands to explore.
 //
 // Flags: --fast (2 workers, short soaks), --down (stop the lab at the end), --no-kubernetes,
-// --dir DIR (default .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
+// --network auto|netns|loopback (auto: a namespace per machine when root), --dir DIR (default
+// .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
 // (release discovery, signatures, one machine's A/B upgrade and rollback).
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
+import { chooseNetworkMode } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
 import { moltEntry } from '../src/lab/fleet/machine.ts';
 import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     'no-kubernetes': { type: 'boolean', default: false },
     basics: { type: 'boolean', default: false },
     dir: { type: 'string' },
+    network: { type: 'string', default: 'auto' },
   },
   strict: true,
 });
@@ -98,17 +101,34 @@ async function follow(
   timeoutMs: number,
 ): Promise<RolloutView[]> {
   const shown = new Map<string, string>();
+  const live = { lines: 0 };
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const rs = await rolloutsTo(lab, version).catch(() => []);
-    for (const r of rs) {
-      const text = line(r);
-      if (shown.get(r.id) !== text) console.log(`  ${elapsed()} ${text}`);
-      shown.set(r.id, text);
-    }
+    if (tty) live.lines = redraw(rs.map(line), live.lines);
+    else printChanged(rs, shown);
     if (done(rs) || performance.now() > deadline) return rs;
     await sleep(1000);
   }
+}
+
+/** Logs and pipes: a line for each rollout whose line changed since `shown`. */
+function printChanged(rs: readonly RolloutView[], shown: Map<string, string>): void {
+  for (const r of rs) {
+    const text = line(r);
+    if (shown.get(r.id) !== text) console.log(`  ${elapsed()} ${text}`);
+    shown.set(r.id, text);
+  }
+}
+
+/**
+ * On a terminal: one line per rollout, redrawn in place (cursor up over the previous drawing, each
+ * line cleared); returns how many lines it drew. Logs and pipes get a line per change instead.
+ */
+function redraw(texts: readonly string[], drawn: number): number {
+  if (drawn > 0) process.stdout.write(`\x1b[${String(drawn)}A`);
+  for (const t of texts) process.stdout.write(`\x1b[2K  ${elapsed()} ${t}\n`);
+  return texts.length;
 }
 
 async function machines(lab: LabState): Promise<MachineView[]> {
@@ -218,14 +238,8 @@ function explore(lab: LabState): void {
     console.log(`    ${lab.kubectl} get molt -n molt-system   # after the eval above`);
 }
 
-async function main(): Promise<number> {
-  if (flags.basics) {
-    await import('./demo-basics.ts'); // sets process.exitCode itself
-    return Number(process.exitCode ?? 0);
-  }
-  console.log(bold('molt — a lab fleet upgraded live\n'));
-  console.log(bold('1. Start a lab (molt lab up):'));
-  const dir = resolve(flags.dir ?? '.molt/lab');
+/** Step 1: `molt lab up` (after stopping a lab an earlier run left up), checked. */
+async function upLab(dir: string): Promise<LabState> {
   if ((await readLabState(dir)) !== undefined) {
     console.log(dim(`  a lab from an earlier run is up in ${dir}: stopping it first`));
     await labDown(dir, io);
@@ -237,6 +251,7 @@ async function main(): Promise<number> {
       kubernetes: !flags['no-kubernetes'],
       fast: flags.fast,
       dashboardPort: 0,
+      network: await chooseNetworkMode(networkFlag()),
     },
     io,
     [process.execPath, moltEntry],
@@ -245,6 +260,31 @@ async function main(): Promise<number> {
     lab.machines.length === (flags.fast ? 5 : 6),
     `${String(lab.machines.length)} lab machines, a registry and the operator are up`,
   );
+  if (lab.network?.mode === 'netns') {
+    const hosts = lab.machines.map((m) => new URL(m.endpoint).hostname);
+    check(
+      new Set(hosts).size === hosts.length,
+      `each machine in a network namespace of its own, at its own address (${hosts.join(', ')}) on ${lab.network.subnet ?? '?'}`,
+    );
+  }
+  return lab;
+}
+
+function networkFlag(): 'auto' | 'netns' | 'loopback' {
+  const n = flags.network;
+  if (n === 'auto' || n === 'netns' || n === 'loopback') return n;
+  throw new Error(`--network must be auto, netns or loopback, not ${n}`);
+}
+
+async function main(): Promise<number> {
+  if (flags.basics) {
+    await import('./demo-basics.ts'); // sets process.exitCode itself
+    return Number(process.exitCode ?? 0);
+  }
+  console.log(bold('molt — a lab fleet upgraded live\n'));
+  console.log(bold('1. Start a lab (molt lab up):'));
+  const dir = resolve(flags.dir ?? '.molt/lab');
+  const lab = await upLab(dir);
   try {
     await baseline(lab);
     await rollout(lab);

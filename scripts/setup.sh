@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # grub-common/grub2-common: grub-editenv, grub-reboot, grub-set-default (grubenv cross-checks);
-# curl: the P5 peer; chromium: the dashboard's browser test (driven by playwright-core).
+# curl: the P5 peer; chromium: the dashboard's browser test (driven by playwright-core);
+# iproute2: `ip netns` for lab machines in network namespaces of their own.
 DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl
-  grub-common grub2-common curl chromium)
+  grub-common grub2-common curl chromium iproute2)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

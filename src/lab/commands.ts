@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { pushInstallerImage } from '../testkit/installer-image.ts';
+import { removeNetwork } from './fleet/network.ts';
 import { startLab, type LabOptions } from './lab.ts';
 import { alive, readLabState, removeLabState, requireLab, type LabState } from './state.ts';
 
@@ -35,6 +36,8 @@ function labArgs(o: LabOptions): string[] {
     ...(o.fast ? ['--fast'] : []),
     '--dashboard-port',
     String(o.dashboardPort),
+    '--network',
+    o.network,
   ];
 }
 
@@ -53,6 +56,12 @@ async function newLines(file: string, offset: number): Promise<[string[], number
   ];
 }
 
+/** What a stopped or killed daemon left behind: its state file, its namespaces and bridge. */
+async function clearLeftovers(dir: string): Promise<void> {
+  await removeLabState(dir);
+  await removeNetwork(dir);
+}
+
 /** Start the daemon and follow its progress until the lab is ready (or the daemon gave up). */
 export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): Promise<LabState> {
   const running = await readLabState(o.dir);
@@ -64,7 +73,7 @@ export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): 
         hint: 'see it with `molt lab status`, or stop it with `molt lab down`',
       },
     );
-  await removeLabState(o.dir);
+  await clearLeftovers(o.dir);
   await mkdir(join(o.dir, 'logs'), { recursive: true });
   const logFile = join(o.dir, 'logs', 'lab.log');
   const log = await open(logFile, 'a');
@@ -122,6 +131,10 @@ export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
 }
 
 export async function labDown(dir: string, io: LabIo): Promise<number> {
+  if ((await readLabState(dir)) === undefined && (await removeNetwork(dir))) {
+    io.out(`removed the network namespaces and bridge a stopped lab in ${dir} left behind\n`);
+    return 0;
+  }
   const state = await requireLab(dir);
   process.kill(state.pid, 'SIGTERM');
   for (let i = 0; i < 240 && alive(state.pid); i++) await sleep(500);
@@ -136,6 +149,7 @@ export async function labDown(dir: string, io: LabIo): Promise<number> {
     );
   }
   await removeLabState(dir);
+  await removeNetwork(dir);
   io.out(`lab in ${dir} stopped\n`);
   return 0;
 }
@@ -169,21 +183,47 @@ export async function labStatus(dir: string, io: LabIo, json: boolean): Promise<
     io.out(`${JSON.stringify({ ...state, fleet: machines, rollouts }, null, 2)}\n`);
     return 0;
   }
-  io.out(`${bold('lab')} ${dir} (PID ${String(state.pid)}, since ${state.startedAt})\n`);
-  io.out(
-    `  dashboard  ${state.operator.dashboard}\n  operator   ${state.operator.api}\n  registry   ${state.registry}/${state.repository}\n`,
-  );
-  if (state.kubeconfig !== undefined) io.out(`  kubeconfig ${state.kubeconfig}\n`);
-  io.out('\n  MACHINE  ROLE           POOL           VERSION  PHASE\n');
-  for (const m of machines)
-    io.out(
-      `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(14)} ${(m.observed?.version ?? '?').padEnd(8)} ${m.observed?.reachable === false ? 'unreachable' : (m.observed?.phase ?? '?')}\n`,
-    );
-  for (const r of rollouts)
-    io.out(
-      `  rollout ${r.id}: ${r.state} ${String(r.counts.Succeeded)}/${String(r.counts.total)}\n`,
-    );
+  io.out(statusText(state, machines, rollouts));
   return 0;
+}
+
+function statusHeader(state: LabState): string {
+  const net = state.network;
+  return [
+    `${bold('lab')} ${state.dir} (PID ${String(state.pid)}, since ${state.startedAt})`,
+    `  dashboard  ${state.operator.dashboard}`,
+    `  operator   ${state.operator.api}`,
+    `  registry   ${state.registry}/${state.repository}`,
+    ...(state.kubeconfig === undefined ? [] : [`  kubeconfig ${state.kubeconfig}`]),
+    ...(net?.mode === 'netns'
+      ? [`  network    ${net.subnet ?? ''} on bridge ${net.bridge ?? ''}, a namespace per machine`]
+      : []),
+  ].join('\n');
+}
+
+function machineLine(m: MachineRow, endpoint: string): string {
+  const o = m.observed;
+  const phase = o?.reachable === false ? 'unreachable' : (o?.phase ?? '?');
+  return `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(14)} ${endpoint.padEnd(21)} ${(o?.version ?? '?').padEnd(8)} ${phase}`;
+}
+
+function statusText(
+  state: LabState,
+  machines: readonly MachineRow[],
+  rollouts: readonly RolloutRow[],
+): string {
+  const endpoint = new Map(state.machines.map((m) => [m.id, new URL(m.endpoint).host]));
+  return [
+    statusHeader(state),
+    '',
+    '  MACHINE  ROLE           POOL           ENDPOINT              VERSION  PHASE',
+    ...machines.map((m) => machineLine(m, endpoint.get(m.id) ?? '?')),
+    ...rollouts.map(
+      (r) =>
+        `  rollout ${r.id}: ${r.state} ${String(r.counts.Succeeded)}/${String(r.counts.total)}`,
+    ),
+    '',
+  ].join('\n');
 }
 
 export async function labEnv(dir: string, io: LabIo): Promise<number> {

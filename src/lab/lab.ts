@@ -27,6 +27,12 @@ import { freePort } from '../testkit/ports.ts';
 import { startProcess, type ManagedProcess } from '../testkit/process.ts';
 import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
 import { moltEntry } from './fleet/machine.ts';
+import {
+  createNetnsNetwork,
+  loopbackNetwork,
+  type LabNetwork,
+  type NetworkMode,
+} from './fleet/network.ts';
 import { writeOperatorFiles } from './fleet/operator-files.ts';
 import { workloads } from './fleet/workloads.ts';
 import { writeLabState, type LabState } from './state.ts';
@@ -41,6 +47,8 @@ export interface LabOptions {
   readonly fast: boolean;
   /** Dashboard port; 0 picks a free one. */
   readonly dashboardPort: number;
+  /** Machines on loopback ports, or in network namespaces of their own (root). */
+  readonly network: NetworkMode;
 }
 
 export interface RunningLab {
@@ -55,12 +63,18 @@ const nodeNames = (workers: number): string[] => [
   ...Array.from({ length: workers }, (_, i) => `w-${String(i + 1)}`),
 ];
 
-async function startKube(o: LabOptions, log: (line: string) => void): Promise<KubeControlPlane> {
+async function startKube(
+  o: LabOptions,
+  network: LabNetwork,
+  log: (line: string) => void,
+): Promise<KubeControlPlane> {
   log(
     'Kubernetes: control plane (the first run builds its binaries from the Go module proxy: about 17 min on 2 cores)',
   );
   const kube = await startKubeControlPlane({
     nodes: nodeNames(o.workers),
+    address: network.hostAddress,
+    dir: join(o.dir, 'kube'),
     onProgress: (line) => {
       log(`Kubernetes: ${line.replace(/^molt: /, '')}`);
     },
@@ -160,6 +174,13 @@ async function startOperator(
   return { process: operator, api, dashboard };
 }
 
+function networkState(network: LabNetwork): LabState['network'] {
+  const r = network.record();
+  return r === undefined
+    ? { mode: network.mode }
+    : { mode: network.mode, bridge: r.bridge, subnet: r.subnet, namespaces: [...r.namespaces] };
+}
+
 /** Start the lab; on failure everything started so far is stopped again. */
 export async function startLab(o: LabOptions, log: (line: string) => void): Promise<RunningLab> {
   const logs = join(o.dir, 'logs');
@@ -169,7 +190,13 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
-    const kube = o.kubernetes ? await startKube(o, log) : undefined;
+    const network = o.network === 'netns' ? await createNetnsNetwork(o.dir) : loopbackNetwork();
+    stops.push(() => network.remove());
+    if (network.mode === 'netns')
+      log(
+        `network: bridge ${network.record()?.bridge ?? ''} at ${network.hostAddress}, a namespace per machine`,
+      );
+    const kube = o.kubernetes ? await startKube(o, network, log) : undefined;
     if (kube !== undefined) stops.push(() => kube.stop());
     log(
       `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
@@ -178,6 +205,7 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       workers: o.workers,
       dir: join(o.dir, 'fleet'),
       logDir: logs,
+      network,
       ...(kube !== undefined && {
         kubernetes: (name: string) => ({
           kubeconfig: kube.agent.kubeconfig,
@@ -207,6 +235,7 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       repository,
       operator: { api: operator.api, dashboard: operator.dashboard },
       pki: fleet.pki.dir,
+      network: networkState(network),
       ...(kube !== undefined && {
         kubeconfig: kube.admin.kubeconfig,
         kubectl: join(kube.bins, 'kubectl'),

@@ -6,9 +6,9 @@
  */
 import { spawn } from 'node:child_process';
 import { access, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, isIP } from 'node:net';
 import { basename, join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 
 export interface MachineInitOptions {
@@ -102,10 +102,24 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
+/**
+ * The address the agent serves on (`api.host` of the machine config), when it is an IP other than
+ * loopback: a lab machine in a network namespace (lab/fleet/network.ts), whose certificate must
+ * name it for the operator's TLS check to pass.
+ */
+async function servingAddress(root: string): Promise<string | undefined> {
+  const config = parse(await readFile(join(root, 'state', 'config.yaml'), 'utf8')) as {
+    api?: { host?: unknown };
+  } | null;
+  const host = config?.api?.host;
+  return typeof host === 'string' && isIP(host) !== 0 && host !== '127.0.0.1' ? host : undefined;
+}
+
 async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string): Promise<void> {
   const dir = join(options.root, 'state', 'pki');
   if (await exists(join(dir, 'node.pem'))) return;
   const name = nodeName(options);
+  const address = await servingAddress(options.root);
   await runMolt(options.molt, [
     'pki',
     'issue',
@@ -117,6 +131,7 @@ async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string)
     name,
     '--out',
     dir,
+    ...(address === undefined ? [] : ['--san', address]),
   ]);
   await rename(join(dir, `${name}.pem`), join(dir, 'node.pem'));
   await rename(join(dir, `${name}.key`), join(dir, 'node.key'));

@@ -15,6 +15,7 @@ describe('molt lab', () => {
     ['too many workers', ['up', '--workers', '99']],
     ['an unknown output format', ['status', '-o', 'yaml']],
     ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
+    ['an unknown network mode', ['up', '--network', 'bridge']],
     ['publish without a version', ['publish', '--dir', '/nonexistent']],
     ['no root', ['machine']],
     ['unknown bootloader', ['machine', '--root', '/nonexistent', '--bootloader', 'lilo']],

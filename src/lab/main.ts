@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { superviseMachine } from './firmware/supervisor.ts';
+import { chooseNetworkMode } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
 import {
   defaultLabDir,
@@ -83,6 +84,7 @@ Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tes
 `;
 
 const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--no-kubernetes] [--fast] [--dashboard-port P]
+                    [--network auto|netns|loopback] [-o json]
        molt lab status [--dir DIR] [-o json]
        molt lab env [--dir DIR]              # eval "$(molt lab env)": molt rollout … talks to the lab
        molt lab publish VERSION [--channels stable,beta] [--broken] [--dir DIR]
@@ -93,6 +95,10 @@ A lab: a real registry, 3 control-plane and N worker lab machines (their etcd cl
 operator's state), a real Kubernetes control plane with the machines as nodes and workloads under
 PodDisruptionBudgets, and molt operator with its dashboard — all on this machine, in DIR
 (default .molt/lab), kept running by one daemon until \`molt lab down\`.
+
+--network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
+a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto
+(the default) is netns when run as root, loopback otherwise.
 `;
 
 const labFlags = {
@@ -101,6 +107,7 @@ const labFlags = {
   'no-kubernetes': { type: 'boolean', default: false },
   fast: { type: 'boolean', default: false },
   'dashboard-port': { type: 'string', default: '0' },
+  network: { type: 'string', default: 'auto' },
   channels: { type: 'string', default: 'stable,beta' },
   broken: { type: 'boolean', default: false },
   output: { type: 'string', short: 'o', default: 'text' },
@@ -116,14 +123,21 @@ function parseLab(argv: readonly string[]) {
   }
 }
 
-function labOptions(values: ReturnType<typeof parseLab>['values']): LabOptions {
+async function labOptions(values: ReturnType<typeof parseLab>['values']): Promise<LabOptions> {
   const workers = Number(values.workers);
   const dashboardPort = Number(values['dashboard-port']);
   if (!Number.isInteger(workers) || workers < 1 || workers > 20)
     throw new MoltError(ErrorCode.BadFlag, '--workers must be a number from 1 to 20');
   if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535)
     throw new MoltError(ErrorCode.BadFlag, '--dashboard-port must be a port number');
+  const network = values.network;
+  if (network !== 'auto' && network !== 'netns' && network !== 'loopback')
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      `--network must be auto, netns or loopback, not ${JSON.stringify(network)}`,
+    );
   return {
+    network: await chooseNetworkMode(network),
     dir: resolve(values.dir ?? defaultLabDir()),
     workers,
     kubernetes: !values['no-kubernetes'],
@@ -144,7 +158,7 @@ async function runLabVerb(
   const dir = resolve(values.dir ?? defaultLabDir());
   switch (verb) {
     case 'up': {
-      const state = await labUp(labOptions(values), io, molt);
+      const state = await labUp(await labOptions(values), io, molt);
       if (values.output === 'json') {
         io.out(`${JSON.stringify(state, null, 2)}\n`);
         return 0;
@@ -156,7 +170,7 @@ async function runLabVerb(
       return 0;
     }
     case 'run':
-      return labRun(labOptions(values), io);
+      return labRun(await labOptions(values), io);
     case 'down':
       return labDown(dir, io);
     case 'status':

@@ -19,6 +19,15 @@ export const LabState = z.object({
   operator: z.object({ api: z.string(), dashboard: z.string() }),
   /** The fleet CA and the operator's client certificate (what `molt lab env` points at). */
   pki: z.string(),
+  /** Loopback ports, or a bridge with a namespace per machine (lab/fleet/network.ts). */
+  network: z
+    .object({
+      mode: z.enum(['loopback', 'netns']),
+      bridge: z.string().optional(),
+      subnet: z.string().optional(),
+      namespaces: z.array(z.string()).optional(),
+    })
+    .optional(),
   /** The admin kubeconfig, when the lab runs Kubernetes. */
   kubeconfig: z.string().optional(),
   /** kubectl, built with the control plane. */

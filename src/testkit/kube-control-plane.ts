@@ -17,7 +17,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
@@ -41,6 +41,13 @@ export interface KubeControlPlaneOptions {
    * serving certificate, so any of them satisfies a client behind the balancer.
    */
   readonly hostApiservers?: (setup: ApiserverSetup) => Promise<string>;
+  /**
+   * The address the API server listens on: a lab's bridge address, so machines in their own
+   * network namespaces reach it (lab/fleet/network.ts). @default 127.0.0.1
+   */
+  readonly address?: string;
+  /** Keep the control plane's files here (the lab's `kube/`); removed at stop. @default a temp dir */
+  readonly dir?: string;
 }
 
 export interface ApiserverSetup {
@@ -62,7 +69,7 @@ export interface KubeUser {
 }
 
 export interface KubeControlPlane {
-  /** `https://127.0.0.1:<port>`. */
+  /** `https://127.0.0.1:<port>` (or the address asked). */
   readonly server: string;
   /** PEM of the API's self-signed serving certificate: what clients trust. */
   readonly ca: string;
@@ -99,6 +106,14 @@ export async function kubeBinaries(onProgress?: (line: string) => void): Promise
       `scripts/ensure-kube-bins.sh failed (${String(code)}):\n${stderr.slice(-3000)}`,
     );
   return stdout.trim().split('\n').at(-1) ?? '';
+}
+
+/** `dir`, made empty for a new control plane; removed at stop like a temp dir. */
+async function ownDir(dir: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const remove = (): Promise<void> => rm(dir, { recursive: true, force: true });
+  await remove();
+  await mkdir(dir, { recursive: true });
+  return { path: dir, remove };
 }
 
 const token = (): string => randomBytes(16).toString('hex');
@@ -160,15 +175,16 @@ async function sharedServingCert(f: Files): Promise<{ cert: string; key: string 
 function apiserverArgs(
   f: Files,
   etcd: string,
-  port: number,
+  listen: { readonly address: string; readonly port: number },
   tls: { readonly certDir: string } | { readonly cert: string; readonly key: string },
 ): string[] {
   const at = (name: string): string => join(f.dir, name);
   return [
     `--etcd-servers=${etcd}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    `--secure-port=${String(port)}`,
+    // The self-signed certificate of `--cert-dir` names the advertised address.
+    `--bind-address=${listen.address}`,
+    `--advertise-address=${listen.address}`,
+    `--secure-port=${String(listen.port)}`,
     ...('certDir' in tls
       ? [`--cert-dir=${tls.certDir}`]
       : [`--tls-cert-file=${tls.cert}`, `--tls-private-key-file=${tls.key}`]),
@@ -218,7 +234,7 @@ export async function startKubeControlPlane(
   o: KubeControlPlaneOptions = {},
 ): Promise<KubeControlPlane> {
   const bins = await kubeBinaries(o.onProgress);
-  const scratch = await tempDir('kube');
+  const scratch = o.dir === undefined ? await tempDir('kube') : await ownDir(o.dir);
   const processes: ManagedProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const p of [...processes].reverse()) await p.stop(5_000);
@@ -283,14 +299,15 @@ async function apiservers(
   bins: string,
   f: Files,
   processes: ManagedProcess[],
-  host: KubeControlPlaneOptions['hostApiservers'],
+  o: KubeControlPlaneOptions,
 ): Promise<string> {
+  const host = o.hostApiservers;
   if (host !== undefined) {
     const tls = await sharedServingCert(f);
     return host({
       bins,
       args: (a) => [
-        ...apiserverArgs(f, a.etcd.join(','), a.port, tls),
+        ...apiserverArgs(f, a.etcd.join(','), { address: '127.0.0.1', port: a.port }, tls),
         // The lab firmware ends a boot's services by a path in the machine root.
         `--cert-dir=${a.dir}`,
       ],
@@ -316,10 +333,15 @@ async function apiservers(
     startProcess(
       'kube-apiserver',
       join(bins, 'kube-apiserver'),
-      apiserverArgs(f, etcd, apiPort, { certDir: join(f.dir, 'serving') }),
+      apiserverArgs(
+        f,
+        etcd,
+        { address: o.address ?? '127.0.0.1', port: apiPort },
+        { certDir: join(f.dir, 'serving') },
+      ),
     ),
   );
-  return `https://127.0.0.1:${String(apiPort)}`;
+  return `https://${o.address ?? '127.0.0.1'}:${String(apiPort)}`;
 }
 
 async function launch(
@@ -329,7 +351,7 @@ async function launch(
   o: KubeControlPlaneOptions,
 ): Promise<{ server: string; ca: string }> {
   const timeoutMs = o.startTimeoutMs ?? 120_000;
-  const server = await apiservers(bins, f, processes, o.hostApiservers);
+  const server = await apiservers(bins, f, processes, o);
   const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
   const admin = f.users.get('admin')?.token ?? '';
   const ca = await eventually(() => readFile(f.caFile, 'utf8'), { timeoutMs, intervalMs: 100 });

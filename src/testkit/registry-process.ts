@@ -22,9 +22,11 @@ export type RegistryAuth =
 export interface RegistryProcessOptions {
   /** @default { kind: 'none' } */
   readonly auth?: RegistryAuth;
+  /** The address to listen on (a lab's bridge address, lab/fleet/network.ts). @default 127.0.0.1 */
+  readonly host?: string;
 }
 
-/** A running Debian `docker-registry` (distribution 2.8) on loopback. */
+/** A running Debian `docker-registry` (distribution 2.8) on loopback (or the address asked). */
 export interface RunningRegistry {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
@@ -72,7 +74,7 @@ export async function startRegistry(
     await dir.remove();
   };
   for (let attempt = 1; ; attempt++) {
-    const host = `127.0.0.1:${String(await freePort())}`;
+    const host = `${options.host ?? '127.0.0.1'}:${String(await freePort())}`;
     const configPath = join(dir.path, 'config.yml');
     const http = { addr: host, headers: { 'X-Content-Type-Options': ['nosniff'] } };
     // YAML is a superset of JSON, so the config needs no YAML writer.

@@ -6,9 +6,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
-import { freePort } from '../../testkit/ports.ts';
 import { eventually } from '../../testkit/process.ts';
 import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
+import { loopbackNetwork, type LabNetwork, type MachineAddress } from './network.ts';
 
 export interface ControlPlaneMachine extends LabMachine {
   readonly name: string;
@@ -43,35 +43,59 @@ export interface ControlPlaneClusterOptions {
   readonly logDir?: string;
   /** More of machine `name`'s config (a hosted kube-apiserver), given its root and the etcd URLs. */
   readonly extra?: (m: { name: string; root: string; endpoints: readonly string[] }) => object;
+  /** Where the machines live (network.ts). @default loopback */
+  readonly network?: LabNetwork;
 }
 
-const url = (port: number): string => `http://127.0.0.1:${port}`;
+interface Planned {
+  readonly name: string;
+  readonly net: MachineAddress;
+  readonly peer: string;
+  readonly client: string;
+  readonly api: number;
+}
+
+/** Each machine's address and ports, before any starts (every member must know all peers). */
+async function plan(names: readonly string[], network: LabNetwork): Promise<Planned[]> {
+  const planned: Planned[] = [];
+  for (const name of names) {
+    const net = await network.machine(name);
+    const url = async (service: 'etcd-peer' | 'etcd-client'): Promise<string> =>
+      `http://${net.address}:${String(await network.port(service))}`;
+    planned.push({
+      name,
+      net,
+      peer: await url('etcd-peer'),
+      client: await url('etcd-client'),
+      api: await network.port('api'),
+    });
+  }
+  return planned;
+}
 
 /** Start the machines and wait until every member serves linearizable reads. */
 export async function startControlPlaneCluster(
   o: ControlPlaneClusterOptions,
 ): Promise<ControlPlaneCluster> {
   const names = Array.from({ length: o.size ?? 3 }, (_, i) => `cp-${i + 1}`);
-  const ports = [];
-  for (const name of names)
-    ports.push({ name, peer: await freePort(), client: await freePort(), api: await freePort() });
-  const initialCluster = ports.map((p) => `${p.name}=${url(p.peer)}`).join(',');
-  const endpoints = ports.map((p) => url(p.client));
+  const ports = await plan(names, o.network ?? loopbackNetwork());
+  const initialCluster = ports.map((p) => `${p.name}=${p.peer}`).join(',');
+  const endpoints = ports.map((p) => p.client);
   const machines: ControlPlaneMachine[] = [];
   for (const p of ports) {
     const config = {
       node: p.name,
       role: 'control-plane',
       bootloader: 'grub',
-      api: { host: '127.0.0.1', port: p.api },
+      api: { host: p.net.address, port: p.api },
       healthDeadlineSeconds: o.healthDeadlineSeconds ?? 20,
       leaseTtlSeconds: o.leaseTtlSeconds ?? 3,
       rebootLeaseSeconds: 30,
       registry: { insecure: true },
       etcd: {
         name: p.name,
-        peerUrl: url(p.peer),
-        clientUrl: url(p.client),
+        peerUrl: p.peer,
+        clientUrl: p.client,
         initialCluster,
         endpoints,
         ...(o.etcdBinary !== undefined && { binary: o.etcdBinary }),
@@ -88,13 +112,14 @@ export async function startControlPlaneCluster(
       image: o.image,
       controlPlane: true,
       configFile,
+      exec: p.net.exec,
       ...(o.logDir !== undefined && { logFile: join(o.logDir, `${p.name}.log`) }),
     });
     machines.push({
       ...machine,
       name: p.name,
-      clientUrl: url(p.client),
-      apiUrl: `https://127.0.0.1:${String(p.api)}`,
+      clientUrl: p.client,
+      apiUrl: `https://${p.net.address}:${String(p.api)}`,
     });
   }
   const cluster = {

@@ -12,11 +12,11 @@ import { createRegistryClient } from '../../oci/index.ts';
 import type { MachineRecord } from '../../operator/ports/store.ts';
 import { startEtcd, type EtcdCluster } from '../../testkit/etcd-process.ts';
 import { pushInstallerImage } from '../../testkit/installer-image.ts';
-import { freePort } from '../../testkit/ports.ts';
 import { tempDir } from '../../testkit/process.ts';
 import { startRegistry, type RunningRegistry } from '../../testkit/registry-process.ts';
 import { startControlPlaneCluster, type ControlPlaneCluster } from './control-plane.ts';
 import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
+import { loopbackNetwork, type LabNetwork } from './network.ts';
 
 export const repository = 'molt/installer';
 export const official = { 'dev.molt.official': 'true' };
@@ -57,18 +57,20 @@ interface WorkerSetup {
   readonly image: string;
   readonly kubernetes?: ((name: string) => object) | undefined;
   readonly logDir?: string | undefined;
+  readonly network: LabNetwork;
 }
 
 async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promise<Worker> {
-  const port = fixedPort ?? (await freePort());
   const id = `w-${String(i)}`;
+  const net = await f.network.machine(id);
+  const port = fixedPort ?? (await f.network.port('api'));
   const bootloader = i % 2 === 0 ? 'systemd-boot' : 'grub';
   const configFile = join(f.dir, `${id}.yaml`);
   const config = {
     node: id,
     role: 'worker',
     bootloader,
-    api: { host: '127.0.0.1', port },
+    api: { host: net.address, port },
     healthDeadlineSeconds: 8,
     registry: { insecure: true },
     ...(f.kubernetes !== undefined && { kubernetes: f.kubernetes(id) }),
@@ -80,9 +82,10 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
     pki: f.pki,
     image: f.image,
     configFile,
+    exec: net.exec,
     ...(f.logDir !== undefined && { logFile: join(f.logDir, `${id}.log`) }),
   });
-  return { ...machine, id, endpoint: `https://127.0.0.1:${String(port)}` };
+  return { ...machine, id, endpoint: `https://${net.address}:${String(port)}` };
 }
 
 /** A fleet of workers only (`controlPlane: false`): its store is a single etcd, not on a machine. */
@@ -104,6 +107,11 @@ export interface LabFleetOptions {
   readonly dir?: string;
   /** Machines' output also goes to `<logDir>/<name>.log`. */
   readonly logDir?: string;
+  /**
+   * Where the machines and the registry live (network.ts); the fleet does not remove it.
+   * @default loopback
+   */
+  readonly network?: LabNetwork;
 }
 
 function records(
@@ -175,6 +183,7 @@ async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): 
     image: setup.image,
     ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
     ...(o.logDir !== undefined && { logDir: o.logDir }),
+    network: setup.network,
   });
 }
 
@@ -189,7 +198,8 @@ export async function startLabFleet(
   o: LabFleetOptions & { readonly controlPlane: false },
 ): Promise<WorkerFleet>;
 export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | WorkerFleet> {
-  const registry = await startRegistry();
+  const network = o.network ?? loopbackNetwork();
+  const registry = await startRegistry({ host: network.hostAddress });
   const scratch =
     o.dir === undefined
       ? await tempDir('operator-fleet')
@@ -216,6 +226,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
       image: image('1.0.0'),
       kubernetes: o.kubernetes,
       logDir: o.logDir,
+      network,
     };
     await startStore(o, setup, store);
     await startWorkers(setup, o.workers, workers);
@@ -232,7 +243,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await old.stop();
     await rm(old.root, { recursive: true, force: true });
     const fresh = await startWorker(
-      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes, logDir: o.logDir },
+      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes, logDir: o.logDir, network },
       Number(id.slice(2)),
       Number(new URL(old.endpoint).port),
     );

@@ -65,6 +65,8 @@ export interface LabMachineOptions {
   readonly configFile?: string;
   /** Where the machine's firmware and agent output also goes (the lab's `logs/<name>.log`). */
   readonly logFile?: string;
+  /** The argv prefix that runs the machine in its network namespace (network.ts); none on loopback. */
+  readonly exec?: readonly string[];
 }
 
 export function startLabMachine(o: LabMachineOptions): LabMachine {
@@ -88,7 +90,8 @@ export function startLabMachine(o: LabMachineOptions): LabMachine {
   );
   if (o.controlPlane === true) args.push('--control-plane');
   if (o.configFile !== undefined) args.push('--config', o.configFile);
-  const child = startProcess(`lab ${o.root}`, process.execPath, args, {
+  const [command = process.execPath, ...argv] = [...(o.exec ?? []), process.execPath, ...args];
+  const child = startProcess(`lab ${o.root}`, command, argv, {
     env: { ...process.env, ...o.env },
     ...(o.logFile !== undefined && { logFile: o.logFile }),
   });

@@ -28,6 +28,8 @@ export interface LabKubeletOptions {
   readonly kc: KubeConfig;
   readonly name: string;
   readonly version: string;
+  /** The node's InternalIP: its lab machine's address (lab/fleet/network.ts). @default 127.0.0.1 */
+  readonly address?: string;
   readonly labels?: Readonly<Record<string, string>>;
   /** @default 300 */
   readonly periodMs?: number;
@@ -69,10 +71,10 @@ function conditions(now: string, ready: boolean) {
 
 async function reportNode(
   core: CoreV1Api,
-  name: string,
-  version: string,
+  o: Pick<LabKubeletOptions, 'name' | 'version' | 'address'>,
   ready = true,
 ): Promise<void> {
+  const { name, version } = o;
   const now = new Date().toISOString();
   await core.patchNode(
     { name, body: { metadata: { labels: { 'molt.dev/version': version } } } },
@@ -84,7 +86,7 @@ async function reportNode(
       body: {
         status: {
           conditions: conditions(now, ready),
-          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+          addresses: [{ type: 'InternalIP', address: o.address ?? '127.0.0.1' }],
           capacity: { cpu: '1k', memory: '1Ti', pods: '1M' },
           allocatable: { cpu: '1k', memory: '1Ti', pods: '1M' },
           nodeInfo: {
@@ -213,7 +215,7 @@ export function startLabKubelet(o: LabKubeletOptions): LabKubelet {
   const beat = async (): Promise<void> => {
     if (!registered()) await register();
     await renewLease(lease, o.name);
-    await reportNode(core, o.name, o.version);
+    await reportNode(core, o);
     markReady();
   };
   const loop = (async () => {
@@ -244,7 +246,7 @@ export function startLabKubelet(o: LabKubeletOptions): LabKubelet {
       await stop();
       if (!registered()) return;
       await Promise.race([
-        reportNode(core, o.name, o.version, false).catch((e: unknown) => o.onError?.(e)),
+        reportNode(core, o, false).catch((e: unknown) => o.onError?.(e)),
         sleep(2_000),
       ]);
     },

@@ -33,6 +33,7 @@ export async function startKubeletFor(
     kc: await loadKubeConfig(kubelet.kubeconfig),
     name: config.kubernetes?.nodeName ?? config.node,
     version: opts.version,
+    address: config.api.host,
     onError: (e) => {
       // One line per distinct failure, not one per period while the API server is away.
       const line = e instanceof Error ? e.message : String(e);

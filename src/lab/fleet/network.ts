@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Where lab machines live on the network (docs/adr/0007 §6).
+ *
+ * - `loopback` (any user): every machine listens on 127.0.0.1, each at ports of its own.
+ * - `netns` (root): each machine gets a network namespace `molt<N>-<name>` and an address
+ *   `10.231.<N>.<k>` on a bridge `moltbr<N>`, whose host side `10.231.<N>.1` is where the host's
+ *   services (registry, Kubernetes API) listen. Machines then listen on the same well-known ports
+ *   at addresses of their own, as real machines do, and a machine's agent, etcd member and API
+ *   server are reachable only through its address. The bridge is not connected to any physical
+ *   interface and nothing is routed or forwarded, so the lab stays on this host.
+ *
+ * Made with `ip` (iproute2): nothing else creates namespaces. What a netns network made is recorded
+ * in `<lab dir>/network.json` before it is made, so `molt lab down` can remove it even after the
+ * lab daemon was killed.
+ */
+import { execFile } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { freePort } from '../../testkit/ports.ts';
+
+const run = promisify(execFile);
+
+export type NetworkMode = 'loopback' | 'netns';
+
+/** The services a lab machine runs that listen on the network. */
+export type MachinePort = 'api' | 'etcd-client' | 'etcd-peer';
+
+/** The ports every machine uses in `netns` mode (loopback gives each machine free ports). */
+const WellKnown: Readonly<Record<MachinePort, number>> = {
+  api: 7443,
+  'etcd-client': 2379,
+  'etcd-peer': 2380,
+};
+
+export interface MachineAddress {
+  readonly name: string;
+  readonly address: string;
+  /** The argv prefix that runs a command inside the machine's namespace (empty on loopback). */
+  readonly exec: readonly string[];
+  /** The namespace (netns mode). */
+  readonly netns?: string;
+}
+
+/** What a netns network consists of: enough to remove it. */
+export interface NetworkRecord {
+  readonly bridge: string;
+  readonly subnet: string;
+  readonly namespaces: readonly string[];
+}
+
+export interface LabNetwork {
+  readonly mode: NetworkMode;
+  /** Where the host's services listen so machines reach them. */
+  readonly hostAddress: string;
+  /** The bridge and namespaces made so far (netns mode). */
+  record(): NetworkRecord | undefined;
+  /** Machine `name`'s address, made on first use; the same one on later calls (a re-image). */
+  machine(name: string): Promise<MachineAddress>;
+  /** The port `service` of a machine listens on. */
+  port(service: MachinePort): Promise<number>;
+  /** Remove the namespaces and the bridge (netns mode); idempotent. */
+  remove(): Promise<void>;
+}
+
+/** Every machine on 127.0.0.1 at free ports. */
+export function loopbackNetwork(): LabNetwork {
+  return {
+    mode: 'loopback',
+    hostAddress: '127.0.0.1',
+    record: () => undefined,
+    machine: (name) => Promise.resolve({ name, address: '127.0.0.1', exec: [] }),
+    port: () => freePort(),
+    remove: () => Promise.resolve(),
+  };
+}
+
+/** `auto`: netns when running as root with `ip` available, loopback otherwise. */
+export async function chooseNetworkMode(asked: NetworkMode | 'auto'): Promise<NetworkMode> {
+  const root = process.getuid?.() === 0;
+  if (asked === 'netns' && !root)
+    throw new MoltError(ErrorCode.BadFlag, 'network namespaces (--network netns) need root', {
+      hint: 'run as root, or use --network loopback',
+    });
+  if (asked !== 'auto') return asked;
+  if (!root) return 'loopback';
+  return (await ip(['-V']).then(
+    () => true,
+    () => false,
+  ))
+    ? 'netns'
+    : 'loopback';
+}
+
+async function ip(args: readonly string[]): Promise<string> {
+  try {
+    return (await run('ip', [...args])).stdout;
+  } catch (e) {
+    const stderr = (e as { stderr?: string }).stderr?.trim() ?? String(e);
+    throw new MoltError(ErrorCode.LabFailed, `ip ${args.join(' ')}: ${stderr}`, {
+      hint:
+        process.getuid?.() === 0
+          ? 'is iproute2 installed? (`apt-get install iproute2`)'
+          : 'network namespaces need root; use `--network loopback`',
+    });
+  }
+}
+
+const networkFile = (dir: string): string => join(dir, 'network.json');
+
+/** The lowest N whose bridge name and subnet no interface here uses yet. */
+async function freeIndex(): Promise<number> {
+  const links = await ip(['-o', 'link', 'show']);
+  const addresses = await ip(['-o', '-4', 'addr', 'show']);
+  for (let n = 0; n < 256; n++)
+    if (!links.includes(`moltbr${String(n)}:`) && !addresses.includes(`10.231.${String(n)}.`))
+      return n;
+  throw new MoltError(ErrorCode.LabFailed, 'no free 10.231.N.0/24 subnet for a lab network', {
+    hint: 'remove old lab bridges (`ip link show type bridge`, named moltbrN)',
+  });
+}
+
+/**
+ * Make a netns network for the lab in `dir` (root only): the bridge now, a namespace per machine
+ * on first use. Its record is kept in `dir/network.json` as it grows.
+ */
+export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
+  const n = await freeIndex();
+  const prefix = `10.231.${String(n)}`;
+  const state = {
+    bridge: `moltbr${String(n)}`,
+    subnet: `${prefix}.0/24`,
+    namespaces: [] as string[],
+  };
+  const machines = new Map<string, MachineAddress>();
+  const save = (): Promise<void> => writeFile(networkFile(dir), JSON.stringify(state));
+  await save();
+  await ip(['link', 'add', state.bridge, 'type', 'bridge']);
+  await ip(['addr', 'add', `${prefix}.1/24`, 'dev', state.bridge]);
+  await ip(['link', 'set', state.bridge, 'up']);
+  const addMachine = async (name: string): Promise<MachineAddress> => {
+    const netns = `molt${String(n)}-${name}`;
+    const veth = `m${String(n)}-${name}`.slice(0, 15);
+    const address = `${prefix}.${String(11 + machines.size)}`;
+    if (machines.size >= 240)
+      throw new MoltError(ErrorCode.LabFailed, 'a lab network holds at most 240 machines');
+    state.namespaces.push(netns);
+    await save();
+    await ip(['netns', 'add', netns]);
+    await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+    await ip(['link', 'set', veth, 'master', state.bridge, 'up']);
+    await ip(['-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
+    await ip(['-n', netns, 'link', 'set', 'eth0', 'up']);
+    await ip(['-n', netns, 'link', 'set', 'lo', 'up']);
+    return { name, address, netns, exec: ['ip', 'netns', 'exec', netns] };
+  };
+  return {
+    mode: 'netns',
+    hostAddress: `${prefix}.1`,
+    record: () => ({ ...state, namespaces: [...state.namespaces] }),
+    async machine(name) {
+      const known = machines.get(name);
+      if (known !== undefined) return known;
+      const made = await addMachine(name);
+      machines.set(name, made);
+      return made;
+    },
+    port: (service) => Promise.resolve(WellKnown[service]),
+    remove: () => removeNetwork(dir).then(() => undefined),
+  };
+}
+
+/**
+ * Remove what `dir/network.json` records (namespaces, then the bridge); false when there is no
+ * record (a loopback lab, or one already removed).
+ */
+export async function removeNetwork(dir: string): Promise<boolean> {
+  const text = await readFile(networkFile(dir), 'utf8').catch(() => undefined);
+  if (text === undefined) return false;
+  const record = JSON.parse(text) as NetworkRecord;
+  // Deleting a namespace deletes its veth end, and with it the peer on the bridge.
+  for (const netns of record.namespaces) await ip(['netns', 'del', netns]).catch(() => undefined);
+  await ip(['link', 'del', record.bridge]).catch(() => undefined);
+  await rm(networkFile(dir), { force: true });
+  return true;
+}
