@@ -233,6 +233,11 @@ function explore(lab: LabState): void {
   console.log(`    dashboard        ${lab.operator.dashboard}`);
   console.log('    eval "$(npm run -s molt -- lab env)"   # then: npm run -s molt -- rollout list');
   console.log('    npm run -s molt -- rollout status <id> --follow');
+  const worker = lab.machines.find((m) => m.role === 'worker');
+  if (worker !== undefined)
+    console.log(
+      `    npm run -s molt -- node events --follow --endpoint ${worker.endpoint}   # ${worker.id}'s journal, live`,
+    );
   console.log('    npm run -s molt -- lab status | lab down');
   if (lab.kubectl !== undefined && lab.kubeconfig !== undefined)
     console.log(`    ${lab.kubectl} get molt -n molt-system   # after the eval above`);

@@ -130,11 +130,16 @@ export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
   return 0;
 }
 
-export async function labDown(dir: string, io: LabIo): Promise<number> {
-  if ((await readLabState(dir)) === undefined && (await removeNetwork(dir))) {
-    io.out(`removed the network namespaces and bridge a stopped lab in ${dir} left behind\n`);
+export async function labDown(dir: string, io: LabIo, json = false): Promise<number> {
+  const say = (text: string, result: object): number => {
+    io.out(json ? `${JSON.stringify({ dir, ...result })}\n` : `${text}\n`);
     return 0;
-  }
+  };
+  if ((await readLabState(dir)) === undefined && (await removeNetwork(dir)))
+    return say(`removed the network namespaces and bridge a stopped lab in ${dir} left behind`, {
+      stopped: false,
+      networkRemoved: true,
+    });
   const state = await requireLab(dir);
   process.kill(state.pid, 'SIGTERM');
   for (let i = 0; i < 240 && alive(state.pid); i++) await sleep(500);
@@ -150,8 +155,7 @@ export async function labDown(dir: string, io: LabIo): Promise<number> {
   }
   await removeLabState(dir);
   await removeNetwork(dir);
-  io.out(`lab in ${dir} stopped\n`);
-  return 0;
+  return say(`lab in ${dir} stopped`, { stopped: true, pid: state.pid });
 }
 
 interface MachineRow {
@@ -226,7 +230,7 @@ function statusText(
   ].join('\n');
 }
 
-export async function labEnv(dir: string, io: LabIo): Promise<number> {
+export async function labEnv(dir: string, io: LabIo, json = false): Promise<number> {
   const s = await requireLab(dir);
   const vars = {
     MOLT_OPERATOR: s.operator.api,
@@ -240,14 +244,15 @@ export async function labEnv(dir: string, io: LabIo): Promise<number> {
       KUBECACHEDIR: join(s.dir, 'kube-cache'),
     }),
   };
-  for (const [k, v] of Object.entries(vars)) io.out(`export ${k}=${v}\n`);
+  if (json) io.out(`${JSON.stringify(vars, null, 2)}\n`);
+  else for (const [k, v] of Object.entries(vars)) io.out(`export ${k}=${v}\n`);
   return 0;
 }
 
 /** Push lab release `version` (an installer image lab machines can install) to `channels`. */
 export async function labPublish(
   dir: string,
-  o: { version: string; channels: string; broken: boolean },
+  o: { version: string; channels: string; broken: boolean; json?: boolean },
   io: LabIo,
 ): Promise<number> {
   const s = await requireLab(dir);
@@ -262,8 +267,11 @@ export async function labPublish(
       version: o.version,
       labels,
     });
+    const image = `${s.registry}/${s.repository}:${o.version}`;
     io.out(
-      `published ${s.registry}/${s.repository}:${o.version} (${pushed.digest}) to ${o.channels}${o.broken ? ', built never to become healthy' : ''}\n`,
+      o.json === true
+        ? `${JSON.stringify({ image, digest: pushed.digest, channels: o.channels.split(','), broken: o.broken })}\n`
+        : `published ${image} (${pushed.digest}) to ${o.channels}${o.broken ? ', built never to become healthy' : ''}\n`,
     );
     return 0;
   } finally {

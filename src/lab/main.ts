@@ -86,9 +86,9 @@ Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tes
 const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--no-kubernetes] [--fast] [--dashboard-port P]
                     [--network auto|netns|loopback] [-o json]
        molt lab status [--dir DIR] [-o json]
-       molt lab env [--dir DIR]              # eval "$(molt lab env)": molt rollout … talks to the lab
-       molt lab publish VERSION [--channels stable,beta] [--broken] [--dir DIR]
-       molt lab down [--dir DIR]
+       molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
+       molt lab publish VERSION [--channels stable,beta] [--broken] [--dir DIR] [-o json]
+       molt lab down [--dir DIR] [-o json]
        molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
 
 A lab: a real registry, 3 control-plane and N worker lab machines (their etcd cluster holds the
@@ -156,10 +156,11 @@ async function runLabVerb(
   if (values.output !== 'text' && values.output !== 'json')
     throw new MoltError(ErrorCode.BadFlag, `-o must be text or json, not ${values.output}`);
   const dir = resolve(values.dir ?? defaultLabDir());
+  const json = values.output === 'json';
   switch (verb) {
     case 'up': {
       const state = await labUp(await labOptions(values), io, molt);
-      if (values.output === 'json') {
+      if (json) {
         io.out(`${JSON.stringify(state, null, 2)}\n`);
         return 0;
       }
@@ -172,18 +173,22 @@ async function runLabVerb(
     case 'run':
       return labRun(await labOptions(values), io);
     case 'down':
-      return labDown(dir, io);
+      return labDown(dir, io, json);
     case 'status':
-      return labStatus(dir, io, values.output === 'json');
+      return labStatus(dir, io, json);
     case 'env':
-      return labEnv(dir, io);
+      return labEnv(dir, io, json);
     case 'publish': {
       const version = positionals[0];
       if (version === undefined)
         throw new MoltError(ErrorCode.BadFlag, 'molt lab publish needs a VERSION', {
           hint: labUsage,
         });
-      return labPublish(dir, { version, channels: values.channels, broken: values.broken }, io);
+      return labPublish(
+        dir,
+        { version, channels: values.channels, broken: values.broken, json },
+        io,
+      );
     }
     default:
       throw new MoltError(ErrorCode.BadFlag, `unknown lab command ${JSON.stringify(verb)}`, {

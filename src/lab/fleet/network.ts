@@ -110,13 +110,36 @@ async function ip(args: readonly string[]): Promise<string> {
 
 const networkFile = (dir: string): string => join(dir, 'network.json');
 
-/** The lowest N whose bridge name and subnet no interface here uses yet. */
-async function freeIndex(): Promise<number> {
+/** Indices N whose bridge name and subnet no interface here uses yet, lowest first. */
+async function freeIndices(): Promise<number[]> {
   const links = await ip(['-o', 'link', 'show']);
   const addresses = await ip(['-o', '-4', 'addr', 'show']);
-  for (let n = 0; n < 256; n++)
-    if (!links.includes(`moltbr${String(n)}:`) && !addresses.includes(`10.231.${String(n)}.`))
-      return n;
+  return Array.from({ length: 256 }, (_, n) => n).filter(
+    (n) => !links.includes(`moltbr${String(n)}:`) && !addresses.includes(`10.231.${String(n)}.`),
+  );
+}
+
+/**
+ * Claim a bridge: creating the link is the atomic step, so two labs starting at once (tests run in
+ * parallel) cannot both take the same N — the loser moves on to the next free one.
+ */
+async function claimBridge(dir: string): Promise<number> {
+  for (const n of await freeIndices()) {
+    const bridge = `moltbr${String(n)}`;
+    await writeFile(
+      networkFile(dir),
+      JSON.stringify({ bridge, subnet: `10.231.${String(n)}.0/24`, namespaces: [] }),
+    );
+    const made = await ip(['link', 'add', bridge, 'type', 'bridge']).then(
+      () => true,
+      (e: unknown) => {
+        if (e instanceof MoltError && /File exists/i.test(e.message)) return false;
+        throw e;
+      },
+    );
+    if (made) return n;
+  }
+  await rm(networkFile(dir), { force: true });
   throw new MoltError(ErrorCode.LabFailed, 'no free 10.231.N.0/24 subnet for a lab network', {
     hint: 'remove old lab bridges (`ip link show type bridge`, named moltbrN)',
   });
@@ -127,7 +150,7 @@ async function freeIndex(): Promise<number> {
  * on first use. Its record is kept in `dir/network.json` as it grows.
  */
 export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
-  const n = await freeIndex();
+  const n = await claimBridge(dir);
   const prefix = `10.231.${String(n)}`;
   const state = {
     bridge: `moltbr${String(n)}`,
@@ -136,8 +159,6 @@ export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
   };
   const machines = new Map<string, MachineAddress>();
   const save = (): Promise<void> => writeFile(networkFile(dir), JSON.stringify(state));
-  await save();
-  await ip(['link', 'add', state.bridge, 'type', 'bridge']);
   await ip(['addr', 'add', `${prefix}.1/24`, 'dev', state.bridge]);
   await ip(['link', 'set', state.bridge, 'up']);
   const addMachine = async (name: string): Promise<MachineAddress> => {
