@@ -12,6 +12,7 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { pushInstallerImage } from '../testkit/installer-image.ts';
 import { removeNetwork } from './fleet/network.ts';
+import { progressPrinter } from './progress.ts';
 import { startLab, type LabOptions } from './lab.ts';
 import { alive, readLabState, removeLabState, requireLab, type LabState } from './state.ts';
 
@@ -22,7 +23,6 @@ export interface LabIo {
 
 const tty = process.stdout.isTTY;
 const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);
-const bold = (s: string): string => (tty ? `\x1b[1m${s}\x1b[0m` : s);
 
 export const defaultLabDir = (): string => resolve('.molt', 'lab');
 
@@ -62,6 +62,25 @@ async function clearLeftovers(dir: string): Promise<void> {
   await removeNetwork(dir);
 }
 
+/** Start `molt lab run` detached, its output appended to `logs/lab.log` from `offset` on. */
+async function spawnDaemon(
+  o: LabOptions,
+  molt: readonly string[],
+): Promise<{ pid: number; logFile: string; offset: number }> {
+  await mkdir(join(o.dir, 'logs'), { recursive: true });
+  const logFile = join(o.dir, 'logs', 'lab.log');
+  const log = await open(logFile, 'a');
+  const offset = (await log.stat()).size;
+  const child = spawn(
+    molt[0] ?? process.execPath,
+    [...molt.slice(1), 'lab', 'run', ...labArgs(o)],
+    { detached: true, stdio: ['ignore', log.fd, log.fd] },
+  );
+  child.unref();
+  await log.close();
+  return { pid: child.pid ?? -1, logFile, offset };
+}
+
 /** Start the daemon and follow its progress until the lab is ready (or the daemon gave up). */
 export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): Promise<LabState> {
   const running = await readLabState(o.dir);
@@ -74,33 +93,19 @@ export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): 
       },
     );
   await clearLeftovers(o.dir);
-  await mkdir(join(o.dir, 'logs'), { recursive: true });
-  const logFile = join(o.dir, 'logs', 'lab.log');
-  const log = await open(logFile, 'a');
-  const offset = (await log.stat()).size;
-  const child = spawn(
-    molt[0] ?? process.execPath,
-    [...molt.slice(1), 'lab', 'run', ...labArgs(o)],
-    {
-      detached: true,
-      stdio: ['ignore', log.fd, log.fd],
-    },
-  );
-  child.unref();
-  await log.close();
-  const pid = child.pid ?? -1;
+  const { pid, logFile, offset } = await spawnDaemon(o, molt);
   const started = performance.now();
   io.err(dim(`molt lab: daemon PID ${String(pid)}, log ${logFile}\n`));
   let at = offset;
+  const progress = progressPrinter(io, started);
   for (;;) {
     const [lines, next] = await newLines(logFile, at);
     at = next;
-    const seconds = Math.round((performance.now() - started) / 1000);
-    for (const l of lines)
-      io.err(`${dim(`[${String(seconds).padStart(4)}s]`)} ${l.slice('molt lab: '.length)}\n`);
+    progress.show(lines.map((l) => l.slice('molt lab: '.length)));
     const state = await readLabState(o.dir);
-    if (state?.state === 'ready') return state;
+    if (state?.state === 'ready') return progress.done(state);
     if (!alive(pid)) {
+      progress.done(undefined);
       const tail = (await readFile(logFile, 'utf8').catch(() => '')).slice(offset).slice(-3000);
       throw new MoltError(ErrorCode.LabFailed, `the lab did not come up:\n${tail}`, {
         hint: `see ${logFile} and the machines' logs next to it`,
@@ -156,78 +161,6 @@ export async function labDown(dir: string, io: LabIo, json = false): Promise<num
   await removeLabState(dir);
   await removeNetwork(dir);
   return say(`lab in ${dir} stopped`, { stopped: true, pid: state.pid });
-}
-
-interface MachineRow {
-  id: string;
-  role: string;
-  pool: string;
-  observed?: { version?: string; phase?: string; reachable: boolean };
-}
-interface RolloutRow {
-  id: string;
-  state: string;
-  counts: { total: number; Succeeded: number };
-}
-
-async function read<T>(base: string, path: string): Promise<T> {
-  const res = await fetch(new URL(path, base));
-  if (!res.ok) throw new MoltError(ErrorCode.OperatorUnreachable, `${path}: ${String(res.status)}`);
-  return (await res.json()) as T;
-}
-
-export async function labStatus(dir: string, io: LabIo, json: boolean): Promise<number> {
-  const state = await requireLab(dir);
-  const dash = state.operator.dashboard;
-  const [machines, rollouts] = await Promise.all([
-    read<MachineRow[]>(dash, '/v1/machines'),
-    read<RolloutRow[]>(dash, '/v1/rollouts'),
-  ]);
-  if (json) {
-    io.out(`${JSON.stringify({ ...state, fleet: machines, rollouts }, null, 2)}\n`);
-    return 0;
-  }
-  io.out(statusText(state, machines, rollouts));
-  return 0;
-}
-
-function statusHeader(state: LabState): string {
-  const net = state.network;
-  return [
-    `${bold('lab')} ${state.dir} (PID ${String(state.pid)}, since ${state.startedAt})`,
-    `  dashboard  ${state.operator.dashboard}`,
-    `  operator   ${state.operator.api}`,
-    `  registry   ${state.registry}/${state.repository}`,
-    ...(state.kubeconfig === undefined ? [] : [`  kubeconfig ${state.kubeconfig}`]),
-    ...(net?.mode === 'netns'
-      ? [`  network    ${net.subnet ?? ''} on bridge ${net.bridge ?? ''}, a namespace per machine`]
-      : []),
-  ].join('\n');
-}
-
-function machineLine(m: MachineRow, endpoint: string): string {
-  const o = m.observed;
-  const phase = o?.reachable === false ? 'unreachable' : (o?.phase ?? '?');
-  return `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(14)} ${endpoint.padEnd(21)} ${(o?.version ?? '?').padEnd(8)} ${phase}`;
-}
-
-function statusText(
-  state: LabState,
-  machines: readonly MachineRow[],
-  rollouts: readonly RolloutRow[],
-): string {
-  const endpoint = new Map(state.machines.map((m) => [m.id, new URL(m.endpoint).host]));
-  return [
-    statusHeader(state),
-    '',
-    '  MACHINE  ROLE           POOL           ENDPOINT              VERSION  PHASE',
-    ...machines.map((m) => machineLine(m, endpoint.get(m.id) ?? '?')),
-    ...rollouts.map(
-      (r) =>
-        `  rollout ${r.id}: ${r.state} ${String(r.counts.Succeeded)}/${String(r.counts.total)}`,
-    ),
-    '',
-  ].join('\n');
 }
 
 export async function labEnv(dir: string, io: LabIo, json = false): Promise<number> {

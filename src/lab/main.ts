@@ -11,17 +11,10 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { superviseMachine } from './firmware/supervisor.ts';
 import { chooseNetworkMode } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
-import {
-  defaultLabDir,
-  labDown,
-  labEnv,
-  labPublish,
-  labRun,
-  labStatus,
-  labUp,
-} from './commands.ts';
+import { defaultLabDir, labDown, labEnv, labPublish, labRun, labUp } from './commands.ts';
 import type { LabIo } from './commands.ts';
 import type { LabOptions } from './lab.ts';
+import { labStatus } from './status.ts';
 
 export type { LabIo } from './commands.ts';
 
