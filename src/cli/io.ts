@@ -11,8 +11,16 @@ export interface CliIo {
   readonly isTty: boolean;
 }
 
-/** The process's own streams and environment. */
+/**
+ * The process's own streams and environment. When the reader of stdout goes away (`molt node
+ * events --follow | head`), molt ends quietly, as `cat` does, instead of dying on EPIPE with a
+ * stack trace.
+ */
 export function processIo(): CliIo {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(0);
+  });
   return {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
