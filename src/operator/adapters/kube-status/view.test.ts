@@ -78,6 +78,11 @@ describe('the Kubernetes status view', () => {
     assert.equal(cond(r, 'Halted')?.status, 'True');
     assert.equal(cond(r, 'Progressing')?.status, 'False');
     assert.match(cond(r, 'Halted')?.message ?? '', /w-1 RolledBack \(health deadline passed\)/);
+    assert.deepEqual(
+      [r.status['failed'], r.status['rolledBack']],
+      [1, 1],
+      'FAILED counts the rolled-back machine, as molt rollout list does',
+    );
   });
 
   it('shows each machine with what it boots, its target and its phase in the rollout', () => {

@@ -72,7 +72,9 @@ function counts(r: Rollout, members: readonly string[]) {
     total: all.length,
     succeeded: n('Succeeded'),
     inFlight: n('InFlight'),
-    failed: n('Failed'),
+    // The release failed on a rolled-back machine too: FAILED counts both, as `molt rollout list`
+    // does; `rolledBack` says how many of them went back by themselves.
+    failed: n('Failed') + n('RolledBack'),
     rolledBack: n('RolledBack'),
     pending: n('Pending'),
   };
