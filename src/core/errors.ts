@@ -114,6 +114,11 @@ export const ErrorCode = {
   DrainRefused: 'MOLT_DRAIN_REFUSED',
   /** Pods still on the node when the drain timeout passed (PDBs kept refusing, pods never ended). */
   DrainTimeout: 'MOLT_DRAIN_TIMEOUT',
+  /**
+   * The drain timed out under `quarantine-and-skip`: the node stays cordoned and labelled
+   * `molt.dev/quarantined`, and the operator skips the machine (not a failure of the release).
+   */
+  DrainQuarantined: 'MOLT_DRAIN_QUARANTINED',
   // operator (docs/adr/0005)
   /** A rollout policy that cannot be enforced: bad cron or zone, percent over 100, empty window, contradictions. */
   PolicyInvalid: 'MOLT_POLICY_INVALID',

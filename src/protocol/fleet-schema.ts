@@ -273,7 +273,7 @@ const poolSchema = z
 
 const progressSchema = z
   .strictObject({
-    phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack']),
+    phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack', 'Skipped']),
     startedAt: time.optional(),
     finishedAt: time.optional(),
     reason: z.string().optional(),

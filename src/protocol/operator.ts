@@ -46,6 +46,7 @@ export const MachinePhaseSchema = z.enum([
   'Succeeded',
   'Failed',
   'RolledBack',
+  'Skipped',
 ]);
 export const machinePhases = MachinePhaseSchema.options;
 export type MachinePhaseName = z.infer<typeof MachinePhaseSchema>;
@@ -82,6 +83,8 @@ export const RolloutCounts = z.object({
   Succeeded: z.number().int(),
   Failed: z.number().int(),
   RolledBack: z.number().int(),
+  /** Machines set aside by `quarantine-and-skip` (phase `Skipped`): finished, not failures. */
+  Skipped: z.number().int(),
   /** Pending machines the planner skips (already on the target, pinned); known only once observed. */
   skipped: z.number().int(),
 });

@@ -139,6 +139,30 @@ describe('plan: machines and rollout state', () => {
     assert.equal(p.rollouts[0]?.verdict, 'complete');
   });
 
+  it('goes on past a machine its drain quarantined: Skipped is not a failure, and it completes', () => {
+    const quarantined = {
+      phase: 'Skipped' as const,
+      startedAt: T0 - 2 * MIN,
+      finishedAt: T0 - MIN,
+      reason: 'MOLT_DRAIN_QUARANTINED: pods stayed',
+    };
+    const s = snapshot({ rollouts: [rollout({ machines: { w00: quarantined } })] });
+    const p = plan(s, T0);
+    assert.equal(p.rollouts[0]?.verdict, 'continue', 'the default budget of 1 is not spent');
+    assert.equal(started(p).length, 3);
+    assert.deepEqual(decisionOf(p, 'w00').reason, {
+      code: 'Skipped',
+      message: 'MOLT_DRAIN_QUARANTINED: pods stayed',
+    });
+    assert.equal(decisionOf(p, 'w00').action, 'skipped');
+    const rest = Object.fromEntries(['w01', 'w02', 'w03'].map((id) => [id, succeeded(T0 - MIN)]));
+    const done = snapshot({ rollouts: [rollout({ machines: { w00: quarantined, ...rest } })] });
+    const [verdict] = plan(done, T0).rollouts;
+    assert.ok(verdict !== undefined);
+    assert.equal(verdict.verdict, 'complete');
+    assert.match(verdict.message ?? '', /0 failures, 1 machine skipped/);
+  });
+
   it('admits machines of the older rollout first', () => {
     const machines = workers(2);
     const rollouts: Rollout[] = [

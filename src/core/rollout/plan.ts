@@ -84,11 +84,19 @@ function decide(c: Candidate): MachineDecision {
       return { ...decision(c, 'soaking'), notBefore: end };
     }
     case 'Failed':
-    case 'RolledBack': {
-      const message = entry.progress?.reason ?? entry.phase;
-      return { ...decision(c, 'failed'), reason: { code: entry.phase, message } };
-    }
+    case 'RolledBack':
+    case 'Skipped':
+      return finishedBadly(c, entry.phase);
   }
+}
+
+/** A machine the rollout is done with that did not succeed: failed, or set aside (`Skipped`). */
+function finishedBadly(c: Candidate, phase: 'Failed' | 'RolledBack' | 'Skipped'): MachineDecision {
+  const message = c.entry.progress?.reason ?? phase;
+  return {
+    ...decision(c, phase === 'Skipped' ? 'skipped' : 'failed'),
+    reason: { code: phase, message },
+  };
 }
 
 function verdictOf(shape: RolloutShape, halted: boolean, soaking: number): RolloutVerdict {
@@ -98,7 +106,8 @@ function verdictOf(shape: RolloutShape, halted: boolean, soaking: number): Rollo
     return { rollout: r.id, verdict: 'halt', message };
   }
   if (r.state === 'Completed' || (shape.open === 0 && soaking === 0)) {
-    const message = `every machine finished (${plural(shape.failed, 'failure')})`;
+    const skipped = shape.skipped > 0 ? `, ${plural(shape.skipped, 'machine')} skipped` : '';
+    const message = `every machine finished (${plural(shape.failed, 'failure')}${skipped})`;
     return { rollout: r.id, verdict: 'complete', message };
   }
   return { rollout: r.id, verdict: 'continue' };

@@ -46,6 +46,8 @@ export interface RolloutShape {
   /** Per role: the lowest zone rank that still has unfinished non-canary machines (not blocked). */
   readonly zoneMin: ReadonlyMap<Role, number>;
   readonly failed: number;
+  /** Machines set aside (`Skipped`: quarantined by their drain); not failures. */
+  readonly skipped: number;
   /** Machines Pending (not skipped) or InFlight. */
   readonly open: number;
 }
@@ -178,6 +180,7 @@ interface Tally {
   canaryOpen: number;
   canaryLastFinish: number | undefined;
   failed: number;
+  skipped: number;
   open: number;
   readonly batchOpen: number[];
   readonly batchLastFinish: number[];
@@ -195,6 +198,7 @@ function count(t: Tally, e: Entry, blocked: Blocked): void {
   const unfinished = isOpen(e);
   if (unfinished) t.open++;
   if (e.phase === 'Failed' || e.phase === 'RolledBack') t.failed++;
+  if (e.phase === 'Skipped') t.skipped++;
   if (e.skip !== undefined) return;
   if (e.canary) {
     t.canaryOpen += unfinished ? 1 : 0;
@@ -229,7 +233,7 @@ export function shapeRollout(input: ShapeInput): RolloutShape {
   const o = ordered(all, pool, r, rules);
   const entries = entriesOf(o, r, rules);
   const t: Tally = {
-    ...{ canaryOpen: 0, canaryLastFinish: undefined, failed: 0, open: 0 },
+    ...{ canaryOpen: 0, canaryLastFinish: undefined, failed: 0, skipped: 0, open: 0 },
     ...{ batchOpen: [0], batchLastFinish: [-Infinity], zoneMin: new Map<Role, number>() },
   };
   for (const e of entries) count(t, e, blocked);

@@ -133,14 +133,20 @@ export interface ProviderSettings {
 
 export type RolloutState = 'AwaitingApproval' | 'Active' | 'Paused' | 'Halted' | 'Completed';
 
-/** Where one machine of a rollout is. `Pending` machines are the planner's candidates. */
-export type MachinePhase = 'Pending' | 'InFlight' | 'Succeeded' | 'Failed' | 'RolledBack';
+/**
+ * Where one machine of a rollout is. `Pending` machines are the planner's candidates. `Skipped`:
+ * the machine was set aside without being changed (its drain timed out under
+ * `quarantine-and-skip`: the node stays cordoned for a person to look at); finished, and not a
+ * failure of the release, so it neither counts against the failure budget nor holds the rollout.
+ */
+export type MachinePhase =
+  'Pending' | 'InFlight' | 'Succeeded' | 'Failed' | 'RolledBack' | 'Skipped';
 
 export interface MachineProgress {
   readonly phase: MachinePhase;
   /** When the upgrade started (set from InFlight on). */
   readonly startedAt?: number;
-  /** When it reached Succeeded / Failed / RolledBack. */
+  /** When it reached Succeeded / Failed / RolledBack / Skipped. */
   readonly finishedAt?: number;
   readonly reason?: string;
   /** The agent's operation id, once the agent accepted the upgrade (the executor's bookkeeping). */

@@ -71,6 +71,7 @@ describe('rollouts', () => {
       Succeeded: 1,
       Failed: 0,
       RolledBack: 0,
+      Skipped: 0,
       skipped: 0,
     });
   });

@@ -67,6 +67,7 @@ function countsOf(progress: readonly MachineProgressView[]): RolloutCounts {
     Succeeded: 0,
     Failed: 0,
     RolledBack: 0,
+    Skipped: 0,
     skipped: 0,
   };
   for (const p of progress) {

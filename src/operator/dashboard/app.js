@@ -9,6 +9,7 @@ const phaseColour = {
   Succeeded: 'var(--ok)',
   Failed: 'var(--bad)',
   RolledBack: 'var(--bad)',
+  Skipped: 'var(--warn)',
 };
 
 /** An element with attributes and children (strings become text: nothing is parsed as HTML). */
@@ -51,11 +52,12 @@ function rolloutCard(r) {
       part(c.Succeeded, 'var(--ok)'),
       part(c.InFlight, 'var(--run)'),
       part(c.Failed + c.RolledBack, 'var(--bad)'),
+      part(c.Skipped ?? 0, 'var(--warn)'),
     ),
     el(
       'div',
       { class: 'muted' },
-      `${c.Succeeded}/${c.total} done · ${c.InFlight} in flight · ${c.Failed + c.RolledBack} failed · ${r.id}`,
+      `${c.Succeeded}/${c.total} done · ${c.InFlight} in flight · ${c.Failed + c.RolledBack} failed${c.Skipped ? ` · ${c.Skipped} quarantined` : ''} · ${r.id}`,
     ),
   );
 }

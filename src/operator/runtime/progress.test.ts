@@ -102,6 +102,23 @@ describe('progressStep', () => {
     );
   });
 
+  it('records a machine its drain quarantined as Skipped, not Failed', () => {
+    const last = result('Failed', {
+      code: 'MOLT_DRAIN_QUARANTINED',
+      reason: 'node w-1 still runs shop/db-0 after 120 s; the node stays cordoned',
+    });
+    const step = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last }) },
+      options,
+    );
+    assert.ok(step.kind === 'set');
+    assert.equal(step.progress.phase, 'Skipped');
+    assert.match(step.progress.reason ?? '', /^MOLT_DRAIN_QUARANTINED: node w-1 still runs/);
+    assert.equal(step.progress.finishedAt, options.now);
+  });
+
   it("ignores another operation's result and waits", () => {
     const last = { ...result('Succeeded'), operationId: 'someone-else' };
     const step = progressStep(

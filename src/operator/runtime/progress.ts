@@ -111,7 +111,9 @@ function fromResult(
     });
   }
   const reason = [last.code, last.reason].filter((x) => x !== undefined).join(': ');
-  return finished(p, now, { phase: last.result, ...(reason !== '' && { reason }) });
+  // The drain's `quarantine-and-skip`: the machine was set aside unchanged, not failed by the release.
+  const phase = last.code === ErrorCode.DrainQuarantined ? 'Skipped' : last.result;
+  return finished(p, now, { phase, ...(reason !== '' && { reason }) });
 }
 
 function unreachable(

@@ -13,7 +13,10 @@
  *   now) is retried with backoff until the policy's timeout. Evicted pods are waited for until they
  *   are gone from the node (one field-selected list per poll, however many pods). At the timeout
  *   the policy's `onTimeout` applies: `abort-and-uncordon` (uncordon if molt cordoned, fail),
- *   `quarantine-and-skip` (stay cordoned, label the node `molt.dev/quarantined`, fail), or
+ *   `quarantine-and-skip` (stay cordoned, label the node `molt.dev/quarantined`, fail with
+ *   `MOLT_DRAIN_QUARANTINED`, which the operator records as the machine skipped; **uncordon**
+ *   leaves a quarantined node cordoned — the upgrade's undo must not release it, a person does by
+ *   removing the label), or
  *   `force-delete` (delete what is left with no grace period — bypassing the budgets — and go on).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -105,6 +108,13 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
   const uncordon = async (): Promise<boolean> => {
     const node = await readNode();
     if (node.metadata?.annotations?.[CordonAnnotation] === undefined) return false;
+    // Quarantined by a drain's `quarantine-and-skip`: the upgrade's undo must not release the node;
+    // a person does, by removing the label (and uncordoning).
+    const quarantine = node.metadata.labels?.[QuarantineLabel];
+    if (quarantine !== undefined) {
+      log(`${o.node} stays cordoned: quarantined (${QuarantineLabel}=${quarantine})`);
+      return false;
+    }
     await patchNode({
       spec: { unschedulable: null },
       metadata: { annotations: { [CordonAnnotation]: null } },
@@ -204,13 +214,13 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
       await forceDelete(left);
       return;
     }
-    if (policy.onTimeout === 'quarantine-and-skip')
-      await patchNode({ metadata: { labels: { [QuarantineLabel]: operationId } } });
+    const quarantine = policy.onTimeout === 'quarantine-and-skip';
+    if (quarantine) await patchNode({ metadata: { labels: { [QuarantineLabel]: operationId } } });
     else await uncordon();
     throw new MoltError(
-      ErrorCode.DrainTimeout,
+      quarantine ? ErrorCode.DrainQuarantined : ErrorCode.DrainTimeout,
       `node ${o.node} still runs ${names} after ${String(Math.round(policy.timeoutMs / 1000))} s` +
-        (policy.onTimeout === 'quarantine-and-skip'
+        (quarantine
           ? '; the node stays cordoned and is labelled molt.dev/quarantined'
           : '; the node was uncordoned'),
       {

@@ -161,16 +161,18 @@ describe('cordon, drain, uncordon on a real control plane', () => {
       assert.notEqual((await node('drain-1')).spec?.unschedulable, true);
     });
 
-    it('quarantine-and-skip: fails, and the node stays cordoned and labelled', async () => {
+    it('quarantine-and-skip: fails as quarantined, and the node stays cordoned and labelled', async () => {
       const d = drainer('drain-1');
       await d.cordon('op-3');
       await assert.rejects(
         d.drain('op-3', policy({ timeoutMs: 2_000, onTimeout: 'quarantine-and-skip' })),
-        (e: unknown) => isMoltError(e, ErrorCode.DrainTimeout),
+        (e: unknown) => isMoltError(e, ErrorCode.DrainQuarantined),
       );
       const n = await node('drain-1');
       assert.equal(n.spec?.unschedulable, true);
       assert.equal(n.metadata?.labels?.[QuarantineLabel], 'op-3');
+      assert.equal(await d.uncordon(), false, 'the upgrade’s undo does not release it');
+      assert.equal((await node('drain-1')).spec?.unschedulable, true);
       await reset('drain-1');
     });
 

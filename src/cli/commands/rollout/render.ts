@@ -21,11 +21,12 @@ export function describeRollout(r: RolloutView): string {
   return `${lines.join('\n')}\n\n${renderTable(rolloutMachineColumns, r.machines)}`;
 }
 
-/** `4/6 machines done (1 in flight, 1 failed, 0 pending)`. */
+/** `4/6 machines done (1 in flight, 1 failed, 0 pending)`, and `, 1 quarantined` when there are. */
 export function progressLine(r: Pick<RolloutView, 'counts'>): string {
   const c = r.counts;
   const pending = c.Pending - c.skipped;
-  return `${progressOf(c)} machines done (${String(c.InFlight)} in flight, ${String(c.Failed + c.RolledBack)} failed, ${String(pending)} pending)`;
+  const quarantined = c.Skipped > 0 ? `, ${String(c.Skipped)} quarantined` : '';
+  return `${progressOf(c)} machines done (${String(c.InFlight)} in flight, ${String(c.Failed + c.RolledBack)} failed${quarantined}, ${String(pending)} pending)`;
 }
 
 /** One history event as a line. */

@@ -22,7 +22,7 @@ const machine = z.object({
 });
 
 const progress = z.object({
-  phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack']),
+  phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack', 'Skipped']),
   startedAt: time.optional(),
   finishedAt: time.optional(),
   reason: z.string().optional(),

@@ -76,6 +76,7 @@ function counts(r: Rollout, members: readonly string[]) {
     // does; `rolledBack` says how many of them went back by themselves.
     failed: n('Failed') + n('RolledBack'),
     rolledBack: n('RolledBack'),
+    skipped: n('Skipped'),
     pending: n('Pending'),
   };
 }
@@ -115,6 +116,7 @@ function rolloutObject(r: Rollout, state: StoredState): MirrorObject {
       inFlight: c.inFlight,
       failed: c.failed,
       rolledBack: c.rolledBack,
+      skipped: c.skipped,
       pending: c.pending,
       machines: c.all.map((id) => {
         const p = r.machines[id];
@@ -179,6 +181,7 @@ const nodePhases: Record<MachinePhase, string> = {
   Succeeded: 'Upgraded',
   Failed: 'Failed',
   RolledBack: 'RolledBack',
+  Skipped: 'Quarantined',
 };
 
 function nodePhase(r: Rollout | undefined, m: MachineRecord, digest: string | undefined): string {
