@@ -20,7 +20,7 @@ import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
-import { chooseNetworkMode } from '../src/lab/fleet/network.ts';
+import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
 import { moltEntry } from '../src/lab/fleet/machine.ts';
 import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
@@ -256,7 +256,7 @@ async function upLab(dir: string): Promise<LabState> {
       kubernetes: !flags['no-kubernetes'],
       fast: flags.fast,
       dashboardPort: 0,
-      network: await chooseNetworkMode(networkFlag()),
+      network: await chooseNetworkMode(parseNetworkFlag(flags.network)),
     },
     io,
     [process.execPath, moltEntry],
@@ -273,12 +273,6 @@ async function upLab(dir: string): Promise<LabState> {
     );
   }
   return lab;
-}
-
-function networkFlag(): 'auto' | 'netns' | 'loopback' {
-  const n = flags.network;
-  if (n === 'auto' || n === 'netns' || n === 'loopback') return n;
-  throw new Error(`--network must be auto, netns or loopback, not ${n}`);
 }
 
 async function main(): Promise<number> {

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { superviseMachine } from './firmware/supervisor.ts';
-import { chooseNetworkMode } from './fleet/network.ts';
+import { chooseNetworkMode, parseNetworkFlag } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
 import { defaultLabDir, labDown, labEnv, labPublish, labRun, labUp } from './commands.ts';
 import type { LabIo } from './commands.ts';
@@ -123,14 +123,8 @@ async function labOptions(values: ReturnType<typeof parseLab>['values']): Promis
     throw new MoltError(ErrorCode.BadFlag, '--workers must be a number from 1 to 20');
   if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535)
     throw new MoltError(ErrorCode.BadFlag, '--dashboard-port must be a port number');
-  const network = values.network;
-  if (network !== 'auto' && network !== 'netns' && network !== 'loopback')
-    throw new MoltError(
-      ErrorCode.BadFlag,
-      `--network must be auto, netns or loopback, not ${JSON.stringify(network)}`,
-    );
   return {
-    network: await chooseNetworkMode(network),
+    network: await chooseNetworkMode(parseNetworkFlag(values.network)),
     dir: resolve(values.dir ?? defaultLabDir()),
     workers,
     kubernetes: !values['no-kubernetes'],

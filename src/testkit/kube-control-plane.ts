@@ -313,6 +313,7 @@ async function apiservers(
       ],
     });
   }
+  const address = o.address ?? '127.0.0.1';
   const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const etcd = `http://127.0.0.1:${String(etcdClient)}`;
   const peer = `http://127.0.0.1:${String(etcdPeer)}`;
@@ -333,15 +334,10 @@ async function apiservers(
     startProcess(
       'kube-apiserver',
       join(bins, 'kube-apiserver'),
-      apiserverArgs(
-        f,
-        etcd,
-        { address: o.address ?? '127.0.0.1', port: apiPort },
-        { certDir: join(f.dir, 'serving') },
-      ),
+      apiserverArgs(f, etcd, { address, port: apiPort }, { certDir: join(f.dir, 'serving') }),
     ),
   );
-  return `https://${o.address ?? '127.0.0.1'}:${String(apiPort)}`;
+  return `https://${address}:${String(apiPort)}`;
 }
 
 async function launch(

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Where lab machines live on the network (docs/adr/0007 §6).
+ * Where lab machines live on the network (docs/adr/0007 §7).
  *
  * - `loopback` (any user): every machine listens on 127.0.0.1, each at ports of its own.
  * - `netns` (root): each machine gets a network namespace `molt<N>-<name>` and an address
@@ -40,8 +40,6 @@ export interface MachineAddress {
   readonly address: string;
   /** The argv prefix that runs a command inside the machine's namespace (empty on loopback). */
   readonly exec: readonly string[];
-  /** The namespace (netns mode). */
-  readonly netns?: string;
 }
 
 /** What a netns network consists of: enough to remove it. */
@@ -75,6 +73,15 @@ export function loopbackNetwork(): LabNetwork {
     port: () => freePort(),
     remove: () => Promise.resolve(),
   };
+}
+
+/** The `--network` flag's value, or MOLT_BAD_FLAG naming the choices. */
+export function parseNetworkFlag(value: string): NetworkMode | 'auto' {
+  if (value === 'auto' || value === 'netns' || value === 'loopback') return value;
+  throw new MoltError(
+    ErrorCode.BadFlag,
+    `--network must be auto, netns or loopback, not ${JSON.stringify(value)}`,
+  );
 }
 
 /** `auto`: netns when running as root with `ip` available, loopback otherwise. */
@@ -123,13 +130,11 @@ async function freeIndices(): Promise<number[]> {
  * Claim a bridge: creating the link is the atomic step, so two labs starting at once (tests run in
  * parallel) cannot both take the same N — the loser moves on to the next free one.
  */
-async function claimBridge(dir: string): Promise<number> {
+async function claimBridge(dir: string): Promise<{ n: number; bridge: string; subnet: string }> {
   for (const n of await freeIndices()) {
-    const bridge = `moltbr${String(n)}`;
-    await writeFile(
-      networkFile(dir),
-      JSON.stringify({ bridge, subnet: `10.231.${String(n)}.0/24`, namespaces: [] }),
-    );
+    const claim = { n, bridge: `moltbr${String(n)}`, subnet: `10.231.${String(n)}.0/24` };
+    const { bridge, subnet } = claim;
+    await writeFile(networkFile(dir), JSON.stringify({ bridge, subnet, namespaces: [] }));
     const made = await ip(['link', 'add', bridge, 'type', 'bridge']).then(
       () => true,
       (e: unknown) => {
@@ -137,7 +142,7 @@ async function claimBridge(dir: string): Promise<number> {
         throw e;
       },
     );
-    if (made) return n;
+    if (made) return claim;
   }
   await rm(networkFile(dir), { force: true });
   throw new MoltError(ErrorCode.LabFailed, 'no free 10.231.N.0/24 subnet for a lab network', {
@@ -150,13 +155,9 @@ async function claimBridge(dir: string): Promise<number> {
  * on first use. Its record is kept in `dir/network.json` as it grows.
  */
 export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
-  const n = await claimBridge(dir);
+  const { n, bridge, subnet } = await claimBridge(dir);
   const prefix = `10.231.${String(n)}`;
-  const state = {
-    bridge: `moltbr${String(n)}`,
-    subnet: `${prefix}.0/24`,
-    namespaces: [] as string[],
-  };
+  const state = { bridge, subnet, namespaces: [] as string[] };
   const machines = new Map<string, MachineAddress>();
   const save = (): Promise<void> => writeFile(networkFile(dir), JSON.stringify(state));
   await ip(['addr', 'add', `${prefix}.1/24`, 'dev', state.bridge]);
@@ -175,7 +176,7 @@ export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
     await ip(['-n', netns, 'addr', 'add', `${address}/24`, 'dev', 'eth0']);
     await ip(['-n', netns, 'link', 'set', 'eth0', 'up']);
     await ip(['-n', netns, 'link', 'set', 'lo', 'up']);
-    return { name, address, netns, exec: ['ip', 'netns', 'exec', netns] };
+    return { name, address, exec: ['ip', 'netns', 'exec', netns] };
   };
   return {
     mode: 'netns',
