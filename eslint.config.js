@@ -82,7 +82,7 @@ export default tseslint.config(
     files: [
       'src/platform/kube/**/*.ts',
       'src/operator/adapters/kube-*/**/*.ts',
-      'src/testkit/kube-*.ts',
+      'src/lab/services/kube-*.ts',
       'src/lab/fleet/workloads.ts',
       'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',

@@ -19,8 +19,8 @@ import { buildImage, createRegistryClient, MediaType, pushImage } from '../src/o
 import type { RequestStats } from '../src/oci/types.ts';
 import { mapConcurrent } from '../src/releases/discovery/pool.ts';
 import { discoverReleases, FileReleaseCache } from '../src/releases/index.ts';
-import { tempDir } from '../src/testkit/process.ts';
-import { startRegistry, type RunningRegistry } from '../src/testkit/registry-process.ts';
+import { tempDir } from '../src/platform/process/managed-process.ts';
+import { startRegistry, type RunningRegistry } from '../src/lab/services/registry.ts';
 
 const run = promisify(execFile);
 const repository = 'bench/installer';

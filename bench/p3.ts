@@ -26,9 +26,11 @@ import { availableParallelism } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import type { Rollout } from '../src/core/rollout/types.ts';
 import type { OperationSummaryView } from '../src/protocol/agent.ts';
-import { maxOverlap, official, startLabFleet, type Worker } from '../src/lab/fleet/fleet.ts';
+import { official, startLabFleet, type Worker } from '../src/lab/fleet/fleet.ts';
 import { operatorDefaults, startBenchOperator } from '../test/integration/operator/lab-operator.ts';
 import { median, seconds } from './p7.ts';
+import { maxOverlap } from '../src/testkit/rollout-timing.ts';
+import { moltArgv } from '../src/testkit/molt-entry.ts';
 
 const machines = 12;
 const concurrency = 3;
@@ -86,7 +88,7 @@ function handOvers(runs: readonly Run[]): number[] {
 export async function runP3(): Promise<void> {
   const defaults = operatorDefaults();
   const booting = performance.now();
-  const fleet = await startLabFleet({ workers: machines, controlPlane: false });
+  const fleet = await startLabFleet({ molt: moltArgv, workers: machines, controlPlane: false });
   const bootMs = performance.now() - booting;
   try {
     const op = await startBenchOperator(fleet, [

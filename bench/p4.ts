@@ -23,8 +23,8 @@ import { defaultDrainPolicy } from '../src/core/drain/pods.ts';
 import { loadKubeConfig } from '../src/platform/kube/client.ts';
 import { createNodeDrainer } from '../src/platform/kube/node-drain.ts';
 import { startLabKubelet, type LabKubelet } from '../src/platform/kube/lab-kubelet.ts';
-import { startKubeControlPlane } from '../src/testkit/kube-control-plane.ts';
-import { eventually } from '../src/testkit/process.ts';
+import { startKubeControlPlane } from '../src/lab/services/kube-control-plane.ts';
+import { eventually } from '../src/platform/process/managed-process.ts';
 
 const run = promisify(execFile);
 const deployments = 10;

@@ -23,8 +23,8 @@ import { promisify } from 'node:util';
 import { createOciImageSource } from '../src/agent/adapters/oci-image-source/index.ts';
 import { createRegistryClient } from '../src/oci/index.ts';
 import { pushInstallerImage, type InstallerImage } from '../src/testkit/installer-image.ts';
-import { tempDir } from '../src/testkit/process.ts';
-import { startRegistry, type RunningRegistry } from '../src/testkit/registry-process.ts';
+import { tempDir } from '../src/platform/process/managed-process.ts';
+import { startRegistry, type RunningRegistry } from '../src/lab/services/registry.ts';
 
 const run = promisify(execFile);
 const repository = 'bench/installer';

@@ -15,11 +15,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { memoryIo } from '../src/cli/io.ts';
 import { main } from '../src/cli/main.ts';
-import { initCaDir, issueToDir } from '../src/cli/pki/store.ts';
+import { initCaDir, issueToDir } from '../src/platform/pki/store.ts';
 import { createRegistryClient } from '../src/oci/index.ts';
 import { pushInstallerImage } from '../src/testkit/installer-image.ts';
-import { eventually, startProcess, tempDir, type ManagedProcess } from '../src/testkit/process.ts';
-import { startRegistry, type RunningRegistry } from '../src/testkit/registry-process.ts';
+import {
+  eventually,
+  startProcess,
+  tempDir,
+  type ManagedProcess,
+} from '../src/platform/process/managed-process.ts';
+import { startRegistry, type RunningRegistry } from '../src/lab/services/registry.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 /** The agent as shipped (`tsc -b` output, package.json `bin`) and as run from source with Node's type stripping. */

@@ -21,6 +21,7 @@ import {
   startBenchOperator,
   type BenchOperator,
 } from '../test/integration/operator/lab-operator.ts';
+import { moltArgv } from '../src/testkit/molt-entry.ts';
 
 export const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -77,7 +78,7 @@ async function round(
 /** Run P7 and print its table and `BENCH P7 …` line. */
 export async function runP7(): Promise<void> {
   const defaults = operatorDefaults();
-  const fleet = await startLabFleet({ workers, controlPlane: false });
+  const fleet = await startLabFleet({ molt: moltArgv, workers, controlPlane: false });
   try {
     const op = await startBenchOperator(fleet, [{ name: pool, channel: 'beta', policies: [] }]);
     const results: Round[] = [];

@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentStatus } from '../src/protocol/agent.ts';
-import { eventually, startProcess } from '../src/testkit/process.ts';
+import { eventually, startProcess } from '../src/platform/process/managed-process.ts';
 
 type Molt = (
   args: string[],

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { main } from '../src/cli/main.ts';
 import { memoryIo } from '../src/cli/io.ts';
 import { generateKeyPair } from '../src/releases/index.ts';
-import { startRegistry } from '../src/testkit/registry-process.ts';
-import { tempDir } from '../src/testkit/process.ts';
+import { startRegistry } from '../src/lab/services/registry.ts';
+import { tempDir } from '../src/platform/process/managed-process.ts';
 import { agentStory } from './demo-agent.ts';
 
 const tty = process.stdout.isTTY;

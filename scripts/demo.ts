@@ -16,13 +16,12 @@
 // .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
 // (release discovery, signatures, one machine's A/B upgrade and rollback).
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
 import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
-import { moltEntry } from '../src/lab/fleet/machine.ts';
 import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
 
 const run = promisify(execFile);
@@ -257,9 +256,10 @@ async function upLab(dir: string): Promise<LabState> {
       fast: flags.fast,
       dashboardPort: 0,
       network: await chooseNetworkMode(parseNetworkFlag(flags.network)),
+      // The demo runs molt from this checkout's sources (Node strips the types).
+      molt: [process.execPath, join(import.meta.dirname, '../src/bin/molt.ts')],
     },
     io,
-    [process.execPath, moltEntry],
   );
   check(
     lab.machines.length === (flags.fast ? 5 : 6),

@@ -14,8 +14,8 @@
 # Prints the binary directory on stdout (last line); progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=../test/kube/versions.env
-source test/kube/versions.env
+# shellcheck source=kube-versions.env
+source scripts/kube-versions.env
 
 CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
 OUT="$CACHE/$KUBERNETES-etcd$ETCD"

@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../core/errors.ts';
-import { tempDir } from '../testkit/process.ts';
+import { tempDir } from '../platform/process/managed-process.ts';
 import { loadMachineConfig } from './config.ts';
 
 async function rootWith(config: string | undefined): Promise<string> {

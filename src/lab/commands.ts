@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { createRegistryClient } from '../oci/index.ts';
-import { pushInstallerImage } from '../testkit/installer-image.ts';
+import { pushInstallerImage } from './services/installer-image.ts';
 import { removeNetwork } from './fleet/network.ts';
 import { progressPrinter } from './progress.ts';
 import { startLab, type LabOptions } from './lab.ts';
@@ -65,8 +65,8 @@ async function clearLeftovers(dir: string): Promise<void> {
 /** Start `molt lab run` detached, its output appended to `logs/lab.log` from `offset` on. */
 async function spawnDaemon(
   o: LabOptions,
-  molt: readonly string[],
 ): Promise<{ pid: number; logFile: string; offset: number }> {
+  const { molt } = o;
   await mkdir(join(o.dir, 'logs'), { recursive: true });
   const logFile = join(o.dir, 'logs', 'lab.log');
   const log = await open(logFile, 'a');
@@ -82,7 +82,7 @@ async function spawnDaemon(
 }
 
 /** Start the daemon and follow its progress until the lab is ready (or the daemon gave up). */
-export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): Promise<LabState> {
+export async function labUp(o: LabOptions, io: LabIo): Promise<LabState> {
   const running = await readLabState(o.dir);
   if (running !== undefined)
     throw new MoltError(
@@ -93,7 +93,7 @@ export async function labUp(o: LabOptions, io: LabIo, molt: readonly string[]): 
       },
     );
   await clearLeftovers(o.dir);
-  const { pid, logFile, offset } = await spawnDaemon(o, molt);
+  const { pid, logFile, offset } = await spawnDaemon(o);
   const started = performance.now();
   io.err(dim(`molt lab: daemon PID ${String(pid)}, log ${logFile}\n`));
   let at = offset;

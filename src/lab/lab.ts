@@ -19,14 +19,14 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { issueToDir } from '../cli/pki/store.ts';
+import { issueToDir } from '../platform/pki/store.ts';
 import { loadKubeConfig } from '../platform/kube/client.ts';
+import { packageFile } from '../platform/package-files.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
-import { startKubeControlPlane, type KubeControlPlane } from '../testkit/kube-control-plane.ts';
-import { freePort } from '../testkit/ports.ts';
-import { startProcess, type ManagedProcess } from '../testkit/process.ts';
+import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
+import { freePort } from '../platform/process/free-port.ts';
+import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
-import { moltEntry } from './fleet/machine.ts';
 import {
   createNetnsNetwork,
   loopbackNetwork,
@@ -49,6 +49,8 @@ export interface LabOptions {
   readonly dashboardPort: number;
   /** Machines on loopback ports, or in network namespaces of their own (root). */
   readonly network: NetworkMode;
+  /** The argv that starts molt (`[node, …/bin/molt.js]`): machines and the operator run it. */
+  readonly molt: readonly string[];
 }
 
 export interface RunningLab {
@@ -79,7 +81,7 @@ async function startKube(
       log(`Kubernetes: ${line.replace(/^molt: /, '')}`);
     },
   });
-  const deploy = join(import.meta.dirname, '../../deploy/kubernetes');
+  const deploy = packageFile('deploy', 'kubernetes');
   for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
     await run(join(kube.bins, 'kubectl'), [
       '--kubeconfig',
@@ -155,13 +157,15 @@ async function writeOperatorConfig(
 }
 
 async function startOperator(
+  molt: readonly string[],
   config: string,
   logs: string,
 ): Promise<{ process: ManagedProcess; api: string; dashboard: string }> {
+  const [command = process.execPath, ...prefix] = molt;
   const operator = startProcess(
     'molt operator',
-    process.execPath,
-    [moltEntry, 'operator', '--config', config],
+    command,
+    [...prefix, 'operator', '--config', config],
     {
       logFile: join(logs, 'operator.log'),
     },
@@ -202,6 +206,7 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
     );
     const fleet = await startLabFleet({
+      molt: o.molt,
       workers: o.workers,
       dir: join(o.dir, 'fleet'),
       logDir: logs,
@@ -223,7 +228,8 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       api: await freePort(),
       dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
     };
-    const operator = await startOperator(await writeOperatorConfig(o, fleet, kube, ports), logs);
+    const config = await writeOperatorConfig(o, fleet, kube, ports);
+    const operator = await startOperator(o.molt, config, logs);
     stops.push(() => operator.process.stop(10_000));
     log(`operator: leading; dashboard at ${operator.dashboard}`);
     const state: LabState = {

@@ -116,7 +116,10 @@ function parseLab(argv: readonly string[]) {
   }
 }
 
-async function labOptions(values: ReturnType<typeof parseLab>['values']): Promise<LabOptions> {
+async function labOptions(
+  values: ReturnType<typeof parseLab>['values'],
+  molt: readonly string[],
+): Promise<LabOptions> {
   const workers = Number(values.workers);
   const dashboardPort = Number(values['dashboard-port']);
   if (!Number.isInteger(workers) || workers < 1 || workers > 20)
@@ -130,6 +133,7 @@ async function labOptions(values: ReturnType<typeof parseLab>['values']): Promis
     kubernetes: !values['no-kubernetes'],
     fast: values.fast,
     dashboardPort,
+    molt,
   };
 }
 
@@ -146,7 +150,7 @@ async function runLabVerb(
   const json = values.output === 'json';
   switch (verb) {
     case 'up': {
-      const state = await labUp(await labOptions(values), io, molt);
+      const state = await labUp(await labOptions(values, molt), io);
       if (json) {
         io.out(`${JSON.stringify(state, null, 2)}\n`);
         return 0;
@@ -158,7 +162,7 @@ async function runLabVerb(
       return 0;
     }
     case 'run':
-      return labRun(await labOptions(values), io);
+      return labRun(await labOptions(values, molt), io);
     case 'down':
       return labDown(dir, io, json);
     case 'status':

@@ -327,3 +327,6 @@ export const FleetFile = z
     starts: f.starts satisfies StartRecord[],
     ...(f.leases !== undefined && { leases: f.leases }),
   }));
+
+/** A fleet file as written (durations and times as text, defaults not applied yet). */
+export type FleetFileInput = z.input<typeof FleetFile>;

@@ -124,3 +124,5 @@ export const OperatorConfig = z
         });
   });
 export type OperatorConfig = z.output<typeof OperatorConfig>;
+/** The operator config as written (durations as text, defaults not applied yet). */
+export type OperatorConfigInput = z.input<typeof OperatorConfig>;

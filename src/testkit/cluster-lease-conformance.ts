@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../protocol/index.ts';
 import type { ClusterLease } from '../agent/ports/cluster-lease.ts';
-import { eventually } from './process.ts';
+import { eventually } from '../platform/process/managed-process.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
 
 /** A lease backend the suite can run against; all agents opened share one store. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../protocol/index.ts';
 import type { EtcdMember } from '../agent/ports/etcd-member.ts';
-import { eventually } from './process.ts';
+import { eventually } from '../platform/process/managed-process.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
 
 /** A 3-member cluster the suite can run against; its tests run in order on one cluster. */

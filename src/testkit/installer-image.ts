@@ -1,54 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Installer images for tests, the lab and benchmarks (docs/adr/0004 §2): artifacts as raw layers
- * (`application/vnd.dev.molt.artifact.v1`, titled) or packed in one tar layer, labelled with
- * `dev.molt.version` and optional lab behaviour (`dev.molt.lab.boot=fail`, `dev.molt.lab.health=never`).
+ * Installer images for tests and benchmarks: the lab's (src/lab/services/installer-image.ts), and
+ * the same artifacts packed in one tar layer, gzipped or not, or hand-made tar layers
+ * (`tar-writer.ts`) with the entries the unsafe-entry checks must refuse.
  */
-import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { ArtifactMediaType, InstallerLabel, TitleAnnotation } from '../core/slots/contract.ts';
 import {
-  buildImage,
-  MediaType,
-  pushImage,
-  type BuiltImage,
-  type LayerInput,
-  type RegistryWriter,
-} from '../oci/index.ts';
+  buildInstallerImage as buildLabImage,
+  type InstallerImage,
+  type InstallerImageSpec as LabImageSpec,
+} from '../lab/services/installer-image.ts';
+import { MediaType, pushImage, type LayerInput, type RegistryWriter } from '../oci/index.ts';
 import { tarArchive, type TarEntry } from './tar-writer.ts';
 
+export { artifactLayer, type InstallerImage } from '../lab/services/installer-image.ts';
 export { tarArchive, type TarEntry } from './tar-writer.ts';
 
-export interface InstallerImageSpec {
-  /** `dev.molt.version`. @default '1.0.0' */
-  readonly version?: string;
-  /** Artifact name → bytes, or a size of random (incompressible) bytes. @default small vmlinuz, initrd.img, rootfs.img */
-  readonly artifacts?: Readonly<Record<string, Uint8Array | number>>;
-  /** Further config labels (lab behaviour, or broken labels for bad-input tests). */
-  readonly labels?: Readonly<Record<string, string>>;
+export interface InstallerImageSpec extends Omit<LabImageSpec, 'layers'> {
   /** @default 'raw' */
   readonly format?: 'raw' | 'tar' | 'tar+gzip';
-  /** Layers appended as given (duplicates, foreign media types, hand-made tar layers). */
-  readonly extraLayers?: readonly LayerInput[];
-  /** Omit the version label entirely. */
-  readonly noVersion?: boolean;
-}
-
-export interface InstallerImage {
-  readonly built: BuiltImage;
-  /** The artifact bytes, by name. */
-  readonly artifacts: Readonly<Record<string, Uint8Array>>;
-}
-
-const defaults: Readonly<Record<string, Uint8Array | number>> = {
-  vmlinuz: 4096,
-  'initrd.img': 2048,
-  'rootfs.img': 65_536,
-};
-
-/** A raw artifact layer. */
-export function artifactLayer(name: string, bytes: Uint8Array): LayerInput {
-  return { mediaType: ArtifactMediaType, bytes, annotations: { [TitleAnnotation]: name } };
 }
 
 /** A tar layer of `entries`, gzipped or not. */
@@ -61,29 +31,17 @@ export function tarLayer(entries: readonly TarEntry[], gzip = false): LayerInput
 
 /** Build (but do not push) an installer image. */
 export function buildInstallerImage(spec: InstallerImageSpec = {}): InstallerImage {
-  const artifacts: Record<string, Uint8Array> = {};
-  for (const [name, v] of Object.entries(spec.artifacts ?? defaults))
-    artifacts[name] = typeof v === 'number' ? new Uint8Array(randomBytes(v)) : v;
-  const format = spec.format ?? 'raw';
-  const layers: LayerInput[] =
-    format === 'raw'
-      ? Object.entries(artifacts).map(([name, bytes]) => artifactLayer(name, bytes))
-      : [
-          tarLayer(
-            Object.entries(artifacts).map(([name, body]) => ({ name, body })),
-            format === 'tar+gzip',
-          ),
-        ];
-  const labels = {
-    ...(spec.noVersion === true ? {} : { [InstallerLabel.Version]: spec.version ?? '1.0.0' }),
-    ...spec.labels,
-  };
-  const built = buildImage({
-    labels,
-    layers: [...layers, ...(spec.extraLayers ?? [])],
-    created: '2026-11-22T10:00:00Z',
+  const { format = 'raw', ...rest } = spec;
+  if (format === 'raw') return buildLabImage(rest);
+  return buildLabImage({
+    ...rest,
+    layers: (artifacts) => [
+      tarLayer(
+        Object.entries(artifacts).map(([name, body]) => ({ name, body })),
+        format === 'tar+gzip',
+      ),
+    ],
   });
-  return { built, artifacts };
 }
 
 /** Build and push an installer image under `tag`; returns the image and its manifest digest. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../protocol/index.ts';
 import type { Leadership } from '../operator/ports/leadership.ts';
-import { eventually } from './process.ts';
+import { eventually } from '../platform/process/managed-process.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
 
 /** A leadership backend the suite can run against; all instances opened share it. */

@@ -8,8 +8,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateKeyPair } from '../../src/releases/index.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
-import { freePort } from '../../src/testkit/ports.ts';
-import { tempDir } from '../../src/testkit/process.ts';
+import { freePort } from '../../src/platform/process/free-port.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
 
 const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
 

@@ -12,8 +12,8 @@ import {
   InMemoryReleaseCache,
   type DiscoveryResult,
 } from '../../src/releases/index.ts';
-import { freePort } from '../../src/testkit/ports.ts';
-import { tempDir } from '../../src/testkit/process.ts';
+import { freePort } from '../../src/platform/process/free-port.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 import { releaseImage, seedRepository, type Seeded } from './discovery-fixtures.ts';
 

@@ -2,8 +2,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
-import { startEtcd, startEtcdCluster, type EtcdCluster } from '../../src/testkit/etcd-process.ts';
-import { eventually } from '../../src/testkit/process.ts';
+import { startEtcd, startEtcdCluster, type EtcdCluster } from '../../src/lab/services/etcd.ts';
+import { eventually } from '../../src/platform/process/managed-process.ts';
 
 /** A client that gives up quickly, so a write without quorum fails instead of hanging the suite. */
 function client(endpoints: readonly string[]): Etcd3 {

@@ -8,8 +8,8 @@ import { createEtcdMember } from '../../src/agent/adapters/etcd/etcd-member.ts';
 import { createLabEtcdService } from '../../src/agent/adapters/lab/etcd-service.ts';
 import type { EtcdMember } from '../../src/agent/ports/etcd-member.ts';
 import type { Services } from '../../src/agent/ports/services.ts';
-import { freePort } from '../../src/testkit/ports.ts';
-import { eventually, tempDir } from '../../src/testkit/process.ts';
+import { freePort } from '../../src/platform/process/free-port.ts';
+import { eventually, tempDir } from '../../src/platform/process/managed-process.ts';
 
 export interface LabMachine {
   readonly name: string;

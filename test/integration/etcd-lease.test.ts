@@ -7,8 +7,8 @@ import { createEtcdClusterLease } from '../../src/agent/adapters/etcd/cluster-le
 import { readLease } from '../../src/agent/adapters/etcd/lease-key.ts';
 import { ErrorCode, isMoltError } from '../../src/protocol/index.ts';
 import { clusterLeaseConformance } from '../../src/testkit/cluster-lease-conformance.ts';
-import { startEtcdCluster, type EtcdCluster } from '../../src/testkit/etcd-process.ts';
-import { eventually } from '../../src/testkit/process.ts';
+import { startEtcdCluster, type EtcdCluster } from '../../src/lab/services/etcd.ts';
+import { eventually } from '../../src/platform/process/managed-process.ts';
 
 const ttlSeconds = 2;
 

@@ -9,8 +9,8 @@ import {
 } from '../../src/agent/adapters/lab/etcd-service.ts';
 import { pidAlive } from '../../src/agent/adapters/lab/etcd-pid.ts';
 import { ErrorCode } from '../../src/protocol/index.ts';
-import { freePort } from '../../src/testkit/ports.ts';
-import { eventually, tempDir } from '../../src/testkit/process.ts';
+import { freePort } from '../../src/platform/process/free-port.ts';
+import { eventually, tempDir } from '../../src/platform/process/managed-process.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 
 /**

@@ -10,7 +10,7 @@ import {
   EtcdFleetLockStore,
   fleetLockKey,
 } from '../../src/operator/adapters/etcd-fleetlock/store.ts';
-import { startEtcd, type EtcdCluster } from '../../src/testkit/etcd-process.ts';
+import { startEtcd, type EtcdCluster } from '../../src/lab/services/etcd.ts';
 import { fleetLockStoreConformance } from '../../src/testkit/fleetlock-store-conformance.ts';
 
 fleetLockStoreConformance({

@@ -20,7 +20,7 @@ import {
   tarLayer,
   type InstallerImageSpec,
 } from '../../src/testkit/installer-image.ts';
-import { tempDir } from '../../src/testkit/process.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 
 const repo = 'acme/installer';

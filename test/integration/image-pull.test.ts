@@ -13,7 +13,7 @@ import { artifactPath } from '../../src/core/slots/layout.ts';
 import { createRegistryClient, type OciRegistryClient } from '../../src/oci/index.ts';
 import { attachLegacySignature, generateKeyPair, signLegacy } from '../../src/releases/index.ts';
 import { pushInstallerImage } from '../../src/testkit/installer-image.ts';
-import { tempDir } from '../../src/testkit/process.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
 
 const repo = 'acme/installer';

@@ -11,7 +11,7 @@ import {
   type OciRegistryClient,
 } from '../../src/oci/index.ts';
 import { startFakeRegistry, type FakeRegistry } from '../../src/testkit/fake-registry.ts';
-import { freePort } from '../../src/testkit/ports.ts';
+import { freePort } from '../../src/platform/process/free-port.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 
 const repo = 'acme/installer';

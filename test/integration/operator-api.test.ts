@@ -11,10 +11,14 @@ import { Agent, fetch } from 'undici';
 import { stringify } from 'yaml';
 import { memoryIo } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { createCa, issueCertificate } from '../../src/cli/pki/certificates.ts';
+import { createCa, issueCertificate } from '../../src/platform/pki/certificates.ts';
 import { createOperatorClient } from '../../src/protocol/operator-client.ts';
 import { OperatorServingPrefix } from '../../src/protocol/operator.ts';
-import { startProcess, tempDir, type ManagedProcess } from '../../src/testkit/process.ts';
+import {
+  startProcess,
+  tempDir,
+  type ManagedProcess,
+} from '../../src/platform/process/managed-process.ts';
 
 const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
 

@@ -13,8 +13,8 @@ import {
   operatorStoreConformance,
   rolloutFixture,
 } from '../../src/testkit/operator-store-conformance.ts';
-import { startEtcd, startEtcdCluster, type EtcdCluster } from '../../src/testkit/etcd-process.ts';
-import { eventually } from '../../src/testkit/process.ts';
+import { startEtcd, startEtcdCluster, type EtcdCluster } from '../../src/lab/services/etcd.ts';
+import { eventually } from '../../src/platform/process/managed-process.ts';
 import { leadershipConformance } from '../../src/testkit/leadership-conformance.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../src/protocol/index.ts';
 import { buildImage, pushImage, type Credentials } from '../../src/oci/index.ts';
 import { clientFactory } from '../../src/testkit/clients.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
-import { startRegistry, type RunningRegistry } from '../../src/testkit/registry-process.ts';
+import { startRegistry, type TestRegistry } from '../../src/testkit/registry-process.ts';
 
 const alice: Credentials = { username: 'alice', password: 's3cret' };
 const image = buildImage({
@@ -16,9 +16,9 @@ const image = buildImage({
 });
 
 describe('bearer-token auth against docker-registry 2.8 (auth.token with signed JWTs)', () => {
-  let registry: RunningRegistry;
+  let registry: TestRegistry;
   const { client, closeAll } = clientFactory(() => registry.host);
-  const tokenRequests = (): NonNullable<RunningRegistry['tokenServer']>['requests'] =>
+  const tokenRequests = (): NonNullable<TestRegistry['tokenServer']>['requests'] =>
     registry.tokenServer?.requests ?? [];
 
   before(async () => {

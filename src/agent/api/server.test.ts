@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { Agent, fetch } from 'undici';
-import { createCa, issueCertificate, type PemPair } from '../../cli/pki/certificates.ts';
+import { createCa, issueCertificate, type PemPair } from '../../platform/pki/certificates.ts';
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { createAgentClient, type AgentClient } from '../../protocol/agent-client.ts';
 import type { AgentEvent } from '../../protocol/agent.ts';

@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
-import { eventually } from '../../testkit/process.ts';
+import { eventually } from '../../platform/process/managed-process.ts';
 import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork, type MachineAddress } from './network.ts';
 
@@ -26,6 +26,8 @@ export interface ControlPlaneCluster {
 }
 
 export interface ControlPlaneClusterOptions {
+  /** The argv that starts molt (`[node, …/bin/molt.js]`). */
+  readonly molt: readonly string[];
   readonly dir: string;
   readonly pki: FleetPki;
   /** Installer image for the first install. */
@@ -110,6 +112,7 @@ export async function startControlPlaneCluster(
       bootloader: 'grub',
       pki: o.pki,
       image: o.image,
+      molt: o.molt,
       controlPlane: true,
       configFile,
       exec: p.net.exec,
@@ -199,11 +202,4 @@ export async function memberList(endpoints: readonly string[]): Promise<IMember[
   } finally {
     client.close();
   }
-}
-
-/** The PID of the machine's etcd (run/etcd.pid), checked to be alive. */
-export async function etcdPid(machine: LabMachine): Promise<number> {
-  const pid = Number((await readFile(join(machine.root, 'run', 'etcd.pid'), 'utf8')).trim());
-  process.kill(pid, 0);
-  return pid;
 }

@@ -7,19 +7,28 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { Rollout } from '../../core/rollout/types.ts';
 import { createRegistryClient } from '../../oci/index.ts';
-import type { MachineRecord } from '../../operator/ports/store.ts';
-import { startEtcd, type EtcdCluster } from '../../testkit/etcd-process.ts';
-import { pushInstallerImage } from '../../testkit/installer-image.ts';
-import { tempDir } from '../../testkit/process.ts';
-import { startRegistry, type RunningRegistry } from '../../testkit/registry-process.ts';
+import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
+import { pushInstallerImage } from '../services/installer-image.ts';
+import { tempDir } from '../../platform/process/managed-process.ts';
+import { startRegistry, type RunningRegistry } from '../services/registry.ts';
 import { startControlPlaneCluster, type ControlPlaneCluster } from './control-plane.ts';
 import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork } from './network.ts';
 
 export const repository = 'molt/installer';
 export const official = { 'dev.molt.official': 'true' };
+
+/** A lab machine as the fleet file lists it (what the operator's inventory records). */
+export interface LabMachineRecord {
+  readonly id: string;
+  /** The agent's `https://host:port`. */
+  readonly endpoint: string;
+  readonly role: 'control-plane' | 'worker';
+  readonly pool: string;
+  readonly cluster: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
 
 export interface Worker extends LabMachine {
   readonly id: string;
@@ -35,7 +44,7 @@ export interface LabFleet {
   readonly storeEndpoints: readonly string[];
   readonly workers: readonly Worker[];
   /** Control-plane machines in pool `control-plane`, workers in pool `workers`, cluster `lab`. */
-  readonly machines: readonly MachineRecord[];
+  readonly machines: readonly LabMachineRecord[];
   /** Every lab machine, control plane first. */
   readonly all: readonly LabMachine[];
   /**
@@ -52,6 +61,7 @@ export interface LabFleet {
 }
 
 interface WorkerSetup {
+  readonly molt: readonly string[];
   readonly dir: string;
   readonly pki: FleetPki;
   readonly image: string;
@@ -81,6 +91,7 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
     bootloader,
     pki: f.pki,
     image: f.image,
+    molt: f.molt,
     configFile,
     exec: net.exec,
     ...(f.logDir !== undefined && { logFile: join(f.logDir, `${id}.log`) }),
@@ -95,6 +106,8 @@ export interface WorkerFleet extends Omit<LabFleet, 'cluster'> {
 }
 
 export interface LabFleetOptions {
+  /** The argv that starts molt (`[node, …/bin/molt.js]`): how the lab was started. */
+  readonly molt: readonly string[];
   readonly workers: number;
   /** Start the three control-plane machines (their etcd cluster is the store). @default true */
   readonly controlPlane?: boolean;
@@ -117,7 +130,7 @@ export interface LabFleetOptions {
 function records(
   cluster: ControlPlaneCluster | undefined,
   workers: readonly Worker[],
-): MachineRecord[] {
+): LabMachineRecord[] {
   const common = { cluster: 'lab', labels: {} };
   return [
     ...(cluster?.machines ?? []).map((m) => ({
@@ -179,6 +192,7 @@ async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): 
   }
   into.cluster = await startControlPlaneCluster({
     dir: setup.dir,
+    molt: setup.molt,
     pki: setup.pki,
     image: setup.image,
     ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
@@ -221,6 +235,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
     pki = await createFleetPki(join(scratch.path, 'pki'));
     const setup = {
+      molt: o.molt,
       dir: scratch.path,
       pki,
       image: image('1.0.0'),
@@ -243,7 +258,15 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await old.stop();
     await rm(old.root, { recursive: true, force: true });
     const fresh = await startWorker(
-      { dir: scratch.path, pki, image: with_, kubernetes: o.kubernetes, logDir: o.logDir, network },
+      {
+        molt: o.molt,
+        dir: scratch.path,
+        pki,
+        image: with_,
+        kubernetes: o.kubernetes,
+        logDir: o.logDir,
+        network,
+      },
       Number(id.slice(2)),
       Number(new URL(old.endpoint).port),
     );
@@ -268,22 +291,4 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
   if (cluster !== undefined) return { ...common, cluster };
   if (etcd === undefined) throw new Error('unreachable: a fleet has a control plane or an etcd');
   return { ...common, cluster: undefined, etcd };
-}
-
-/** When machine `id` ran in `rollout`: [started, finished] (epoch ms). */
-export function ranAt(rollout: Rollout, id: string): [number, number] {
-  const p = rollout.machines[id];
-  if (p?.startedAt === undefined || p.finishedAt === undefined)
-    throw new Error(`${id} did not run to an end in ${rollout.id}: ${JSON.stringify(p)}`);
-  return [p.startedAt, p.finishedAt];
-}
-
-/** The most intervals that overlap at any instant. */
-export function maxOverlap(intervals: readonly (readonly [number, number])[]): number {
-  const edges = intervals.flatMap(([s, e]) => [[s, 1] as const, [e, -1] as const]);
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let most = 0;
-  for (const [, d] of edges) most = Math.max(most, (now += d));
-  return most;
 }

@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Lab machines (docs/adr/0004 §4): a fleet CA with the operator's certificate, and `molt lab
- * machine` processes — firmware, bootloader and agent of one machine each — with the real
- * `molt node` CLI run in-process against their agents. Used by `molt lab`, the demo, the tests and
- * the benchmarks.
+ * machine` processes — firmware, bootloader and agent of one machine each — started with the molt
+ * the lab itself was started with (`molt` argv), so an installed molt runs installed machines.
+ * Used by `molt lab`, the demo, the tests and the benchmarks.
  */
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { initCaDir, issueToDir } from '../../cli/pki/store.ts';
-import { main } from '../../cli/main.ts';
-import { memoryIo } from '../../cli/io.ts';
+import { createMtlsFetch } from '../../platform/https/mtls-fetch.ts';
+import { initCaDir, issueToDir } from '../../platform/pki/store.ts';
+import {
+  eventually,
+  startProcess,
+  type ManagedProcess,
+} from '../../platform/process/managed-process.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
-import { eventually, startProcess, type ManagedProcess } from '../../testkit/process.ts';
-
-const repoRoot = join(import.meta.dirname, '../../..');
-export const moltEntry = join(repoRoot, 'src/bin/molt.ts');
+import { createAgentClient } from '../../protocol/agent-client.ts';
 
 export interface FleetPki {
   readonly dir: string;
@@ -42,12 +44,20 @@ export async function createFleetPki(dir: string): Promise<FleetPki> {
   };
 }
 
+/** What `molt …` printed, and how it exited. */
+export interface MoltRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
 export interface LabMachine {
   readonly root: string;
   readonly process: ManagedProcess;
   /** The agent's endpoint in the current boot (waits for an agent of a boot other than `notBootId`). */
   agent(notBootId?: string): Promise<{ url: string; bootId: string }>;
-  molt(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Run `molt ARGS` as the operator against this machine's agent (`MOLT_ENDPOINT` set). */
+  molt(args: readonly string[]): Promise<MoltRun>;
   status(): Promise<AgentStatus>;
   stop(): Promise<void>;
 }
@@ -57,6 +67,8 @@ export interface LabMachineOptions {
   readonly bootloader: 'grub' | 'systemd-boot';
   readonly pki: FleetPki;
   readonly image: string;
+  /** The argv that starts molt: `[node, …/bin/molt.js]`, as the lab was started. */
+  readonly molt: readonly string[];
   readonly healthDeadlineSeconds?: number;
   readonly env?: Record<string, string>;
   /** A control-plane machine (`--control-plane`); needs `configFile` with an etcd section. */
@@ -69,28 +81,53 @@ export interface LabMachineOptions {
   readonly exec?: readonly string[];
 }
 
-export function startLabMachine(o: LabMachineOptions): LabMachine {
-  const args = [
-    moltEntry,
-    'lab',
-    'machine',
-    '--root',
-    o.root,
-    '--bootloader',
-    o.bootloader,
-    '--pki',
-    o.pki.dir,
+/** Run `molt args` with `env` added; never rejects for a non-zero exit. */
+export function runMolt(
+  molt: readonly string[],
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<MoltRun> {
+  const [command = process.execPath, ...prefix] = molt;
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      [...prefix, ...args],
+      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The agent's status at `url`, asked as the operator. */
+async function agentStatus(pki: FleetPki, url: string): Promise<AgentStatus> {
+  const pem = (name: string): Promise<string> => readFile(join(pki.dir, name), 'utf8');
+  const mtls = createMtlsFetch({
+    ca: await pem('ca.pem'),
+    cert: await pem('operator.pem'),
+    key: await pem('operator.key'),
+  });
+  try {
+    return await createAgentClient({ baseUrl: url, fetch: mtls.fetch }).status();
+  } finally {
+    await mtls.close();
+  }
+}
+
+function machineArgs(o: LabMachineOptions): string[] {
+  return [
+    ...['lab', 'machine', '--root', o.root, '--bootloader', o.bootloader, '--pki', o.pki.dir],
+    ...['--image', o.image, '--insecure'],
+    ...['--health-deadline', String(o.healthDeadlineSeconds ?? 8)],
+    ...(o.controlPlane === true ? ['--control-plane'] : []),
+    ...(o.configFile === undefined ? [] : ['--config', o.configFile]),
   ];
-  args.push(
-    '--image',
-    o.image,
-    '--insecure',
-    '--health-deadline',
-    String(o.healthDeadlineSeconds ?? 8),
-  );
-  if (o.controlPlane === true) args.push('--control-plane');
-  if (o.configFile !== undefined) args.push('--config', o.configFile);
-  const [command = process.execPath, ...argv] = [...(o.exec ?? []), process.execPath, ...args];
+}
+
+export function startLabMachine(o: LabMachineOptions): LabMachine {
+  const [command = process.execPath, ...argv] = [...(o.exec ?? []), ...o.molt, ...machineArgs(o)];
   const child = startProcess(`lab ${o.root}`, command, argv, {
     env: { ...process.env, ...o.env },
     ...(o.logFile !== undefined && { logFile: o.logFile }),
@@ -112,21 +149,13 @@ export function startLabMachine(o: LabMachineOptions): LabMachine {
       ),
     async molt(rest) {
       const { url } = await machine.agent();
-      const io = memoryIo({ ...o.pki.operatorEnv, MOLT_ENDPOINT: url });
-      const code = await main([...rest], io);
-      return { code, stdout: io.stdout(), stderr: io.stderr() };
+      return runMolt(o.molt, rest, { ...o.pki.operatorEnv, MOLT_ENDPOINT: url });
     },
-    async status() {
-      const r = await eventually(
-        async () => {
-          const result = await machine.molt(['node', 'status', '-o', 'json']);
-          if (result.code !== 0) throw new Error(`status failed: ${result.stderr}`);
-          return result;
-        },
-        { timeoutMs: 30_000, intervalMs: 200 },
-      );
-      return JSON.parse(r.stdout) as AgentStatus;
-    },
+    status: () =>
+      eventually(async () => agentStatus(o.pki, (await machine.agent()).url), {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      }),
     stop: () => child.stop(10_000),
   };
   return machine;

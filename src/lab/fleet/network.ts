@@ -19,7 +19,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { freePort } from '../../testkit/ports.ts';
+import { freePort } from '../../platform/process/free-port.ts';
 
 const run = promisify(execFile);
 

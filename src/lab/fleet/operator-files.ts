@@ -8,15 +8,17 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import type { FleetFileInput } from '../../protocol/fleet-schema.ts';
+import type { OperatorConfigInput } from '../../protocol/operator-config.ts';
 import { repository, type LabFleet } from './fleet.ts';
 
 export interface OperatorFiles {
   /** The fleet file's `pools`. */
-  readonly pools: readonly object[];
+  readonly pools: FleetFileInput['pools'];
   /** Fleet-wide policies. @default [{controlPlaneFirst: true}] */
-  readonly fleetPolicies?: readonly object[];
+  readonly fleetPolicies?: NonNullable<FleetFileInput['fleet']>['policies'];
   /** More of the operator config (merged over the defaults). */
-  readonly config?: Readonly<Record<string, unknown>>;
+  readonly config?: Partial<OperatorConfigInput>;
 }
 
 /** Write `fleet.yaml` and `operator.yaml` into the fleet's directory; resolves with the config's path. */
@@ -25,32 +27,28 @@ export async function writeOperatorFiles(
   o: OperatorFiles,
 ): Promise<string> {
   const fleetFile = join(fleet.dir, 'fleet.yaml');
-  await writeFile(
-    fleetFile,
-    stringify({
-      fleet: { policies: o.fleetPolicies ?? [{ controlPlaneFirst: true }] },
-      pools: o.pools,
-      machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
-    }),
-  );
+  const fleetInput: FleetFileInput = {
+    fleet: { policies: o.fleetPolicies ?? [{ controlPlaneFirst: true }] },
+    pools: o.pools,
+    machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
+  };
+  await writeFile(fleetFile, stringify(fleetInput));
   const file = join(fleet.dir, 'operator.yaml');
-  await writeFile(
-    file,
-    stringify({
-      registry: fleet.registry.host,
-      repository,
-      insecure: true,
-      fleet: fleetFile,
-      pki: {
-        ca: join(fleet.pki.dir, 'ca.pem'),
-        cert: join(fleet.pki.dir, 'operator.pem'),
-        key: join(fleet.pki.dir, 'operator.key'),
-      },
-      store: { etcd: [...fleet.storeEndpoints] },
-      interval: '1s',
-      discoverEvery: '1s',
-      ...o.config,
-    }),
-  );
+  const config: OperatorConfigInput = {
+    registry: fleet.registry.host,
+    repository,
+    insecure: true,
+    fleet: fleetFile,
+    pki: {
+      ca: join(fleet.pki.dir, 'ca.pem'),
+      cert: join(fleet.pki.dir, 'operator.pem'),
+      key: join(fleet.pki.dir, 'operator.key'),
+    },
+    store: { etcd: [...fleet.storeEndpoints] },
+    interval: '1s',
+    discoverEvery: '1s',
+    ...o.config,
+  };
+  await writeFile(file, stringify(config));
   return file;
 }

@@ -9,7 +9,7 @@ import {
   type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { eventually } from '../../testkit/process.ts';
+import { eventually } from '../../platform/process/managed-process.ts';
 
 const container = [{ name: 'app', image: 'registry.example/app:1' }];
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch } from 'undici';
-import { createCa, issueCertificate, type PemPair } from '../../cli/pki/certificates.ts';
+import { createCa, issueCertificate, type PemPair } from '../../platform/pki/certificates.ts';
 import { isMoltError } from '../../core/errors.ts';
 import { createOperatorClient, type OperatorClient } from '../../protocol/operator-client.ts';
 import type { InMemoryOperatorStore } from '../ports/store.fake.ts';

@@ -24,8 +24,8 @@ import { startLabKubelet, type LabKubelet } from '../../../src/platform/kube/lab
 import {
   startKubeControlPlane,
   type KubeControlPlane,
-} from '../../../src/testkit/kube-control-plane.ts';
-import { eventually } from '../../../src/testkit/process.ts';
+} from '../../../src/lab/services/kube-control-plane.ts';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
 import { startTcpBalancer } from '../../../src/testkit/tcp-balancer.ts';
 import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
 

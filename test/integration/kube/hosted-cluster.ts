@@ -15,9 +15,9 @@ import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
-} from '../../../src/testkit/kube-control-plane.ts';
-import { freePort } from '../../../src/testkit/ports.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+} from '../../../src/lab/services/kube-control-plane.ts';
+import { freePort } from '../../../src/platform/process/free-port.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import { startTcpBalancer, type TcpBalancer } from '../../../src/testkit/tcp-balancer.ts';
 import {
@@ -26,6 +26,7 @@ import {
   type ControlPlaneCluster,
 } from '../../../src/lab/fleet/control-plane.ts';
 import { createFleetPki } from '../lab/harness.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
 
@@ -61,6 +62,7 @@ export async function startHostedCluster(): Promise<HostedCluster> {
     kube = await startKubeControlPlane({
       hostApiservers: async (setup) => {
         machines = await startControlPlaneCluster({
+          molt: moltArgv,
           dir: scratch.path,
           pki,
           image: image('1.0.0'),

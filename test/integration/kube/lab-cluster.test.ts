@@ -21,12 +21,17 @@ import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
-} from '../../../src/testkit/kube-control-plane.ts';
-import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
+} from '../../../src/lab/services/kube-control-plane.ts';
+import {
+  eventually,
+  startProcess,
+  type ManagedProcess,
+} from '../../../src/platform/process/managed-process.ts';
 import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { workloads, type Workloads } from '../../../src/lab/fleet/workloads.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const run = promisify(execFile);
 const nodes = ['cp-1', 'cp-2', 'cp-3', 'w-1', 'w-2', 'w-3'];
@@ -103,6 +108,7 @@ before(async () => {
   for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
     await kubectl(cp.admin.kubeconfig, 'apply', '-f', join(deploy, manifest));
   fleet = await startLabFleet({
+    molt: moltArgv,
     workers: 3,
     kubernetes: (name) => ({
       kubeconfig: cp.agent.kubeconfig,

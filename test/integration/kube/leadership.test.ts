@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { createKubeLeadership } from '../../../src/operator/adapters/kube-leadership/leadership.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
-import { startKubeControlPlane } from '../../../src/testkit/kube-control-plane.ts';
+import { startKubeControlPlane } from '../../../src/lab/services/kube-control-plane.ts';
 import { leadershipConformance } from '../../../src/testkit/leadership-conformance.ts';
 
 const ttlSeconds = 3;

@@ -17,13 +17,18 @@ import type { RolloutView } from '../../../src/protocol/operator.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
-} from '../../../src/testkit/kube-control-plane.ts';
-import { eventually, startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
+} from '../../../src/lab/services/kube-control-plane.ts';
+import {
+  eventually,
+  startProcess,
+  type ManagedProcess,
+} from '../../../src/platform/process/managed-process.ts';
 import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { workloads } from '../../../src/lab/fleet/workloads.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { OperatorDashboardPrefix } from '../../../src/protocol/operator.ts';
 import { moltEntry } from '../lab/harness.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const run = promisify(execFile);
 const deploy = join(import.meta.dirname, '../../../deploy/kubernetes');
@@ -42,6 +47,7 @@ before(async () => {
   for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
     await kubectl('apply', '-f', join(deploy, manifest));
   fleet = await startLabFleet({
+    molt: moltArgv,
     workers: 2,
     controlPlane: false,
     kubernetes: (name) => ({

@@ -13,7 +13,7 @@ import { Etcd3 } from 'etcd3';
 import { createEtcdClusterLease } from '../../../src/agent/adapters/etcd/cluster-lease.ts';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { eventually, tempDir } from '../../../src/testkit/process.ts';
+import { eventually, tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import {
   memberList,
@@ -24,6 +24,7 @@ import {
 } from '../../../src/lab/fleet/control-plane.ts';
 import { createFleetPki } from './harness.ts';
 import { assertWhole } from './whole.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
 /** Control-plane-only steps, each killed before or after its commands; `--no-preserve` where etcd membership is left. */
@@ -53,7 +54,12 @@ before(async () => {
     await pushInstallerImage(client, repo, version, { version });
   await client.close();
   const pki = await createFleetPki(join(scratch.path, 'pki'));
-  cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+  cluster = await startControlPlaneCluster({
+    molt: moltArgv,
+    dir: scratch.path,
+    pki,
+    image: image('1.0.0'),
+  });
   const writer = new Etcd3({ hosts: [...cluster.endpoints] });
   await writer.put('/test/crash/before').value('kept');
   writer.close();

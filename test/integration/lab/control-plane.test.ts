@@ -16,10 +16,9 @@ import {
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import type { AgentEvent, AgentStatus } from '../../../src/protocol/agent.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { eventually, tempDir } from '../../../src/testkit/process.ts';
+import { eventually, tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import {
-  etcdPid,
   memberList,
   readThrough,
   startControlPlaneCluster,
@@ -28,9 +27,17 @@ import {
   type ControlPlaneMachine,
 } from '../../../src/lab/fleet/control-plane.ts';
 import { startEtcdWriter } from './etcd-writer.ts';
-import { createFleetPki } from './harness.ts';
+import { createFleetPki, type LabMachine } from './harness.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
+
+/** The PID of the machine's etcd (run/etcd.pid), checked to be alive. */
+async function etcdPid(machine: LabMachine): Promise<number> {
+  const pid = Number((await readFile(join(machine.root, 'run', 'etcd.pid'), 'utf8')).trim());
+  process.kill(pid, 0);
+  return pid;
+}
 const versions = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0', '1.5.0'];
 let registry: RunningRegistry;
 let scratch: { path: string; remove: () => Promise<void> };
@@ -50,7 +57,12 @@ before(async () => {
   for (const version of versions) await pushInstallerImage(client, repo, version, { version });
   await client.close();
   const pki = await createFleetPki(join(scratch.path, 'pki'));
-  cluster = await startControlPlaneCluster({ dir: scratch.path, pki, image: image('1.0.0') });
+  cluster = await startControlPlaneCluster({
+    molt: moltArgv,
+    dir: scratch.path,
+    pki,
+    image: image('1.0.0'),
+  });
   [cp1, cp2, cp3] = cluster.machines as [
     ControlPlaneMachine,
     ControlPlaneMachine,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import { createFleetPki, startLabMachine, type LabMachine } from './harness.ts';
 import { assertWhole } from './whole.ts';

@@ -1,18 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lab machines for end-to-end tests: src/lab/fleet/machine.ts, plus what only tests look at.
+// Lab machines for end-to-end tests: src/lab/fleet/machine.ts running this checkout's molt, plus
+// what only tests look at.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { AgentEvent } from '../../../src/protocol/agent.ts';
 
+import {
+  startLabMachine as startMachine,
+  type LabMachine,
+  type LabMachineOptions,
+} from '../../../src/lab/fleet/machine.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
+
 export {
   createFleetPki,
-  moltEntry,
-  startLabMachine,
   type FleetPki,
   type LabMachine,
   type LabMachineOptions,
 } from '../../../src/lab/fleet/machine.ts';
+export { moltArgv, moltEntry } from '../../../src/testkit/molt-entry.ts';
+
+/** A lab machine running this checkout's molt (`molt` may still be given). */
+export function startLabMachine(
+  o: Omit<LabMachineOptions, 'molt'> & { readonly molt?: readonly string[] },
+): LabMachine {
+  return startMachine({ ...o, molt: o.molt ?? moltArgv });
+}
 
 /**
  * Every file and directory under `dirs` of `root`, relative path → sha256 of the content (`dir`

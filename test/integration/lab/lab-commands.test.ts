@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { runLab } from '../../../src/lab/main.ts';
 import { readLabState, type LabState } from '../../../src/lab/state.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { moltEntry } from './harness.ts';
 
 const run = promisify(execFile);

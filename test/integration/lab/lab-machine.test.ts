@@ -11,7 +11,7 @@ import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
-import { eventually, tempDir } from '../../../src/testkit/process.ts';
+import { eventually, tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
 import {
   createFleetPki,

@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { createNetnsNetwork, type LabNetwork } from '../../../src/lab/fleet/network.ts';
 import { waitClusterHealthy } from '../../../src/lab/fleet/control-plane.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const run = promisify(execFile);
 const root = process.getuid?.() === 0;
@@ -50,7 +51,7 @@ before(async () => {
   if (!root) return;
   scratch = await tempDir('lab-netns');
   network = await createNetnsNetwork(scratch.path);
-  fleet = await startLabFleet({ workers: 1, dir: scratch.path, network });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 1, dir: scratch.path, network });
 });
 
 after(async () => {

@@ -11,16 +11,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Rollout, StartRecord } from '../../../src/core/rollout/types.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
-import { startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
-import { moltEntry } from '../lab/harness.ts';
 import {
-  maxOverlap,
-  official,
-  ranAt,
-  startLabFleet,
-  type LabFleet,
-} from '../../../src/lab/fleet/fleet.ts';
+  startProcess,
+  type ManagedProcess,
+} from '../../../src/platform/process/managed-process.ts';
+import { moltEntry } from '../lab/harness.ts';
+import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
+import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const minKills = 20;
 const canarySoakMs = 1_000;
@@ -70,7 +69,7 @@ const startOperator = (n: number): ManagedProcess =>
   ]);
 
 before(async () => {
-  fleet = await startLabFleet({ workers: 3 });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 3 });
   store = createEtcdOperatorStore({ endpoints: fleet.cluster.endpoints });
   configFile = await writeConfig();
 });

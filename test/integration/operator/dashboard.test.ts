@@ -9,10 +9,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { OperatorDashboardPrefix } from '../../../src/protocol/operator.ts';
-import { startProcess, type ManagedProcess } from '../../../src/testkit/process.ts';
+import {
+  startProcess,
+  type ManagedProcess,
+} from '../../../src/platform/process/managed-process.ts';
 import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
 let fleet: LabFleet;
@@ -49,7 +53,7 @@ async function atLeast(selector: string, n: number, timeout: number): Promise<vo
 }
 
 before(async () => {
-  fleet = await startLabFleet({ workers: 3 });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 3 });
   operator = startProcess('molt operator', process.execPath, [
     moltEntry,
     'operator',

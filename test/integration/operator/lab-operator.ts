@@ -15,7 +15,7 @@ import type { MachineProvider } from '../../../src/operator/ports/provider.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
 import { startWatchedLoop } from '../../../src/operator/runtime/watch.ts';
 import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
-import { eventually } from '../../../src/testkit/process.ts';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
 import { repository, type LabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 
 /** The operator's mTLS identity toward the fleet's agents (the fleet CA, its certificate and key). */

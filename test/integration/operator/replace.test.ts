@@ -8,21 +8,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Pool } from '../../../src/core/rollout/types.ts';
 import { startLabProvider, type LabProvider } from '../../../src/testkit/lab-provider.ts';
-import {
-  maxOverlap,
-  official,
-  ranAt,
-  startLabFleet,
-  type WorkerFleet,
-} from '../../../src/lab/fleet/fleet.ts';
+import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { startBenchOperator, type BenchOperator } from './lab-operator.ts';
+import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 let fleet: WorkerFleet;
 let provider: LabProvider;
 let operator: BenchOperator;
 
 before(async () => {
-  fleet = await startLabFleet({ workers: 2, controlPlane: false });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 2, controlPlane: false });
   provider = await startLabProvider({ reimage: (r) => fleet.reimage(r.machine, r.image) });
   const pool: Pool = {
     name: 'workers',

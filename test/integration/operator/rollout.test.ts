@@ -18,16 +18,16 @@ import { createReleaseSource, syncInventory } from '../../../src/operator/compos
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
 import type { OperatorLoop } from '../../../src/operator/runtime/loop.ts';
 import { startWatchedLoop } from '../../../src/operator/runtime/watch.ts';
-import { eventually } from '../../../src/testkit/process.ts';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
 import {
-  maxOverlap,
   official,
-  ranAt,
   repository,
   startLabFleet,
   type LabFleet,
 } from '../../../src/lab/fleet/fleet.ts';
 import { operatorIdentity } from './lab-operator.ts';
+import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
+import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 let fleet: LabFleet;
 let store: OperatorStore;
@@ -37,7 +37,7 @@ const log: string[] = [];
 const canarySoakMs = 2_000;
 
 before(async () => {
-  fleet = await startLabFleet({ workers: 3 });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 3 });
   const endpoints = fleet.cluster.endpoints;
   store = createEtcdOperatorStore({ endpoints });
   await syncInventory(store, fleet.machines);

@@ -10,7 +10,7 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SlotId, SlotManifest } from '../../../src/core/slots/slot.ts';
 import { slotDir } from '../../../src/core/slots/slot.ts';
-import { tempDir } from '../../../src/testkit/process.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { readEspImage, writeEspImage } from './esp.ts';
 import { buildGrubEfi } from './grub-efi.ts';
 import { buildInitramfs, type InitBehaviour } from './initramfs.ts';

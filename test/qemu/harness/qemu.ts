@@ -8,7 +8,7 @@
  * fallback entries"), or at the timeout.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startProcess } from '../../../src/testkit/process.ts';
+import { startProcess } from '../../../src/platform/process/managed-process.ts';
 import { BootedMarker, PanicMarker } from './initramfs.ts';
 
 export const OvmfCode = '/usr/share/OVMF/OVMF_CODE_4M.fd';

@@ -4,7 +4,7 @@ import { appendFile, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../../../core/errors.ts';
-import { tempDir } from '../../../testkit/process.ts';
+import { tempDir } from '../../../platform/process/managed-process.ts';
 import { journalStoreConformance } from '../../../testkit/journal-store-conformance.ts';
 import { createMemoryJournalStore } from '../../ports/journal-store.fake.ts';
 import { createFsJournalStore } from './index.ts';

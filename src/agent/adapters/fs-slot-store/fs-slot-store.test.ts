@@ -8,7 +8,7 @@ import { areaDir, artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedRecord } from '../../../core/slots/manifest.ts';
 import type { ArtifactName, SlotId } from '../../../core/slots/slot.ts';
 import type { StageInput } from '../../ports/slot-store.fake.ts';
-import { tempDir } from '../../../testkit/process.ts';
+import { tempDir } from '../../../platform/process/managed-process.ts';
 import { sampleImage, slotStoreConformance } from '../../../testkit/slot-store-conformance.ts';
 import { createFsSlotStore } from './index.ts';
 import { writeStaged } from './staging.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
-import { freePort } from '../../../testkit/ports.ts';
+import { freePort } from '../../../platform/process/free-port.ts';
 import type { Services } from '../../ports/services.ts';
 import { createLabProcessService, servicesInOrder } from './process-service.ts';
 

@@ -9,11 +9,11 @@ import { createFakeController } from '../../../agent/api/controller.fake.ts';
 import { createAgentApi, type AgentApi } from '../../../agent/api/server.ts';
 import { createMemoryJournalStore } from '../../../agent/ports/journal-store.fake.ts';
 import type { AgentEvent } from '../../../protocol/index.ts';
-import { freePort } from '../../../testkit/ports.ts';
-import { eventually, tempDir } from '../../../testkit/process.ts';
+import { freePort } from '../../../platform/process/free-port.ts';
+import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
-import { createCa, issueCertificate } from '../../pki/certificates.ts';
+import { createCa, issueCertificate } from '../../../platform/pki/certificates.ts';
 
 const dayMs = 86_400_000;
 

@@ -10,7 +10,7 @@ import { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
-import { tempDir } from '../../../testkit/process.ts';
+import { tempDir } from '../../../platform/process/managed-process.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
 

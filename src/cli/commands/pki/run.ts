@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { outputFormats, renderData } from '../../output.ts';
 import type { CommandContext } from '../../main.ts';
-import { isValidSan } from '../../pki/certificates.ts';
-import { initCaDir, issueToDir, type WrittenCertificate } from '../../pki/store.ts';
+import { isValidSan } from '../../../platform/pki/certificates.ts';
+import { initCaDir, issueToDir, type WrittenCertificate } from '../../../platform/pki/store.ts';
 import { parseFlags } from '../registry-flags.ts';
 
 const output = z.enum(outputFormats).default('table');

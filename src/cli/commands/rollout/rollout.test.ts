@@ -8,10 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
 import type { InMemoryOperatorStore } from '../../../operator/ports/store.fake.ts';
-import { eventually, tempDir } from '../../../testkit/process.ts';
+import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
-import { createCa, issueCertificate } from '../../pki/certificates.ts';
+import { createCa, issueCertificate } from '../../../platform/pki/certificates.ts';
 
 describe('molt rollout and molt machine', () => {
   const files: Record<string, string> = {};

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAgentApi, type AgentApi } from '../../../agent/api/server.ts';
 import { createFakeController } from '../../../agent/api/controller.fake.ts';
 import { createMemoryJournalStore } from '../../../agent/ports/journal-store.fake.ts';
-import { createCa, issueCertificate, type PemPair } from '../../../cli/pki/certificates.ts';
+import { createCa, issueCertificate, type PemPair } from '../../../platform/pki/certificates.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 import { createAgentEventSource } from './events.ts';
 

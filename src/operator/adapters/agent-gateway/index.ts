@@ -9,20 +9,14 @@
  * The CLI has its own connection code (`cli/commands/node/connection.ts`) because it diagnoses
  * certificate problems for a person; the operator only needs reachable or not.
  */
-import { Agent, fetch } from 'undici';
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
-import { createAgentClient, type AgentClient, type AgentFetch } from '../../../protocol/index.ts';
+import { createMtlsFetch, type MtlsFetchOptions } from '../../../platform/https/mtls-fetch.ts';
+import { createAgentClient, type AgentClient } from '../../../protocol/index.ts';
 import type { AgentGateway } from '../../ports/agents.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 
-export interface AgentGatewayOptions {
-  /** PEM: the fleet CA, the operator's certificate and key. */
-  readonly ca: string;
-  readonly cert: string;
-  readonly key: string;
-  /** Per request (not per event stream). @default 5000 */
-  readonly timeoutMs?: number;
-}
+/** PEM: the fleet CA, the operator's certificate and key; a deadline per request. */
+export type AgentGatewayOptions = MtlsFetchOptions;
 
 function unreachable(machine: MachineRecord, e: unknown): MoltError {
   const inner =
@@ -38,21 +32,12 @@ function unreachable(machine: MachineRecord, e: unknown): MoltError {
 }
 
 export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
-  const timeout = o.timeoutMs ?? 5_000;
-  const dispatcher = new Agent({
-    connect: { ca: o.ca, cert: o.cert, key: o.key, timeout },
-    headersTimeout: timeout,
-    bodyTimeout: timeout,
-  });
-  const mtlsFetch: AgentFetch = async (target, init) => {
-    const res = await fetch(target, { ...init, dispatcher, signal: AbortSignal.timeout(timeout) });
-    return { status: res.status, text: () => res.text(), body: res.body };
-  };
+  const mtls = createMtlsFetch(o);
   const clients = new Map<string, AgentClient>();
   const client = (m: MachineRecord): AgentClient => {
     let c = clients.get(m.endpoint);
     if (c === undefined) {
-      c = createAgentClient({ baseUrl: m.endpoint, fetch: mtlsFetch });
+      c = createAgentClient({ baseUrl: m.endpoint, fetch: mtls.fetch });
       clients.set(m.endpoint, c);
     }
     return c;
@@ -76,6 +61,6 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
         }),
       ),
     rollback: (m) => call(m, (c) => c.rollback()),
-    close: () => dispatcher.close(),
+    close: () => mtls.close(),
   };
 }

@@ -5,8 +5,13 @@
  * Single members can be stopped and restarted to exercise quorum loss.
  */
 import { join } from 'node:path';
-import { freePort } from './ports.ts';
-import { eventually, startProcess, tempDir, type ManagedProcess } from './process.ts';
+import { freePort } from '../../platform/process/free-port.ts';
+import {
+  eventually,
+  startProcess,
+  tempDir,
+  type ManagedProcess,
+} from '../../platform/process/managed-process.ts';
 
 /** Options for {@link startEtcdCluster}. */
 export interface EtcdClusterOptions {

@@ -22,8 +22,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
 import { stringify } from 'yaml';
-import { freePort } from './ports.ts';
-import { eventually, startProcess, tempDir, type ManagedProcess } from './process.ts';
+import { packageFile } from '../../platform/package-files.ts';
+import { freePort } from '../../platform/process/free-port.ts';
+import {
+  eventually,
+  startProcess,
+  tempDir,
+  type ManagedProcess,
+} from '../../platform/process/managed-process.ts';
 
 const run = promisify(execFile);
 
@@ -91,7 +97,7 @@ export interface KubeControlPlane {
  * (stderr: stages, and a progress bar while it compiles) go to `onProgress`.
  */
 export async function kubeBinaries(onProgress?: (line: string) => void): Promise<string> {
-  const script = join(import.meta.dirname, '../../scripts/ensure-kube-bins.sh');
+  const script = packageFile('scripts', 'ensure-kube-bins.sh');
   const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -280,7 +286,7 @@ export async function startKubeControlPlane(
 
 /** molt's CustomResourceDefinitions, applied as a user would, and waited for until served. */
 async function installCrds(bins: string, kubeconfigFile: string): Promise<void> {
-  const crds = join(import.meta.dirname, '../../deploy/kubernetes/crds.yaml');
+  const crds = packageFile('deploy', 'kubernetes', 'crds.yaml');
   const kubectl = join(bins, 'kubectl');
   await run(kubectl, ['--kubeconfig', kubeconfigFile, 'apply', '-f', crds]);
   await run(kubectl, [

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The lab's OCI registry (docs/adr/0007): Debian's `docker-registry` (distribution 2.8) started on
+ * a free port of loopback or the lab's bridge address, with filesystem storage in a directory of
+ * its own, stopped by the PID started here.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort } from '../../platform/process/free-port.ts';
+import {
+  eventually,
+  startProcess,
+  tempDir,
+  type ManagedProcess,
+} from '../../platform/process/managed-process.ts';
+
+/** Options of {@link startRegistry}. */
+export interface RegistryOptions {
+  /** The address to listen on (a lab's bridge address, lab/fleet/network.ts). @default 127.0.0.1 */
+  readonly host?: string;
+  /**
+   * The registry config's `auth` section (distribution's htpasswd or token schemes), for tests of
+   * registry authentication; given the registry's own directory. @default none: anonymous access
+   */
+  readonly auth?: (dir: string) => Promise<Record<string, unknown>>;
+}
+
+/** A running Debian `docker-registry` (distribution 2.8) on loopback (or the address asked). */
+export interface RunningRegistry {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** `127.0.0.1:<port>` */
+  readonly host: string;
+  readonly dataDir: string;
+  readonly process: ManagedProcess;
+  /** Stop the registry by PID and remove its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start `docker-registry serve` with a generated config, filesystem storage in a temp dir, on a
+ * free port.
+ *
+ * Logging is at `warn`: at `info` the registry formats a log line for every request, which costs
+ * it a large share of its CPU and skews benchmarks (both sides of a comparison use this registry).
+ * Without the `listening on` line the port is chosen up front and readiness is polled on `/v2/`;
+ * if another process takes the port first, the start is retried on a new one.
+ */
+export async function startRegistry(options: RegistryOptions = {}): Promise<RunningRegistry> {
+  const dir = await tempDir('registry');
+  try {
+    const base = {
+      version: 0.1,
+      log: { level: 'warn', formatter: 'text', accesslog: { disabled: true } },
+      storage: {
+        filesystem: { rootdirectory: join(dir.path, 'data') },
+        cache: { blobdescriptor: 'inmemory' },
+        delete: { enabled: true },
+        maintenance: { uploadpurging: { enabled: false } },
+      },
+      ...(options.auth !== undefined && { auth: await options.auth(dir.path) }),
+    };
+    return await listen(base, dir, options.host ?? '127.0.0.1');
+  } catch (e) {
+    await dir.remove();
+    throw e;
+  }
+}
+
+async function listen(
+  base: object,
+  dir: { path: string; remove: () => Promise<void> },
+  address: string,
+): Promise<RunningRegistry> {
+  for (let attempt = 1; ; attempt++) {
+    const host = `${address}:${String(await freePort())}`;
+    const configPath = join(dir.path, 'config.yml');
+    const http = { addr: host, headers: { 'X-Content-Type-Options': ['nosniff'] } };
+    // YAML is a superset of JSON, so the config needs no YAML writer.
+    await writeFile(configPath, JSON.stringify({ ...base, http }, null, 2));
+    const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
+    try {
+      await waitReady(proc, `http://${host}/v2/`);
+      const stop = async (): Promise<void> => {
+        await proc.stop();
+        await dir.remove();
+      };
+      return { url: `http://${host}`, host, dataDir: dir.path, process: proc, stop };
+    } catch (e) {
+      await proc.stop();
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
+/** Poll `/v2/` until the registry answers (200, or 401 with auth on); fail at once if it exits. */
+async function waitReady(proc: ManagedProcess, url: string): Promise<void> {
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  await eventually(
+    async () => {
+      // Checked on every poll, and not retried: a registry that exited will not come back.
+      if (exited) return 'exited';
+      const res = await fetch(url);
+      await res.body?.cancel();
+      return 'ready';
+    },
+    { timeoutMs: 20_000, intervalMs: 50 },
+  ).then((outcome) => {
+    if (outcome === 'exited')
+      throw new Error(
+        `docker-registry exited before answering ${url}:\n${proc.output().slice(-2000)}`,
+      );
+  });
+}
