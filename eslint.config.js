@@ -81,6 +81,8 @@ export default tseslint.config(
     // the client serialises whatever it is given, and its own docs pass object literals.
     files: [
       'src/platform/kube/**/*.ts',
+      'src/agent/adapters/kube-node/**/*.ts',
+      'src/agent/adapters/lab/kubelet-node.ts',
       'src/operator/adapters/kube-*/**/*.ts',
       'src/lab/services/kube-*.ts',
       'src/lab/fleet/workloads.ts',

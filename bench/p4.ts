@@ -21,8 +21,8 @@ import {
 } from '@kubernetes/client-node';
 import { defaultDrainPolicy } from '../src/core/drain/pods.ts';
 import { loadKubeConfig } from '../src/platform/kube/client.ts';
-import { createNodeDrainer } from '../src/platform/kube/node-drain.ts';
-import { startLabKubelet, type LabKubelet } from '../src/platform/kube/lab-kubelet.ts';
+import { createNodeDrainer } from '../src/agent/adapters/kube-node/drain.ts';
+import { startLabKubelet, type LabKubelet } from '../src/agent/adapters/lab/kubelet-node.ts';
 import { startKubeControlPlane } from '../src/lab/services/kube-control-plane.ts';
 import { eventually } from '../src/platform/process/managed-process.ts';
 

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGrubBootloader } from './adapters/grub/index.ts';
 import { kubeNodeReady } from './adapters/health/checks.ts';
-import { createLabMounts } from './adapters/lab/mounts.ts';
+import { createDirMounts } from './adapters/dir-mounts/index.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
@@ -54,14 +54,14 @@ const noServices: Services = {
 async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
   const etcd = config.etcd;
   if (etcd === undefined) return { services: noServices };
-  const [{ createLabEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] =
+  const [{ createEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] =
     await Promise.all([
-      import('./adapters/lab/etcd-service.ts'),
+      import('./adapters/etcd-service/index.ts'),
       import('./adapters/etcd/etcd-member.ts'),
       import('./adapters/etcd/cluster-lease.ts'),
     ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
-  const etcdService = createLabEtcdService({ root, dataDir, ...etcd });
+  const etcdService = createEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
   const services =
     config.labApiserver === undefined
@@ -94,22 +94,28 @@ async function hostedApiserver(
   etcd: Services,
   health: HealthCheck[],
 ): Promise<Services> {
-  const { createLabProcessService, servicesInOrder } =
-    await import('./adapters/lab/process-service.ts');
-  const { apiserverReady } = await import('./adapters/lab/apiserver-health.ts');
+  const { createProcessService, servicesInOrder } =
+    await import('./adapters/process-service/index.ts');
+  const { apiserverReady } = await import('./adapters/health/apiserver-ready.ts');
   health.push(apiserverReady(apiserver.port));
   return servicesInOrder([
     etcd,
-    createLabProcessService({ root, name: 'kube-apiserver', ...apiserver }),
+    createProcessService({ root, name: 'kube-apiserver', ...apiserver }),
   ]);
 }
 
-export async function machinePorts(
-  root: string,
-  config: MachineConfig,
-  boot: BootInfo,
-  power: Power,
-): Promise<MachinePorts> {
+/** What the machine's ports are built from. */
+export interface MachineFacts {
+  readonly root: string;
+  readonly config: MachineConfig;
+  readonly boot: BootInfo;
+  readonly power: Power;
+  /** Under the lab firmware: lab images may be built never to become healthy. */
+  readonly lab: boolean;
+}
+
+export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
+  const { root, config, boot, power } = facts;
   const slots = createFsSlotStore(root);
   const kube =
     config.kubernetes === undefined
@@ -120,7 +126,10 @@ export async function machinePorts(
           machine: config.node,
           booted: (await slots.manifest(boot.slot))?.version,
         });
-  const health: HealthCheck[] = [labSlotHealth(slots, boot.slot), kubeNodeReady(kube)];
+  const health: HealthCheck[] = [
+    ...(facts.lab ? [labSlotHealth(slots, boot.slot)] : []),
+    kubeNodeReady(kube),
+  ];
   const cp =
     config.role === 'control-plane'
       ? await controlPlanePorts(root, config, health)
@@ -129,7 +138,7 @@ export async function machinePorts(
     bootloader: bootloaderFor(root, config),
     slots,
     images: await imageSourceFor(root, config),
-    mounts: createLabMounts(root),
+    mounts: createDirMounts(root),
     kube,
     clock: systemClock,
     power,

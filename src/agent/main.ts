@@ -11,11 +11,12 @@ import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
-import { readBootInfo } from './adapters/lab/boot-info.ts';
+import { readLabBootInfo } from './adapters/lab/boot-info.ts';
 import { createLabFaults, noFaults } from './adapters/lab/faults.ts';
 import { startKubeletFor } from './adapters/lab/kubelet.ts';
 import { createLabPower } from './adapters/lab/power.ts';
-import { createSystemPower } from './adapters/system/power.ts';
+import { readProcBootInfo } from './adapters/proc-boot-info/index.ts';
+import { createSystemdPower } from './adapters/systemd-power/index.ts';
 import { LabEnv } from '../protocol/agent.ts';
 import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
@@ -58,14 +59,15 @@ const newOperationId = (): string =>
 
 async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const config = await loadMachineConfig(root);
-  const boot = await readBootInfo();
+  // Lab-only adapters (boot facts from the firmware, its power, crash faults, lab image health)
+  // only under the lab firmware, never on a real machine.
+  const lab = process.env[LabEnv.BootId] !== undefined;
+  const boot = lab ? readLabBootInfo(process.env) : await readProcBootInfo();
   const journal = createFsJournalStore(root);
   let shutdown: () => Promise<void> = () => Promise.resolve();
   const served: { url?: string } = {};
-  // Lab-only adapters (firmware power, crash faults) only under the lab firmware, never on a real machine.
-  const lab = process.env[LabEnv.BootId] !== undefined;
-  const power = lab ? createLabPower(() => shutdown()) : createSystemPower(() => shutdown());
-  const machine = await machinePorts(root, config, boot, power);
+  const power = lab ? createLabPower(() => shutdown()) : createSystemdPower(() => shutdown());
+  const machine = await machinePorts({ root, config, boot, power, lab });
   const kubelet = await startKubeletFor(config, {
     lab,
     version: (await machine.slots.manifest(boot.slot))?.version ?? 'unknown',

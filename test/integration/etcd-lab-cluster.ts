@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { createEtcdMember } from '../../src/agent/adapters/etcd/etcd-member.ts';
-import { createLabEtcdService } from '../../src/agent/adapters/lab/etcd-service.ts';
+import { createEtcdService } from '../../src/agent/adapters/etcd-service/index.ts';
 import type { EtcdMember } from '../../src/agent/ports/etcd-member.ts';
 import type { Services } from '../../src/agent/ports/services.ts';
 import { freePort } from '../../src/platform/process/free-port.ts';
@@ -44,7 +44,7 @@ export async function startLabCluster(count = 3): Promise<LabCluster> {
   const initialCluster = specs.map((s) => `${s.name}=${s.peerUrl}`).join(',');
   const endpoints = specs.map((s) => s.clientUrl);
   const machines = specs.map((s) => {
-    const service = createLabEtcdService({
+    const service = createEtcdService({
       ...s,
       initialCluster,
       clusterToken: dir.path,

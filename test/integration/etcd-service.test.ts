@@ -4,10 +4,10 @@ import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
-  createLabEtcdService,
-  type LabEtcdServiceOptions,
-} from '../../src/agent/adapters/lab/etcd-service.ts';
-import { pidAlive } from '../../src/agent/adapters/lab/etcd-pid.ts';
+  createEtcdService,
+  type EtcdServiceOptions,
+} from '../../src/agent/adapters/etcd-service/index.ts';
+import { pidAlive } from '../../src/agent/adapters/process-service/pid.ts';
 import { ErrorCode } from '../../src/protocol/index.ts';
 import { freePort } from '../../src/platform/process/free-port.ts';
 import { eventually, tempDir } from '../../src/platform/process/managed-process.ts';
@@ -19,7 +19,7 @@ import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
  */
 const alive = (pid: number): Promise<boolean> => pidAlive(pid);
 
-async function options(root: string): Promise<LabEtcdServiceOptions> {
+async function options(root: string): Promise<EtcdServiceOptions> {
   const peerUrl = `http://127.0.0.1:${await freePort()}`;
   const clientUrl = `http://127.0.0.1:${await freePort()}`;
   return {
@@ -38,32 +38,32 @@ const pidOf = async (root: string): Promise<number> =>
 
 describe('lab etcd service', () => {
   let dir: { path: string; remove: () => Promise<void> };
-  let o: LabEtcdServiceOptions;
+  let o: EtcdServiceOptions;
   before(async () => {
     dir = await tempDir('etcd-service');
     o = await options(dir.path);
   });
   after(async () => {
-    await createLabEtcdService(o).stopAll();
+    await createEtcdService(o).stopAll();
     await dir.remove();
   });
 
   it('starts etcd detached with a PID file and keeps it across an agent restart', async () => {
-    await createLabEtcdService(o).startAll();
+    await createEtcdService(o).startAll();
     const pid = await pidOf(dir.path);
     assert.ok(await alive(pid));
     const res = await eventually(() => fetch(`${o.clientUrl}/health`).then((r) => r.text()), {
       timeoutMs: 10_000,
     });
     assert.match(res, /"health":"true"/);
-    const restarted = createLabEtcdService(o); // a new agent process in the same boot
+    const restarted = createEtcdService(o); // a new agent process in the same boot
     assert.deepEqual(await restarted.running(), ['etcd']);
     await restarted.startAll();
     assert.equal(await pidOf(dir.path), pid, 'the running etcd was kept');
   });
 
   it('stops by PID, level-triggered, and starts again on the same data', async () => {
-    const service = createLabEtcdService(o);
+    const service = createEtcdService(o);
     const pid = await pidOf(dir.path);
     await service.stopAll();
     assert.equal(await alive(pid), false);
@@ -75,7 +75,7 @@ describe('lab etcd service', () => {
   });
 
   it('ignores a PID file naming a process that is not this etcd', async () => {
-    const service = createLabEtcdService(o);
+    const service = createEtcdService(o);
     await service.stopAll();
     await writeFile(join(dir.path, 'run', 'etcd.pid'), `${process.pid}\n`);
     assert.deepEqual(await service.running(), []);
@@ -89,7 +89,7 @@ describe('lab etcd service', () => {
 
   it('reports a start on a port another process holds', async () => {
     const taken = { ...(await options(join(dir.path, 'taken'))), peerUrl: o.peerUrl };
-    const service = createLabEtcdService({ ...taken, initialCluster: `cp-0=${o.peerUrl}` });
+    const service = createEtcdService({ ...taken, initialCluster: `cp-0=${o.peerUrl}` });
     await rejectsWithCode(
       service.startAll(),
       ErrorCode.EtcdUnhealthy,
@@ -100,7 +100,7 @@ describe('lab etcd service', () => {
 
   it("reports a start that fails with etcd's own output", async () => {
     const fresh = await options(join(dir.path, 'bad'));
-    const service = createLabEtcdService({
+    const service = createEtcdService({
       ...fresh,
       initialCluster: 'someone-else=http://127.0.0.1:1',
     });
@@ -123,7 +123,7 @@ describe(
       const dir = await tempDir('etcd-frozen');
       const group = join(freezer, `molt-test-${process.pid}`);
       const o = { ...(await options(dir.path)), stopGraceMs: 300, killWaitMs: 500 };
-      const service = createLabEtcdService(o);
+      const service = createEtcdService(o);
       try {
         await service.startAll();
         const pid = await pidOf(dir.path);

@@ -19,8 +19,8 @@ import {
   createNodeDrainer,
   QuarantineLabel,
   type NodeDrainer,
-} from '../../../src/platform/kube/node-drain.ts';
-import { startLabKubelet, type LabKubelet } from '../../../src/platform/kube/lab-kubelet.ts';
+} from '../../../src/agent/adapters/kube-node/drain.ts';
+import { startLabKubelet, type LabKubelet } from '../../../src/agent/adapters/lab/kubelet-node.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
-import { QuarantineLabel } from '../../../src/platform/kube/node-drain.ts';
+import { QuarantineLabel } from '../../../src/agent/adapters/kube-node/drain.ts';
 import type { RolloutView } from '../../../src/protocol/operator.ts';
 import {
   startKubeControlPlane,

@@ -11,7 +11,7 @@
 import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { loadKubeConfig } from '../../../platform/kube/client.ts';
-import { createNodeDrainer } from '../../../platform/kube/node-drain.ts';
+import { createNodeDrainer } from './drain.ts';
 import type { KubernetesConfig } from '../../config.ts';
 import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
 

@@ -1,33 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Which boot this is and which slot the bootloader chose. Under the lab firmware both come from
- * the environment it sets (`MOLT_LAB_CMDLINE`, `MOLT_LAB_BOOT_ID`); on a real machine from
- * `/proc/cmdline` and the kernel's boot id. The slot is the `molt.slot=` the boot entry carries,
- * so the agent trusts what the bootloader actually booted, not what it asked for.
+ * Which boot this is and which slot the lab firmware booted: the environment it starts the agent
+ * with (`MOLT_LAB_CMDLINE`, the boot entry's command line; `MOLT_LAB_BOOT_ID`), read as a real
+ * machine reads `/proc` (../proc-boot-info).
  */
-import { readFile } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import type { SlotId } from '../../../core/slots/slot.ts';
 import { LabEnv } from '../../../protocol/agent.ts';
 import type { BootInfo } from '../../ports/boot-info.ts';
+import { slotFromCmdline } from '../proc-boot-info/index.ts';
 
-export function slotFromCmdline(cmdline: string): SlotId {
-  const match = /(?:^|\s)molt\.slot=([AB])(?:\s|$)/.exec(cmdline);
-  if (match?.[1] !== 'A' && match?.[1] !== 'B') {
+export function readLabBootInfo(env: NodeJS.ProcessEnv): BootInfo {
+  const cmdline = env[LabEnv.Cmdline];
+  const bootId = env[LabEnv.BootId];
+  if (cmdline === undefined || bootId === undefined)
     throw new MoltError(
       ErrorCode.MachineInvalid,
-      `the kernel command line has no molt.slot=A|B: ${JSON.stringify(cmdline)}`,
-      {
-        hint: 'boot the machine through a molt boot entry',
-      },
+      `the lab firmware sets ${LabEnv.Cmdline} and ${LabEnv.BootId}; this process has not both`,
+      { hint: 'start lab machines with `molt lab machine`' },
     );
-  }
-  return match[1];
-}
-
-export async function readBootInfo(env: NodeJS.ProcessEnv = process.env): Promise<BootInfo> {
-  const cmdline = env[LabEnv.Cmdline] ?? (await readFile('/proc/cmdline', 'utf8'));
-  const bootId =
-    env[LabEnv.BootId] ?? (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
   return { bootId, slot: slotFromCmdline(cmdline) };
 }

@@ -26,7 +26,7 @@ export async function startKubeletFor(
   }
   const [{ loadKubeConfig }, { startLabKubelet }] = await Promise.all([
     import('../../../platform/kube/client.ts'),
-    import('../../../platform/kube/lab-kubelet.ts'),
+    import('./kubelet-node.ts'),
   ]);
   let last = '';
   return startLabKubelet({

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
 import { freePort } from '../../../platform/process/free-port.ts';
 import type { Services } from '../../ports/services.ts';
-import { createLabProcessService, servicesInOrder } from './process-service.ts';
+import { createProcessService, servicesInOrder } from './index.ts';
 
 function recorder(name: string, calls: string[]): Services {
   return {
@@ -35,7 +35,7 @@ describe('lab machine services', () => {
   it('refuses a service the firmware could not end at a reboot (no argument in the machine root)', () => {
     assert.throws(
       () =>
-        createLabProcessService({
+        createProcessService({
           root: '/lab/cp-1',
           name: 'kube-apiserver',
           binary: '/bin/true',
@@ -50,7 +50,7 @@ describe('lab machine services', () => {
     const root = await mkdtemp(join(tmpdir(), 'molt-svc-'));
     const port = await freePort();
     const script = `require('net').createServer().listen(${String(port)}, '127.0.0.1')`;
-    const service = createLabProcessService({
+    const service = createProcessService({
       root,
       name: 'listener',
       binary: process.execPath,

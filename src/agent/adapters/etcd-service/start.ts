@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/** Start-up helpers for the lab etcd service: its environment, and waiting until it listens. */
+/** Start-up helpers for the etcd service: its environment, and waiting until it listens. */
 import { readFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { pidAlive } from './etcd-pid.ts';
+import { accepts, pidAlive } from '../process-service/pid.ts';
 
 /**
  * The parent's environment minus ETCD_* variables (etcd 3.4 refuses to start when a variable
@@ -22,28 +21,6 @@ export function etcdEnv(): NodeJS.ProcessEnv {
   const unsupported = goArch[process.arch];
   if (unsupported !== undefined) env['ETCD_UNSUPPORTED_ARCH'] = unsupported;
   return env;
-}
-
-/** Whether something accepts TCP connections at `url`'s host and port (500 ms to answer). */
-export function accepts(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    socket.setTimeout(500);
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => {
-      done(true);
-    });
-    socket.once('error', () => {
-      done(false);
-    });
-    socket.once('timeout', () => {
-      done(false);
-    });
-  });
 }
 
 /**

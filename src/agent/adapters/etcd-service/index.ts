@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The lab's etcd service (docs/adr/0004 §5): the Debian `etcd` binary as a detached child with its
- * PID in `<root>/run/etcd.pid` and its output appended to `<root>/run/etcd.log`. Detached, so an
- * agent restart in the same boot (systemd `Restart=`) keeps the member running; the PID file lets
- * the next agent find it. Both calls are level-triggered: a running etcd is kept, a stopped one
- * stays stopped.
+ * The etcd service (docs/adr/0004 §5): the `etcd` binary (Debian's, or the one the config names)
+ * as a detached child with its PID in `<root>/run/etcd.pid` and its output appended to
+ * `<root>/run/etcd.log`. Detached, so an agent restart in the same boot (systemd `Restart=`) keeps
+ * the member running; the PID file lets the next agent find it. Both calls are level-triggered: a
+ * running etcd is kept, a stopped one stays stopped.
  *
  * Joining: when `<dataDir>.join.json` exists (written by the etcd member adapter after `member
  * add`, see ../etcd/join-spec.ts), etcd starts with its `initialCluster` and
@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
 import { readJoinSpec } from '../etcd/join-spec.ts';
-import { etcdEnv, waitListening } from './etcd-start.ts';
+import { etcdEnv, waitListening } from './start.ts';
 import {
   isEtcdProcess,
   readPidFile,
@@ -29,10 +29,10 @@ import {
   signal,
   waitGone,
   spawnDetached,
-} from './etcd-pid.ts';
+} from '../process-service/pid.ts';
 
-/** Options for {@link createLabEtcdService}. */
-export interface LabEtcdServiceOptions {
+/** Options for {@link createEtcdService}. */
+export interface EtcdServiceOptions {
   /** The machine root; PID file and log go to `<root>/run/`. */
   readonly root: string;
   readonly name: string;
@@ -57,15 +57,15 @@ export interface LabEtcdServiceOptions {
   readonly startTimeoutMs?: number;
 }
 
-/** The lab etcd service: {@link Services} plus disabling it while the member is out of the cluster. */
-export interface LabEtcdService extends Services {
+/** The etcd service: {@link Services} plus disabling it while the member is out of the cluster. */
+export interface EtcdService extends Services {
   /** `startAll` does nothing until {@link enable} (this member left the cluster). */
   disable(): Promise<void>;
   enable(): Promise<void>;
 }
 
-/** The lab etcd as the agent's {@link Services}; `running()` lists `'etcd'` while it runs. */
-export function createLabEtcdService(options: LabEtcdServiceOptions): LabEtcdService {
+/** etcd as the agent's {@link Services}; `running()` lists `'etcd'` while it runs. */
+export function createEtcdService(options: EtcdServiceOptions): EtcdService {
   const binary = options.binary ?? '/usr/bin/etcd';
   const pidFile = join(options.root, 'run', 'etcd.pid');
   const disabled = join(options.root, 'state', 'etcd.disabled');
@@ -109,7 +109,7 @@ export function createLabEtcdService(options: LabEtcdServiceOptions): LabEtcdSer
   };
 }
 
-async function stopPid(pid: number, options: LabEtcdServiceOptions): Promise<void> {
+async function stopPid(pid: number, options: EtcdServiceOptions): Promise<void> {
   if (!signal(pid, 'SIGTERM')) return;
   if (await waitGone(pid, options.stopGraceMs ?? 10_000)) return;
   signal(pid, 'SIGKILL');
@@ -123,7 +123,7 @@ async function stopPid(pid: number, options: LabEtcdServiceOptions): Promise<voi
   );
 }
 
-async function etcdArgs(o: LabEtcdServiceOptions): Promise<string[]> {
+async function etcdArgs(o: EtcdServiceOptions): Promise<string[]> {
   const join = await readJoinSpec(o.dataDir);
   return [
     `--name=${o.name}`,

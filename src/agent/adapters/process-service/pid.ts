@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * PID-file and /proc helpers for the lab etcd service. A PID alone can be reused after a reboot or
+ * PID-file, /proc and port helpers for services run as detached processes (etcd, a hosted
+ * kube-apiserver). A PID alone can be reused after a reboot or
  * a crash, so a PID only counts as "our etcd" when /proc shows the etcd binary with our data dir.
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { open, readFile, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -114,4 +116,26 @@ export async function spawnDetached(o: {
   } finally {
     await log.close();
   }
+}
+
+/** Whether something accepts TCP connections at `url`'s host and port (500 ms to answer). */
+export function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.setTimeout(500);
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => {
+      done(true);
+    });
+    socket.once('error', () => {
+      done(false);
+    });
+    socket.once('timeout', () => {
+      done(false);
+    });
+  });
 }

@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * A lab machine's extra service besides etcd — on control-plane machines that host the cluster, a
- * kube-apiserver (docs/adr/0006 §10) — run as the lab etcd is: detached, its PID in
- * `<root>/run/<name>.pid`, its output in `<root>/run/<name>.log`, found again by a restarted agent,
- * ended with everything else of the boot by the lab firmware (one of its arguments names a path in
- * the machine root, which is how the firmware recognises it). Level-triggered like etcd's.
+ * A service run as a detached process — on control-plane machines that host the cluster, a
+ * kube-apiserver beside etcd (docs/adr/0006 §10) — as the etcd service is run: its PID in
+ * `<root>/run/<name>.pid`, its output in `<root>/run/<name>.log`, found again by a restarted agent.
+ * Under the lab firmware it ends with everything else of the boot (one of its arguments names a
+ * path in the machine root, which is how the firmware recognises it). Level-triggered like etcd's.
+ * (A real machine runs its services as systemd units: a later adapter of the same port.)
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
-import { accepts } from './etcd-start.ts';
 import {
+  accepts,
   pidAlive,
   readPidFile,
   removePidFile,
   signal,
   waitGone,
   spawnDetached,
-} from './etcd-pid.ts';
+} from './pid.ts';
 
-export interface LabProcessServiceOptions {
+export interface ProcessServiceOptions {
   readonly root: string;
   readonly name: string;
   readonly binary: string;
@@ -34,7 +35,7 @@ export interface LabProcessServiceOptions {
   readonly stopGraceMs?: number;
 }
 
-async function isOurs(pid: number, o: LabProcessServiceOptions): Promise<boolean> {
+async function isOurs(pid: number, o: ProcessServiceOptions): Promise<boolean> {
   const argv = (await readFile(`/proc/${String(pid)}/cmdline`, 'utf8').catch(() => '')).split('\0');
   return (
     argv[0] !== undefined &&
@@ -44,7 +45,7 @@ async function isOurs(pid: number, o: LabProcessServiceOptions): Promise<boolean
   );
 }
 
-export function createLabProcessService(o: LabProcessServiceOptions): Services {
+export function createProcessService(o: ProcessServiceOptions): Services {
   if (!o.args.some((a) => a.includes(o.root)))
     throw new MoltError(
       ErrorCode.MachineInvalid,

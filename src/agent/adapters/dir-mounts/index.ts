@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Lab EPHEMERAL: the `ephemeral/` directory stands for the partition. "Released" is a marker in
+ * EPHEMERAL as a directory (`ephemeral/` under the machine root) standing for the partition, as
+ * lab machines and tests keep it. "Released" is a marker in
  * `run/` (cleared by every boot, as unmounting is); a file `ephemeral/.busy` stands for a process
  * holding the mount, so tests can make release fail the way a busy mount does.
  */
@@ -16,7 +17,7 @@ const exists = (path: string): Promise<boolean> =>
     () => false,
   );
 
-export function createLabMounts(root: string): Mounts {
+export function createDirMounts(root: string): Mounts {
   const ephemeral = join(root, 'ephemeral');
   const released = join(root, 'run', 'ephemeral.released');
   return {

@@ -28,9 +28,9 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../core/drain/pods.ts';
-import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
-import { kubeError, statusOf } from './client.ts';
+import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../../core/drain/pods.ts';
+import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 
 export const CordonAnnotation = 'molt.dev/cordoned-by';
 export const QuarantineLabel = 'molt.dev/quarantined';

@@ -11,7 +11,7 @@ import type { Power } from '../../ports/power.ts';
 
 const run = promisify(execFile);
 
-export function createSystemPower(beforeReboot: () => Promise<void>): Power {
+export function createSystemdPower(beforeReboot: () => Promise<void>): Power {
   return {
     async reboot(reason: string): Promise<never> {
       await beforeReboot();
