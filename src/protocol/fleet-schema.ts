@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { DrainOverride, DrainTimeoutAction } from '../core/drain/pods.ts';
+import { MachinePhases, RolloutStates } from '../core/rollout/vocabulary.ts';
 import type {
   FleetSnapshot,
   Limit,
@@ -273,7 +274,7 @@ const poolSchema = z
 
 const progressSchema = z
   .strictObject({
-    phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack', 'Skipped']),
+    phase: z.enum(MachinePhases),
     startedAt: time.optional(),
     finishedAt: time.optional(),
     reason: z.string().optional(),
@@ -290,7 +291,7 @@ const rolloutSchema = z
     id: name,
     pool: name,
     target: z.strictObject({ version: z.string(), digest: z.string() }),
-    state: z.enum(['AwaitingApproval', 'Active', 'Paused', 'Halted', 'Completed']),
+    state: z.enum(RolloutStates),
     createdAt: time,
     phased: z.strictObject({ startFraction: z.number().min(0).max(1), duration }).optional(),
     machines: z.record(z.string(), progressSchema).default({}),

@@ -7,6 +7,12 @@
  * wire are ISO 8601 strings.
  */
 import { z } from 'zod';
+import {
+  DecisionActions,
+  MachinePhases,
+  RolloutStates,
+  type MachinePhase,
+} from '../core/rollout/vocabulary.ts';
 import { parseDuration, parseTime } from './fleet-schema.ts';
 
 export const OperatorRoutes = {
@@ -33,29 +39,14 @@ export const OperatorRoutes = {
 export const operatorPath = (route: string, id: string): string =>
   route.replace(':id', encodeURIComponent(id));
 
-export const RolloutStateSchema = z.enum([
-  'AwaitingApproval',
-  'Active',
-  'Paused',
-  'Halted',
-  'Completed',
-]);
-export const MachinePhaseSchema = z.enum([
-  'Pending',
-  'InFlight',
-  'Succeeded',
-  'Failed',
-  'RolledBack',
-  'Skipped',
-]);
-export const machinePhases = MachinePhaseSchema.options;
-export type MachinePhaseName = z.infer<typeof MachinePhaseSchema>;
+export const RolloutStateSchema = z.enum(RolloutStates);
+export const MachinePhaseSchema = z.enum(MachinePhases);
 
 const Reason = z.object({ code: z.string(), message: z.string() });
 
 /** What the planner decided for one machine, on the operator's last observation of the fleet. */
 export const DecisionView = z.object({
-  action: z.enum(['start', 'wait', 'in-flight', 'soaking', 'done', 'failed', 'skipped']),
+  action: z.enum(DecisionActions),
   reason: Reason.optional(),
   /** 0 = canary; 1.. = the batch (wave). */
   batch: z.number().int(),
@@ -75,18 +66,21 @@ export const MachineProgressView = z.object({
 });
 export type MachineProgressView = z.infer<typeof MachineProgressView>;
 
-/** Machines of the rollout's pool per phase (every phase present), and the total. */
+const count = z.number().int();
+const phaseCounts = Object.fromEntries(MachinePhases.map((p) => [p, count])) as Record<
+  MachinePhase,
+  typeof count
+>;
+
+/**
+ * Machines of the rollout's pool per phase (every phase present; `Skipped` are the machines set
+ * aside by `quarantine-and-skip`: finished, not failures), and the total.
+ */
 export const RolloutCounts = z.object({
-  total: z.number().int(),
-  Pending: z.number().int(),
-  InFlight: z.number().int(),
-  Succeeded: z.number().int(),
-  Failed: z.number().int(),
-  RolledBack: z.number().int(),
-  /** Machines set aside by `quarantine-and-skip` (phase `Skipped`): finished, not failures. */
-  Skipped: z.number().int(),
+  total: count,
+  ...phaseCounts,
   /** Pending machines the planner skips (already on the target, pinned); known only once observed. */
-  skipped: z.number().int(),
+  skipped: count,
 });
 export type RolloutCounts = z.infer<typeof RolloutCounts>;
 

@@ -6,8 +6,8 @@
  * so summing over operators gives the fleet's total), fed by {@link countingStore} and the loop's
  * `onPass` hook.
  */
-import type { MachinePhase, Rollout, RolloutState } from '../../core/rollout/types.ts';
-import { machinePhases } from '../../protocol/operator.ts';
+import type { MachinePhase, Rollout } from '../../core/rollout/types.ts';
+import { MachinePhases, RolloutStates } from '../../core/rollout/vocabulary.ts';
 import type { OperatorStore, StoredState } from '../ports/store.ts';
 
 /** One reconcile pass, as the loop reports it. */
@@ -65,14 +65,6 @@ export function countingStore(store: OperatorStore, metrics: OperatorMetrics): O
   };
 }
 
-const rolloutStates: readonly RolloutState[] = [
-  'AwaitingApproval',
-  'Active',
-  'Paused',
-  'Halted',
-  'Completed',
-];
-
 const escape = (v: string): string =>
   v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
@@ -86,7 +78,7 @@ function family(name: string, type: 'gauge' | 'counter', help: string, lines: st
 }
 
 function phaseCounts(r: Rollout, pool: readonly string[]): Record<MachinePhase, number> {
-  const counts = Object.fromEntries(machinePhases.map((p) => [p, 0])) as Record<
+  const counts = Object.fromEntries(MachinePhases.map((p) => [p, 0])) as Record<
     MachinePhase,
     number
   >;
@@ -96,7 +88,7 @@ function phaseCounts(r: Rollout, pool: readonly string[]): Record<MachinePhase, 
 }
 
 function rolloutFamilies(state: StoredState): string[] {
-  const byState = rolloutStates.map((s) =>
+  const byState = RolloutStates.map((s) =>
     sample(
       'molt_operator_rollouts',
       { state: s },
@@ -109,7 +101,7 @@ function rolloutFamilies(state: StoredState): string[] {
     .flatMap((r) => {
       const pool = state.machines.filter((m) => m.pool === r.pool).map((m) => m.id);
       const counts = phaseCounts(r, pool);
-      return machinePhases.map((phase) =>
+      return MachinePhases.map((phase) =>
         sample(
           'molt_operator_rollout_machines',
           { rollout: r.id, pool: r.pool, phase },

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { MachinePhases, RolloutStates } from '../../../core/rollout/vocabulary.ts';
 import type { Hold, HistoryEvent, MachineRecord, Rollout, StartRecord } from './layout.ts';
 
 const text = z.string().min(1);
@@ -22,7 +23,7 @@ const machine = z.object({
 });
 
 const progress = z.object({
-  phase: z.enum(['Pending', 'InFlight', 'Succeeded', 'Failed', 'RolledBack', 'Skipped']),
+  phase: z.enum(MachinePhases),
   startedAt: time.optional(),
   finishedAt: time.optional(),
   reason: z.string().optional(),
@@ -33,7 +34,7 @@ const rollout = z.object({
   id: text,
   pool: text,
   target: z.object({ version: z.string(), digest: z.string() }),
-  state: z.enum(['AwaitingApproval', 'Active', 'Paused', 'Halted', 'Completed']),
+  state: z.enum(RolloutStates),
   createdAt: z.number(),
   phased: z.object({ startFraction: z.number(), durationMs: z.number() }).optional(),
   machines: z.record(z.string(), progress),

@@ -7,6 +7,12 @@
  * entry, so writing it twice (a retry, a new leader) is a harmless conflict, not a duplicate.
  */
 import { createHash } from 'node:crypto';
+import {
+  isMachinePhase,
+  isRolloutState,
+  type MachinePhase,
+  type RolloutState,
+} from '../../../core/rollout/vocabulary.ts';
 import type { HistoryEvent } from '../../ports/store.ts';
 import { kubeName } from './view.ts';
 
@@ -20,15 +26,17 @@ export interface EventSpec {
   readonly related?: { readonly kind: 'NodeUpgrade'; readonly name: string };
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+type EventKind = readonly [EventSpec['type'], string];
 
-const machineResults: Record<string, readonly [EventSpec['type'], string]> = {
+/** The results a machine ends in (a `machine-result` entry never carries Pending or InFlight). */
+const machineResults: Record<Exclude<MachinePhase, 'Pending' | 'InFlight'>, EventKind> = {
   Succeeded: ['Normal', 'MachineUpgraded'],
   Failed: ['Warning', 'MachineFailed'],
   RolledBack: ['Warning', 'MachineRolledBack'],
+  Skipped: ['Warning', 'MachineQuarantined'],
 };
 
-const rolloutStates: Record<string, readonly [EventSpec['type'], string]> = {
+const rolloutStates: Record<RolloutState, EventKind> = {
   Active: ['Normal', 'RolloutActive'],
   Paused: ['Warning', 'RolloutPaused'],
   Halted: ['Warning', 'RolloutHalted'],
@@ -44,12 +52,18 @@ const fixed: Partial<Record<HistoryEvent['kind'], readonly [EventSpec['type'], s
 };
 
 /** Type and reason of a history entry, or undefined for entries that are not Events (decisions). */
-function classify(e: HistoryEvent): readonly [EventSpec['type'], string] | undefined {
+function classify(e: HistoryEvent): EventKind | undefined {
   const data = e.data ?? {};
-  if (e.kind === 'rollout-state')
-    return rolloutStates[str(data['state']) ?? ''] ?? ['Normal', 'RolloutChanged'];
-  if (e.kind === 'machine-result')
-    return machineResults[str(data['phase']) ?? ''] ?? ['Normal', 'MachineResult'];
+  if (e.kind === 'rollout-state') {
+    const state = data['state'];
+    return isRolloutState(state) ? rolloutStates[state] : ['Normal', 'RolloutChanged'];
+  }
+  if (e.kind === 'machine-result') {
+    const phase = data['phase'];
+    return isMachinePhase(phase) && phase !== 'Pending' && phase !== 'InFlight'
+      ? machineResults[phase]
+      : ['Normal', 'MachineResult'];
+  }
   return fixed[e.kind];
 }
 

@@ -169,6 +169,19 @@ describe('operator history as Kubernetes Events', () => {
     assert.deepEqual(e.related, { kind: 'NodeUpgrade', name: 'w-2' });
   });
 
+  it('gives every result a machine can end in its own reason; a quarantined machine is a warning', () => {
+    const reasons = ['Succeeded', 'Failed', 'RolledBack', 'Skipped'].map(
+      (phase) => eventFor(h({ data: { phase } }))?.reason,
+    );
+    assert.deepEqual(reasons, [
+      'MachineUpgraded',
+      'MachineFailed',
+      'MachineRolledBack',
+      'MachineQuarantined',
+    ]);
+    assert.equal(eventFor(h({ data: { phase: 'Skipped' } }))?.type, 'Warning');
+  });
+
   it('names an Event after its history entry, so writing it again is a conflict, not a copy', () => {
     assert.equal(eventFor(h({}))?.name, eventFor(h({}))?.name);
     assert.notEqual(eventFor(h({}))?.name, eventFor(h({ seq: 8 }))?.name);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The words of a rollout, defined once: the states of a rollout, the phases of a machine in it and
+ * the planner's decisions. Everything else — protocol's schemas, the etcd codec, metrics, the
+ * custom resources and the dashboard — takes its list (and its order) from here, so adding a word
+ * is one change here plus the places the compiler then names (exhaustive switches and records).
+ */
+
+/** The states of a rollout, in the order people read them (metrics and tables list them so). */
+export const RolloutStates = [
+  'AwaitingApproval',
+  'Active',
+  'Paused',
+  'Halted',
+  'Completed',
+] as const;
+export type RolloutState = (typeof RolloutStates)[number];
+
+/**
+ * Where one machine of a rollout is. `Pending` machines are the planner's candidates. `Skipped`:
+ * the machine was set aside without being changed (its drain timed out under
+ * `quarantine-and-skip`: the node stays cordoned for a person to look at); finished, and not a
+ * failure of the release, so it neither counts against the failure budget nor holds the rollout.
+ */
+export const MachinePhases = [
+  'Pending',
+  'InFlight',
+  'Succeeded',
+  'Failed',
+  'RolledBack',
+  'Skipped',
+] as const;
+export type MachinePhase = (typeof MachinePhases)[number];
+
+/** What the planner decided for one machine of a rollout in one pass. */
+export const DecisionActions = [
+  'start',
+  'wait',
+  'in-flight',
+  'soaking',
+  'done',
+  'failed',
+  'skipped',
+] as const;
+export type DecisionAction = (typeof DecisionActions)[number];
+
+/** Whether `v` is a rollout state (for data read back from history or the wire). */
+export const isRolloutState = (v: unknown): v is RolloutState =>
+  (RolloutStates as readonly unknown[]).includes(v);
+
+/** Whether `v` is a machine phase. */
+export const isMachinePhase = (v: unknown): v is MachinePhase =>
+  (MachinePhases as readonly unknown[]).includes(v);
