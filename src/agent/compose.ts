@@ -14,7 +14,7 @@ import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 import { createSdBootBootloader } from './adapters/sdboot/index.ts';
-import type { MachineConfig } from './config.ts';
+import type { MachineConfig } from '../protocol/machine-config.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { BootInfo } from './ports/boot-info.ts';
 import type { Bootloader } from './ports/bootloader.ts';

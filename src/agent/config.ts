@@ -1,127 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The machine's own configuration, `state/config.yaml` (docs/adr/0004 §2). Written by
- * `molt lab machine` (or an installer), read by the agent at start; a malformed file stops the
- * agent with `MOLT_MACHINE_INVALID` and the path of the bad field, before anything is touched.
+ * Reading the machine's own configuration, `state/config.yaml` (schema: protocol/machine-config.ts)
+ * at start: a malformed file stops the agent with `MOLT_MACHINE_INVALID` and the path of the bad
+ * field, before anything is touched.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { z } from 'zod';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-
-const EtcdConfig = z
-  .object({
-    /** Member name (unique in the cluster). */
-    name: z.string().min(1),
-    peerUrl: z.url(),
-    clientUrl: z.url(),
-    /** `name=peerUrl,…` of the cluster this member first joins. */
-    initialCluster: z.string().min(1),
-    /** Client URLs of every member, for quorum checks and the lease. */
-    endpoints: z.array(z.url()).min(1),
-    /** Lab machines: the etcd binary to run. @default /usr/bin/etcd (Debian's) */
-    binary: z.string().min(1).optional(),
-  })
-  .strict();
-
-/**
- * Lab control-plane machines that host the cluster (docs/adr/0006 §10): a kube-apiserver run as a
- * service beside etcd, started after it and stopped before it around every reboot.
- */
-const LabApiserverConfig = z
-  .object({
-    binary: z.string().min(1),
-    /** Its whole command line; one argument names a path in the machine root. */
-    args: z.array(z.string()).min(1),
-    /** The secure port it listens on (its readiness is checked there). */
-    port: z.number().int().min(1).max(65535),
-  })
-  .strict();
-
-const KubernetesConfig = z
-  .object({
-    /** kubeconfig of molt's agent identity (deploy/kubernetes/rbac.yaml: role molt-agent). */
-    kubeconfig: z.string().min(1),
-    /** This machine's Node name. @default the machine's `node` */
-    nodeName: z.string().min(1).optional(),
-    drain: z
-      .object({
-        timeoutSeconds: z.number().int().positive().default(600),
-        onTimeout: z
-          .enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete'])
-          .default('abort-and-uncordon'),
-        deleteEmptyDirData: z.boolean().default(false),
-        force: z.boolean().default(false),
-      })
-      .strict()
-      .default({
-        timeoutSeconds: 600,
-        onTimeout: 'abort-and-uncordon',
-        deleteEmptyDirData: false,
-        force: false,
-      }),
-    /**
-     * Lab machines only (under `molt lab machine`): the agent also plays the kubelet's API role for
-     * its node with this kubeconfig of the node's identity (`system:node:<name>`).
-     */
-    labKubelet: z
-      .object({ kubeconfig: z.string().min(1) })
-      .strict()
-      .optional(),
-  })
-  .strict();
-export type KubernetesConfig = z.infer<typeof KubernetesConfig>;
-
-export const MachineConfig = z
-  .object({
-    node: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/, 'a DNS-1123 name'),
-    role: z.enum(['control-plane', 'worker']),
-    bootloader: z.enum(['grub', 'systemd-boot']),
-    api: z
-      .object({
-        host: z.string().default('127.0.0.1'),
-        port: z.number().int().min(0).max(65535).default(0),
-      })
-      .strict()
-      .default({ host: '127.0.0.1', port: 0 }),
-    healthDeadlineSeconds: z.number().int().positive().default(300),
-    /** How long the cluster upgrade lease survives a reboot without its holder. */
-    rebootLeaseSeconds: z.number().int().positive().default(600),
-    leaseTtlSeconds: z.number().int().positive().default(30),
-    registry: z
-      .object({
-        /** Plain-HTTP registries (the lab's). */
-        insecure: z.boolean().default(false),
-        username: z.string().optional(),
-        password: z.string().optional(),
-      })
-      .strict()
-      .default({ insecure: false }),
-    /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
-    publicKeyFile: z.string().optional(),
-    /** Largest installer image accepted, in bytes. */
-    maxImageBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(2 * 1024 ** 3),
-    etcd: EtcdConfig.optional(),
-    /** The machine is a Kubernetes node: cordon, drain and uncordon it around upgrades. */
-    kubernetes: KubernetesConfig.optional(),
-    labApiserver: LabApiserverConfig.optional(),
-  })
-  .strict()
-  .refine((c) => c.role === 'worker' || c.etcd !== undefined, {
-    message: 'a control-plane machine needs an etcd section',
-    path: ['etcd'],
-  })
-  .refine((c) => c.labApiserver === undefined || c.etcd !== undefined, {
-    message: 'only a control-plane machine (with an etcd section) hosts a kube-apiserver',
-    path: ['labApiserver'],
-  });
-export type MachineConfig = z.infer<typeof MachineConfig>;
-export type MachineConfigInput = z.input<typeof MachineConfig>;
+import { MachineConfig } from '../protocol/machine-config.ts';
 
 export function configPath(root: string): string {
   return join(root, 'state', 'config.yaml');

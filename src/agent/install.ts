@@ -7,7 +7,7 @@
  */
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { bootloaderFor, imageSourceFor } from './compose.ts';
-import type { MachineConfig } from './config.ts';
+import type { MachineConfig } from '../protocol/machine-config.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 
 export async function installFirstSlot(

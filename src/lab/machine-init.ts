@@ -6,10 +6,12 @@
  */
 import { spawn } from 'node:child_process';
 import { access, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { createServer, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { basename, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { freePort } from '../platform/process/free-port.ts';
+import { MachineConfig, type MachineConfigInput } from '../protocol/machine-config.ts';
 
 export interface MachineInitOptions {
   readonly root: string;
@@ -73,33 +75,19 @@ async function writeConfig(options: MachineInitOptions): Promise<void> {
       },
     );
   }
-  const config = {
+  const config: MachineConfigInput = {
     node: nodeName(options),
     role: 'worker',
     bootloader: options.bootloader,
     // A fixed port, chosen once: clients following an operation reconnect to it after reboots.
     api: {
       host: '127.0.0.1',
-      port: options.apiPort === 0 ? await freeLoopbackPort() : options.apiPort,
+      port: options.apiPort === 0 ? await freePort() : options.apiPort,
     },
     healthDeadlineSeconds: options.healthDeadlineSeconds,
     registry: { insecure: options.insecureRegistry },
   };
   await writeFile(path, stringify(config));
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 /**
@@ -108,11 +96,12 @@ function freeLoopbackPort(): Promise<number> {
  * name it for the operator's TLS check to pass.
  */
 async function servingAddress(root: string): Promise<string | undefined> {
-  const config = parse(await readFile(join(root, 'state', 'config.yaml'), 'utf8')) as {
-    api?: { host?: unknown };
-  } | null;
-  const host = config?.api?.host;
-  return typeof host === 'string' && isIP(host) !== 0 && host !== '127.0.0.1' ? host : undefined;
+  const parsed = MachineConfig.safeParse(
+    parse(await readFile(join(root, 'state', 'config.yaml'), 'utf8')),
+  );
+  // An invalid config names no address; the agent refuses it at start with the field to fix.
+  const host = parsed.success ? parsed.data.api.host : undefined;
+  return host !== undefined && isIP(host) !== 0 && host !== '127.0.0.1' ? host : undefined;
 }
 
 async function issueNodeCertificate(options: MachineInitOptions, pkiDir: string): Promise<void> {

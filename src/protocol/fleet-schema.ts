@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { DrainOverride, DrainTimeoutAction } from '../core/drain/pods.ts';
 import { MachinePhases, RolloutStates } from '../core/rollout/vocabulary.ts';
+import { parseDuration, parseTime } from '../core/time.ts';
 import type {
   FleetSnapshot,
   Limit,
@@ -18,42 +19,6 @@ import type {
   StartRecord,
   Window,
 } from '../core/rollout/types.ts';
-
-const units: Readonly<Record<string, number>> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
-const durationRe = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
-
-/** Milliseconds of a duration like `90s`, `30m`, `2h`, `1d` or `1h30m`; undefined for anything else. */
-export function parseDuration(text: string): number | undefined {
-  const m = durationRe.exec(text.trim());
-  if (m === null || text.trim() === '') return undefined;
-  const [, d = '0', h = '0', min = '0', s = '0'] = m;
-  return (
-    Number(d) * (units['d'] ?? 0) +
-    Number(h) * (units['h'] ?? 0) +
-    Number(min) * (units['m'] ?? 0) +
-    Number(s) * (units['s'] ?? 0)
-  );
-}
-
-/** A duration the way {@link parseDuration} reads it, largest units first: `1h20m`, `45s`, `0s`. */
-export function formatDuration(ms: number): string {
-  let rest = Math.round(Math.abs(ms) / 1000) * 1000;
-  let text = '';
-  for (const [unit, size] of Object.entries(units)) {
-    const n = Math.floor(rest / size);
-    rest -= n * size;
-    if (n > 0) text += `${n}${unit}`;
-  }
-  return (ms < 0 ? '-' : '') + (text === '' ? '0s' : text);
-}
-
-const isoTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/;
-
-/** Epoch milliseconds of an ISO 8601 time with a zone (`Z` or `+01:00`); undefined otherwise. */
-export function parseTime(text: string): number | undefined {
-  const ms = isoTime.test(text) ? Date.parse(text) : NaN;
-  return Number.isNaN(ms) ? undefined : ms;
-}
 
 const duration = z
   .string({ error: 'must be a duration like "30m", "2h" or "1d"' })

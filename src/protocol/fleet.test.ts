@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, isMoltError, type MoltError } from '../core/errors.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
-import { formatDuration, parseDuration, parseFleet } from './fleet.ts';
+import { formatDuration, parseDuration } from '../core/time.ts';
+import { parseFleet } from './fleet.ts';
 
 const good = `
 fleet:

@@ -57,7 +57,7 @@ import { validatePolicies } from '../core/rollout/index.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { FleetFile } from './fleet-schema.ts';
 
-export { FleetFile, formatDuration, parseDuration, parseTime } from './fleet-schema.ts';
+export { FleetFile } from './fleet-schema.ts';
 
 /** One problem in a fleet file, where it is and what is wrong. */
 export interface FleetIssue {

@@ -38,7 +38,7 @@
  * operator's client identity toward the agents. Without `listen` the operator serves no API.
  */
 import { z } from 'zod';
-import { parseDuration } from './fleet-schema.ts';
+import { parseDuration } from '../core/time.ts';
 
 const duration = z.string().transform((v, ctx) => {
   const ms = parseDuration(v);

@@ -13,7 +13,7 @@ import {
   RolloutStates,
   type MachinePhase,
 } from '../core/rollout/vocabulary.ts';
-import { parseDuration, parseTime } from './fleet-schema.ts';
+import { parseDuration, parseTime } from '../core/time.ts';
 
 export const OperatorRoutes = {
   rollouts: '/v1/rollouts',

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** `GET /v1/status`: the machine as the agent sees it, from the state machine, slots and bootloader. */
+import { iso } from '../../core/time.ts';
 import { SlotIds, type SlotId } from '../../core/slots/slot.ts';
 import type { UpgradeState } from '../../core/upgrade/state.ts';
 import type { AgentStatus, SlotView } from '../../protocol/agent.ts';
@@ -29,8 +30,6 @@ async function slotView(slots: SlotStore, slot: SlotId): Promise<SlotView> {
     ...(manifest.badReason === undefined ? {} : { badReason: manifest.badReason }),
   };
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export async function machineStatus(sources: StatusSources): Promise<AgentStatus> {
   const state = sources.state();

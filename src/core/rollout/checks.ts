@@ -4,7 +4,8 @@
  * shown. Each check is O(policies) over the tallies of the plan context, never a scan of machines.
  */
 import { clusterOf, type PlanContext } from './context.ts';
-import { formatDuration, iso, plural } from './format.ts';
+import { humanDuration, iso } from '../time.ts';
+import { plural } from './format.ts';
 import { scopeLabel, type PoolRules } from './rules.ts';
 import { memoized, perShape, type Candidate, type Check, type Refusal } from './candidate.ts';
 import { WaitReason, type Rollout } from './types.ts';
@@ -120,7 +121,7 @@ function rateRefusal(ctx: PlanContext, rules: PoolRules['rates']): Refusal | und
     const message =
       refusal?.message ??
       `rate limit of ${scopeLabel(rule.scope)} reached: ${plural(used, 'start')} in the last ` +
-        `${formatDuration(rule.periodMs)} (limit ${rule.count}); next slot ${iso(notBefore)}`;
+        `${humanDuration(rule.periodMs)} (limit ${rule.count}); next slot ${iso(notBefore)}`;
     refusal = { code: WaitReason.RateLimited, message, notBefore };
   }
   return refusal;
@@ -188,7 +189,7 @@ function canaryRefusal({ ctx, shape }: Candidate): Refusal | undefined {
   }
   const end = (shape.canaryLastFinish ?? -Infinity) + policy.soakMs;
   if (end <= ctx.now) return undefined;
-  const message = `canaries soaking until ${iso(end)} (${formatDuration(policy.soakMs)})`;
+  const message = `canaries soaking until ${iso(end)} (${humanDuration(policy.soakMs)})`;
   return { code: WaitReason.CanarySoaking, message, notBefore: end };
 }
 
@@ -206,7 +207,7 @@ function waveRefusal({ ctx, shape, entry }: Candidate): Refusal | undefined {
   }
   const end = (shape.finishBefore[b] ?? -Infinity) + policy.soakMs;
   if (end <= ctx.now) return undefined;
-  const message = `wave ${b - 1} soaking until ${iso(end)} (${formatDuration(policy.soakMs)})`;
+  const message = `wave ${b - 1} soaking until ${iso(end)} (${humanDuration(policy.soakMs)})`;
   return { code: WaitReason.BatchSoaking, message, notBefore: end };
 }
 

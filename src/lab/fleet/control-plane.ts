@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
+import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { eventually } from '../../platform/process/managed-process.ts';
 import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork, type MachineAddress } from './network.ts';
@@ -38,13 +39,17 @@ export interface ControlPlaneClusterOptions {
   /** @default 20 */
   readonly healthDeadlineSeconds?: number;
   /** The machine config's `kubernetes` section for node `name` (lab machines as Kubernetes nodes). */
-  readonly kubernetes?: (name: string) => object;
+  readonly kubernetes?: (name: string) => MachineConfigInput['kubernetes'];
   /** The etcd binary the machines run. @default Debian's /usr/bin/etcd */
   readonly etcdBinary?: string;
   /** Each machine's output also goes to `<logDir>/<name>.log`. */
   readonly logDir?: string;
   /** More of machine `name`'s config (a hosted kube-apiserver), given its root and the etcd URLs. */
-  readonly extra?: (m: { name: string; root: string; endpoints: readonly string[] }) => object;
+  readonly extra?: (m: {
+    name: string;
+    root: string;
+    endpoints: readonly string[];
+  }) => Partial<MachineConfigInput>;
   /** Where the machines live (network.ts). @default loopback */
   readonly network?: LabNetwork;
 }
@@ -85,7 +90,7 @@ export async function startControlPlaneCluster(
   const endpoints = ports.map((p) => p.client);
   const machines: ControlPlaneMachine[] = [];
   for (const p of ports) {
-    const config = {
+    const config: MachineConfigInput = {
       node: p.name,
       role: 'control-plane',
       bootloader: 'grub',

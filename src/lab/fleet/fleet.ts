@@ -8,6 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createRegistryClient } from '../../oci/index.ts';
+import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
 import { pushInstallerImage } from '../services/installer-image.ts';
 import { tempDir } from '../../platform/process/managed-process.ts';
@@ -65,7 +66,7 @@ interface WorkerSetup {
   readonly dir: string;
   readonly pki: FleetPki;
   readonly image: string;
-  readonly kubernetes?: ((name: string) => object) | undefined;
+  readonly kubernetes?: ((name: string) => MachineConfigInput['kubernetes']) | undefined;
   readonly logDir?: string | undefined;
   readonly network: LabNetwork;
 }
@@ -76,7 +77,7 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
   const port = fixedPort ?? (await f.network.port('api'));
   const bootloader = i % 2 === 0 ? 'systemd-boot' : 'grub';
   const configFile = join(f.dir, `${id}.yaml`);
-  const config = {
+  const config: MachineConfigInput = {
     node: id,
     role: 'worker',
     bootloader,
@@ -115,7 +116,7 @@ export interface LabFleetOptions {
    * Lab machines as Kubernetes nodes: the machine config's `kubernetes` section for node `name`
    * (`cp-1…3`, `w-1…N`).
    */
-  readonly kubernetes?: (name: string) => object;
+  readonly kubernetes?: (name: string) => MachineConfigInput['kubernetes'];
   /** Keep everything in this directory (`molt lab`): kept at stop; default a temporary one. */
   readonly dir?: string;
   /** Machines' output also goes to `<logDir>/<name>.log`. */

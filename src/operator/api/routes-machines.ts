@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { parseDuration, parseTime } from '../../protocol/fleet-schema.ts';
+import { parseDuration, parseTime } from '../../core/time.ts';
 import {
   HoldRequestBody,
   OperatorRoutes,
@@ -20,7 +20,8 @@ import type { Identity } from '../../platform/https/identity.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
-import { iso, machineView } from './views.ts';
+import { iso } from '../../core/time.ts';
+import { machineView } from './views.ts';
 
 function machineId(request: { params: unknown }): string {
   const id = (request.params as { id?: unknown }).id;

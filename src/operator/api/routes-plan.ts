@@ -18,7 +18,8 @@ import type { RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { metricsContentType, renderMetrics } from './metrics.ts';
 import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
-import { decisionKey, decisionView, iso } from './views.ts';
+import { iso } from '../../core/time.ts';
+import { decisionKey, decisionView } from './views.ts';
 
 function decisionWith(
   d: MachineDecision,

@@ -4,6 +4,7 @@
  * rollout lists every machine of its pool (those without progress are Pending), and the planner's
  * current decision joins a machine's progress when the operator has observed that machine.
  */
+import { iso } from '../../core/time.ts';
 import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
 import type {
   DecisionView,
@@ -19,7 +20,6 @@ import { booted, isAvailable, type Observation } from '../runtime/observation.ts
 import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
 
 /** ISO 8601 of epoch ms. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Decisions of one plan, by `rollout/machine`. */
 export type DecisionIndex = ReadonlyMap<string, MachineDecision>;

@@ -12,7 +12,7 @@ import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { loadKubeConfig } from '../../../platform/kube/client.ts';
 import { createNodeDrainer } from './drain.ts';
-import type { KubernetesConfig } from '../../config.ts';
+import type { KubernetesConfig } from '../../../protocol/machine-config.ts';
 import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
 
 const done: KubeOutcome = { status: 'done' };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
-import { MachineConfig } from '../../config.ts';
+import { MachineConfig } from '../../../protocol/machine-config.ts';
 import { startKubeletFor } from './kubelet.ts';
 
 const config = (kubernetes?: object) =>

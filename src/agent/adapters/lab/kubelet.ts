@@ -5,7 +5,7 @@
  * NotReady by a clean shutdown. The Kubernetes client is imported only when the config asks.
  */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import type { MachineConfig } from '../../config.ts';
+import type { MachineConfig } from '../../../protocol/machine-config.ts';
 
 export interface RunningKubelet {
   shutdown(): Promise<void>;

@@ -4,7 +4,7 @@
  * print the view itself (times ISO 8601 UTC); the table adds times relative to the plan (`+1h20m`).
  */
 import type { FleetSnapshot, Plan, Schedule } from '../../../core/rollout/index.ts';
-import { formatDuration } from '../../../protocol/fleet.ts';
+import { formatDuration } from '../../../core/time.ts';
 import type { PrintColumn } from '../../../protocol/index.ts';
 import { renderTable } from '../../output.ts';
 

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { formatDuration, humanDuration, iso, parseDuration, parseTime } from './time.ts';
+
+describe('durations and instants', () => {
+  it('reads back every duration it writes (whole seconds)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 400 * 86_400 }), (seconds) => {
+        assert.equal(parseDuration(formatDuration(seconds * 1000)), seconds * 1000);
+      }),
+    );
+  });
+
+  it('reads the units people write, and nothing else', () => {
+    assert.equal(parseDuration('1h30m'), 5_400_000);
+    assert.equal(parseDuration(' 2d '), 172_800_000);
+    for (const bad of ['', '5', '1.5h', '30x', 'h', '1m1h'])
+      assert.equal(parseDuration(bad), undefined);
+  });
+
+  it('shows people at most two units, and sub-second durations in ms', () => {
+    assert.equal(humanDuration(90_061_000), '1d1h');
+    assert.equal(humanDuration(45_000), '45s');
+    assert.equal(humanDuration(250), '250ms');
+  });
+
+  it('takes instants only with a zone', () => {
+    assert.equal(parseTime('2026-11-24T10:00:00Z'), Date.UTC(2026, 10, 24, 10));
+    assert.equal(parseTime('2026-11-24T11:00:00+01:00'), Date.UTC(2026, 10, 24, 10));
+    assert.equal(parseTime('2026-11-24T10:00:00'), undefined);
+    assert.equal(iso(Date.UTC(2026, 10, 24, 10)), '2026-11-24T10:00:00.000Z');
+  });
+});
