@@ -22,7 +22,7 @@ import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
 import { loadMachineConfig } from './config.ts';
-import { controllerFor } from './controller.ts';
+import { agentService } from './api-service.ts';
 import { installFirstSlot } from './install.ts';
 import { createRunner } from './machine/runner.ts';
 
@@ -109,7 +109,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   };
   await runner.start();
   const api = await createAgentApi({
-    controller: controllerFor(runner, { node: config.node, role: config.role, boot, ports }),
+    service: agentService(runner, { node: config.node, role: config.role, boot, ports }),
     journal,
     tls,
     host: config.api.host,

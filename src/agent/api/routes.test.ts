@@ -5,20 +5,20 @@ import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import type { NewAgentEvent } from '../ports/journal-store.ts';
 import { AgentEvent, ErrorBody, type Role } from '../../protocol/agent.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { createFakeController } from './controller.fake.ts';
+import { createFakeAgentService } from './service.fake.ts';
 import { buildAgentApp } from './routes.ts';
 
 function setup(role: Role = 'operator') {
-  const controller = createFakeController();
+  const service = createFakeAgentService();
   const journal = createMemoryJournalStore();
   const internal: unknown[] = [];
   const app = buildAgentApp({
-    controller,
+    service,
     journal,
     identify: () => ({ name: `${role}-1`, role }),
     onInternalError: (e) => internal.push(e),
   });
-  return { app, controller, journal, internal };
+  return { app, service, journal, internal };
 }
 
 const event = (operationId: string, kind: AgentEvent['kind'], phase: string): NewAgentEvent => ({
@@ -52,7 +52,7 @@ describe('agent API routes', () => {
   });
 
   it('accepts an upgrade from an operator with 202, applying the body defaults', async () => {
-    const { app, controller } = setup('operator');
+    const { app, service } = setup('operator');
     const res = await app.inject({
       method: 'POST',
       url: '/v1/upgrade',
@@ -60,7 +60,7 @@ describe('agent API routes', () => {
     });
     assert.equal(res.statusCode, 202);
     assert.deepEqual(res.json(), { operationId: 'op-1' });
-    assert.deepEqual(controller.submitted[0], {
+    assert.deepEqual(service.submitted[0], {
       kind: 'upgrade',
       identity: { name: 'operator-1', role: 'operator' },
       body: { image: 'reg/os:2.0.0', preserve: true, stage: false, force: false },
@@ -68,31 +68,31 @@ describe('agent API routes', () => {
   });
 
   it('accepts a rollback and a reboot without a body', async () => {
-    const { app, controller } = setup('admin');
+    const { app, service } = setup('admin');
     assert.equal((await app.inject({ method: 'POST', url: '/v1/rollback' })).statusCode, 202);
-    controller.running = undefined;
+    service.running = undefined;
     assert.equal(
       (await app.inject({ method: 'POST', url: '/v1/reboot', payload: {} })).statusCode,
       202,
     );
     assert.deepEqual(
-      controller.submitted.map((s) => s.kind),
+      service.submitted.map((s) => s.kind),
       ['rollback', 'reboot'],
     );
   });
 
   it('forbids a node identity to upgrade, before reading the body', async () => {
-    const { app, controller } = setup('node');
+    const { app, service } = setup('node');
     const res = await app.inject({ method: 'POST', url: '/v1/upgrade', payload: { image: 'x' } });
     assert.equal(res.statusCode, 403);
     const body = ErrorBody.parse(res.json());
     assert.equal(body.code, ErrorCode.Forbidden);
     assert.match(body.message, /node-1 \(role node\) may not call \/v1\/upgrade/);
-    assert.equal(controller.submitted.length, 0);
+    assert.equal(service.submitted.length, 0);
   });
 
   it('requires admin for force', async () => {
-    const { app, controller } = setup('operator');
+    const { app, service } = setup('operator');
     const res = await app.inject({
       method: 'POST',
       url: '/v1/upgrade',
@@ -101,7 +101,7 @@ describe('agent API routes', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(res.json<ErrorBody>().code, ErrorCode.Forbidden);
     assert.match(res.json<ErrorBody>().hint ?? '', /admin/);
-    assert.equal(controller.submitted.length, 0);
+    assert.equal(service.submitted.length, 0);
     const admin = setup('admin');
     const ok = await admin.app.inject({
       method: 'POST',
@@ -112,8 +112,8 @@ describe('agent API routes', () => {
   });
 
   it('answers busy with 409 naming the running operation', async () => {
-    const { app, controller } = setup();
-    controller.running = {
+    const { app, service } = setup();
+    service.running = {
       id: 'op-7',
       kind: 'upgrade',
       phase: 'Draining',
@@ -127,15 +127,15 @@ describe('agent API routes', () => {
   });
 
   it('maps other coded refusals to their status (no valid slot → 409)', async () => {
-    const { app, controller } = setup();
-    controller.failNext = new MoltError(ErrorCode.NoValidSlot, 'slot B holds no valid image');
+    const { app, service } = setup();
+    service.failNext = new MoltError(ErrorCode.NoValidSlot, 'slot B holds no valid image');
     const res = await app.inject({ method: 'POST', url: '/v1/rollback', payload: {} });
     assert.equal(res.statusCode, 409);
     assert.equal(res.json<ErrorBody>().code, ErrorCode.NoValidSlot);
   });
 
   it('rejects unknown fields with 400 naming the field', async () => {
-    const { app, controller } = setup();
+    const { app, service } = setup();
     const res = await app.inject({
       method: 'POST',
       url: '/v1/upgrade',
@@ -145,7 +145,7 @@ describe('agent API routes', () => {
     const body = ErrorBody.parse(res.json());
     assert.equal(body.code, ErrorCode.BadInput);
     assert.match(body.message, /presrve: unknown field/);
-    assert.equal(controller.submitted.length, 0);
+    assert.equal(service.submitted.length, 0);
   });
 
   it('rejects ill-typed and missing fields with the issue path', async () => {
@@ -176,8 +176,8 @@ describe('agent API routes', () => {
   });
 
   it('answers an unexpected failure with 500 MOLT_INTERNAL and no stack', async () => {
-    const { app, controller, internal } = setup();
-    controller.failNext = new TypeError('cannot read properties of undefined');
+    const { app, service, internal } = setup();
+    service.failNext = new TypeError('cannot read properties of undefined');
     const res = await app.inject({ method: 'POST', url: '/v1/reboot', payload: {} });
     assert.equal(res.statusCode, 500);
     const body = ErrorBody.parse(res.json());
@@ -300,7 +300,7 @@ describe('agent API streams: failures after the 200', () => {
     const broken = { ...journal, events: () => Promise.reject(new Error('disk on fire')) };
     const internal: unknown[] = [];
     const app = buildAgentApp({
-      controller: createFakeController(),
+      service: createFakeAgentService(),
       journal: broken,
       identify: () => ({ name: 'n', role: 'node' }),
       onInternalError: (e) => internal.push(e),

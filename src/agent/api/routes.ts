@@ -19,7 +19,7 @@ import {
   type AgentPermission,
 } from '../../protocol/agent.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
-import type { AgentController, SubmitRequest } from './controller.ts';
+import type { AgentService, ApiOperationRequest } from './service.ts';
 import { errorAnswer } from './errors.ts';
 import { openEventSse, type SseSink } from './sse.ts';
 import { planOperationStream, streamLogs, streamOperation } from './streams.ts';
@@ -27,7 +27,7 @@ import { EventsQuery, LogsQuery, parseLastEventId } from './validation.ts';
 
 /** What the routes need. */
 export interface AgentAppDeps {
-  readonly controller: AgentController;
+  readonly service: AgentService;
   readonly journal: JournalStore;
   /** The caller of a request: in production the verified peer certificate (`mtlsIdentity`). */
   readonly identify: (request: FastifyRequest) => Identity;
@@ -71,14 +71,14 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     return identity;
   };
 
-  app.get(AgentRoutes.status, () => deps.controller.status());
+  app.get(AgentRoutes.status, () => deps.service.status());
   app.get(AgentRoutes.operations, () => deps.journal.operations());
   for (const kind of submitKinds) {
     app.post(AgentRoutes[kind], async (request, reply) => {
       const submit = submitRequest(kind, request.body ?? {}, who(request));
       if (submit.body.force)
         requirePermission(submit.identity, 'force', `${kind} with force`, RolePermissions);
-      return reply.code(202).send(await deps.controller.submit(submit));
+      return reply.code(202).send(await deps.service.submit(submit));
     });
   }
   app.get(AgentRoutes.events, async (request, reply) => {
@@ -102,7 +102,7 @@ function submitRequest(
   kind: (typeof submitKinds)[number],
   raw: unknown,
   identity: Identity,
-): SubmitRequest {
+): ApiOperationRequest {
   switch (kind) {
     case 'upgrade':
       return { kind, identity, body: parseInput(UpgradeRequestBody, raw, 'upgrade request') };

@@ -10,7 +10,7 @@ import { createAgentClient, type AgentClient } from '../../protocol/agent-client
 import type { AgentEvent } from '../../protocol/agent.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import type { NewAgentEvent } from '../ports/journal-store.ts';
-import { createFakeController } from './controller.fake.ts';
+import { createFakeAgentService } from './service.fake.ts';
 import { createAgentApi, type AgentApi } from './server.ts';
 
 const dayMs = 86_400_000;
@@ -22,7 +22,7 @@ async function nextEvent(it: AsyncIterator<AgentEvent>): Promise<AgentEvent> {
 }
 
 describe('agent API over mutual TLS', () => {
-  const controller = createFakeController();
+  const service = createFakeAgentService();
   const journal = createMemoryJournalStore();
   const agents: Agent[] = [];
   let api: AgentApi;
@@ -44,7 +44,7 @@ describe('agent API over mutual TLS', () => {
       now: new Date(Date.now() - 30 * dayMs),
       days: 1,
     });
-    api = await createAgentApi({ controller, journal, tls: { ca: ca.cert, ...server } });
+    api = await createAgentApi({ service, journal, tls: { ca: ca.cert, ...server } });
   });
   after(async () => {
     await api.close();
@@ -107,8 +107,8 @@ describe('agent API over mutual TLS', () => {
     assert.equal((await c.status()).node, 'node-1');
     const accepted = await c.upgrade({ image: 'reg.example/os:2.0.0' });
     assert.match(accepted.operationId, /^op-\d+$/);
-    assert.deepEqual(controller.submitted.at(-1)?.identity, { name: 'alice', role: 'operator' });
-    controller.running = undefined;
+    assert.deepEqual(service.submitted.at(-1)?.identity, { name: 'alice', role: 'operator' });
+    service.running = undefined;
   });
 
   it('forbids the node role to upgrade (403 MOLT_FORBIDDEN), but lets it read', async () => {
@@ -126,13 +126,13 @@ describe('agent API over mutual TLS', () => {
       (e) => isMoltError(e, ErrorCode.Forbidden) && /admin/.test(e.hint ?? ''),
     );
     const accepted = await client('admin').reboot({ force: true });
-    assert.equal(controller.submitted.at(-1)?.identity.role, 'admin');
+    assert.equal(service.submitted.at(-1)?.identity.role, 'admin');
     assert.ok(accepted.operationId);
-    controller.running = undefined;
+    service.running = undefined;
   });
 
   it('answers busy with 409 and the running operation id', async () => {
-    controller.running = {
+    service.running = {
       id: 'op-99',
       kind: 'upgrade',
       phase: 'Draining',
@@ -142,7 +142,7 @@ describe('agent API over mutual TLS', () => {
       client('operator').rollback(),
       (e) => isMoltError(e, ErrorCode.AgentBusy) && e.details?.['operationId'] === 'op-99',
     );
-    controller.running = undefined;
+    service.running = undefined;
   });
 
   it('fails the handshake without a client certificate', async () => {
@@ -153,7 +153,7 @@ describe('agent API over mutual TLS', () => {
   });
 
   it('refuses a certificate from a foreign CA and an expired one before any route', async () => {
-    const before = controller.submitted.length;
+    const before = service.submitted.length;
     assert.equal(await handshake('operator'), 'open');
     assert.equal(await handshake('foreign'), 'closed');
     assert.equal(await handshake('expired'), 'closed');
@@ -163,7 +163,7 @@ describe('agent API over mutual TLS', () => {
     await assert.rejects(client('expired').reboot(), (e) =>
       isMoltError(e, ErrorCode.AgentUnreachable),
     );
-    assert.equal(controller.submitted.length, before);
+    assert.equal(service.submitted.length, before);
   });
 
   it('streams live events while following and resumes after Last-Event-ID', async () => {
@@ -198,7 +198,7 @@ describe('agent API over mutual TLS', () => {
 
   it('ends open streams when the API closes, so followers reconnect', async () => {
     const server = await issueCertificate({ ca, role: 'node', name: 'node-3' });
-    const second = await createAgentApi({ controller, journal, tls: { ca: ca.cert, ...server } });
+    const second = await createAgentApi({ service, journal, tls: { ca: ca.cert, ...server } });
     const agent = new Agent({ connect: { ca: ca.cert, ...certs['node'] } });
     agents.push(agent);
     const c = createAgentClient({

@@ -10,12 +10,12 @@ import {
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
-import type { AgentController } from './controller.ts';
+import type { AgentService } from './service.ts';
 import { buildAgentApp } from './routes.ts';
 
 /** Options of {@link createAgentApi}. */
 export interface AgentApiOptions extends MtlsEndpoint {
-  readonly controller: AgentController;
+  readonly service: AgentService;
   readonly journal: JournalStore;
   /** Told about every unexpected (500) error; the HTTP answer never carries a stack. */
   readonly onInternalError?: (error: unknown) => void;
@@ -33,7 +33,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
     build: (serverFactory) =>
       buildAgentApp(
         {
-          controller: o.controller,
+          service: o.service,
           journal: o.journal,
           identify: mtlsIdentity('this agent'),
           ...(o.onInternalError && { onInternalError: o.onInternalError }),

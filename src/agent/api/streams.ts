@@ -7,7 +7,7 @@
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { AgentEvent } from '../../protocol/agent.ts';
 import type { JournalStore, OperationSummary } from '../ports/journal-store.ts';
-import type { AgentController } from './controller.ts';
+import type { AgentService } from './service.ts';
 import { createEventQueue, type SseSink } from './sse.ts';
 import type { EventCursor } from './validation.ts';
 
@@ -26,11 +26,11 @@ export interface OperationStreamPlan {
  * journal nor the runner knows is MOLT_OPERATION_NOT_FOUND, so a typo does not follow forever.
  */
 export async function planOperationStream(
-  deps: { controller: AgentController; journal: JournalStore },
+  deps: { service: AgentService; journal: JournalStore },
   operation: string | undefined,
   cursor: EventCursor | undefined,
 ): Promise<OperationStreamPlan> {
-  const [ops, status] = await Promise.all([deps.journal.operations(), deps.controller.status()]);
+  const [ops, status] = await Promise.all([deps.journal.operations(), deps.service.status()]);
   const current = status.operation?.id;
   const wanted = operation ?? cursor?.operationId ?? current ?? ops.at(-1)?.operationId;
   if (wanted === undefined) return { operationId: undefined, afterSeq: 0, finished: false };

@@ -7,7 +7,8 @@ import { publishRelease, type ReleaseLabels } from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
 import { installerLabels, readArtifacts } from './artifacts.ts';
 import { renderData } from '../../output.ts';
-import { parseFlags, parseRegistryFlags, registryHost } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
+import { parseRegistryFlags, registryHost } from '../../registry-flags.ts';
 
 const publishSchema = z.object({
   tag: z.array(z.string()).min(1, 'is required (at least one --tag)'),

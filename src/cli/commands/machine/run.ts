@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ErrorCode, MoltError, machineColumns, type MachineView } from '../../../protocol/index.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';
 
 function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView): void {

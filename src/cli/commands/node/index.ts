@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import type { CommandContext } from '../../main.ts';
 import type * as NodeRun from './run.ts';
-import { withOutputFlag } from '../registry-flags.ts';
+import { withOutputFlag } from '../../flags.ts';
 
 /** Flags every `molt node` command shares. */
 function withAgentFlags(cmd: Command): Command {

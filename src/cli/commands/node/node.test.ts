@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createFakeController } from '../../../agent/api/controller.fake.ts';
+import { createFakeAgentService } from '../../../agent/api/service.fake.ts';
 import { createAgentApi, type AgentApi } from '../../../agent/api/server.ts';
 import { createMemoryJournalStore } from '../../../agent/ports/journal-store.fake.ts';
 import type { AgentEvent } from '../../../protocol/index.ts';
@@ -18,7 +18,7 @@ import { createCa, issueCertificate } from '../../../platform/pki/certificates.t
 const dayMs = 86_400_000;
 
 describe('molt node', () => {
-  const controller = createFakeController();
+  const service = createFakeAgentService();
   const journal = createMemoryJournalStore();
   const files: Record<string, string> = {};
   let dir: { path: string; remove: () => Promise<void> };
@@ -56,7 +56,7 @@ describe('molt node', () => {
     await writeFile(files['bundle'], ca.cert + foreign.cert);
     serverTls = { ca: ca.cert, ...(await issueCertificate({ ca, role: 'node', name: 'node-1' })) };
     port = await freePort();
-    api = await createAgentApi({ controller, journal, tls: serverTls, port });
+    api = await createAgentApi({ service, journal, tls: serverTls, port });
   });
   after(async () => {
     await api.close();
@@ -129,7 +129,7 @@ describe('molt node', () => {
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^accepted: upgrade operation op-\d+$/m);
-    assert.deepEqual(controller.submitted.at(-1)?.body, {
+    assert.deepEqual(service.submitted.at(-1)?.body, {
       image: 'reg.example/os:2.0.0',
       preserve: false,
       stage: true,
@@ -142,7 +142,7 @@ describe('molt node', () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /^error MOLT_AGENT_BUSY: /);
     assert.match(r.stderr, /hint: wait for it: molt node events --operation op-\d+ --follow/);
-    controller.running = undefined;
+    service.running = undefined;
   });
 
   it('relays the agent’s refusal of a node identity', async () => {
@@ -337,7 +337,7 @@ describe('molt node', () => {
     // Unlike `events --follow`, `logs --follow` does not reconnect: losing the agent ends it.
     await api.close();
     const code = await running;
-    api = await createAgentApi({ controller, journal, tls: serverTls, port });
+    api = await createAgentApi({ service, journal, tls: serverTls, port });
     assert.equal(code, 1);
     assert.match(io.stderr(), /^error MOLT_AGENT_UNREACHABLE: the event stream from .*\/v1\/logs/);
     assert.equal(seen().length, 3, 'each event once, nothing after the agent went away');
@@ -356,7 +356,7 @@ describe('molt node', () => {
     await api.close();
     await event('op-f', 'phase', 'Rejoining');
     await sleep(700);
-    api = await createAgentApi({ controller, journal, tls: serverTls, port });
+    api = await createAgentApi({ service, journal, tls: serverTls, port });
     await event('op-f', 'result', 'Idle', {
       status: 'done',
       result: { result: 'RolledBack', reason: 'HealthDeadline' },
@@ -389,11 +389,11 @@ describe('molt node', () => {
     await eventually(
       async () => {
         await Promise.resolve();
-        assert.equal(controller.running?.kind, 'upgrade');
+        assert.equal(service.running?.kind, 'upgrade');
       },
       { timeoutMs: 5_000, intervalMs: 50 },
     );
-    const id = controller.running!.id;
+    const id = service.running!.id;
     await event(id, 'phase', 'Pulling');
     await event(id, 'result', 'Idle', { status: 'done', result: { result: 'Succeeded' } });
     const r = await running;
@@ -409,7 +409,7 @@ describe('molt node', () => {
         [id, 2, 'result'],
       ],
     );
-    controller.running = undefined;
+    service.running = undefined;
   });
 
   it('gives up following when the agent stays away past --reconnect-timeout', async () => {

@@ -13,7 +13,7 @@ import {
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 import { connectToAgent, type NodeConnection } from './connection.ts';
 import { followOperation } from './follow.ts';
 import { createEventPrinter, describeStatus } from './render.ts';

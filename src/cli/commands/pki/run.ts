@@ -4,7 +4,7 @@ import { outputFormats, renderData } from '../../output.ts';
 import type { CommandContext } from '../../main.ts';
 import { isValidSan } from '../../../platform/pki/certificates.ts';
 import { initCaDir, issueToDir, type WrittenCertificate } from '../../../platform/pki/store.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 
 const output = z.enum(outputFormats).default('table');
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../main.ts';
-import { withOutputFlag } from '../registry-flags.ts';
+import { withOutputFlag } from '../../flags.ts';
 
 /** `molt plan`: what the operator would do now with a fleet file, and when the rest follows. */
 export function planCommand(ctx: CommandContext): Command {

@@ -7,7 +7,7 @@ import { parseDuration, parseTime } from '../../../core/time.ts';
 import { parseFleet } from '../../../protocol/fleet.ts';
 import type { CommandContext } from '../../main.ts';
 import { outputFormats, renderData } from '../../output.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 import { describePlan, toPlanView } from './view.ts';
 
 const planSchema = z.object({

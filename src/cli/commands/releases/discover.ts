@@ -11,12 +11,8 @@ import {
   defaultCachePath,
 } from '../../../releases/index.ts';
 import type { CommandContext } from '../../main.ts';
-import {
-  parseFlags,
-  parseRegistryFlags,
-  readPublicKey,
-  type RegistryFlags,
-} from '../registry-flags.ts';
+import { parseFlags, readPublicKey } from '../../flags.ts';
+import { parseRegistryFlags, type RegistryFlags } from '../../registry-flags.ts';
 
 const discoverySchema = z.object({
   publicKey: z.string().optional(),

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../main.ts';
-import { withOutputFlag, withRegistryFlags } from '../registry-flags.ts';
+import { withOutputFlag } from '../../flags.ts';
+import { withRegistryFlags } from '../../registry-flags.ts';
 
 /** Flags shared by `releases list` and `releases latest`. */
 function withDiscoveryFlags(cmd: Command): Command {

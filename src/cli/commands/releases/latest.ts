@@ -10,7 +10,7 @@ import { rejectionColumns, toReleaseView, type LatestView } from '../../../proto
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable } from '../../output.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 import { runDiscovery } from './discover.ts';
 
 const latestSchema = z.object({

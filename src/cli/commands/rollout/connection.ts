@@ -4,9 +4,9 @@
  * (`mtls/connect.ts`) with `--endpoint` from MOLT_OPERATOR.
  */
 import { createOperatorClient, type OperatorClient } from '../../../protocol/index.ts';
-import { connectMtls, type DaemonConnection } from '../mtls/connect.ts';
-import { OperatorPeer } from '../mtls/peer.ts';
-import type { CliEnv } from '../registry-flags.ts';
+import { connectMtls, type DaemonConnection } from '../../mtls/connect.ts';
+import { OperatorPeer } from '../../mtls/peer.ts';
+import type { CliEnv } from '../../flags.ts';
 
 /** A ready operator client and how to print. */
 export type OperatorConnection = DaemonConnection<OperatorClient>;

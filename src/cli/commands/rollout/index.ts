@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../main.ts';
-import { withOutputFlag } from '../registry-flags.ts';
+import { withOutputFlag } from '../../flags.ts';
 import type * as RolloutRun from './run.ts';
 
 /** Flags every command that talks to the operator API shares (`molt rollout`, `molt machine`). */

@@ -9,7 +9,7 @@ import {
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../main.ts';
 import { renderData, renderTable } from '../../output.ts';
-import { parseFlags } from '../registry-flags.ts';
+import { parseFlags } from '../../flags.ts';
 import { connectToOperator, type OperatorConnection } from './connection.ts';
 import { followRollout } from './follow.ts';
 import { describeRollout, historyLine, progressLine } from './render.ts';

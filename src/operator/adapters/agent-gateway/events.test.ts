@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator's follower of an agent's events over real sockets and mutual TLS, against the
-// agent's real API (fake controller, in-memory journal): it sees only live events, an abort ends
+// agent's real API (fake agent service, in-memory journal): it sees only live events, an abort ends
 // it at once, and the agent going away ends it so the watch reconnects.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAgentApi, type AgentApi } from '../../../agent/api/server.ts';
-import { createFakeController } from '../../../agent/api/controller.fake.ts';
+import { createFakeAgentService } from '../../../agent/api/service.fake.ts';
 import { createMemoryJournalStore } from '../../../agent/ports/journal-store.fake.ts';
 import { createCa, issueCertificate, type PemPair } from '../../../platform/pki/certificates.ts';
 import type { MachineRecord } from '../../ports/store.ts';
@@ -45,7 +45,7 @@ describe('following an agent over mutual TLS', () => {
     const server = await issueCertificate({ ca, role: 'node', name: 'w-1' });
     const operator = await issueCertificate({ ca, role: 'operator', name: 'molt-operator' });
     api = await createAgentApi({
-      controller: createFakeController(),
+      service: createFakeAgentService(),
       journal,
       tls: { ca: ca.cert, ...server },
     });

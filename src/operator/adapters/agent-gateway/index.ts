@@ -6,7 +6,7 @@
  * `MOLT_AGENT_UNREACHABLE` (retryable: the machine may be rebooting); the agent's own error
  * answers (busy, forbidden, bad input) keep their codes.
  *
- * The CLI has its own connection code (`cli/commands/node/connection.ts`) because it diagnoses
+ * The CLI has its own connection code (`cli/mtls/connect.ts`) because it diagnoses
  * certificate problems for a person; the operator only needs reachable or not.
  */
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';

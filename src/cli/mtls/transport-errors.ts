@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** undici / node:tls failures → MOLT_TLS_REJECTED or the daemon's `…_UNREACHABLE`. */
-import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';
 import { probeTls, type TlsMaterial } from './tls-probe.ts';
 

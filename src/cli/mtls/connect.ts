@@ -8,9 +8,9 @@
  */
 import { Agent, fetch } from 'undici';
 import { z } from 'zod';
-import { ErrorCode, MoltError, type AgentFetch } from '../../../protocol/index.ts';
-import { outputFormats, type OutputFormat } from '../../output.ts';
-import { parseFlags, type CliEnv } from '../registry-flags.ts';
+import { ErrorCode, MoltError, type AgentFetch } from '../../protocol/index.ts';
+import { outputFormats, type OutputFormat } from '../output.ts';
+import { parseFlags, type CliEnv } from '../flags.ts';
 import { loadMaterial } from './material.ts';
 import type { DaemonPeer } from './peer.ts';
 import { classifyTransport } from './transport-errors.ts';

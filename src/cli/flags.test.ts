@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseLayerSpec } from './dev/publish.ts';
+import { parseLayerSpec } from './commands/dev/publish.ts';
 import { registryHost } from './registry-flags.ts';
 
 describe('--layer file[:mediaType]', () => {

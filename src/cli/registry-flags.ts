@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-import { readFile } from 'node:fs/promises';
-import { Option, type Command } from 'commander';
+/** The flags of the commands that talk to a registry (`molt releases …`, `molt dev publish`). */
+import type { Command } from 'commander';
 import { z } from 'zod';
-import { ErrorCode, MoltError } from '../../protocol/index.ts';
-import type { Platform, RegistryClientOptions } from '../../oci/types.ts';
-import { outputFormats, type OutputFormat } from '../output.ts';
+import { ErrorCode, MoltError } from '../protocol/index.ts';
+import type { Platform, RegistryClientOptions } from '../oci/types.ts';
+import { parseFlags, type CliEnv } from './flags.ts';
+import { outputFormats, type OutputFormat } from './output.ts';
 
 /** Add the flags every registry-facing command shares. Environment variables fill what flags omit. */
 export function withRegistryFlags(cmd: Command): Command {
@@ -16,13 +17,6 @@ export function withRegistryFlags(cmd: Command): Command {
     .option('--password <secret>', 'registry password or token (env MOLT_REGISTRY_PASSWORD)')
     .option('--platform <os/arch>', 'platform of multi-platform releases', 'linux/amd64')
     .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
-}
-
-/** Add `-o table|json|yaml`. */
-export function withOutputFlag(cmd: Command): Command {
-  return cmd.addOption(
-    new Option('-o, --output <format>', 'output format').choices(outputFormats).default('table'),
-  );
 }
 
 const repositoryName =
@@ -92,45 +86,4 @@ export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): R
 /** `host[:port]` of a `--registry` value given as a host or a URL (for references and cache keys). */
 export function registryHost(registry: string): string {
   return registry.replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
-}
-
-/** Environment variables as the CLI sees them. */
-export type CliEnv = Readonly<Record<string, string | undefined>>;
-
-/** Parse `raw` with `schema`, turning the first problem into a MOLT_BAD_FLAG naming the flag. */
-export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const r = schema.safeParse(raw);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  const flag = issue?.path.map(String).join('.') ?? '';
-  const given =
-    typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[flag] !== undefined;
-  const what =
-    !given && issue?.code === 'invalid_type' ? 'is required' : (issue?.message ?? 'is invalid');
-  throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, {
-    hint: 'run the command with --help',
-  });
-}
-
-const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-
-/** Read a PEM public key file given by flag; unreadable or non-PEM files raise MOLT_PUBLIC_KEY_INVALID. */
-export async function readPublicKey(path: string | undefined): Promise<string | undefined> {
-  if (path === undefined) return undefined;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw new MoltError(ErrorCode.PublicKeyInvalid, `cannot read public key ${path}`, { cause: e });
-  }
-  if (!text.includes('-----BEGIN PUBLIC KEY-----')) {
-    throw new MoltError(
-      ErrorCode.PublicKeyInvalid,
-      `${path} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`,
-      {
-        hint: 'export the key with `cosign public-key` or `openssl pkey -pubout`',
-      },
-    );
-  }
-  return text;
 }

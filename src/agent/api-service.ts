@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-/** The API's view of the agent ({@link AgentController}), backed by the runner. */
+/** The API's view of the agent ({@link AgentService}), backed by the runner. */
 import { parseImageReference } from '../core/slots/reference.ts';
-import type { AgentController, SubmitRequest } from './api/controller.ts';
+import type { AgentService, ApiOperationRequest } from './api/service.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { Runner } from './machine/runner.ts';
 import { machineStatus } from './machine/status.ts';
 import type { BootInfo } from './ports/boot-info.ts';
 
-export interface ControllerFacts {
+export interface AgentServiceFacts {
   readonly node: string;
   readonly role: 'control-plane' | 'worker';
   readonly boot: BootInfo;
   readonly ports: Pick<MachinePorts, 'slots' | 'bootloader'>;
 }
 
-export function controllerFor(runner: Runner, facts: ControllerFacts): AgentController {
+export function agentService(runner: Runner, facts: AgentServiceFacts): AgentService {
   return {
     status: () =>
       machineStatus({
@@ -25,7 +25,7 @@ export function controllerFor(runner: Runner, facts: ControllerFacts): AgentCont
         bootloader: facts.ports.bootloader,
         state: () => runner.state(),
       }),
-    async submit(request: SubmitRequest) {
+    async submit(request: ApiOperationRequest) {
       const { body } = request;
       if (request.kind === 'upgrade') {
         const upgrade = request.body;

@@ -6,7 +6,7 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';
 import type { TlsMaterial } from './tls-probe.ts';
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * A scripted {@link AgentController} for API and CLI tests: a fixed status, recorded submissions,
+ * A scripted {@link AgentService} for API and CLI tests: a fixed status, recorded submissions,
  * and an optional running operation that makes every submit answer MOLT_AGENT_BUSY.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { AgentStatus, OperationView } from '../../protocol/agent.ts';
-import type { AgentController, SubmitRequest } from './controller.ts';
+import type { AgentService, ApiOperationRequest } from './service.ts';
 
 /** The fake's knobs, mutable by tests. */
-export interface FakeController extends AgentController {
-  readonly submitted: SubmitRequest[];
+export interface FakeAgentService extends AgentService {
+  readonly submitted: ApiOperationRequest[];
   /** While set, submit() answers busy naming this operation. */
   running: OperationView | undefined;
   /** Thrown by the next submit() (then cleared). */
@@ -40,10 +40,10 @@ export function sampleStatus(): AgentStatus {
   };
 }
 
-/** A fake controller; operation ids are `op-1`, `op-2`, … */
-export function createFakeController(status: AgentStatus = sampleStatus()): FakeController {
+/** A fake service; operation ids are `op-1`, `op-2`, … */
+export function createFakeAgentService(status: AgentStatus = sampleStatus()): FakeAgentService {
   let n = 0;
-  const fake: FakeController = {
+  const fake: FakeAgentService = {
     submitted: [],
     running: undefined,
     failNext: undefined,

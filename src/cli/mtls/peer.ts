@@ -4,7 +4,7 @@
  * operator. Both take the same flags and certificates; errors name the daemon, its endpoint
  * variable and its own unreachable code.
  */
-import { ErrorCode } from '../../../protocol/index.ts';
+import { ErrorCode } from '../../protocol/index.ts';
 
 /** A daemon as the CLI's connection errors name it. */
 export interface DaemonPeer {

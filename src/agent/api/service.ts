@@ -13,13 +13,13 @@ import type {
 } from '../../protocol/agent.ts';
 
 /** A validated operation request; `body` has zod defaults applied (`preserve: true`, …). */
-export type SubmitRequest =
+export type ApiOperationRequest =
   | { readonly kind: 'upgrade'; readonly body: UpgradeRequestBody; readonly identity: Identity }
   | { readonly kind: 'rollback'; readonly body: RollbackRequestBody; readonly identity: Identity }
   | { readonly kind: 'reboot'; readonly body: RebootRequestBody; readonly identity: Identity };
 
 /** The agent as the API sees it. */
-export interface AgentController {
+export interface AgentService {
   /** The machine now: slots, boot view, the running operation and the last result. */
   status(): Promise<AgentStatus>;
   /**
@@ -30,5 +30,5 @@ export interface AgentController {
    *   operation runs; `MOLT_NO_VALID_SLOT` (rollback without a valid other slot), `MOLT_BAD_INPUT`
    *   / `MOLT_INVALID_REFERENCE` (unusable image reference) — each mapped to its HTTP status.
    */
-  submit(request: SubmitRequest): Promise<OperationAccepted>;
+  submit(request: ApiOperationRequest): Promise<OperationAccepted>;
 }

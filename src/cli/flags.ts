@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What every command's flags share: `-o`, the environment as the CLI sees it, and turning a zod
+ * schema's first problem into `MOLT_BAD_FLAG` naming the flag (docs/adr/0001: commander parses, a
+ * zod schema per command validates).
+ */
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import type { z } from 'zod';
+import { ErrorCode, MoltError } from '../protocol/index.ts';
+import { outputFormats } from './output.ts';
+
+/** Add `-o table|json|yaml`. */
+export function withOutputFlag(cmd: Command): Command {
+  return cmd.addOption(
+    new Option('-o, --output <format>', 'output format').choices(outputFormats).default('table'),
+  );
+}
+
+/** Environment variables as the CLI sees them. */
+export type CliEnv = Readonly<Record<string, string | undefined>>;
+
+/** Parse `raw` with `schema`, turning the first problem into a MOLT_BAD_FLAG naming the flag. */
+export function parseFlags<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const flag = issue?.path.map(String).join('.') ?? '';
+  const given =
+    typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[flag] !== undefined;
+  const what =
+    !given && issue?.code === 'invalid_type' ? 'is required' : (issue?.message ?? 'is invalid');
+  throw new MoltError(ErrorCode.BadFlag, `--${kebab(flag)} ${what}`, {
+    hint: 'run the command with --help',
+  });
+}
+
+const kebab = (s: string): string => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Read a PEM public key file given by flag; unreadable or non-PEM files raise MOLT_PUBLIC_KEY_INVALID. */
+export async function readPublicKey(path: string | undefined): Promise<string | undefined> {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MoltError(ErrorCode.PublicKeyInvalid, `cannot read public key ${path}`, { cause: e });
+  }
+  if (!text.includes('-----BEGIN PUBLIC KEY-----')) {
+    throw new MoltError(
+      ErrorCode.PublicKeyInvalid,
+      `${path} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`,
+      {
+        hint: 'export the key with `cosign public-key` or `openssl pkey -pubout`',
+      },
+    );
+  }
+  return text;
+}
