@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import { describeError } from './errors.ts';
+import type { CommandContext } from './context.ts';
 import { ExitCode, type CliIo } from './io.ts';
 import { releasesCommand } from './commands/releases/index.ts';
 import { devCommand } from './commands/dev/index.ts';
@@ -11,12 +12,6 @@ import { pkiCommand } from './commands/pki/index.ts';
 import { planCommand } from './commands/plan/index.ts';
 import { rolloutCommand } from './commands/rollout/index.ts';
 import { machineCommand } from './commands/machine/index.ts';
-
-/** Context every command factory receives; `exit` records the code the process ends with. */
-export interface CommandContext {
-  readonly io: CliIo;
-  setExitCode(code: number): void;
-}
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {

@@ -12,14 +12,10 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { pushInstallerImage } from './services/installer-image.ts';
 import { removeNetwork } from './fleet/network.ts';
+import type { LabIo } from './io.ts';
 import { progressPrinter } from './progress.ts';
 import { startLab, type LabOptions } from './lab.ts';
 import { alive, readLabState, removeLabState, requireLab, type LabState } from './state.ts';
-
-export interface LabIo {
-  out(line: string): void;
-  err(line: string): void;
-}
 
 const tty = process.stdout.isTTY;
 const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);

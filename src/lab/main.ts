@@ -12,11 +12,11 @@ import { superviseMachine } from './firmware/supervisor.ts';
 import { chooseNetworkMode, parseNetworkFlag } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
 import { defaultLabDir, labDown, labEnv, labPublish, labRun, labUp } from './commands.ts';
-import type { LabIo } from './commands.ts';
+import type { LabIo } from './io.ts';
 import type { LabOptions } from './lab.ts';
 import { labStatus } from './status.ts';
 
-export type { LabIo } from './commands.ts';
+export type { LabIo } from './io.ts';
 
 const machineFlags = {
   root: { type: 'string' },

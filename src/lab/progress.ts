@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** How `molt lab up` shows the lab daemon's progress. */
-import type { LabIo } from './commands.ts';
+import type { LabIo } from './io.ts';
 
 const dim = (s: string): string => (process.stderr.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** `molt lab status`: the lab's parts and its fleet, read from the dashboard listener's JSON. */
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import type { LabIo } from './commands.ts';
+import type { LabIo } from './io.ts';
 import { requireLab, type LabState } from './state.ts';
 
 const bold = (s: string): string => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);

@@ -55,6 +55,7 @@ import type { z } from 'zod';
 import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
 import { validatePolicies } from '../core/rollout/index.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
+import { checkReferences, type Path } from './fleet-references.ts';
 import { FleetFile } from './fleet-schema.ts';
 
 export { FleetFile } from './fleet-schema.ts';
@@ -73,8 +74,6 @@ export interface ParseFleetOptions {
   /** The file name errors start with. @default 'fleet' */
   readonly source?: string;
 }
-
-type Path = readonly (string | number)[];
 
 /**
  * Read a fleet file (YAML or JSON) into core's snapshot, checked by core's `validatePolicies`.
@@ -257,67 +256,4 @@ function describe(issue: z.core.$ZodIssue): string {
   }
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
   return issue.message.replace(/^Invalid (input|option): /, '');
-}
-
-type Report = (code: ErrorCode, issue: [path: Path, message: string, key?: string]) => never;
-
-/** Ids are unique and every pool and machine a machine or rollout names is defined. */
-function checkReferences(fleet: FleetSnapshot, report: Report): void {
-  unique(
-    fleet.pools.map((p) => p.name),
-    'pools',
-    'name',
-    report,
-  );
-  unique(
-    fleet.machines.map((m) => m.id),
-    'machines',
-    'id',
-    report,
-  );
-  unique(
-    fleet.rollouts.map((r) => r.id),
-    'rollouts',
-    'id',
-    report,
-  );
-  const pools = new Set(fleet.pools.map((p) => p.name));
-  const known = `known pools: ${[...pools].join(', ') || 'none'}`;
-  fleet.machines.forEach((m, i) => {
-    if (!pools.has(m.pool))
-      report(ErrorCode.UnknownPool, [
-        ['machines', i, 'pool'],
-        `unknown pool "${m.pool}" (${known})`,
-      ]);
-  });
-  const poolOf = new Map(fleet.machines.map((m) => [m.id, m.pool]));
-  fleet.rollouts.forEach((r, i) => {
-    if (!pools.has(r.pool))
-      report(ErrorCode.UnknownPool, [
-        ['rollouts', i, 'pool'],
-        `unknown pool "${r.pool}" (${known})`,
-      ]);
-    for (const id of Object.keys(r.machines)) {
-      const pool = poolOf.get(id);
-      if (pool === r.pool) continue;
-      const why =
-        pool === undefined
-          ? 'is not a machine of the fleet'
-          : `is in pool "${pool}", not "${r.pool}"`;
-      report(ErrorCode.UnknownMachine, [['rollouts', i, 'machines'], `machine "${id}" ${why}`, id]);
-    }
-  });
-}
-
-function unique(ids: readonly string[], list: string, field: string, report: Report): void {
-  const seen = new Map<string, number>();
-  ids.forEach((id, i) => {
-    const first = seen.get(id);
-    if (first !== undefined)
-      report(ErrorCode.FleetInvalid, [
-        [list, i, field],
-        `duplicate ${field} "${id}" (also ${list}[${first}])`,
-      ]);
-    seen.set(id, i);
-  });
 }

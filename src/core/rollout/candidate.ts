@@ -5,7 +5,9 @@
  */
 import type { PlanContext } from './context.ts';
 import type { Entry, RolloutShape } from './shape.ts';
-import type { WaitReason } from './types.ts';
+import type { Refusal } from './types.ts';
+
+export type { Refusal } from './types.ts';
 
 export interface Candidate {
   readonly ctx: PlanContext;
@@ -14,12 +16,6 @@ export interface Candidate {
   entry: Entry;
   /** The failure budget of the rollout is spent (in this plan or before). */
   readonly halted: boolean;
-}
-
-export interface Refusal {
-  readonly code: WaitReason;
-  readonly message: string;
-  readonly notBefore?: number;
 }
 
 export type Check = (c: Candidate) => Refusal | undefined;

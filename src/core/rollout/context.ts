@@ -14,10 +14,9 @@ import {
   type PoolRules,
   type ScopeRules,
 } from './rules.ts';
-import type { FleetSnapshot, Machine, Pool, Rollout, StartRecord } from './types.ts';
+import type { FleetSnapshot, Machine, Pool, Refusal, Rollout, StartRecord } from './types.ts';
 import { skipOf } from './shape.ts';
 import { WindowMemo } from './window-memo.ts';
-import type { Refusal } from './candidate.ts';
 
 /** Per cluster: control-plane machines upgrading (in flight or soaking) and down otherwise. */
 export interface ClusterState {

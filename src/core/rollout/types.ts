@@ -219,6 +219,13 @@ export const WaitReason = {
 } as const;
 export type WaitReason = (typeof WaitReason)[keyof typeof WaitReason];
 
+/** Why a check refuses a start now, and when it may allow one (epoch ms) if it knows. */
+export interface Refusal {
+  readonly code: WaitReason;
+  readonly message: string;
+  readonly notBefore?: number;
+}
+
 export interface MachineDecision {
   readonly rollout: string;
   readonly machine: string;

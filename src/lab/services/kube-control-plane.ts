@@ -13,15 +13,19 @@
  * and one `system:node:<name>` per node named in {@link KubeControlPlaneOptions.nodes}, so the
  * Node authorizer and NodeRestriction constrain lab nodes as they do real kubelets.
  */
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
-import { stringify } from 'yaml';
+import {
+  apiserverArgs,
+  kubeconfig,
+  sharedServingCert,
+  writeFiles,
+  type Files,
+} from './kube-files.ts';
+import { kubeBinaries } from './kube-binaries.ts';
 import { packageFile } from '../../platform/package-files.ts';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
@@ -92,121 +96,12 @@ export interface KubeControlPlane {
   stop(): Promise<void>;
 }
 
-/**
- * Build (or find cached) the binaries; resolves with their directory. The script's progress lines
- * (stderr: stages, and a progress bar while it compiles) go to `onProgress`.
- */
-export async function kubeBinaries(onProgress?: (line: string) => void): Promise<string> {
-  const script = packageFile('scripts', 'ensure-kube-bins.sh');
-  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    stderr += `${line}\n`;
-    onProgress?.(line);
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  if (code !== 0)
-    throw new Error(
-      `scripts/ensure-kube-bins.sh failed (${String(code)}):\n${stderr.slice(-3000)}`,
-    );
-  return stdout.trim().split('\n').at(-1) ?? '';
-}
-
 /** `dir`, made empty for a new control plane; removed at stop like a temp dir. */
 async function ownDir(dir: string): Promise<{ path: string; remove: () => Promise<void> }> {
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true });
   await remove();
   await mkdir(dir, { recursive: true });
   return { path: dir, remove };
-}
-
-const token = (): string => randomBytes(16).toString('hex');
-
-function kubeconfig(server: string, caFile: string, user: string, bearer: string): string {
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'molt-test', cluster: { server, 'certificate-authority': caFile } }],
-    users: [{ name: user, user: { token: bearer } }],
-    contexts: [{ name: 'molt-test', context: { cluster: 'molt-test', user } }],
-    'current-context': 'molt-test',
-  });
-}
-
-interface Files {
-  readonly dir: string;
-  /** The API's self-signed serving certificate (`--cert-dir`), which clients trust as the CA. */
-  readonly caFile: string;
-  readonly users: ReadonlyMap<string, { token: string; groups: string }>;
-}
-
-async function writeFiles(dir: string, nodes: readonly string[]): Promise<Files> {
-  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const files: Record<string, string> = {
-    'sa.pub': sa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    'sa.key': sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-  const users = new Map<string, { token: string; groups: string }>([
-    ['admin', { token: token(), groups: 'system:masters' }],
-    ['molt-operator', { token: token(), groups: '' }],
-    ['molt-agent', { token: token(), groups: '' }],
-    ...nodes.map((n) => [`system:node:${n}`, { token: token(), groups: 'system:nodes' }] as const),
-  ]);
-  files['tokens.csv'] = [...users]
-    .map(([user, u], i) => `${u.token},${user},uid-${String(i)},"${u.groups}"`)
-    .join('\n');
-  for (const [name, content] of Object.entries(files))
-    await writeFile(join(dir, name), content, { mode: 0o600 });
-  return { dir, caFile: join(dir, 'serving', 'apiserver.crt'), users };
-}
-
-/**
- * A serving certificate for 127.0.0.1 and localhost that several API servers share (hosted mode);
- * self-signed, so clients trust it as their CA, as they trust `--cert-dir`'s in the single mode.
- */
-async function sharedServingCert(f: Files): Promise<{ cert: string; key: string }> {
-  const cert = f.caFile;
-  const key = join(f.dir, 'serving', 'apiserver.key');
-  await mkdir(join(f.dir, 'serving'), { recursive: true });
-  await run('openssl', [
-    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '7'],
-    ...['-keyout', key, '-out', cert, '-subj', '/CN=kube-apiserver'],
-    ...['-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
-  ]);
-  return { cert, key };
-}
-
-function apiserverArgs(
-  f: Files,
-  etcd: string,
-  listen: { readonly address: string; readonly port: number },
-  tls: { readonly certDir: string } | { readonly cert: string; readonly key: string },
-): string[] {
-  const at = (name: string): string => join(f.dir, name);
-  return [
-    `--etcd-servers=${etcd}`,
-    // The self-signed certificate of `--cert-dir` names the advertised address.
-    `--bind-address=${listen.address}`,
-    `--advertise-address=${listen.address}`,
-    `--secure-port=${String(listen.port)}`,
-    ...('certDir' in tls
-      ? [`--cert-dir=${tls.certDir}`]
-      : [`--tls-cert-file=${tls.cert}`, `--tls-private-key-file=${tls.key}`]),
-    '--service-cluster-ip-range=10.0.0.0/24',
-    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${at('sa.pub')}`,
-    `--service-account-signing-key-file=${at('sa.key')}`,
-    `--token-auth-file=${at('tokens.csv')}`,
-    '--authorization-mode=Node,RBAC',
-    '--enable-admission-plugins=NodeRestriction',
-    '--endpoint-reconciler-type=none',
-    '--allow-privileged=true',
-    '--max-requests-inflight=0',
-    '--max-mutating-requests-inflight=0',
-    '--enable-priority-and-fairness=false',
-  ];
 }
 
 /** Wait until GET `path` answers 200: `/readyz`, or an object a controller creates. */

@@ -5,22 +5,10 @@
  * verifier, is loaded at the first pull, not when the agent starts: an idle agent never pulls, and
  * those libraries are about a third of its resident memory (benchmark P6).
  */
-import type { Platform, RegistryClientOptions } from '../../../oci/index.ts';
 import type { ImageSource } from '../../ports/image-source.ts';
+import type { OciImageSourceOptions } from './options.ts';
 
-export interface OciImageSourceOptions {
-  /** Machine root (docs/adr/0004 §2). */
-  readonly root: string;
-  /** Client options for every registry an image names (`insecure` for loopback, credentials, CA, timeouts). */
-  readonly registry?: Omit<RegistryClientOptions, 'registry'>;
-  /** PEM public key: when set, only images with a signature that verifies with it are pulled. */
-  readonly publicKeyPem?: string;
-  /** @default 2 GiB */
-  readonly maxBytes?: number;
-  /** @default linux/amd64 */
-  readonly platform?: Platform;
-  readonly now?: () => Date;
-}
+export type { OciImageSourceOptions } from './options.ts';
 
 export function createOciImageSource(o: OciImageSourceOptions): ImageSource {
   let puller: Promise<ImageSource> | undefined;

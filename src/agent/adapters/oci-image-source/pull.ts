@@ -24,7 +24,7 @@ import {
 } from '../fs-slot-store/staging.ts';
 import { fetchArtifacts } from './fetch.ts';
 import { fileDigest } from '../fs-slot-store/file-digest.ts';
-import type { OciImageSourceOptions } from './index.ts';
+import type { OciImageSourceOptions } from './options.ts';
 import { resolveInstaller, type ResolvedInstaller } from './resolve.ts';
 
 function stagedImage(r: StagedRecord): StagedImage {

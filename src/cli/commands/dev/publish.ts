@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
 import { createRegistryClient, type LayerInput } from '../../../oci/index.ts';
 import { publishRelease, type ReleaseLabels } from '../../../releases/index.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { installerLabels, readArtifacts } from './artifacts.ts';
 import { renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';

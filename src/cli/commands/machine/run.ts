@@ -2,7 +2,7 @@
 /** The actions of `molt machine …`: parse flags, call the operator, print. */
 import { z } from 'zod';
 import { ErrorCode, MoltError, machineColumns, type MachineView } from '../../../protocol/index.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';

@@ -11,7 +11,7 @@ import {
   type OperationAccepted,
 } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { connectToAgent, type NodeConnection } from './connection.ts';

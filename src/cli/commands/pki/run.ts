@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { z } from 'zod';
 import { outputFormats, renderData } from '../../output.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { isValidSan } from '../../../platform/pki/certificates.ts';
 import { initCaDir, issueToDir, type WrittenCertificate } from '../../../platform/pki/store.ts';
 import { parseFlags } from '../../flags.ts';

@@ -5,7 +5,7 @@ import { plan, simulate } from '../../../core/rollout/index.ts';
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
 import { parseDuration, parseTime } from '../../../core/time.ts';
 import { parseFleet } from '../../../protocol/fleet.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { outputFormats, renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { describePlan, toPlanView } from './view.ts';

@@ -10,7 +10,7 @@ import {
   InMemoryReleaseCache,
   defaultCachePath,
 } from '../../../releases/index.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { parseFlags, readPublicKey } from '../../flags.ts';
 import { parseRegistryFlags, type RegistryFlags } from '../../registry-flags.ts';
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { withOutputFlag } from '../../flags.ts';
 import { withRegistryFlags } from '../../registry-flags.ts';
 

@@ -8,7 +8,7 @@ import {
 } from '../../../core/releases/index.ts';
 import { rejectionColumns, toReleaseView, type LatestView } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { runDiscovery } from './discover.ts';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { sortReleases } from '../../../core/releases/index.ts';
 import { releaseColumns, toReleaseView } from '../../../protocol/index.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable } from '../../output.ts';
 import { runDiscovery } from './discover.ts';
 

@@ -7,7 +7,7 @@ import {
   type RolloutView,
 } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { connectToOperator, type OperatorConnection } from './connection.ts';

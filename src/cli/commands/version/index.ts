@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import type { CommandContext } from '../../main.ts';
+import type { CommandContext } from '../../context.ts';
 
 /** molt's own version, read from package.json next to the sources or the build output. */
 export function moltVersion(): string {

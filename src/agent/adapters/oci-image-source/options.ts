@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+/** How the agent's image source reaches its registry and what it accepts. */
+import type { Platform, RegistryClientOptions } from '../../../oci/index.ts';
+
+export interface OciImageSourceOptions {
+  /** Machine root (docs/adr/0004 §2). */
+  readonly root: string;
+  /** Client options for every registry an image names (`insecure` for loopback, credentials, CA, timeouts). */
+  readonly registry?: Omit<RegistryClientOptions, 'registry'>;
+  /** PEM public key: when set, only images with a signature that verifies with it are pulled. */
+  readonly publicKeyPem?: string;
+  /** @default 2 GiB */
+  readonly maxBytes?: number;
+  /** @default linux/amd64 */
+  readonly platform?: Platform;
+  readonly now?: () => Date;
+}

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+/** Where `molt lab …` writes: standard output and standard error (bin/molt.ts passes the real ones). */
+export interface LabIo {
+  out(line: string): void;
+  err(line: string): void;
+}
