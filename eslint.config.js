@@ -11,7 +11,11 @@ export default tseslint.config(
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: { project: ['./tsconfig.test.json'], tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        // The dashboard is its own program (the browser's DOM types clash with Node code's).
+        project: ['./tsconfig.test.json', './src/dashboard/tsconfig.test.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
@@ -55,6 +59,34 @@ export default tseslint.config(
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'core takes `now` as an argument' },
+      ],
+    },
+  },
+  {
+    // The browser loads the dashboard's modules as they are served, with no bundler (docs/adr/0007
+    // §2): a value may come only from another dashboard module or from core's vocabulary, the one
+    // other module the operator serves (src/operator/api/dashboard-assets.ts). Anything else from
+    // core or protocol must be `import type`, which disappears before the browser sees it.
+    files: ['src/dashboard/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!core/rollout/vocabulary\\.ts$)',
+              allowTypeImports: true,
+              message:
+                'the browser cannot load it: import types only (values from ./ and ../core/rollout/vocabulary.ts)',
+            },
+            {
+              regex: '^[^.]',
+              message:
+                'the browser loads the dashboard without a bundler: no node:* and no packages',
+            },
+          ],
+        },
       ],
     },
   },

@@ -2,39 +2,32 @@
 /**
  * The dashboard (issue 6) on a listener of its own (config `dashboard.listen`): a browser presents
  * no fleet certificate, so the page cannot live behind the API's mutual TLS. This listener serves
- * the page (`src/operator/dashboard/`: plain HTML, CSS and JavaScript, no build step) and the
- * API's reads — the same routes and views as the mTLS API, built by the same `buildOperatorApp` —
+ * the page (`src/dashboard/`: HTML, CSS and ES modules, see `dashboard-assets.ts`) and the API's
+ * reads — the same routes and views as the mTLS API, built by the same `buildOperatorApp` —
  * and refuses every write: changes go through the API with a certificate. Plain HTTP by default
  * (bind it to loopback or a management network), TLS with the API's server certificate on request.
  */
-import { readFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
-import { join } from 'node:path';
 import type { FastifyServerFactory } from 'fastify';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
+import { loadDashboard, treeOf, type DashboardTree } from './dashboard-assets.ts';
 
+/** Options of {@link createDashboardServer}. */
 export interface DashboardServerOptions {
   readonly deps: OperatorApiDeps;
   /** The server certificate and key (PEM); undefined: plain HTTP. */
   readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly host: string;
   readonly port: number;
+  /** Where the page is read from. @default the tree this module runs from (`src/` or `dist/`) */
+  readonly tree?: DashboardTree;
 }
 
-const assets: Readonly<Record<string, string>> = {
-  '/': 'index.html',
-  '/app.js': 'app.js',
-  '/style.css': 'style.css',
-};
-const types: Readonly<Record<string, string>> = {
-  html: 'text/html; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-};
-
+/** Serve the page and the API's reads; resolves once the listener listens. */
 export async function createDashboardServer(o: DashboardServerOptions): Promise<ListeningApi> {
+  const assets = await loadDashboard(o.tree ?? treeOf(import.meta.url));
   const tls = o.tls;
   const serverFactory: FastifyServerFactory | undefined =
     tls === undefined
@@ -46,12 +39,10 @@ export async function createDashboardServer(o: DashboardServerOptions): Promise<
     readOnly: true,
     ...(serverFactory !== undefined && { serverFactory }),
   });
-  const dir = join(import.meta.dirname, '..', 'dashboard');
-  for (const [path, file] of Object.entries(assets)) {
-    const body = await readFile(join(dir, file), 'utf8');
-    const type = types[file.slice(file.lastIndexOf('.') + 1)] ?? 'text/plain';
+  // One route per allowed file: anything else, `..` included, is the API's 404.
+  for (const [path, { contentType, body }] of assets) {
     app.get(path, (_request, reply) =>
-      reply.header('content-type', type).header('cache-control', 'no-cache').send(body),
+      reply.header('content-type', contentType).header('cache-control', 'no-cache').send(body),
     );
   }
   await app.listen({ host: o.host, port: o.port });

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What the page says about machines and rollouts, as plain values (no DOM): the health word of a
+ * machine, what a slot holds, a rollout's counts line and bar, the colour of a phase. The words
+ * themselves are core's vocabulary; the records below are keyed by it, so a new phase or decision
+ * does not compile until the page decides how to show it.
+ */
+import type { DecisionAction, MachinePhase } from '../core/rollout/vocabulary.ts';
+import type { DecisionView, MachineView, RolloutCounts } from '../protocol/operator.ts';
+
+/** The colour (a CSS variable of style.css) each machine phase has in the timeline. */
+export const phaseColour: Readonly<Record<MachinePhase, string>> = {
+  Pending: 'var(--idle)',
+  InFlight: 'var(--run)',
+  Succeeded: 'var(--ok)',
+  Failed: 'var(--bad)',
+  RolledBack: 'var(--bad)',
+  Skipped: 'var(--warn)',
+};
+
+/** The decisions "Why machines wait" lists: the machine could start but the planner holds it. */
+const waits: Readonly<Record<DecisionAction, boolean>> = {
+  start: false,
+  wait: true,
+  'in-flight': false,
+  soaking: true,
+  done: false,
+  failed: false,
+  skipped: false,
+};
+
+/** Whether the planner holds the machine back (listed with its reason). */
+export const isWaiting = (d: Pick<DecisionView, 'action'>): boolean => waits[d.action];
+
+/** A time of day in the browser's locale, from an ISO 8601 string or epoch milliseconds. */
+export const clock = (t: string | number): string => new Date(t).toLocaleTimeString();
+
+/** A machine's health word; style.css colours each (`health-<word>`). */
+export type Health = 'held' | 'unknown' | 'unreachable' | 'failed' | 'verifying' | 'healthy';
+
+/**
+ * The machine's health, first match wins: held (a person said so), unknown (not observed yet),
+ * unreachable, failed (the agent's last result), verifying (booted a slot that is not yet the
+ * committed default: a trial boot), else healthy.
+ */
+export function health(m: MachineView): Health {
+  const o = m.observed;
+  if (m.hold !== undefined) return 'held';
+  if (o === undefined) return 'unknown';
+  if (!o.reachable) return 'unreachable';
+  if (o.last?.result === 'Failed') return 'failed';
+  if (o.bootedSlot !== undefined && o.committedSlot !== o.bootedSlot) return 'verifying';
+  return 'healthy';
+}
+
+/** An A/B slot's name. */
+export type SlotId = 'A' | 'B';
+
+/** What a slot cell shows: the release (or status) with ● booted and ★ committed; undefined: unknown. */
+export function slotText(m: MachineView, id: SlotId): string | undefined {
+  const o = m.observed;
+  const s = o?.slots?.find((x) => x.slot === id);
+  if (o === undefined || s === undefined) return undefined;
+  const marks = `${o.bootedSlot === id ? ' ● booted' : ''}${o.committedSlot === id ? ' ★' : ''}`;
+  return `${s.version ?? s.status}${marks}`;
+}
+
+/** Machines of a rollout's pool that failed it (failed, or failed and rolled back). */
+export const failedCount = (c: RolloutCounts): number => c.Failed + c.RolledBack;
+
+/** The line under a rollout's bar: `3/6 done · 1 in flight · 0 failed · <id>`. */
+export function countsLine(c: RolloutCounts, id: string): string {
+  const quarantined = c.Skipped > 0 ? ` · ${c.Skipped} quarantined` : '';
+  return `${c.Succeeded}/${c.total} done · ${c.InFlight} in flight · ${failedCount(c)} failed${quarantined} · ${id}`;
+}
+
+/** One part of a rollout's progress bar: its share of the pool (percent) and colour. */
+export interface BarPart {
+  readonly percent: number;
+  readonly colour: string;
+}
+
+/** The progress bar's parts, left to right: done, in flight, failed, quarantined. */
+export function barParts(c: RolloutCounts): readonly BarPart[] {
+  const part = (n: number, colour: string): BarPart => ({
+    percent: (100 * n) / Math.max(1, c.total),
+    colour,
+  });
+  return [
+    part(c.Succeeded, phaseColour.Succeeded),
+    part(c.InFlight, phaseColour.InFlight),
+    part(failedCount(c), phaseColour.Failed),
+    part(c.Skipped, phaseColour.Skipped),
+  ];
+}
+
+/** The wave a machine started in, as the timeline names it: `canary`, `batch 2`, `batch ?`. */
+export function batchLabel(d: Pick<DecisionView, 'batch'> | undefined): string {
+  return d?.batch === 0 ? 'canary' : `batch ${d?.batch ?? '?'}`;
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { MachineProgressView, RolloutView } from '../protocol/operator.ts';
+import { chart, startInstants, timeAxis, timelineRows, windowsOnAxis } from './timeline-layout.ts';
+
+const at = (hhmm: string): string => `2026-11-24T${hhmm}:00.000Z`;
+const ms = (hhmm: string): number => Date.parse(at(hhmm));
+
+const rollout = (pool: string, machines: MachineProgressView[]): RolloutView => ({
+  id: `${pool}-1.1.0`,
+  pool,
+  target: { version: '1.1.0', digest: 'sha256:0' },
+  state: 'Active',
+  createdAt: at('09:00'),
+  counts: {
+    total: machines.length,
+    Pending: 0,
+    InFlight: 0,
+    Succeeded: 0,
+    Failed: 0,
+    RolledBack: 0,
+    Skipped: 0,
+    skipped: 0,
+  },
+  machines,
+});
+
+describe('the timeline’s rows', () => {
+  const workers = rollout('workers', [
+    {
+      machine: 'w-2',
+      phase: 'InFlight',
+      startedAt: at('10:20'),
+      decision: { action: 'in-flight', batch: 1 },
+    },
+    {
+      machine: 'w-1',
+      phase: 'Succeeded',
+      startedAt: at('10:00'),
+      finishedAt: at('10:10'),
+      decision: { action: 'done', batch: 0 },
+    },
+    { machine: 'w-3', phase: 'Pending' },
+  ]);
+
+  it('has one row per started machine, earliest first, running ones ending now', () => {
+    const rows = timelineRows([workers], ms('10:30'));
+    assert.deepEqual(
+      rows.map((r) => [r.machine.machine, r.batch, r.start, r.end]),
+      [
+        ['w-1', 'canary', ms('10:00'), ms('10:10')],
+        ['w-2', 'batch 1', ms('10:20'), ms('10:30')],
+      ],
+    );
+  });
+
+  it('spans the axis from the first start to the latest of now, the ends and the next starts', () => {
+    const rows = timelineRows([workers], ms('10:30'));
+    const axis = timeAxis(rows, ms('10:30'), [ms('11:00')]);
+    assert.deepEqual([axis.t0, axis.t1], [ms('10:00'), ms('11:00')]);
+    assert.equal(axis.x(axis.t0), chart.label);
+    assert.equal(axis.x(axis.t1), chart.width - 10);
+  });
+
+  it('cuts each pool’s windows to the axis and drops those outside it', () => {
+    const windows = [
+      {
+        pool: 'workers',
+        open: [
+          { from: at('08:00'), to: at('10:15') },
+          { from: at('12:00'), to: at('13:00') },
+        ],
+      },
+      { pool: 'edge', open: [{ from: at('06:00'), to: at('07:00') }] },
+    ];
+    const cut = windowsOnAxis(windows, { t0: ms('10:00'), t1: ms('11:00') });
+    assert.deepEqual(cut.get('workers'), [{ from: ms('10:00'), to: ms('10:15') }]);
+    assert.deepEqual(cut.get('edge'), [], 'a pool with windows keeps its entry (the legend shows)');
+  });
+
+  it('lists each instant a waiting machine may start at once', () => {
+    const decision = (notBefore?: string) => ({
+      action: 'wait' as const,
+      batch: 1,
+      rollout: 'r',
+      machine: 'm',
+      ...(notBefore !== undefined && { notBefore }),
+    });
+    const plan = { decisions: [decision(at('11:00')), decision(), decision(at('11:00'))] };
+    assert.deepEqual(startInstants(plan), [ms('11:00')]);
+  });
+});
