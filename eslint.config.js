@@ -6,7 +6,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.molt/**', '**/*.js', '**/*.d.ts'] },
+  { ignores: ['dist/**', 'node_modules/**', '.molt/**', '**/*.js', '**/*.cjs', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
