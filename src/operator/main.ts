@@ -33,13 +33,16 @@ import type { OperatorApiDeps } from './api/context.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
-import { FakeFleetLockStore } from './ports/fleetlock-store.fake.ts';
+import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
 import type { Leadership } from './ports/leadership.ts';
-import { createFakeLeadership, FakeLeadershipBackend } from './ports/leadership.fake.ts';
+import {
+  createMemoryLeadership,
+  MemoryLeadershipBackend,
+} from './adapters/memory-leadership/leadership.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
-import { InMemoryOperatorStore } from './ports/store.fake.ts';
+import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './runtime/deps.ts';
 import { startWatchedLoop } from './runtime/watch.ts';
 
@@ -78,9 +81,9 @@ function stateOf(
   const store = c.config.store;
   if (store === 'memory')
     return {
-      store: new InMemoryOperatorStore(),
-      leadership: createFakeLeadership(new FakeLeadershipBackend(), id),
-      fleetLock: new FakeFleetLockStore(),
+      store: new MemoryOperatorStore(),
+      leadership: createMemoryLeadership(new MemoryLeadershipBackend(), id),
+      fleetLock: new MemoryFleetLockStore(),
     };
   return {
     store: createEtcdOperatorStore({ endpoints: store.etcd }),
