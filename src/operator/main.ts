@@ -43,8 +43,8 @@ import type { AgentGateway } from './ports/agents.ts';
 import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
-import type { ReconcileDeps } from './runtime/deps.ts';
-import { startWatchedLoop } from './runtime/watch.ts';
+import type { ReconcileDeps } from './loop/deps.ts';
+import { startWatchedLoop } from './loop/watch.ts';
 
 export interface OperatorIo {
   out(text: string): void;

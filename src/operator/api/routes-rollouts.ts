@@ -21,7 +21,7 @@ import {
   type RolloutView,
 } from '../../protocol/operator.ts';
 import type { StoredState } from '../ports/store.ts';
-import { rollbackRolloutOf } from '../runtime/discovery.ts';
+import { rollbackRolloutOf } from '../decide/discovery.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';

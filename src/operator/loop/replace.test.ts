@@ -14,7 +14,7 @@ import { createHttpProvider } from '../adapters/http-provider/index.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, d11, idle, release, testSettings } from './fixtures.test.ts';
+import { d10, d11, idle, release, testSettings } from '../decide/fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 /** The lab provider whose re-images the test finishes by hand (`finish`), per machine. */

@@ -11,7 +11,7 @@ import {
 } from '../adapters/memory-leadership/leadership.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, idle, testSettings, w1 } from './fixtures.test.ts';
+import { d10, idle, testSettings, w1 } from '../decide/fixtures.test.ts';
 import { startOperatorLoop } from './loop.ts';
 
 const gateway: AgentGateway = {

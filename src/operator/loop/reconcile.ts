@@ -11,12 +11,13 @@ import { plan } from '../../core/rollout/plan.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../ports/store.ts';
 import { act, pauseRollout, replaceMachine, rollBack, setProgress, submit } from './act.ts';
-import { checkGates, failingGate, type GateResults } from './gates.ts';
+import { failingGate, type GateResults } from '../decide/gates.ts';
+import { checkGates } from './gates.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
+import { rolloutsToCreate, withdrawnRollouts } from '../decide/discovery.ts';
 import { observeAll } from './observe.ts';
-import type { Observation } from './observation.ts';
-import { fleetSnapshot } from './snapshot.ts';
+import type { Observation } from '../decide/observation.ts';
+import { fleetSnapshot } from '../decide/snapshot.ts';
 import {
   isReplaceOperation,
   progressStep,
@@ -24,7 +25,7 @@ import {
   type ProgressOptions,
   type ProgressStep,
   type ProviderAnswer,
-} from './progress.ts';
+} from '../decide/progress.ts';
 
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);

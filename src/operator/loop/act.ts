@@ -2,13 +2,13 @@
 /**
  * Carrying out a plan (docs/adr/0005 §4). A start is recorded in the store — start record and
  * `InFlight` in one atomic write — before the agent is asked, so a crash between the two is
- * resumed by `progress.ts` and never starts a machine twice or forgets a start a rate counts.
+ * resumed by `decide/progress.ts` and never starts a machine twice or forgets a start a rate counts.
  */
 import { isMoltError } from '../../core/errors.ts';
 import type { MachineDecision, MachineProgress, Plan, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { CANNOT_APPLY, REPLACE_PREFIX } from './progress.ts';
+import { CANNOT_APPLY, REPLACE_PREFIX } from '../decide/progress.ts';
 
 const describeError = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : String(e);

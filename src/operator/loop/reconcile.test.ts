@@ -10,8 +10,8 @@ import type { AgentStatus } from '../../protocol/agent.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rollbackRolloutOf } from './discovery.ts';
-import { d10, d11, idle, release, testSettings, w1 } from './fixtures.test.ts';
+import { rollbackRolloutOf } from '../decide/discovery.ts';
+import { d10, d11, idle, release, testSettings, w1 } from '../decide/fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 /** An agent gateway whose answers the test scripts; it records the upgrades asked for. */
