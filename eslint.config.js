@@ -5,6 +5,21 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * A zone of the operator (tests excepted: they compose adapters): its files may not import what
+ * `banned` names (an import pattern → why not).
+ */
+const operatorZone = (files, banned) => ({
+  files,
+  ignores: ['**/*.test.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: Object.entries(banned).map(([group, message]) => ({ group: [group], message })) },
+    ],
+  },
+});
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.molt/**', '**/*.js', '**/*.cjs', '**/*.d.ts'] },
   js.configs.recommended,
@@ -108,6 +123,44 @@ export default tseslint.config(
       ],
     },
   },
+  // The operator's zones (STYLE §2, like the agent's): decide/ is pure (no I/O, no Node, no clock);
+  // loop/ carries the decisions out through ports; api/ reads decide/ and records what a person
+  // asks through transitions/, never through the loop. Only the composition root (main.ts and the
+  // files it splits into) constructs adapters.
+  operatorZone(['src/operator/decide/**/*.ts'], {
+    'node:*': 'decide/ is pure: no I/O',
+    '**/adapters/**': 'decide/ depends on ports, never on adapters',
+    '**/loop/**': 'decide/ is pure: the loop calls it, not the other way round',
+    '**/api/**': 'decide/ is pure: the API reads it, not the other way round',
+    '**/transitions/**': 'decide/ is pure: the loop and the API record transitions',
+  }),
+  {
+    files: ['src/operator/decide/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'setTimeout', 'setInterval', 'fetch'],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'decide/ takes `now` as an argument' },
+      ],
+    },
+  },
+  operatorZone(['src/operator/loop/**/*.ts'], {
+    '**/adapters/**': 'loop/ depends on ports, never on adapters',
+    '**/api/**': 'the loop knows nothing about the API (main.ts wires them)',
+  }),
+  operatorZone(['src/operator/api/**/*.ts'], {
+    '**/adapters/**': 'api/ depends on ports, never on adapters',
+    '**/loop/**': 'api/ reads decide/ and records through transitions/, never through the loop',
+  }),
+  operatorZone(['src/operator/transitions/**/*.ts', 'src/operator/ports/**/*.ts'], {
+    '**/adapters/**': 'ports and transitions/ depend on ports, never on adapters',
+    '**/loop/**': 'ports and transitions/ serve the loop and the API alike',
+    '**/api/**': 'ports and transitions/ serve the loop and the API alike',
+  }),
+  operatorZone(['src/operator/adapters/**/*.ts'], {
+    '**/loop/**': 'an adapter implements a port; it never calls into the loop',
+  }),
   {
     // @kubernetes/client-node declares its API objects as generated classes that are plain data:
     // the client serialises whatever it is given, and its own docs pass object literals.

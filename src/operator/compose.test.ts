@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { syncInventory, syncInventoryWhenReachable } from './compose.ts';
 import type { MachineRecord, OperatorStore } from './ports/store.ts';
-import { InMemoryOperatorStore } from './ports/store.fake.ts';
+import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 
 const machine = (id: string, registered?: boolean): MachineRecord => ({
   id,
@@ -25,7 +25,7 @@ function flaky(store: OperatorStore, n: number, error: Error): OperatorStore {
 
 describe('inventory sync', () => {
   it('makes the store match the fleet file but keeps machines registered through the API', async () => {
-    const store = new InMemoryOperatorStore();
+    const store = new MemoryOperatorStore();
     await store.putMachine(machine('old'));
     await store.putMachine(machine('joined', true));
     await syncInventory(store, [machine('w-1')]);
@@ -33,7 +33,7 @@ describe('inventory sync', () => {
   });
 
   it('waits out a store that is not reachable yet instead of failing the operator’s start', async () => {
-    const store = new InMemoryOperatorStore();
+    const store = new MemoryOperatorStore();
     const away = new MoltError(ErrorCode.EtcdUnhealthy, 'no connection', { retryable: true });
     const logged: string[] = [];
     await syncInventoryWhenReachable(flaky(store, 2, away), [machine('w-1')], (l) =>
@@ -56,11 +56,7 @@ describe('inventory sync', () => {
       'garbage at /molt/v1/operator/machines/x',
     );
     await assert.rejects(
-      syncInventoryWhenReachable(
-        flaky(new InMemoryOperatorStore(), 1, corrupt),
-        [],
-        () => undefined,
-      ),
+      syncInventoryWhenReachable(flaky(new MemoryOperatorStore(), 1, corrupt), [], () => undefined),
       /garbage/,
     );
   });

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Composition root of `molt operator --config FILE` (docs/adr/0005 §4, STYLE §1): the only file
- * that chooses adapters. It loads the config and fleet file, opens the store and leader election
- * (etcd, or in memory for demos), syncs the fleet file's machines into the store, serves the
- * operator API when the config has `listen` (mTLS; prints `molt operator: serving https://…`), and
- * runs the reconcile loop until SIGINT/SIGTERM; then it stops serving, resigns leadership so a
- * standby takes over at once, and closes the store.
+ * Composition root of `molt operator --config FILE` (docs/adr/0005 §4, STYLE §1): with the files
+ * it splits into (`compose.ts`, `compose-kube.ts`, `listeners.ts`), the only place that chooses
+ * and constructs adapters. It loads the config and fleet file, opens the store, leader election
+ * and FleetLock semaphores, syncs the fleet file's machines into the store, starts the listeners
+ * the config asks for (`listeners.ts`), and runs the reconcile loop until SIGINT/SIGTERM; then it
+ * stops serving, resigns leadership so a standby takes over at once, and closes the store.
+ *
+ * `store: etcd` is the production store: state outlives the process and operators on other
+ * machines share it. `store: memory` (a demo, a test) keeps everything in this one process, on
+ * the memory adapters that pass the etcd adapters' conformance suites: a restart forgets every
+ * rollout, start, hold, FleetLock slot and history event, and no other process can share the
+ * state or stand by for the leadership.
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import {
-  OperatorDashboardPrefix,
-  OperatorFleetLockPrefix,
-  OperatorServingPrefix,
-} from '../protocol/operator.ts';
 import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
@@ -22,26 +23,25 @@ import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
 import { createHttpProvider } from './adapters/http-provider/index.ts';
-import { createReleaseSource, machineRecords, syncInventoryWhenReachable } from './compose.ts';
-import { kubeParts, type KubeStatusRunner } from './compose-kube.ts';
-import { loadOperatorConfig, type LoadedConfig } from './config.ts';
+import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
+import {
+  createMemoryLeadership,
+  MemoryLeadershipBackend,
+} from './adapters/memory-leadership/leadership.ts';
+import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
-import { createDashboardServer } from './api/dashboard-server.ts';
-import { createFleetLockServer } from './api/fleetlock-server.ts';
-import type { OperatorApiDeps } from './api/context.ts';
-import { createOperatorApi, type OperatorApi } from './api/server.ts';
-import { fleetLockGroups, readServerTls } from './api/wiring.ts';
-import type { FleetLockStore } from './ports/fleetlock-store.ts';
-import { FakeFleetLockStore } from './ports/fleetlock-store.fake.ts';
-import type { Leadership } from './ports/leadership.ts';
-import { createFakeLeadership, FakeLeadershipBackend } from './ports/leadership.fake.ts';
+import { createReleaseSource } from './compose.ts';
+import { kubeParts, type KubeStatusRunner } from './compose-kube.ts';
+import { loadOperatorConfig, type LoadedConfig } from './config.ts';
+import { serveAll } from './listeners.ts';
+import type { ReconcileDeps } from './loop/deps.ts';
+import { startWatchedLoop } from './loop/watch.ts';
 import type { AgentGateway } from './ports/agents.ts';
+import type { FleetLockStore } from './ports/fleetlock-store.ts';
+import type { Leadership } from './ports/leadership.ts';
 import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
-import { InMemoryOperatorStore } from './ports/store.fake.ts';
-import type { ReconcileDeps } from './runtime/deps.ts';
-import { startWatchedLoop } from './runtime/watch.ts';
 
 export interface OperatorIo {
   out(text: string): void;
@@ -67,9 +67,8 @@ function flags(argv: readonly string[]): { config: string } {
 }
 
 /**
- * `store: memory` keeps state in this process only (a demo or a test: a restart forgets the
- * rollouts); the in-memory store and election are the ones the conformance suites hold to the
- * etcd adapters' behaviour.
+ * The store, leader election and FleetLock semaphores the config's `store` names: etcd, or memory
+ * (this process only: a restart forgets them; see the file's comment).
  */
 function stateOf(
   c: LoadedConfig,
@@ -78,9 +77,9 @@ function stateOf(
   const store = c.config.store;
   if (store === 'memory')
     return {
-      store: new InMemoryOperatorStore(),
-      leadership: createFakeLeadership(new FakeLeadershipBackend(), id),
-      fleetLock: new FakeFleetLockStore(),
+      store: new MemoryOperatorStore(),
+      leadership: createMemoryLeadership(new MemoryLeadershipBackend(), id),
+      fleetLock: new MemoryFleetLockStore(),
     };
   return {
     store: createEtcdOperatorStore({ endpoints: store.etcd }),
@@ -108,95 +107,6 @@ async function untilSignal(): Promise<string> {
         resolve(signal);
       });
   });
-}
-
-interface ApiParts {
-  readonly store: OperatorStore;
-  readonly leadership: Leadership;
-  readonly fleetLock: FleetLockStore;
-  readonly observations: MemoryObservationBook;
-  readonly metrics: OperatorMetrics;
-  readonly log: (line: string) => void;
-}
-
-/** How a listener reports a 500 (a bug in molt): one log line with the stack. */
-const reportBug =
-  (log: (line: string) => void, listener: string) =>
-  (e: unknown): void => {
-    log(`${listener} error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-  };
-
-/** The FleetLock listener without client certificates, when the config has `fleetLock`. */
-async function serveFleetLock(
-  c: LoadedConfig,
-  path: string,
-  p: ApiParts,
-  io: OperatorIo,
-): Promise<OperatorApi | undefined> {
-  const f = c.config.fleetLock;
-  if (f === undefined) return undefined;
-  const server = await createFleetLockServer({
-    deps: {
-      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
-      now: () => Date.now(),
-      onInternalError: reportBug(p.log, 'FleetLock'),
-    },
-    tls: f.tls ? await readServerTls(path, c.config) : undefined,
-    host: f.listen.host,
-    port: f.listen.port,
-  });
-  io.out(`${OperatorFleetLockPrefix}${server.url}\n`);
-  return server;
-}
-
-/** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
-function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
-  return {
-    store: p.store,
-    observations: p.observations,
-    fleet: c.fleet,
-    metrics: p.metrics,
-    isLeader: () => p.leadership.isLeader(),
-    fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
-    now: () => Date.now(),
-    onInternalError: reportBug(p.log, 'API'),
-  };
-}
-
-async function serveDashboard(
-  c: LoadedConfig,
-  path: string,
-  p: ApiParts,
-  io: OperatorIo,
-): Promise<OperatorApi | undefined> {
-  const d = c.config.dashboard;
-  if (d === undefined) return undefined;
-  const server = await createDashboardServer({
-    deps: { ...apiDeps(c, p), onInternalError: reportBug(p.log, 'dashboard') },
-    tls: d.tls ? await readServerTls(path, c.config) : undefined,
-    host: d.listen.host,
-    port: d.listen.port,
-  });
-  io.out(`${OperatorDashboardPrefix}${server.url}\n`);
-  return server;
-}
-
-async function serveApi(
-  c: LoadedConfig,
-  path: string,
-  p: ApiParts,
-  io: OperatorIo,
-): Promise<OperatorApi | undefined> {
-  const listen = c.config.listen;
-  if (listen === undefined) return undefined;
-  const api = await createOperatorApi({
-    deps: apiDeps(c, p),
-    tls: { ca: c.pki.ca, ...(await readServerTls(path, c.config)) },
-    host: listen.host,
-    port: listen.port,
-  });
-  io.out(`${OperatorServingPrefix}${api.url}\n`);
-  return api;
 }
 
 interface LoopParts {
@@ -258,27 +168,6 @@ function startLoop(
       await events.close();
     },
   };
-}
-
-/** Sync the fleet file into the store, then start the API and FleetLock listener the config asks for (on failure, any started is closed). */
-async function serveAll(
-  c: LoadedConfig,
-  path: string,
-  parts: ApiParts,
-  io: OperatorIo,
-): Promise<OperatorApi[]> {
-  const servers: OperatorApi[] = [];
-  try {
-    await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
-    for (const serve of [serveApi, serveFleetLock, serveDashboard]) {
-      const server = await serve(c, path, parts, io);
-      if (server !== undefined) servers.push(server);
-    }
-    return servers;
-  } catch (e) {
-    await Promise.all(servers.map((s) => s.close()));
-    throw e;
-  }
 }
 
 /** Run `molt operator`; resolves with the exit code after a signal. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What every {@link FleetLockStore} must do (STYLE §7), run against the fake and against real
- * etcd: reads carry a revision, a write succeeds only on the revision it names (creation included),
- * one of two racing writers wins, groups are independent, and lockers racing through
+ * What every {@link FleetLockStore} must do (STYLE §7), run against the memory adapter and against
+ * real etcd: reads carry a revision, a write succeeds only on the revision it names (creation
+ * included), one of two racing writers wins, groups are independent, and lockers racing through
  * read → lock → compare-and-swap never put more holders in a group than it has slots.
  */
 import assert from 'node:assert/strict';

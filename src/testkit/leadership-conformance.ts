@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What every {@link Leadership} must do (docs/adr/0005 §4), run against the fake and against real
- * etcd: one leader among campaigners, named by `leader()`; a prompt handover on resign; a live
- * leader keeps its claim past the TTL; a dead one loses it within TTL + slack; a leader whose
- * claim is taken away is told through `onLost`; a closed campaigner stops.
+ * What every {@link Leadership} must do (docs/adr/0005 §4), run against the memory adapter, real
+ * etcd and a real Kubernetes Lease: one leader among campaigners, named by `leader()`; a prompt
+ * handover on resign; a live leader keeps its claim past the TTL; a dead one loses it within TTL +
+ * slack; a leader whose claim is taken away is told through `onLost`; a closed campaigner stops.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -19,7 +19,7 @@ export interface LeadershipTarget {
   readonly ttlSeconds: number;
   start(): Promise<{
     open(id: string): Leadership;
-    /** Let `seconds` pass (real time on etcd, the fake clock otherwise). */
+    /** Let `seconds` pass (real time on etcd, a hand-moved clock in memory). */
     elapse(seconds: number): Promise<void>;
     /** Take the current claim away, as etcd does when the leader's lease is revoked. */
     loseClaim(): Promise<void>;
@@ -57,7 +57,7 @@ export function leadershipConformance(target: LeadershipTarget): void {
       opened.push(l);
       return l;
     };
-    /** Within a few polls (etcd) or at once (fake). */
+    /** Within a few polls (etcd) or at once (memory). */
     const soon = { timeoutMs: 3_000, intervalMs: 50 };
     const leads = (l: Leadership): Promise<void> =>
       eventually(() => {

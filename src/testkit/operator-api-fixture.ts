@@ -2,14 +2,14 @@
 /**
  * A small fleet for tests of the operator API and of `molt rollout` / `molt machine` (tests only;
  * belongs in `src/testkit/` once that layer may import operator ports): four workers and two
- * control-plane machines in an in-memory store, rollouts in every state, and API dependencies on
- * fakes with a fixed clock.
+ * control-plane machines in a memory store, rollouts in every state, and API dependencies on the
+ * memory adapters with a fixed clock.
  */
 import type { Rollout } from '../core/rollout/types.ts';
 import type { AgentStatus } from '../protocol/agent.ts';
-import { FakeFleetLockStore } from '../operator/ports/fleetlock-store.fake.ts';
+import { MemoryFleetLockStore } from '../operator/adapters/memory-fleetlock/store.ts';
 import type { MachineRecord } from '../operator/ports/store.ts';
-import { InMemoryOperatorStore } from '../operator/ports/store.fake.ts';
+import { MemoryOperatorStore } from '../operator/adapters/memory-store/operator-store.ts';
 import type { OperatorApiDeps } from '../operator/api/context.ts';
 import { OperatorMetrics } from '../operator/api/metrics.ts';
 import { MemoryObservationBook } from '../operator/api/observations.ts';
@@ -109,12 +109,12 @@ export function idleStatus(node: string): AgentStatus {
 
 /** A seeded store, its history, observations of every worker, and deps over them. */
 export async function apiFixture(): Promise<{
-  store: InMemoryOperatorStore;
+  store: MemoryOperatorStore;
   book: MemoryObservationBook;
   metrics: OperatorMetrics;
   deps: OperatorApiDeps;
 }> {
-  const store = new InMemoryOperatorStore();
+  const store = new MemoryOperatorStore();
   for (const m of fixtureMachines) await store.putMachine(m);
   for (const r of fixtureRollouts) await store.createRollout(r);
   await store.appendHistory({
@@ -157,7 +157,7 @@ export async function apiFixture(): Promise<{
     fleet,
     metrics,
     isLeader: () => true,
-    fleetLock: { store: new FakeFleetLockStore(), groups: fleetLockGroups(fleet) },
+    fleetLock: { store: new MemoryFleetLockStore(), groups: fleetLockGroups(fleet) },
     now: () => fixtureNow,
     followPollMs: 20,
   };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What every {@link OperatorStore} must do (docs/adr/0005 §4), run against the in-memory fake and
+ * What every {@link OperatorStore} must do (docs/adr/0005 §4), run against the memory adapter and
  * against real etcd: CRUD of machines, rollouts and holds; compare-and-swap updates that lose no
  * write under concurrent writers; `recordStart` that is atomic and starts a machine at most once
  * even when raced; start pruning; history seqs that only increase; and state that outlives the

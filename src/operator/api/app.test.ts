@@ -5,7 +5,7 @@ import { beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { parseSse } from '../../protocol/sse.ts';
-import type { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import type { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
 import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
@@ -13,7 +13,7 @@ import type { Identity } from '../../platform/https/identity.ts';
 import { countingStore, OperatorMetrics } from './metrics.ts';
 
 let app: FastifyInstance;
-let store: InMemoryOperatorStore;
+let store: MemoryOperatorStore;
 let deps: OperatorApiDeps;
 const internal: unknown[] = [];
 

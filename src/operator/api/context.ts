@@ -7,7 +7,7 @@ import type { OperatorStore } from '../ports/store.ts';
 import type { FleetLockGroup } from './fleetlock.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
-import type { FleetPolicies } from '../runtime/snapshot.ts';
+import type { FleetPolicies } from '../decide/snapshot.ts';
 
 export interface OperatorApiDeps {
   readonly store: OperatorStore;

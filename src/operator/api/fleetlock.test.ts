@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The FleetLock endpoint over a real socket (listen(0) + fetch) on the fake store.
+// The FleetLock endpoint over a real socket (listen(0) + fetch) on the memory store.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { newSemaphore, type Semaphore } from '../../core/fleetlock/semaphore.ts';
-import type { FleetLockStore } from '../ports/fleetlock-store.ts';
-import { FakeFleetLockStore } from '../ports/fleetlock-store.fake.ts';
+import type { FleetLockRead, FleetLockStore } from '../ports/fleetlock-store.ts';
+import {
+  MemoryFleetLockBackend,
+  MemoryFleetLockStore,
+} from '../adapters/memory-fleetlock/store.ts';
 import {
   FleetLockKind,
   fleetLockGroup,
@@ -15,9 +18,54 @@ import {
   type FleetLockOptions,
 } from './fleetlock.ts';
 
+/**
+ * The memory store made to race like a networked one: every read answers `latencyMs` late (the
+ * value is taken at once, so it can be stale on arrival; without it a request's read and write run
+ * back to back and rarely conflict), `beforeWrite` lets a test slip another writer in between a
+ * read and a write, and `stats` counts writes attempted and refused as conflicts.
+ */
+class RacingStore implements FleetLockStore {
+  private readonly backend = new MemoryFleetLockBackend();
+  private readonly inner = new MemoryFleetLockStore({ backend: this.backend });
+  private readonly latencyMs: number | undefined;
+  readonly stats = { writes: 0, conflicts: 0 };
+  beforeWrite: ((group: string) => void) | undefined;
+
+  constructor(options: { readonly latencyMs?: number } = {}) {
+    this.latencyMs = options.latencyMs;
+  }
+
+  async read(group: string): Promise<FleetLockRead> {
+    const answer = await this.inner.read(group);
+    if (this.latencyMs !== undefined) await new Promise((r) => setTimeout(r, this.latencyMs));
+    return answer;
+  }
+
+  async write(group: string, sem: Semaphore, expectedRevision: string): Promise<boolean> {
+    this.beforeWrite?.(group);
+    this.stats.writes++;
+    const written = await this.inner.write(group, sem, expectedRevision);
+    if (!written) this.stats.conflicts++;
+    return written;
+  }
+
+  /** Overwrite a group's semaphore without a compare (an admin's edit, or a competing writer). */
+  put(group: string, sem: Semaphore): void {
+    const b = this.backend;
+    b.entries.set(group, {
+      sem: { slots: sem.slots, holders: [...sem.holders] },
+      revision: ++b.revision,
+    });
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
 interface Served {
   readonly base: string;
-  readonly store: FakeFleetLockStore;
+  readonly store: RacingStore;
   readonly internal: unknown[];
 }
 
@@ -31,7 +79,7 @@ async function serve(
   groups: Readonly<Record<string, FleetLockGroup>> = { default: { slots: 1 } },
   extra: Partial<FleetLockOptions> = {},
 ): Promise<Served> {
-  const store = extra.store instanceof FakeFleetLockStore ? extra.store : new FakeFleetLockStore();
+  const store = extra.store instanceof RacingStore ? extra.store : new RacingStore();
   const internal: unknown[] = [];
   const app = Fastify({ logger: false });
   await registerFleetLock(app, {
@@ -237,7 +285,7 @@ describe('FleetLock endpoint', () => {
     const slots = 3;
     // Every semaphore that gets stored is checked, not just the final one.
     let most = 0;
-    class CheckingStore extends FakeFleetLockStore {
+    class CheckingStore extends RacingStore {
       override async write(group: string, sem: Semaphore, revision: string): Promise<boolean> {
         const written = await super.write(group, sem, revision);
         if (written) most = Math.max(most, sem.holders.length);
@@ -322,7 +370,7 @@ describe('FleetLock endpoint', () => {
     const app = Fastify({ logger: false });
     app.post('/other', (request, reply) => reply.send(request.body));
     await registerFleetLock(app, {
-      store: new FakeFleetLockStore(),
+      store: new MemoryFleetLockStore(),
       groups: () => ({ slots: 1 }),
       now: () => 0,
     });

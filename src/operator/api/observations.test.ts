@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { plan } from '../../core/rollout/plan.ts';
-import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { MemoryObservationBook, observingGateProbe } from './observations.ts';
 import { snapshotOf } from './snapshot.ts';
 
@@ -19,7 +19,7 @@ describe('the API’s view of gates', () => {
     assert.deepEqual(book.gates(), {});
     await probe.check(gate);
     assert.deepEqual(book.gates(), { api: { ok: true, message: 'HTTP 200' } });
-    const store = new InMemoryOperatorStore();
+    const store = new MemoryOperatorStore();
     await store.putMachine({
       id: 'w-1',
       endpoint: 'https://127.0.0.1:1',

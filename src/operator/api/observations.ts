@@ -10,7 +10,7 @@ import { isMoltError } from '../../core/errors.ts';
 import type { GateResult } from '../../core/rollout/types.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { GateProbe } from '../ports/gates.ts';
-import type { Observation } from '../runtime/observation.ts';
+import type { Observation } from '../decide/observation.ts';
 
 /** The last observation per machine id, and the last result per health gate. */
 export interface ObservationBook {

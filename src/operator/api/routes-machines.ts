@@ -18,6 +18,7 @@ import {
 } from '../../protocol/operator.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { MachineRecord } from '../ports/store.ts';
+import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { iso } from '../../core/time.ts';
@@ -86,21 +87,25 @@ async function register(
     throw new MoltError(ErrorCode.RolloutState, `machine ${body.id} is defined in the fleet file`, {
       hint: 'change it in the fleet file; the API registers machines the file does not list',
     });
-  await deps.store.putMachine({
-    id: body.id,
-    endpoint: body.endpoint,
-    role: body.role,
-    pool: body.pool,
-    ...(body.cluster !== undefined && { cluster: body.cluster }),
-    labels: body.labels,
-    registered: true,
-  });
-  await deps.store.appendHistory({
-    at: deps.now(),
-    kind: 'decision',
-    machine: body.id,
-    message: `${body.id} ${existing === undefined ? 'registered' : 're-registered'} by ${who.name} in pool ${body.pool} at ${body.endpoint}`,
-    data: { action: 'register', by: who.name, pool: body.pool },
+  await recordTransition(deps, {
+    write: (store) =>
+      store.putMachine({
+        id: body.id,
+        endpoint: body.endpoint,
+        role: body.role,
+        pool: body.pool,
+        ...(body.cluster !== undefined && { cluster: body.cluster }),
+        labels: body.labels,
+        registered: true,
+      }),
+    record: {
+      event: {
+        kind: 'decision',
+        machine: body.id,
+        message: `${body.id} ${existing === undefined ? 'registered' : 're-registered'} by ${who.name} in pool ${body.pool} at ${body.endpoint}`,
+        data: { action: 'register', by: who.name, pool: body.pool },
+      },
+    },
   });
   return viewOf(deps, body.id);
 }
@@ -127,13 +132,16 @@ async function deregister(
         hint: `wait for it to finish (molt rollout status ${busy.id} --follow)`,
       },
     );
-  await deps.store.removeMachine(id);
-  await deps.store.appendHistory({
-    at: deps.now(),
-    kind: 'decision',
-    machine: id,
-    message: `${id} deregistered by ${who.name}`,
-    data: { action: 'deregister', by: who.name },
+  await recordTransition(deps, {
+    write: (store) => store.removeMachine(id),
+    record: {
+      event: {
+        kind: 'decision',
+        machine: id,
+        message: `${id} deregistered by ${who.name}`,
+        data: { action: 'deregister', by: who.name },
+      },
+    },
   });
   return { id, removed: true };
 }
@@ -163,13 +171,17 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
     const until = holdUntil(body, now);
     await managed(deps, id);
     const by = c.who(request).name;
-    await deps.store.setHold(id, { reason: body.reason, until, by });
-    await deps.store.appendHistory({
-      at: now,
-      kind: 'decision',
-      machine: id,
-      message: `${id} held by ${by} until ${iso(until)}: ${body.reason}`,
-      data: { action: 'hold', by, until: iso(until), reason: body.reason },
+    await recordTransition(deps, {
+      write: (store) => store.setHold(id, { reason: body.reason, until, by }),
+      record: {
+        event: {
+          at: now,
+          kind: 'decision',
+          machine: id,
+          message: `${id} held by ${by} until ${iso(until)}: ${body.reason}`,
+          data: { action: 'hold', by, until: iso(until), reason: body.reason },
+        },
+      },
     });
     return viewOf(deps, id);
   });
@@ -180,13 +192,16 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
     const had = (await deps.store.read()).holds[id];
     if (had !== undefined) {
       const by = c.who(request).name;
-      await deps.store.setHold(id, undefined);
-      await deps.store.appendHistory({
-        at: deps.now(),
-        kind: 'decision',
-        machine: id,
-        message: `${id} released by ${by}`,
-        data: { action: 'release', by },
+      await recordTransition(deps, {
+        write: (store) => store.setHold(id, undefined),
+        record: {
+          event: {
+            kind: 'decision',
+            machine: id,
+            message: `${id} released by ${by}`,
+            data: { action: 'release', by },
+          },
+        },
       });
     }
     return viewOf(deps, id);

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Refusal } from '../../core/rollout/index.ts';
 import type { MachineDecision, Policy } from '../../core/rollout/types.ts';
 import { windowStretches } from '../../core/rollout/window-stretches.ts';
-import type { FleetPolicies } from '../runtime/snapshot.ts';
+import type { FleetPolicies } from '../decide/snapshot.ts';
 import {
   OperatorRoutes,
   PlanQuery,

@@ -20,8 +20,9 @@ import {
   type RolloutActionResult,
   type RolloutView,
 } from '../../protocol/operator.ts';
-import type { StoredState } from '../ports/store.ts';
-import { rollbackRolloutOf } from '../runtime/discovery.ts';
+import type { OperatorStore, StoredState } from '../ports/store.ts';
+import { recordTransition, type TransitionRecord } from '../transitions/record.ts';
+import { rollbackRolloutOf } from '../decide/discovery.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';
@@ -67,43 +68,60 @@ interface ActionRequest {
   readonly reason?: string | undefined;
 }
 
-async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
-  const current = find(await deps.store.read(), a.id);
-  // Nothing to write when it already is so (the check runs again inside the compare-and-set).
+/** What an action changed: the state it left, and the machines a forced resume put back. */
+interface ActionChange {
+  readonly from: string;
+  readonly reset: readonly string[];
+}
+
+/**
+ * The action as one compare-and-set; undefined when the rollout already is so (nothing written:
+ * the check runs first on the value read, and again inside the compare-and-set).
+ */
+async function writeAction(
+  store: OperatorStore,
+  current: Rollout,
+  a: ActionRequest,
+): Promise<ActionChange | undefined> {
   let outcome: ActionOutcome = applyRolloutAction(current, a.action, { force: a.force });
   let from = current.state;
   if (outcome.changed)
-    await deps.store.updateRollout(a.id, (stored) => {
+    await store.updateRollout(a.id, (stored) => {
       from = stored.state;
       outcome = applyRolloutAction(stored, a.action, { force: a.force });
       return outcome.next;
     });
-  if (outcome.changed) await record(deps, a, { from, reset: outcome.reset });
-  return { rollout: await viewOf(deps, a.id), changed: outcome.changed };
+  return outcome.changed ? { from, reset: outcome.reset } : undefined;
 }
 
-async function record(
-  deps: OperatorApiDeps,
-  a: ActionRequest,
-  o: { from: string; reset: readonly string[] },
-): Promise<void> {
+async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
+  const current = find(await deps.store.read(), a.id);
+  const changed = await recordTransition(deps, {
+    write: (store) => writeAction(store, current, a),
+    record: (change) => change && actionRecord(a, change),
+  });
+  return { rollout: await viewOf(deps, a.id), changed };
+}
+
+function actionRecord(a: ActionRequest, o: ActionChange): TransitionRecord {
   const why = a.reason === undefined ? '' : `: ${a.reason}`;
   const retried = o.reset.length === 0 ? '' : `; retrying ${o.reset.join(', ')}`;
   const state = a.action === 'pause' ? 'Paused' : 'Active';
-  await deps.store.appendHistory({
-    at: deps.now(),
-    kind: 'rollout-state',
-    rollout: a.id,
-    message: `rollout ${a.id} ${verb[a.action]} by ${a.who.name}${a.force ? ' (forced)' : ''}${why}${retried}`,
-    data: {
-      state,
-      from: o.from,
-      by: a.who.name,
-      action: a.action,
-      ...(o.reset.length > 0 && { reset: [...o.reset] }),
-      ...(a.reason !== undefined && { reason: a.reason }),
+  return {
+    event: {
+      kind: 'rollout-state',
+      rollout: a.id,
+      message: `rollout ${a.id} ${verb[a.action]} by ${a.who.name}${a.force ? ' (forced)' : ''}${why}${retried}`,
+      data: {
+        state,
+        from: o.from,
+        by: a.who.name,
+        action: a.action,
+        ...(o.reset.length > 0 && { reset: [...o.reset] }),
+        ...(a.reason !== undefined && { reason: a.reason }),
+      },
     },
-  });
+  };
 }
 
 function parseAction(action: RolloutAction, body: unknown): { force: boolean; reason?: string } {
@@ -128,14 +146,17 @@ async function rollback(
   const back = rollbackRolloutOf(find(stored, a.id), deps.now());
   if (stored.rollouts.some((r) => r.id === back.id))
     return { rollout: await viewOf(deps, back.id), changed: false };
-  await deps.store.createRollout(back);
   const why = a.reason === undefined ? '' : `: ${a.reason}`;
-  await deps.store.appendHistory({
-    at: deps.now(),
-    kind: 'rollout-created',
-    rollout: back.id,
-    message: `rollout ${a.id} rolled back by ${a.who.name} to ${back.target.version}${why}`,
-    data: { target: back.target, rollbackOf: a.id, by: a.who.name },
+  await recordTransition(deps, {
+    write: (store) => store.createRollout(back),
+    record: {
+      event: {
+        kind: 'rollout-created',
+        rollout: back.id,
+        message: `rollout ${a.id} rolled back by ${a.who.name} to ${back.target.version}${why}`,
+        data: { target: back.target, rollbackOf: a.id, by: a.who.name },
+      },
+    },
   });
   return { rollout: await viewOf(deps, back.id), changed: true };
 }

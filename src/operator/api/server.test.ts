@@ -7,7 +7,7 @@ import { Agent, fetch } from 'undici';
 import { createCa, issueCertificate, type PemPair } from '../../platform/pki/certificates.ts';
 import { isMoltError } from '../../core/errors.ts';
 import { createOperatorClient, type OperatorClient } from '../../protocol/operator-client.ts';
-import type { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import type { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { apiFixture } from '../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from './server.ts';
 
@@ -16,7 +16,7 @@ describe('operator API over mutual TLS', () => {
   const certs: Record<string, PemPair> = {};
   let ca: PemPair;
   let api: OperatorApi;
-  let store: InMemoryOperatorStore;
+  let store: MemoryOperatorStore;
 
   before(async () => {
     ca = await createCa();

@@ -8,7 +8,7 @@ import { explain, plan } from '../../core/rollout/index.ts';
 import type { FleetSnapshot, Plan } from '../../core/rollout/types.ts';
 import type { Refusal } from '../../core/rollout/index.ts';
 import type { StoredState } from '../ports/store.ts';
-import { fleetSnapshot, type FleetPolicies } from '../runtime/snapshot.ts';
+import { fleetSnapshot, type FleetPolicies } from '../decide/snapshot.ts';
 import type { ObservationBook } from './observations.ts';
 import { decisionKey, type DecisionIndex } from './views.ts';
 

@@ -16,7 +16,7 @@ import type {
   RolloutView,
 } from '../../protocol/operator.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
-import { booted, isAvailable, type Observation } from '../runtime/observation.ts';
+import { booted, isAvailable, type Observation } from '../decide/observation.ts';
 import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
 
 /** ISO 8601 of epoch ms. */

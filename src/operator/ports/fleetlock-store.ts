@@ -4,7 +4,7 @@
  * STYLE §7). The endpoint reads, mutates with the pure functions of `core/fleetlock/semaphore.ts`
  * and writes back with a compare-and-swap on the revision it read, retrying on conflict — so two
  * operators (or two requests) racing for the last slot can never both get it.
- * Implementations: {@link FakeFleetLockStore} (next to this file) and `EtcdFleetLockStore`
+ * Implementations: `MemoryFleetLockStore` (`adapters/memory-fleetlock`) and `EtcdFleetLockStore`
  * (`adapters/etcd-fleetlock`), both passing `testkit/fleetlock-store-conformance.ts`.
  */
 import type { Semaphore } from '../../core/fleetlock/semaphore.ts';

@@ -2,8 +2,9 @@
 /**
  * Leader election between operators (docs/adr/0005 §4): only the leader plans and acts. The
  * leader holds a TTL'd claim it renews; an operator that dies lets it expire, and another takes
- * over. Implementations: the fake next to this file and the etcd one (`adapters/etcd-leadership`),
- * both passing `testkit/leadership-conformance.ts`.
+ * over. Implementations: in memory (`adapters/memory-leadership`), etcd
+ * (`adapters/etcd-leadership`) and a Kubernetes Lease (`adapters/kube-leadership`), all passing
+ * `testkit/leadership-conformance.ts`.
  */
 export interface Leadership {
   /** This operator's identity (written into the claim). */

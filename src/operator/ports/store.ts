@@ -2,9 +2,8 @@
 /**
  * Where the operator keeps everything that must survive its restart (docs/adr/0005 §4): the
  * machines it manages, the rollouts with per-machine progress, the start history that rate limits
- * count, holds, and the event history. Implementations: {@link InMemoryOperatorStore} (fake, next
- * to this file) and the etcd store (`adapters/etcd-store`), both passing
- * `testkit/operator-store-conformance.ts`.
+ * count, holds, and the event history. Implementations: the memory store (`adapters/memory-store`)
+ * and the etcd store (`adapters/etcd-store`), both passing `testkit/operator-store-conformance.ts`.
  *
  * The invariant this port carries (DESIGN invariant 6): a machine start is recorded — start record
  * and `InFlight` progress in one atomic write — *before* the agent is asked to upgrade, and the

@@ -13,7 +13,7 @@ import { createHttpProvider } from '../../../src/operator/adapters/http-provider
 import { createReleaseSource, syncInventory } from '../../../src/operator/compose.ts';
 import type { MachineProvider } from '../../../src/operator/ports/provider.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
-import { startWatchedLoop } from '../../../src/operator/runtime/watch.ts';
+import { startWatchedLoop } from '../../../src/operator/loop/watch.ts';
 import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
 import { repository, type LabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';

@@ -16,8 +16,8 @@ import { createEtcdLeadership } from '../../../src/operator/adapters/etcd-leader
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import { createReleaseSource, syncInventory } from '../../../src/operator/compose.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
-import type { OperatorLoop } from '../../../src/operator/runtime/loop.ts';
-import { startWatchedLoop } from '../../../src/operator/runtime/watch.ts';
+import type { OperatorLoop } from '../../../src/operator/loop/loop.ts';
+import { startWatchedLoop } from '../../../src/operator/loop/watch.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
 import {
   official,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
-import type { InMemoryOperatorStore } from '../../../operator/ports/store.fake.ts';
+import type { MemoryOperatorStore } from '../../../operator/adapters/memory-store/operator-store.ts';
 import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
@@ -17,7 +17,7 @@ describe('molt rollout and molt machine', () => {
   const files: Record<string, string> = {};
   let dir: { path: string; remove: () => Promise<void> };
   let api: OperatorApi;
-  let store: InMemoryOperatorStore;
+  let store: MemoryOperatorStore;
 
   before(async () => {
     dir = await tempDir('rollout-cli');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Rollout } from '../../../core/rollout/types.ts';
 import type { HistoryEvent, MachineRecord, StoredState } from '../../ports/store.ts';
-import { d10, d11, idle, w1 } from '../../runtime/fixtures.test.ts';
+import { d10, d11, idle, w1 } from '../../decide/fixtures.test.ts';
 import { eventFor } from './events.ts';
 import { kubeName, mirrorObjects, stampTransitions, type MirrorObject } from './view.ts';
 

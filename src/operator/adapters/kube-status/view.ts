@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { MachinePhase, Pool, Rollout } from '../../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../../ports/store.ts';
 import { iso } from '../../../core/time.ts';
-import { booted, type Observation } from '../../runtime/observation.ts';
+import { booted, type Observation } from '../../decide/observation.ts';
 
 export type MirrorKind = 'Rollout' | 'Channel' | 'NodeUpgrade';
 

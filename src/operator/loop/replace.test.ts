@@ -12,9 +12,9 @@ import type { AgentStatus } from '../../protocol/agent.ts';
 import { startLabProvider, type LabReplaceRequest } from '../../testkit/lab-provider.ts';
 import { createHttpProvider } from '../adapters/http-provider/index.ts';
 import type { AgentGateway } from '../ports/agents.ts';
-import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, d11, idle, release, testSettings } from './fixtures.test.ts';
+import { d10, d11, idle, release, testSettings } from '../decide/fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 /** The lab provider whose re-images the test finishes by hand (`finish`), per machine. */
@@ -42,7 +42,7 @@ after(() => Promise.all(labs.map((l) => l.close())));
 async function setup(pool: Omit<Pool, 'provider'>, machines = ['w-1']) {
   const { lab, finish } = await labProvider();
   labs.push(lab);
-  const store = new InMemoryOperatorStore();
+  const store = new MemoryOperatorStore();
   for (const [i, id] of machines.entries())
     await store.putMachine({
       id,

@@ -5,10 +5,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentGateway } from '../ports/agents.ts';
-import { createFakeLeadership, FakeLeadershipBackend } from '../ports/leadership.fake.ts';
-import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import {
+  createMemoryLeadership,
+  MemoryLeadershipBackend,
+} from '../adapters/memory-leadership/leadership.ts';
+import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { d10, idle, testSettings, w1 } from './fixtures.test.ts';
+import { d10, idle, testSettings, w1 } from '../decide/fixtures.test.ts';
 import { startOperatorLoop } from './loop.ts';
 
 const gateway: AgentGateway = {
@@ -19,7 +22,7 @@ const gateway: AgentGateway = {
 };
 
 async function loopWithHourlyPasses() {
-  const store = new InMemoryOperatorStore();
+  const store = new MemoryOperatorStore();
   await store.putMachine(w1);
   const tracked: string[][] = [];
   let passes = 0;
@@ -32,7 +35,7 @@ async function loopWithHourlyPasses() {
     now: () => Date.now(),
     log: () => undefined,
   };
-  const leadership = createFakeLeadership(new FakeLeadershipBackend(), 'op-1');
+  const leadership = createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1');
   const loop = startOperatorLoop(d, leadership, {
     intervalMs: 3_600_000,
     onPass: () => {

@@ -1,28 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /** What one reconcile pass needs (docs/adr/0005 §4); `main.ts` builds it from real adapters. */
 import type { Release } from '../../core/releases/release.ts';
-import type { Policy, Pool } from '../../core/rollout/types.ts';
+import type { OperatorSettings } from '../decide/settings.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { GateProbe } from '../ports/gates.ts';
 import type { MachineProvider } from '../ports/provider.ts';
 import type { MachineRecord, NewHistoryEvent, OperatorStore } from '../ports/store.ts';
-
-export interface OperatorSettings {
-  readonly pools: readonly Pool[];
-  readonly fleetPolicies: readonly Policy[];
-  /** The image reference agents pull for a release digest (`registry/repository@digest`). */
-  readonly imageFor: (digest: string) => string;
-  /** An in-flight machine whose agent stays unreachable this long is failed. @default 15 min */
-  readonly unreachableFailMs: number;
-  /** How often the release repository is scanned. */
-  readonly discoverEveryMs: number;
-  readonly requireSignature?: boolean;
-  /**
-   * After an upgrade the agent reports healthy, the pool's health gates must pass within this long,
-   * or the machine is rolled back through its agent and counts as failed. @default 5 min
-   */
-  readonly gateGraceMs?: number;
-}
 
 export interface ReconcileDeps {
   readonly store: OperatorStore;

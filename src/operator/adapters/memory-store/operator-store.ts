@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * {@link InMemoryOperatorStore}: the {@link OperatorStore} for component tests; passes
- * `testkit/operator-store-conformance.ts` like the etcd store. Instances opened on one
- * {@link InMemoryOperatorBackend} share it, as operators share one etcd (a "restart" is a new
- * instance on the same backend). Writes are compare-and-swap like etcd's: each reads, yields to
- * the event loop, and commits only if the value did not change meanwhile, so concurrent callers
- * really race and retry. {@link InMemoryOperatorStore.interleave} lets a test land a conflicting
- * write exactly between a write's read and its commit.
+ * {@link MemoryOperatorStore}: the {@link OperatorStore} of `store: memory` (a demo, a single
+ * process, component tests). Everything lives in this process: a restart forgets the machines,
+ * rollouts, starts, holds and history. It passes `testkit/operator-store-conformance.ts` like the
+ * etcd store. Instances opened on one {@link MemoryOperatorBackend} share it, as operators share
+ * one etcd (in a test, a "restart" is a new instance on the same backend). Writes are
+ * compare-and-swap like etcd's: each reads, yields to the event loop, and commits only if the
+ * value did not change meanwhile, so concurrent callers really race and retry.
+ * {@link MemoryOperatorStore.interleave} lets a test land a conflicting write exactly between a
+ * write's read and its commit.
  */
-import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { MachineProgress, Rollout, StartRecord } from '../../core/rollout/types.ts';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import type { MachineProgress, Rollout, StartRecord } from '../../../core/rollout/types.ts';
 import type {
   HistoryEvent,
   Hold,
@@ -17,10 +19,10 @@ import type {
   NewHistoryEvent,
   OperatorStore,
   StoredState,
-} from './store.ts';
+} from '../../ports/store.ts';
 
-/** The shared state of fake stores: what etcd holds. */
-export class InMemoryOperatorBackend {
+/** The state memory stores opened on it share: what etcd holds. */
+export class MemoryOperatorBackend {
   readonly machines = new Map<string, MachineRecord>();
   /** Each rollout with the revision of its last write (the compare-and-swap guard). */
   readonly rollouts = new Map<string, { readonly value: Rollout; readonly rev: number }>();
@@ -33,15 +35,15 @@ export class InMemoryOperatorBackend {
 
 const copy = <T>(v: T): T => structuredClone(v);
 
-export class InMemoryOperatorStore implements OperatorStore {
-  readonly backend: InMemoryOperatorBackend;
+export class MemoryOperatorStore implements OperatorStore {
+  readonly backend: MemoryOperatorBackend;
   private readonly hooks: (() => void | Promise<void>)[] = [];
   private readonly maxAttempts: number;
 
   constructor(
-    options: { readonly backend?: InMemoryOperatorBackend; readonly maxAttempts?: number } = {},
+    options: { readonly backend?: MemoryOperatorBackend; readonly maxAttempts?: number } = {},
   ) {
-    this.backend = options.backend ?? new InMemoryOperatorBackend();
+    this.backend = options.backend ?? new MemoryOperatorBackend();
     this.maxAttempts = options.maxAttempts ?? 100;
   }
 

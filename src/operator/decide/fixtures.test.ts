@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared fixtures of the runtime's component tests (no tests here): two release digests, a
-// release of the `stable` channel, and an idle agent's status booted on a digest.
+// Shared fixtures of the decisions' and the loop's component tests (no tests here): two release
+// digests, a release of the `stable` channel, and an idle agent's status booted on a digest.
 import type { Release } from '../../core/releases/release.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import type { OperatorSettings } from './deps.ts';
+import type { OperatorSettings } from './settings.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 
 export const d10 = `sha256:${'a'.repeat(64)}`;

@@ -3,7 +3,7 @@
 import { isMoltError } from '../../core/errors.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import type { Observation } from './observation.ts';
+import type { Observation } from '../decide/observation.ts';
 
 export async function observeAll(
   agents: AgentGateway,

@@ -2,41 +2,18 @@
 /**
  * Carrying out a plan (docs/adr/0005 §4). A start is recorded in the store — start record and
  * `InFlight` in one atomic write — before the agent is asked, so a crash between the two is
- * resumed by `progress.ts` and never starts a machine twice or forgets a start a rate counts.
+ * resumed by `decide/progress.ts` and never starts a machine twice or forgets a start a rate counts.
  */
 import { isMoltError } from '../../core/errors.ts';
 import type { MachineDecision, MachineProgress, Plan, Rollout } from '../../core/rollout/types.ts';
+import { CANNOT_APPLY, REPLACE_PREFIX } from '../decide/progress.ts';
 import type { MachineRecord } from '../ports/store.ts';
+import { recordTransition } from '../transitions/record.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { CANNOT_APPLY, REPLACE_PREFIX } from './progress.ts';
+import { replaceProgress, setProgress } from './machine-progress.ts';
 
 const describeError = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
-
-/** Set one machine's progress, unless it moved on meanwhile (another pass or operator got there). */
-export async function setProgress(
-  d: ReconcileDeps,
-  rollout: string,
-  machine: string,
-  progress: MachineProgress,
-): Promise<void> {
-  await replaceProgress(d, rollout, machine, { progress, expected: progress.operationId });
-}
-
-/** Set progress only while the machine is still in flight under operation `expected` (or none). */
-async function replaceProgress(
-  d: ReconcileDeps,
-  rollout: string,
-  machine: string,
-  change: { readonly progress: MachineProgress; readonly expected: string | undefined },
-): Promise<void> {
-  await d.store.updateRollout(rollout, (r) => {
-    const cur = r.machines[machine];
-    if (cur?.phase !== 'InFlight') return r;
-    if (cur.operationId !== undefined && cur.operationId !== change.expected) return r;
-    return { ...r, machines: { ...r.machines, [machine]: change.progress } };
-  });
-}
 
 /**
  * A fleet rollback switches a machine back to its other slot when that slot still holds the
@@ -88,23 +65,27 @@ export async function replaceMachine(
   const operationId = `${REPLACE_PREFIX}${accepted}`;
   const started = rollout.machines[machine.id]?.startedAt ?? d.now();
   const progress: MachineProgress = { phase: 'InFlight', startedAt: started, operationId };
-  await replaceProgress(d, rollout.id, machine.id, { progress, expected: o.expected });
   const message =
     o.fallback === undefined
       ? `${machine.id}: replace with ${version} accepted by the provider (operation ${accepted})`
       : `${machine.id}: the agent cannot apply ${version} (${o.fallback}); replacing the machine through the provider (operation ${accepted})`;
-  d.log(`${rollout.id}: ${message}`);
-  await d.store.appendHistory({
-    at: d.now(),
-    kind: 'machine-start',
-    rollout: rollout.id,
-    machine: machine.id,
-    message,
-    data: {
-      operationId,
-      image,
-      strategy: 'replace',
-      ...(o.fallback !== undefined && { fallback: o.fallback }),
+  await recordTransition(d, {
+    write: (store) =>
+      replaceProgress(store, rollout.id, machine.id, { progress, expected: o.expected }),
+    record: {
+      log: `${rollout.id}: ${message}`,
+      event: {
+        kind: 'machine-start',
+        rollout: rollout.id,
+        machine: machine.id,
+        message,
+        data: {
+          operationId,
+          image,
+          strategy: 'replace',
+          ...(o.fallback !== undefined && { fallback: o.fallback }),
+        },
+      },
     },
   });
 }
@@ -128,18 +109,22 @@ export async function submit(
   try {
     const { operationId } = await ask(d, rollout, machine, image);
     const started = rollout.machines[machine.id]?.startedAt ?? d.now();
-    await setProgress(d, rollout.id, machine.id, {
-      phase: 'InFlight',
-      startedAt: started,
-      operationId,
-    });
-    await d.store.appendHistory({
-      at: d.now(),
-      kind: 'machine-start',
-      rollout: rollout.id,
-      machine: machine.id,
-      message: `${machine.id}: upgrade to ${rollout.target.version} accepted (operation ${operationId})`,
-      data: { operationId, image },
+    await recordTransition(d, {
+      write: (store) =>
+        setProgress(store, rollout.id, machine.id, {
+          phase: 'InFlight',
+          startedAt: started,
+          operationId,
+        }),
+      record: {
+        event: {
+          kind: 'machine-start',
+          rollout: rollout.id,
+          machine: machine.id,
+          message: `${machine.id}: upgrade to ${rollout.target.version} accepted (operation ${operationId})`,
+          data: { operationId, image },
+        },
+      },
     });
   } catch (e) {
     if (isMoltError(e) && CANNOT_APPLY.has(e.code) && d.providers?.(rollout.pool) !== undefined) {
@@ -190,15 +175,13 @@ async function verdicts(
     if (r.state === next || r.state === 'Completed' || (next === 'Halted' && r.state === 'Halted'))
       continue;
     if (next === 'Completed' && r.state !== 'Active') continue;
-    await d.store.updateRollout(r.id, (cur) => ({ ...cur, state: next }));
     const message = `rollout ${r.id} ${next.toLowerCase()}${v.message === undefined ? '' : `: ${v.message}`}`;
-    d.log(message);
-    await d.store.appendHistory({
-      at: d.now(),
-      kind: 'rollout-state',
-      rollout: r.id,
-      message,
-      data: { state: next },
+    await recordTransition(d, {
+      write: (store) => store.updateRollout(r.id, (cur) => ({ ...cur, state: next })),
+      record: {
+        log: message,
+        event: { kind: 'rollout-state', rollout: r.id, message, data: { state: next } },
+      },
     });
   }
 }
@@ -222,22 +205,26 @@ export async function rollBack(
     return;
   }
   const p = rollout.machines[machine.id];
-  await setProgress(d, rollout.id, machine.id, {
+  const progress: MachineProgress = {
     phase: 'RolledBack',
     ...(p?.startedAt !== undefined && { startedAt: p.startedAt }),
     ...(p?.operationId !== undefined && { operationId: p.operationId }),
     finishedAt: d.now(),
     reason,
-  });
+  };
   const message = `${machine.id}: rolled back through its agent (operation ${operationId}): ${reason}`;
-  d.log(`${rollout.id}: ${message}`);
-  await d.store.appendHistory({
-    at: d.now(),
-    kind: 'machine-rollback',
-    rollout: rollout.id,
-    machine: machine.id,
-    message,
-    data: { operationId, reason },
+  await recordTransition(d, {
+    write: (store) => setProgress(store, rollout.id, machine.id, progress),
+    record: {
+      log: `${rollout.id}: ${message}`,
+      event: {
+        kind: 'machine-rollback',
+        rollout: rollout.id,
+        machine: machine.id,
+        message,
+        data: { operationId, reason },
+      },
+    },
   });
 }
 
@@ -246,20 +233,28 @@ export async function rollBack(
  * operator stops starting machines rather than guess; machines in flight finish.
  */
 export async function pauseRollout(d: ReconcileDeps, id: string, reason: string): Promise<void> {
-  const outcome = { paused: false };
-  await d.store.updateRollout(id, (r) => {
-    outcome.paused = r.state === 'Active';
-    return outcome.paused ? { ...r, state: 'Paused' } : r;
-  });
-  if (!outcome.paused) return;
   const message = `rollout ${id} paused: ${reason}`;
-  d.log(message);
-  await d.store.appendHistory({
-    at: d.now(),
-    kind: 'rollout-state',
-    rollout: id,
-    message,
-    data: { state: 'Paused', reason },
+  await recordTransition(d, {
+    write: async (store) => {
+      const outcome = { paused: false };
+      await store.updateRollout(id, (r) => {
+        outcome.paused = r.state === 'Active';
+        return outcome.paused ? { ...r, state: 'Paused' } : r;
+      });
+      return outcome.paused;
+    },
+    record: (paused) =>
+      paused
+        ? {
+            log: message,
+            event: {
+              kind: 'rollout-state',
+              rollout: id,
+              message,
+              data: { state: 'Paused', reason },
+            },
+          }
+        : undefined,
   });
 }
 

@@ -4,23 +4,23 @@ import { describe, it } from 'node:test';
 import {
   operatorStoreConformance,
   rolloutFixture,
-} from '../../testkit/operator-store-conformance.ts';
-import { InMemoryOperatorBackend, InMemoryOperatorStore } from './store.fake.ts';
+} from '../../../testkit/operator-store-conformance.ts';
+import { MemoryOperatorBackend, MemoryOperatorStore } from './operator-store.ts';
 
 operatorStoreConformance({
-  name: 'in-memory fake',
+  name: 'memory',
   start: () => {
-    const backend = new InMemoryOperatorBackend();
+    const backend = new MemoryOperatorBackend();
     return Promise.resolve({
-      open: () => new InMemoryOperatorStore({ backend }),
+      open: () => new MemoryOperatorStore({ backend }),
       stop: () => Promise.resolve(),
     });
   },
 });
 
-describe('InMemoryOperatorStore', () => {
+describe('MemoryOperatorStore', () => {
   it('re-runs an update whose read was overtaken by an interleaved write, keeping both', async () => {
-    const store = new InMemoryOperatorStore();
+    const store = new MemoryOperatorStore();
     await store.createRollout(rolloutFixture('r1'));
     let runs = 0;
     store.interleave(async () => {
@@ -36,7 +36,7 @@ describe('InMemoryOperatorStore', () => {
   });
 
   it('refuses a start when an interleaved start of the same machine commits first', async () => {
-    const store = new InMemoryOperatorStore();
+    const store = new MemoryOperatorStore();
     await store.createRollout(rolloutFixture('r1'));
     store.interleave(async () => {
       await store.recordStart(

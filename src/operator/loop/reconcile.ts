@@ -10,13 +10,16 @@ import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../ports/store.ts';
-import { act, pauseRollout, replaceMachine, rollBack, setProgress, submit } from './act.ts';
-import { checkGates, failingGate, type GateResults } from './gates.ts';
+import { recordTransition } from '../transitions/record.ts';
+import { act, pauseRollout, replaceMachine, rollBack, submit } from './act.ts';
+import { failingGate, type GateResults } from '../decide/gates.ts';
+import { checkGates } from './gates.ts';
+import { setProgress } from './machine-progress.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
+import { rolloutsToCreate, withdrawnRollouts } from '../decide/discovery.ts';
 import { observeAll } from './observe.ts';
-import type { Observation } from './observation.ts';
-import { fleetSnapshot } from './snapshot.ts';
+import type { Observation } from '../decide/observation.ts';
+import { fleetSnapshot } from '../decide/snapshot.ts';
 import {
   isReplaceOperation,
   progressStep,
@@ -24,7 +27,7 @@ import {
   type ProgressOptions,
   type ProgressStep,
   type ProviderAnswer,
-} from './progress.ts';
+} from '../decide/progress.ts';
 
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
@@ -102,9 +105,7 @@ async function carryOut(
     });
   }
   if (step.kind === 'pause') await putBack(d, r, machine.id, step);
-  if (step.kind !== 'set') return;
-  await setProgress(d, r.id, machine.id, step.progress);
-  if (step.progress.phase !== 'InFlight') await recordResult(d, r, machine.id, step.progress);
+  if (step.kind === 'set') await setResult(d, r, machine.id, step.progress);
 }
 
 async function settleOne(
@@ -145,20 +146,24 @@ async function putBack(
   machine: string,
   step: { readonly operationId: string; readonly reason: string },
 ): Promise<void> {
-  await d.store.updateRollout(r.id, (cur) => {
-    const p = cur.machines[machine];
-    if (p?.phase !== 'InFlight' || p.operationId !== step.operationId) return cur;
-    const machines = Object.fromEntries(
-      Object.entries(cur.machines).filter(([id]) => id !== machine),
-    );
-    return { ...cur, machines };
-  });
-  await d.store.appendHistory({
-    at: d.now(),
-    kind: 'warning',
-    rollout: r.id,
-    machine,
-    message: `${machine}: the cluster stopped its upgrade before the machine changed (${step.reason}); it will be tried again`,
+  await recordTransition(d, {
+    write: (store) =>
+      store.updateRollout(r.id, (cur) => {
+        const p = cur.machines[machine];
+        if (p?.phase !== 'InFlight' || p.operationId !== step.operationId) return cur;
+        const machines = Object.fromEntries(
+          Object.entries(cur.machines).filter(([id]) => id !== machine),
+        );
+        return { ...cur, machines };
+      }),
+    record: {
+      event: {
+        kind: 'warning',
+        rollout: r.id,
+        machine,
+        message: `${machine}: the cluster stopped its upgrade before the machine changed (${step.reason}); it will be tried again`,
+      },
+    },
   });
   await pauseRollout(
     d,
@@ -167,21 +172,29 @@ async function putBack(
   );
 }
 
-async function recordResult(
+/** Set a machine's progress as its agent reported it; a finished machine's result is recorded. */
+async function setResult(
   d: ReconcileDeps,
   r: Rollout,
   machine: string,
   p: Rollout['machines'][string],
 ): Promise<void> {
   const message = `${machine}: ${p.phase}${p.reason === undefined ? '' : ` (${p.reason})`}`;
-  d.log(`${r.id}: ${message}`);
-  await d.store.appendHistory({
-    at: d.now(),
-    kind: 'machine-result',
-    rollout: r.id,
-    machine,
-    message,
-    data: { phase: p.phase, ...(p.reason !== undefined && { reason: p.reason }) },
+  await recordTransition(d, {
+    write: (store) => setProgress(store, r.id, machine, p),
+    record: () =>
+      p.phase === 'InFlight'
+        ? undefined
+        : {
+            log: `${r.id}: ${message}`,
+            event: {
+              kind: 'machine-result',
+              rollout: r.id,
+              machine,
+              message,
+              data: { phase: p.phase, ...(p.reason !== undefined && { reason: p.reason }) },
+            },
+          },
   });
 }
 
@@ -222,15 +235,19 @@ async function discover(
     }),
   });
   for (const r of created) {
-    await d.store.createRollout(r);
     const message = `rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})`;
-    d.log(message);
-    await d.store.appendHistory({
-      at: now,
-      kind: 'rollout-created',
-      rollout: r.id,
-      message,
-      data: { target: r.target },
+    await recordTransition(d, {
+      write: (store) => store.createRollout(r),
+      record: {
+        log: message,
+        event: {
+          at: now,
+          kind: 'rollout-created',
+          rollout: r.id,
+          message,
+          data: { target: r.target },
+        },
+      },
     });
   }
 }

@@ -8,10 +8,10 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import type { AgentGateway } from '../ports/agents.ts';
-import { InMemoryOperatorStore } from '../ports/store.fake.ts';
+import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rollbackRolloutOf } from './discovery.ts';
-import { d10, d11, idle, release, testSettings, w1 } from './fixtures.test.ts';
+import { rollbackRolloutOf } from '../decide/discovery.ts';
+import { d10, d11, idle, release, testSettings, w1 } from '../decide/fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 
 /** An agent gateway whose answers the test scripts; it records the upgrades asked for. */
@@ -40,7 +40,7 @@ async function setup(
   releases: ReturnType<typeof release>[],
   pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }],
 ) {
-  const store = new InMemoryOperatorStore();
+  const store = new MemoryOperatorStore();
   await store.putMachine(w1);
   const { g, gateway } = scripted();
   const feed = { releases };
@@ -55,7 +55,7 @@ async function setup(
   return { store, g, feed, d, state: newPassState() };
 }
 
-const only = async (store: InMemoryOperatorStore): Promise<Rollout> => {
+const only = async (store: MemoryOperatorStore): Promise<Rollout> => {
   const { rollouts } = await store.read();
   assert.equal(rollouts.length, 1);
   return rollouts[0]!;

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's listeners, part of its composition root (docs/adr/0005 §5): the operator API
+ * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock`, the
+ * dashboard when it has `dashboard`. Each prints where it serves; a 500 (a bug in molt) is one log
+ * line with its stack.
+ */
+import {
+  OperatorDashboardPrefix,
+  OperatorFleetLockPrefix,
+  OperatorServingPrefix,
+} from '../protocol/operator.ts';
+import { machineRecords, syncInventoryWhenReachable } from './compose.ts';
+import type { LoadedConfig } from './config.ts';
+import type { OperatorApiDeps } from './api/context.ts';
+import { createDashboardServer } from './api/dashboard-server.ts';
+import { createFleetLockServer } from './api/fleetlock-server.ts';
+import type { OperatorMetrics } from './api/metrics.ts';
+import type { MemoryObservationBook } from './api/observations.ts';
+import { createOperatorApi, type OperatorApi } from './api/server.ts';
+import { fleetLockGroups, readServerTls } from './api/wiring.ts';
+import type { FleetLockStore } from './ports/fleetlock-store.ts';
+import type { Leadership } from './ports/leadership.ts';
+import type { OperatorStore } from './ports/store.ts';
+
+/** Where a listener prints the address it serves at (`molt operator`'s standard output). */
+export interface ServingIo {
+  out(text: string): void;
+}
+
+/** What the listeners serve: the state, what the loop saw and counted, and the log. */
+export interface ApiParts {
+  readonly store: OperatorStore;
+  readonly leadership: Leadership;
+  readonly fleetLock: FleetLockStore;
+  readonly observations: MemoryObservationBook;
+  readonly metrics: OperatorMetrics;
+  readonly log: (line: string) => void;
+}
+
+/** How a listener reports a 500 (a bug in molt): one log line with the stack. */
+const reportBug =
+  (log: (line: string) => void, listener: string) =>
+  (e: unknown): void => {
+    log(`${listener} error (a bug): ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  };
+
+/** The FleetLock listener without client certificates, when the config has `fleetLock`. */
+async function serveFleetLock(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi | undefined> {
+  const f = c.config.fleetLock;
+  if (f === undefined) return undefined;
+  const server = await createFleetLockServer({
+    deps: {
+      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+      now: () => Date.now(),
+      onInternalError: reportBug(p.log, 'FleetLock'),
+    },
+    tls: f.tls ? await readServerTls(path, c.config) : undefined,
+    host: f.listen.host,
+    port: f.listen.port,
+  });
+  io.out(`${OperatorFleetLockPrefix}${server.url}\n`);
+  return server;
+}
+
+/** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
+function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
+  return {
+    store: p.store,
+    observations: p.observations,
+    fleet: c.fleet,
+    metrics: p.metrics,
+    isLeader: () => p.leadership.isLeader(),
+    fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+    now: () => Date.now(),
+    onInternalError: reportBug(p.log, 'API'),
+  };
+}
+
+async function serveDashboard(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi | undefined> {
+  const d = c.config.dashboard;
+  if (d === undefined) return undefined;
+  const server = await createDashboardServer({
+    deps: { ...apiDeps(c, p), onInternalError: reportBug(p.log, 'dashboard') },
+    tls: d.tls ? await readServerTls(path, c.config) : undefined,
+    host: d.listen.host,
+    port: d.listen.port,
+  });
+  io.out(`${OperatorDashboardPrefix}${server.url}\n`);
+  return server;
+}
+
+async function serveApi(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi | undefined> {
+  const listen = c.config.listen;
+  if (listen === undefined) return undefined;
+  const api = await createOperatorApi({
+    deps: apiDeps(c, p),
+    tls: { ca: c.pki.ca, ...(await readServerTls(path, c.config)) },
+    host: listen.host,
+    port: listen.port,
+  });
+  io.out(`${OperatorServingPrefix}${api.url}\n`);
+  return api;
+}
+
+/**
+ * Sync the fleet file into the store, then start the API, FleetLock and dashboard listeners the
+ * config asks for (on failure, any started is closed).
+ */
+export async function serveAll(
+  c: LoadedConfig,
+  path: string,
+  parts: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi[]> {
+  const servers: OperatorApi[] = [];
+  try {
+    await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
+    for (const serve of [serveApi, serveFleetLock, serveDashboard]) {
+      const server = await serve(c, path, parts, io);
+      if (server !== undefined) servers.push(server);
+    }
+    return servers;
+  } catch (e) {
+    await Promise.all(servers.map((s) => s.close()));
+    throw e;
+  }
+}
