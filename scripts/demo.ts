@@ -22,16 +22,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
 import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
-import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
+import type { MachineView } from '../src/protocol/operator.ts';
+import { api, follow } from './demo-progress.ts';
+import { bold, dim, green, red, started } from './demo-terminal.ts';
 
 const run = promisify(execFile);
-const tty = process.stdout.isTTY;
-const paint = (code: string) => (s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
-const bold = paint('1');
-const dim = paint('2');
-const green = paint('32');
-const red = paint('31');
-
 const { values: flags } = parseArgs({
   options: {
     fast: { type: 'boolean', default: false },
@@ -45,10 +40,6 @@ const { values: flags } = parseArgs({
 });
 
 const failures: string[] = [];
-const started = performance.now();
-const elapsed = (): string =>
-  dim(`[${String(Math.round((performance.now() - started) / 1000)).padStart(4)}s]`);
-
 function check(ok: boolean, what: string): void {
   console.log(ok ? `  ${green('✔')} ${what}` : `  ${red('✘ NOT AS EXPECTED:')} ${what}`);
   if (!ok) failures.push(what);
@@ -58,77 +49,6 @@ const io = {
   out: (line: string) => process.stdout.write(line),
   err: (line: string) => process.stdout.write(line),
 };
-
-async function api<T>(lab: LabState, path: string): Promise<T> {
-  const res = await fetch(new URL(path, lab.operator.dashboard));
-  if (!res.ok) throw new Error(`${path}: ${String(res.status)}`);
-  return (await res.json()) as T;
-}
-
-async function rolloutsTo(lab: LabState, version: string): Promise<RolloutView[]> {
-  const all = await api<RolloutSummaryView[]>(lab, '/v1/rollouts');
-  return Promise.all(
-    all
-      .filter((r) => r.target.version === version)
-      .map((r) => api<RolloutView>(lab, `/v1/rollouts/${encodeURIComponent(r.id)}`)),
-  );
-}
-
-function bar(done: number, total: number): string {
-  const width = 12;
-  const full = Math.round((width * done) / Math.max(1, total));
-  return `${'█'.repeat(full)}${'░'.repeat(width - full)}`;
-}
-
-function line(r: RolloutView): string {
-  const moving = r.machines.filter((m) => m.phase === 'InFlight').map((m) => m.machine);
-  const failed = r.machines.filter((m) => m.phase === 'Failed' || m.phase === 'RolledBack');
-  const detail = [
-    moving.length > 0 ? `upgrading ${moving.join(', ')}` : '',
-    failed.length > 0 ? red(failed.map((m) => `${m.machine} ${m.phase}`).join(', ')) : '',
-  ]
-    .filter((x) => x !== '')
-    .join('; ');
-  return `${r.pool.padEnd(14)} → ${r.target.version}  ${bar(r.counts.Succeeded, r.counts.total)} ${String(r.counts.Succeeded)}/${String(r.counts.total)}  ${r.state.padEnd(9)} ${detail}`;
-}
-
-/** Print each rollout to `version` whenever it changes, until `done` says so (or the timeout). */
-async function follow(
-  lab: LabState,
-  version: string,
-  done: (rs: RolloutView[]) => boolean,
-  timeoutMs: number,
-): Promise<RolloutView[]> {
-  const shown = new Map<string, string>();
-  const live = { lines: 0 };
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const rs = await rolloutsTo(lab, version).catch(() => []);
-    if (tty) live.lines = redraw(rs.map(line), live.lines);
-    else printChanged(rs, shown);
-    if (done(rs) || performance.now() > deadline) return rs;
-    await sleep(1000);
-  }
-}
-
-/** Logs and pipes: a line for each rollout whose line changed since `shown`. */
-function printChanged(rs: readonly RolloutView[], shown: Map<string, string>): void {
-  for (const r of rs) {
-    const text = line(r);
-    if (shown.get(r.id) !== text) console.log(`  ${elapsed()} ${text}`);
-    shown.set(r.id, text);
-  }
-}
-
-/**
- * On a terminal: one line per rollout, redrawn in place (cursor up over the previous drawing, each
- * line cleared); returns how many lines it drew. Logs and pipes get a line per change instead.
- */
-function redraw(texts: readonly string[], drawn: number): number {
-  if (drawn > 0) process.stdout.write(`\x1b[${String(drawn)}A`);
-  for (const t of texts) process.stdout.write(`\x1b[2K  ${elapsed()} ${t}\n`);
-  return texts.length;
-}
 
 async function machines(lab: LabState): Promise<MachineView[]> {
   return api<MachineView[]>(lab, '/v1/machines');

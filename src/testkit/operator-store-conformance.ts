@@ -7,73 +7,30 @@
  * store instance (an operator restart).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ErrorCode } from '../protocol/index.ts';
-import type { MachineProgress, Rollout, StartRecord } from '../core/rollout/types.ts';
-import type { MachineRecord, OperatorStore } from '../operator/ports/store.ts';
+import type { MachineProgress } from '../core/rollout/types.ts';
+import type { OperatorStore } from '../operator/ports/store.ts';
+import {
+  fresh,
+  inFlight,
+  machineFixture,
+  nth,
+  rolloutFixture,
+  startOf,
+  useStores,
+  type OperatorStoreTarget,
+} from './operator-store-fixtures.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
 
-/** A store backend the suite can run against; all stores opened share one backend. */
-export interface OperatorStoreTarget {
-  readonly name: string;
-  start(): Promise<{
-    /** A new store instance on the shared backend (another operator, or one restarted). */
-    open(): OperatorStore;
-    stop(): Promise<void>;
-  }>;
-}
-
-let counter = 0;
-/** A fresh id, so tests sharing one backend never see each other's rollouts. */
-const fresh = (what: string): string => `${what}-${process.pid}-${++counter}`;
-
-export function rolloutFixture(id: string, machines: Rollout['machines'] = {}): Rollout {
-  return {
-    id,
-    pool: 'workers',
-    target: { version: '2.0.0', digest: `sha256:${'ab'.repeat(32)}` },
-    state: 'Active',
-    createdAt: 1_800_000_000_000,
-    machines,
-  };
-}
-
-export function machineFixture(id: string, labels: Record<string, string> = {}): MachineRecord {
-  return { id, endpoint: `https://${id}.lab:7443`, role: 'worker', pool: 'workers', labels };
-}
-
-/** `xs[i]`, asserted present (lint forbids `!` outside test files). */
-function nth<T>(xs: readonly T[], i: number): T {
-  const x = i < 0 ? xs[xs.length + i] : xs[i];
-  assert.ok(x !== undefined, `no element ${i} in ${xs.length}`);
-  return x;
-}
-
-const inFlight = (at: number): MachineProgress => ({ phase: 'InFlight', startedAt: at });
-const startOf = (rollout: string, machine: string, at: number): StartRecord => ({
-  machine,
-  pool: 'workers',
-  rollout,
-  at,
-});
+export type { OperatorStoreTarget } from './operator-store-fixtures.ts';
 
 export function operatorStoreConformance(target: OperatorStoreTarget): void {
   describe(`operator store conformance: ${target.name}`, () => {
-    let env: Awaited<ReturnType<OperatorStoreTarget['start']>>;
-    const opened: OperatorStore[] = [];
-    const open = (): OperatorStore => {
-      const s = env.open();
-      opened.push(s);
-      return s;
-    };
+    const { open, close, store: initial } = useStores(target);
     let store: OperatorStore;
-    before(async () => {
-      env = await target.start();
-      store = open();
-    });
-    after(async () => {
-      for (const s of opened) await s.close();
-      await env.stop();
+    before(() => {
+      store = initial();
     });
 
     it('starts empty', async () => {
@@ -305,8 +262,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
         message: 'x',
       });
       const seenBefore = await first.read();
-      await first.close();
-      opened.splice(opened.indexOf(first), 1);
+      await close(first);
       const second = open();
       assert.deepEqual(await second.read(), seenBefore);
       assert.deepEqual(await second.history({ afterSeq: event.seq - 1 }), [event]);

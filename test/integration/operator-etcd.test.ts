@@ -9,10 +9,8 @@ import { recordStart, updateRollout } from '../../src/operator/adapters/etcd-sto
 import { createEtcdLeadership } from '../../src/operator/adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from '../../src/operator/adapters/etcd-store/operator-store.ts';
 import { ErrorCode, isMoltError } from '../../src/protocol/index.ts';
-import {
-  operatorStoreConformance,
-  rolloutFixture,
-} from '../../src/testkit/operator-store-conformance.ts';
+import { operatorStoreConformance } from '../../src/testkit/operator-store-conformance.ts';
+import { rolloutFixture } from '../../src/testkit/operator-store-fixtures.ts';
 import { startEtcd, startEtcdCluster, type EtcdCluster } from '../../src/lab/services/etcd.ts';
 import { eventually } from '../../src/platform/process/managed-process.ts';
 import { leadershipConformance } from '../../src/testkit/leadership-conformance.ts';

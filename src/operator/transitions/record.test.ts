@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { rolloutFixture } from '../../testkit/operator-store-conformance.ts';
+import { rolloutFixture } from '../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { NewHistoryEvent, OperatorStore } from '../ports/store.ts';
 import { recordTransition } from './record.ts';

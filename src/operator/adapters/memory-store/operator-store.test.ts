@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  operatorStoreConformance,
-  rolloutFixture,
-} from '../../../testkit/operator-store-conformance.ts';
+import { operatorStoreConformance } from '../../../testkit/operator-store-conformance.ts';
+import { rolloutFixture } from '../../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorBackend, MemoryOperatorStore } from './operator-store.ts';
 
 operatorStoreConformance({
