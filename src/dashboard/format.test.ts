@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MachineView, RolloutCounts } from '../protocol/operator.ts';
+import { emptyCounts, type MachineView, type RolloutCounts } from '../protocol/operator.ts';
 import { barParts, batchLabel, countsLine, health, isWaiting, slotText } from './format.ts';
 
 type Observed = NonNullable<MachineView['observed']>;
@@ -18,17 +18,7 @@ const machine = (observed?: Partial<Observed>, extra: Partial<MachineView> = {})
   ...extra,
 });
 
-const counts = (c: Partial<RolloutCounts>): RolloutCounts => ({
-  total: 0,
-  Pending: 0,
-  InFlight: 0,
-  Succeeded: 0,
-  Failed: 0,
-  RolledBack: 0,
-  Skipped: 0,
-  skipped: 0,
-  ...c,
-});
+const counts = (c: Partial<RolloutCounts>): RolloutCounts => emptyCounts(0, c);
 
 describe('health', () => {
   it('says held before anything else, and unknown before the first observation', () => {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MachineProgressView, RolloutView } from '../protocol/operator.ts';
+import { emptyCounts, type MachineProgressView, type RolloutView } from '../protocol/operator.ts';
 import { chart, startInstants, timeAxis, timelineRows, windowsOnAxis } from './timeline-layout.ts';
 
 const at = (hhmm: string): string => `2026-11-24T${hhmm}:00.000Z`;
@@ -13,16 +13,7 @@ const rollout = (pool: string, machines: MachineProgressView[]): RolloutView => 
   target: { version: '1.1.0', digest: 'sha256:0' },
   state: 'Active',
   createdAt: at('09:00'),
-  counts: {
-    total: machines.length,
-    Pending: 0,
-    InFlight: 0,
-    Succeeded: 0,
-    Failed: 0,
-    RolledBack: 0,
-    Skipped: 0,
-    skipped: 0,
-  },
+  counts: emptyCounts(machines.length),
   machines,
 });
 

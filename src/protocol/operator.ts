@@ -85,6 +85,14 @@ export const RolloutCounts = z.object({
 });
 export type RolloutCounts = z.infer<typeof RolloutCounts>;
 
+/** Counts of `total` machines with none in any phase yet (`over` sets some). */
+export const emptyCounts = (total: number, over: Partial<RolloutCounts> = {}): RolloutCounts => ({
+  total,
+  ...(Object.fromEntries(MachinePhases.map((p) => [p, 0])) as Record<MachinePhase, number>),
+  skipped: 0,
+  ...over,
+});
+
 /** A rollout as `GET /v1/rollouts` lists it. */
 export const RolloutSummaryView = z.object({
   id: z.string(),

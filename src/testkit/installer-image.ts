@@ -7,10 +7,11 @@
 import { gzipSync } from 'node:zlib';
 import {
   buildInstallerImage as buildLabImage,
+  pushInstallerImage as pushLabImage,
   type InstallerImage,
   type InstallerImageSpec as LabImageSpec,
 } from '../lab/services/installer-image.ts';
-import { MediaType, pushImage, type LayerInput, type RegistryWriter } from '../oci/index.ts';
+import { MediaType, type LayerInput, type RegistryWriter } from '../oci/index.ts';
 import { tarArchive, type TarEntry } from './tar-writer.ts';
 
 export { artifactLayer, type InstallerImage } from '../lab/services/installer-image.ts';
@@ -29,11 +30,11 @@ export function tarLayer(entries: readonly TarEntry[], gzip = false): LayerInput
     : { mediaType: MediaType.OciLayer, bytes: tar };
 }
 
-/** Build (but do not push) an installer image. */
-export function buildInstallerImage(spec: InstallerImageSpec = {}): InstallerImage {
+/** The lab's spec for `spec`: tar formats become a `layers` function. */
+function labSpec(spec: InstallerImageSpec): LabImageSpec {
   const { format = 'raw', ...rest } = spec;
-  if (format === 'raw') return buildLabImage(rest);
-  return buildLabImage({
+  if (format === 'raw') return rest;
+  return {
     ...rest,
     layers: (artifacts) => [
       tarLayer(
@@ -41,17 +42,18 @@ export function buildInstallerImage(spec: InstallerImageSpec = {}): InstallerIma
         format === 'tar+gzip',
       ),
     ],
-  });
+  };
 }
 
+/** Build (but do not push) an installer image. */
+export const buildInstallerImage = (spec: InstallerImageSpec = {}): InstallerImage =>
+  buildLabImage(labSpec(spec));
+
 /** Build and push an installer image under `tag`; returns the image and its manifest digest. */
-export async function pushInstallerImage(
+export const pushInstallerImage = (
   client: RegistryWriter,
   repository: string,
   tag: string,
   spec: InstallerImageSpec = {},
-): Promise<InstallerImage & { readonly digest: string }> {
-  const image = buildInstallerImage(spec);
-  const digest = await pushImage(client, repository, [tag], image.built);
-  return { ...image, digest };
-}
+): Promise<InstallerImage & { readonly digest: string }> =>
+  pushLabImage(client, repository, tag, labSpec(spec));

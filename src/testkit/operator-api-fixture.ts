@@ -14,6 +14,7 @@ import type { OperatorApiDeps } from '../operator/api/context.ts';
 import { OperatorMetrics } from '../operator/api/metrics.ts';
 import { MemoryObservationBook } from '../operator/api/observations.ts';
 import { fleetLockGroups } from '../operator/api/wiring.ts';
+import { sampleStatus } from '../agent/api/service.fake.ts';
 
 /** The fixed "now" of the fixture: 2026-11-24T10:00:00Z. */
 export const fixtureNow = Date.parse('2026-11-24T10:00:00Z');
@@ -90,21 +91,7 @@ export const fixtureRollouts: readonly Rollout[] = [
 
 /** An idle agent committed on 1.0.0. */
 export function idleStatus(node: string): AgentStatus {
-  return {
-    node,
-    role: 'worker',
-    bootId: 'boot-1',
-    bootedSlot: 'A',
-    version: '1.0.0',
-    slots: [
-      { slot: 'A', status: 'ready', version: '1.0.0', digest: 'sha256:aaaa', generation: 1 },
-      { slot: 'B', status: 'empty', version: null, digest: null, generation: null },
-    ],
-    boot: { bootloader: 'grub', committed: 'A', oneShot: null, entries: [] },
-    phase: 'Idle',
-    operation: null,
-    last: null,
-  };
+  return { ...sampleStatus(), node };
 }
 
 /** A seeded store, its history, observations of every worker, and deps over them. */

@@ -12,6 +12,7 @@ import {
   tempDir,
   type ManagedProcess,
 } from '../../platform/process/managed-process.ts';
+import { etcdEnv } from '../../platform/etcd/process-env.ts';
 
 /** Options for {@link startEtcdCluster}. */
 export interface EtcdClusterOptions {
@@ -138,25 +139,6 @@ function etcdArgs(s: MemberSpec, initialCluster: string, options: EtcdClusterOpt
     '--logger=zap',
     '--log-outputs=stderr',
   ];
-}
-
-/**
- * The environment for etcd: the parent's, minus ETCD_* variables (etcd 3.4 refuses to start when an
- * env variable shadows a flag), plus ETCD_UNSUPPORTED_ARCH on architectures 3.4 does not support
- * (it exits at start otherwise).
- */
-function etcdEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ETCD_')) env[k] = v;
-  const goArch: Readonly<Record<string, string>> = {
-    ia32: '386',
-    arm: 'arm',
-    s390x: 's390x',
-    ppc64: 'ppc64le',
-  };
-  const unsupported = goArch[process.arch];
-  if (unsupported !== undefined) env['ETCD_UNSUPPORTED_ARCH'] = unsupported;
-  return env;
 }
 
 function createMember(

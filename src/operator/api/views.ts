@@ -15,6 +15,7 @@ import type {
   RolloutSummaryView,
   RolloutView,
 } from '../../protocol/operator.ts';
+import { emptyCounts } from '../../protocol/operator.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import { booted, isAvailable, type Observation } from '../decide/observation.ts';
 import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
@@ -60,16 +61,7 @@ function progressView(
 }
 
 function countsOf(progress: readonly MachineProgressView[]): RolloutCounts {
-  const counts = {
-    total: progress.length,
-    Pending: 0,
-    InFlight: 0,
-    Succeeded: 0,
-    Failed: 0,
-    RolledBack: 0,
-    Skipped: 0,
-    skipped: 0,
-  };
+  const counts = emptyCounts(progress.length);
   for (const p of progress) {
     counts[p.phase]++;
     if (p.phase === 'Pending' && p.decision?.action === 'skipped') counts.skipped++;

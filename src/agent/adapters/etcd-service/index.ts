@@ -21,7 +21,8 @@ import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Services } from '../../ports/services.ts';
 import { readJoinSpec } from '../etcd/join-spec.ts';
-import { etcdEnv, waitListening } from './start.ts';
+import { etcdEnv } from '../../../platform/etcd/process-env.ts';
+import { waitListening } from './start.ts';
 import {
   isEtcdProcess,
   readPidFile,

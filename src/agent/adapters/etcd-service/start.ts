@@ -1,27 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/** Start-up helpers for the etcd service: its environment, and waiting until it listens. */
+/** Start-up helpers for the etcd service: waiting until it listens (its environment: platform/etcd). */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { accepts, pidAlive } from '../process-service/pid.ts';
-
-/**
- * The parent's environment minus ETCD_* variables (etcd 3.4 refuses to start when a variable
- * shadows a flag), plus ETCD_UNSUPPORTED_ARCH where 3.4 would exit on an unsupported architecture.
- */
-export function etcdEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ETCD_')) env[k] = v;
-  const goArch: Readonly<Record<string, string>> = {
-    ia32: '386',
-    arm: 'arm',
-    s390x: 's390x',
-    ppc64: 'ppc64le',
-  };
-  const unsupported = goArch[process.arch];
-  if (unsupported !== undefined) env['ETCD_UNSUPPORTED_ARCH'] = unsupported;
-  return env;
-}
 
 /**
  * Wait until etcd accepts connections on its peer and client ports. Not until it is healthy: a
