@@ -68,6 +68,24 @@ describe('agent client', () => {
     );
   });
 
+  it('takes a bare 503 — an agent closing its API to reboot — as unreachable, not as garbage', async () => {
+    // What Fastify answers a request that arrives while the server closes (return503OnClosing):
+    // a follower of a reboot, or the operator's poll, must wait the reboot out, not give up or
+    // pause a rollout over an agent that "answers garbage".
+    const closing =
+      '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
+    for (const call of [
+      (c: ReturnType<typeof createAgentClient>) => c.status(),
+      async (c: ReturnType<typeof createAgentClient>) => {
+        for await (const e of c.events({ follow: true })) void e;
+      },
+    ])
+      await assert.rejects(
+        call(clientAnswering(answer(503, closing)).client),
+        (e) => isMoltError(e, ErrorCode.AgentUnreachable) && e.retryable && /503/.test(e.message),
+      );
+  });
+
   it('makes a transport failure a retryable MOLT_AGENT_UNREACHABLE', async () => {
     const refused = Object.assign(new TypeError('fetch failed'), {
       cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),

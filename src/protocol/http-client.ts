@@ -175,6 +175,16 @@ async function nextFrame(
 /** A MoltError from an error answer: the server's own code, message, hint and details when it sent an ErrorBody. */
 function errorFromAnswer(peer: Peer, status: number, text: string, url: string): MoltError {
   const parsed = ErrorBody.safeParse(safeJson(text));
+  // A 503 without molt's body is the HTTP server saying the daemon is not serving right now — an
+  // agent closing its API to reboot, a daemon starting or stopping (Fastify answers requests that
+  // arrive while it closes so). That is "unreachable for a moment", to be waited out like a refused
+  // connection; calling it garbage made a reboot's follower fail and could pause a rollout.
+  if (!parsed.success && status === 503)
+    return new MoltError(
+      peer.unreachable,
+      `the ${peer.name} at ${url} is not serving (HTTP 503): it is stopping or starting`,
+      { retryable: true, hint: `try again in a moment; the ${peer.name} may be rebooting` },
+    );
   if (!parsed.success) {
     return new MoltError(
       peer.protocol,
