@@ -77,7 +77,7 @@ describe('agent client', () => {
     for (const call of [
       (c: ReturnType<typeof createAgentClient>) => c.status(),
       async (c: ReturnType<typeof createAgentClient>) => {
-        for await (const e of c.events({ follow: true })) void e;
+        for await (const e of c.events({ follow: true })) assert.fail(`an event: ${e.kind}`);
       },
     ])
       await assert.rejects(
