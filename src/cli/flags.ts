@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import { outputFormats } from './output.ts';
 
@@ -57,3 +57,10 @@ export async function readPublicKey(path: string | undefined): Promise<string | 
   }
   return text;
 }
+
+/** `--timeout <ms>`: a per-request deadline, 100 ms to 10 min. */
+export const timeoutFlag = z.coerce
+  .number({ message: 'must be a number of milliseconds' })
+  .int()
+  .min(100, 'must be at least 100 ms')
+  .max(600_000);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import type { Platform, RegistryClientOptions } from '../oci/types.ts';
-import { parseFlags, type CliEnv } from './flags.ts';
+import { parseFlags, timeoutFlag, type CliEnv } from './flags.ts';
 import { outputFormats, type OutputFormat } from './output.ts';
 
 /** Add the flags every registry-facing command shares. Environment variables fill what flags omit. */
@@ -36,11 +36,7 @@ const registrySchema = z.object({
       /^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/,
       'must look like linux/amd64 or linux/arm64/v8',
     ),
-  timeout: z.coerce
-    .number({ message: 'must be a number of milliseconds' })
-    .int()
-    .min(100, 'must be at least 100 ms')
-    .max(600_000),
+  timeout: timeoutFlag,
   output: z.enum(outputFormats).default('table'),
 });
 

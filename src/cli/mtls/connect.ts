@@ -10,7 +10,7 @@ import { Agent, fetch } from 'undici';
 import { z } from 'zod';
 import { ErrorCode, MoltError, type AgentFetch } from '../../protocol/index.ts';
 import { outputFormats, type OutputFormat } from '../output.ts';
-import { parseFlags, type CliEnv } from '../flags.ts';
+import { parseFlags, timeoutFlag, type CliEnv } from '../flags.ts';
 import { loadMaterial } from './material.ts';
 import type { DaemonPeer } from './peer.ts';
 import { classifyTransport } from './transport-errors.ts';
@@ -24,11 +24,7 @@ const schema = z.object({
   cert: z.string().min(1).optional(),
   key: z.string().min(1).optional(),
   ca: z.string().min(1).optional(),
-  timeout: z.coerce
-    .number({ message: 'must be a number of milliseconds' })
-    .int()
-    .min(100, 'must be at least 100 ms')
-    .max(600_000),
+  timeout: timeoutFlag,
   output: z.enum(outputFormats).default('table'),
 });
 

@@ -5,7 +5,7 @@
  * refused by the daemon's handshake anyway, and refused here it gets a message that says why.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readPem } from '../../platform/pki/read-pem.ts';
 import { ErrorCode, MoltError } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';
 import type { TlsMaterial } from './tls-probe.ts';
@@ -17,31 +17,19 @@ export interface MaterialPaths {
   readonly ca?: string | undefined;
 }
 
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (e) {
-    throw new MoltError(
-      ErrorCode.PkiInvalid,
-      `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-      { cause: e },
-    );
-  }
-}
-
 /** PEM blocks of a bundle. */
 const pemBlocks = (text: string): string[] =>
   text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 
 /** Read the files and refuse, before any connection, what `peer` would refuse anyway. */
 export async function loadMaterial(o: MaterialPaths, peer: DaemonPeer): Promise<TlsMaterial> {
-  const ca = o.ca === undefined ? undefined : await readText(o.ca, 'CA bundle');
+  const ca = o.ca === undefined ? undefined : await readPem(o.ca, 'CA bundle');
   const cas = ca === undefined ? [] : pemBlocks(ca).map((p) => parseCert(p, o.ca ?? ''));
   if (ca !== undefined && cas.length === 0)
     throw new MoltError(ErrorCode.PkiInvalid, `${o.ca ?? ''} holds no PEM certificate`);
   if (o.cert === undefined || o.key === undefined) return { ...(ca !== undefined && { ca }) };
-  const cert = await readText(o.cert, 'certificate');
-  const key = await readText(o.key, 'private key');
+  const cert = await readPem(o.cert, 'certificate');
+  const key = await readPem(o.key, 'private key');
   checkClientCertificate(peer, {
     certPath: o.cert,
     cert: parseCert(cert, o.cert),

@@ -4,11 +4,11 @@
  * from the pool's policies, scoped to the pool's machines) and the API's server certificate read
  * from the config's `pki.serverCert` / `pki.serverKey` (relative to the config file).
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { FleetSnapshot } from '../../core/rollout/types.ts';
 import type { OperatorConfig } from '../../protocol/operator-config.ts';
+import { readPem } from '../../platform/pki/read-pem.ts';
 import { fleetLockGroup, type FleetLockGroup } from './fleetlock.ts';
 
 /**
@@ -31,20 +31,8 @@ export function fleetLockGroups(
   return (group) => groups.get(group);
 }
 
-async function pem(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (e) {
-    throw new MoltError(
-      ErrorCode.PkiInvalid,
-      `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-      {
-        cause: e,
-        hint: 'issue one with `molt pki issue --role node --name <operator> --san <host>`',
-      },
-    );
-  }
-}
+const pem = (path: string, what: string): Promise<string> =>
+  readPem(path, what, 'issue one with `molt pki issue --role node --name <operator> --san <host>`');
 
 /** The API's certificate and key (the config schema requires both with `listen`). */
 export async function readServerTls(
