@@ -23,6 +23,7 @@ export async function runP8(): Promise<void> {
         row('failed (after 5 s of retries)', String(r.failed)),
         row('attempts retried (reconnects)', String(r.retries)),
         row('fewest members with a leader', `${String(r.fewestWithLeader)} of 3`),
+        row('polls in a row without (hand-over)', String(r.longestBadRun)),
         row('connections per API server', JSON.stringify([...cluster.balancer.handed.values()])),
       ].join(''),
     );
