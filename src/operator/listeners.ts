@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The operator's listeners, part of its composition root (docs/adr/0005 §5): the operator API
- * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock`, the
+ * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock.listen`, the
  * dashboard when it has `dashboard`. Each prints where it serves; a 500 (a bug in molt) is one log
  * line with its stack.
  */
@@ -53,19 +53,31 @@ async function serveFleetLock(
   io: ServingIo,
 ): Promise<OperatorApi | undefined> {
   const f = c.config.fleetLock;
-  if (f === undefined) return undefined;
+  if (f?.listen === undefined) return undefined;
   const server = await createFleetLockServer({
     deps: {
-      fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+      fleetLock: fleetLockDeps(c, p),
       now: () => Date.now(),
       onInternalError: reportBug(p.log, 'FleetLock'),
     },
+    clients: f.clients ?? [],
     tls: f.tls ? await readServerTls(path, c.config) : undefined,
     host: f.listen.host,
     port: f.listen.port,
   });
   io.out(`${OperatorFleetLockPrefix}${server.url}\n`);
   return server;
+}
+
+/** The FleetLock semaphores, groups and TTLs both FleetLock listeners serve. */
+function fleetLockDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps['fleetLock'] {
+  return {
+    store: p.fleetLock,
+    groups: fleetLockGroups(c.fleet, c.config.fleetLock),
+    onRecovered: (group, ids) => {
+      p.log(`FleetLock: freed the expired slot of ${ids.join(', ')} in group ${group}`);
+    },
+  };
 }
 
 /** The operator API (docs/adr/0005 §5) when the config has `listen`; prints where it serves. */
@@ -76,7 +88,7 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
     fleet: c.fleet,
     metrics: p.metrics,
     isLeader: () => p.leadership.isLeader(),
-    fleetLock: { store: p.fleetLock, groups: fleetLockGroups(c.fleet) },
+    fleetLock: fleetLockDeps(c, p),
     now: () => Date.now(),
     onInternalError: reportBug(p.log, 'API'),
   };

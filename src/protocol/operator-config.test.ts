@@ -17,7 +17,7 @@ const issues = (input: unknown): string[] =>
 
 describe('the operator config', () => {
   it('defaults the FleetLock listener to TLS, which needs the server certificate', () => {
-    const fleetLock = { listen: { port: 8443 } };
+    const fleetLock = { listen: { port: 8443 }, clients: [] };
     assert.deepEqual(
       issues({ ...minimal, fleetLock }).map((m) => m.split(':')[0]),
       ['pki.serverCert', 'pki.serverKey'],
@@ -27,15 +27,53 @@ describe('the operator config', () => {
       pki: { ...minimal.pki, serverCert: 's', serverKey: 'k' },
       fleetLock,
     });
-    assert.deepEqual(c.fleetLock, { listen: { host: '127.0.0.1', port: 8443 }, tls: true });
+    assert.deepEqual(c.fleetLock, {
+      listen: { host: '127.0.0.1', port: 8443 },
+      tls: true,
+      ttl: 3_600_000,
+      groups: {},
+      clients: [],
+    });
   });
 
   it('serves FleetLock over plain HTTP without certificates only when asked', () => {
-    const c = OperatorConfig.parse({ ...minimal, fleetLock: { listen: { port: 0 }, tls: false } });
+    const c = OperatorConfig.parse({
+      ...minimal,
+      fleetLock: { listen: { port: 0 }, tls: false, clients: [] },
+    });
     assert.equal(c.fleetLock?.tls, false);
-    assert.deepEqual(issues({ ...minimal, fleetLock: { listen: { port: 70_000 }, tls: false } }), [
-      'fleetLock.listen.port: Too big: expected number to be <=65535',
+    assert.deepEqual(
+      issues({ ...minimal, fleetLock: { listen: { port: 70_000 }, tls: false, clients: [] } }),
+      ['fleetLock.listen.port: Too big: expected number to be <=65535'],
+    );
+  });
+
+  it('requires the FleetLock listener to name the ids it serves (issue 14: made-up ids)', () => {
+    assert.deepEqual(issues({ ...minimal, fleetLock: { listen: { port: 0 }, tls: false } }), [
+      'fleetLock.clients: required with listen: the ids the listener serves (FleetLock has no auth)',
     ]);
+    const client = { id: 'abc', group: 'workers' };
+    assert.deepEqual(
+      issues({
+        ...minimal,
+        fleetLock: { listen: { port: 0 }, tls: false, clients: [client, client] },
+      }),
+      ['fleetLock.clients.1.id: listed twice'],
+    );
+    assert.deepEqual(
+      issues({ ...minimal, fleetLock: { clients: [{ ...client, tokenSha256: 'secret' }] } }),
+      ['fleetLock.clients.0.tokenSha256: the lower-case hex SHA-256 of the token (`sha256sum`)'],
+    );
+  });
+
+  it('reads slot TTLs, a default and per group, without a listener', () => {
+    const c = OperatorConfig.parse({
+      ...minimal,
+      fleetLock: { ttl: '20m', groups: { workers: { ttl: '5m' } } },
+    });
+    assert.equal(c.fleetLock?.ttl, 20 * 60_000);
+    assert.deepEqual(c.fleetLock.groups, { workers: { ttl: 5 * 60_000 } });
+    assert.equal(OperatorConfig.parse({ ...minimal }).fleetLock, undefined);
   });
 
   it('runs in a Kubernetes cluster with Lease leader election and the status mirror by default', () => {

@@ -19,9 +19,13 @@
  * gateGrace: 5m                  # after an upgrade, how long the pool's health gates may fail
  *                                # before the machine is rolled back through its agent
  * listen: {host: 127.0.0.1, port: 7443}   # the operator API (mTLS); port 0 picks a free one
- * fleetLock:                     # FleetLock for clients without a fleet certificate (Zincati)
- *   listen: {host: 10.0.0.1, port: 8443}   # a management network: FleetLock has no auth
+ * fleetLock:                     # FleetLock (docs/adr/0005 "FleetLock")
+ *   ttl: 1h                      # default: a slot its holder does not renew is freed after 1h
+ *   groups: {workers: {ttl: 30m}}   # per group (= pool) TTLs
+ *   listen: {host: 10.0.0.1, port: 8443}   # a listener for clients without a fleet certificate
  *   tls: true                    # default: TLS with the API's server certificate; false: HTTP
+ *   clients:                     # required with listen: the only ids it serves
+ *     - {id: 8d3f0c6a2b1e4f5a9c7d6e5f4a3b2c1d, group: workers, tokenSha256: <64 hex>}
  * dashboard:                     # the web dashboard, read-only, for browsers (no client certificate)
  *   listen: {host: 127.0.0.1, port: 8080}  # loopback or a management network
  *   tls: false                   # default: plain HTTP; true: TLS with the API's server certificate
@@ -54,6 +58,44 @@ const listenAddress = z.strictObject({
   port: z.number().int().min(0).max(65_535),
 });
 
+/** One id the anonymous FleetLock listener serves (`fleetlock-callers.ts`). */
+const FleetLockClientConfig = z.strictObject({
+  /** Zincati's `client_params.id` (its app-specific machine id, or `[identity] node_uuid`). */
+  id: z.string().min(1).max(256),
+  group: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'a FleetLock group (letters, digits, . -)'),
+  /** SHA-256 (lower-case hex) of the client's token; the token itself stays with the client. */
+  tokenSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'the lower-case hex SHA-256 of the token (`sha256sum`)')
+    .optional(),
+});
+
+/** `fleetLock`: slot TTLs, and the listener for clients without a certificate. */
+const FleetLockConfig = z
+  .strictObject({
+    /** How long a slot lasts without its holder renewing it (pre-reboot again). */
+    ttl: duration.default(60 * 60_000),
+    /** Per group (pool) settings. */
+    groups: z.record(z.string(), z.strictObject({ ttl: duration })).default({}),
+    listen: listenAddress.optional(),
+    tls: z.boolean().default(true),
+    clients: z.array(FleetLockClientConfig).optional(),
+  })
+  .superRefine((f, ctx) => {
+    if (f.listen !== undefined && f.clients === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clients'],
+        message: 'required with listen: the ids the listener serves (FleetLock has no auth)',
+      });
+    const seen = new Set<string>();
+    for (const [i, c] of (f.clients ?? []).entries()) {
+      if (seen.has(c.id))
+        ctx.addIssue({ code: 'custom', path: ['clients', i, 'id'], message: 'listed twice' });
+      seen.add(c.id);
+    }
+  });
+
 export const OperatorConfig = z
   .strictObject({
     registry: z.string().min(1),
@@ -80,12 +122,7 @@ export const OperatorConfig = z
     leaderTtl: duration.default(10_000),
     gateGrace: duration.default(5 * 60_000),
     listen: listenAddress.optional(),
-    fleetLock: z
-      .strictObject({
-        listen: listenAddress,
-        tls: z.boolean().default(true),
-      })
-      .optional(),
+    fleetLock: FleetLockConfig.optional(),
     /** The dashboard: a read-only listener for browsers (no client certificate). */
     dashboard: z
       .strictObject({
@@ -109,7 +146,7 @@ export const OperatorConfig = z
     const why =
       c.listen !== undefined
         ? 'listen'
-        : c.fleetLock?.tls === true
+        : c.fleetLock?.listen !== undefined && c.fleetLock.tls
           ? 'fleetLock.tls'
           : c.dashboard?.tls === true
             ? 'dashboard.tls'

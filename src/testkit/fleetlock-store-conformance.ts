@@ -2,14 +2,17 @@
 /**
  * What every {@link FleetLockStore} must do (STYLE §7), run against the memory adapter and against
  * real etcd: reads carry a revision, a write succeeds only on the revision it names (creation
- * included), one of two racing writers wins, groups are independent, and lockers racing through
- * read → lock → compare-and-swap never put more holders in a group than it has slots.
+ * included), one of two racing writers wins, groups are independent, lockers racing through
+ * read → lock → compare-and-swap never put more holders in a group than it has slots, and slot
+ * expiries round-trip so that an expired slot is recovered exactly once (issue 14).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  expiryOf,
   lock,
   newSemaphore,
+  recover,
   unlock,
   withSlots,
   type Semaphore,
@@ -51,6 +54,15 @@ const locker =
   (current: Semaphore | undefined): Semaphore | undefined => {
     const r = lock(withSlots(current ?? newSemaphore(slots), slots), id);
     return r.reason === 'Acquired' ? r.sem : undefined;
+  };
+
+/** Recover expired slots at `now`, then lock `id` until `now + ttl` (the endpoint's pre-reboot). */
+const timedLocker =
+  (slots: number, id: string, now: number, ttl = 60_000) =>
+  (current: Semaphore | undefined): Semaphore | undefined => {
+    const base = recover(withSlots(current ?? newSemaphore(slots), slots), now, ttl).sem;
+    const r = lock(base, id, now + ttl);
+    return r.ok && r.sem !== current ? r.sem : undefined;
   };
 
 const unlocker =
@@ -174,6 +186,55 @@ export function fleetLockStoreConformance(target: FleetLockStoreTarget): void {
       assert.equal((await client(0).read(group)).sem?.holders.length, 10);
       await Promise.all(ids.map((id, n) => casLoop(client(n), group, unlocker(id))));
       assert.deepEqual((await client(1).read(group)).sem?.holders, []);
+    });
+
+    it('round-trips slot expiries, and a record without them', async () => {
+      const store = open();
+      const group = freshGroup();
+      const sem = {
+        slots: 3,
+        holders: ['a', 'constructor'],
+        expires: { a: 1_000, constructor: 2 },
+      };
+      assert.ok(await store.write(group, sem, (await store.read(group)).revision));
+      const read = (await store.read(group)).sem;
+      assert.deepEqual(read, sem);
+      assert.equal(expiryOf(read, 'constructor'), 2);
+      const plain = { slots: 1, holders: ['legacy'] };
+      assert.ok(await store.write(group, plain, (await store.read(group)).revision));
+      assert.deepEqual((await store.read(group)).sem, plain);
+    });
+
+    it('recovers an expired slot exactly once when lockers race for it', async () => {
+      const stores = [open(), open(), open()];
+      const client = (n: number): FleetLockStore => stores[n % stores.length] ?? open();
+      const group = freshGroup();
+      assert.ok(await casLoop(client(0), group, timedLocker(1, 'dead', 0, 1_000)));
+      const ids = Array.from({ length: 12 }, (_, n) => `node-${n}`);
+      const granted = await Promise.all(
+        ids.map((id, n) => casLoop(client(n), group, timedLocker(1, id, 5_000))),
+      );
+      assert.equal(granted.filter(Boolean).length, 1);
+      const sem = (await client(1).read(group)).sem;
+      assert.ok(sem !== undefined);
+      assert.deepEqual(
+        sem.holders,
+        ids.filter((_, n) => granted[n]),
+      );
+      assert.equal(expiryOf(sem, sem.holders[0] ?? ''), 65_000);
+    });
+
+    it('lets a renewal and a recovery race without both holding the slot', async () => {
+      const [a, b] = [open(), open()];
+      const group = freshGroup();
+      assert.ok(await casLoop(a, group, timedLocker(1, 'h', 0, 1_000)));
+      // The holder renews just before its expiry; another node arrives just after it.
+      await Promise.all([
+        casLoop(a, group, timedLocker(1, 'h', 900, 5_000)),
+        casLoop(b, group, timedLocker(1, 'x', 1_000, 5_000)),
+      ]);
+      const sem = (await a.read(group)).sem;
+      assert.equal(sem?.holders.length, 1, JSON.stringify(sem));
     });
   });
 }

@@ -37,13 +37,19 @@ describe('molt operator serving its API', () => {
       client: await issueCertificate({ ca, role: 'operator', name: 'operator-1' }),
       server: await issueCertificate({ ca, role: 'node', name: 'operator-1', sans: ['127.0.0.1'] }),
       alice: await issueCertificate({ ca, role: 'operator', name: 'alice' }),
+      root: await issueCertificate({ ca, role: 'admin', name: 'root' }),
     };
     await writeFile(file('ca.pem'), ca.cert);
     for (const [name, pair] of Object.entries(pairs)) {
       await writeFile(file(`${name}.pem`), pair.cert);
       await writeFile(file(`${name}.key`), pair.key, { mode: 0o600 });
     }
-    Object.assign(tls, { ca: ca.cert, ...pairs.alice });
+    Object.assign(tls, {
+      ca: ca.cert,
+      ...pairs.alice,
+      adminCert: pairs.root.cert,
+      adminKey: pairs.root.key,
+    });
     await writeFile(
       file('fleet.yaml'),
       stringify({ pools: [{ name: 'workers', policies: [] }], machines: [] }),
@@ -66,7 +72,13 @@ describe('molt operator serving its API', () => {
         id: 'operator-1',
         interval: '1s',
         listen: { host: '127.0.0.1', port: 0 },
-        fleetLock: { listen: { host: '127.0.0.1', port: 0 } },
+        fleetLock: {
+          listen: { host: '127.0.0.1', port: 0 },
+          clients: [
+            { id: 'fcos-1', group: 'workers' },
+            { id: 'fcos-2', group: 'workers' },
+          ],
+        },
       }),
     );
     operator = startProcess('molt operator', process.execPath, [
@@ -113,7 +125,9 @@ describe('molt operator serving its API', () => {
         headers: { 'fleet-lock-protocol': 'true' },
         body: JSON.stringify({ client_params: { id: 'w-1', group: 'workers' } }),
       });
-      assert.equal(lock.status, 200);
+      // alice's certificate speaks for alice only (issue 14); an admin's for any id.
+      assert.equal(lock.status, 403);
+      assert.equal(((await lock.json()) as { kind: string }).kind, 'forbidden');
     } finally {
       await dispatcher.close();
     }
@@ -129,16 +143,19 @@ describe('molt operator serving its API', () => {
         headers: { 'fleet-lock-protocol': 'true' },
         body: JSON.stringify({ client_params: { id, group: 'workers' } }),
       });
-    const mtls = new Agent({ connect: { ca: tls['ca'], cert: tls['cert'], key: tls['key'] } });
+    const mtls = new Agent({
+      connect: { ca: tls['ca'], cert: tls['adminCert'], key: tls['adminKey'] },
+    });
     try {
       await assert.rejects(lock(`${url}/fleetlock`, 'pre-reboot', 'fcos-1'));
-      // The pool has one slot; free it whoever holds it (w-1 may, from the test before).
-      assert.equal((await lock(fleetLockUrl, 'steady-state', 'w-1')).status, 200);
+      // Only the listed ids: w-1 is no client of the anonymous listener, and a made-up id neither.
+      assert.equal((await lock(fleetLockUrl, 'steady-state', 'w-1')).status, 403);
+      assert.equal((await lock(fleetLockUrl, 'pre-reboot', 'made-up')).status, 403);
       assert.equal((await lock(fleetLockUrl, 'pre-reboot', 'fcos-1')).status, 200);
       const full = await lock(fleetLockUrl, 'pre-reboot', 'fcos-2');
       assert.equal(full.status, 423);
       assert.equal(((await full.json()) as { kind: string }).kind, 'failed_lock_semaphore_full');
-      // One semaphore behind both doors: a certificate holder on the API waits for fcos-1 too.
+      // One semaphore behind both doors: an admin on the API waits for fcos-1 too.
       const viaApi = await fetch(`${url}/fleetlock/v1/pre-reboot`, {
         method: 'POST',
         dispatcher: mtls,

@@ -4,10 +4,12 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isMoltError } from '../errors.ts';
 import {
+  expiryOf,
   freeSlots,
   holds,
   lock,
   newSemaphore,
+  recover,
   unlock,
   withSlots,
   type Semaphore,
@@ -157,5 +159,74 @@ describe('fleetlock semaphore', () => {
     const sem = newSemaphore(0);
     assert.equal(lock(sem, 'a').ok, false);
     assert.equal(unlock(sem, 'a').released, false);
+  });
+
+  describe('slot expiry (issue 14: a dead holder must not hold its group for ever)', () => {
+    const ttl = 60_000;
+    const timed: fc.Arbitrary<Semaphore> = fc
+      .tuple(
+        fc.nat(5),
+        fc.array(fc.tuple(id, fc.integer({ min: 0, max: 200_000 })), { maxLength: 20 }),
+      )
+      .map(([slots, locks]) =>
+        locks.reduce((s, [i, at]) => lock(s, i, at).sem, newSemaphore(slots)),
+      );
+
+    it('gives a slot its expiry, and renews it when the holder locks again', () => {
+      const first = lock(newSemaphore(1), 'a', 1_000);
+      assert.equal(first.reason, 'Acquired');
+      assert.equal(expiryOf(first.sem, 'a'), 1_000);
+      const renewed = lock(first.sem, 'a', 5_000);
+      assert.equal(renewed.reason, 'AlreadyHeld');
+      assert.equal(expiryOf(renewed.sem, 'a'), 5_000);
+      assert.notEqual(renewed.sem, first.sem, 'a renewal is a write');
+      assert.equal(
+        lock(renewed.sem, 'a', 5_000).sem,
+        renewed.sem,
+        'the same expiry writes nothing',
+      );
+      assert.equal(expiryOf(unlock(renewed.sem, 'a').sem, 'a'), undefined);
+    });
+
+    it('frees an expired slot, so a dead holder no longer blocks the group', () => {
+      const held = lock(newSemaphore(1), 'dead', 10_000).sem;
+      assert.equal(lock(held, 'next', 20_000).reason, 'Full');
+      assert.deepEqual(recover(held, 9_999, ttl).freed, []);
+      const r = recover(held, 10_000, ttl);
+      assert.deepEqual(r.freed, ['dead']);
+      assert.equal(lock(r.sem, 'next', 20_000).reason, 'Acquired');
+    });
+
+    it('after recovery, every holder expires in (now, now + ttl], and only expired ones left', () => {
+      fc.assert(
+        fc.property(timed, fc.integer({ min: 0, max: 200_000 }), (sem, now) => {
+          const r = recover(sem, now, ttl);
+          for (const h of sem.holders) {
+            const at = expiryOf(sem, h) ?? Infinity;
+            assert.equal(r.freed.includes(h), at <= now, h);
+          }
+          for (const h of r.sem.holders) {
+            const at = expiryOf(r.sem, h) ?? -1;
+            assert.ok(at > now && at <= now + ttl, `${h} expires at ${at}`);
+          }
+          assert.equal(recover(r.sem, now, ttl).sem, r.sem, 'recovering twice changes nothing');
+        }),
+      );
+    });
+
+    it('gives a holder recorded without an expiry one, instead of keeping it for ever', () => {
+      const legacy: Semaphore = { slots: 1, holders: ['old'] };
+      const r = recover(legacy, 1_000, ttl);
+      assert.deepEqual(r.freed, []);
+      assert.equal(expiryOf(r.sem, 'old'), 1_000 + ttl);
+      assert.deepEqual(recover(r.sem, 1_000 + ttl, ttl).freed, ['old']);
+    });
+
+    it('never reads an expiry off Object.prototype', () => {
+      const sem = lock(newSemaphore(2), 'constructor', 5).sem;
+      assert.equal(expiryOf(sem, 'toString'), undefined);
+      assert.equal(expiryOf(sem, 'constructor'), 5);
+      assert.deepEqual(recover(sem, 5, ttl).freed, ['constructor']);
+    });
   });
 });

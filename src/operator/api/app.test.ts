@@ -439,17 +439,46 @@ describe('history, events, plan, metrics', () => {
 
 describe('the rest of the surface', () => {
   it('serves FleetLock at /fleetlock to any fleet identity, groups = pools', async () => {
-    const lock = (group: string) =>
+    const lock = (group: string, as = 'node:w-1') =>
       app.inject({
         method: 'POST',
         url: '/fleetlock/v1/pre-reboot',
-        headers: { 'x-as': 'node:w-1', 'fleet-lock-protocol': 'true' },
+        headers: { 'x-as': as, 'fleet-lock-protocol': 'true' },
         payload: JSON.stringify({ client_params: { id: 'w-1', group } }),
       });
     assert.equal((await lock('workers')).statusCode, 200);
-    const unknown = await lock('nope');
+    const unknown = await lock('nope', 'admin:root');
     assert.equal(unknown.statusCode, 400);
     assert.equal(unknown.json<{ kind: string }>().kind, 'unknown_group');
+  });
+
+  it('binds FleetLock ids to certificates: a node speaks for itself, in its pool (issue 14)', async () => {
+    const call = (step: string, as: string, id: string, group = 'workers') =>
+      app.inject({
+        method: 'POST',
+        url: `/fleetlock/v1/${step}`,
+        headers: { 'x-as': as, 'fleet-lock-protocol': 'true' },
+        payload: JSON.stringify({ client_params: { id, group } }),
+      });
+    const holders = async () => (await deps.fleetLock.store.read('workers')).sem?.holders;
+    assert.equal((await call('pre-reboot', 'node:w-3', 'w-3')).statusCode, 200);
+    // Another node can neither release w-3's slot nor take one under a made-up id.
+    for (const [step, id] of [
+      ['steady-state', 'w-3'],
+      ['pre-reboot', 'made-up'],
+    ] as const) {
+      const res = await call(step, 'node:w-1', id);
+      assert.equal(res.statusCode, 403, `${step} ${id}`);
+      assert.equal(res.json<{ kind: string }>().kind, 'forbidden');
+    }
+    // A node certificate that is no machine of the fleet, or a group that is not its pool.
+    assert.equal((await call('pre-reboot', 'node:ghost', 'ghost')).statusCode, 403);
+    assert.equal((await call('pre-reboot', 'node:w-1', 'w-1', 'cp')).statusCode, 403);
+    assert.equal((await call('pre-reboot', 'operator:operator-1', 'w-1')).statusCode, 403);
+    assert.deepEqual(await holders(), ['w-3']);
+    // An admin may free any slot: the manual recovery.
+    assert.equal((await call('steady-state', 'admin:root', 'w-3')).statusCode, 200);
+    assert.deepEqual(await holders(), []);
   });
 
   it('refuses a certificate without a molt role, even on FleetLock, with 403', async () => {

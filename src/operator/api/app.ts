@@ -7,7 +7,7 @@
  * Roles (certificate `O=molt:<role>`): any fleet identity reads (GET); writes (POST) need
  * operator or admin, and `force` needs admin. FleetLock is the exception: its callers are the
  * machines themselves (Zincati on a node, with a node certificate), so any fleet identity may
- * take and release a slot there.
+ * call it — for its own id only, an admin for any (`fleetlock-callers.ts`).
  */
 import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -17,6 +17,7 @@ import { OperatorRolePermissions, OperatorRoutes } from '../../protocol/operator
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { errorAnswer } from './errors.ts';
 import { registerFleetLock } from './fleetlock.ts';
+import { certificateBinding } from './fleetlock-callers.ts';
 import { historyRoutes } from './routes-history.ts';
 import { machineRoutes } from './routes-machines.ts';
 import { planRoutes } from './routes-plan.ts';
@@ -107,7 +108,9 @@ export async function buildOperatorApp(
     groups: deps.fleetLock.groups,
     now: deps.now,
     prefix: OperatorRoutes.fleetLock,
+    bind: certificateBinding(context.who, async () => (await deps.store.read()).machines),
     ...(deps.onInternalError && { onInternalError: deps.onInternalError }),
+    ...(deps.fleetLock.onRecovered && { onRecovered: deps.fleetLock.onRecovered }),
   });
   return app;
 }

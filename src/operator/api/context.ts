@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
-import type { FleetLockGroup } from './fleetlock.ts';
+import type { FleetLockGroup } from './fleetlock-groups.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
@@ -20,6 +20,8 @@ export interface OperatorApiDeps {
   readonly fleetLock: {
     readonly store: FleetLockStore;
     readonly groups: (group: string) => FleetLockGroup | undefined;
+    /** Told about holders whose slots expired and were freed. */
+    readonly onRecovered?: (group: string, ids: readonly string[]) => void;
   };
   /** Epoch ms. */
   readonly now: () => number;

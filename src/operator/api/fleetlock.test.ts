@@ -10,13 +10,8 @@ import {
   MemoryFleetLockBackend,
   MemoryFleetLockStore,
 } from '../adapters/memory-fleetlock/store.ts';
-import {
-  FleetLockKind,
-  fleetLockGroup,
-  registerFleetLock,
-  type FleetLockGroup,
-  type FleetLockOptions,
-} from './fleetlock.ts';
+import { FleetLockKind, registerFleetLock, type FleetLockOptions } from './fleetlock.ts';
+import { fleetLockGroup, type FleetLockGroup } from './fleetlock-groups.ts';
 
 /**
  * The memory store made to race like a networked one: every read answers `latencyMs` late (the
@@ -53,7 +48,7 @@ class RacingStore implements FleetLockStore {
   put(group: string, sem: Semaphore): void {
     const b = this.backend;
     b.entries.set(group, {
-      sem: { slots: sem.slots, holders: [...sem.holders] },
+      sem: structuredClone(sem),
       revision: ++b.revision,
     });
   }
@@ -410,5 +405,57 @@ describe('fleetLockGroup', () => {
     assert.equal(g.windowOpen(Date.parse('2026-11-23T02:15:00Z')), true);
     assert.equal(g.windowOpen(Date.parse('2026-11-23T03:15:00Z')), false);
     assert.equal(g.windowOpen(Date.parse('2026-11-24T02:35:00Z')), false, 'excluded');
+  });
+});
+
+describe('FleetLock slot expiry and caller binding (issue 14)', () => {
+  const minute = 60_000;
+
+  it('frees the slot of a holder that never came back once its TTL has passed', async () => {
+    let now = Date.parse('2026-11-24T02:30:00Z');
+    const recovered: string[] = [];
+    const s = await serve(
+      { default: { slots: 1, ttlMs: 10 * minute } },
+      { now: () => now, onRecovered: (g, ids) => recovered.push(...ids.map((i) => `${g}/${i}`)) },
+    );
+    assert.equal((await lockAs(s, 'dead-node')).status, 200);
+    now += 10 * minute - 1;
+    assertError(await lockAs(s, 'node-b'), 423, 'failed_lock_semaphore_full');
+    now += 1;
+    assert.equal((await lockAs(s, 'node-b')).status, 200, 'the expired slot went to the next node');
+    assert.deepEqual(await holders(s), ['node-b']);
+    assert.deepEqual(recovered, ['default/dead-node']);
+  });
+
+  it('renews the slot each time its holder asks again', async () => {
+    let now = Date.parse('2026-11-24T02:30:00Z');
+    const s = await serve({ default: { slots: 1, ttlMs: 10 * minute } }, { now: () => now });
+    assert.equal((await lockAs(s, 'node-a')).status, 200);
+    for (let n = 0; n < 5; n++) {
+      now += 9 * minute;
+      assert.equal((await lockAs(s, 'node-a')).status, 200, 'renewed');
+      assertError(await lockAs(s, 'node-b'), 423, 'failed_lock_semaphore_full');
+    }
+    assert.deepEqual(await holders(s), ['node-a']);
+  });
+
+  it('expires a made-up id too, with the default TTL of one hour', async () => {
+    let now = 0;
+    const s = await serve({ default: { slots: 1 } }, { now: () => now });
+    assert.equal((await lockAs(s, 'made-up')).status, 200);
+    now += 60 * minute;
+    assert.equal((await lockAs(s, 'real')).status, 200);
+  });
+
+  it('answers 403 forbidden when the listener does not let the caller speak for the id', async () => {
+    const s = await serve(
+      { default: { slots: 1 } },
+      { bind: (_r, p) => (p.id === 'mine' ? undefined : `you may not speak for ${p.id}`) },
+    );
+    assert.equal((await lockAs(s, 'mine')).status, 200);
+    const r = await unlockAs(s, 'mine-not');
+    assertError(r, 403, 'forbidden');
+    assertError(await lockAs(s, 'other'), 403, 'forbidden');
+    assert.deepEqual(await holders(s), ['mine']);
   });
 });

@@ -14,6 +14,7 @@
  * | 400 | `missing_header` | no `fleet-lock-protocol: true` header (poseidon's kind) |
  * | 400 | `bad_request` | body not JSON, `client_params.id` empty, group not `^[a-zA-Z0-9.-]+$`, … |
  * | 400 | `unknown_group` | a well-formed group molt does not serve (airlock's kind) |
+ * | 403 | `forbidden` | the caller may not speak for this id, or the id may not use this group |
  * | 404 | `not_found` | another path under the prefix |
  * | 405 | `method_not_allowed` | anything but POST (with `Allow: POST`) |
  * | 409 | `failed_lock_window_closed` | pre-reboot outside the group's maintenance window |
@@ -29,6 +30,11 @@
  *
  * A caller that already holds a slot gets 200 even when the window has closed since: a machine in
  * flight always completes (docs/adr/0005 §2). steady-state releases regardless of the window.
+ *
+ * Slots expire (issue 14): pre-reboot grants or renews a slot until `now + ttl` of the group, and
+ * every request to a group first frees its expired slots (`recover`), so a holder that died, or
+ * an id that took a slot and never came back, holds the group for one TTL, not for ever. Who may
+ * speak for which id is the listener's business ({@link FleetLockOptions.bind}).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -37,12 +43,13 @@ import {
   GROUP_PATTERN,
   lock,
   newSemaphore,
+  recover,
   unlock,
   withSlots,
   type Semaphore,
 } from '../../core/fleetlock/semaphore.ts';
-import { isAllowed, limitOf, type Policy } from '../../core/rollout/index.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
+import { DEFAULT_FLEETLOCK_TTL_MS, type FleetLockGroup } from './fleetlock-groups.ts';
 
 /** The `kind` of every FleetLock error answer, with its HTTP status. */
 export const FleetLockKind = {
@@ -51,6 +58,7 @@ export const FleetLockKind = {
   unknown_group: 400,
   not_found: 404,
   method_not_allowed: 405,
+  forbidden: 403,
   failed_lock_window_closed: 409,
   failed_lock_semaphore_full: 423,
   store_unavailable: 503,
@@ -62,14 +70,6 @@ export type FleetLockKind = keyof typeof FleetLockKind;
 export interface FleetLockError {
   readonly kind: FleetLockKind;
   readonly value: string;
-}
-
-/** How molt serves one group. */
-export interface FleetLockGroup {
-  /** Concurrent reboots allowed (0 freezes the group). Lowering it never evicts a holder. */
-  readonly slots: number;
-  /** Whether a new slot may be granted at `now` (epoch ms); always, when absent. */
-  readonly windowOpen?: (now: number) => boolean;
 }
 
 /** Options of {@link registerFleetLock}. */
@@ -85,6 +85,17 @@ export interface FleetLockOptions {
   readonly maxAttempts?: number;
   /** Told about every 500 (a bug); the answer itself carries no detail. */
   readonly onInternalError?: (error: unknown) => void;
+  /**
+   * Whether the caller of `request` may speak for `params.id` in `params.group`: undefined when it
+   * may, else why not (answered 403 `forbidden`). Absent: anybody may (tests only; each listener
+   * binds ids to its callers, `fleetlock-callers.ts`).
+   */
+  readonly bind?: (
+    request: FastifyRequest,
+    params: FleetLockParams,
+  ) => string | undefined | Promise<string | undefined>;
+  /** Told about the holders whose slots expired and were freed (the operator logs them). */
+  readonly onRecovered?: (group: string, ids: readonly string[]) => void;
 }
 
 /** Paths under the prefix. */
@@ -92,17 +103,6 @@ export const FleetLockRoutes = {
   preReboot: '/v1/pre-reboot',
   steadyState: '/v1/steady-state',
 } as const;
-
-/** Maintenance windows and the tightest concurrency limit of a pool's policies, as a group. */
-export function fleetLockGroup(policies: readonly Policy[], scopeSize: number): FleetLockGroup {
-  const limits = policies.flatMap((p) => (p.kind === 'concurrency' ? [limitOf(p, scopeSize)] : []));
-  const windows = policies.flatMap((p) => (p.kind === 'window' ? [p] : []));
-  return {
-    // No concurrency policy: one reboot at a time, airlock's default.
-    slots: limits.length === 0 ? 1 : Math.min(...limits),
-    ...(windows.length > 0 && { windowOpen: (now) => windows.every((w) => isAllowed(w, now)) }),
-  };
-}
 
 /** Serve the FleetLock endpoints under `options.prefix`, in their own encapsulated context. */
 export async function registerFleetLock(
@@ -129,7 +129,9 @@ const RequestBody = z.object({
       .regex(GROUP_PATTERN, `must match ${GROUP_PATTERN.source}`),
   }),
 });
-type ClientParams = z.infer<typeof RequestBody>['client_params'];
+/** The `client_params` of a request: who asks, for which group. */
+export type FleetLockParams = z.infer<typeof RequestBody>['client_params'];
+type ClientParams = FleetLockParams;
 
 type Refusal = { readonly ok: false; readonly error: FleetLockError };
 type Outcome = { readonly ok: true } | Refusal;
@@ -157,7 +159,10 @@ function fleetLockRoutes(scope: FastifyInstance, options: FleetLockOptions): voi
     (operation: (params: ClientParams, o: FleetLockOptions) => Promise<Outcome>) =>
     async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const params = validate(request);
-      return send(reply, 'error' in params ? params : await operation(params, options));
+      if ('error' in params) return send(reply, params);
+      const denied = await options.bind?.(request, params);
+      if (denied !== undefined) return send(reply, refuse('forbidden', denied));
+      return send(reply, await operation(params, options));
     };
   scope.post(FleetLockRoutes.preReboot, serve(preReboot));
   scope.post(FleetLockRoutes.steadyState, serve(steadyState));
@@ -200,25 +205,32 @@ function validate(request: FastifyRequest): ClientParams | Refusal {
   return parsed.data.client_params;
 }
 
-/** RecursiveLock: 200 when the id holds a slot or got one. */
+/**
+ * RecursiveLock: 200 when the id holds a slot (renewed) or got one. Expired slots are freed
+ * first, and written even when the answer is a refusal, so the record shows who really holds.
+ */
 async function preReboot(params: ClientParams, o: FleetLockOptions): Promise<Outcome> {
   const group = o.groups(params.group);
   if (group === undefined) return unknownGroup(params.group);
-  const open = group.windowOpen?.(o.now()) ?? true;
-  return update(o, params.group, (current) => {
-    const base = withSlots(current ?? newSemaphore(group.slots), group.slots);
-    const r = lock(base, params.id);
-    // Already holding: no write, even if the slot count changed (the record catches up later).
-    if (r.reason === 'AlreadyHeld') return { outcome: OK };
+  const now = o.now();
+  const ttl = group.ttlMs ?? DEFAULT_FLEETLOCK_TTL_MS;
+  const open = group.windowOpen?.(now) ?? true;
+  return update(o, { group: params.group, now, ttlMs: ttl }, (current, base) => {
+    const r = lock(withSlots(base, group.slots), params.id, now + ttl);
+    const recovered = base === current ? undefined : base;
+    // Already holding: renewed, even if the window has closed since (a machine in flight completes).
+    if (r.reason === 'AlreadyHeld') return { next: r.sem, outcome: OK };
     if (!open)
       return {
+        next: recovered,
         outcome: refuse('failed_lock_window_closed', `group ${params.group} is outside its window`),
       };
     if (!r.ok)
       return {
+        next: recovered,
         outcome: refuse(
           'failed_lock_semaphore_full',
-          `semaphore currently full, all ${base.slots} slots are locked already`,
+          `semaphore currently full, all ${group.slots} slots are locked already`,
         ),
       };
     return { next: r.sem, outcome: OK };
@@ -227,12 +239,14 @@ async function preReboot(params: ClientParams, o: FleetLockOptions): Promise<Out
 
 /** UnlockIfHeld: 200 whether or not the id held a slot. */
 async function steadyState(params: ClientParams, o: FleetLockOptions): Promise<Outcome> {
-  if (o.groups(params.group) === undefined) return unknownGroup(params.group);
-  return update(o, params.group, (current) => {
-    if (current === undefined) return { outcome: OK };
-    const r = unlock(current, params.id);
-    return r.released ? { next: r.sem, outcome: OK } : { outcome: OK };
-  });
+  const group = o.groups(params.group);
+  if (group === undefined) return unknownGroup(params.group);
+  const ttl = group.ttlMs ?? DEFAULT_FLEETLOCK_TTL_MS;
+  return update(o, { group: params.group, now: o.now(), ttlMs: ttl }, (current, base) => ({
+    // Nothing stored: nothing to release, and nothing to create.
+    next: current === undefined ? undefined : unlock(base, params.id).sem,
+    outcome: OK,
+  }));
 }
 
 const unknownGroup = (group: string): Outcome =>
@@ -240,26 +254,33 @@ const unknownGroup = (group: string): Outcome =>
 
 /** What one attempt decided: the answer, and the semaphore to store first (none: no write). */
 interface Decision {
-  readonly next?: Semaphore;
+  readonly next?: Semaphore | undefined;
   readonly outcome: Outcome;
 }
 
 /**
- * Read → decide → compare-and-swap until the write lands or nothing needs writing. A conflict
- * means another request or operator changed the group in between; deciding again on the fresh
- * value is what keeps two racers from both taking the last slot. Jittered backoff spreads a storm.
+ * Read → free expired slots → decide → compare-and-swap until the write lands or nothing needs
+ * writing. A conflict means another request or operator changed the group in between; deciding
+ * again on the fresh value is what keeps two racers from both taking the last slot (or both
+ * taking an expired one). `decide` gets the stored value and the recovered one; a `next` that is
+ * the stored value is no write. Jittered backoff spreads a storm.
  */
 async function update(
   o: FleetLockOptions,
-  group: string,
-  decide: (current: Semaphore | undefined) => Decision,
+  at: { readonly group: string; readonly now: number; readonly ttlMs: number },
+  decide: (current: Semaphore | undefined, base: Semaphore) => Decision,
 ): Promise<Outcome> {
+  const { group, now, ttlMs } = at;
   const attempts = o.maxAttempts ?? 32;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const { sem, revision } = await o.store.read(group);
-    const d = decide(sem);
-    if (d.next === undefined) return d.outcome;
-    if (await o.store.write(group, d.next, revision)) return d.outcome;
+    const { sem: base, freed } = recover(sem ?? newSemaphore(0), now, ttlMs);
+    const d = decide(sem, base);
+    if (d.next === undefined || d.next === sem) return d.outcome;
+    if (await o.store.write(group, d.next, revision)) {
+      if (freed.length > 0) o.onRecovered?.(group, freed);
+      return d.outcome;
+    }
     await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
   }
   return refuse('store_unavailable', `group ${group} kept changing during ${attempts} attempts`);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Pieces `main.ts` composes the API from: the FleetLock groups (one per pool, slots and windows
- * from the pool's policies, scoped to the pool's machines) and the API's server certificate read
+ * from the pool's policies, scoped to the pool's machines; slot TTLs from `fleetLock.ttl` and
+ * `fleetLock.groups`) and the API's server certificate read
  * from the config's `pki.serverCert` / `pki.serverKey` (relative to the config file).
  */
 import { dirname, resolve } from 'node:path';
@@ -9,7 +10,7 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { FleetSnapshot } from '../../core/rollout/types.ts';
 import type { OperatorConfig } from '../../protocol/operator-config.ts';
 import { readPem } from '../../platform/pki/read-pem.ts';
-import { fleetLockGroup, type FleetLockGroup } from './fleetlock.ts';
+import { fleetLockGroup, type FleetLockGroup } from './fleetlock-groups.ts';
 
 /**
  * FleetLock groups = pools; a group molt does not serve is undefined (`unknown_group`). Fleet-wide
@@ -18,6 +19,7 @@ import { fleetLockGroup, type FleetLockGroup } from './fleetlock.ts';
  */
 export function fleetLockGroups(
   fleet: FleetSnapshot,
+  config?: OperatorConfig['fleetLock'],
 ): (group: string) => FleetLockGroup | undefined {
   const groups = new Map(
     fleet.pools.map((p) => [
@@ -25,6 +27,7 @@ export function fleetLockGroups(
       fleetLockGroup(
         [...p.policies, ...fleet.fleetPolicies.filter((x) => x.kind === 'window')],
         fleet.machines.filter((m) => m.pool === p.name).length,
+        config?.groups[p.name]?.ttl ?? config?.ttl,
       ),
     ]),
   );

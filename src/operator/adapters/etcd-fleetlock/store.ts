@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * {@link FleetLockStore} on etcd v3 (STYLE §7, airlock's `internal/lock/lock.go` shape): one key
- * per group, `/molt/v1/fleetlock/<group>`, holding `{"slots":N,"holders":[…]}`. A write is a
+ * per group, `/molt/v1/fleetlock/<group>`, holding `{"slots":N,"holders":[…],"expires":{id: ms}}`
+ * (`expires` absent when no slot has one: records from before slots expired read as they were). A
+ * write is a
  * transaction guarded on the key's mod revision, or on its create revision being 0 when the group
  * was never written, so a lost race is a `false`, never a lost update. The revision handed out is
  * the key's mod revision (`'0'` when absent).
  *
  * No etcd lease is attached: a FleetLock slot must outlive the holder's reboot and the operator's
- * restart (the protocol has no TTL; molt's evidence-of-life TTL is a later slice).
+ * restart. Slots expire by the time recorded in the value instead (`core/fleetlock`'s `recover`),
+ * freed by the next request to the group — an etcd lease would expire with the *operator*.
  */
 import type { Etcd3 } from 'etcd3';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
@@ -84,7 +87,11 @@ export class EtcdFleetLockStore implements FleetLockStore {
 
 /** The stored form; fields in a fixed order so equal semaphores are equal bytes. */
 export function encodeSemaphore(sem: Semaphore): string {
-  return JSON.stringify({ slots: sem.slots, holders: sem.holders });
+  return JSON.stringify({
+    slots: sem.slots,
+    holders: sem.holders,
+    ...(sem.expires !== undefined && { expires: sem.expires }),
+  });
 }
 
 /**
@@ -99,17 +106,30 @@ export function decodeSemaphore(key: string, text: string): Semaphore {
     v = undefined;
   }
   const o = (typeof v === 'object' && v !== null ? v : {}) as Partial<Record<string, unknown>>;
-  const { slots, holders } = o;
+  const { slots, holders, expires } = o;
   if (
     typeof slots === 'number' &&
     Number.isSafeInteger(slots) &&
     slots >= 0 &&
     Array.isArray(holders) &&
     holders.every((h): h is string => typeof h === 'string' && h !== '') &&
-    new Set(holders).size === holders.length
+    new Set(holders).size === holders.length &&
+    validExpiries(expires, holders)
   )
-    return { slots, holders };
+    return expires === undefined ? { slots, holders } : { slots, holders, expires };
   throw new MoltError(ErrorCode.Internal, `${key} does not hold a semaphore molt wrote`, {
     hint: `inspect it with \`etcdctl get ${key}\`; delete it to reset the group`,
   });
+}
+
+/** Expiries, when present: whole epoch ms, each for one of the holders. */
+function validExpiries(
+  expires: unknown,
+  holders: readonly string[],
+): expires is Record<string, number> | undefined {
+  if (expires === undefined) return true;
+  if (typeof expires !== 'object' || expires === null || Array.isArray(expires)) return false;
+  return Object.entries(expires).every(
+    ([id, at]) => holders.includes(id) && Number.isSafeInteger(at) && (at as number) >= 0,
+  );
 }

@@ -50,7 +50,8 @@ export class MemoryFleetLockStore implements FleetLockStore {
   }
 }
 
-const copy = (sem: Semaphore): Semaphore => ({ slots: sem.slots, holders: [...sem.holders] });
+/** A deep copy, as etcd's bytes would be: a caller mutating its object changes nothing here. */
+const copy = (sem: Semaphore): Semaphore => structuredClone(sem);
 
 const closedError = (): Promise<never> =>
   Promise.reject(new MoltError(ErrorCode.Internal, 'the fleetlock store is closed'));
