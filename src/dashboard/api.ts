@@ -6,7 +6,7 @@
  * from those very schemas.
  */
 import type {
-  MachineView,
+  DashboardMachineView,
   PlanView,
   RolloutSummaryView,
   RolloutView,
@@ -20,7 +20,7 @@ async function get<T>(path: string): Promise<T> {
 
 /** Everything one refresh of the page draws. */
 export interface FleetSnapshot {
-  readonly machines: readonly MachineView[];
+  readonly machines: readonly DashboardMachineView[];
   /** Every rollout, in the order `/v1/rollouts` lists them, with their machines. */
   readonly rollouts: readonly RolloutView[];
   readonly plan: PlanView;
@@ -29,7 +29,7 @@ export interface FleetSnapshot {
 /** Read the machines, the rollouts (each in full) and the planner's decisions. */
 export async function readSnapshot(): Promise<FleetSnapshot> {
   const [machines, summaries, plan] = await Promise.all([
-    get<MachineView[]>('/v1/machines'),
+    get<DashboardMachineView[]>('/v1/machines'),
     get<RolloutSummaryView[]>('/v1/rollouts'),
     get<PlanView>('/v1/plan'),
   ]);

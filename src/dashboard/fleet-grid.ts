@@ -3,11 +3,11 @@
  * The fleet grid: one row per machine with its role and pool, what each A/B slot holds (● booted,
  * ★ committed), the agent's phase and operation, and the machine's health with the last reason.
  */
-import type { MachineView } from '../protocol/operator.ts';
+import type { DashboardMachineView } from '../protocol/operator.ts';
 import { el } from './dom.ts';
 import { health, slotText, type SlotId } from './format.ts';
 
-function slotCell(m: MachineView, id: SlotId): HTMLTableCellElement {
+function slotCell(m: DashboardMachineView, id: SlotId): HTMLTableCellElement {
   const text = slotText(m, id);
   if (text === undefined) return el('td', {}, '–');
   return el('td', { class: m.observed?.bootedSlot === id ? 'booted' : '' }, text);
@@ -18,7 +18,7 @@ const note = (text: string | undefined): HTMLElement | string =>
   text === undefined || text === '' ? '' : el('div', { class: 'muted' }, text);
 
 /** The grid's row of one machine (`data-version`: the release it runs, empty when unknown). */
-export function fleetRow(m: MachineView): HTMLTableRowElement {
+export function fleetRow(m: DashboardMachineView): HTMLTableRowElement {
   const o = m.observed;
   const h = health(m);
   return el(

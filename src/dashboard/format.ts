@@ -6,7 +6,7 @@
  * does not compile until the page decides how to show it.
  */
 import type { DecisionAction, MachinePhase } from '../core/rollout/vocabulary.ts';
-import type { DecisionView, MachineView, RolloutCounts } from '../protocol/operator.ts';
+import type { DecisionView, DashboardMachineView, RolloutCounts } from '../protocol/operator.ts';
 
 /** The colour (a CSS variable of style.css) each machine phase has in the timeline. */
 export const phaseColour: Readonly<Record<MachinePhase, string>> = {
@@ -43,7 +43,7 @@ export type Health = 'held' | 'unknown' | 'unreachable' | 'failed' | 'verifying'
  * unreachable, failed (the agent's last result), verifying (booted a slot that is not yet the
  * committed default: a trial boot), else healthy.
  */
-export function health(m: MachineView): Health {
+export function health(m: DashboardMachineView): Health {
   const o = m.observed;
   if (m.hold !== undefined) return 'held';
   if (o === undefined) return 'unknown';
@@ -57,7 +57,7 @@ export function health(m: MachineView): Health {
 export type SlotId = 'A' | 'B';
 
 /** What a slot cell shows: the release (or status) with ● booted and ★ committed; undefined: unknown. */
-export function slotText(m: MachineView, id: SlotId): string | undefined {
+export function slotText(m: DashboardMachineView, id: SlotId): string | undefined {
   const o = m.observed;
   const s = o?.slots?.find((x) => x.slot === id);
   if (o === undefined || s === undefined) return undefined;

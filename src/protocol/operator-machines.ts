@@ -69,6 +69,17 @@ export const MachineView = z.object({
 export type MachineView = z.infer<typeof MachineView>;
 
 /**
+ * A machine as the dashboard's anonymous listener shows it (issue 14): what the page draws and
+ * nothing else — no agent endpoint, labels or cluster, no hold reason or who held it, no error
+ * text (it can name addresses). Every {@link MachineView} is one, so the page's code takes both.
+ */
+export const DashboardMachineView = MachineView.pick({ id: true, role: true, pool: true }).extend({
+  hold: z.object({ until: z.string() }).optional(),
+  observed: MachineView.shape.observed.unwrap().omit({ error: true, digest: true }).optional(),
+});
+export type DashboardMachineView = z.infer<typeof DashboardMachineView>;
+
+/**
  * `POST /v1/machines`: register a machine (issue 4 inventory). An operator or admin may register
  * any machine; a machine may register itself with its own node certificate (the certificate's
  * name must be the id). Registering again updates it. The pool must be one the operator knows.

@@ -512,32 +512,3 @@ describe('the rest of the surface', () => {
     assert.equal(internal.length, 1);
   });
 });
-
-describe('the read-only listener (the dashboard’s)', () => {
-  it('serves reads and refuses every write, FleetLock and registration included', async () => {
-    const readOnly = await buildOperatorApp(deps, {
-      identify: () => ({ name: 'dashboard', role: 'node' }),
-      readOnly: true,
-    });
-    const read = await readOnly.inject({ method: 'GET', url: '/v1/rollouts' });
-    assert.equal(read.statusCode, 200);
-    for (const url of [
-      '/v1/rollouts/workers-1.1.0/pause',
-      '/v1/machines',
-      '/fleetlock/v1/pre-reboot',
-    ]) {
-      const res = await readOnly.inject({
-        method: 'POST',
-        url,
-        headers: { 'content-type': 'application/json' },
-        payload: '{}',
-      });
-      assert.equal(res.statusCode, 403, url);
-      assert.equal(res.json<{ code: string }>().code, ErrorCode.Forbidden, url);
-    }
-    assert.equal(
-      (await store.read()).rollouts.find((r) => r.id === 'workers-1.1.0')?.state,
-      'Active',
-    );
-  });
-});

@@ -29,11 +29,6 @@ export interface OperatorAppOptions {
   readonly identify: (request: FastifyRequest) => Identity;
   /** Creates the HTTPS server; omitted in `inject()` tests. */
   readonly serverFactory?: FastifyServerFactory;
-  /**
-   * Serve reads only (the dashboard's listener, which asks for no certificate): every other
-   * method, FleetLock and registration included, is refused with MOLT_FORBIDDEN.
-   */
-  readonly readOnly?: boolean;
 }
 
 const isFleetLock = (url: string): boolean =>
@@ -51,15 +46,6 @@ function authorise(request: FastifyRequest, identity: Identity): void {
     'write',
     `call ${request.method} ${request.url}`,
     OperatorRolePermissions,
-  );
-}
-
-function refuseWrites(request: FastifyRequest): void {
-  if (request.method === 'GET' || request.method === 'HEAD') return;
-  throw new MoltError(
-    ErrorCode.Forbidden,
-    `${request.method} ${request.url}: this listener only reads (the dashboard's)`,
-    { hint: 'change things through the operator API with a fleet certificate (`molt rollout …`)' },
   );
 }
 
@@ -81,7 +67,6 @@ export async function buildOperatorApp(
   app.addHook('onRequest', async (request, reply) => {
     try {
       const identity = options.identify(request);
-      if (options.readOnly === true) refuseWrites(request);
       authorise(request, identity);
       identities.set(request, identity);
     } catch (e) {

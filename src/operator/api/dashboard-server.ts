@@ -2,17 +2,21 @@
 /**
  * The dashboard (issue 6) on a listener of its own (config `dashboard.listen`): a browser presents
  * no fleet certificate, so the page cannot live behind the API's mutual TLS. This listener serves
- * the page (`src/dashboard/`: HTML, CSS and ES modules, see `dashboard-assets.ts`) and the API's
- * reads — the same routes and views as the mTLS API, built by the same `buildOperatorApp` —
- * and refuses every write: changes go through the API with a certificate. Plain HTTP by default
+ * the page (`src/dashboard/`: HTML, CSS and ES modules, see `dashboard-assets.ts`) and the reads
+ * the page makes, as `dashboard-routes.ts` lists them — not the API's whole read surface: nobody
+ * is identified here, so no agent endpoints, no history of who did what, no `/metrics` (issue 14).
+ * Every write is refused: changes go through the API with a certificate. Plain HTTP by default
  * (bind it to loopback or a management network), TLS with the API's server certificate on request.
  */
 import { createServer as createHttpsServer } from 'node:https';
 import type { FastifyServerFactory } from 'fastify';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { createApiApp } from '../../platform/https/app.ts';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
-import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { loadDashboard, treeOf, type DashboardTree } from './dashboard-assets.ts';
+import { dashboardRoutes } from './dashboard-routes.ts';
+import { errorAnswer } from './errors.ts';
 
 /** Options of {@link createDashboardServer}. */
 export interface DashboardServerOptions {
@@ -33,12 +37,26 @@ export async function createDashboardServer(o: DashboardServerOptions): Promise<
     tls === undefined
       ? undefined
       : (handler) => createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, handler);
-  const app = await buildOperatorApp(o.deps, {
-    // Whoever reaches this listener reads what any fleet identity may read.
-    identify: () => ({ name: 'dashboard', role: 'node' }),
-    readOnly: true,
-    ...(serverFactory !== undefined && { serverFactory }),
+  const app = createApiApp({
+    name: 'dashboard',
+    errorAnswer,
+    onInternalError: o.deps.onInternalError,
+    serverFactory,
   });
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return undefined;
+    const answer = errorAnswer(
+      new MoltError(
+        ErrorCode.Forbidden,
+        `${request.method} ${request.url}: this listener only reads (the dashboard's)`,
+        {
+          hint: 'change things through the operator API with a fleet certificate (`molt rollout …`)',
+        },
+      ),
+    );
+    return reply.code(answer.status).send(answer.body);
+  });
+  dashboardRoutes(app, o.deps);
   // One route per allowed file: anything else, `..` included, is the API's 404.
   for (const [path, { contentType, body }] of assets) {
     app.get(path, (_request, reply) =>

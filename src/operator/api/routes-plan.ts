@@ -14,7 +14,7 @@ import {
   type PlanDecisionView,
   type PlanView,
 } from '../../protocol/operator.ts';
-import type { RouteContext } from './context.ts';
+import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { metricsContentType, renderMetrics } from './metrics.ts';
 import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
@@ -59,7 +59,12 @@ export function poolWindows(fleet: FleetPolicies, now: number): PlanView['window
 const isWindow = (p: Policy): p is Extract<Policy, { kind: 'window' }> => p.kind === 'window';
 
 export function planRoutes(app: FastifyInstance, c: RouteContext): void {
-  const { deps } = c;
+  planRoute(app, c.deps);
+  metricsRoute(app, c.deps);
+}
+
+/** `GET /v1/plan` (the API's and the dashboard's). */
+export function planRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
   app.get(OperatorRoutes.plan, async (request): Promise<PlanView> => {
     const q = parseInput(PlanQuery, request.query, 'plan query');
     const stored = await deps.store.read();
@@ -90,6 +95,10 @@ export function planRoutes(app: FastifyInstance, c: RouteContext): void {
       })),
     };
   });
+}
+
+/** `GET /metrics`: the API's only (the dashboard's listener is no place for it). */
+function metricsRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
   app.get(OperatorRoutes.metrics, async (_request, reply) => {
     const text = renderMetrics({
       state: await deps.store.read(),

@@ -161,8 +161,8 @@ async function rollback(
   return { rollout: await viewOf(deps, back.id), changed: true };
 }
 
-export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
-  const { deps } = c;
+/** `GET /v1/rollouts` and `GET /v1/rollouts/:id` (the API's and the dashboard's). */
+export function rolloutReadRoutes(app: FastifyInstance, deps: OperatorApiDeps): void {
   app.get(OperatorRoutes.rollouts, async () => {
     const stored = await deps.store.read();
     const ctx = contextOf(deps, stored);
@@ -171,6 +171,11 @@ export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
       .map((r) => summaryView(r, ctx));
   });
   app.get(OperatorRoutes.rollout, async (request) => viewOf(deps, Params(request)));
+}
+
+export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
+  const { deps } = c;
+  rolloutReadRoutes(app, deps);
   app.post(OperatorRoutes.rollback, async (request) => {
     const b = parseInput(FleetRollbackRequestBody, request.body ?? {}, 'rollback request');
     return rollback(deps, { id: Params(request), who: c.who(request), reason: b.reason });

@@ -7,6 +7,7 @@
 import { iso } from '../../core/time.ts';
 import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
 import type {
+  DashboardMachineView,
   DecisionView,
   HistoryEventView,
   MachineProgressView,
@@ -153,6 +154,26 @@ export function machineView(
       },
     }),
     ...(observation !== undefined && { observed: observedView(observation) }),
+  };
+}
+
+/** A machine as the dashboard's listener shows it: {@link machineView} less what the page never draws. */
+export function dashboardMachineView(
+  m: MachineRecord,
+  hold: Hold | undefined,
+  observation: Observation | undefined,
+): DashboardMachineView {
+  const o = observation === undefined ? undefined : observedView(observation);
+  return {
+    id: m.id,
+    role: m.role,
+    pool: m.pool,
+    ...(hold !== undefined && { hold: { until: iso(hold.until) } }),
+    ...(o !== undefined && {
+      observed: Object.fromEntries(
+        Object.entries(o).filter(([k]) => k !== 'error' && k !== 'digest'),
+      ) as NonNullable<DashboardMachineView['observed']>,
+    }),
   };
 }
 
