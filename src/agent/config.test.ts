@@ -7,14 +7,30 @@ import { isMoltError } from '../core/errors.ts';
 import { tempDir } from '../platform/process/managed-process.ts';
 import { loadMachineConfig } from './config.ts';
 
-async function rootWith(config: string | undefined): Promise<string> {
+async function rootWith(config: string | undefined, mode = 0o600): Promise<string> {
   const { path } = await tempDir('config');
   await mkdir(join(path, 'state'), { recursive: true });
-  if (config !== undefined) await writeFile(join(path, 'state', 'config.yaml'), config);
+  if (config !== undefined) await writeFile(join(path, 'state', 'config.yaml'), config, { mode });
   return path;
 }
 
 describe('machine config', () => {
+  it('refuses to start on a registry password others can read (issue 14)', async () => {
+    const withPassword =
+      'node: w1\nrole: worker\nbootloader: grub\nregistry: {username: u, password: p}\n';
+    const open = await rootWith(withPassword, 0o644);
+    await assert.rejects(
+      loadMachineConfig(open),
+      (e) =>
+        isMoltError(e, 'MOLT_SECRET_EXPOSED') &&
+        e.hint === `chmod 600 ${join(open, 'state', 'config.yaml')}`,
+    );
+    const closed = await loadMachineConfig(await rootWith(withPassword, 0o600));
+    assert.equal(closed.registry.password, 'p');
+    // Nothing secret in it: its mode is the owner's business.
+    await loadMachineConfig(await rootWith('node: w1\nrole: worker\nbootloader: grub\n', 0o644));
+  });
+
   it('fills defaults for a worker', async () => {
     const config = await loadMachineConfig(
       await rootWith('node: w1\nrole: worker\nbootloader: grub\n'),

@@ -2,13 +2,15 @@
 /**
  * Reading the machine's own configuration, `state/config.yaml` (schema: protocol/machine-config.ts)
  * at start: a malformed file stops the agent with `MOLT_MACHINE_INVALID` and the path of the bad
- * field, before anything is touched.
+ * field, before anything is touched; a file holding the registry password that group or others
+ * can read stops it with `MOLT_SECRET_EXPOSED` (issue 14), rather than run with the secret leaked.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { MachineConfig } from '../protocol/machine-config.ts';
+import { assertPrivate } from '../platform/fs/private-file.ts';
 
 export function configPath(root: string): string {
   return join(root, 'state', 'config.yaml');
@@ -48,5 +50,7 @@ export async function loadMachineConfig(root: string): Promise<MachineConfig> {
       hint: 'fix the field named, then start the agent again',
     });
   }
+  if (parsed.data.registry.password !== undefined)
+    await assertPrivate(path, 'the registry password (registry.password)');
   return parsed.data;
 }

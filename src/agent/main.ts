@@ -22,6 +22,7 @@ import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
 import { loadMachineConfig } from './config.ts';
+import { assertPrivate } from '../platform/fs/private-file.ts';
 import { agentService } from './api-service.ts';
 import { installFirstSlot } from './install.ts';
 import { createRunner } from './machine/runner.ts';
@@ -107,6 +108,8 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     cert: await readPki('node.pem'),
     key: await readPki('node.key'),
   };
+  // Read first, so a missing key is MOLT_PKI_INVALID; a key others can read stops the agent here.
+  await assertPrivate(join(pki, 'node.key'), "the node's private key");
   await runner.start();
   const api = await createAgentApi({
     service: agentService(runner, { node: config.node, role: config.role, boot, ports }),

@@ -95,6 +95,8 @@ export const ErrorCode = {
   PkiInvalid: 'MOLT_PKI_INVALID',
   /** The machine's root directory or config is missing or malformed. */
   MachineInvalid: 'MOLT_MACHINE_INVALID',
+  /** A file holding a secret (a password, a private key) is readable by group or others. */
+  SecretExposed: 'MOLT_SECRET_EXPOSED',
   /** An operation id the agent's journal does not know (`molt node events --operation`). */
   OperationNotFound: 'MOLT_OPERATION_NOT_FOUND',
   /** The machine rebooted (power cut, crash) in the middle of an operation, before its new slot was committed. */

@@ -5,11 +5,12 @@
  * skipped when already done, so `molt lab machine` can be run again on the same root.
  */
 import { spawn } from 'node:child_process';
-import { access, copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, rename } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { basename, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { writePrivateFile } from '../platform/fs/private-file.ts';
 import { freePort } from '../platform/process/free-port.ts';
 import { MachineConfig, type MachineConfigInput } from '../protocol/machine-config.ts';
 
@@ -61,8 +62,10 @@ export async function initMachine(options: MachineInitOptions): Promise<void> {
 
 async function writeConfig(options: MachineInitOptions): Promise<void> {
   const path = join(options.root, 'state', 'config.yaml');
+  // 0600 from creation (issue 14): a machine config may hold the registry password, and the agent
+  // refuses to start on one others can read. copyFile would carry the source's mode over.
   if (options.configFile !== undefined) {
-    await copyFile(options.configFile, path);
+    await writePrivateFile(path, await readFile(options.configFile));
     return;
   }
   if (await exists(path)) return;
@@ -87,7 +90,7 @@ async function writeConfig(options: MachineInitOptions): Promise<void> {
     healthDeadlineSeconds: options.healthDeadlineSeconds,
     registry: { insecure: options.insecureRegistry },
   };
-  await writeFile(path, stringify(config));
+  await writePrivateFile(path, stringify(config));
 }
 
 /**

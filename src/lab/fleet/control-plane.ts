@@ -2,11 +2,12 @@
 // Control-plane lab machines for end-to-end tests: N `molt lab machine --control-plane` processes
 // whose agents run the members of one real etcd cluster (Debian etcd 3.4), plus what the tests
 // look at from outside: the member list, each machine's etcd PID, linearizable reads per member.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
+import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { eventually } from '../../platform/process/managed-process.ts';
 import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork, type MachineAddress } from './network.ts';
@@ -111,7 +112,7 @@ export async function startControlPlaneCluster(
       ...o.extra?.({ name: p.name, root: join(o.dir, p.name), endpoints }),
     };
     const configFile = join(o.dir, `${p.name}.yaml`);
-    await writeFile(configFile, stringify(config));
+    await writePrivateFile(configFile, stringify(config));
     const machine = startLabMachine({
       root: join(o.dir, p.name),
       bootloader: 'grub',

@@ -4,13 +4,14 @@
 // worker lab machines — every agent at a fixed port, as an operator's fleet file names them.
 // With `controlPlane: false` (benchmarks of worker rollouts): no control-plane machines, and a
 // single real etcd (testkit/etcd-process.ts) as the operator's store.
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createRegistryClient } from '../../oci/index.ts';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
 import { pushInstallerImage } from '../services/installer-image.ts';
+import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { tempDir } from '../../platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../services/registry.ts';
 import { startControlPlaneCluster, type ControlPlaneCluster } from './control-plane.ts';
@@ -86,7 +87,8 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
     registry: { insecure: true },
     ...(f.kubernetes !== undefined && { kubernetes: f.kubernetes(id) }),
   };
-  await writeFile(configFile, stringify(config));
+  // May hold a registry password one day (registry.username/password): 0600 from creation.
+  await writePrivateFile(configFile, stringify(config));
   const machine = startLabMachine({
     root: join(f.dir, id),
     bootloader,

@@ -4,8 +4,8 @@
  * a free port of loopback or the lab's bridge address, with filesystem storage in a directory of
  * its own, stopped by the PID started here.
  */
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
   eventually,
@@ -77,7 +77,8 @@ async function listen(
     const configPath = join(dir.path, 'config.yml');
     const http = { addr: host, headers: { 'X-Content-Type-Options': ['nosniff'] } };
     // YAML is a superset of JSON, so the config needs no YAML writer.
-    await writeFile(configPath, JSON.stringify({ ...base, http }, null, 2));
+    // Its auth section names the htpasswd file or token key: owner-only, like every lab secret.
+    await writePrivateFile(configPath, JSON.stringify({ ...base, http }, null, 2));
     const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
     try {
       await waitReady(proc, `http://${host}/v2/`);
