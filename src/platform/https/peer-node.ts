@@ -22,7 +22,9 @@ function presented(cert: PeerCertificate): { name?: string; text: string } {
       ? { name: who.name, text: `the certificate of ${who.name}` }
       : { text: `a ${who.role} certificate (${who.name}), not a node's` };
   } catch (e) {
-    return { text: `a certificate naming no molt node (${isMoltError(e) ? e.message : String(e)})` };
+    return {
+      text: `a certificate naming no molt node (${isMoltError(e) ? e.message : String(e)})`,
+    };
   }
 }
 

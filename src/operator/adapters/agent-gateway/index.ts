@@ -47,7 +47,11 @@ export function machineFetch(
   return async (target, init) => {
     try {
       const s = signal();
-      const res = await fetch(target, { ...init, dispatcher, ...(s !== undefined && { signal: s }) });
+      const res = await fetch(target, {
+        ...init,
+        dispatcher,
+        ...(s !== undefined && { signal: s }),
+      });
       return { status: res.status, text: () => res.text(), body: res.body };
     } catch (e) {
       throw identityRefusal(e) ?? e;
