@@ -103,6 +103,12 @@ export const ErrorCode = {
   Interrupted: 'MOLT_INTERRUPTED',
   /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */
   AgentProtocol: 'MOLT_AGENT_PROTOCOL',
+  /**
+   * The agent reached at a machine's endpoint presents the certificate of another machine (or of
+   * no node at all): the operator never acts on it (invariant 8). Not retryable: the endpoint or
+   * the registration is wrong.
+   */
+  AgentIdentity: 'MOLT_AGENT_IDENTITY',
   // Kubernetes (docs/adr/0006)
   /** A kubeconfig that is missing, unreadable or names no usable cluster or user. */
   KubeConfigInvalid: 'MOLT_KUBECONFIG_INVALID',

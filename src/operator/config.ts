@@ -52,6 +52,23 @@ function parseConfig(source: string, path: string): OperatorConfig {
   });
 }
 
+/** A `selfRegistration` rule naming a pool the fleet file does not define is a config error. */
+function checkSelfRegistrationPools(
+  config: OperatorConfig,
+  fleet: FleetSnapshot,
+  path: string,
+): void {
+  const pools = new Set(fleet.pools.map((p) => p.name));
+  config.selfRegistration.forEach((rule, i) => {
+    if (!pools.has(rule.pool))
+      throw new MoltError(
+        ErrorCode.ConfigInvalid,
+        `${path}: selfRegistration.${String(i)}.pool: the fleet file has no pool ${rule.pool}`,
+        { hint: `pools: ${[...pools].join(', ')}` },
+      );
+  });
+}
+
 export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   const config = parseConfig(
     await text(path, 'the operator config', ErrorCode.ConfigInvalid),
@@ -62,6 +79,7 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   const fleet = parseFleet(await text(fleetFile, 'the fleet file', ErrorCode.FleetInvalid), {
     source: fleetFile,
   });
+  checkSelfRegistrationPools(config, fleet, path);
   const pki = {
     ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
     cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),

@@ -19,6 +19,7 @@ import type { OperatorMetrics } from './api/metrics.ts';
 import type { MemoryObservationBook } from './api/observations.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
+import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
@@ -36,6 +37,8 @@ export interface ApiParts {
   readonly observations: MemoryObservationBook;
   readonly metrics: OperatorMetrics;
   readonly log: (line: string) => void;
+  /** Checks a self-registering node's agent presents its certificate (the agent gateway). */
+  readonly probe: AgentGateway;
 }
 
 /** How a listener reports a 500 (a bug in molt): one log line with the stack. */
@@ -89,6 +92,10 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
     metrics: p.metrics,
     isLeader: () => p.leadership.isLeader(),
     fleetLock: fleetLockDeps(c, p),
+    selfRegistration: {
+      rules: c.config.selfRegistration,
+      probe: (machine) => p.probe.status(machine),
+    },
     now: () => Date.now(),
     onInternalError: reportBug(p.log, 'API'),
   };

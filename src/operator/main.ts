@@ -190,7 +190,8 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
   const metrics = new OperatorMetrics();
   const observations = new MemoryObservationBook();
   const store = countingStore(state.store, metrics);
-  const agents = observingGateway(createAgentGateway(c.pki), observations, () => Date.now());
+  const gateway = createAgentGateway(c.pki);
+  const agents = observingGateway(gateway, observations, () => Date.now());
   const closeAll = async (): Promise<void> => {
     await Promise.all([
       agents.close(),
@@ -200,7 +201,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
       fleetLock.close(),
     ]);
   };
-  const parts = { store, leadership, fleetLock, observations, metrics, log };
+  const parts = { store, leadership, fleetLock, observations, metrics, log, probe: gateway };
   const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
     throw e;

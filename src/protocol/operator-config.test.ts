@@ -93,4 +93,22 @@ describe('the operator config', () => {
       ['kubernetes.kubeconfig'],
     );
   });
+
+  it('lets no node register itself unless a selfRegistration rule names it', () => {
+    assert.deepEqual(OperatorConfig.parse(minimal).selfRegistration, []);
+    const c = OperatorConfig.parse({
+      ...minimal,
+      selfRegistration: [{ nodes: ['w-*'], pool: 'workers', labels: { zone: ['a'] } }],
+    });
+    assert.deepEqual(c.selfRegistration, [
+      { nodes: ['w-*'], pool: 'workers', role: 'worker', labels: { zone: ['a'] } },
+    ]);
+    assert.deepEqual(
+      issues({ ...minimal, selfRegistration: [{ nodes: [], pool: 'workers', roles: 'x' }] }),
+      [
+        'selfRegistration.0.nodes: name at least one node (or a glob like w-*)',
+        'selfRegistration.0: Unrecognized key: "roles"',
+      ],
+    );
+  });
 });

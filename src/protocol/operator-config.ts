@@ -29,6 +29,12 @@
  * dashboard:                     # the web dashboard, read-only, for browsers (no client certificate)
  *   listen: {host: 127.0.0.1, port: 8080}  # loopback or a management network
  *   tls: false                   # default: plain HTTP; true: TLS with the API's server certificate
+ * selfRegistration:              # which nodes may register themselves (none by default)
+ *   - nodes: ["w-*"]             # node certificate names (CN): exact, or globs
+ *     pool: workers              # the pool they may join
+ *     role: worker               # default worker
+ *     cluster: lab               # default: none — a registration must name exactly this
+ *     labels: {zone: [a, b]}     # label keys they may set, with the values allowed (globs)
  * kubernetes:                    # the fleet is a Kubernetes cluster (docs/adr/0006 §9)
  *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity
  *   namespace: molt-system       # where the status mirror, its Events and the Lease live
@@ -52,6 +58,21 @@ const duration = z.string().transform((v, ctx) => {
   }
   return ms;
 });
+
+/**
+ * One `selfRegistration` rule: nodes whose certificate name matches one of `nodes` may register
+ * themselves (`POST /v1/machines` with their node certificate) into `pool`, with this `role` and
+ * `cluster` exactly, and only with the label keys listed, each value matching one of its globs.
+ * Operators and admins register any machine; nodes no rule names may not register at all.
+ */
+export const SelfRegistrationRule = z.strictObject({
+  nodes: z.array(z.string().min(1)).min(1, 'name at least one node (or a glob like w-*)'),
+  pool: z.string().min(1),
+  role: z.enum(['control-plane', 'worker']).default('worker'),
+  cluster: z.string().min(1).optional(),
+  labels: z.record(z.string(), z.array(z.string().min(1)).min(1)).default({}),
+});
+export type SelfRegistrationRule = z.output<typeof SelfRegistrationRule>;
 
 const listenAddress = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
@@ -130,6 +151,8 @@ export const OperatorConfig = z
         tls: z.boolean().default(false),
       })
       .optional(),
+    /** Which nodes may register themselves, into what; none by default. */
+    selfRegistration: z.array(SelfRegistrationRule).default([]),
     kubernetes: z
       .strictObject({
         kubeconfig: z.string().min(1),

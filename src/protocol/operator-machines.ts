@@ -82,7 +82,9 @@ export type DashboardMachineView = z.infer<typeof DashboardMachineView>;
 /**
  * `POST /v1/machines`: register a machine (issue 4 inventory). An operator or admin may register
  * any machine; a machine may register itself with its own node certificate (the certificate's
- * name must be the id). Registering again updates it. The pool must be one the operator knows.
+ * name must be the id), only as the operator config's `selfRegistration` rules allow (pool, role,
+ * cluster, labels) and only at an endpoint whose agent presents that certificate (else
+ * MOLT_AGENT_IDENTITY). Registering again updates it. The pool must be one the operator knows.
  */
 export const RegisterMachineBody = z.strictObject({
   id: z

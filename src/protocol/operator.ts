@@ -218,12 +218,16 @@ export const PlanView = z.object({
 });
 export type PlanView = z.infer<typeof PlanView>;
 
-/** What each role may do on the operator: reads are open to the whole fleet. */
-export type OperatorPermission = 'read' | 'write' | 'force';
+/**
+ * What each role may do on the operator: reads are open to the whole fleet. `register-self` lets
+ * a node register only itself, and only as the operator config's `selfRegistration` rules allow
+ * (the route checks both, and that the agent at the endpoint presents the node's certificate).
+ */
+export type OperatorPermission = 'read' | 'register-self' | 'write' | 'force';
 export const OperatorRolePermissions: Readonly<
   Record<'node' | 'operator' | 'admin', readonly OperatorPermission[]>
 > = {
-  node: ['read'],
+  node: ['read', 'register-self'],
   operator: ['read', 'write'],
   admin: ['read', 'write', 'force'],
 };

@@ -235,6 +235,15 @@ describe('machines', () => {
       (await store.history()).at(-1)?.message ?? '',
       /w-9 registered by operator-1 in pool workers/,
     );
+    // Nodes register themselves only as the config's rules allow, at an agent presenting their
+    // certificate (self-registration.test.ts); here a rule and a probe that always passes.
+    const probed: string[] = [];
+    app = await build({
+      selfRegistration: {
+        rules: [{ nodes: ['w-*'], pool: 'workers', role: 'worker', labels: { zone: ['*'] } }],
+        probe: (m) => Promise.resolve(probed.push(m.id)),
+      },
+    });
     const self = await app.inject({
       method: 'POST',
       url: '/v1/machines',
@@ -242,6 +251,7 @@ describe('machines', () => {
       payload: JSON.stringify({ ...w9, id: 'w-10' }),
     });
     assert.equal(self.statusCode, 200, self.body);
+    assert.deepEqual(probed, ['w-10'], 'its agent was checked');
     const other = await app.inject({
       method: 'POST',
       url: '/v1/machines',

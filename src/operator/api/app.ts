@@ -34,16 +34,15 @@ export interface OperatorAppOptions {
 const isFleetLock = (url: string): boolean =>
   url === OperatorRoutes.fleetLock || url.startsWith(`${OperatorRoutes.fleetLock}/`);
 
-/** Registration is the other exception: a machine may register itself (the route checks it is itself). */
+/** A node's registration needs `register-self` (the route checks it is itself, as its rules allow). */
 const isRegistration = (request: FastifyRequest): boolean =>
   request.method === 'POST' && request.url === OperatorRoutes.machines;
 
 function authorise(request: FastifyRequest, identity: Identity): void {
   if (request.method === 'GET' || request.method === 'HEAD' || isFleetLock(request.url)) return;
-  if (isRegistration(request)) return;
   requirePermission(
     identity,
-    'write',
+    isRegistration(request) && identity.role === 'node' ? 'register-self' : 'write',
     `call ${request.method} ${request.url}`,
     OperatorRolePermissions,
   );

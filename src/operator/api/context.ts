@@ -8,6 +8,7 @@ import type { FleetLockGroup } from './fleetlock-groups.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
+import type { SelfRegistration } from './self-registration.ts';
 
 export interface OperatorApiDeps {
   readonly store: OperatorStore;
@@ -23,6 +24,8 @@ export interface OperatorApiDeps {
     /** Told about holders whose slots expired and were freed. */
     readonly onRecovered?: (group: string, ids: readonly string[]) => void;
   };
+  /** Which nodes may register themselves, and the check of their agent; none: no node may. */
+  readonly selfRegistration?: SelfRegistration;
   /** Epoch ms. */
   readonly now: () => number;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */

@@ -2,7 +2,8 @@
 /**
  * The operator API's error answers (STYLE §4.5): its code → HTTP status table on the shared
  * answerer (`platform/https/errors.ts`). The table lists the codes the rollout actions, the machine
- * holds and the etcd store raise; anything unlisted is a server-side failure (500).
+ * holds, registration (its check of the agent) and the etcd store raise; anything unlisted is a
+ * server-side failure (500).
  */
 import { ErrorCode } from '../../core/errors.ts';
 import { errorAnswers } from '../../platform/https/errors.ts';
@@ -16,6 +17,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.UnknownPool]: 400,
   [ErrorCode.RolloutState]: 409,
   [ErrorCode.AlreadyStarted]: 409,
+  [ErrorCode.AgentIdentity]: 403,
+  [ErrorCode.AgentUnreachable]: 502,
   [ErrorCode.EtcdUnhealthy]: 503,
   [ErrorCode.TimedOut]: 504,
 };

@@ -22,6 +22,7 @@ import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { iso } from '../../core/time.ts';
+import { checkSelfRegistration, probeSelf } from './self-registration.ts';
 import { machineView } from './views.ts';
 
 function machineId(request: { params: unknown }): string {
@@ -62,22 +63,17 @@ function holdUntil(body: HoldRequestBody, now: number): number {
 }
 
 /**
- * `POST /v1/machines`: a machine registers itself (node certificate named after it), or an
- * operator or admin registers it. The fleet file's machines are not overwritten through the API.
+ * `POST /v1/machines`: an operator or admin registers any machine; a node registers only itself,
+ * as the `selfRegistration` rules allow, at an endpoint whose agent presents its certificate
+ * (`self-registration.ts`). The fleet file's machines are not overwritten through the API.
  */
 async function register(
   deps: OperatorApiDeps,
   who: Identity,
   body: RegisterMachineBody,
 ): Promise<MachineView> {
-  if (who.role === 'node' && who.name !== body.id)
-    throw new MoltError(
-      ErrorCode.Forbidden,
-      `${who.name} may register only itself, not ${body.id}`,
-      {
-        hint: 'a machine registers with its own node certificate; an operator may register any machine',
-      },
-    );
+  const self = who.role === 'node' ? deps.selfRegistration : undefined;
+  if (who.role === 'node') checkSelfRegistration(self?.rules ?? [], who, body);
   if (!deps.fleet.pools.some((p) => p.name === body.pool))
     throw new MoltError(ErrorCode.UnknownPool, `the operator has no pool ${body.pool}`, {
       hint: `pools: ${deps.fleet.pools.map((p) => p.name).join(', ')}`,
@@ -87,17 +83,18 @@ async function register(
     throw new MoltError(ErrorCode.RolloutState, `machine ${body.id} is defined in the fleet file`, {
       hint: 'change it in the fleet file; the API registers machines the file does not list',
     });
+  const record: MachineRecord = {
+    id: body.id,
+    endpoint: body.endpoint,
+    role: body.role,
+    pool: body.pool,
+    ...(body.cluster !== undefined && { cluster: body.cluster }),
+    labels: body.labels,
+    registered: true,
+  };
+  if (self !== undefined) await probeSelf(self, record);
   await recordTransition(deps, {
-    write: (store) =>
-      store.putMachine({
-        id: body.id,
-        endpoint: body.endpoint,
-        role: body.role,
-        pool: body.pool,
-        ...(body.cluster !== undefined && { cluster: body.cluster }),
-        labels: body.labels,
-        registered: true,
-      }),
+    write: (store) => store.putMachine(record),
     record: {
       event: {
         kind: 'decision',

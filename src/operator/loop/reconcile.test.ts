@@ -130,6 +130,44 @@ describe('reconcile', () => {
     assert.equal(r.machines['w-1']?.phase, 'InFlight', 'its progress is not guessed');
   });
 
+  it('never starts a machine whose endpoint leads to another machine, and says so once', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    const impostor = new MoltError(
+      ErrorCode.AgentIdentity,
+      'the agent at https://127.0.0.1:1 presents the certificate of m1, not the certificate of w-1',
+    );
+    g.status = () => Promise.reject(impostor);
+    await reconcile(d, state);
+    await reconcile(d, state);
+    assert.deepEqual(g.asked, [], 'nothing asked of the agent');
+    assert.equal((await only(store)).machines['w-1'], undefined, 'never started');
+    const warnings = (await store.history()).filter((h) => h.kind === 'warning');
+    assert.deepEqual(
+      warnings.map((h) => [h.machine, h.message]),
+      [['w-1', `w-1: MOLT_AGENT_IDENTITY: ${impostor.message}`]],
+      'one warning, not one per pass',
+    );
+    g.status = () => Promise.resolve(idle(d10));
+    await reconcile(d, state);
+    assert.equal(state.impostors.size, 0, 'forgotten once it answers as itself');
+  });
+
+  it('pauses a rollout when an in-flight machine’s endpoint leads to another machine', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    await reconcile(d, state);
+    g.status = () =>
+      Promise.reject(new MoltError(ErrorCode.AgentIdentity, 'presents the certificate of m1'));
+    await reconcile(d, state);
+    const r = await only(store);
+    assert.equal(r.state, 'Paused');
+    assert.equal(r.machines['w-1']?.phase, 'InFlight', 'its progress is not guessed');
+    assert.ok(
+      (await store.history()).some((h) =>
+        /w-1 cannot be watched: MOLT_AGENT_IDENTITY/.test(h.message),
+      ),
+    );
+  });
+
   it('pauses, and puts the machine back, when the cluster stopped its drain (API server away)', async () => {
     const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
     await reconcile(d, state);

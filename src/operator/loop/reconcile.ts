@@ -18,6 +18,7 @@ import { setProgress } from './machine-progress.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rolloutsToCreate, withdrawnRollouts } from '../decide/discovery.ts';
 import { observeAll } from './observe.ts';
+import { isIdentityRefusal, warnImpostors } from './impostors.ts';
 import type { Observation } from '../decide/observation.ts';
 import { fleetSnapshot } from '../decide/snapshot.ts';
 import {
@@ -37,10 +38,16 @@ export interface PassState {
   lastDiscovery: number | undefined;
   /** When this operator first saw each release digest (for pools' minimum release age). */
   readonly firstSeen: Map<string, number>;
+  /** Machines already warned about for presenting another machine's certificate (`impostors.ts`). */
+  readonly impostors: Set<string>;
 }
 
 /** A fresh pass state (a new operator, or a new term as leader). */
-export const newPassState = (): PassState => ({ lastDiscovery: undefined, firstSeen: new Map() });
+export const newPassState = (): PassState => ({
+  lastDiscovery: undefined,
+  firstSeen: new Map(),
+  impostors: new Set(),
+});
 
 /** What one pass saw: every agent's answer and every health gate's result. */
 interface PassSeen {
@@ -125,6 +132,9 @@ async function settleOne(
       r.id,
       `the agent of ${machine.id} answers garbage (${observation.error})`,
     );
+  // Nor is an endpoint that leads to another machine: its progress cannot be known from there.
+  if (isIdentityRefusal(observation))
+    await pauseRollout(d, r.id, `${machine.id} cannot be watched: ${observation?.error ?? ''}`);
   await carryOut(d, r, machine, step);
 }
 
@@ -260,6 +270,7 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     agents: await observeAll(d.agents, first.machines, { now: d.now }),
     gates: await checkGates(d),
   };
+  await warnImpostors(d, seen.agents, state.impostors);
   await settleInFlight(d, first, seen);
   try {
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.

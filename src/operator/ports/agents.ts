@@ -4,7 +4,9 @@
  * certificate. One gateway for the fleet; it keeps a client per endpoint. The adapter
  * (`adapters/agent-gateway`) wraps protocol's typed `AgentClient`; tests also run it against real
  * lab agents. Errors are `MoltError`s: `MOLT_AGENT_UNREACHABLE` (retryable: rebooting or down),
- * `MOLT_AGENT_BUSY` (details name the running operation), `MOLT_AGENT_PROTOCOL` (garbage).
+ * `MOLT_AGENT_BUSY` (details name the running operation), `MOLT_AGENT_PROTOCOL` (garbage),
+ * `MOLT_AGENT_IDENTITY` (the agent at the machine's endpoint presents another machine's
+ * certificate: nothing was sent to it).
  */
 import type { DrainOverride } from '../../core/drain/pods.ts';
 import type { AgentStatus, OperationAccepted } from '../../protocol/agent.ts';

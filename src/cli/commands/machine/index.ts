@@ -39,7 +39,9 @@ export function machineCommand(ctx: CommandContext): Command {
   );
   machine.addCommand(
     withOperatorFlags(new Command('register'))
-      .description('add a machine to the operator’s inventory (a machine may register itself)')
+      .description(
+        'add a machine to the operator’s inventory (a node may register itself, as the operator’s selfRegistration rules allow)',
+      )
       .argument('<id>', 'the machine (its node certificate’s name when it registers itself)')
       .option('--agent <url>', 'its agent’s API: https://host:port')
       .option('--pool <name>', 'the pool it joins')

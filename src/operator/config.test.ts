@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loading `molt operator --config` from files: a selfRegistration rule must name a pool of the
+// fleet file (a typo would otherwise refuse every node at run time with no clue why).
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { loadOperatorConfig } from './config.ts';
+
+describe('loading the operator config', () => {
+  let dir: string;
+  const config = async (selfRegistration: unknown[]): Promise<string> => {
+    const path = join(dir, 'operator.yaml');
+    await writeFile(
+      path,
+      stringify({
+        registry: 'r',
+        repository: 'r',
+        fleet: 'fleet.yaml',
+        pki: { ca: 'ca.pem', cert: 'ca.pem', key: 'ca.pem' },
+        store: 'memory',
+        selfRegistration,
+      }),
+    );
+    return path;
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'molt-operator-config-'));
+    await writeFile(join(dir, 'ca.pem'), 'not read as PEM here');
+    await writeFile(
+      join(dir, 'fleet.yaml'),
+      stringify({ pools: [{ name: 'workers' }], machines: [] }),
+    );
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('reads selfRegistration rules into pools the fleet file defines', async () => {
+    const c = await loadOperatorConfig(await config([{ nodes: ['w-*'], pool: 'workers' }]));
+    assert.deepEqual(
+      c.config.selfRegistration.map((r) => [r.nodes, r.pool, r.role]),
+      [[['w-*'], 'workers', 'worker']],
+    );
+  });
+
+  it('refuses a rule naming a pool the fleet file does not define', async () => {
+    await assert.rejects(loadOperatorConfig(await config([{ nodes: ['w-*'], pool: 'wrokers' }])), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /selfRegistration\.0\.pool: the fleet file has no pool wrokers/,
+    });
+  });
+});
