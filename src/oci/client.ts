@@ -200,7 +200,7 @@ export class OciRegistryClient implements RegistryClient {
   ): Promise<number> {
     const req = { ...blobRequest(repository, digest), ...(signal !== undefined && { signal }) };
     const body = await this.t.exchange(req, (res) => Promise.resolve(res.body));
-    return pumpVerified(body, digest, { registry: this.t.registry, what: req.what }, sink, signal);
+    return pumpVerified(body, digest, { registry: this.t.registry, what: req.what, signal }, sink);
   }
 
   async listReferrers(

@@ -232,17 +232,19 @@ function context(x: Exchange, i: ContextInput): RouteContext {
   };
 }
 
+/** Whether the reply carries a `Content-Length` (not for streams meant to run long or forever). */
+function declaresLength(fault: Fault | undefined): boolean {
+  if (fault?.kind === 'oversize') return fault.declareLength !== false;
+  return fault?.kind !== 'stall' && fault?.kind !== 'endless';
+}
+
 function write(res: ServerResponse, reply: Reply, head: boolean, fault: Fault | undefined): void {
   const headers: Record<string, string> = {
     'docker-distribution-api-version': 'registry/2.0',
     ...reply.headers,
   };
   const body = reply.body ?? new Uint8Array(0);
-  const declare =
-    !(fault?.kind === 'oversize' && fault.declareLength === false) &&
-    fault?.kind !== 'stall' &&
-    fault?.kind !== 'endless';
-  if (declare) headers['content-length'] = String(body.byteLength);
+  if (declaresLength(fault)) headers['content-length'] = String(body.byteLength);
   res.writeHead(reply.status, headers);
   if (head) {
     res.end();

@@ -120,7 +120,7 @@ describe('image pull from a hostile registry', () => {
     });
     const started = performance.now();
     await assert.rejects(
-      source.pull(image, 'B', signal === undefined ? {} : { signal }),
+      signal === undefined ? source.pull(image, 'B') : source.pull(image, 'B', { signal }),
       (e: unknown) => {
         assert.ok(isMoltError(e), `expected a MoltError, got ${String(e)}`);
         assert.equal(e.code, code, e.message);

@@ -93,24 +93,36 @@ class Unpacker {
   /** Hand tar bytes to the parser, holding them to the budget; returns the layer's failure, if any. */
   feed(parser: Parser, chunk: Buffer): Error | undefined {
     if (this.failure !== undefined) return this.failure;
+    const refusal = this.refusal(chunk);
+    if (refusal !== undefined) {
+      this.fail(refusal);
+      return refusal;
+    }
+    if (!this.archiveEnded) parser.write(chunk);
+    return this.status();
+  }
+
+  /** The failure so far (parser events may have set it). */
+  status(): Error | undefined {
+    return this.failure;
+  }
+
+  private refusal(chunk: Buffer): Error | undefined {
     // tar's Parser inflates a gzip (or zstd) stream it finds by itself, synchronously: refuse it.
     if (this.inflated === 0 && chunk[0] === 0x1f && chunk[1] === 0x8b)
-      this.fail(
-        new MoltError(
-          ErrorCode.ImageInvalid,
-          `tar layer ${this.input.layerDigest} holds gzip data its media type does not declare`,
-          { hint: 'a gzip tar layer has media type application/vnd.oci.image.layer.v1.tar+gzip' },
-        ),
+      return new MoltError(
+        ErrorCode.ImageInvalid,
+        `tar layer ${this.input.layerDigest} holds gzip data its media type does not declare`,
+        { hint: 'a gzip tar layer has media type application/vnd.oci.image.layer.v1.tar+gzip' },
       );
     this.inflated += chunk.byteLength;
     try {
       checkTotal(this.inflated, this.input.budget, `the bytes its tar layers unpack to`);
     } catch (e) {
-      this.fail(e);
+      return e instanceof Error ? e : new Error(String(e));
     }
-    if (this.failure === undefined && this.archiveEnded) this.trail(chunk.byteLength);
-    else if (this.failure === undefined) parser.write(chunk);
-    return this.failure;
+    if (this.archiveEnded) this.trailing += chunk.byteLength;
+    return this.trailing > maxTrailingBytes ? this.trailingData() : undefined;
   }
 
   /**
@@ -119,16 +131,12 @@ class Unpacker {
    * a small valid archive filled memory. Writers pad an archive to a record (10 KiB for GNU tar);
    * more than {@link maxTrailingBytes} is refused.
    */
-  private trail(bytes: number): void {
-    this.trailing += bytes;
-    if (this.trailing > maxTrailingBytes)
-      this.fail(
-        new MoltError(
-          ErrorCode.ImageInvalid,
-          `tar layer ${this.input.layerDigest} goes on for more than ${maxTrailingBytes} bytes after the end of its archive`,
-          { hint: 'a tar layer ends with its end-of-archive marker and a record of padding' },
-        ),
-      );
+  private trailingData(): MoltError {
+    return new MoltError(
+      ErrorCode.ImageInvalid,
+      `tar layer ${this.input.layerDigest} goes on for more than ${maxTrailingBytes} bytes after the end of its archive`,
+      { hint: 'a tar layer ends with its end-of-archive marker and a record of padding' },
+    );
   }
 
   fail(e: unknown): void {
@@ -196,7 +204,7 @@ export async function unpackTarLayer(
   }
 }
 
-function feed(u: Unpacker, parser: Parser, chunk: Buffer): undefined {
+function feed(u: Unpacker, parser: Parser, chunk: Buffer): Promise<void> | undefined {
   const failure = u.feed(parser, chunk);
   if (failure !== undefined) throw failure;
   return undefined;
