@@ -36,6 +36,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
     const { runP8 } = await import('./p8.ts');
     await runP8();
   },
+  P9: async () => {
+    const { runP9 } = await import('./p9.ts');
+    await runP9();
+  },
 };
 
 const wanted = process.argv.slice(2).map((a) => a.toUpperCase());

@@ -42,5 +42,6 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
       }
       return runner.submit({ kind: request.kind, force: body.force });
     },
+    cancel: (identity) => Promise.resolve(runner.cancel(`${identity.role} ${identity.name}`)),
   };
 }

@@ -84,6 +84,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     faults: lab ? createLabFaults(root) : noFaults,
     controlPlane: config.role === 'control-plane',
     healthDeadlineMs: config.healthDeadlineSeconds * 1000,
+    pullTimeoutMs: config.pullTimeoutSeconds * 1000,
     newOperationId,
     onFatal: (error) => {
       io.err(

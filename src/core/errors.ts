@@ -101,6 +101,12 @@ export const ErrorCode = {
   OperationNotFound: 'MOLT_OPERATION_NOT_FOUND',
   /** The machine rebooted (power cut, crash) in the middle of an operation, before its new slot was committed. */
   Interrupted: 'MOLT_INTERRUPTED',
+  /** The operation was cancelled on request (`molt node cancel`) before it changed the machine. */
+  Cancelled: 'MOLT_CANCELLED',
+  /** A cancel the agent refuses: no operation runs, or it is past the point of no return. */
+  NotCancellable: 'MOLT_NOT_CANCELLABLE',
+  /** The image pull did not finish within the machine's pull deadline (`pullTimeoutSeconds`). */
+  PullDeadline: 'MOLT_PULL_DEADLINE',
   /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */
   AgentProtocol: 'MOLT_AGENT_PROTOCOL',
   /**

@@ -87,14 +87,16 @@ export interface BlobSink {
  * Deliver `body` to `sink` while hashing it, without a promise per chunk; resolve with the byte
  * count once the bytes hash to `digest`, else reject with MOLT_DIGEST_MISMATCH — after the sink
  * has seen every byte, so the sink must not trust them before this settles. Transport failures
- * mid-stream become MOLT_REGISTRY_UNREACHABLE or MOLT_REGISTRY_TIMEOUT.
+ * mid-stream become MOLT_REGISTRY_UNREACHABLE or MOLT_REGISTRY_TIMEOUT. An aborted `subject.signal`
+ * destroys the body and rejects with the signal's reason, even while the registry sends nothing.
  */
 export function pumpVerified(
   body: Body,
   digest: string,
-  subject: RequestSubject,
+  subject: RequestSubject & { readonly signal?: AbortSignal | undefined },
   sink: BlobSink,
 ): Promise<number> {
+  const signal = subject.signal;
   const hash = hasherFor(digest);
   const algorithm = digest.slice(0, digest.indexOf(':'));
   let total = 0;
@@ -107,6 +109,15 @@ export function pumpVerified(
     const resume = (): void => {
       if (failure === undefined) body.resume();
     };
+    const aborted = (): void => {
+      fail(signal?.reason);
+    };
+    if (signal?.aborted === true) aborted();
+    signal?.addEventListener('abort', aborted, { once: true });
+    const settled = (): void => {
+      signal?.removeEventListener('abort', aborted);
+    };
+    body.once('close', settled);
     body.on('data', (chunk: Buffer) => {
       if (failure !== undefined) return;
       hash.update(chunk);

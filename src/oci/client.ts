@@ -189,12 +189,18 @@ export class OciRegistryClient implements RegistryClient {
    * per chunk (the agent's slot writes, benchmark P5). Resolves with the byte count once the bytes
    * hash to `digest`; otherwise rejects with MOLT_DIGEST_MISMATCH after the sink saw every byte,
    * so the sink's output must not be trusted before this settles. Retries happen only before the
-   * first byte reaches the sink.
+   * first byte reaches the sink. `signal` stops the request or the transfer at once and rejects
+   * with its reason.
    */
-  async streamBlobTo(repository: string, digest: string, sink: BlobSink): Promise<number> {
-    const req = blobRequest(repository, digest);
+  async streamBlobTo(
+    repository: string,
+    digest: string,
+    sink: BlobSink,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const req = { ...blobRequest(repository, digest), ...(signal !== undefined && { signal }) };
     const body = await this.t.exchange(req, (res) => Promise.resolve(res.body));
-    return pumpVerified(body, digest, { registry: this.t.registry, what: req.what }, sink);
+    return pumpVerified(body, digest, { registry: this.t.registry, what: req.what, signal }, sink);
   }
 
   async listReferrers(

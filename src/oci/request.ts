@@ -22,6 +22,8 @@ export interface HttpRequest {
   readonly what: string;
   /** Non-2xx statuses handed to the consumer instead of raised (HEAD 404 → "absent"). */
   readonly accept?: readonly number[];
+  /** Aborts the request (and no retry follows): a cancelled or timed-out image pull. */
+  readonly signal?: AbortSignal;
 }
 
 /** A response as the request consumers see it: status, header lookup, and the body as a Node stream. */

@@ -87,8 +87,10 @@ export class Transport {
   async exchange<T>(req: HttpRequest, consume: (res: RegistryResponse) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
+        req.signal?.throwIfAborted();
         return await this.attempt(req, consume);
       } catch (e) {
+        if (req.signal?.aborted === true) throw req.signal.reason;
         if (!(e instanceof RegistryError) || !e.retryable) throw e;
         const delay = attempt > this.o.retries ? undefined : this.delayFor(e, attempt);
         if (delay === undefined) throw afterAttempts(e, attempt);
@@ -123,6 +125,10 @@ export class Transport {
       state.timedOut = true;
       controller.abort();
     }, this.o.timeoutMs);
+    const cancel = (): void => {
+      controller.abort();
+    };
+    req.signal?.addEventListener('abort', cancel, { once: true });
     let res: RegistryResponse | undefined;
     try {
       res = await this.authorized(req, controller.signal);
@@ -136,6 +142,7 @@ export class Transport {
       throw errorForTransport(subject, e, state.timedOut ? this.o.timeoutMs : undefined);
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', cancel);
       release();
     }
   }

@@ -54,6 +54,8 @@ export interface AgentClient {
   upgrade(body: z.input<typeof UpgradeRequestBody>): Promise<OperationAccepted>;
   rollback(body?: z.input<typeof RollbackRequestBody>): Promise<OperationAccepted>;
   reboot(body?: z.input<typeof RebootRequestBody>): Promise<OperationAccepted>;
+  /** Cancel the running pull; names the operation, which then ends Failed `MOLT_CANCELLED`. */
+  cancel(): Promise<OperationAccepted>;
   operations(): Promise<OperationSummaryView[]>;
   /** Events of one operation as they are journalled; ends at the stream's end (or the `result`). */
   events(options?: EventsOptions): AsyncIterable<AgentEvent>;
@@ -77,6 +79,7 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
     upgrade: (body) => t.json(OperationAccepted, AgentRoutes.upgrade, postJson(body)),
     rollback: (body = {}) => t.json(OperationAccepted, AgentRoutes.rollback, postJson(body)),
     reboot: (body = {}) => t.json(OperationAccepted, AgentRoutes.reboot, postJson(body)),
+    cancel: () => t.json(OperationAccepted, AgentRoutes.cancel, postJson({})),
     operations: () => t.json(OperationSummaryView.array(), AgentRoutes.operations, getJson),
     events: (o = {}) =>
       t.stream(AgentEvent, {

@@ -11,6 +11,8 @@ export const AgentRoutes = {
   upgrade: '/v1/upgrade',
   rollback: '/v1/rollback',
   reboot: '/v1/reboot',
+  /** Cancel the running pull (operator, admin): 202 {operationId}, or 409 MOLT_NOT_CANCELLABLE. */
+  cancel: '/v1/cancel',
   operations: '/v1/operations',
   events: '/v1/events',
   logs: '/v1/logs',
@@ -40,7 +42,11 @@ export type RollbackRequestBody = z.infer<typeof RollbackRequestBody>;
 export const RebootRequestBody = z.object({ force: z.boolean().default(false) }).strict();
 export type RebootRequestBody = z.infer<typeof RebootRequestBody>;
 
-/** 202 answer to upgrade / rollback / reboot. */
+/** `POST /v1/cancel` takes no fields. */
+export const CancelRequestBody = z.object({}).strict();
+export type CancelRequestBody = z.infer<typeof CancelRequestBody>;
+
+/** 202 answer to upgrade / rollback / reboot (and cancel: the operation being cancelled). */
 export const OperationAccepted = z.object({ operationId: z.string() });
 export type OperationAccepted = z.infer<typeof OperationAccepted>;
 

@@ -82,6 +82,11 @@ export const MachineConfig = z
       .strict()
       .default({ host: '127.0.0.1', port: 0 }),
     healthDeadlineSeconds: z.number().int().positive().default(300),
+    /**
+     * Deadline of one image pull, whatever the registry does (a stream that never ends, a stall
+     * just under the idle timeout); past it the pull fails with MOLT_PULL_DEADLINE.
+     */
+    pullTimeoutSeconds: z.number().int().positive().default(1800),
     /** How long the cluster upgrade lease survives a reboot without its holder. */
     rebootLeaseSeconds: z.number().int().positive().default(600),
     leaseTtlSeconds: z.number().int().positive().default(30),

@@ -24,6 +24,11 @@ export type Fault =
   | { readonly kind: 'corrupt-body' }
   /** Serve `bytes` bytes of JSON-ish padding; `declareLength: false` sends it chunked with no Content-Length. */
   | { readonly kind: 'oversize'; readonly bytes: number; readonly declareLength?: boolean }
+  /**
+   * Send headers (no `Content-Length`) and then zeros without end, as fast as the client reads,
+   * until it hangs up; `sent.bytes` counts what was written (a hostile registry).
+   */
+  | { readonly kind: 'endless'; readonly sent: { bytes: number } }
   /** Serve a body that is not JSON (with a matching `Docker-Content-Digest`). */
   | { readonly kind: 'garbage' }
   /** Replace the `Content-Type`. */

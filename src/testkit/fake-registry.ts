@@ -232,18 +232,26 @@ function context(x: Exchange, i: ContextInput): RouteContext {
   };
 }
 
+/** Whether the reply carries a `Content-Length` (not for streams meant to run long or forever). */
+function declaresLength(fault: Fault | undefined): boolean {
+  if (fault?.kind === 'oversize') return fault.declareLength !== false;
+  return fault?.kind !== 'stall' && fault?.kind !== 'endless';
+}
+
 function write(res: ServerResponse, reply: Reply, head: boolean, fault: Fault | undefined): void {
   const headers: Record<string, string> = {
     'docker-distribution-api-version': 'registry/2.0',
     ...reply.headers,
   };
   const body = reply.body ?? new Uint8Array(0);
-  const declare =
-    !(fault?.kind === 'oversize' && fault.declareLength === false) && fault?.kind !== 'stall';
-  if (declare) headers['content-length'] = String(body.byteLength);
+  if (declaresLength(fault)) headers['content-length'] = String(body.byteLength);
   res.writeHead(reply.status, headers);
   if (head) {
     res.end();
+    return;
+  }
+  if (fault?.kind === 'endless') {
+    writeEndless(res, fault.sent);
     return;
   }
   if (fault?.kind === 'stall') {
@@ -252,4 +260,20 @@ function write(res: ServerResponse, reply: Reply, head: boolean, fault: Fault | 
     return;
   }
   res.end(body);
+}
+
+/** Zeros until the client hangs up, honouring backpressure. */
+function writeEndless(res: ServerResponse, sent: { bytes: number }): void {
+  const chunk = Buffer.alloc(64 * 1024);
+  const pump = (): void => {
+    while (!res.destroyed) {
+      sent.bytes += chunk.byteLength;
+      if (!res.write(chunk)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+  };
+  res.on('error', () => undefined);
+  pump();
 }

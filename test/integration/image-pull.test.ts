@@ -61,9 +61,9 @@ describe('image pull from docker-registry 2.8', () => {
       try {
         const progress: number[] = [];
         const source = createOciImageSource({ root: dir.path, registry: { insecure: true } });
-        const staged = await source.pull(`${registry.host}/${repo}:${tag}`, 'B', (p) =>
-          progress.push(p.bytes / p.total),
-        );
+        const staged = await source.pull(`${registry.host}/${repo}:${tag}`, 'B', {
+          onProgress: (p) => progress.push(p.bytes / p.total),
+        });
         assert.deepEqual(staged, {
           imageRef: `${registry.host}/${repo}:${tag}`,
           imageDigest: pushed.digest,

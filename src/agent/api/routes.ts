@@ -12,6 +12,7 @@ import { parseInput } from '../../platform/https/input.ts';
 import { serveSse } from '../../platform/https/sse.ts';
 import {
   AgentRoutes,
+  CancelRequestBody,
   RebootRequestBody,
   RolePermissions,
   RollbackRequestBody,
@@ -81,6 +82,11 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       return reply.code(202).send(await deps.service.submit(submit));
     });
   }
+  // POST: the onRequest hook above lets operator and admin certificates through, never node.
+  app.post(AgentRoutes.cancel, async (request, reply) => {
+    parseInput(CancelRequestBody, request.body ?? {}, 'cancel request');
+    return reply.code(202).send(await deps.service.cancel(who(request)));
+  });
   app.get(AgentRoutes.events, async (request, reply) => {
     const query = parseInput(EventsQuery, request.query, 'events query');
     const cursor = parseLastEventId(request.headers['last-event-id']);

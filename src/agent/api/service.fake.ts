@@ -14,6 +14,8 @@ export interface FakeAgentService extends AgentService {
   running: OperationView | undefined;
   /** Thrown by the next submit() (then cleared). */
   failNext: Error | undefined;
+  /** Names of the identities that cancelled. */
+  readonly cancelled: string[];
 }
 
 /** A status as a worker booted on slot A with B empty would report it. */
@@ -45,6 +47,7 @@ export function createFakeAgentService(status: AgentStatus = sampleStatus()): Fa
   let n = 0;
   const fake: FakeAgentService = {
     submitted: [],
+    cancelled: [],
     running: undefined,
     failNext: undefined,
     status: () =>
@@ -53,6 +56,18 @@ export function createFakeAgentService(status: AgentStatus = sampleStatus()): Fa
         operation: fake.running ?? null,
         phase: fake.running?.phase ?? 'Idle',
       }),
+    cancel(identity) {
+      const running = fake.running;
+      if (running?.phase !== 'Pulling')
+        return Promise.reject(
+          new MoltError(ErrorCode.NotCancellable, 'only a pull can be cancelled', {
+            ...(running !== undefined && { details: { operationId: running.id } }),
+          }),
+        );
+      fake.cancelled.push(identity.name);
+      fake.running = undefined;
+      return Promise.resolve({ operationId: running.id });
+    },
     submit(request) {
       const failure = fake.failNext;
       fake.failNext = undefined;

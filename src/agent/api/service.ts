@@ -31,4 +31,10 @@ export interface AgentService {
    *   / `MOLT_INVALID_REFERENCE` (unusable image reference) — each mapped to its HTTP status.
    */
   submit(request: ApiOperationRequest): Promise<OperationAccepted>;
+  /**
+   * Cancel the running pull on behalf of `identity`; resolves once the cancel is signalled (the
+   * operation's result follows in the journal: Failed `MOLT_CANCELLED`).
+   * @throws MoltError `MOLT_NOT_CANCELLABLE` when nothing runs or the operation is past its pull.
+   */
+  cancel(identity: Identity): Promise<OperationAccepted>;
 }

@@ -17,7 +17,15 @@ export interface EventLog {
   progress(state: UpgradeState, progress: PullProgress): void;
 }
 
-const ProgressEveryMs = 1000;
+/** At most one progress event per this long, whatever the stream does (issue 14). */
+export const ProgressEveryMs = 1000;
+/**
+ * At most this many progress events per operation: with one a second that is ten minutes of
+ * pulling; later progress goes to the journal only once a minute (a journal line per chunk once
+ * cost 1 MB for one pull, issue 14).
+ */
+export const MaxProgressEvents = 600;
+const LateProgressEveryMs = 60_000;
 
 /** The `result` event of a finished operation. */
 function resultEvent(last: LastResult, phase: UpgradeState['phase']): Omit<NewAgentEvent, 'time'> {
@@ -49,6 +57,9 @@ function finished(before: UpgradeState, after: UpgradeState): LastResult | undef
 
 export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
   let lastProgress = 0;
+  let progressOf: string | undefined;
+  let progressCount = 0;
+  let completed = false;
   const time = (): string => new Date(clock.now()).toISOString();
   const log: EventLog = {
     async emit(state, body) {
@@ -77,9 +88,21 @@ export function createEventLog(journal: JournalStore, clock: Clock): EventLog {
       await log.emit(state, { kind: 'log', status: outcome.outcome, message });
     },
     progress(state, progress) {
+      // Time alone decides: a stream past its declared total must not switch the throttle off.
       const now = clock.now();
-      if (now - lastProgress < ProgressEveryMs && progress.bytes < progress.total) return;
+      if (progressOf !== state.op?.id) {
+        progressOf = state.op?.id;
+        progressCount = 0;
+        lastProgress = Number.NEGATIVE_INFINITY;
+        completed = false;
+      }
+      const every = progressCount < MaxProgressEvents ? ProgressEveryMs : LateProgressEveryMs;
+      // The one event saying the pull got everything is never throttled away.
+      const completes = !completed && progress.bytes === progress.total;
+      completed ||= completes;
+      if (now - lastProgress < every && !completes) return;
       lastProgress = now;
+      progressCount += 1;
       void log
         .emit(state, {
           kind: 'progress',

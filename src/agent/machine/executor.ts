@@ -18,6 +18,8 @@ export interface ExecutionContext {
   readonly op: Operation | undefined;
   log(message: string): void;
   progress(progress: PullProgress): void;
+  /** Aborts a step that can stop midway (the pull): a cancel, or the pull deadline. */
+  readonly signal?: AbortSignal;
 }
 
 type Handler<T extends CommandType> = (
@@ -47,8 +49,11 @@ function opId(ctx: ExecutionContext): string {
 
 const handlers: Handlers = {
   async PullImage(c, p, ctx) {
-    const staged = await p.images.pull(c.image, c.slot, (progress) => {
-      ctx.progress(progress);
+    const staged = await p.images.pull(c.image, c.slot, {
+      onProgress: (progress) => {
+        ctx.progress(progress);
+      },
+      ...(ctx.signal !== undefined && { signal: ctx.signal }),
     });
     return done(c.type, { pulled: { digest: staged.imageDigest, version: staged.version } });
   },

@@ -19,6 +19,7 @@ import { createEventLog } from './events.ts';
 import { describeResume, guardLease } from './lease-guard.ts';
 import { execute } from './executor.ts';
 import type { FaultPoints, MachinePorts } from './ports.ts';
+import { createPullControl } from './pull-control.ts';
 import {
   busy,
   operationRequest,
@@ -42,6 +43,8 @@ export interface RunnerOptions {
   readonly onFatal: (error: unknown) => void;
   /** How often deadlines are checked between command lists. @default 1000 */
   readonly tickMs?: number;
+  /** Deadline of one PullImage (machine config `pullTimeoutSeconds`). @default 30 minutes */
+  readonly pullTimeoutMs?: number;
 }
 
 export interface Runner {
@@ -50,6 +53,11 @@ export interface Runner {
   state(): UpgradeState;
   /** Accept an operation; resolves once it is persisted. Throws MOLT_AGENT_BUSY, MOLT_NO_VALID_SLOT. */
   submit(request: SubmitRequest): Promise<{ operationId: string }>;
+  /**
+   * Cancel the running pull on behalf of `by` (a certificate name); the operation then ends
+   * Failed `MOLT_CANCELLED`, the machine untouched. Throws MOLT_NOT_CANCELLABLE past the pull.
+   */
+  cancel(by: string): { operationId: string };
   /** Resolves when no chain is queued or running. */
   settled(): Promise<void>;
   close(): void;
@@ -62,6 +70,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const lease = options.ports.lease === undefined ? undefined : guardLease(options.ports.lease);
   const ports: MachinePorts = { ...options.ports, ...(lease === undefined ? {} : { lease }) };
   const events = createEventLog(journal, ports.clock);
+  const pulls = createPullControl(ports.clock, options.pullTimeoutMs);
   let state: UpgradeState = initialState;
   let rev = 0;
   let queue: Promise<void> = Promise.resolve();
@@ -77,7 +86,21 @@ export function createRunner(options: RunnerOptions): Runner {
   }
 
   async function runOne(command: Command): Promise<CommandOutcome> {
+    const pull =
+      command.type === 'PullImage' && state.op !== undefined ? pulls.begin(state.op.id) : undefined;
+    try {
+      return await runWith(command, pull?.signal);
+    } finally {
+      pull?.end();
+    }
+  }
+
+  async function runWith(
+    command: Command,
+    signal: AbortSignal | undefined,
+  ): Promise<CommandOutcome> {
     const ctx = {
+      ...(signal !== undefined && { signal }),
       op: state.op,
       log: (message: string) =>
         void events.emit(state, { kind: 'log', status: 'info', message }).catch(() => undefined),
@@ -264,6 +287,7 @@ export function createRunner(options: RunnerOptions): Runner {
       whole.catch(refuse);
       return { operationId: await answer };
     },
+    cancel: (by) => pulls.cancel(state, by),
     settled: () => queue,
     close() {
       if (timer !== undefined) clearInterval(timer);

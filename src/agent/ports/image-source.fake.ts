@@ -5,37 +5,38 @@
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { SlotId } from '../../core/slots/slot.ts';
-import type { ImageSource, PullProgress } from './image-source.ts';
+import type { ImageSource, PullOptions } from './image-source.ts';
 import type { StagedImage } from './slot-store.ts';
 import type { FakeSlotStore, StageInput } from './slot-store.fake.ts';
 
 /** An image the fake registry serves: what a pull stages, without `imageRef` (the pull's reference). */
 export type FakeImage = Omit<StageInput, 'imageRef'>;
+/** An image whose pull never finishes by itself: it ends only when its signal aborts (a stuck registry). */
+export const HangingImage = 'hang';
 
 export interface FakeImageSource extends ImageSource {
   readonly pulls: { readonly image: string; readonly slot: SlotId }[];
   /** Add or replace an image (or the error pulling it fails with). */
-  set(image: string, value: FakeImage | MoltError): void;
+  set(image: string, value: FakeImage | MoltError | typeof HangingImage): void;
 }
 
 export function createFakeImageSource(
   store: FakeSlotStore,
-  images: Readonly<Record<string, FakeImage | MoltError>> = {},
+  images: Readonly<Record<string, FakeImage | MoltError | typeof HangingImage>> = {},
 ): FakeImageSource {
-  const known = new Map<string, FakeImage | MoltError>(Object.entries(images));
+  const known = new Map<string, FakeImage | MoltError | typeof HangingImage>(
+    Object.entries(images),
+  );
   const pulls: { image: string; slot: SlotId }[] = [];
   return {
     pulls,
     set: (image, value) => {
       known.set(image, value);
     },
-    async pull(
-      image: string,
-      slot: SlotId,
-      onProgress?: (p: PullProgress) => void,
-    ): Promise<StagedImage> {
+    async pull(image: string, slot: SlotId, options: PullOptions = {}): Promise<StagedImage> {
       pulls.push({ image, slot });
       const found = known.get(image);
+      if (found === HangingImage) return hang(options, () => store.discardStaged(slot));
       if (found === undefined || found instanceof Error) {
         await store.discardStaged(slot);
         throw (
@@ -43,9 +44,24 @@ export function createFakeImageSource(
         );
       }
       const total = Object.values(found.artifacts).reduce((sum, a) => sum + a.byteLength, 0);
-      onProgress?.({ bytes: total, total });
+      options.onProgress?.({ bytes: total, total });
       store.stage(slot, { ...found, imageRef: image });
       return { imageRef: image, imageDigest: found.imageDigest, version: found.version };
     },
   };
+}
+
+/** A pull that reports progress and waits for its signal; then it cleans up and fails with the reason. */
+async function hang(options: PullOptions, discard: () => Promise<void>): Promise<never> {
+  options.onProgress?.({ bytes: 0, total: 1 });
+  const signal = options.signal;
+  if (signal === undefined) return new Promise<never>(() => undefined);
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => {
+      resolve();
+    });
+  });
+  await discard();
+  throw signal.reason;
 }

@@ -12,10 +12,16 @@ export interface PullProgress {
   readonly total: number;
 }
 
+/** What a caller can give a pull besides the image and the slot. */
+export interface PullOptions {
+  readonly onProgress?: (progress: PullProgress) => void;
+  /**
+   * Stops the pull at once (a cancel, the pull deadline): it rejects with the signal's reason and
+   * leaves no staging area behind.
+   */
+  readonly signal?: AbortSignal;
+}
+
 export interface ImageSource {
-  pull(
-    image: string,
-    slot: SlotId,
-    onProgress?: (progress: PullProgress) => void,
-  ): Promise<StagedImage>;
+  pull(image: string, slot: SlotId, options?: PullOptions): Promise<StagedImage>;
 }

@@ -23,6 +23,8 @@ export interface FetchInput {
   readonly plan: ArtifactPlan;
   readonly maxBytes: number;
   readonly onProgress?: (p: PullProgress) => void;
+  /** Aborts the transfer in flight (cancel, pull deadline). */
+  readonly signal?: AbortSignal;
 }
 
 type Artifacts = Map<ArtifactName, StagedArtifact>;
@@ -53,10 +55,15 @@ async function fetchRaw(
     progress.add(size);
     return { size, digest };
   }
-  await writeBlobToFile((sink) => i.client.streamBlobTo(i.repository, digest, sink), path, {
-    limit: size,
-    onBytes: progress.add,
-  });
+  i.signal?.throwIfAborted();
+  await writeBlobToFile(
+    (sink) => i.client.streamBlobTo(i.repository, digest, sink, i.signal),
+    path,
+    {
+      limit: size,
+      onBytes: progress.add,
+    },
+  );
   return { size, digest };
 }
 
@@ -67,9 +74,12 @@ async function fetchTar(
   got: Artifacts,
 ): Promise<void> {
   const unpacked = [...got.values()].reduce((sum, a) => sum + a.size, 0);
+  i.signal?.throwIfAborted();
   const files = await unpackTarLayer({
-    body: await i.client.streamBlob(i.repository, l.layer.digest),
+    pump: (sink) => i.client.streamBlobTo(i.repository, l.layer.digest, sink, i.signal),
     layerDigest: l.layer.digest,
+    size: l.layer.size,
+    gzip: l.gzip,
     dirOf: (name) => join(i.root, areaDir(i.slot, areaOf(name), true)),
     taken: new Set(got.keys()),
     budget: i.maxBytes - unpacked,

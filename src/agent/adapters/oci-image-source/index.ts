@@ -13,7 +13,7 @@ export type { OciImageSourceOptions } from './options.ts';
 export function createOciImageSource(o: OciImageSourceOptions): ImageSource {
   let puller: Promise<ImageSource> | undefined;
   return {
-    async pull(image, slot, onProgress) {
+    async pull(image, slot, options) {
       puller ??= import('./pull.ts').then(
         (m) => m.createPuller(o),
         (e: unknown) => {
@@ -21,7 +21,7 @@ export function createOciImageSource(o: OciImageSourceOptions): ImageSource {
           throw e;
         },
       );
-      return (await puller).pull(image, slot, onProgress);
+      return (await puller).pull(image, slot, options);
     },
   };
 }

@@ -13,7 +13,7 @@ import type { StagedRecord } from '../../../core/slots/manifest.ts';
 import { parseImageReference } from '../../../core/slots/reference.ts';
 import type { SlotId } from '../../../core/slots/slot.ts';
 import { createRegistryClient } from '../../../oci/index.ts';
-import type { ImageSource, PullProgress } from '../../ports/image-source.ts';
+import type { ImageSource, PullOptions } from '../../ports/image-source.ts';
 import type { StagedImage } from '../../ports/slot-store.ts';
 import {
   prepareStaging,
@@ -54,11 +54,8 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
   const platform = o.platform ?? { os: 'linux', architecture: 'amd64' };
   const now = o.now ?? (() => new Date());
   return {
-    async pull(
-      image: string,
-      slot: SlotId,
-      onProgress?: (p: PullProgress) => void,
-    ): Promise<StagedImage> {
+    async pull(image: string, slot: SlotId, options: PullOptions = {}): Promise<StagedImage> {
+      const { onProgress, signal } = options;
       const ref = parseImageReference(image);
       const client = createRegistryClient({ ...o.registry, registry: ref.registry });
       try {
@@ -67,6 +64,7 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
           maxBytes,
           publicKeyPem: o.publicKeyPem,
         });
+        signal?.throwIfAborted();
         const previous = await reusable(o.root, slot, target);
         if (previous !== undefined) {
           onProgress?.({ bytes: target.plan.totalBytes, total: target.plan.totalBytes });
@@ -83,8 +81,10 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
             plan: target.plan,
             maxBytes,
             ...(onProgress && { onProgress }),
+            ...(signal && { signal }),
           });
           await syncStaging(o.root, slot);
+          signal?.throwIfAborted();
           const record: StagedRecord = {
             schema: 1,
             slot,

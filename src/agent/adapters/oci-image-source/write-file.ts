@@ -31,7 +31,8 @@ export interface WriteOptions {
 /** Delivers a blob's bytes to `sink` (e.g. `client.streamBlobTo`), resolving once they are verified. */
 export type BlobPump = (sink: BlobSink) => Promise<number>;
 
-function tooLarge(limit: number): MoltError {
+/** The registry sent more than `limit` bytes for a blob. */
+export function tooLarge(limit: number): MoltError {
   return new MoltError(
     ErrorCode.ImageTooLarge,
     `the registry sent more than the ${limit} bytes the image declared or the agent accepts`,

@@ -32,7 +32,7 @@ const lazy =
     await pick(m)(ctx, cmd.opts());
   };
 
-/** `molt node status|upgrade|rollback|reboot|events|operations|logs`: one machine's agent. */
+/** `molt node status|upgrade|rollback|reboot|cancel|events|operations|logs`: one machine's agent. */
 export function nodeCommand(ctx: CommandContext): Command {
   const node = new Command('node').description('talk to one machine’s agent over mutual TLS');
   node.addCommand(
@@ -63,6 +63,11 @@ export function nodeCommand(ctx: CommandContext): Command {
         .action(lazy(ctx, (m) => (c, raw) => m.runSubmit(c, kind, raw))),
     );
   }
+  node.addCommand(
+    withAgentFlags(new Command('cancel'))
+      .description('cancel the running image pull; refused once the machine is being changed')
+      .action(lazy(ctx, (m) => m.runCancel)),
+  );
   node.addCommand(
     withFollowFlags(withAgentFlags(new Command('events')))
       .description('events of an operation (default: the running or latest one)')

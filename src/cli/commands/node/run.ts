@@ -47,6 +47,18 @@ export function runOperations(ctx: CommandContext, raw: Record<string, unknown>)
   });
 }
 
+/** `molt node cancel`: stop the running pull; the operation ends Failed MOLT_CANCELLED. */
+export function runCancel(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
+  return withAgent(ctx, raw, async ({ client, output }) => {
+    const cancelled = await client.cancel();
+    ctx.io.out(
+      output === 'table'
+        ? `cancelling: operation ${cancelled.operationId}\n  its result: molt node events --operation ${cancelled.operationId} --follow\n`
+        : renderData(output, cancelled),
+    );
+  });
+}
+
 const followSchema = z.object({
   follow: z.boolean().default(false),
   operation: z.string().min(1).max(200).optional(),
