@@ -132,7 +132,10 @@ describe('fuzz: registry answers', () => {
           });
           const scopes = outcome(() => auth.challenged(header, ['repository:a:pull'], undefined));
           assert.ok(scopes.ok, 'challenged never throws');
-          const r = await outcomeAsync(() => auth.authorization(scopes.value), 'authorization');
+          const r = await outcomeAsync(
+            () => auth.authorization(scopes.value ?? []),
+            'authorization',
+          );
           if (
             !accepted(
               r,
