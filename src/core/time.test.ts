@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { formatDuration, humanDuration, iso, parseDuration, parseTime } from './time.ts';
+import {
+  formatDuration,
+  humanDuration,
+  iso,
+  MAX_DURATION_MS,
+  parseDuration,
+  parseTime,
+} from './time.ts';
 
 describe('durations and instants', () => {
   it('reads back every duration it writes (whole seconds)', () => {
@@ -18,6 +25,14 @@ describe('durations and instants', () => {
     assert.equal(parseDuration(' 2d '), 172_800_000);
     for (const bad of ['', '5', '1.5h', '30x', 'h', '1m1h'])
       assert.equal(parseDuration(bad), undefined);
+  });
+
+  it('refuses durations past MAX_DURATION_MS (100 years), whose ends are no longer dates', () => {
+    // Found by time.fuzz.test.ts: `800000000d` read as 6.9e16 ms, beyond a Date's range.
+    assert.equal(parseDuration('36525d'), MAX_DURATION_MS);
+    assert.equal(parseDuration('36525d1s'), undefined);
+    assert.equal(parseDuration('800000000d'), undefined);
+    assert.equal(parseDuration(`${'9'.repeat(400)}s`), undefined);
   });
 
   it('shows people at most two units, and sub-second durations in ms', () => {

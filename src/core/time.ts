@@ -13,12 +13,22 @@ const units: readonly (readonly [string, number])[] = [
 ];
 const durationRe = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
-/** Milliseconds of a duration like `90s`, `30m`, `2h`, `1d` or `1h30m`; undefined for anything else. */
+/**
+ * The longest duration molt takes (100 years, `36525d`): every `now ± duration` stays a date.
+ * Past a Date's range (±8.64e15 ms) croner threw a TypeError and the planner a RangeError.
+ */
+export const MAX_DURATION_MS = 36_525 * 86_400_000;
+
+/**
+ * Milliseconds of a duration like `90s`, `30m`, `2h`, `1d` or `1h30m`, at most
+ * {@link MAX_DURATION_MS}; undefined for anything else.
+ */
 export function parseDuration(text: string): number | undefined {
   const m = durationRe.exec(text.trim());
   if (m === null || text.trim() === '') return undefined;
   const [, d = '0', h = '0', min = '0', s = '0'] = m;
-  return ((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1_000;
+  const ms = ((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60_000 + Number(s) * 1_000;
+  return ms <= MAX_DURATION_MS ? ms : undefined;
 }
 
 /** A duration the way {@link parseDuration} reads it, largest units first: `1h20m`, `45s`, `0s`. */

@@ -96,6 +96,17 @@ describe('Authenticator', () => {
     assert.equal(urls.length, 2);
   });
 
+  it('refuses a token answer that is JSON but not an object (null, a list) as MOLT_REGISTRY_PROTOCOL', async () => {
+    // Found by oci.fuzz.test.ts: `null` made the token parser throw a TypeError.
+    for (const body of ['null', '[]', '"t"', '7']) {
+      const { auth } = setup(() => ({ status: 200, body }));
+      auth.challenged(challenge, scope, undefined);
+      await assert.rejects(auth.authorization(scope), (e) =>
+        isMoltError(e, ErrorCode.RegistryProtocol),
+      );
+    }
+  });
+
   it('answers a Basic challenge with the credentials, once', async () => {
     const { auth } = setup(() => ({ status: 500, body: '' }));
     assert.deepEqual(auth.challenged('Basic realm="r"', scope, undefined), scope);

@@ -156,7 +156,8 @@ function tokenUrl(
 function parseTokenBody(body: string, realm: string): { token: string; expiresInSec: number } {
   let parsed: { token?: unknown; access_token?: unknown; expires_in?: unknown };
   try {
-    parsed = JSON.parse(body) as typeof parsed;
+    // `?? {}`: `null` is JSON too, and must read as "no token", not a TypeError.
+    parsed = (JSON.parse(body) as typeof parsed | null) ?? {};
   } catch (e) {
     throw new RegistryError(
       ErrorCode.RegistryProtocol,

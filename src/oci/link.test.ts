@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { ErrorCode, isMoltError } from '../core/errors.ts';
 import { nextLink } from './link.ts';
 
 const base = 'http://127.0.0.1:5000/v2/acme/installer/tags/list?n=2';
@@ -23,6 +24,16 @@ describe('nextLink', () => {
   it('returns undefined without a next link', () => {
     assert.equal(nextLink(null, base), undefined);
     assert.equal(nextLink('</v2/x>; rel="prev"', base), undefined);
+  });
+
+  it('refuses a next link that is not a URL as MOLT_REGISTRY_PROTOCOL', () => {
+    // Found by oci.fuzz.test.ts: `new URL` threw a TypeError out of the tag listing.
+    for (const h of ['<https:\u0000//r.io/v2/x>; rel=next', '<http://[::1>; rel="next"']) {
+      assert.throws(
+        () => nextLink(h, base),
+        (e) => isMoltError(e, ErrorCode.RegistryProtocol),
+      );
+    }
   });
 
   it('round-trips any last= value through a Link header', () => {

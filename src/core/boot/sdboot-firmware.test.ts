@@ -192,4 +192,20 @@ describe('sdBoot (systemd-boot 252 model)', () => {
     assert.ok(!sdBootGlob('molt-*', 'other.conf'));
     assert.ok(sdBootGlob('molt-[ab].conf', 'molt-b.conf'));
   });
+
+  it('matches a loader.conf default with many stars in linear time, not by regex backtracking', () => {
+    // Found by src/core/boot/boot.fuzz.test.ts: a translated regex took 56 s for eight stars.
+    const pattern = `${'*a'.repeat(40)}b`;
+    assert.equal(sdBootGlob(pattern, 'a'.repeat(250)), false);
+    assert.equal(sdBootGlob(pattern, `${'a'.repeat(249)}b`), true);
+  });
+
+  it('reads classes with ranges and leaves other characters literal', () => {
+    assert.ok(sdBootGlob('molt-[a-c].conf', 'molt-b.conf'));
+    assert.ok(!sdBootGlob('molt-[a-c].conf', 'molt-d.conf'));
+    assert.ok(sdBootGlob('molt.(a)+$.conf', 'molt.(a)+$.conf'));
+    assert.ok(!sdBootGlob('molt-[ab', 'molt-[ab'), 'an unclosed class matches nothing');
+    assert.ok(sdBootGlob('*', ''));
+    assert.ok(!sdBootGlob('?', ''));
+  });
 });

@@ -30,6 +30,18 @@ function refuses(policy: Policy, path: string, machines: Machine[] = workers(4))
 const P = 'pools[1].policies[1]';
 
 describe('validatePolicies', () => {
+  it('refuses durations whose ends are not dates (a window, a soak of 800000000 days)', () => {
+    // Found by time.fuzz.test.ts and fleet.fuzz.test.ts: croner threw a TypeError and the
+    // planner a RangeError (toISOString) for such policies once they were accepted.
+    const huge = 800_000_000 * 86_400_000;
+    refuses(
+      { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: huge }] },
+      `${P}.windows[0].durationMs`,
+    );
+    refuses({ kind: 'canary', count: 1, soakMs: huge }, `${P}.soakMs`);
+    refuses({ kind: 'rate', count: 1, periodMs: huge }, `${P}.periodMs`);
+  });
+
   it('accepts sensible policies', () => {
     const machines = workers(4).map((m) => ({ ...m, labels: { zone: 'a' } }));
     const policies: Policy[] = [

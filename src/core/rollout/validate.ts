@@ -6,6 +6,7 @@
  */
 import { Cron } from 'croner';
 import { ErrorCode, MoltError } from '../errors.ts';
+import { MAX_DURATION_MS } from '../time.ts';
 import type { Machine, Policy, PolicyKind, Pool, Window } from './types.ts';
 
 /** Kinds a policy list may hold once: two of them would contradict each other. */
@@ -26,7 +27,7 @@ function invalid(path: string, message: string): MoltError {
 }
 
 const isCount = (n: number): boolean => Number.isInteger(n) && n >= 1;
-const isDuration = (n: number, min: number): boolean => Number.isFinite(n) && n >= min;
+const isDuration = (n: number, min: number): boolean => n >= min && n <= MAX_DURATION_MS;
 
 function requireCount(n: number, path: string): void {
   if (!isCount(n)) throw invalid(path, `must be a whole number of at least 1, got ${n}`);
@@ -34,7 +35,8 @@ function requireCount(n: number, path: string): void {
 
 function requireDuration(n: number, path: string, positive: boolean): void {
   if (!isDuration(n, positive ? Number.MIN_VALUE : 0)) {
-    throw invalid(path, `must be a duration ${positive ? 'above' : 'of at least'} 0 ms, got ${n}`);
+    const least = positive ? 'above' : 'of at least';
+    throw invalid(path, `must be a duration ${least} 0 ms and at most 100 years, got ${n}`);
   }
 }
 
