@@ -45,7 +45,8 @@ describe('fuzz: configuration files', () => {
     );
     await fc.assert(
       fc.asyncProperty(text, async (yaml) => {
-        await writeFile(join(root, 'state', 'config.yaml'), yaml);
+        // Owner-only, as the agent requires of a config that holds a registry password.
+        await writeFile(join(root, 'state', 'config.yaml'), yaml, { mode: 0o600 });
         const r = await outcomeAsync(() => loadMachineConfig(root), 'loadMachineConfig');
         if (accepted(r, ErrorCode.MachineInvalid))
           assert.ok(MachineConfig.safeParse(r.value).success);
