@@ -248,7 +248,10 @@ async function measure(n: number): Promise<Row> {
     });
     const configPath = await writeConfig(scratch.path, registry.host, agents, n);
     const entry = join(repoRoot, fromSource ? 'src/bin/molt.ts' : 'dist/bin/molt.js');
+    // MOLT_R1_CPU_PROF=<dir>: a V8 CPU profile of the operator, written when it stops.
+    const prof = process.env['MOLT_R1_CPU_PROF'];
     operator = startProcess('molt operator', process.execPath, [
+      ...(prof === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', prof]),
       entry,
       'operator',
       '--config',
@@ -421,7 +424,12 @@ function report(rows: readonly Row[]): string[] {
 /** Run R1 and print its table and `BENCH R1 …` line. */
 export async function runR1(): Promise<void> {
   const counts = (process.env['MOLT_R1_MACHINES'] ?? '500,2000').split(',').map(Number);
-  if (!fromSource) await run(join(repoRoot, 'node_modules/.bin/tsc'), ['-b'], { cwd: repoRoot });
+  // The shipped operator is the built one, page included (`npm run build`): build it, so the
+  // measurement is of the current sources.
+  if (!fromSource) {
+    await run(join(repoRoot, 'node_modules/.bin/tsc'), ['-b'], { cwd: repoRoot });
+    await run(process.execPath, [join(repoRoot, 'scripts/build-assets.ts')], { cwd: repoRoot });
+  }
   const rows: Row[] = [];
   for (const n of counts) {
     process.stderr.write(`R1: measuring ${String(n)} machines…\n`);
