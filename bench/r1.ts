@@ -7,12 +7,12 @@
  * `canary`, every tenth machine, follows channel `stable` with `concurrency: 50%`; `fleet`, the
  * other 90 %, follows `lts`. Release 1.0.0 (both channels) is what every machine boots.
  *
- * After the operator has made 3 passes, a steady window (`MOLT_R1_STEADY_S`, default 20 s); then
+ * After the operator has made 2 passes, a steady window (`MOLT_R1_STEADY_S`, default 20 s); then
  * 1.1.0 is published in `stable` only, so discovery rolls it out to the 10 % canary pool, and the
  * run waits for that rollout to complete. All along: operator VmRSS every second (and VmHWM at the
  * end), every reconcile pass's duration (from `/metrics`), the API (`GET /v1/rollouts`,
- * `/v1/machines` every 250 ms each) and the dashboard listener (the page's three reads every
- * second) timed per answer. At the end every simulated agent says how many upgrade POSTs it got per
+ * `/v1/machines` every second each) and the dashboard listener (the page's three reads every
+ * 2 s) timed per answer. At the end every simulated agent says how many upgrade POSTs it got per
  * image: a canary machine with none is a missed start, any machine with more than one for the
  * same image a duplicated start, a `fleet` machine with any a stray start.
  *
@@ -44,6 +44,7 @@ const repository = 'molt/installer';
 const shares = 4;
 const steadyMs = Number(process.env['MOLT_R1_STEADY_S'] ?? 20) * 1000;
 const fromSource = process.env['MOLT_R1_SOURCE'] === '1';
+const rolloutTimeoutMs = Number(process.env['MOLT_R1_ROLLOUT_TIMEOUT_S'] ?? 900) * 1000;
 const run = promisify(execFile);
 
 /** One measured fleet size. */
@@ -274,7 +275,7 @@ async function measure(n: number): Promise<Row> {
     probe = p;
     await eventually(
       () => {
-        if (p.passesOk < 3) throw new Error(`${String(p.passesOk)} passes so far`);
+        if (p.passesOk < 2) throw new Error(`${String(p.passesOk)} passes so far`);
         return Promise.resolve();
       },
       { timeoutMs: 10 * 60_000, intervalMs: 500 },
@@ -298,18 +299,26 @@ async function measure(n: number): Promise<Row> {
       { timeoutMs: 5 * 60_000, intervalMs: 250 },
     );
     const toRolloutS = (performance.now() - published) / 1000;
-    await eventually(
+    // A rollout that does not complete in time is a result, not a crash: the row says so (NaN)
+    // and the missed starts count what it did not reach.
+    const completed = await eventually(
       async () => {
         const r = await rolloutOf();
         if (r?.state === 'Halted') throw new Error(`rollout ${r.id} halted`);
         if (r?.state !== 'Completed')
           throw new Error(`rollout ${r?.id ?? '?'}: ${r?.state ?? '?'}`);
       },
-      { timeoutMs: 20 * 60_000, intervalMs: 500 },
-    ).catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}\n${operator!.output().slice(-3000)}`, { cause: e });
-    });
-    const rolloutS = (performance.now() - published) / 1000;
+      { timeoutMs: rolloutTimeoutMs, intervalMs: 1_000 },
+    ).then(
+      () => true,
+      (e: unknown) => {
+        process.stderr.write(
+          `R1 ${String(n)}: ${(e as Error).message}\n${operator!.output().slice(-3000)}\n`,
+        );
+        return false;
+      },
+    );
+    const rolloutS = completed ? (performance.now() - published) / 1000 : Number.NaN;
     p.phase = 'after';
     await new Promise((r) => setTimeout(r, 3_000));
     const peakRssMb = await procMb(operator.pid, 'VmHWM');
@@ -400,7 +409,7 @@ function report(rows: readonly Row[]): string[] {
   const width = 40;
   const lines = [
     'R1: one molt operator (dist, store memory) over N simulated mTLS agents; 10 % of them (pool canary,',
-    'concurrency 50 %) roll out 1.1.0; API GET /v1/rollouts + /v1/machines every 250 ms, dashboard page reads every 1 s',
+    'concurrency 50 %) roll out 1.1.0; API GET /v1/rollouts and /v1/machines each every 1 s, dashboard page reads every 2 s',
     '',
     ...fields.map(
       ([label, f]) => `${label.padEnd(width)}${rows.map((r) => f(r).padStart(14)).join('')}`,
