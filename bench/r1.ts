@@ -442,7 +442,10 @@ export async function runR1(): Promise<void> {
   const rows: Row[] = [];
   for (const n of counts) {
     process.stderr.write(`R1: measuring ${String(n)} machines…\n`);
-    rows.push(await measure(n));
+    const row = await measure(n);
+    rows.push(row);
+    // Each row as soon as it is measured: a larger fleet that takes long must not hide it.
+    process.stderr.write(`${report([row]).slice(3).join('\n')}\n`);
   }
   process.stdout.write(`${report(rows).join('\n')}\n`);
   const r = rows.at(-1);
