@@ -412,7 +412,7 @@ const growth: readonly [string, (r: Row) => number][] = [
 function report(rows: readonly Row[]): string[] {
   const width = 40;
   const lines = [
-    'R1: one molt operator (dist, store memory) over N simulated mTLS agents; 10 % of them (pool canary,',
+    `R1: one molt operator (${fromSource ? 'from source' : 'dist'}, store memory) over N simulated mTLS agents; 10 % of them (pool canary,`,
     'concurrency 50 %) roll out 1.1.0; API GET /v1/rollouts and /v1/machines each every 1 s, dashboard page reads every 2 s',
     '',
     ...fields.map(
