@@ -9,6 +9,7 @@
 import type { MachinePhase, Rollout } from '../../core/rollout/types.ts';
 import { MachinePhases, RolloutStates } from '../../core/rollout/vocabulary.ts';
 import type { OperatorStore, StoredState } from '../ports/store.ts';
+import { PassHistogram } from './pass-histogram.ts';
 
 /** One reconcile pass, as the loop reports it. */
 export interface PassReport {
@@ -24,6 +25,8 @@ export class OperatorMetrics {
   failures = 0;
   passes = { ok: 0, failed: 0 };
   lastPass: PassReport | undefined;
+  /** Every pass's duration, failed ones included (a failed pass is usually a slow one). */
+  readonly passDurations = new PassHistogram();
 
   recordStart(pool: string): void {
     this.starts.set(pool, (this.starts.get(pool) ?? 0) + 1);
@@ -31,6 +34,7 @@ export class OperatorMetrics {
 
   recordPass(p: PassReport): void {
     this.lastPass = p;
+    this.passDurations.observe(p.durationMs);
     if (p.ok) this.passes.ok++;
     else this.passes.failed++;
   }
@@ -73,7 +77,12 @@ const sample = (name: string, labels: Record<string, string>, value: number): st
   return `${name}${l.length === 0 ? '' : `{${l.join(',')}}`} ${String(value)}`;
 };
 
-function family(name: string, type: 'gauge' | 'counter', help: string, lines: string[]): string[] {
+function family(
+  name: string,
+  type: 'gauge' | 'counter' | 'histogram',
+  help: string,
+  lines: string[],
+): string[] {
   return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines];
 }
 
@@ -169,6 +178,12 @@ export function renderMetrics(i: MetricsInput): string {
       sample('molt_operator_reconcile_passes_total', { result: 'ok' }, m.passes.ok),
       sample('molt_operator_reconcile_passes_total', { result: 'failed' }, m.passes.failed),
     ]),
+    ...family(
+      'molt_operator_reconcile_pass_duration_seconds',
+      'histogram',
+      'Duration of reconcile passes.',
+      m.passDurations.lines('molt_operator_reconcile_pass_duration_seconds'),
+    ),
     ...family(
       'molt_operator_last_pass_duration_seconds',
       'gauge',
