@@ -40,6 +40,20 @@ export function createFakeBootloader(): FakeBootloader {
       }),
     writeEntry: (slot, manifest) =>
       step(`writeEntry ${slot}`, () => void fake.entries.set(slot, manifest)),
+    checkEntry: (slot, manifest) =>
+      step('read', () => {
+        const written = fake.entries.get(slot);
+        if (written === undefined)
+          throw new MoltError(ErrorCode.BootloaderInvalid, `slot ${slot} has no boot entry`);
+        if (
+          written.imageDigest !== manifest.imageDigest ||
+          written.generation !== manifest.generation
+        )
+          throw new MoltError(
+            ErrorCode.BootloaderInvalid,
+            `the boot entry of slot ${slot} was written for another image`,
+          );
+      }),
     armBootOnce: (slot) => step(`armBootOnce ${slot}`, () => void (fake.oneShot = need(slot))),
     disarmBootOnce: () => step('disarmBootOnce', () => void (fake.oneShot = null)),
     commit: (slot) =>

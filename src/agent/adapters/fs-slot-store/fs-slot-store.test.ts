@@ -63,6 +63,7 @@ describe('FsSlotStore after a crash', () => {
       const store = createFsSlotStore(dir.path);
       await stage(dir.path, 'A', sampleImage('1.0.0'));
       await store.install('A', 'op-1');
+      await store.markReady('A', 'op-1');
       await stage(dir.path, 'A', sampleImage('1.1.0'));
       await store.markWriting('A', 'op-2');
       // What install does first: fix the generation, then rename the ESP area. Then "crash".
@@ -78,7 +79,8 @@ describe('FsSlotStore after a crash', () => {
       const m = await store.install('A', 'op-2');
       assert.equal(m.version, '1.1.0');
       assert.equal(m.generation, 2);
-      assert.deepEqual(await store.verify('A'), m);
+      assert.deepEqual(await store.verify('A', 'op-2'), m);
+      await store.markReady('A', 'op-2');
       assert.deepEqual((await readdir(join(dir.path, 'slots/a'))).sort(), [
         'rootfs.img',
         'slot.json',
@@ -107,7 +109,7 @@ describe('FsSlotStore after a crash', () => {
       assert.equal(await store.staged('B'), undefined);
       const m = await store.install('B', 'op-9');
       assert.equal(m.generation, 7);
-      assert.deepEqual(await store.verify('B'), m);
+      assert.deepEqual(await store.verify('B', 'op-9'), m);
       assert.deepEqual(await store.install('B', 'op-9'), m, 'and a further re-run is a no-op');
     } finally {
       await dir.remove();
