@@ -1,43 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { areaDir, artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedRecord } from '../../../core/slots/manifest.ts';
 import type { ArtifactName, SlotId } from '../../../core/slots/slot.ts';
-import type { StageInput } from '../../ports/slot-store.fake.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
 import { sampleImage, slotStoreConformance } from '../../../testkit/slot-store-conformance.ts';
 import { createFsSlotStore } from './index.ts';
 import { writeStaged } from './staging.ts';
+import { stageOnDisk } from '../../../testkit/staged-on-disk.ts';
 
-const digestOf = (b: Uint8Array): string =>
-  `sha256:${createHash('sha256').update(b).digest('hex')}`;
-
-/** Lay a completed pull out on disk as the OCI image source does. */
-async function stage(root: string, slot: SlotId, image: StageInput): Promise<void> {
-  const artifacts: StagedRecord['artifacts'] = {};
-  for (const [name, bytes] of Object.entries(image.artifacts) as [ArtifactName, Uint8Array][]) {
-    const path = join(root, artifactPath(slot, name, true));
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, bytes);
-    artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
-  }
-  const { imageRef, imageDigest, version, lab } = image;
-  await writeStaged(root, {
-    schema: 1,
-    slot,
-    imageRef,
-    imageDigest,
-    manifestDigest: imageDigest,
-    version,
-    artifacts,
-    ...(lab !== undefined && { lab }),
-    pulledAt: '2026-11-22T10:00:00.000Z',
-  });
-}
+const stage = stageOnDisk;
 
 async function corrupt(root: string, slot: SlotId, name: ArtifactName): Promise<void> {
   const path = join(root, artifactPath(slot, name));
