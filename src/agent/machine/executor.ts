@@ -136,7 +136,14 @@ const handlers: Handlers = {
     return done(c.type);
   },
   async WriteBootEntry(c, p) {
-    await p.bootloader.writeEntry(c.slot, await p.slots.verify(c.slot, c.operationId));
+    // VerifySlot just re-hashed this install; MarkSlotReady, next, checks it is still this one.
+    const manifest = await p.slots.manifest(c.slot);
+    if (manifest?.operationId !== c.operationId || manifest.status === 'bad')
+      throw new MoltError(
+        ErrorCode.MachineInvalid,
+        `slot ${c.slot} holds no image written by operation ${c.operationId}`,
+      );
+    await p.bootloader.writeEntry(c.slot, manifest);
     return done(c.type);
   },
   async MarkSlotReady(c, p) {
