@@ -116,7 +116,7 @@ export interface MachineFacts {
 
 export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
   const { root, config, boot, power } = facts;
-  const slots = createFsSlotStore(root);
+  const slots = createFsSlotStore(root, { maxImageBytes: config.maxImageBytes });
   const kube =
     config.kubernetes === undefined
       ? createNoClusterKubeNode()

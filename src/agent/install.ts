@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * `molt agent install --root DIR --image REF`: the first install of an empty machine, as an
- * installer would do it — pull into slot A, write it, verify it, write its boot entry and make it
- * the default. Refused when a slot already holds an image: later changes go through upgrades,
+ * installer would do it — pull into slot A, check it while staged, write it, verify it, write its
+ * boot entry, mark it ready and make it the default (the order of an upgrade, docs/adr/0004 §4). Refused when a slot already holds an image: later changes go through upgrades,
  * which keep a slot to fall back to.
  */
 import { ErrorCode, MoltError } from '../core/errors.ts';
@@ -15,7 +15,7 @@ export async function installFirstSlot(
   config: MachineConfig,
   image: string,
 ): Promise<string> {
-  const slots = createFsSlotStore(root);
+  const slots = createFsSlotStore(root, { maxImageBytes: config.maxImageBytes });
   for (const slot of ['A', 'B'] as const) {
     const manifest = await slots.manifest(slot);
     if (manifest?.status === 'ready') {
@@ -31,11 +31,17 @@ export async function installFirstSlot(
   const bootloader = bootloaderFor(root, config);
   const operationId = `install-${Date.now().toString(36)}`;
   const staged = await (await imageSourceFor(root, config)).pull(image, 'A');
+  try {
+    await slots.checkStaged('A');
+  } catch (error) {
+    await slots.discardStaged('A');
+    throw error;
+  }
   await bootloader.removeEntry('A');
   await slots.markWriting('A', operationId);
   await slots.install('A', operationId);
-  const manifest = await slots.verify('A');
-  await bootloader.writeEntry('A', manifest);
+  await bootloader.writeEntry('A', await slots.verify('A', operationId));
+  await slots.markReady('A', operationId);
   await bootloader.commit('A');
   return staged.version;
 }

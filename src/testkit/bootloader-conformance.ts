@@ -169,6 +169,30 @@ export function bootloaderConformance(name: string, make: () => Promise<Bootload
     });
 
     withSubject(
+      "checks a slot's entry without writing: missing, or booting another kernel, is refused",
+      async (s) => {
+        const b = s.bootloader;
+        const invalid = (e: unknown): boolean => isMoltError(e, ErrorCode.BootloaderInvalid);
+        await assert.rejects(() => b.checkEntry('B', testManifest('B', 2)), invalid);
+        await installed(b);
+        await b.armBootOnce('B');
+        const files = await s.snapshot?.();
+        await b.checkEntry('B', testManifest('B', 2));
+        await b.checkEntry('A', testManifest('A', 1));
+        const m = testManifest('B', 2);
+        const { vmlinuz, 'rootfs.img': rootfs } = m.artifacts;
+        const elsewhere: SlotManifest = {
+          ...m,
+          artifacts: { ...(vmlinuz && { vmlinuz }), ...(rootfs && { 'rootfs.img': rootfs }) },
+        };
+        await assert.rejects(() => b.checkEntry('B', elsewhere), invalid);
+        assert.equal(await s.snapshot?.(), files, 'a check writes nothing');
+        await b.removeEntry('B');
+        await assert.rejects(() => b.checkEntry('B', m), invalid);
+      },
+    );
+
+    withSubject(
       'repeating any call changes nothing (idempotent, compare before write)',
       async (s) => {
         const b = s.bootloader;

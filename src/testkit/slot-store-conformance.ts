@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The {@link SlotStore} contract, run against the in-memory fake and the file-system adapter
- * (STYLE §6): what `staged`, `install`, `verify`, `markWriting` and `markBad` promise the runner.
+ * (STYLE §6): what `staged`, `checkStaged`, `install`, `verify`, `markReady`, `markWriting` and
+ * `markBad` promise the runner.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -54,7 +55,7 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       assert.equal(await h.store.staged('B'), undefined);
     });
 
-    it('installs a staged image as a ready slot that verifies, and clears the staging area', async () => {
+    it('installs a staged image as a writing slot, ready only once marked so, and clears the staging area', async () => {
       await h.stage('B', sampleImage('1.2.0', { lab: { boot: 'fail', health: 'ok' } }));
       assert.deepEqual(await h.store.staged('B'), {
         imageRef: 'registry.test/acme/installer:1.2.0',
@@ -62,7 +63,7 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
         version: '1.2.0',
       });
       const m = await h.store.install('B', 'op-1');
-      assert.equal(m.status, 'ready');
+      assert.equal(m.status, 'writing', 'not ready before its boot entry is written');
       assert.equal(m.slot, 'B');
       assert.equal(m.version, '1.2.0');
       assert.equal(m.operationId, 'op-1');
@@ -72,14 +73,29 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       assert.equal(m.artifacts['rootfs.img']?.path, 'slots/b/rootfs.img');
       assert.equal(await h.store.staged('B'), undefined);
       assert.deepEqual(await h.store.manifest('B'), m);
-      assert.deepEqual(await h.store.verify('B'), m);
+      await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
+      assert.deepEqual(
+        await h.store.verify('B', 'op-1'),
+        m,
+        'the install verifies for its operation',
+      );
+      await rejectsWith(h.store.verify('B', 'op-2'), ErrorCode.SlotVerifyFailed);
+      await rejectsWith(h.store.markReady('B', 'op-2'), ErrorCode.MachineInvalid);
+      const ready = await h.store.markReady('B', 'op-1');
+      assert.deepEqual(ready, { ...m, status: 'ready' });
+      assert.deepEqual(await h.store.markReady('B', 'op-1'), ready, 'a re-run is a no-op');
+      assert.deepEqual(await h.store.manifest('B'), ready);
+      assert.deepEqual(await h.store.verify('B'), ready);
+      assert.deepEqual(await h.store.verify('B', 'op-1'), ready);
       assert.equal(await h.store.manifest('A'), undefined, 'the other slot is untouched');
     });
 
-    it('is a no-op when install runs again for the same operation', async () => {
+    it('is a no-op when install runs again for the same operation, before and after ready', async () => {
       await h.stage('A', sampleImage('1.0.0'));
       const first = await h.store.install('A', 'op-1');
       assert.deepEqual(await h.store.install('A', 'op-1'), first);
+      const ready = await h.store.markReady('A', 'op-1');
+      assert.deepEqual(await h.store.install('A', 'op-1'), ready);
     });
 
     it('refuses to install when nothing is staged for another operation', async () => {
@@ -87,6 +103,27 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       await h.stage('A', sampleImage('1.0.0'));
       await h.store.install('A', 'op-1');
       await rejectsWith(h.store.install('A', 'op-2'), ErrorCode.MachineInvalid);
+      await h.store.markReady('A', 'op-1');
+      await rejectsWith(h.store.install('A', 'op-2'), ErrorCode.MachineInvalid);
+    });
+
+    it('checks a staged image before the slot is touched: a cmdline no bootloader may get is refused', async () => {
+      await rejectsWith(h.store.checkStaged('B'), ErrorCode.MachineInvalid);
+      await h.stage(
+        'B',
+        sampleImage('1.0.0', {
+          artifacts: { ...sampleImage('1.0.0').artifacts, cmdline: bytes('quiet loglevel=3\n') },
+        }),
+      );
+      assert.equal((await h.store.checkStaged('B')).version, '1.0.0');
+      await h.stage(
+        'B',
+        sampleImage('1.1.0', {
+          artifacts: { ...sampleImage('1.1.0').artifacts, cmdline: bytes('init=/bin/sh; reboot') },
+        }),
+      );
+      await rejectsWith(h.store.checkStaged('B'), ErrorCode.ImageInvalid);
+      assert.equal(await h.store.manifest('B'), undefined, 'the slot is untouched');
     });
 
     it('numbers generations strictly increasing across both slots', async () => {
@@ -100,6 +137,7 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
         await h.stage(slot, sampleImage(v));
         await h.store.markWriting(slot, `op-${v}`);
         gens.push((await h.store.install(slot, `op-${v}`)).generation);
+        await h.store.markReady(slot, `op-${v}`);
       }
       assert.deepEqual(gens, [1, 2, 3, 4]);
     });
@@ -109,6 +147,7 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       assert.equal(await h.store.manifest('A'), undefined, 'an empty slot stays empty');
       await h.stage('A', sampleImage('1.0.0'));
       const m = await h.store.install('A', 'op-1');
+      await h.store.markReady('A', 'op-1');
       await h.store.markWriting('A', 'op-2');
       const w = await h.store.manifest('A');
       assert.equal(w?.status, 'writing');
@@ -122,6 +161,7 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
       await h.stage('B', sampleImage('2.0.0'));
       await h.store.install('B', 'op-1');
+      await h.store.markReady('B', 'op-1');
       await h.corrupt('B', 'rootfs.img');
       await rejectsWith(h.store.verify('B'), ErrorCode.SlotVerifyFailed);
     });
@@ -146,7 +186,8 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
 
     it('keeps the installed slot when a new image is staged and discarded', async () => {
       await h.stage('A', sampleImage('1.0.0'));
-      const m = await h.store.install('A', 'op-1');
+      await h.store.install('A', 'op-1');
+      const m = await h.store.markReady('A', 'op-1');
       await h.stage('A', sampleImage('1.1.0'));
       await h.store.discardStaged('A');
       assert.deepEqual(await h.store.verify('A'), m);

@@ -76,6 +76,7 @@ describe('image pull bad input', () => {
     for (const slot of ['A', 'B'] as const) {
       await source.pull(`${registry.host}/${repo}:good`, slot);
       await store.install(slot, `op-${slot}`);
+      await store.markReady(slot, `op-${slot}`);
     }
     live = await liveTree(root.path);
   });

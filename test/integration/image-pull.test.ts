@@ -88,7 +88,7 @@ describe('image pull from docker-registry 2.8', () => {
           format !== 'raw',
           'tar files record their layer',
         );
-        assert.deepEqual(await store.verify('B'), m);
+        assert.deepEqual(await store.verify('B', 'op-1'), m);
         assert.deepEqual(
           new Uint8Array(await readFile(join(dir.path, 'esp/molt/b/vmlinuz'))),
           pushed.artifacts['vmlinuz'],
@@ -130,7 +130,7 @@ describe('image pull from docker-registry 2.8', () => {
       assert.equal((await stat(rootfs)).size, 2_000_000);
       const store = createFsSlotStore(dir.path);
       await store.install('A', 'op-1');
-      await store.verify('A');
+      await store.verify('A', 'op-1');
     } finally {
       await dir.remove();
     }

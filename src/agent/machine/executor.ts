@@ -57,6 +57,10 @@ const handlers: Handlers = {
     });
     return done(c.type, { pulled: { digest: staged.imageDigest, version: staged.version } });
   },
+  async CheckStagedImage(c, p) {
+    await p.slots.checkStaged(c.slot);
+    return done(c.type);
+  },
   async VerifyRollbackTarget(c, p) {
     const manifest = await p.slots.manifest(c.slot);
     if (manifest?.status !== 'ready') {
@@ -68,7 +72,8 @@ const handlers: Handlers = {
         },
       );
     }
-    await p.slots.verify(c.slot);
+    // Everything the rollback will boot, checked before the first disruption: bytes, then entry.
+    await p.bootloader.checkEntry(c.slot, await p.slots.verify(c.slot));
     return done(c.type);
   },
   async AcquireLease(c, p) {
@@ -120,12 +125,11 @@ const handlers: Handlers = {
     return done(c.type);
   },
   async MarkSlotUnbootable(c, p, ctx) {
-    // Entry first: from here on no boot can pick the slot, so its bytes may change.
-    await p.bootloader.removeEntry(c.slot);
-    const manifest = await p.slots.manifest(c.slot);
-    // Re-run after a crash that followed WriteSlot: the slot already holds this operation's image.
-    if (manifest?.status === 'ready' && manifest.operationId === opId(ctx)) return done(c.type);
+    // Manifest first: a crash in between leaves a `writing` slot with its entry (never armed nor
+    // committed here), never a `ready` slot without one that a rollback would take.
     await p.slots.markWriting(c.slot, opId(ctx));
+    // From here on no boot can pick the slot, so its bytes may change.
+    await p.bootloader.removeEntry(c.slot);
     return done(c.type);
   },
   async WriteSlot(c, p) {
@@ -133,7 +137,22 @@ const handlers: Handlers = {
     return done(c.type);
   },
   async VerifySlot(c, p) {
-    await p.slots.verify(c.slot);
+    await p.slots.verify(c.slot, c.operationId);
+    return done(c.type);
+  },
+  async WriteBootEntry(c, p) {
+    // VerifySlot just re-hashed this install; MarkSlotReady, next, checks it is still this one.
+    const manifest = await p.slots.manifest(c.slot);
+    if (manifest?.operationId !== c.operationId || manifest.status === 'bad')
+      throw new MoltError(
+        ErrorCode.MachineInvalid,
+        `slot ${c.slot} holds no image written by operation ${c.operationId}`,
+      );
+    await p.bootloader.writeEntry(c.slot, manifest);
+    return done(c.type);
+  },
+  async MarkSlotReady(c, p) {
+    await p.slots.markReady(c.slot, c.operationId);
     return done(c.type);
   },
   async ArmBootOnce(c, p) {
@@ -144,8 +163,7 @@ const handlers: Handlers = {
         `slot ${c.slot} is not ready to boot (${manifest?.status ?? 'empty'})`,
       );
     }
-    // The entry is written before arming: the boot entry point (next_entry / +1) is written last.
-    await p.bootloader.writeEntry(c.slot, manifest);
+    // The entry exists (WriteBootEntry, or checked by VerifyRollbackTarget): the entry point is written last.
     await p.bootloader.armBootOnce(c.slot);
     return done(c.type);
   },

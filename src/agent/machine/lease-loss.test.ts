@@ -39,6 +39,7 @@ async function controlPlaneMachine() {
   const bootloader = createFakeBootloader();
   slots.stage('A', { ...image('1.0'), imageRef: 'reg/molt:1.0' });
   await slots.install('A', 'install');
+  await slots.markReady('A', 'install');
   await bootloader.writeEntry('A', (await slots.manifest('A'))!);
   await bootloader.commit('A');
   const etcd = createFakeEtcdCluster(['cp-a', 'cp-b', 'cp-c']);

@@ -39,6 +39,7 @@ async function newMachine() {
   });
   slots.stage('A', { ...image('1.0'), imageRef: 'reg/molt:1.0' });
   await slots.install('A', 'install');
+  await slots.markReady('A', 'install');
   const a = await slots.manifest('A');
   await bootloader.writeEntry('A', a!);
   await bootloader.commit('A');

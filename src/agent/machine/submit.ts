@@ -57,7 +57,7 @@ export function stepError(error: unknown): StepError {
   };
 }
 
-/** Manual rollback needs a verified image in the other slot; refused before anything happens. */
+/** Manual rollback needs a verified image and a valid boot entry in the other slot; refused before anything happens. */
 export async function requireRollbackTarget(
   ports: MachinePorts,
   state: UpgradeState,
@@ -74,6 +74,17 @@ export async function requireRollbackTarget(
         hint: 'a rollback switches to the other slot; it needs a verified image there',
       },
     );
+  }
+  // The entry is cheap to check: a bad one is answered at once (the bytes are re-hashed by
+  // VerifyRollbackTarget, which checks the entry again, before any disruption).
+  try {
+    await ports.bootloader.checkEntry(target, manifest);
+  } catch (error) {
+    if (!isMoltError(error)) throw error;
+    throw new MoltError(ErrorCode.NoValidSlot, `cannot roll back: ${error.message}`, {
+      hint: 'a rollback boots the other slot through its boot entry; an upgrade writes both again',
+      cause: error,
+    });
   }
 }
 

@@ -4,6 +4,7 @@
  * slot). Passes `bootloaderConformance` like the real adapters. `firmwareBoot()` plays one boot:
  * the armed slot once, else the committed one. `failures` makes the next call of a method throw.
  */
+import { bootEntryMismatch, slotBootEntry } from '../../core/boot/slot-entry.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { SlotId, SlotManifest } from '../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../protocol/agent.ts';
@@ -40,6 +41,19 @@ export function createFakeBootloader(): FakeBootloader {
       }),
     writeEntry: (slot, manifest) =>
       step(`writeEntry ${slot}`, () => void fake.entries.set(slot, manifest)),
+    checkEntry: (slot, manifest) =>
+      step('read', () => {
+        const written = fake.entries.get(slot);
+        if (written === undefined)
+          throw new MoltError(ErrorCode.BootloaderInvalid, `slot ${slot} has no boot entry`);
+        // Without a disk the fake renders both entries without their cmdline.
+        const why = bootEntryMismatch(slotBootEntry(slot, manifest), slotBootEntry(slot, written));
+        if (why !== undefined)
+          throw new MoltError(
+            ErrorCode.BootloaderInvalid,
+            `the boot entry of slot ${slot}: ${why}`,
+          );
+      }),
     armBootOnce: (slot) => step(`armBootOnce ${slot}`, () => void (fake.oneShot = need(slot))),
     disarmBootOnce: () => step('disarmBootOnce', () => void (fake.oneShot = null)),
     commit: (slot) =>

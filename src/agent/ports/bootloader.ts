@@ -14,6 +14,12 @@ export interface Bootloader {
   removeEntry(slot: SlotId): Promise<void>;
   /** Write (or rewrite) the slot's entry from its manifest, without making it the default. */
   writeEntry(slot: SlotId, manifest: SlotManifest): Promise<void>;
+  /**
+   * The slot's entry is there and boots what `writeEntry(slot, manifest)` would write (kernel,
+   * initramfs, options); else `MOLT_BOOTLOADER_INVALID` (or the image's `MOLT_IMAGE_INVALID`).
+   * Writes nothing: a rollback checks its target with it before any disruption.
+   */
+  checkEntry(slot: SlotId, manifest: SlotManifest): Promise<void>;
   /** The next boot, and only the next, boots `slot` (grub `next_entry`, sd-boot `+1` counter). */
   armBootOnce(slot: SlotId): Promise<void>;
   disarmBootOnce(): Promise<void>;

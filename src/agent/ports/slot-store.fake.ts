@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { artifactPath } from '../../core/slots/layout.ts';
-import { nextGeneration } from '../../core/slots/manifest.ts';
+import { checkStagedImage } from '../../core/boot/staged-image.ts';
+import { nextGeneration, type StagedRecord } from '../../core/slots/manifest.ts';
 import {
   otherSlot,
   type ArtifactName,
@@ -32,6 +33,8 @@ export class FakeSlotStore implements SlotStore {
   private readonly manifests = new Map<SlotId, SlotManifest>();
   private readonly files = new Map<SlotId, Files>();
   private readonly stagedImages = new Map<SlotId, StageInput>();
+  /** Slots whose manifest is an install still `writing`, and the operation that made it. */
+  private readonly installing = new Map<SlotId, string>();
   private readonly now: () => Date;
 
   constructor(now: () => Date = () => new Date()) {
@@ -67,6 +70,36 @@ export class FakeSlotStore implements SlotStore {
     return Promise.resolve();
   }
 
+  checkStaged(slot: SlotId): Promise<StagedImage> {
+    const s = this.stagedImages.get(slot);
+    if (s === undefined)
+      return Promise.reject(
+        new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to check`),
+      );
+    const artifacts: StagedRecord['artifacts'] = {};
+    for (const [name, bytes] of Object.entries(s.artifacts) as [ArtifactName, Uint8Array][])
+      artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
+    const { imageRef, imageDigest, version, lab } = s;
+    const record: StagedRecord = {
+      schema: 1,
+      slot,
+      imageRef,
+      imageDigest,
+      manifestDigest: imageDigest,
+      version,
+      ...(lab !== undefined && { lab }),
+      artifacts,
+      pulledAt: this.now().toISOString(),
+    };
+    const cmdline = String.fromCharCode(...(s.artifacts.cmdline ?? []));
+    try {
+      checkStagedImage({ slot, record, cmdline });
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return Promise.resolve({ imageRef, imageDigest, version });
+  }
+
   markWriting(slot: SlotId, operationId: string): Promise<void> {
     const m = this.manifests.get(slot);
     if (m !== undefined) this.manifests.set(slot, { ...m, status: 'writing', operationId });
@@ -77,8 +110,8 @@ export class FakeSlotStore implements SlotStore {
     const s = this.stagedImages.get(slot);
     const current = this.manifests.get(slot);
     if (s === undefined) {
-      if (current?.status === 'ready' && current.operationId === operationId)
-        return Promise.resolve(this.copy(current));
+      const installed = this.installedBy(slot, operationId);
+      if (installed !== undefined) return Promise.resolve(this.copy(installed));
       return Promise.reject(
         new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to install`),
       );
@@ -98,7 +131,7 @@ export class FakeSlotStore implements SlotStore {
     const m: SlotManifest = {
       schema: 1,
       slot,
-      status: 'ready',
+      status: 'writing',
       imageRef,
       imageDigest,
       version,
@@ -110,13 +143,15 @@ export class FakeSlotStore implements SlotStore {
     };
     this.files.set(slot, files);
     this.manifests.set(slot, m);
+    this.installing.set(slot, operationId);
     this.stagedImages.delete(slot);
     return Promise.resolve(this.copy(m));
   }
 
-  verify(slot: SlotId): Promise<SlotManifest> {
-    const m = this.manifests.get(slot);
-    if (m?.status !== 'ready')
+  verify(slot: SlotId, operationId?: string): Promise<SlotManifest> {
+    const m =
+      operationId === undefined ? this.manifests.get(slot) : this.installedBy(slot, operationId);
+    if (m === undefined || (operationId === undefined && m.status !== 'ready'))
       return Promise.reject(new MoltError(ErrorCode.SlotVerifyFailed, `slot ${slot} is not ready`));
     for (const [name, a] of Object.entries(m.artifacts) as [ArtifactName, ArtifactRecord][]) {
       const bytes = this.files.get(slot)?.get(name);
@@ -129,6 +164,29 @@ export class FakeSlotStore implements SlotStore {
         );
     }
     return Promise.resolve(this.copy(m));
+  }
+
+  markReady(slot: SlotId, operationId: string): Promise<SlotManifest> {
+    const m = this.installedBy(slot, operationId);
+    if (m === undefined)
+      return Promise.reject(
+        new MoltError(
+          ErrorCode.MachineInvalid,
+          `slot ${slot} holds no image written by ${operationId}`,
+        ),
+      );
+    const ready: SlotManifest = { ...m, status: 'ready' };
+    this.manifests.set(slot, ready);
+    this.installing.delete(slot);
+    return Promise.resolve(this.copy(ready));
+  }
+
+  /** The manifest of the install `operationId` made: `ready`, or `writing` and not yet marked ready. */
+  private installedBy(slot: SlotId, operationId: string): SlotManifest | undefined {
+    const m = this.manifests.get(slot);
+    if (m?.operationId !== operationId) return undefined;
+    if (m.status === 'ready') return m;
+    return m.status === 'writing' && this.installing.get(slot) === operationId ? m : undefined;
   }
 
   markBad(slot: SlotId, badReason: string): Promise<void> {

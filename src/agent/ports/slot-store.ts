@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The two slots' artifacts and manifests on disk (docs/adr/0004 §2). A pull writes into the
- * slot's staging area (`*.next`) while the machine still runs; `install` moves it into the slot
- * after the slot was marked unbootable.
+ * slot's staging area (`*.next`) while the machine still runs; `checkStaged` checks it there,
+ * before anything is disrupted; `install` moves it into the slot after the slot was marked
+ * unbootable, `writing`; `markReady` makes the slot `ready` once its boot entry is written.
  */
 import type { SlotId, SlotManifest } from '../../core/slots/slot.ts';
 
@@ -18,11 +19,22 @@ export interface SlotStore {
   /** What is staged for the slot, if a complete, verified pull is there. */
   staged(slot: SlotId): Promise<StagedImage | undefined>;
   discardStaged(slot: SlotId): Promise<void>;
+  /**
+   * Every check of the staged image the slot store can make before the slot is touched (artifact
+   * set, sizes, `cmdline`, the boot entry the slot will get: core `checkStagedImage`); throws
+   * `MOLT_IMAGE_INVALID`, `MOLT_IMAGE_TOO_LARGE`, or `MOLT_MACHINE_INVALID` when nothing complete is staged.
+   */
+  checkStaged(slot: SlotId): Promise<StagedImage>;
   /** Manifest → `writing` (kept fields), before any artifact is replaced. */
   markWriting(slot: SlotId, operationId: string): Promise<void>;
-  /** Move the staged artifacts into the slot and write its manifest `ready`, last. */
+  /** Move the staged artifacts into the slot and write its manifest, still `writing`. */
   install(slot: SlotId, operationId: string): Promise<SlotManifest>;
-  /** Re-hash every artifact against the manifest; throws `MOLT_SLOT_VERIFY_FAILED`. */
-  verify(slot: SlotId): Promise<SlotManifest>;
+  /**
+   * Re-hash every artifact against the manifest; throws `MOLT_SLOT_VERIFY_FAILED`. Without
+   * `operationId` the slot must be `ready`; with it, it must hold that operation's install.
+   */
+  verify(slot: SlotId, operationId?: string): Promise<SlotManifest>;
+  /** The install of `operationId` becomes `ready`, last (a no-op once it is); else `MOLT_MACHINE_INVALID`. */
+  markReady(slot: SlotId, operationId: string): Promise<SlotManifest>;
   markBad(slot: SlotId, reason: string): Promise<void>;
 }

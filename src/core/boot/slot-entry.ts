@@ -6,6 +6,7 @@
  * `cmdline` artifact.
  */
 import { ErrorCode, MoltError } from '../errors.ts';
+import { MaxCmdlineBytes } from '../slots/contract.ts';
 import { slotDir, type SlotId, type SlotManifest } from '../slots/slot.ts';
 
 export interface SlotBootEntry {
@@ -64,15 +65,49 @@ export function slotBootEntry(slot: SlotId, manifest: SlotManifest, cmdline = ''
     );
   }
   const initrd = manifest.artifacts['initrd.img'];
+  const options = [`molt.slot=${slot}`, 'panic=10', extra].filter((w) => w !== '').join(' ');
+  if (options.length > MaxCmdlineBytes)
+    throw new MoltError(
+      ErrorCode.ImageInvalid,
+      `slot ${slot}: with the image's cmdline the kernel command line is ${options.length} bytes, over the ${MaxCmdlineBytes}-byte limit`,
+      { hint: 'keep the kernel arguments of the cmdline artifact short' },
+    );
   const entry = {
     slot,
     id: slotEntryId(slot),
     title: `molt ${manifest.version} (slot ${slot})`.replace(/[\n\r\0]/g, ' '),
     linux: espPath(slot, manifest.artifacts.vmlinuz?.path, 'kernel'),
-    options: [`molt.slot=${slot}`, 'panic=10', extra].filter((w) => w !== '').join(' '),
+    options,
     version: String(manifest.generation),
   };
   return initrd === undefined
     ? entry
     : { ...entry, initrd: espPath(slot, initrd.path, 'initramfs') };
+}
+
+/** What a back-end reads back of a slot's entry: the parts that decide what boots. */
+export interface WrittenBootEntry {
+  readonly linux?: string | undefined;
+  readonly initrd?: string | undefined;
+  readonly options: string;
+}
+
+/**
+ * Why the written entry would not boot what `expected` boots (kernel, initramfs, options), or
+ * undefined when it would. Title and `version` are left out: they change no boot, and sd-boot's
+ * `version` is raised by arming and committing.
+ */
+export function bootEntryMismatch(
+  expected: SlotBootEntry,
+  written: WrittenBootEntry,
+): string | undefined {
+  const fields = [
+    ['kernel', expected.linux, written.linux],
+    ['initramfs', expected.initrd, written.initrd],
+    ['options', expected.options, written.options],
+  ] as const;
+  for (const [what, want, got] of fields)
+    if ((want ?? '') !== (got ?? ''))
+      return `its ${what} is ${JSON.stringify(got ?? '')}, not ${JSON.stringify(want ?? '')}`;
+  return undefined;
 }

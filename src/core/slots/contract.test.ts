@@ -6,6 +6,7 @@ import {
   ArtifactMediaType,
   checkArtifactSet,
   checkTarEntry,
+  MaxCmdlineBytes,
   planInstallerImage,
   TitleAnnotation,
   type LayerDescriptor,
@@ -121,6 +122,21 @@ describe('planInstallerImage', () => {
         maxBytes: 100,
       }).totalBytes,
       100,
+    );
+  });
+});
+
+describe('the cmdline artifact', () => {
+  it('is refused from its descriptor when longer than the kernel command line', () => {
+    const layers = (size: number) => [
+      raw('vmlinuz', 5),
+      raw('rootfs.img', 7),
+      raw('cmdline', size),
+    ];
+    assert.equal(planInstallerImage({ layers: layers(MaxCmdlineBytes), labels }).layers.length, 3);
+    assert.throws(
+      () => planInstallerImage({ layers: layers(MaxCmdlineBytes + 1), labels }),
+      code(ErrorCode.ImageInvalid),
     );
   });
 });

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The installer image contract (docs/adr/0004 §2), checked from the manifest's descriptors and the
- * config labels before a single artifact byte is fetched, so an invalid image never touches disk.
+ * config labels before a single artifact byte is fetched, so an invalid image never touches disk;
+ * what only the artifacts' bytes can tell (the `cmdline`, the boot entries the slot will get) is
+ * checked while the image is staged, before the inactive slot is touched
+ * (`core/boot/staged-image.ts`).
  * Raw layers (`application/vnd.dev.molt.artifact.v1`) are one artifact each, named by their
  * `org.opencontainers.image.title` annotation; tar layers may hold several artifacts, whose names
  * are only known while parsing ({@link checkTarEntry}, {@link checkArtifactSet}).
@@ -16,6 +19,11 @@ export const ArtifactMediaType = 'application/vnd.dev.molt.artifact.v1';
 export const TitleAnnotation = 'org.opencontainers.image.title';
 /** Default cap on an installer image: the sum of its layer sizes, and of the files a tar layer unpacks to. */
 export const defaultMaxImageBytes = 2 * 1024 * 1024 * 1024;
+/**
+ * Cap on the `cmdline` artifact, and on the kernel command line molt renders from it: the x86
+ * kernel's `COMMAND_LINE_SIZE` (2048 bytes); a longer line is cut by the kernel, not refused.
+ */
+export const MaxCmdlineBytes = 2048;
 
 const tarTypes: Readonly<Record<string, boolean>> = {
   'application/vnd.oci.image.layer.v1.tar': false,
@@ -64,6 +72,14 @@ function invalid(message: string, hint?: string): MoltError {
   });
 }
 
+/** `MOLT_IMAGE_INVALID` for a `cmdline` artifact of `bytes` bytes, over {@link MaxCmdlineBytes}. */
+export function cmdlineTooLong(bytes: number): MoltError {
+  return invalid(
+    `the image's cmdline is ${bytes} bytes, over the ${MaxCmdlineBytes}-byte kernel command line`,
+    'keep the kernel arguments of the cmdline artifact short',
+  );
+}
+
 function planLayer(layer: LayerDescriptor, index: number): PlannedLayer {
   if (!Number.isSafeInteger(layer.size) || layer.size < 0)
     throw invalid(`layer ${index} (${layer.digest}) has an invalid size ${layer.size}`);
@@ -84,6 +100,7 @@ function planLayer(layer: LayerDescriptor, index: number): PlannedLayer {
     throw invalid(`layer ${index} (${layer.digest}) has no ${TitleAnnotation} annotation`);
   if (!isArtifactName(title))
     throw invalid(`layer ${index} is named "${title}", which is not an installer artifact`);
+  if (title === 'cmdline' && layer.size > MaxCmdlineBytes) throw cmdlineTooLong(layer.size);
   return { kind: 'raw', artifact: title, layer };
 }
 

@@ -9,7 +9,16 @@ import type { SlotId } from '../slots/slot.ts';
 export type Command =
   /** Pull the image into the target's staging area (`*.next`), verifying digests, contract and signature. */
   | { readonly type: 'PullImage'; readonly image: string; readonly slot: SlotId }
-  /** Re-hash the other slot and check it is `ready` (manual rollback). */
+  /**
+   * Check every artifact of the staged pull and render the boot entry the slot will get (both
+   * back-ends), before anything is disrupted or written: after it, nothing about the image can
+   * refuse it.
+   */
+  | { readonly type: 'CheckStagedImage'; readonly slot: SlotId }
+  /**
+   * Manual rollback, before any disruption: the other slot is `ready`, its artifacts re-hash to
+   * its manifest, and its boot entry is there and boots what the manifest says.
+   */
   | { readonly type: 'VerifyRollbackTarget'; readonly slot: SlotId }
   | { readonly type: 'AcquireLease'; readonly operationId: string }
   | { readonly type: 'CheckQuorum'; readonly preserve: boolean; readonly force: boolean }
@@ -20,11 +29,15 @@ export type Command =
   | { readonly type: 'ReleaseMounts' }
   /** Remove the slot's boot entry and mark its manifest `writing`, before any byte is written. */
   | { readonly type: 'MarkSlotUnbootable'; readonly slot: SlotId }
-  /** Move the staged artifacts into the slot and write its manifest `ready`. */
+  /** Move the staged artifacts into the slot and write its manifest, still `writing`. */
   | { readonly type: 'WriteSlot'; readonly slot: SlotId; readonly operationId: string }
-  /** Read the slot back and compare with the image digests. */
-  | { readonly type: 'VerifySlot'; readonly slot: SlotId }
-  /** Write the slot's boot entry and make the next boot (only) boot it. */
+  /** Read the slot this operation wrote back and compare with the image digests. */
+  | { readonly type: 'VerifySlot'; readonly slot: SlotId; readonly operationId: string }
+  /** Write the boot entry of the slot this operation wrote and verified (not armed). */
+  | { readonly type: 'WriteBootEntry'; readonly slot: SlotId; readonly operationId: string }
+  /** The slot and its boot entry are written: its manifest becomes `ready`, last. */
+  | { readonly type: 'MarkSlotReady'; readonly slot: SlotId; readonly operationId: string }
+  /** Make the next boot (only) boot the `ready` slot, through its existing entry. */
   | { readonly type: 'ArmBootOnce'; readonly slot: SlotId }
   | { readonly type: 'DisarmBootOnce' }
   /** Re-attach the lease key to a lease long enough to survive the reboot. */

@@ -21,14 +21,14 @@ describe('a successful upgrade', () => {
   it('on a worker, preserving data, walks the issue order and commits the new slot', () => {
     const d = new Driver('A').request('upgrade');
     assert.deepEqual(walk(d, 'Rebooting'), [
-      'Pulling: PullImage',
+      'Pulling: PullImage,CheckStagedImage',
       'Cordoning: Cordon',
       'Draining: Drain',
       'StoppingServices: StopServices',
       'ReleasingMounts: ReleaseMounts',
       'WritingSlot: MarkSlotUnbootable,WriteSlot',
       'VerifyingSlot: VerifySlot',
-      'ArmingBootOnce: ArmBootOnce',
+      'ArmingBootOnce: WriteBootEntry,MarkSlotReady,ArmBootOnce',
       'Rebooting: Reboot',
     ]);
     assert.deepEqual(d.op()?.pulled, { digest: 'sha256:2222', version: '2.0.0' });
@@ -123,10 +123,10 @@ describe('a staged upgrade', () => {
   it('writes and arms without disrupting the node, then a reboot request continues the same operation', () => {
     const d = new Driver('A').request('upgrade', { stage: true, controlPlane: true });
     assert.deepEqual(walk(d, 'Staged'), [
-      'Pulling: PullImage',
+      'Pulling: PullImage,CheckStagedImage',
       'WritingSlot: MarkSlotUnbootable,WriteSlot',
       'VerifyingSlot: VerifySlot',
-      'ArmingBootOnce: ArmBootOnce',
+      'ArmingBootOnce: WriteBootEntry,MarkSlotReady,ArmBootOnce',
       'Staged: ',
     ]);
     assert.equal(admission(d.state, 'upgrade').ok, false);

@@ -14,6 +14,10 @@ import { outcomesOf } from './harness.test.ts';
 
 interface Tracked {
   verified: boolean;
+  /** CheckStagedImage ran and passed: every check of the image is behind us. */
+  checked: boolean;
+  /** Slot commands this operation ran, in order (WriteSlot, VerifySlot, WriteBootEntry). */
+  slotSteps: string[];
   healthyBoot?: string;
   leaseOpen: boolean;
   cordonOpen: boolean;
@@ -26,6 +30,48 @@ interface Bootloader {
   unbootable: Set<SlotId>;
 }
 
+/** A slot as slot.json and the bootloader describe it. */
+interface ModelSlot {
+  status: 'ready' | 'writing' | 'bad';
+  /** The operation whose image the slot holds (`initial`: installed before the run). */
+  image: string;
+}
+
+const SLOT_WRITES: ReadonlySet<string> = new Set([
+  'MarkSlotUnbootable',
+  'WriteSlot',
+  'WriteBootEntry',
+  'MarkSlotReady',
+  'MarkSlotBad',
+]);
+
+type SlotCommand = Extract<
+  Command,
+  {
+    readonly type:
+      | 'CheckStagedImage'
+      | 'VerifyRollbackTarget'
+      | 'MarkSlotUnbootable'
+      | 'WriteSlot'
+      | 'VerifySlot'
+      | 'WriteBootEntry'
+      | 'MarkSlotReady'
+      | 'ArmBootOnce'
+      | 'MarkSlotBad';
+  }
+>;
+const SLOT_COMMANDS: ReadonlySet<string> = new Set([
+  ...SLOT_WRITES,
+  'CheckStagedImage',
+  'VerifyRollbackTarget',
+  'VerifySlot',
+  'ArmBootOnce',
+]);
+const isSlotCommand = (c: Command): c is SlotCommand => SLOT_COMMANDS.has(c.type);
+
+/** What running a command did: nothing to report, a reboot, or a failure the runner feeds. */
+type Effect = undefined | 'rebooted' | { readonly code: string };
+
 export class World {
   state: UpgradeState = initialState;
   record: readonly Command[] = [];
@@ -33,6 +79,12 @@ export class World {
   bootId = 'boot-0';
   slot: SlotId = 'A';
   readonly loader: Bootloader = { committed: 'A', unbootable: new Set() };
+  readonly slots: Record<SlotId, ModelSlot> = {
+    A: { status: 'ready', image: 'initial' },
+    B: { status: 'ready', image: 'initial' },
+  };
+  /** Operations whose image the staged checks refuse (bad cmdline, …). */
+  readonly badImages = new Set<string>();
   readonly trace: string[] = [];
   private boots = 0;
   private readonly ops = new Map<string, Tracked>();
@@ -60,14 +112,27 @@ export class World {
     this.feed({ type: 'Requested', request });
   }
 
-  /** Run the record's commands up to (not including) `stop`; a Reboot reboots. Returns false if rebooted. */
+  /**
+   * Run the record's commands up to (not including) `stop`, as the runner does: a Reboot reboots,
+   * a command that fails stops the list and is fed as StepFailed (quiescent phases: best-effort).
+   * Returns false when it rebooted or fed a failure.
+   */
   execute(stop: number, trialFails = false): boolean {
+    const phase = this.state.phase;
     for (const command of this.record.slice(0, stop)) {
-      if (command.type === 'Reboot') {
+      const effect = command.type === 'Reboot' ? 'rebooted' : this.effect(command);
+      if (effect === 'rebooted') {
         this.reboot(trialFails);
         return false;
       }
-      this.effect(command);
+      if (effect === undefined || QuiescentPhases.includes(phase)) continue;
+      this.feed({
+        type: 'StepFailed',
+        phase,
+        command: command.type,
+        error: { code: effect.code, message: `${command.type} refused` },
+      });
+      return false;
     }
     return true;
   }
@@ -149,11 +214,65 @@ export class World {
     this.feed({ type: 'Booted', bootId: this.bootId, slot });
   }
 
-  private effect(command: Command): void {
+  /** What a command does to the model, or how the real one would refuse (ADR 0004 §3–4). */
+  private effect(command: Command): Effect {
+    const op = this.state.op;
+    const t = op === undefined ? undefined : this.tracked(op.id);
+    const effect = this.slotEffect(command, op?.id ?? '-', t);
+    this.bootEffect(command);
+    // What molt writes never leaves a slot ready without its entry (a test may damage one first).
+    if (SLOT_WRITES.has(command.type) && 'slot' in command)
+      this.check(
+        this.slots[command.slot].status !== 'ready' || !this.loader.unbootable.has(command.slot),
+        `slot ${command.slot} is ready without a boot entry after ${command.type}`,
+      );
+    return effect;
+  }
+
+  /** slot.json, the staged checks, and the order every slot write must keep. */
+  private slotEffect(command: Command, opId: string, t: Tracked | undefined): Effect {
+    if (!isSlotCommand(command)) return undefined;
+    const slot = this.slots[command.slot];
+    const mine = slot.image === opId && slot.status !== 'bad';
+    const bootable = slot.status === 'ready' && !this.loader.unbootable.has(command.slot);
+    switch (command.type) {
+      case 'CheckStagedImage':
+        if (this.badImages.has(opId)) return { code: ErrorCode.ImageInvalid };
+        if (t !== undefined) t.checked = true;
+        return undefined;
+      case 'VerifyRollbackTarget':
+      case 'ArmBootOnce':
+        return bootable ? undefined : { code: ErrorCode.NoValidSlot };
+      case 'MarkSlotUnbootable':
+      case 'WriteSlot':
+        this.check(t?.checked === true, `${command.type} before every check of the image passed`);
+        slot.status = 'writing';
+        if (command.type === 'WriteSlot') {
+          slot.image = opId;
+          t?.slotSteps.splice(0, Infinity, 'WriteSlot');
+        }
+        return undefined;
+      case 'VerifySlot':
+      case 'WriteBootEntry':
+        if (!mine) return { code: ErrorCode.SlotVerifyFailed };
+        t?.slotSteps.push(command.type);
+        return undefined;
+      case 'MarkSlotReady':
+        if (!mine) return { code: ErrorCode.MachineInvalid };
+        this.check(readyOrder(t?.slotSteps ?? []), `MarkSlotReady after ${t?.slotSteps.join(',')}`);
+        slot.status = 'ready';
+        return undefined;
+      case 'MarkSlotBad':
+        slot.status = 'bad';
+        return undefined;
+    }
+  }
+
+  private bootEffect(command: Command): void {
     const { loader } = this;
-    if (command.type === 'ArmBootOnce') {
-      loader.unbootable.delete(command.slot);
-      loader.oneShot = command.slot;
+    if (command.type === 'WriteBootEntry') loader.unbootable.delete(command.slot);
+    else if (command.type === 'ArmBootOnce') {
+      if (!loader.unbootable.has(command.slot)) loader.oneShot = command.slot;
     } else if (command.type === 'DisarmBootOnce') loader.oneShot = undefined;
     else if (command.type === 'Commit') {
       loader.committed = command.slot;
@@ -167,7 +286,7 @@ export class World {
   private tracked(id: string): Tracked {
     let t = this.ops.get(id);
     if (t === undefined) {
-      t = { verified: false, leaseOpen: false, cordonOpen: false };
+      t = { verified: false, checked: false, slotSteps: [], leaseOpen: false, cordonOpen: false };
       this.ops.set(id, t);
     }
     return t;
@@ -216,6 +335,12 @@ export class World {
       `op ${op.id} ended cordoned`,
     );
   }
+}
+
+/** WriteSlot, then VerifySlot, then WriteBootEntry (re-runs after a restart allowed). */
+function readyOrder(steps: readonly string[]): boolean {
+  const verified = steps.indexOf('VerifySlot');
+  return steps[0] === 'WriteSlot' && verified > 0 && steps.lastIndexOf('WriteBootEntry') > verified;
 }
 
 function describe(event: UpgradeEvent): string {

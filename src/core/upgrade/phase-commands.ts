@@ -37,10 +37,32 @@ function recover(op: Operation): Command[] {
   ];
 }
 
+/**
+ * An upgrade's slot becomes `ready` only once its boot entry is written (a slot `ready` without an
+ * entry would pass as a rollback target); the entry point (boot-once) is written last. A rollback
+ * arms the entry CheckingRollbackTarget found valid.
+ */
+function arm(op: Operation): Command[] {
+  const slot = op.target;
+  return op.kind === 'upgrade'
+    ? [
+        { type: 'WriteBootEntry', slot, operationId: op.id },
+        { type: 'MarkSlotReady', slot, operationId: op.id },
+        { type: 'ArmBootOnce', slot },
+      ]
+    : [{ type: 'ArmBootOnce', slot }];
+}
+
 const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Command[]>> = {
   Idle: () => [],
+  // Every check of the image, before the first disruptive phase and long before WritingSlot.
   Pulling: (op) =>
-    op.image === undefined ? [] : [{ type: 'PullImage', image: op.image, slot: op.target }],
+    op.image === undefined
+      ? []
+      : [
+          { type: 'PullImage', image: op.image, slot: op.target },
+          { type: 'CheckStagedImage', slot: op.target },
+        ],
   CheckingRollbackTarget: (op) => [{ type: 'VerifyRollbackTarget', slot: op.target }],
   AcquiringLease: (op) => [{ type: 'AcquireLease', operationId: op.id }],
   CheckingQuorum: (op) => [{ type: 'CheckQuorum', preserve: op.preserve, force: op.force }],
@@ -56,8 +78,8 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
     { type: 'MarkSlotUnbootable', slot: op.target },
     { type: 'WriteSlot', slot: op.target, operationId: op.id },
   ],
-  VerifyingSlot: (op) => [{ type: 'VerifySlot', slot: op.target }],
-  ArmingBootOnce: (op) => [{ type: 'ArmBootOnce', slot: op.target }],
+  VerifyingSlot: (op) => [{ type: 'VerifySlot', slot: op.target, operationId: op.id }],
+  ArmingBootOnce: arm,
   Staged: () => [],
   Rebooting: (op) => [
     ...(op.controlPlane ? [{ type: 'ExtendLeaseForReboot', operationId: op.id } as const] : []),

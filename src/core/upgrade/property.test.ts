@@ -16,6 +16,7 @@ import { World } from './model.test.ts';
 /** Every command type (the `Record` makes the compiler check the list is complete). */
 const COMMAND_TYPES = Object.keys({
   PullImage: 1,
+  CheckStagedImage: 1,
   VerifyRollbackTarget: 1,
   AcquireLease: 1,
   CheckQuorum: 1,
@@ -27,6 +28,8 @@ const COMMAND_TYPES = Object.keys({
   MarkSlotUnbootable: 1,
   WriteSlot: 1,
   VerifySlot: 1,
+  WriteBootEntry: 1,
+  MarkSlotReady: 1,
   ArmBootOnce: 1,
   DisarmBootOnce: 1,
   ExtendLeaseForReboot: 1,
@@ -77,6 +80,8 @@ type Action =
       readonly preserve: boolean;
       readonly stage: boolean;
       readonly cp: boolean;
+      /** An image the staged checks refuse. */
+      readonly bad: boolean;
     }
   | { readonly k: 'complete'; readonly trialFails: boolean }
   | {
@@ -100,6 +105,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       preserve: fc.boolean(),
       stage: fc.boolean(),
       cp: fc.boolean(),
+      bad: fc.boolean(),
     }),
   },
   {
@@ -151,6 +157,7 @@ function act(world: World, a: Action): void {
         stage: a.stage,
         controlPlane: a.cp,
       });
+      if (a.bad) world.badImages.add(req.id);
       if (admission(world.state, a.kind).ok) world.request(req);
       else
         assert.ok(
@@ -247,6 +254,65 @@ describe('random runs of the state machine', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  const disruptive = /\b(AcquireLease|Cordon|Drain|StopServices|MarkSlotUnbootable|WriteSlot)\b/;
+  const crashes = fc.oneof(
+    fc.record({ k: fc.constant('complete' as const), trialFails: fc.constant(false) }),
+    fc.record({ k: fc.constant('restart' as const), at: fc.nat(9) }),
+    fc.record({ k: fc.constant('powerCut' as const), at: fc.nat(9), trialFails: fc.boolean() }),
+  );
+
+  it('a refused image disrupts nothing and leaves the other slot ready, with its entry, to roll back to', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ cp: fc.boolean(), preserve: fc.boolean(), stage: fc.boolean() }),
+        fc.array(crashes, { maxLength: 20, size: 'max' }),
+        (options, actions) => {
+          const world = new World();
+          world.badImages.add('op-bad');
+          world.request(request('upgrade', { id: 'op-bad', controlPlane: options.cp, ...options }));
+          for (const a of actions) act(world, a);
+          finish(world);
+          assert.equal(world.state.last?.result, 'Failed');
+          assert.ok(!world.trace.some((l) => disruptive.test(l)), world.trace.join('\n'));
+          assert.deepEqual(world.slots.B, { status: 'ready', image: 'initial' });
+          assert.ok(!world.loader.unbootable.has('B'), 'slot B keeps its boot entry');
+          world.request(request('rollback', { id: 'op-back' }));
+          finish(world);
+          assert.equal(world.state.last.result, 'RolledBack', world.trace.join('\n'));
+          assert.equal(world.loader.committed, 'B');
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('a rollback to a slot that is not ready, or has no boot entry, fails before any disruption', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('writing' as const, 'bad' as const, 'no entry' as const),
+        fc.boolean(),
+        fc.array(crashes, { maxLength: 20, size: 'max' }),
+        (damage, cp, actions) => {
+          const world = new World();
+          if (damage === 'no entry') world.loader.unbootable.add('B');
+          else world.slots.B.status = damage;
+          world.request(request('rollback', { id: 'op-back', controlPlane: cp }));
+          for (const a of actions) act(world, a);
+          finish(world);
+          assert.ok(!world.trace.some((l) => disruptive.test(l)), world.trace.join('\n'));
+          assert.equal(world.loader.committed, 'A');
+          const last = world.state.last;
+          assert.ok(
+            last?.result === 'Failed' &&
+              ['MOLT_NO_VALID_SLOT', 'MOLT_INTERRUPTED'].includes(last.code ?? ''),
+            JSON.stringify(last),
+          );
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 });

@@ -60,7 +60,7 @@ const BOOT_UP = 'MountEphemeral,StartServices';
 /** Cells not listed: reqU/reqR/done/doneOther/fail '✗', bootSame/tick/late '<same phase>: -'. */
 const TABLE: Record<Phase, Partial<Record<EventKey, string>>> = {
   Idle: {
-    reqU: 'Pulling: PullImage',
+    reqU: 'Pulling: PullImage,CheckStagedImage',
     reqR: 'AcquiringLease: AcquireLease',
     bootT: `Idle: ${BOOT_UP}`,
     bootP: `Idle: ${BOOT_UP}`,
@@ -126,7 +126,7 @@ const TABLE: Record<Phase, Partial<Record<EventKey, string>>> = {
     bootP: ABORT_ALL,
   },
   VerifyingSlot: {
-    done: 'ArmingBootOnce: ArmBootOnce',
+    done: 'ArmingBootOnce: WriteBootEntry,MarkSlotReady,ArmBootOnce',
     fail: ABORT_ALL,
     bootT: ABORT_ALL,
     bootP: ABORT_ALL,

@@ -1,43 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { areaDir, artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedRecord } from '../../../core/slots/manifest.ts';
 import type { ArtifactName, SlotId } from '../../../core/slots/slot.ts';
-import type { StageInput } from '../../ports/slot-store.fake.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
 import { sampleImage, slotStoreConformance } from '../../../testkit/slot-store-conformance.ts';
 import { createFsSlotStore } from './index.ts';
 import { writeStaged } from './staging.ts';
+import { stageOnDisk } from '../../../testkit/staged-on-disk.ts';
 
-const digestOf = (b: Uint8Array): string =>
-  `sha256:${createHash('sha256').update(b).digest('hex')}`;
-
-/** Lay a completed pull out on disk as the OCI image source does. */
-async function stage(root: string, slot: SlotId, image: StageInput): Promise<void> {
-  const artifacts: StagedRecord['artifacts'] = {};
-  for (const [name, bytes] of Object.entries(image.artifacts) as [ArtifactName, Uint8Array][]) {
-    const path = join(root, artifactPath(slot, name, true));
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, bytes);
-    artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
-  }
-  const { imageRef, imageDigest, version, lab } = image;
-  await writeStaged(root, {
-    schema: 1,
-    slot,
-    imageRef,
-    imageDigest,
-    manifestDigest: imageDigest,
-    version,
-    artifacts,
-    ...(lab !== undefined && { lab }),
-    pulledAt: '2026-11-22T10:00:00.000Z',
-  });
-}
+const stage = stageOnDisk;
 
 async function corrupt(root: string, slot: SlotId, name: ArtifactName): Promise<void> {
   const path = join(root, artifactPath(slot, name));
@@ -63,6 +38,7 @@ describe('FsSlotStore after a crash', () => {
       const store = createFsSlotStore(dir.path);
       await stage(dir.path, 'A', sampleImage('1.0.0'));
       await store.install('A', 'op-1');
+      await store.markReady('A', 'op-1');
       await stage(dir.path, 'A', sampleImage('1.1.0'));
       await store.markWriting('A', 'op-2');
       // What install does first: fix the generation, then rename the ESP area. Then "crash".
@@ -78,7 +54,8 @@ describe('FsSlotStore after a crash', () => {
       const m = await store.install('A', 'op-2');
       assert.equal(m.version, '1.1.0');
       assert.equal(m.generation, 2);
-      assert.deepEqual(await store.verify('A'), m);
+      assert.deepEqual(await store.verify('A', 'op-2'), m);
+      await store.markReady('A', 'op-2');
       assert.deepEqual((await readdir(join(dir.path, 'slots/a'))).sort(), [
         'rootfs.img',
         'slot.json',
@@ -107,7 +84,7 @@ describe('FsSlotStore after a crash', () => {
       assert.equal(await store.staged('B'), undefined);
       const m = await store.install('B', 'op-9');
       assert.equal(m.generation, 7);
-      assert.deepEqual(await store.verify('B'), m);
+      assert.deepEqual(await store.verify('B', 'op-9'), m);
       assert.deepEqual(await store.install('B', 'op-9'), m, 'and a further re-run is a no-op');
     } finally {
       await dir.remove();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * {@link SlotStore} on the machine root's directories (docs/adr/0004 §2). `slot.json` is always
- * replaced atomically and written last; see `install.ts` for how a staged pull becomes a slot.
+ * replaced atomically and written last; see `check-staged.ts` for the last check of a pull and
+ * `install.ts` for how it becomes a slot, `ready` only once its boot entry is written.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,7 +11,8 @@ import { artifactPath } from '../../../core/slots/layout.ts';
 import type { ArtifactName, SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { SlotStore, StagedImage } from '../../ports/slot-store.ts';
 import { fileDigest } from './file-digest.ts';
-import { installStaged } from './install.ts';
+import { checkStaged } from './check-staged.ts';
+import { installedBy, installStaged, markInstalledReady } from './install.ts';
 import { readManifest, writeManifest } from './manifest-file.ts';
 import { readStaged, removeStaging } from './staging.ts';
 
@@ -18,6 +20,8 @@ export { readManifest } from './manifest-file.ts';
 
 export interface FsSlotStoreOptions {
   readonly now?: () => Date;
+  /** The image size cap `checkStaged` holds the staged image to (the pull's). @default defaultMaxImageBytes */
+  readonly maxImageBytes?: number;
 }
 
 function verifyFailed(slot: SlotId, why: string): MoltError {
@@ -26,10 +30,17 @@ function verifyFailed(slot: SlotId, why: string): MoltError {
   });
 }
 
-async function verify(root: string, slot: SlotId): Promise<SlotManifest> {
-  const m = await readManifest(root, slot);
-  if (m === undefined) throw verifyFailed(slot, 'holds no image');
-  if (m.status !== 'ready')
+async function verify(root: string, slot: SlotId, operationId?: string): Promise<SlotManifest> {
+  const m =
+    operationId === undefined
+      ? await readManifest(root, slot)
+      : await installedBy(root, slot, operationId);
+  if (m === undefined)
+    throw verifyFailed(
+      slot,
+      operationId === undefined ? 'holds no image' : `holds no image written by ${operationId}`,
+    );
+  if (operationId === undefined && m.status !== 'ready')
     throw verifyFailed(
       slot,
       `is ${m.status}${m.badReason === undefined ? '' : ` (${m.badReason})`}, not ready`,
@@ -69,8 +80,10 @@ export function createFsSlotStore(root: string, options: FsSlotStoreOptions = {}
     discardStaged: (slot) => removeStaging(root, slot),
     markWriting: (slot, operationId) =>
       update(slot, (m) => ({ ...m, status: 'writing', operationId })),
+    checkStaged: (slot) => checkStaged(root, slot, options.maxImageBytes),
     install: (slot, operationId) => installStaged({ root, slot, operationId, now }),
-    verify: (slot) => verify(root, slot),
+    verify: (slot, operationId) => verify(root, slot, operationId),
+    markReady: (slot, operationId) => markInstalledReady(root, slot, operationId),
     markBad: (slot, badReason) => update(slot, (m) => ({ ...m, status: 'bad', badReason })),
   };
 }

@@ -5,27 +5,24 @@
  * 1. fix the generation in the staged record (so a re-run uses the same number);
  * 2. for the ESP area, then the slot area: remove the old directory, rename `<dir>.next` over it
  *    (the slot area's rename carries `staged.json` along, which marks "install in progress");
- * 3. write `slot.json` `ready` (atomic), last; then drop the record.
- * Before step 3 the slot has no `ready` manifest, so it is never booted half-written.
+ * 3. write `slot.json` for the new image, still `writing` (atomic); the record stays, so the
+ *    install is known to be this one's until the slot is ready.
+ * `markReady` (after VerifySlot and WriteBootEntry) writes `slot.json` `ready`, last, then drops
+ * the record. Until then the slot has no `ready` manifest: it is never booted half-written, and
+ * never passes as a rollback target without its boot entry.
  */
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import {
   areaDir,
-  artifactPath,
   installingRecordPath,
   stagedRecordPath,
   type SlotArea,
 } from '../../../core/slots/layout.ts';
+import { installedManifest } from '../../../core/slots/installed.ts';
 import { nextGeneration, type StagedRecord } from '../../../core/slots/manifest.ts';
-import {
-  otherSlot,
-  type ArtifactName,
-  type ArtifactRecord,
-  type SlotId,
-  type SlotManifest,
-} from '../../../core/slots/slot.ts';
+import { otherSlot, type SlotId, type SlotManifest } from '../../../core/slots/slot.ts';
 import { fsyncDir, renameDurable } from '../fs/atomic-write.ts';
 import { readManifest, writeManifest } from './manifest-file.ts';
 import { readStaged, writeStaged } from './staging.ts';
@@ -71,42 +68,72 @@ async function recordToInstall(
   return undefined;
 }
 
-function manifestOf(i: InstallInput, r: StagedRecord, generation: number): SlotManifest {
-  const artifacts: Partial<Record<ArtifactName, ArtifactRecord>> = {};
-  for (const [name, a] of Object.entries(r.artifacts))
-    artifacts[name as ArtifactName] = { ...a, path: artifactPath(i.slot, name as ArtifactName) };
-  return {
-    schema: 1,
-    slot: i.slot,
-    status: 'ready',
-    imageRef: r.imageRef,
-    imageDigest: r.imageDigest,
-    manifestDigest: r.manifestDigest,
-    version: r.version,
-    generation,
-    artifacts,
-    ...(r.lab !== undefined && { lab: r.lab }),
-    operationId: i.operationId,
-    writtenAt: i.now().toISOString(),
-  };
+/**
+ * The manifest of the install `operationId` made in `slot`: `ready`, or `writing` with its record
+ * still beside it (a `writing` manifest without one is a slot marked unbootable, not an install).
+ */
+export async function installedBy(
+  root: string,
+  slot: SlotId,
+  operationId: string,
+): Promise<SlotManifest | undefined> {
+  const m = await readManifest(root, slot);
+  if (m?.operationId !== operationId) return undefined;
+  if (m.status === 'ready') return m;
+  if (m.status !== 'writing') return undefined;
+  const record = await readStaged(root, slot, installingRecordPath(slot));
+  const same = record?.imageDigest === m.imageDigest && record.generation === m.generation;
+  return same ? m : undefined;
 }
 
-/** Install the staged pull into the slot; idempotent (a finished install of this operation is returned as is). */
+function nothingStaged(slot: SlotId): MoltError {
+  return new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to install`, {
+    hint: 'the pull was discarded or never completed; start the upgrade again',
+  });
+}
+
+/** Install the staged pull into the slot, `writing`; idempotent (an install of this operation is returned as is). */
 export async function installStaged(i: InstallInput): Promise<SlotManifest> {
   const found = await recordToInstall(i);
-  if (found === undefined) {
-    const current = await readManifest(i.root, i.slot);
-    if (current?.status === 'ready' && current.operationId === i.operationId) return current;
-    throw new MoltError(ErrorCode.MachineInvalid, `slot ${i.slot} has no staged image to install`, {
-      hint: 'the pull was discarded or never completed; start the upgrade again',
-    });
-  }
+  const current = await installedBy(i.root, i.slot, i.operationId);
+  const resuming = found?.path === installingRecordPath(i.slot);
+  if (current !== undefined && (found === undefined || resuming)) return current;
+  if (found === undefined) throw nothingStaged(i.slot);
+  // An install in progress is resumed only by its operation (MarkSlotUnbootable marked the slot).
+  const before = resuming ? await readManifest(i.root, i.slot) : undefined;
+  if (before !== undefined && before.operationId !== i.operationId) throw nothingStaged(i.slot);
   const { record } = found;
   await moveArea(i.root, i.slot, 'esp');
   await moveArea(i.root, i.slot, 'slot');
-  const manifest = manifestOf(i, record, record.generation ?? 1);
+  const manifest = installedManifest({
+    slot: i.slot,
+    record,
+    operationId: i.operationId,
+    generation: record.generation ?? 1,
+    writtenAt: i.now().toISOString(),
+  });
   await writeManifest(i.root, manifest);
-  await rm(join(i.root, installingRecordPath(i.slot)), { force: true });
   await fsyncDir(join(i.root, areaDir(i.slot, 'slot')));
   return manifest;
+}
+
+/** The install of `operationId` becomes `ready` (its boot entry is written); a no-op once it is. */
+export async function markInstalledReady(
+  root: string,
+  slot: SlotId,
+  operationId: string,
+): Promise<SlotManifest> {
+  const m = await installedBy(root, slot, operationId);
+  if (m === undefined)
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `slot ${slot} holds no image written by operation ${operationId}`,
+      { hint: 'the slot changed under the upgrade; start the upgrade again' },
+    );
+  if (m.status === 'ready') return m;
+  const ready: SlotManifest = { ...m, status: 'ready' };
+  await writeManifest(root, ready);
+  await rm(join(root, installingRecordPath(slot)), { force: true });
+  await fsyncDir(join(root, areaDir(slot, 'slot')));
+  return ready;
 }

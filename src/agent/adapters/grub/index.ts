@@ -15,7 +15,7 @@ import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
-import { readSlotBootEntry } from './cmdline.ts';
+import { checkWrittenEntry, readSlotBootEntry } from './cmdline.ts';
 import {
   grubFiles,
   readEntries,
@@ -89,6 +89,11 @@ export function createGrubBootloader(root: string): Bootloader {
         ...(await readEntries(files)).filter((x) => x.id !== e.id),
         entry,
       ]);
+    },
+    async checkEntry(slot: SlotId, manifest: SlotManifest) {
+      const id = slotEntryId(slot);
+      const written = (await readEntries(files)).find((e) => e.id === id);
+      await checkWrittenEntry(root, slot, manifest, written);
     },
     async armBootOnce(slot) {
       const id = await requireEntry(files, slot);

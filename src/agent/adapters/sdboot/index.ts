@@ -10,12 +10,12 @@
  * Arming and committing give the entry a `version` above the others' when it is not already, so
  * a rollback to an older slot sorts first too. Remove / mark bad delete the slot's entry.
  */
-import { renderBlsEntry } from '../../../core/boot/bls.ts';
+import { parseBlsEntry, renderBlsEntry } from '../../../core/boot/bls.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
-import { readSlotBootEntry } from '../grub/cmdline.ts';
+import { checkWrittenEntry, readSlotBootEntry } from '../grub/cmdline.ts';
 import {
   deleteEntries,
   ensureLoaderConf,
@@ -116,6 +116,16 @@ export function createSdBootBootloader(root: string): Bootloader {
           : await renameEntry(files, current, { id: e.id, triesLeft: 0 });
       await writeEntryFile(files, fileName, body);
       await deleteEntries(files, extra);
+    },
+    async checkEntry(slot: SlotId, manifest: SlotManifest) {
+      // The slot's first entry in sd-boot's order is the one a boot-once arms.
+      const entry = (await listEntries(files)).find((e) => e.slot === slot);
+      const parsed = entry === undefined ? undefined : parseBlsEntry(entry.body);
+      const written =
+        parsed === undefined
+          ? undefined
+          : { linux: parsed.linux, initrd: parsed.initrd.join(' '), options: parsed.options };
+      await checkWrittenEntry(root, slot, manifest, written);
     },
     async armBootOnce(slot) {
       const { entry, others, extra, committed } = await primary(files, slot);
