@@ -21,6 +21,12 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly onInternalError?: (error: unknown) => void;
 }
 
+/**
+ * The agent's connection cap: its callers are the operator (a few connections: calls and the event
+ * stream) and people's CLIs. The other limits are the listener defaults (docs/adr/0004 §6).
+ */
+export const agentMaxConnections = 64;
+
 /** A listening agent API: `url` is `https://host:port`; `close()` cuts open event streams. */
 export type AgentApi = ListeningApi;
 
@@ -30,6 +36,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
     tls: o.tls,
     host: o.host,
     port: o.port,
+    limits: { maxConnections: agentMaxConnections, ...o.limits },
     build: (serverFactory) =>
       buildAgentApp(
         {

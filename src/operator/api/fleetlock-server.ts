@@ -9,10 +9,9 @@
  * separate port that can be bound to the hosts' management network only. The mTLS API keeps its
  * FleetLock routes for callers with certificates.
  */
-import { createServer as createHttpsServer } from 'node:https';
-import type { FastifyServerFactory } from 'fastify';
 import { createApiApp } from '../../platform/https/app.ts';
 import { OperatorRoutes } from '../../protocol/operator.ts';
+import { limitedServerFactory, type ListenerLimits } from '../../platform/https/listener.ts';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { errorAnswer } from './errors.ts';
@@ -24,7 +23,12 @@ export interface FleetLockServerOptions {
   readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly host: string;
   readonly port: number;
+  /** Deadlines and the connection cap. @default the listener defaults, a cap of 1024 */
+  readonly limits?: Partial<ListenerLimits> | undefined;
 }
+
+/** FleetLock's connection cap: every machine's update agent may call at once. */
+export const fleetLockMaxConnections = 1024;
 
 /**
  * Start the FleetLock listener; `url` is the base URL clients use (`https://host:port/fleetlock`,
@@ -32,10 +36,10 @@ export interface FleetLockServerOptions {
  */
 export async function createFleetLockServer(o: FleetLockServerOptions): Promise<ListeningApi> {
   const tls = o.tls;
-  const serverFactory: FastifyServerFactory | undefined =
-    tls === undefined
-      ? undefined
-      : (handler) => createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, handler);
+  const serverFactory = limitedServerFactory(tls, {
+    maxConnections: fleetLockMaxConnections,
+    ...o.limits,
+  });
   const app = createApiApp({
     name: 'FleetLock',
     errorAnswer,
