@@ -10,6 +10,7 @@ import {
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
+import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { AgentService } from './service.ts';
 import { buildAgentApp } from './routes.ts';
 
@@ -19,6 +20,8 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly journal: JournalStore;
   /** Told about every unexpected (500) error; the HTTP answer never carries a stack. */
   readonly onInternalError?: (error: unknown) => void;
+  /** Who may ask for force-delete drains: the machine config's (`forceDeleteGrantOf`). */
+  readonly forceDelete?: ForceDeleteGrant | undefined;
 }
 
 /**
@@ -44,6 +47,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           journal: o.journal,
           identify: mtlsIdentity('this agent'),
           ...(o.onInternalError && { onInternalError: o.onInternalError }),
+          ...(o.forceDelete && { forceDelete: o.forceDelete }),
         },
         { serverFactory },
       ),
