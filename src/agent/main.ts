@@ -18,6 +18,7 @@ import { createLabPower } from './adapters/lab/power.ts';
 import { readProcBootInfo } from './adapters/proc-boot-info/index.ts';
 import { createSystemdPower } from './adapters/systemd-power/index.ts';
 import { LabEnv } from '../protocol/agent.ts';
+import { forceDeleteGrantOf } from './api/drain-permission.ts';
 import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
@@ -118,6 +119,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     tls,
     host: config.api.host,
     port: config.api.port,
+    forceDelete: forceDeleteGrantOf(config.kubernetes),
     onInternalError: (error) => {
       io.err(`molt agent: internal error: ${String(error)}\n`);
     },

@@ -35,6 +35,10 @@ const LabApiserverConfig = z
   })
   .strict();
 
+/** Who may ask a machine for `force-delete` drains (`kubernetes.drain.forceDelete`). */
+export const ForceDeletePolicy = z.enum(['deny', 'admin', 'allow']);
+export type ForceDeletePolicy = z.infer<typeof ForceDeletePolicy>;
+
 const KubernetesConfig = z
   .object({
     /** kubeconfig of molt's agent identity (deploy/kubernetes/rbac.yaml: role molt-agent). */
@@ -49,6 +53,14 @@ const KubernetesConfig = z
           .default('abort-and-uncordon'),
         deleteEmptyDirData: z.boolean().default(false),
         force: z.boolean().default(false),
+        /**
+         * Who may ask this machine, in an upgrade request, for `onTimeout: force-delete` (deleting
+         * pods past their PodDisruptionBudgets with grace 0) when this config does not choose it
+         * itself: `deny` nobody, `admin` an admin certificate only, `allow` operator certificates
+         * too (a fleet file's rollout drain policy). The operator cannot override it.
+         * @default 'admin'
+         */
+        forceDelete: ForceDeletePolicy.optional(),
       })
       .strict()
       .default({

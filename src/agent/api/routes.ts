@@ -21,6 +21,11 @@ import {
 } from '../../protocol/agent.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { AgentService, ApiOperationRequest } from './service.ts';
+import {
+  authoriseDrain,
+  defaultForceDeleteGrant,
+  type ForceDeleteGrant,
+} from './drain-permission.ts';
 import { errorAnswer } from './errors.ts';
 import { openEventSse, type SseSink } from './sse.ts';
 import { planOperationStream, streamLogs, streamOperation } from './streams.ts';
@@ -34,6 +39,8 @@ export interface AgentAppDeps {
   readonly identify: (request: FastifyRequest) => Identity;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */
   readonly onInternalError?: (error: unknown) => void;
+  /** Who may ask for force-delete drains (the machine config's). @default admin only */
+  readonly forceDelete?: ForceDeleteGrant | undefined;
 }
 
 /** Options of {@link buildAgentApp}. */
@@ -79,6 +86,12 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       const submit = submitRequest(kind, request.body ?? {}, who(request));
       if (submit.body.force)
         requirePermission(submit.identity, 'force', `${kind} with force`, RolePermissions);
+      if (submit.kind === 'upgrade')
+        authoriseDrain(
+          submit.body.drain,
+          submit.identity,
+          deps.forceDelete ?? defaultForceDeleteGrant,
+        );
       return reply.code(202).send(await deps.service.submit(submit));
     });
   }

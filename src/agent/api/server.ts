@@ -10,6 +10,7 @@ import {
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
+import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { AgentService } from './service.ts';
 import { buildAgentApp } from './routes.ts';
 
@@ -19,7 +20,15 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly journal: JournalStore;
   /** Told about every unexpected (500) error; the HTTP answer never carries a stack. */
   readonly onInternalError?: (error: unknown) => void;
+  /** Who may ask for force-delete drains: the machine config's (`forceDeleteGrantOf`). */
+  readonly forceDelete?: ForceDeleteGrant | undefined;
 }
+
+/**
+ * The agent's connection cap: its callers are the operator (a few connections: calls and the event
+ * stream) and people's CLIs. The other limits are the listener defaults (docs/adr/0004 §6).
+ */
+export const agentMaxConnections = 64;
 
 /** A listening agent API: `url` is `https://host:port`; `close()` cuts open event streams. */
 export type AgentApi = ListeningApi;
@@ -30,6 +39,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
     tls: o.tls,
     host: o.host,
     port: o.port,
+    limits: { maxConnections: agentMaxConnections, ...o.limits },
     build: (serverFactory) =>
       buildAgentApp(
         {
@@ -37,6 +47,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           journal: o.journal,
           identify: mtlsIdentity('this agent'),
           ...(o.onInternalError && { onInternalError: o.onInternalError }),
+          ...(o.forceDelete && { forceDelete: o.forceDelete }),
         },
         { serverFactory },
       ),

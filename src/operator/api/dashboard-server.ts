@@ -8,10 +8,9 @@
  * Every write is refused: changes go through the API with a certificate. Plain HTTP by default
  * (bind it to loopback or a management network), TLS with the API's server certificate on request.
  */
-import { createServer as createHttpsServer } from 'node:https';
-import type { FastifyServerFactory } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { createApiApp } from '../../platform/https/app.ts';
+import { limitedServerFactory, type ListenerLimits } from '../../platform/https/listener.ts';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { loadDashboard, treeOf, type DashboardTree } from './dashboard-assets.ts';
@@ -27,16 +26,15 @@ export interface DashboardServerOptions {
   readonly port: number;
   /** Where the page is read from. @default the tree this module runs from (`src/` or `dist/`) */
   readonly tree?: DashboardTree;
+  /** Deadlines and the connection cap. @default the listener defaults (a cap of 256) */
+  readonly limits?: Partial<ListenerLimits> | undefined;
 }
 
 /** Serve the page and the API's reads; resolves once the listener listens. */
 export async function createDashboardServer(o: DashboardServerOptions): Promise<ListeningApi> {
   const assets = await loadDashboard(o.tree ?? treeOf(import.meta.url));
   const tls = o.tls;
-  const serverFactory: FastifyServerFactory | undefined =
-    tls === undefined
-      ? undefined
-      : (handler) => createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, handler);
+  const serverFactory = limitedServerFactory(tls, o.limits);
   const app = createApiApp({
     name: 'dashboard',
     errorAnswer,

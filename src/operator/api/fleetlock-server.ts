@@ -11,10 +11,9 @@
  * management network still: a listed id without a token is guarded by nothing but its secrecy.
  * The mTLS API keeps its FleetLock routes for callers with certificates.
  */
-import { createServer as createHttpsServer } from 'node:https';
-import type { FastifyServerFactory } from 'fastify';
 import { createApiApp } from '../../platform/https/app.ts';
 import { OperatorRoutes } from '../../protocol/operator.ts';
+import { limitedServerFactory, type ListenerLimits } from '../../platform/https/listener.ts';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { errorAnswer } from './errors.ts';
@@ -29,10 +28,15 @@ export interface FleetLockServerOptions {
   readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly host: string;
   readonly port: number;
+  /** Deadlines and the connection cap. @default the listener defaults, a cap of 1024 */
+  readonly limits?: Partial<ListenerLimits> | undefined;
 }
 
 /** Where a client presenting its token in the URL points Zincati's `base_url` (under the listener). */
 export const FleetLockTokenPrefix = `${OperatorRoutes.fleetLock}/token/:token`;
+
+/** FleetLock's connection cap: every machine's update agent may call at once. */
+export const fleetLockMaxConnections = 1024;
 
 /**
  * Start the FleetLock listener; `url` is the base URL clients use (`https://host:port/fleetlock`,
@@ -40,10 +44,10 @@ export const FleetLockTokenPrefix = `${OperatorRoutes.fleetLock}/token/:token`;
  */
 export async function createFleetLockServer(o: FleetLockServerOptions): Promise<ListeningApi> {
   const tls = o.tls;
-  const serverFactory: FastifyServerFactory | undefined =
-    tls === undefined
-      ? undefined
-      : (handler) => createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, handler);
+  const serverFactory = limitedServerFactory(tls, {
+    maxConnections: fleetLockMaxConnections,
+    ...o.limits,
+  });
   const app = createApiApp({
     name: 'FleetLock',
     errorAnswer,

@@ -20,6 +20,12 @@ export interface OperatorApiOptions extends MtlsEndpoint {
   readonly deps: OperatorApiDeps;
 }
 
+/**
+ * The operator API's connection cap: every machine registers through it, and a whole fleet may
+ * restart at once (docs/adr/0005 §5). The other limits are the listener defaults.
+ */
+export const operatorApiMaxConnections = 1024;
+
 /** A listening operator API: `url` has the port actually bound; `close()` cuts event streams. */
 export type OperatorApi = ListeningApi;
 
@@ -29,6 +35,7 @@ export function createOperatorApi(o: OperatorApiOptions): Promise<OperatorApi> {
     tls: o.tls,
     host: o.host,
     port: o.port,
+    limits: { maxConnections: operatorApiMaxConnections, ...o.limits },
     build: (serverFactory) =>
       buildOperatorApp(o.deps, { identify: mtlsIdentity('the operator'), serverFactory }),
   });

@@ -4,11 +4,11 @@
  * certificate from the fleet CA, or with an expired one, fails the handshake and never reaches a
  * route. The daemon builds its Fastify app around the server factory given here.
  */
-import { createServer } from 'node:https';
 import { TLSSocket } from 'node:tls';
 import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { peerIdentity, type Identity } from './identity.ts';
+import { limitedServerFactory, type ListenerLimits } from './listener.ts';
 
 /** PEM material: the fleet CA (trusted for clients) and the server's own certificate and key. */
 export interface ServerTls {
@@ -25,6 +25,8 @@ export interface MtlsEndpoint {
   readonly host?: string | undefined;
   /** 0 picks a free port. @default 0 */
   readonly port?: number | undefined;
+  /** Deadlines and the connection cap (listener.ts). @default defaultListenerLimits */
+  readonly limits?: Partial<ListenerLimits> | undefined;
 }
 
 /** Options of {@link listenMtls}. */
@@ -39,7 +41,10 @@ export interface MtlsListenOptions extends MtlsEndpoint {
 export interface ListeningApi {
   /** `https://host:port`, with the port actually bound. */
   readonly url: string;
-  /** Stop listening and cut open event streams (followers reconnect). */
+  /**
+   * Stop listening and end every connection at once: open event streams (followers reconnect),
+   * idle keep-alive connections and sockets still in the TLS handshake.
+   */
   close(): Promise<void>;
 }
 
@@ -53,7 +58,6 @@ export function mtlsIdentity(server: string): (request: FastifyRequest) => Ident
   };
 }
 
-/** Build the app on an mTLS server and listen; resolves once it listens. */
 /** `scheme://host:port` of a listening app, with the port actually bound (IPv6 hosts bracketed). */
 export function listenUrl(
   app: { readonly server: { address(): unknown } },
@@ -65,15 +69,11 @@ export function listenUrl(
   return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${String(port)}`;
 }
 
+/** Build the app on an mTLS server under the listener limits and listen; resolves once it listens. */
 export async function listenMtls(o: MtlsListenOptions): Promise<ListeningApi> {
   const host = o.host ?? '127.0.0.1';
-  const tlsOptions = {
-    ...o.tls,
-    requestCert: true,
-    rejectUnauthorized: true,
-    minVersion: 'TLSv1.2' as const,
-  };
-  const app = await o.build((handler) => createServer(tlsOptions, handler));
+  const tls = { ...o.tls, requestCert: true, rejectUnauthorized: true };
+  const app = await o.build(limitedServerFactory(tls, o.limits));
   await app.listen({ host, port: o.port ?? 0 });
   return { url: listenUrl(app, host, 'https'), close: () => app.close() };
 }

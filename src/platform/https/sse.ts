@@ -29,8 +29,11 @@ export interface SseSink<T> {
   readonly closed: Promise<void>;
 }
 
-/** How often a following stream sends a comment, so dead peers and idle proxies are noticed. */
-const keepAliveMs = 15_000;
+/**
+ * How often a following stream sends a comment, so dead peers and idle proxies are noticed; also
+ * what keeps a listener's idle timeout (listener.ts) from cutting a healthy follower.
+ */
+export const sseKeepAliveMs = 15_000;
 
 /** Start an SSE answer on `raw` (the reply must be hijacked first), framing items with `frame`. */
 export function openSse<T>(raw: ServerResponse, frame: (item: T) => SseFrame): SseSink<T> {
@@ -51,7 +54,7 @@ export function openSse<T>(raw: ServerResponse, frame: (item: T) => SseFrame): S
     if (closed || raw.writableEnded) return;
     if (!raw.write(text)) await Promise.race([once(raw, 'drain'), closedPromise]);
   };
-  const timer = setInterval(() => void write(': keep-alive\n\n'), keepAliveMs);
+  const timer = setInterval(() => void write(': keep-alive\n\n'), sseKeepAliveMs);
   timer.unref();
   void closedPromise.then(() => {
     clearInterval(timer);

@@ -2,7 +2,7 @@
 // End to end on one lab machine per bootloader: the real registry, `molt lab machine` playing the
 // firmware (GRUB or systemd-boot files, as the real ones read them), `molt agent` over mTLS, and
 // the `molt node` CLI. Upgrade, automatic rollback on an unhealthy slot and on a slot that fails
-// to boot, a reboot, a manual rollback, and a manual rollback refused when the other slot is bad;
+// to boot, a reboot (also with a silent TCP peer on the agent port), a manual rollback, and a manual rollback refused when the other slot is bad;
 // an upgrade aborted by a busy EPHEMERAL mount, EPHEMERAL kept by a preserving upgrade, a staged
 // upgrade completed by a reboot, and the journal as `molt node logs` prints it.
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { createRegistryClient } from '../../../src/oci/index.ts';
 import { pushInstallerImage } from '../../../src/testkit/installer-image.ts';
 import { eventually, tempDir } from '../../../src/platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/testkit/registry-process.ts';
+import { silentSocket } from '../../../src/testkit/slow-peers.ts';
 import {
   createFleetPki,
   parseEvents,
@@ -117,6 +118,20 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
         await readFile(join(machine.root, 'ephemeral', 'data', 'kept'), 'utf8'),
         'workload data',
       );
+    });
+
+    it('reboots at once with a TCP connection open to the agent that never said hello', async () => {
+      const { url, bootId } = await machine.agent();
+      const silent = await silentSocket(url);
+      const started = Date.now();
+      const r = await machine.molt(['node', 'reboot', '--follow', '-o', 'json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.notEqual((await machine.status()).bootId, bootId);
+      // Before the listener limits (issue 14) the reboot waited for this socket's TLS handshake:
+      // Node's 120 s default. A reboot takes a few seconds here.
+      const tookMs = Date.now() - started;
+      assert.ok(tookMs < 60_000, `the reboot took ${String(tookMs)} ms`);
+      silent.destroy();
     });
 
     it('rolls back by hand to the previous slot, which boots once and is committed after health', async () => {

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * An upgrade the agent refuses for who is asking (issue 14): MOLT_FORBIDDEN — e.g. a pool's drain
+ * policy asks for `force-delete` and the machine's config grants that to admin only — will be
+ * refused again on every retry, and the agent refused it before touching the machine. So the
+ * machine's start fails at once with the agent's reason and hint (it counts against the failure
+ * budget, and `molt rollout status` shows why), instead of being asked again every pass.
+ */
+import { ErrorCode, type MoltError } from '../../core/errors.ts';
+import type { MachineProgress, Rollout } from '../../core/rollout/types.ts';
+import type { MachineRecord } from '../ports/store.ts';
+import { recordTransition } from '../transitions/record.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { setProgress } from './machine-progress.ts';
+
+/** Agent codes that end a machine's start instead of being retried. */
+export const REFUSED_BY_AGENT: ReadonlySet<string> = new Set<string>([ErrorCode.Forbidden]);
+
+/** Record `machine`'s start as Failed with the agent's refusal as the reason. */
+export async function failRefusedStart(
+  d: ReconcileDeps,
+  rollout: Rollout,
+  machine: MachineRecord,
+  refusal: MoltError,
+): Promise<void> {
+  const reason = `the agent refused the upgrade: ${refusal.code}: ${refusal.message}${
+    refusal.hint === undefined ? '' : ` (${refusal.hint})`
+  }`;
+  const p = rollout.machines[machine.id];
+  const progress: MachineProgress = {
+    phase: 'Failed',
+    ...(p?.startedAt !== undefined && { startedAt: p.startedAt }),
+    finishedAt: d.now(),
+    reason,
+  };
+  const message = `${machine.id}: Failed (${reason})`;
+  await recordTransition(d, {
+    write: (store) => setProgress(store, rollout.id, machine.id, progress),
+    record: {
+      log: `${rollout.id}: ${message}`,
+      event: {
+        kind: 'machine-result',
+        rollout: rollout.id,
+        machine: machine.id,
+        message,
+        data: { phase: 'Failed', reason },
+      },
+    },
+  });
+}
