@@ -5,10 +5,8 @@
 // kept observation.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AgentStatus } from '../../protocol/agent.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { AgentGateway } from '../ports/agents.ts';
-import type { StreamState } from '../decide/polling.ts';
 import { d10, d11, idle, release, testSettings, w1 } from '../decide/fixtures.test.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { newPassState, reconcile } from './reconcile.ts';
@@ -17,8 +15,8 @@ async function setup() {
   const store = new MemoryOperatorStore();
   await store.putMachine(w1);
   const log: string[] = [];
-  const agent = { status: idle(d10) as AgentStatus };
-  const stream: StreamState = { open: true, changes: 1 };
+  const agent = { status: idle(d10) };
+  const stream = { open: true, changes: 1 };
   const feed = { releases: [release('1.0.0', d10)] };
   const gateway: AgentGateway = {
     status: (m) => {
