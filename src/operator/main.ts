@@ -138,6 +138,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
       imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
       unreachableFailMs: c.config.unreachableFail,
       discoverEveryMs: c.config.discoverEvery,
+      resyncMs: c.config.resync,
       gateGraceMs: c.config.gateGrace,
       ...(c.publicKeyPem !== undefined && { requireSignature: true }),
     },

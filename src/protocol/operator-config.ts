@@ -14,6 +14,8 @@
  * id: operator-1                 # leader-election identity; default: hostname-pid
  * interval: 2s                   # reconcile period
  * discoverEvery: 5s
+ * resync: 60s                    # the longest a machine whose event stream is open and quiet
+ *                                # goes unasked (each one's period spread over 30–60 s)
  * unreachableFail: 15m           # an in-flight machine away this long has failed
  * leaderTtl: 10s                 # how long a dead leader blocks a standby
  * gateGrace: 5m                  # after an upgrade, how long the pool's health gates may fail
@@ -139,6 +141,7 @@ export const OperatorConfig = z
     id: z.string().min(1).optional(),
     interval: duration.default(2_000),
     discoverEvery: duration.default(5_000),
+    resync: duration.default(60_000),
     unreachableFail: duration.default(15 * 60_000),
     leaderTtl: duration.default(10_000),
     gateGrace: duration.default(5 * 60_000),

@@ -17,7 +17,10 @@ describe('the reconcile pass duration histogram', () => {
     assert.ok(lines.includes(`${name}_bucket{le="60"} 4`), 'a 90 s pass is only in +Inf');
     assert.ok(lines.includes(`${name}_bucket{le="+Inf"} 5`));
     assert.ok(lines.includes(`${name}_count 5`));
-    assert.equal(lines.find((l) => l.startsWith(`${name}_sum`)), `${name}_sum 90.783`);
+    assert.equal(
+      lines.find((l) => l.startsWith(`${name}_sum`)),
+      `${name}_sum 90.783`,
+    );
   });
 
   it('is served on /metrics with every pass the loop reported, failed ones too', () => {

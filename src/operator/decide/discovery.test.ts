@@ -31,6 +31,39 @@ const machine = (id: string, digest: string, pool = 'workers'): Machine => ({
 const pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }];
 
 describe('rolloutsToCreate', () => {
+  it('does not count a machine it has not seen: a pool on the release stays (R1, issue 14)', () => {
+    const unseen: Machine = { ...machine('w-2', ''), digest: undefined, available: false };
+    const created = rolloutsToCreate({
+      pools,
+      releases: [r10],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest), unseen],
+      now: 7,
+    });
+    assert.deepEqual(created, []);
+    // Nor does a pool none of whose machines was seen yet move.
+    const none = rolloutsToCreate({
+      pools,
+      releases: [r10],
+      rollouts: [],
+      machines: [unseen],
+      now: 7,
+    });
+    assert.deepEqual(none, []);
+    // A seen machine on another release still starts one.
+    const moves = rolloutsToCreate({
+      pools,
+      releases: [r11],
+      rollouts: [],
+      machines: [machine('w-1', r10.digest), unseen],
+      now: 7,
+    });
+    assert.deepEqual(
+      moves.map((r) => r.id),
+      ['workers-1.1.0-bbbbbbbb'],
+    );
+  });
+
   it('creates one Active rollout to the newest release of the channel for a pool not on it', () => {
     const created = rolloutsToCreate({
       pools,

@@ -8,7 +8,8 @@
  *
  * A rollout is created once per (pool, release digest) — never again after it completed, halted
  * or was rolled back, so a halted rollout stays halted until a person acts — only when some
- * machine of the pool runs another release, and only when the pool has no rollout running.
+ * machine of the pool is seen running another release (a machine whose release is not known yet
+ * does not count), and only when the pool has no rollout running.
  * Pools that require approval get their rollout in `AwaitingApproval`.
  */
 import type { Release } from '../../core/releases/release.ts';
@@ -83,7 +84,9 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
   for (const pool of i.pools) {
     const c = candidate(pool, i);
     if (c === undefined || !oldEnough(pool, c, i)) continue;
-    const members = i.machines.filter((m) => m.pool === pool.name);
+    // Only machines whose release is known count: one not seen yet (its agent did not answer)
+    // is not "on another release", or a pool already on `c` would get a rollout to it.
+    const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
     if (members.every((m) => m.digest === c.digest)) continue;
     const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
     if (ofPool.some((r) => r.target.digest === c.digest || running(r))) continue;

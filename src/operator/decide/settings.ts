@@ -16,6 +16,11 @@ export interface OperatorSettings {
   readonly unreachableFailMs: number;
   /** How often the release repository is scanned. */
   readonly discoverEveryMs: number;
+  /**
+   * The longest a machine whose event stream is open and quiet goes without being asked for its
+   * status (each machine's period is spread over [resync/2, resync)). @default 60 s
+   */
+  readonly resyncMs?: number;
   readonly requireSignature?: boolean;
   /**
    * After an upgrade the agent reports healthy, the pool's health gates must pass within this long,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** What one reconcile pass needs (docs/adr/0005 §4); `main.ts` builds it from real adapters. */
 import type { Release } from '../../core/releases/release.ts';
+import type { StreamState } from '../decide/polling.ts';
 import type { OperatorSettings } from '../decide/settings.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { GateProbe } from '../ports/gates.ts';
@@ -22,9 +23,14 @@ export interface ReconcileDeps {
   readonly providers?: (pool: string) => MachineProvider | undefined;
   /**
    * Told each pass which machines the store manages, so their agents' event streams are followed
-   * (`watch.ts`); without one the operator polls only.
+   * (`watch.ts`), and asked about each machine's stream: a machine whose stream is open and quiet
+   * keeps its last observation until its resync (`decide/polling.ts`). Without one the operator
+   * asks every agent every pass.
    */
-  readonly watch?: { track(machines: readonly MachineRecord[]): void };
+  readonly watch?: {
+    track(machines: readonly MachineRecord[]): void;
+    stream?(machine: string): StreamState | undefined;
+  };
   /** A discovery scan of the release repository (newest first). */
   readonly releases: () => Promise<readonly Release[]>;
   readonly settings: OperatorSettings;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * One reconcile pass of the operator (docs/adr/0005 §4), level-based: read the store, look at
- * every agent, settle in-flight machines from what their agents report, create rollouts for new
- * releases when discovery is due, then plan (core's pure `plan`) and act. Nothing is carried over
- * from the previous pass but the time of the last discovery, so a restarted operator picks up
- * exactly where the store says it was.
+ * the agents that need it (`decide/polling.ts`; the others keep their last observation), settle
+ * in-flight machines from what their agents report, create rollouts for new releases when
+ * discovery is due, then plan (core's pure `plan`), ask any machine the plan would start that was
+ * not asked this pass and plan again, and act. Carried over from the previous pass: the time of the
+ * last discovery and the last observations — nothing the store does not also say, so a restarted
+ * operator (a new pass state: every agent asked) picks up exactly where the store says it was.
  */
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
@@ -17,7 +19,8 @@ import { checkGates } from './gates.ts';
 import { setProgress } from './machine-progress.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { rolloutsToCreate, withdrawnRollouts } from '../decide/discovery.ts';
-import { observeAll } from './observe.ts';
+import { askAgain, observePass, type ObservedState } from './observe.ts';
+import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
 import type { Observation } from '../decide/observation.ts';
 import { fleetSnapshot } from '../decide/snapshot.ts';
@@ -33,7 +36,7 @@ import {
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
-export interface PassState {
+export interface PassState extends ObservedState {
   /** Epoch ms of the last discovery scan. */
   lastDiscovery: number | undefined;
   /** When this operator first saw each release digest (for pools' minimum release age). */
@@ -47,6 +50,8 @@ export const newPassState = (): PassState => ({
   lastDiscovery: undefined,
   firstSeen: new Map(),
   impostors: new Set(),
+  observations: new Map(),
+  askedAt: new Map(),
 });
 
 /** What one pass saw: every agent's answer and every health gate's result. */
@@ -266,10 +271,8 @@ async function discover(
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   const first = await d.store.read();
   d.watch?.track(first.machines);
-  const seen: PassSeen = {
-    agents: await observeAll(d.agents, first.machines, { now: d.now }),
-    gates: await checkGates(d),
-  };
+  const { agents, asked } = await observePass(d, state, first);
+  const seen: PassSeen = { agents, gates: await checkGates(d) };
   await warnImpostors(d, seen.agents, state.impostors);
   await settleInFlight(d, first, seen);
   try {
@@ -281,6 +284,17 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
   }
   const stored = await d.store.read();
-  const decided = plan(snapshotOf(d, stored, seen), d.now());
+  let decided = plan(snapshotOf(d, stored, seen), d.now());
+  // A start never rests on a kept observation: those machines are asked, and the plan made again.
+  const confirm = startsToConfirm(decided.decisions, asked);
+  if (confirm.length > 0) {
+    await askAgain(
+      d,
+      state,
+      agents,
+      stored.machines.filter((m) => confirm.includes(m.id)),
+    );
+    decided = plan(snapshotOf(d, stored, seen), d.now());
+  }
   await act(d, decided, stored.rollouts, stored.machines);
 }

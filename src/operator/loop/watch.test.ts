@@ -38,8 +38,9 @@ function scriptedSource(): AgentEventSource & {
     opened,
     push: (id, e) => feeds.get(id)?.push(e),
     end: (id) => feeds.get(id)?.push(undefined),
-    async *follow(m, signal) {
+    async *follow(m, signal, accepted) {
       opened.push(`${m.id}@${m.endpoint}`);
+      accepted?.();
       const queue: (AgentEvent | undefined)[] = [];
       let notify = (): void => undefined;
       feeds.set(m.id, {
@@ -90,6 +91,22 @@ describe('the machine watch', () => {
       ['w-1', { kind: 'event', phase: 'Rebooting' }],
       ['w-1', { kind: 'event', phase: 'Idle', result: 'Succeeded' }],
     ]);
+    await watch.close();
+  });
+
+  it('says whether a stream is open and counts what it reported (opens, phases, losses)', async () => {
+    const source = scriptedSource();
+    const watch = startMachineWatch(source, { onChange: () => undefined, retryMs: 5 });
+    assert.equal(watch.stream('w-1'), undefined, 'not followed');
+    watch.track([machine('w-1')]);
+    await until(() => watch.stream('w-1')?.open === true);
+    assert.deepEqual(watch.stream('w-1'), { open: true, changes: 1 });
+    source.push('w-1', event('progress', 'Pulling'));
+    source.push('w-1', event('phase', 'Rebooting'));
+    await until(() => watch.stream('w-1')?.changes === 2);
+    source.end('w-1');
+    await until(() => source.opened.length === 2 && watch.stream('w-1')?.open === true);
+    assert.deepEqual(watch.stream('w-1'), { open: true, changes: 4 }, 'lost, then opened again');
     await watch.close();
   });
 

@@ -8,12 +8,15 @@
  *
  * The machines followed are the ones the last pass saw in the store ({@link MachineWatch.track}):
  * registered machines are followed from the next pass, deregistered ones dropped.
+ * {@link MachineWatch.stream} tells the pass whether a machine's stream is open and how many
+ * changes it reported, so it asks only agents that may have changed (`decide/polling.ts`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentEvent } from '../../protocol/agent.ts';
 import type { AgentEventSource } from '../ports/agent-events.ts';
 import type { Leadership } from '../ports/leadership.ts';
 import type { MachineRecord } from '../ports/store.ts';
+import type { StreamState } from '../decide/polling.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { startOperatorLoop, type LoopOptions, type OperatorLoop } from './loop.ts';
 
@@ -25,6 +28,8 @@ export type WatchChange =
 export interface MachineWatch {
   /** Follow exactly these machines (by id and endpoint) from now on. */
   track(machines: readonly MachineRecord[]): void;
+  /** The stream of a followed machine; undefined when it is not followed. */
+  stream(machine: string): StreamState | undefined;
   /** Stop every follower and wait for them to end. */
   close(): Promise<void>;
 }
@@ -39,6 +44,7 @@ interface Follower {
   readonly endpoint: string;
   readonly stop: AbortController;
   readonly done: Promise<void>;
+  readonly state: { open: boolean; changes: number };
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -46,15 +52,17 @@ const describe = (e: unknown): string => (e instanceof Error ? e.message : Strin
 async function follow(
   source: AgentEventSource,
   machine: MachineRecord,
-  signal: AbortSignal,
+  f: { readonly signal: AbortSignal; readonly state: Follower['state'] },
   o: WatchOptions,
 ): Promise<void> {
+  const { signal, state } = f;
   const first = o.retryMs ?? 500;
   let wait = first;
   // A function, not a property read: the abort happens while this awaits.
   const stopped = (): boolean => signal.aborted;
   const report = (e: AgentEvent): void => {
     wait = first;
+    if (e.kind === 'phase' || e.kind === 'result') state.changes++;
     if (e.kind === 'phase' || e.kind === 'result')
       o.onChange(machine.id, {
         kind: 'event',
@@ -64,11 +72,18 @@ async function follow(
   };
   while (!stopped()) {
     let lost = 'the event stream ended';
+    // Opened: whatever happened while it was not is unknown, so it counts as a change.
+    const opened = (): void => {
+      state.open = true;
+      state.changes++;
+    };
     try {
-      for await (const e of source.follow(machine, signal)) report(e);
+      for await (const e of source.follow(machine, signal, opened)) report(e);
     } catch (e) {
       lost = describe(e);
     }
+    state.open = false;
+    state.changes++;
     if (stopped()) return;
     o.onChange(machine.id, { kind: 'lost', error: lost });
     await sleep(wait, undefined, { signal }).catch(() => undefined);
@@ -89,12 +104,18 @@ export function startMachineWatch(source: AgentEventSource, o: WatchOptions): Ma
       for (const m of wanted.values()) {
         if (followers.has(m.id)) continue;
         const stop = new AbortController();
+        const state = { open: false, changes: 0 };
         followers.set(m.id, {
           endpoint: m.endpoint,
           stop,
-          done: follow(source, m, stop.signal, o),
+          state,
+          done: follow(source, m, { signal: stop.signal, state }, o),
         });
       }
+    },
+    stream(machine) {
+      const s = followers.get(machine)?.state;
+      return s === undefined ? undefined : { open: s.open, changes: s.changes };
     },
     async close() {
       const all = [...followers.values()];

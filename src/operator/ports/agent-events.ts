@@ -13,6 +13,11 @@ export interface AgentEventSource {
   /**
    * Live events of `machine`'s agent from now on, until the stream ends (the agent restarted or
    * went away) or `signal` aborts. Throws `MOLT_AGENT_UNREACHABLE` when it cannot connect.
+   * `opened`, when given, is called once the agent accepted the stream (its answer's headers).
    */
-  follow(machine: MachineRecord, signal: AbortSignal): AsyncIterable<AgentEvent>;
+  follow(
+    machine: MachineRecord,
+    signal: AbortSignal,
+    opened?: () => void,
+  ): AsyncIterable<AgentEvent>;
 }

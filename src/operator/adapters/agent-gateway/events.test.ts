@@ -61,7 +61,8 @@ describe('following an agent over mutual TLS', () => {
     await append('Pulling');
     const stop = new AbortController();
     const connecting = nextConnection();
-    const it = source.follow(machine, stop.signal)[Symbol.asyncIterator]();
+    let accepted = 0;
+    const it = source.follow(machine, stop.signal, () => accepted++)[Symbol.asyncIterator]();
     const first = it.next();
     await connecting;
     await append('Downloading', 'progress');
@@ -72,6 +73,7 @@ describe('following an agent over mutual TLS', () => {
     const second = await it.next();
     assert.equal(second.done, false);
     assert.equal(second.value.phase, 'Rebooting');
+    assert.equal(accepted, 1, 'told once that the agent accepted the stream');
     const pending = it.next();
     stop.abort();
     // Ended or failed, either way at once: the watch stops following.

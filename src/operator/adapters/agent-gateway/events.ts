@@ -19,11 +19,17 @@ export function createAgentEventSource(
   const connectMs = o.timeoutMs ?? 5_000;
   const pools = machineDispatchers(o, { connectMs, headersMs: connectMs, bodyMs: silenceMs });
   return {
-    follow: (machine, signal) =>
-      createAgentClient({
+    follow: (machine, signal, opened) => {
+      const fetch = machineFetch(pools.forMachine(machine), () => signal);
+      return createAgentClient({
         baseUrl: machine.endpoint,
-        fetch: machineFetch(pools.forMachine(machine), () => signal),
-      }).logs({ follow: true, tail: 0 }),
+        fetch: async (target, init) => {
+          const res = await fetch(target, init);
+          if (res.status === 200) opened?.();
+          return res;
+        },
+      }).logs({ follow: true, tail: 0 });
+    },
     close: () => pools.close(),
   };
 }
