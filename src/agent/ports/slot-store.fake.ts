@@ -29,6 +29,25 @@ type Files = Map<ArtifactName, Uint8Array>;
 const digestOf = (bytes: Uint8Array): string =>
   `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
+/** The `staged.json` a finished pull of `image` into `slot` leaves (the fake's and `stageOnDisk`'s). */
+export function stagedRecordOf(slot: SlotId, image: StageInput, pulledAt: string): StagedRecord {
+  const artifacts: StagedRecord['artifacts'] = {};
+  for (const [name, bytes] of Object.entries(image.artifacts) as [ArtifactName, Uint8Array][])
+    artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
+  const { imageRef, imageDigest, version, lab } = image;
+  return {
+    schema: 1,
+    slot,
+    imageRef,
+    imageDigest,
+    manifestDigest: imageDigest,
+    version,
+    ...(lab !== undefined && { lab }),
+    artifacts,
+    pulledAt,
+  };
+}
+
 export class FakeSlotStore implements SlotStore {
   private readonly manifests = new Map<SlotId, SlotManifest>();
   private readonly files = new Map<SlotId, Files>();
@@ -76,21 +95,8 @@ export class FakeSlotStore implements SlotStore {
       return Promise.reject(
         new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to check`),
       );
-    const artifacts: StagedRecord['artifacts'] = {};
-    for (const [name, bytes] of Object.entries(s.artifacts) as [ArtifactName, Uint8Array][])
-      artifacts[name] = { size: bytes.byteLength, digest: digestOf(bytes) };
-    const { imageRef, imageDigest, version, lab } = s;
-    const record: StagedRecord = {
-      schema: 1,
-      slot,
-      imageRef,
-      imageDigest,
-      manifestDigest: imageDigest,
-      version,
-      ...(lab !== undefined && { lab }),
-      artifacts,
-      pulledAt: this.now().toISOString(),
-    };
+    const record = stagedRecordOf(slot, s, this.now().toISOString());
+    const { imageRef, imageDigest, version } = s;
     const cmdline = String.fromCharCode(...(s.artifacts.cmdline ?? []));
     try {
       checkStagedImage({ slot, record, cmdline });
