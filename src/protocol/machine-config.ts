@@ -35,6 +35,29 @@ const LabApiserverConfig = z
   })
   .strict();
 
+/**
+ * A machine that boots from a disk molt installed (docs/real-machines.md): its slots are
+ * partitions, EPHEMERAL a mounted filesystem, its services systemd units. Without this section the
+ * machine is a lab machine (slots are files under the root).
+ */
+const DiskConfig = z
+  .object({
+    /** Block devices of the two slots. @default /dev/disk/by-partlabel/molt-a and molt-b */
+    slots: z
+      .object({ A: z.string().min(1), B: z.string().min(1) })
+      .strict()
+      .default({ A: '/dev/disk/by-partlabel/molt-a', B: '/dev/disk/by-partlabel/molt-b' }),
+    /** Mount point of EPHEMERAL, unmounted before the reboot. @default /molt/ephemeral */
+    ephemeral: z.string().min(1).default('/molt/ephemeral'),
+    /**
+     * systemd units stopped (in reverse order) before the reboot and started (in order) after it.
+     * @default control-plane: etcd.service, kubelet.service; worker: kubelet.service — those present
+     */
+    units: z.array(z.string().regex(/^[A-Za-z0-9:_.@-]+$/, 'a systemd unit name')).optional(),
+  })
+  .strict();
+export type DiskConfig = z.infer<typeof DiskConfig>;
+
 /** Who may ask a machine for `force-delete` drains (`kubernetes.drain.forceDelete`). */
 export const ForceDeletePolicy = z.enum(['deny', 'admin', 'allow']);
 export type ForceDeletePolicy = z.infer<typeof ForceDeletePolicy>;
@@ -108,9 +131,15 @@ export const MachineConfig = z
         insecure: z.boolean().default(false),
         username: z.string().optional(),
         password: z.string().optional(),
+        /**
+         * Registry hosts reached at another address (`host[:port]` → `host[:port]`), as a
+         * container runtime's mirrors: a VM reaches its host's loopback registry at 10.0.2.2.
+         * Image references keep the name the release was published under.
+         */
+        mirrors: z.record(z.string().min(1), z.string().min(1)).default({}),
       })
       .strict()
-      .default({ insecure: false }),
+      .default({ insecure: false, mirrors: {} }),
     /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
     publicKeyFile: z.string().optional(),
     /** Largest installer image accepted, in bytes. */
@@ -123,6 +152,7 @@ export const MachineConfig = z
     /** The machine is a Kubernetes node: cordon, drain and uncordon it around upgrades. */
     kubernetes: KubernetesConfig.optional(),
     labApiserver: LabApiserverConfig.optional(),
+    disk: DiskConfig.optional(),
   })
   .strict()
   .refine((c) => c.role === 'worker' || c.etcd !== undefined, {
