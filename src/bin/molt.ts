@@ -12,14 +12,23 @@ const io = processIo();
 /** How this molt starts itself again (the lab firmware boots `molt agent`). */
 const self = [process.execPath, process.argv[1] ?? 'molt'];
 
-type Daemon = 'agent' | 'lab' | 'operator';
-const daemons: readonly string[] = ['agent', 'lab', 'operator'] satisfies Daemon[];
+type Daemon = 'agent' | 'lab' | 'operator' | 'image' | 'install';
+const daemons: readonly string[] = [
+  'agent',
+  'lab',
+  'operator',
+  'image',
+  'install',
+] satisfies Daemon[];
 
 async function daemon(verb: Daemon, rest: readonly string[]): Promise<number> {
   try {
     if (verb === 'agent') return await (await import('../agent/main.ts')).runAgentCommand(rest, io);
     if (verb === 'operator')
       return await (await import('../operator/main.ts')).runOperatorCommand(rest, io);
+    if (verb === 'image') return await (await import('../image/main.ts')).runImageCommand(rest, io);
+    if (verb === 'install')
+      return await (await import('../image/main.ts')).runInstallCommand(rest, io);
     return await (await import('../lab/main.ts')).runLab(rest, io, self);
   } catch (error) {
     io.err(describeError(error));

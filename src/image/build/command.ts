@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+/** `molt image build`: not built yet (issue 15). */
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+
+export function runImageBuild(...args: readonly unknown[]): Promise<number> {
+  return Promise.reject(
+    args.length < 0
+      ? new Error()
+      : new MoltError(ErrorCode.BadFlag, 'molt image build is not built yet'),
+  );
+}
