@@ -8,9 +8,12 @@ cd "$(dirname "$0")/.."
 
 # grub-common/grub2-common: grub-editenv, grub-reboot, grub-set-default (grubenv cross-checks);
 # curl: the P5 peer; chromium: the dashboard's browser test (driven by playwright-core);
-# iproute2: `ip netns` for lab machines in network namespaces of their own.
+# iproute2: `ip netns` for lab machines in network namespaces of their own;
+# fdisk dosfstools mtools e2fsprogs grub-efi-amd64-bin: `molt install` (sfdisk, mkfs.vfat, mcopy,
+# mke2fs/debugfs, GRUB's x86_64-efi modules for grub-mkimage).
 DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl
-  grub-common grub2-common curl chromium iproute2)
+  grub-common grub2-common curl chromium iproute2 fdisk dosfstools mtools e2fsprogs
+  grub-efi-amd64-bin)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -42,6 +45,21 @@ if command -v dpkg-query >/dev/null && dpkg-query -W systemd >/dev/null 2>&1; th
     mkdir -p "$tools"
     cp "$work/x/usr/bin/bootctl" "$tools/bootctl"
     echo "$sd_version" >"$tools/bootctl.version"
+    rm -rf "$work"
+  fi
+  # systemd-boot's EFI binary for `molt install --bootloader systemd-boot` in the tests (Debian's
+  # systemd-boot-efi, same version): .molt/tools/systemd-bootx64.efi.
+  if [ ! -s "$tools/systemd-bootx64.efi" ] || [ "$(cat "$tools/systemd-bootx64.efi.version" 2>/dev/null)" != "$sd_version" ]; then
+    echo "molt setup: extracting systemd-bootx64.efi from systemd-boot-efi $sd_version" >&2
+    work="$(mktemp -d)"
+    chmod 755 "$work"
+    [ "$(id -u)" != 0 ] || chown _apt "$work" 2>/dev/null || true # apt downloads as _apt
+    (cd "$work" && apt-get download -qq "systemd-boot-efi=$sd_version" >/dev/null 2>&1) ||
+      (cd "$work" && apt-get update -qq && apt-get download -qq "systemd-boot-efi=$sd_version" >/dev/null)
+    dpkg -x "$work"/systemd-boot-efi_*.deb "$work/x"
+    mkdir -p "$tools"
+    cp "$work/x/usr/lib/systemd/boot/efi/systemd-bootx64.efi" "$tools/systemd-bootx64.efi"
+    echo "$sd_version" >"$tools/systemd-bootx64.efi.version"
     rm -rf "$work"
   fi
 fi

@@ -115,6 +115,15 @@ export const ErrorCode = {
    * the registration is wrong.
    */
   AgentIdentity: 'MOLT_AGENT_IDENTITY',
+  // installer (docs/install.md, docs/real-machines.md §1)
+  /** The disk cannot hold molt's layout (ESP, two slots, STATE, EPHEMERAL) at the sizes asked for. */
+  DiskTooSmall: 'MOLT_DISK_TOO_SMALL',
+  /** The disk holds a partition table or filesystem that is not molt's; `--wipe` replaces it. */
+  DiskNotMolt: 'MOLT_DISK_NOT_MOLT',
+  /** The disk, or one of its partitions, is mounted, used as swap, held (dm, md) or backs a loop device. */
+  DiskInUse: 'MOLT_DISK_IN_USE',
+  /** A program molt runs (sfdisk, mkfs.vfat, mtools, mke2fs, grub-mkimage) or a file it installs (the systemd-boot EFI binary) is missing. */
+  ToolMissing: 'MOLT_TOOL_MISSING',
   // Kubernetes (docs/adr/0006)
   /** A kubeconfig that is missing, unreadable or names no usable cluster or user. */
   KubeConfigInvalid: 'MOLT_KUBECONFIG_INVALID',

@@ -1,11 +1,157 @@
 // SPDX-License-Identifier: Apache-2.0
-/** `molt install`: not built yet (issue 15). */
+/** `molt install`: flags → {@link installDisk} → a plan table for people, or JSON (docs/install.md). */
+import { parseArgs } from 'node:util';
+import { MiB, type DiskPlan } from '../../core/disk/layout.ts';
+import { formatSize, parseSize } from '../../core/disk/size.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { installDisk, type InstallOptions, type InstallResult } from './install-disk.ts';
 
-export function runInstall(...args: readonly unknown[]): Promise<number> {
-  return Promise.reject(
-    args.length < 0
-      ? new Error()
-      : new MoltError(ErrorCode.BadFlag, 'molt install is not built yet'),
+interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const installUsage = `Usage: molt install --disk FILE|DEVICE --image REF --config FILE --pki DIR [options]
+
+Installs molt onto a disk image file or a block device (docs/install.md): a GPT with molt-esp,
+molt-a, molt-b, molt-state and molt-ephemeral; the bootloader at EFI/BOOT/BOOTX64.EFI; the image in
+slot A (committed); STATE with the machine config and PKI; an empty EPHEMERAL. Every check runs
+before the first write: on bad input the disk is left as it was.
+
+  --disk FILE|DEVICE      the disk to write (a block device needs root)
+  --image REF             installer image, host[:port]/repo:tag or @sha256:…
+  --config FILE           the machine config (state/config.yaml); \`disk: {}\` is added if missing
+  --pki DIR               ca.pem and the node certificate: node.pem + node.key, or <node>.pem + <node>.key
+  --bootloader B          grub | systemd-boot; must match the config (default: the config's)
+  --slot-size SIZE        size of each slot partition (default 1G; the image's rootfs must fit)
+  --esp-size SIZE         size of the ESP (default 256M, at least 64M)
+  --state-size SIZE       size of STATE (default 128M, at least 16M)
+  --disk-size SIZE        a disk FILE: create it, or extend it, to SIZE (never shrinks)
+  --wipe                  replace a partition table or filesystem that is not molt's
+  --insecure              pull over plain HTTP
+  --efi-binary FILE       the bootloader's EFI binary (default: GRUB built with grub-mkimage, or
+                          /usr/lib/systemd/boot/efi/systemd-bootx64.efi)
+  --public-key FILE       verify the image's signature with this key here (default: the config's publicKeyFile)
+  --work-dir DIR          where the image is staged before it is written (default: $TMPDIR)
+  --dry-run               check everything and print the plan; write nothing
+  --json                  print the result as JSON
+`;
+
+function bad(message: string): MoltError {
+  return new MoltError(ErrorCode.BadFlag, message, { hint: 'molt install --help lists the flags' });
+}
+
+function flags(argv: readonly string[]) {
+  const text = { type: 'string' } as const;
+  const flag = { type: 'boolean', default: false } as const;
+  try {
+    return parseArgs({
+      args: [...argv],
+      options: {
+        disk: text,
+        image: text,
+        config: text,
+        pki: text,
+        bootloader: text,
+        'slot-size': text,
+        'esp-size': text,
+        'state-size': text,
+        'disk-size': text,
+        'efi-binary': text,
+        'public-key': text,
+        'work-dir': text,
+        wipe: flag,
+        insecure: flag,
+        'dry-run': flag,
+        json: flag,
+        help: { ...flag, short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw bad((error as Error).message);
+  }
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw bad(`--${name} is required`);
+  return v;
+}
+
+function optionsOf(values: ReturnType<typeof flags>, log: (line: string) => void): InstallOptions {
+  const { bootloader } = values;
+  if (bootloader !== undefined && bootloader !== 'grub' && bootloader !== 'systemd-boot')
+    throw bad(`--bootloader must be grub or systemd-boot, not ${JSON.stringify(bootloader)}`);
+  const size = (name: 'slot-size' | 'esp-size' | 'state-size' | 'disk-size') =>
+    values[name] === undefined ? undefined : parseSize(values[name], `--${name}`);
+  const [slot, esp, state, diskBytes] = [
+    size('slot-size'),
+    size('esp-size'),
+    size('state-size'),
+    size('disk-size'),
+  ];
+  return {
+    disk: required(values, 'disk'),
+    image: required(values, 'image'),
+    config: required(values, 'config'),
+    pki: required(values, 'pki'),
+    ...(bootloader !== undefined && { bootloader }),
+    sizes: {
+      ...(slot !== undefined && { slot }),
+      ...(esp !== undefined && { esp }),
+      ...(state !== undefined && { state }),
+    },
+    ...(diskBytes !== undefined && { diskBytes }),
+    wipe: values.wipe,
+    insecure: values.insecure,
+    dryRun: values['dry-run'],
+    ...(values['efi-binary'] !== undefined && { efiBinary: values['efi-binary'] }),
+    ...(values['public-key'] !== undefined && { publicKey: values['public-key'] }),
+    ...(values['work-dir'] !== undefined && { workDir: values['work-dir'] }),
+    log,
+  };
+}
+
+/** The plan as a table: number, name, start and size in MiB, type of filesystem. */
+export function formatPlan(plan: DiskPlan): string {
+  const rows = plan.partitions.map(
+    (p) =>
+      `  ${String(p.number)}  ${p.name.padEnd(15)} ${String(p.offset / MiB).padStart(7)} MiB  ${formatSize(p.size).padStart(10)}  ${p.filesystem}`,
   );
+  return [`  #  name            start        size       content`, ...rows].join('\n');
+}
+
+function summary(r: InstallResult): string {
+  const verb = r.dryRun ? 'would install' : 'installed';
+  const previous =
+    r.previous === 'molt'
+      ? ", replacing molt's previous install"
+      : r.previous === 'foreign'
+        ? ', replacing what was there (--wipe)'
+        : '';
+  return (
+    `${verb} ${r.image.version} (${r.image.digest}) for ${r.node} onto ${r.disk} (${formatSize(r.plan.diskBytes)}, ${r.kind})${previous}\n` +
+    `bootloader ${r.bootloader} at EFI/BOOT/BOOTX64.EFI; slot A committed\n${formatPlan(r.plan)}\n` +
+    (r.dryRun
+      ? 'dry run: nothing was written\n'
+      : `done in ${(r.durationMs / 1000).toFixed(1)} s\n`)
+  );
+}
+
+export async function runInstall(argv: readonly string[], io: Io): Promise<number> {
+  const values = flags(argv);
+  if (values.help) {
+    io.out(installUsage);
+    return 0;
+  }
+  const json = values.json;
+  const result = await installDisk(
+    optionsOf(values, (line) => {
+      if (!json) io.err(`molt install: ${line}\n`);
+    }),
+  );
+  io.out(json ? `${JSON.stringify(result, null, 2)}\n` : summary(result));
+  return 0;
 }

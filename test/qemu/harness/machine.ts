@@ -12,7 +12,7 @@ import type { SlotId, SlotManifest } from '../../../src/core/slots/slot.ts';
 import { slotDir } from '../../../src/core/slots/slot.ts';
 import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { readEspImage, writeEspImage } from './esp.ts';
-import { buildGrubEfi } from './grub-efi.ts';
+import { buildGrubEfi } from '../../../src/image/install/grub-efi.ts';
 import { buildInitramfs, type InitBehaviour } from './initramfs.ts';
 import { OvmfVarsTemplate, powerOn, type BootResult } from './qemu.ts';
 import { qemuCache } from './cache.ts';

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What `molt install` copies onto STATE, read and checked before the disk is touched: the machine
+ * config (the agent's schema; a `disk:` section is what makes the agent choose its real-machine
+ * adapters, so one is added when missing) and the machine's PKI — the fleet CA and the node
+ * certificate and key the agent serves and calls with (`state/pki/{ca.pem,node.pem,node.key}`).
+ * A certificate that would make the agent fail at its first start (wrong CA, wrong key, another
+ * machine's name, not a node certificate, expired) is refused here, where it is cheap to fix.
+ */
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { RoleOrganisationPrefix } from '../../protocol/agent.ts';
+import { MachineConfig } from '../../protocol/machine-config.ts';
+
+export interface InstallConfig {
+  readonly config: MachineConfig;
+  /** The file as written, plus `disk: {}` when it had no disk section (comments kept). */
+  readonly text: string;
+}
+
+function configError(path: string, message: string, cause?: unknown): MoltError {
+  return new MoltError(ErrorCode.MachineInvalid, `the machine config ${path} ${message}`, {
+    hint: 'write a config.yaml with node, role, bootloader (docs/install.md shows one) and pass it with --config',
+    ...(cause !== undefined && { cause }),
+  });
+}
+
+/** Read and check `--config`; `bootloader` (the flag) must agree with the file's. */
+export async function readInstallConfig(
+  path: string,
+  bootloader: string | undefined,
+): Promise<InstallConfig> {
+  let raw: string;
+  try {
+    raw = await readFile(path, 'utf8');
+  } catch (error) {
+    throw configError(
+      path,
+      `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      error,
+    );
+  }
+  const doc = parseDocument(raw);
+  if (doc.errors.length > 0)
+    throw configError(path, `is not valid YAML: ${doc.errors[0]?.message ?? ''}`);
+  if (!doc.has('disk')) doc.set('disk', {});
+  const parsed = MachineConfig.safeParse(doc.toJS());
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw configError(
+      path,
+      `is invalid: ${issue === undefined ? '' : `${issue.path.join('.') || '(top level)'}: ${issue.message}`}`,
+    );
+  }
+  const config = parsed.data;
+  if (bootloader !== undefined && bootloader !== config.bootloader)
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      `--bootloader ${bootloader} disagrees with the config's bootloader: ${config.bootloader}`,
+      { hint: 'the agent writes the bootloader its config names; make the two agree' },
+    );
+  return { config, text: doc.toString() };
+}
+
+/** The three PEM files of `state/pki`. */
+export interface MachinePki {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+function pkiError(message: string, hint?: string): MoltError {
+  return new MoltError(ErrorCode.PkiInvalid, message, {
+    hint:
+      hint ??
+      'issue one with `molt pki issue --ca-dir CA --role node --name <node> --out DIR` and copy CA/ca.pem into DIR',
+  });
+}
+
+/** The first readable file of `names` in `dir`, with its name. */
+async function readFirst(dir: string, names: readonly string[]): Promise<[string, string]> {
+  for (const name of names) {
+    const text = await readFile(join(dir, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) return [name, text];
+  }
+  throw pkiError(`${dir} has no ${names.join(' or ')}`);
+}
+
+function parseCert(path: string, pem: string): X509Certificate {
+  try {
+    return new X509Certificate(pem);
+  } catch (error) {
+    throw pkiError(`${path} is not a PEM certificate: ${(error as Error).message}`);
+  }
+}
+
+function parseKey(path: string, pem: string): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (error) {
+    throw pkiError(`${path} is not a PEM private key: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Read `--pki DIR`: `ca.pem` and the node's certificate and key, as `node.pem`/`node.key` or as
+ * `molt pki issue` names them (`<node>.pem`/`<node>.key`); check they belong together, to this
+ * machine (CN = the config's node, `O=molt:node`) and are valid at `now`.
+ */
+export async function readMachinePki(dir: string, node: string, now: Date): Promise<MachinePki> {
+  const [, ca] = await readFirst(dir, ['ca.pem']);
+  const [certName, cert] = await readFirst(dir, ['node.pem', `${node}.pem`]);
+  const [keyName, key] = await readFirst(dir, [
+    certName === 'node.pem' ? 'node.key' : `${node}.key`,
+  ]);
+  const caCert = parseCert(join(dir, 'ca.pem'), ca);
+  const leaf = parseCert(join(dir, certName), cert);
+  const privateKey = parseKey(join(dir, keyName), key);
+  if (!caCert.ca) throw pkiError(`${join(dir, 'ca.pem')} is not a CA certificate`);
+  if (!leaf.checkIssued(caCert) || !leaf.verify(caCert.publicKey))
+    throw pkiError(`${join(dir, certName)} was not issued by ${join(dir, 'ca.pem')}`);
+  if (!leaf.checkPrivateKey(privateKey))
+    throw pkiError(`${join(dir, keyName)} is not the key of ${join(dir, certName)}`);
+  const subject = leaf.subject.split('\n');
+  if (!subject.includes(`CN=${node}`) || !subject.includes(`O=${RoleOrganisationPrefix}node`))
+    throw pkiError(
+      `${join(dir, certName)} is for ${leaf.subject.replaceAll('\n', ', ')}, not the node certificate of ${node} (CN=${node}, O=molt:node)`,
+    );
+  if (leaf.validToDate < now || leaf.validFromDate > now)
+    throw pkiError(
+      `${join(dir, certName)} is valid from ${leaf.validFromDate.toISOString()} to ${leaf.validToDate.toISOString()}, not now`,
+    );
+  return { ca, cert, key };
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `installDisk`: molt onto a disk file or a block device (docs/install.md). Everything that can be
+ * checked is checked before the first write — the config and PKI, the disk (in use? someone
+ * else's? large enough?), the image pulled, verified and staged with the agent's own install path,
+ * its sizes against the plan — so bad input leaves the disk byte-for-byte as it was. Then the disk
+ * is written in one go.
+ */
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { checkImageFits } from '../../core/disk/fit.ts';
+import { requireUnused } from '../../core/disk/in-use.ts';
+import { DefaultSizes, planDisk, type DiskPlan, type LayoutSizes } from '../../core/disk/layout.ts';
+import { judgeDisk, requireInstallable, type DiskVerdict } from '../../core/disk/table.ts';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { readInstallConfig, readMachinePki } from './inputs.ts';
+import { stageMachine } from './stage.ts';
+import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
+import { writeDisk, type Log } from './write.ts';
+
+export interface InstallOptions {
+  /** A disk image file (created or extended with `diskBytes`) or a block device. */
+  readonly disk: string;
+  /** The installer image reference (`host[:port]/repo:tag`). */
+  readonly image: string;
+  /** The machine config file (`state/config.yaml`). */
+  readonly config: string;
+  /** Directory with `ca.pem` and the node certificate and key. */
+  readonly pki: string;
+  /** Must agree with the config's; @default the config's */
+  readonly bootloader?: 'grub' | 'systemd-boot';
+  /** Partition sizes in bytes (whole MiB). @default DefaultSizes */
+  readonly sizes?: Partial<Omit<LayoutSizes, 'minEphemeral'>>;
+  /** A disk file's size: created at, or extended to, this many bytes (never shrunk). */
+  readonly diskBytes?: number;
+  /** Replace a partition table or filesystem that is not molt's. */
+  readonly wipe?: boolean;
+  /** Pull over plain HTTP. */
+  readonly insecure?: boolean;
+  /** The bootloader binary to install instead of building GRUB or finding systemd-boot's. */
+  readonly efiBinary?: string;
+  /** Key to verify the image's signature with on this host. */
+  readonly publicKey?: string;
+  /** Where the temporary machine root goes (it holds a copy of the image). @default os.tmpdir() */
+  readonly workDir?: string;
+  /** Check everything, print the plan, write nothing. */
+  readonly dryRun?: boolean;
+  readonly log?: Log;
+  readonly now?: Date;
+}
+
+export interface InstallResult {
+  readonly disk: string;
+  readonly kind: DiskTarget['kind'];
+  /** What the disk held before: nothing, molt's layout, or someone else's (replaced with --wipe). */
+  readonly previous: DiskVerdict['kind'];
+  readonly node: string;
+  readonly bootloader: 'grub' | 'systemd-boot';
+  readonly image: { readonly ref: string; readonly digest: string; readonly version: string };
+  readonly plan: DiskPlan;
+  readonly dryRun: boolean;
+  readonly durationMs: number;
+}
+
+function badFlag(message: string, hint?: string): MoltError {
+  return new MoltError(ErrorCode.BadFlag, message, hint === undefined ? {} : { hint });
+}
+
+/** The size the disk will have: a device's own; a file's, grown to `diskBytes`. */
+async function targetBytes(target: DiskTarget, options: InstallOptions): Promise<number> {
+  const wanted = options.diskBytes;
+  if (target.kind === 'block') {
+    if (wanted !== undefined)
+      throw badFlag(`--disk-size applies to disk files; ${target.path} is a block device`);
+    return target.bytes;
+  }
+  if (!target.exists) {
+    if (wanted === undefined)
+      throw badFlag(
+        `${target.path} does not exist`,
+        'give --disk-size to create a disk file of that size',
+      );
+    await access(dirname(target.path)).catch(() => {
+      throw badFlag(`cannot create ${target.path}: its directory does not exist`);
+    });
+  }
+  if (wanted !== undefined && wanted < target.bytes)
+    throw badFlag(
+      `--disk-size ${String(wanted)} is smaller than ${target.path} (${String(target.bytes)} bytes); molt never shrinks a disk file`,
+    );
+  return Math.max(target.bytes, wanted ?? 0);
+}
+
+/** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
+export async function installDisk(options: InstallOptions): Promise<InstallResult> {
+  const started = performance.now();
+  const log = options.log ?? (() => undefined);
+  const { config, text } = await readInstallConfig(options.config, options.bootloader);
+  const pki = await readMachinePki(options.pki, config.node, options.now ?? new Date());
+  const target = await probeTarget(options.disk);
+  const diskBytes = await targetBytes(target, options);
+  requireUnused(await readUse(target), options.disk);
+  const verdict = judgeDisk(await readContent(target));
+  requireInstallable(verdict, options.wipe ?? false, options.disk);
+  const plan = planDisk(diskBytes, { ...DefaultSizes, ...options.sizes });
+  const root = await mkdtemp(join(options.workDir ?? tmpdir(), 'molt-install-'));
+  try {
+    log(`pulling ${options.image} into a temporary machine root`);
+    const staged = await stageMachine({
+      root,
+      config,
+      configText: text,
+      pki,
+      image: options.image,
+      insecure: options.insecure ?? false,
+      ...(options.publicKey !== undefined && { publicKey: options.publicKey }),
+      ...(options.efiBinary !== undefined && { efiBinary: options.efiBinary }),
+    });
+    checkImageFits(staged.sizes, plan, staged.efiBytes);
+    if (options.dryRun !== true) {
+      // The pull took a while: someone may have mounted the disk meanwhile.
+      requireUnused(await readUse(target), options.disk);
+      await writeDisk(target, plan, staged, log);
+    }
+    return {
+      disk: target.path,
+      kind: target.kind,
+      previous: verdict.kind,
+      node: config.node,
+      bootloader: config.bootloader,
+      image: {
+        ref: options.image,
+        digest: staged.manifest.imageDigest,
+        version: staged.manifest.version,
+      },
+      plan,
+      dryRun: options.dryRun === true,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

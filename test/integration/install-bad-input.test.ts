@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// `molt install` on bad input: every refusal has its stable code, and the disk file hashes the
+// same before and after (a new disk file is not even created).
+import assert from 'node:assert/strict';
+import { access, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MiB } from '../../src/core/disk/layout.ts';
+import { ErrorCode, isMoltError, type ErrorCode as Code } from '../../src/core/errors.ts';
+import { installDisk, type InstallOptions } from '../../src/image/install/install-disk.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
+import { fileHash, repo, run, smallImage, startFixture, type Fixture } from './install-fixtures.ts';
+
+/** The smallest layout the 3 MiB test image fits: a 346 MiB disk, so hashing it stays quick. */
+const sizes = { esp: 64 * MiB, slot: 4 * MiB, state: 16 * MiB };
+
+const without = (artifacts: Readonly<Record<string, Uint8Array | number>>, name: string) =>
+  Object.fromEntries(Object.entries(artifacts).filter(([n]) => n !== name));
+
+describe('molt install refuses bad input and writes nothing', () => {
+  let fx: Fixture;
+  let dir: { path: string; remove: () => Promise<void> };
+  let base: InstallOptions;
+  /** An empty disk file, a GPT disk file that is someone else's, and a 1 MiB one for checks made before the disk's. */
+  let blank: string;
+  let foreign: string;
+  let tiny: string;
+  before(async () => {
+    dir = await tempDir('install-bad');
+    fx = await startFixture(dir.path);
+    await fx.push('1.0.0');
+    const machine = await fx.machine('node-1', 'grub');
+    base = {
+      ...machine,
+      disk: '',
+      image: `${fx.registry.host}/${repo}:1.0.0`,
+      insecure: true,
+      sizes,
+    };
+    blank = join(dir.path, 'blank.img');
+    await run('truncate', ['-s', '346M', blank]);
+    foreign = join(dir.path, 'foreign.img');
+    await run('truncate', ['-s', '346M', foreign]);
+    tiny = join(dir.path, 'tiny.img');
+    await writeFile(tiny, Buffer.alloc(MiB, 7));
+    await run('sh', [
+      '-c',
+      'echo "label: gpt\nsize=64M, name=root" | sfdisk -q "$1"',
+      'sh',
+      foreign,
+    ]);
+  });
+  after(async () => {
+    await fx.stop();
+    await dir.remove();
+  });
+
+  /** The disks' hashes and stat times before any test: a refused install changes neither. */
+  const original = new Map<string, { hash: string; mtimeNs: bigint; size: bigint }>();
+  async function snapshot(disk: string) {
+    const info = await stat(disk, { bigint: true });
+    return { hash: await fileHash(disk), mtimeNs: info.mtimeNs, size: info.size };
+  }
+
+  /** Expect `code`, and the disk file (if any) unchanged: same bytes, never written (mtime). */
+  async function refused(
+    options: Partial<InstallOptions>,
+    code: Code,
+    message?: RegExp,
+  ): Promise<void> {
+    const disk = options.disk ?? blank;
+    const existed = await access(disk).then(
+      () => true,
+      () => false,
+    );
+    if (existed && !original.has(disk)) original.set(disk, await snapshot(disk));
+    await assert.rejects(installDisk({ ...base, disk, ...options }), (e) => {
+      assert.ok(isMoltError(e), String(e));
+      assert.equal(e.code, code, e.message);
+      if (message !== undefined) assert.match(e.message, message);
+      return true;
+    });
+    if (existed) assert.deepEqual(await snapshot(disk), original.get(disk), 'the disk changed');
+    else await assert.rejects(access(disk), 'the disk file was created');
+  }
+
+  it('a disk too small: MOLT_DISK_TOO_SMALL', async () => {
+    const small = join(dir.path, 'small.img');
+    await run('truncate', ['-s', '345M', small]);
+    await refused({ disk: small }, ErrorCode.DiskTooSmall, /needs at least 346 MiB/);
+  });
+
+  it("a partition table that is not molt's, or a bare filesystem: MOLT_DISK_NOT_MOLT", async () => {
+    await refused({ disk: foreign }, ErrorCode.DiskNotMolt, /partitions are root/);
+    const ext4 = join(dir.path, 'ext4.img');
+    await run('truncate', ['-s', '346M', ext4]);
+    await run('mke2fs', ['-q', '-F', '-t', 'ext4', ext4]);
+    await refused({ disk: ext4 }, ErrorCode.DiskNotMolt, /no partition table but ext4/);
+  });
+
+  it('an image larger than its slot: MOLT_IMAGE_TOO_LARGE', async () => {
+    await refused(
+      { sizes: { ...sizes, slot: 2 * MiB } },
+      ErrorCode.ImageTooLarge,
+      /larger than a slot of 2 MiB/,
+    );
+  });
+
+  it('a missing initrd or kernel: MOLT_IMAGE_INVALID', async () => {
+    const noInitrd = without(smallImage, 'initrd.img');
+    await fx.push('no-initrd', { artifacts: noInitrd });
+    await refused(
+      { image: `${fx.registry.host}/${repo}:no-initrd` },
+      ErrorCode.ImageInvalid,
+      /no initrd\.img/,
+    );
+    const noKernel = without(smallImage, 'vmlinuz');
+    await fx.push('no-kernel', { artifacts: noKernel });
+    await refused(
+      {
+        image: `${fx.registry.host}/${repo}:no-kernel`,
+        disk: join(dir.path, 'new.img'),
+        diskBytes: 346 * MiB,
+      },
+      ErrorCode.ImageInvalid,
+    );
+  });
+
+  it('a disk file that backs a loop device: MOLT_DISK_IN_USE', async (t) => {
+    const attached = await run('losetup', ['-f', '--show', blank]).catch(() => undefined);
+    if (attached === undefined) {
+      t.skip('losetup does not work here (not root?)');
+      return;
+    }
+    const loop = attached.stdout.trim();
+    try {
+      await refused({}, ErrorCode.DiskInUse, new RegExp(`backs the loop device ${loop}`));
+    } finally {
+      await run('losetup', ['-d', loop]);
+    }
+  });
+
+  it('a missing or invalid config, or one that disagrees with --bootloader', async () => {
+    await refused(
+      { config: join(dir.path, 'nope.yaml') },
+      ErrorCode.MachineInvalid,
+      /cannot be read/,
+    );
+    const bad = join(dir.path, 'bad.yaml');
+    await writeFile(bad, 'node: n1\nrole: boss\nbootloader: grub\n');
+    await refused({ disk: tiny, config: bad }, ErrorCode.MachineInvalid, /role/);
+    await refused({ disk: tiny, bootloader: 'systemd-boot' }, ErrorCode.BadFlag, /disagrees/);
+  });
+
+  it("missing PKI, or another machine's certificate", async () => {
+    await refused(
+      { disk: tiny, pki: join(dir.path, 'nowhere') },
+      ErrorCode.PkiInvalid,
+      /has no ca\.pem/,
+    );
+    const other = await fx.machine('node-2', 'grub');
+    await refused(
+      { disk: tiny, pki: other.pki },
+      ErrorCode.PkiInvalid,
+      /has no node\.pem or node-1\.pem/,
+    );
+  });
+
+  it('a missing disk file without --disk-size, and a --disk-size that would shrink the file', async () => {
+    await refused({ disk: join(dir.path, 'missing.img') }, ErrorCode.BadFlag, /does not exist/);
+    await refused({ disk: tiny, diskBytes: 4096 }, ErrorCode.BadFlag, /never shrinks/);
+  });
+
+  it('an --efi-binary that is not an EFI binary: MOLT_BAD_INPUT', async () => {
+    const notEfi = join(dir.path, 'not.efi');
+    await writeFile(notEfi, 'hello');
+    await refused({ efiBinary: notEfi }, ErrorCode.BadInput, /not an EFI/);
+  });
+
+  it('a dry run checks everything, reports the plan and writes nothing', async () => {
+    const before = await snapshot(foreign);
+    const result = await installDisk({ ...base, disk: foreign, wipe: true, dryRun: true });
+    assert.equal(result.dryRun, true);
+    assert.equal(result.previous, 'foreign');
+    assert.equal(result.plan.partitions.length, 5);
+    assert.deepEqual(await snapshot(foreign), before);
+  });
+});

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// `molt install` onto a disk image file, for both bootloaders, with an image pulled from the real
+// docker-registry; the disk is then read back with the real tools: sfdisk (the GPT), mtools (the
+// ESP), grub-editenv / bootctl (the bootloader's state), debugfs (STATE), cmp (slot A).
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MiB, PartitionOrder, PartitionType } from '../../src/core/disk/layout.ts';
+import { installDisk } from '../../src/image/install/install-disk.ts';
+import { tempDir } from '../../src/platform/process/managed-process.ts';
+import {
+  debugfs,
+  extract,
+  fatFile,
+  moltBin,
+  partitions,
+  repo,
+  run,
+  sdBootEfi,
+  sha256,
+  startFixture,
+  testSizes,
+  type Fixture,
+} from './install-fixtures.ts';
+
+const diskBytes = 700 * MiB;
+
+describe('molt install onto a disk file', () => {
+  let fx: Fixture;
+  let dir: { path: string; remove: () => Promise<void> };
+  let artifacts: Readonly<Record<string, Uint8Array>>;
+  before(async () => {
+    dir = await tempDir('install');
+    fx = await startFixture(dir.path);
+    artifacts = await fx.push('1.0.0');
+  });
+  after(async () => {
+    await fx.stop();
+    await dir.remove();
+  });
+
+  it('writes the GPT, GRUB, slot A, STATE and EPHEMERAL, as the tools read them back', async () => {
+    const disk = join(dir.path, 'grub.img');
+    const machine = await fx.machine('node-grub', 'grub');
+    const image = `${fx.registry.host}/${repo}:1.0.0`;
+    const started = performance.now();
+    const result = await installDisk({
+      ...machine,
+      disk,
+      image,
+      insecure: true,
+      sizes: testSizes,
+      diskBytes,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`# one install (grub, 16 MiB slots, 700 MiB disk file): ${seconds.toFixed(2)} s`);
+    assert.equal(result.image.version, '1.0.0');
+    assert.equal(result.previous, 'empty');
+    assert.equal((await stat(disk)).size, diskBytes);
+
+    const parts = await partitions(disk);
+    assert.deepEqual(
+      parts.map((p) => p.name),
+      PartitionOrder,
+    );
+    assert.deepEqual(
+      parts.map((p) => p.type),
+      [
+        PartitionType.Esp,
+        PartitionType.RootX86_64,
+        PartitionType.RootX86_64,
+        PartitionType.LinuxData,
+        PartitionType.LinuxData,
+      ],
+    );
+    assert.deepEqual(
+      parts.map((p) => [p.start * 512, p.size * 512]),
+      result.plan.partitions.map((p) => [p.offset, p.size]),
+    );
+    const [esp, a, , state, ephemeral] = result.plan.partitions;
+    assert.ok(esp && a && state && ephemeral);
+
+    // ESP: the removable-path GRUB, slot A's kernel and initramfs, grub.cfg naming them.
+    const efi = await fatFile(disk, esp.offset, '/EFI/BOOT/BOOTX64.EFI');
+    assert.equal(efi.subarray(0, 2).toString(), 'MZ');
+    assert.equal(
+      sha256(await fatFile(disk, esp.offset, '/molt/a/vmlinuz')),
+      sha256(artifacts['vmlinuz'] ?? new Uint8Array()),
+    );
+    assert.equal(
+      sha256(await fatFile(disk, esp.offset, '/molt/a/initrd.img')),
+      sha256(artifacts['initrd.img'] ?? new Uint8Array()),
+    );
+    const cfg = (await fatFile(disk, esp.offset, '/grub/grub.cfg')).toString();
+    assert.match(cfg, /--id molt-a/);
+    assert.match(cfg, /linux \/molt\/a\/vmlinuz molt\.slot=A .*console=ttyS0 quiet/);
+    const grubenv = join(dir.path, 'grubenv');
+    await writeFile(grubenv, await fatFile(disk, esp.offset, '/grub/grubenv'));
+    const env = (await run('grub-editenv', [grubenv, 'list'])).stdout;
+    assert.match(env, /^saved_entry=molt-a$/m);
+
+    // Slot A: the rootfs bytes at the partition's offset.
+    const rootfs = artifacts['rootfs.img'] ?? new Uint8Array();
+    const slotCopy = join(dir.path, 'slot-a');
+    await extract(disk, a.offset, a.size, slotCopy);
+    assert.equal(sha256((await readFile(slotCopy)).subarray(0, rootfs.length)), sha256(rootfs));
+
+    // STATE: config (with disk:), PKI (key 0600), slot A's manifest, ext4 labelled molt-state.
+    // e2fsprogs read a filesystem inside a file with the io option `?offset=`.
+    const stateCopy = `${disk}?offset=${String(state.offset)}`;
+    assert.match((await run('e2label', [stateCopy])).stdout, /^molt-state$/m);
+    const config = await debugfs(stateCopy, 'cat /config.yaml');
+    assert.match(config, /^# node-grub, installed by the tests/m);
+    assert.match(config, /^disk: \{\}$/m);
+    assert.match(await debugfs(stateCopy, 'stat /pki/node.key'), /Mode: +0600/);
+    assert.match(await debugfs(stateCopy, 'cat /pki/node.pem'), /BEGIN CERTIFICATE/);
+    assert.match(await debugfs(stateCopy, 'cat /pki/ca.pem'), /BEGIN CERTIFICATE/);
+    const slot = JSON.parse(await debugfs(stateCopy, 'cat /slots/a/slot.json')) as {
+      status: string;
+      version: string;
+      artifacts: Record<string, { digest: string }>;
+    };
+    assert.equal(slot.status, 'ready');
+    assert.equal(slot.artifacts['rootfs.img']?.digest, sha256(rootfs));
+    assert.equal(await debugfs(stateCopy, 'cat /slots/a/cmdline'), 'console=ttyS0 quiet');
+    await run('e2fsck', ['-fn', stateCopy]);
+
+    // EPHEMERAL: an empty ext4 labelled molt-ephemeral.
+    const ephCopy = `${disk}?offset=${String(ephemeral.offset)}`;
+    assert.match((await run('e2label', [ephCopy])).stdout, /^molt-ephemeral$/m);
+    assert.doesNotMatch(await debugfs(ephCopy, 'ls -l /'), /config/);
+  });
+
+  it('installs systemd-boot with its loader entry, through the CLI, and reinstalls over its own layout', async () => {
+    const disk = join(dir.path, 'sdboot.img');
+    const machine = await fx.machine('node-sd', 'systemd-boot');
+    const efiBinary = await sdBootEfi();
+    const args = [
+      moltBin,
+      'install',
+      '--disk',
+      disk,
+      '--image',
+      `${fx.registry.host}/${repo}:1.0.0`,
+      '--bootloader',
+      'systemd-boot',
+      '--config',
+      machine.config,
+      '--pki',
+      machine.pki,
+      '--slot-size',
+      '16M',
+      '--disk-size',
+      '700M',
+      '--efi-binary',
+      efiBinary,
+      '--insecure',
+      '--json',
+    ];
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, args, (error, stdout, stderr) => {
+        if (error) reject(new Error(`${error.message}\n${stderr}`));
+        else resolve(stdout);
+      });
+    });
+    const result = JSON.parse(out) as {
+      previous: string;
+      plan: { partitions: { offset: number }[] };
+    };
+    assert.equal(result.previous, 'empty');
+    const espOffset = result.plan.partitions[0]?.offset ?? 0;
+    assert.deepEqual(
+      await fatFile(disk, espOffset, '/EFI/BOOT/BOOTX64.EFI'),
+      await readFile(efiBinary),
+    );
+    const entry = (await fatFile(disk, espOffset, '/loader/entries/molt-a.conf')).toString();
+    assert.match(entry, /^linux +\/molt\/a\/vmlinuz$/m);
+    assert.match(entry, /^initrd +\/molt\/a\/initrd\.img$/m);
+    assert.match(entry, /^options +molt\.slot=A .*console=ttyS0 quiet$/m);
+    assert.match((await fatFile(disk, espOffset, '/loader/loader.conf')).toString(), /default/);
+
+    // Again, without --wipe: the table is molt's, so it is replaced (the config carries disk: now).
+    const again = await installDisk({
+      ...machine,
+      disk,
+      image: `${fx.registry.host}/${repo}:1.0.0`,
+      insecure: true,
+      sizes: testSizes,
+      efiBinary,
+    });
+    assert.equal(again.previous, 'molt');
+  });
+});
