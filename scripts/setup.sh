@@ -64,8 +64,11 @@ if command -v dpkg-query >/dev/null && dpkg-query -W systemd >/dev/null 2>&1; th
   fi
 fi
 
-# npm dependencies: reinstall only when the lockfile changed since the last install.
-if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm dependencies: reinstall only when the lockfile's content changed since the last install
+# (by digest, not mtime: a fresh checkout or worktree sharing node_modules has newer files).
+lock_sum="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -x node_modules/.bin/node ] || [ "$(cat node_modules/.molt-lock.sha256 2>/dev/null)" != "$lock_sum" ]; then
   echo "molt setup: installing npm dependencies (includes Node 24)" >&2
   npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" >node_modules/.molt-lock.sha256
 fi
