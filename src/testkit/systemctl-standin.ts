@@ -32,6 +32,11 @@ case "$1" in
   stop)
     [ -f "$d/$2" ] || { echo "Failed to stop $2: Unit $2 not loaded." >&2; exit 5; }
     [ -f "$d/$2.stuck" ] && { echo deactivating > "$d/$2"; exec sleep 30; }
+    if [ -f "$d/$2.pid" ]; then
+      p=$(cat "$d/$2.pid"); kill -9 "$p" 2>/dev/null
+      while [ -e "/proc/$p/cwd" ]; do sleep 0.05; done
+      rm -f "$d/$2.pid"
+    fi
     echo inactive > "$d/$2" ;;
   is-system-running)
     s=$(cat "$d/system" 2>/dev/null || echo running); echo "$s"; [ "$s" = running ] || exit 1 ;;
@@ -52,6 +57,8 @@ export interface SystemctlStandIn {
   unitState(unit: string): Promise<string | undefined>;
   /** `stop` of this unit hangs (a unit that does not stop in time). */
   jam(unit: string, jammed: boolean): Promise<void>;
+  /** The unit's main process: `stop` kills it and waits until it is gone, as systemd does. */
+  attach(unit: string, pid: number): Promise<void>;
   /** `start` of this unit fails. */
   breakStart(unit: string, broken: boolean): Promise<void>;
   setSystem(state: string): Promise<void>;
@@ -83,6 +90,7 @@ export async function createSystemctlStandIn(
         () => undefined,
       ),
     jam: (unit, on) => flag(`${unit}.stuck`, on),
+    attach: (unit, pid) => writeFile(join(state, `${unit}.pid`), `${String(pid)}\n`),
     breakStart: (unit, on) => flag(`${unit}.nostart`, on),
     setSystem: (st) => writeFile(join(state, 'system'), `${st}\n`),
     calls: async () =>

@@ -3,7 +3,7 @@
 // dir, with real umount/mount/mkfs.ext4 and a real process holding it. Needs root and loop
 // devices (the project's test machine has both); skipped with the reason otherwise.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { createPartitionMounts } from '../../src/agent/adapters/partition-mounts/index.ts';
 import { mountsAt } from '../../src/agent/adapters/partition-mounts/mountinfo.ts';
 import { ErrorCode, isMoltError } from '../../src/core/errors.ts';
-import { tempDir } from '../../src/platform/process/managed-process.ts';
+import { loopPartition, loopUnavailable } from '../../src/testkit/loop-partition.ts';
 import { mountsConformance } from '../../src/testkit/mounts-conformance.ts';
 import { rejectsWithCode } from '../../src/testkit/registry-conformance.ts';
 
@@ -22,52 +22,7 @@ const exists = (p: string): Promise<boolean> =>
     () => false,
   );
 
-const why =
-  process.getuid?.() !== 0
-    ? 'needs root (mount, losetup)'
-    : await run('losetup', ['-f']).then(
-        () => undefined,
-        () => 'no free loop device',
-      );
-
-/** An ext4 image on a loop device, mounted at `mnt`; `close` undoes all of it. */
-async function loopPartition() {
-  const dir = await tempDir('ephemeral');
-  const img = join(dir.path, 'ephemeral.img');
-  const mnt = join(dir.path, 'mnt');
-  await mkdir(mnt);
-  await run('truncate', ['-s', '32M', img]);
-  await run('mkfs.ext4', ['-q', '-F', '-L', 'molt-ephemeral', img]);
-  const device = (await run('losetup', ['-f', '--show', img])).stdout.trim();
-  await run('mount', [device, mnt]);
-  const holders: ChildProcess[] = [];
-  return {
-    dir: dir.path,
-    device,
-    mnt,
-    /** A process whose working directory is inside the mount, as a forgotten service's would be. */
-    async hold(): Promise<() => Promise<void>> {
-      const child = spawn('sleep', ['300'], { cwd: mnt, stdio: 'ignore' });
-      holders.push(child);
-      await new Promise((r) => child.once('spawn', r));
-      return async () => {
-        const gone = new Promise((r) => child.once('exit', r));
-        child.kill('SIGKILL');
-        await gone;
-      };
-    },
-    async close(): Promise<void> {
-      for (const c of holders) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-      for (const m of await mountsAt(mnt))
-        await run('umount', [m.mountPoint]).catch(() => undefined);
-      await run('losetup', ['-d', device]).catch(() => undefined);
-      await dir.remove();
-    },
-  };
-}
-
-const mountedAt = async (mnt: string): Promise<boolean> =>
-  (await mountsAt(mnt)).some((m) => m.mountPoint === mnt);
+const why = await loopUnavailable();
 
 if (why !== undefined) {
   it('partition mounts on a loop device', { skip: why }, () => undefined);
@@ -76,7 +31,7 @@ if (why !== undefined) {
     const p = await loopPartition();
     return {
       mounts: createPartitionMounts({ mountPoint: p.mnt, device: p.device }),
-      mounted: () => mountedAt(p.mnt),
+      mounted: () => p.mounted(),
       hold: () => p.hold(),
       put: (name) => writeFile(join(p.mnt, name), 'data'),
       has: (name) => exists(join(p.mnt, name)),
@@ -138,7 +93,7 @@ if (why !== undefined) {
       const mounts = createPartitionMounts({ mountPoint: p.mnt });
       await mounts.release();
       await rejectsWithCode(mounts.mount(), ErrorCode.MountFailed, p.mnt);
-      assert.equal(await mountedAt(p.mnt), false);
+      assert.equal(await p.mounted(), false);
     });
   });
 }
