@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Builds the machine's ports from its config: the only place in the agent that chooses adapters
- * (STYLE §2). Control-plane machines get the etcd member, its service and the cluster lease;
- * workers get no services and no lease. The etcd client library is imported only for them.
+ * (STYLE §2). A config with `disk:` is a real machine (docs/real-machines.md §4): systemd units,
+ * a mounted EPHEMERAL partition and systemd health, built by compose-real.ts. Without it, a lab
+ * machine: control planes get the etcd member, its service and the cluster lease; workers get no
+ * services and no lease. The etcd client library is imported only for control planes.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createGrubBootloader } from './adapters/grub/index.ts';
-import { kubeNodeReady } from './adapters/health/checks.ts';
+import { etcdMemberHealthy, kubeNodeReady } from './adapters/health/checks.ts';
 import { createDirMounts } from './adapters/dir-mounts/index.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 import { createSdBootBootloader } from './adapters/sdboot/index.ts';
+import { realMachinePorts } from './compose-real.ts';
 import type { MachineConfig } from '../protocol/machine-config.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { BootInfo } from './ports/boot-info.ts';
@@ -40,6 +43,7 @@ export async function imageSourceFor(root: string, config: MachineConfig): Promi
         ? { credentials: { username, password } }
         : {}),
     },
+    mirrors: config.registry.mirrors,
     ...(publicKeyPem === undefined ? {} : { publicKeyPem }),
     maxBytes: config.maxImageBytes,
   });
@@ -73,17 +77,7 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
     ttlSeconds: config.leaseTtlSeconds,
     rebootTtlSeconds: config.rebootLeaseSeconds,
   });
-  health.push({
-    name: 'etcd-member',
-    async run() {
-      const h = await member.healthy();
-      return {
-        name: 'etcd-member',
-        status: h.healthy ? 'ok' : 'failing',
-        message: h.message ?? (h.healthy ? 'healthy' : 'unhealthy'),
-      };
-    },
-  });
+  health.push(etcdMemberHealthy(member));
   return { services, etcd: member, lease };
 }
 
@@ -112,11 +106,28 @@ export interface MachineFacts {
   readonly power: Power;
   /** Under the lab firmware: lab images may be built never to become healthy. */
   readonly lab: boolean;
+  /** The systemctl a real machine's adapters run. @default 'systemctl' (tests pass a stand-in) */
+  readonly systemctl?: string;
+}
+
+/** Services, mounts, and on control planes the etcd member and lease: real or lab. */
+async function rolePorts(facts: MachineFacts, health: HealthCheck[]) {
+  const { root, config } = facts;
+  if (config.disk !== undefined) return realMachinePorts(facts, config.disk, health);
+  const cp =
+    config.role === 'control-plane'
+      ? await controlPlanePorts(root, config, health)
+      : { services: noServices };
+  return { mounts: createDirMounts(root), ...cp };
 }
 
 export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
   const { root, config, boot, power } = facts;
-  const slots = createFsSlotStore(root, { maxImageBytes: config.maxImageBytes });
+  const slots =
+    config.disk === undefined
+      ? createFsSlotStore(root, { maxImageBytes: config.maxImageBytes })
+      : // LEAD: switch this one line to createBlockSlotStore(root, options) (./adapters/block-slot-store/index.ts)
+        createFsSlotStore(root, { maxImageBytes: config.maxImageBytes });
   const kube =
     config.kubernetes === undefined
       ? createNoClusterKubeNode()
@@ -130,19 +141,15 @@ export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
     ...(facts.lab ? [labSlotHealth(slots, boot.slot)] : []),
     kubeNodeReady(kube),
   ];
-  const cp =
-    config.role === 'control-plane'
-      ? await controlPlanePorts(root, config, health)
-      : { services: noServices };
+  const role = await rolePorts(facts, health);
   return {
     bootloader: bootloaderFor(root, config),
     slots,
     images: await imageSourceFor(root, config),
-    mounts: createDirMounts(root),
     kube,
     clock: systemClock,
     power,
     health,
-    ...cp,
+    ...role,
   };
 }

@@ -79,6 +79,8 @@ export const ErrorCode = {
   LabFailed: 'MOLT_LAB_FAILED',
   /** An EPHEMERAL mount is busy and cannot be released. */
   MountBusy: 'MOLT_MOUNT_BUSY',
+  /** EPHEMERAL could not be mounted or formatted (no fstab entry, no such partition, mkfs failed). */
+  MountFailed: 'MOLT_MOUNT_FAILED',
   /** The caller's identity may not perform this operation. */
   Forbidden: 'MOLT_FORBIDDEN',
   /** The TLS handshake failed: expired, foreign or missing certificate. */

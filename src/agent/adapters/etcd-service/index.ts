@@ -124,7 +124,8 @@ async function stopPid(pid: number, options: EtcdServiceOptions): Promise<void> 
   );
 }
 
-async function etcdArgs(o: EtcdServiceOptions): Promise<string[]> {
+/** etcd's flags for `o` (the join spec's cluster when this member joins one). */
+export async function etcdArgs(o: EtcdServiceOptions): Promise<string[]> {
   const join = await readJoinSpec(o.dataDir);
   return [
     `--name=${o.name}`,

@@ -3,6 +3,7 @@
  * Health checks that gate the commit of a new slot (docs/adr/0004 §3). Each names what it proves;
  * a check that cannot apply (no cluster) reports `skipped`, which does not block the commit.
  */
+import type { EtcdMember } from '../../ports/etcd-member.ts';
 import type { HealthCheck } from '../../ports/health-check.ts';
 import type { KubeNode } from '../../ports/kube-node.ts';
 
@@ -30,6 +31,21 @@ export function agentApiServing(listening: () => string | undefined): HealthChec
           ? { name: 'agent-api', status: 'failing', message: 'the API is not listening yet' }
           : { name: 'agent-api', status: 'ok', message: `serving on ${url}` },
       );
+    },
+  };
+}
+
+/** This machine's etcd member is healthy and caught up (control planes). */
+export function etcdMemberHealthy(member: EtcdMember): HealthCheck {
+  return {
+    name: 'etcd-member',
+    async run() {
+      const h = await member.healthy();
+      return {
+        name: 'etcd-member',
+        status: h.healthy ? 'ok' : 'failing',
+        message: h.message ?? (h.healthy ? 'healthy' : 'unhealthy'),
+      };
     },
   };
 }

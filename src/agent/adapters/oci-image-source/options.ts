@@ -7,6 +7,11 @@ export interface OciImageSourceOptions {
   readonly root: string;
   /** Client options for every registry an image names (`insecure` for loopback, credentials, CA, timeouts). */
   readonly registry?: Omit<RegistryClientOptions, 'registry'>;
+  /**
+   * Registry hosts reached at another address (`host[:port]` → `host[:port]`), keyed by the host
+   * as image references name it. @default {}
+   */
+  readonly mirrors?: Readonly<Record<string, string>>;
   /** PEM public key: when set, only images with a signature that verifies with it are pulled. */
   readonly publicKeyPem?: string;
   /** @default 2 GiB */

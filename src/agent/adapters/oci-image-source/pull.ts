@@ -12,7 +12,6 @@ import { artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedRecord } from '../../../core/slots/manifest.ts';
 import { parseImageReference } from '../../../core/slots/reference.ts';
 import type { SlotId } from '../../../core/slots/slot.ts';
-import { createRegistryClient } from '../../../oci/index.ts';
 import type { ImageSource, PullOptions } from '../../ports/image-source.ts';
 import type { StagedImage } from '../../ports/slot-store.ts';
 import {
@@ -24,6 +23,7 @@ import {
 } from '../fs-slot-store/staging.ts';
 import { fetchArtifacts } from './fetch.ts';
 import { fileDigest } from '../fs-slot-store/file-digest.ts';
+import { registryClientFor } from './client.ts';
 import type { OciImageSourceOptions } from './options.ts';
 import { resolveInstaller, type ResolvedInstaller } from './resolve.ts';
 
@@ -57,7 +57,7 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
     async pull(image: string, slot: SlotId, options: PullOptions = {}): Promise<StagedImage> {
       const { onProgress, signal } = options;
       const ref = parseImageReference(image);
-      const client = createRegistryClient({ ...o.registry, registry: ref.registry });
+      const client = registryClientFor(o, ref.registry);
       try {
         const target = await resolveInstaller(client, ref, {
           platform,

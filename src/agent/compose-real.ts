@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The ports only a real machine has (a config with `disk:`, docs/real-machines.md §4), for
+ * compose.ts: the role's systemd units as its services, EPHEMERAL as a mounted partition, health
+ * from systemd; on control planes the etcd member and cluster lease as in the lab, with the etcd
+ * service being the `etcd.service` unit (docs/adr/0008 §8).
+ */
+import { join } from 'node:path';
+import { etcdMemberHealthy } from './adapters/health/checks.ts';
+import { createPartitionMounts } from './adapters/partition-mounts/index.ts';
+import { createSystemdEtcdService, etcdUnit } from './adapters/systemd-units/etcd-unit.ts';
+import {
+  createSystemctl,
+  createSystemdUnits,
+  defaultUnits,
+  type Systemctl,
+  type SystemdUnits,
+} from './adapters/systemd-units/index.ts';
+import { systemdSystemHealth, systemdUnitsHealth } from './adapters/systemd-health/index.ts';
+import type { DiskConfig, MachineConfig } from '../protocol/machine-config.ts';
+import type { MachinePorts } from './machine/ports.ts';
+import type { HealthCheck } from './ports/health-check.ts';
+import type { Mounts } from './ports/mounts.ts';
+import type { Services } from './ports/services.ts';
+
+type RealPorts = Pick<MachinePorts, 'services' | 'mounts' | 'etcd' | 'lease'>;
+
+/**
+ * On a real machine the units are enabled and started by the boot, so after a reboot they hold
+ * EPHEMERAL before the agent runs; a wipe (`preserve: false`) stops them first. The Rejoining
+ * phase starts them again right after (MountEphemeral, StartServices).
+ */
+export function stopServicesBeforeWipe(mounts: Mounts, services: Services): Mounts {
+  return {
+    release: () => mounts.release(),
+    mount: () => mounts.mount(),
+    async wipe(operationId) {
+      await services.stopAll();
+      await mounts.wipe(operationId);
+    },
+  };
+}
+
+/** Services in order: etcd (when it is this machine's member) first, then the other units. */
+function servicesOf(all: SystemdUnits, etcd: SystemdUnits | undefined): SystemdUnits {
+  if (etcd === undefined) return all;
+  return {
+    units: async () => [...(await etcd.units()), ...(await all.units())],
+    running: async () => [...(await etcd.running()), ...(await all.running())],
+    async startAll() {
+      await etcd.startAll();
+      await all.startAll();
+    },
+    async stopAll() {
+      await all.stopAll();
+      await etcd.stopAll();
+    },
+  };
+}
+
+/** What a real machine's ports are built from. */
+interface RealMachine {
+  readonly root: string;
+  readonly config: MachineConfig;
+  readonly disk: DiskConfig;
+  readonly systemctl: Systemctl;
+}
+
+async function etcdPorts(m: RealMachine, health: HealthCheck[]) {
+  const { root, config, disk, systemctl } = m;
+  const etcd = config.etcd;
+  if (etcd === undefined) return undefined;
+  // The etcd client library is loaded only on control planes, as in compose.ts.
+  const [{ createEtcdMember }, { createEtcdClusterLease }] = await Promise.all([
+    import('./adapters/etcd/etcd-member.ts'),
+    import('./adapters/etcd/cluster-lease.ts'),
+  ]);
+  const dataDir = join(disk.ephemeral, 'etcd');
+  const service = createSystemdEtcdService({ root, dataDir, ...etcd, systemctl });
+  const member = createEtcdMember({ ...etcd, service, dataDir });
+  const lease = createEtcdClusterLease({
+    endpoints: etcd.endpoints,
+    holder: config.node,
+    ttlSeconds: config.leaseTtlSeconds,
+    rebootTtlSeconds: config.rebootLeaseSeconds,
+  });
+  health.push(etcdMemberHealthy(member));
+  return { service, member, lease };
+}
+
+export async function realMachinePorts(
+  facts: { readonly root: string; readonly config: MachineConfig; readonly systemctl?: string },
+  disk: DiskConfig,
+  health: HealthCheck[],
+): Promise<RealPorts> {
+  const { config } = facts;
+  const systemctl = createSystemctl(facts.systemctl);
+  const cp = await etcdPorts({ root: facts.root, config, disk, systemctl }, health);
+  const units = (disk.units ?? defaultUnits(config.role)).filter(
+    // The member's etcd.service is its own adapter (it writes etcd's environment first).
+    (u) => cp === undefined || u !== etcdUnit,
+  );
+  const services = servicesOf(createSystemdUnits({ units, systemctl }), cp?.service);
+  health.push(
+    systemdSystemHealth(systemctl),
+    systemdUnitsHealth(systemctl, () => services.units()),
+  );
+  const mounts = createPartitionMounts({ mountPoint: disk.ephemeral });
+  return {
+    services,
+    mounts: stopServicesBeforeWipe(mounts, services),
+    ...(cp === undefined ? {} : { etcd: cp.member, lease: cp.lease }),
+  };
+}

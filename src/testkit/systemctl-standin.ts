@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * A FAKE of `systemctl`, for tests only: no machine here runs systemd as PID 1 (the sandbox's
+ * PID 1 is not systemd, so the real systemctl cannot answer), and the systemd adapters must still
+ * be exercised through a process boundary with real argument arrays and exit codes. It is a
+ * POSIX shell script keeping each unit's state in a file; it answers the calls molt makes
+ * (`show -p LoadState --value`, `is-active`, `start`, `stop`, `is-system-running`,
+ * `list-units --failed --plain --no-legend`) with systemctl's output format and exit codes. The
+ * real systemctl is proven in the VM tests (docs/real-machines.md).
+ */
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tempDir } from '../platform/process/managed-process.ts';
+
+const script = String.raw`#!/bin/sh
+# FAKE systemctl (molt testkit): unit states live in files under state/ beside this script.
+d="$(dirname "$0")/state"
+echo "$*" >> "$d/calls"
+unit_state() { if [ -f "$d/$1" ]; then cat "$d/$1"; else echo unknown; fi; }
+case "$1" in
+  show)
+    # show -p LoadState --value UNIT
+    if [ -f "$d/$5" ]; then echo loaded; else echo not-found; fi ;;
+  is-active)
+    shift; rc=0
+    for u in "$@"; do s=$(unit_state "$u"); [ "$s" = unknown ] && s=inactive; echo "$s"; [ "$s" = active ] || rc=3; done
+    exit $rc ;;
+  start)
+    [ -f "$d/$2" ] || { echo "Failed to start $2: Unit $2 not found." >&2; exit 5; }
+    [ -f "$d/$2.nostart" ] && { echo "Job for $2 failed because the control process exited with error code." >&2; echo failed > "$d/$2"; exit 1; }
+    echo active > "$d/$2" ;;
+  stop)
+    [ -f "$d/$2" ] || { echo "Failed to stop $2: Unit $2 not loaded." >&2; exit 5; }
+    [ -f "$d/$2.stuck" ] && { echo deactivating > "$d/$2"; exec sleep 30; }
+    if [ -f "$d/$2.pid" ]; then
+      p=$(cat "$d/$2.pid"); kill -9 "$p" 2>/dev/null
+      while [ -e "/proc/$p/cwd" ]; do sleep 0.05; done
+      rm -f "$d/$2.pid"
+    fi
+    echo inactive > "$d/$2" ;;
+  is-system-running)
+    s=$(cat "$d/system" 2>/dev/null || echo running); echo "$s"; [ "$s" = running ] || exit 1 ;;
+  list-units)
+    for f in "$d"/*.service; do
+      [ -f "$f" ] || continue
+      [ "$(cat "$f")" = failed ] && echo "$(basename "$f") loaded failed failed $(basename "$f" .service)"
+    done ;;
+  *) echo "fake systemctl: unsupported: $*" >&2; exit 1 ;;
+esac
+`;
+
+/** A stand-in systemctl with its units; remove it when done. */
+export interface SystemctlStandIn {
+  /** Path of the executable to pass as the adapters' systemctl. */
+  readonly path: string;
+  setUnit(unit: string, state: 'active' | 'inactive' | 'failed' | 'activating'): Promise<void>;
+  unitState(unit: string): Promise<string | undefined>;
+  /** `stop` of this unit hangs (a unit that does not stop in time). */
+  jam(unit: string, jammed: boolean): Promise<void>;
+  /** The unit's main process: `stop` kills it and waits until it is gone, as systemd does. */
+  attach(unit: string, pid: number): Promise<void>;
+  /** `start` of this unit fails. */
+  breakStart(unit: string, broken: boolean): Promise<void>;
+  setSystem(state: string): Promise<void>;
+  /** Every call made, one argument string per line. */
+  calls(): Promise<readonly string[]>;
+  remove(): Promise<void>;
+}
+
+export async function createSystemctlStandIn(
+  units: Readonly<Record<string, 'active' | 'inactive' | 'failed'>>,
+): Promise<SystemctlStandIn> {
+  const dir = await tempDir('systemctl');
+  const path = join(dir.path, 'systemctl');
+  const state = join(dir.path, 'state');
+  await writeFile(path, script);
+  await chmod(path, 0o755);
+  await mkdir(state);
+  await writeFile(join(state, 'calls'), '');
+  const flag = async (name: string, on: boolean): Promise<void> => {
+    if (on) await writeFile(join(state, name), '');
+    else await rm(join(state, name), { force: true });
+  };
+  const s: SystemctlStandIn = {
+    path,
+    setUnit: (unit, st) => writeFile(join(state, unit), `${st}\n`),
+    unitState: (unit) =>
+      readFile(join(state, unit), 'utf8').then(
+        (t) => t.trim(),
+        () => undefined,
+      ),
+    jam: (unit, on) => flag(`${unit}.stuck`, on),
+    attach: (unit, pid) => writeFile(join(state, `${unit}.pid`), `${String(pid)}\n`),
+    breakStart: (unit, on) => flag(`${unit}.nostart`, on),
+    setSystem: (st) => writeFile(join(state, 'system'), `${st}\n`),
+    calls: async () =>
+      (await readFile(join(state, 'calls'), 'utf8')).split('\n').filter((l) => l !== ''),
+    remove: () => dir.remove(),
+  };
+  for (const [unit, st] of Object.entries(units)) await s.setUnit(unit, st);
+  return s;
+}
