@@ -7,6 +7,8 @@
  * Every wait is a deadline on the serial console; nothing sleeps.
  */
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { isMoltError } from '../../src/core/errors.ts';
@@ -119,5 +121,31 @@ describe('the VM runner', { timeout: 15 * 60_000 }, () => {
       `${armed[0]} after ${s(armedAt - started)}; firmware again ${s(firmwareAt - armedAt)} after arming; second boot marker ${s(ms - (armedAt - started))} after arming`,
     );
     await vm.stop();
+  });
+});
+
+describe('the VM runner at start', () => {
+  it('fails with QEMU’s reason when a forwarded port is taken', async () => {
+    const work = await tempDir('vm-port');
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const address = taken.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const disk = join(work.path, 'disk.img');
+      await writeFile(disk, Buffer.alloc(1024 * 1024));
+      await assert.rejects(
+        startVm({
+          name: 'busy',
+          dir: join(work.path, 'vm'),
+          disk,
+          forwards: [{ hostPort: port, guestPort: 22 }],
+        }),
+        (e: unknown) => isMoltError(e, 'MOLT_VM_FAILED') && /host forwarding rule/.test(e.message),
+      );
+    } finally {
+      taken.close();
+      await work.remove();
+    }
   });
 });

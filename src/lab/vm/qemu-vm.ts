@@ -27,7 +27,7 @@ async function monitorUp(name: string, qemu: ManagedProcess, socket: string): Pr
         ErrorCode.VmFailed,
         `VM ${name}: QEMU exited at start:\n${qemu.output().slice(-2000)}`,
         {
-          hint: 'see the VM directory’s qemu.log',
+          hint: `QEMU's messages are in ${join(socket, '..', 'qemu.log')}`,
         },
       );
     const up = await qmpExecute(socket, 'query-status', {}, 1_000).then(

@@ -74,12 +74,23 @@ export async function startVm(o: VmOptions): Promise<Vm> {
     noReboot: o.noReboot ?? false,
     network: o.network ?? true,
   };
-  const vm = new QemuVm(
-    o.name,
-    o.dir,
-    spec,
-    [...(await readSerial(serialLog)).matchAll(PowerOnMarker)].length,
-  );
-  await vm.powerOn();
-  return vm;
+  return powerOnFirst(o, spec);
+}
+
+/** A port freePort() found may be taken again before QEMU binds it: then pick others (3 tries). */
+const TakenPort = /Could not set up host forwarding rule/;
+
+async function powerOnFirst(o: VmOptions, spec: QemuSpec): Promise<Vm> {
+  const picked = (o.forwards ?? []).some((f) => f.hostPort === 0);
+  for (let attempt = 1; ; attempt++) {
+    const count = [...(await readSerial(spec.serialLog)).matchAll(PowerOnMarker)].length;
+    const vm = new QemuVm(o.name, o.dir, spec, count);
+    try {
+      await vm.powerOn();
+      return vm;
+    } catch (e) {
+      if (!picked || attempt >= 3 || !(e instanceof Error) || !TakenPort.test(e.message)) throw e;
+      spec = { ...spec, forwards: await resolveForwards(o.forwards ?? []) };
+    }
+  }
 }
