@@ -6,7 +6,10 @@
 #     fdisk (the ESP image), grub-efi-amd64-bin (the real GRUB, built into BOOTX64.EFI per run).
 #   - Extracted, not installed, into the cache dir (default .molt/qemu, or $MOLT_QEMU_CACHE):
 #     systemd-boot-efi (systemd-bootx64.efi; `dpkg -x`, so no ESP hook runs), a Debian kernel
-#     (linux-image-*-cloud-amd64: the vmlinuz only) and busybox-static (the initramfs payload).
+#     (linux-image-*-cloud-amd64: the vmlinuz only) and busybox-static (the initramfs payload);
+#     for the VM runner's tests (test/vm), the generic kernel (linux-image-*-amd64) with the few
+#     modules they load: the cloud kernel has no hardware watchdog driver (CONFIG_I6300ESB_WDT and
+#     CONFIG_ITCO_WDT are not set), the generic one builds i6300esb as a module.
 # Prints nothing but progress on stderr; idempotent; quick when everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +65,20 @@ if [ -d "$cache/kernel/lib" ]; then
 fi
 [ -f "$cache/vmlinuz" ] || cp "$cache"/kernel/boot/vmlinuz-* "$cache/vmlinuz"
 
-for f in "$cache/sdboot/usr/lib/systemd/boot/efi/systemd-bootx64.efi" "$cache/busybox/bin/busybox" \
+# The generic kernel for test/vm: vmlinuz plus the watchdog (i6300esb) and virtio-net modules and
+# their dependencies (the payload loads them in order with busybox modprobe after busybox depmod).
+vpkg="$(apt-cache show --no-all-versions linux-image-amd64 | sed -n 's/^Depends: \([^ ,]*\).*/\1/p' | head -1)"
+extract "$vpkg" vmkernel
+keep='/(watchdog|i6300esb|efivarfs|virtio|virtio_ring|virtio_pci|virtio_pci_modern_dev|virtio_pci_legacy_dev|failover|net_failover|virtio_net)\.ko$'
+if [ ! -f "$cache/vmkernel/vmlinuz" ]; then # freshly extracted: keep only what test/vm uses
+  cp "$cache"/vmkernel/boot/vmlinuz-* "$cache/vmkernel/vmlinuz"
+  find "$cache/vmkernel/lib/modules" -type f ! -name '*.ko' -delete
+  find "$cache/vmkernel/lib/modules" -name '*.ko' | grep -Ev "$keep" | xargs rm -f
+  find "$cache/vmkernel/lib/modules" -type d -empty -delete
+  rm -rf "$cache/vmkernel/usr" "$cache/vmkernel/boot" "$cache/vmkernel/etc"
+fi
+
+for f in "$cache/vmkernel/vmlinuz" "$cache/sdboot/usr/lib/systemd/boot/efi/systemd-bootx64.efi" "$cache/busybox/bin/busybox" \
   "$cache/vmlinuz" /usr/share/OVMF/OVMF_CODE_4M.fd /usr/share/OVMF/OVMF_VARS_4M.fd; do
   [ -s "$f" ] || { echo "qemu-setup: missing $f" >&2; exit 1; }
 done

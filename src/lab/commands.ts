@@ -15,7 +15,15 @@ import { removeNetwork } from './fleet/network.ts';
 import type { LabIo } from './io.ts';
 import { progressPrinter } from './progress.ts';
 import { startLab, type LabOptions } from './lab.ts';
-import { alive, readLabState, removeLabState, requireLab, type LabState } from './state.ts';
+import {
+  alive,
+  readLabState,
+  readLabStateFile,
+  removeLabState,
+  requireLab,
+  type LabState,
+} from './state.ts';
+import { stopLabVms } from './vm/lab-vm.ts';
 
 const tty = process.stdout.isTTY;
 const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);
@@ -52,8 +60,9 @@ async function newLines(file: string, offset: number): Promise<[string[], number
   ];
 }
 
-/** What a stopped or killed daemon left behind: its state file, its namespaces and bridge. */
+/** What a stopped or killed daemon left behind: its VMs, its state file, its namespaces and bridge. */
 async function clearLeftovers(dir: string): Promise<void> {
+  await stopLabVms((await readLabStateFile(dir))?.vms ?? []);
   await removeLabState(dir);
   await removeNetwork(dir);
 }
@@ -131,21 +140,37 @@ export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
   return 0;
 }
 
+/**
+ * What a lab whose daemon is gone left behind: its netns network and, if the daemon was killed
+ * (SIGKILL, OOM), its VMs (QEMU does not die with its parent). Undefined when there was nothing.
+ */
+async function clearStoppedLab(dir: string): Promise<{ text: string; result: object } | undefined> {
+  const vms = await stopLabVms((await readLabStateFile(dir))?.vms ?? []);
+  const networkRemoved = await removeNetwork(dir);
+  if (!networkRemoved && vms.length === 0) return undefined;
+  await removeLabState(dir);
+  const what = [...(networkRemoved ? ['its network'] : []), ...vms.map((v) => `VM ${v}`)];
+  return {
+    text: `removed what a stopped lab in ${dir} left behind: ${what.join(', ')}`,
+    result: { stopped: false, networkRemoved, vmsStopped: vms },
+  };
+}
+
 export async function labDown(dir: string, io: LabIo, json = false): Promise<number> {
   const say = (text: string, result: object): number => {
     io.out(json ? `${JSON.stringify({ dir, ...result })}\n` : `${text}\n`);
     return 0;
   };
-  if ((await readLabState(dir)) === undefined && (await removeNetwork(dir)))
-    return say(`removed the network namespaces and bridge a stopped lab in ${dir} left behind`, {
-      stopped: false,
-      networkRemoved: true,
-    });
+  if ((await readLabState(dir)) === undefined) {
+    const left = await clearStoppedLab(dir);
+    if (left !== undefined) return say(left.text, left.result);
+  }
   const state = await requireLab(dir);
   process.kill(state.pid, 'SIGTERM');
   for (let i = 0; i < 240 && alive(state.pid); i++) await sleep(500);
   if (alive(state.pid)) {
     process.kill(state.pid, 'SIGKILL');
+    await stopLabVms(state.vms ?? []);
     throw new MoltError(
       ErrorCode.LabFailed,
       `the lab daemon (PID ${String(state.pid)}) did not stop in 2 min; killed`,
@@ -154,9 +179,11 @@ export async function labDown(dir: string, io: LabIo, json = false): Promise<num
       },
     );
   }
+  // The daemon stops its VMs; any it could not (killed mid-way) are stopped here by PID.
+  const vms = await stopLabVms(state.vms ?? []);
   await removeLabState(dir);
   await removeNetwork(dir);
-  return say(`lab in ${dir} stopped`, { stopped: true, pid: state.pid });
+  return say(`lab in ${dir} stopped`, { stopped: true, pid: state.pid, vmsStopped: vms });
 }
 
 export async function labEnv(dir: string, io: LabIo, json = false): Promise<number> {

@@ -9,6 +9,23 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 
+/** A VM of the lab (src/lab/vm): enough to show it and to stop it by PID after the daemon died. */
+export const LabVmRecord = z.object({
+  name: z.string(),
+  /** QEMU's PID (of the current power-on). */
+  pid: z.number().int(),
+  /** The VM's directory: disk state, EFI variables, `serial.log`, `qmp.sock`. */
+  dir: z.string(),
+  /** The serial console, appended across power-ons. */
+  serialLog: z.string(),
+  accel: z.enum(['kvm', 'tcg']),
+  /** The agent's port on 127.0.0.1, forwarded to the guest's agent port. */
+  agentPort: z.number().int(),
+  /** The agent as the operator reaches it. */
+  endpoint: z.string(),
+});
+export type LabVmRecord = z.infer<typeof LabVmRecord>;
+
 export const LabState = z.object({
   pid: z.number().int(),
   state: z.enum(['starting', 'ready', 'failed']),
@@ -35,6 +52,8 @@ export const LabState = z.object({
   machines: z.array(
     z.object({ id: z.string(), role: z.string(), pool: z.string(), endpoint: z.string() }),
   ),
+  /** Machines that are VMs booting from a disk molt installed (`molt lab up --vms N`). */
+  vms: z.array(LabVmRecord).optional(),
 });
 export type LabState = z.infer<typeof LabState>;
 
@@ -50,8 +69,8 @@ export async function removeLabState(dir: string): Promise<void> {
   await rm(labFile(dir), { force: true });
 }
 
-/** The running lab in `dir`, or undefined when there is none (no file, or its daemon is gone). */
-export async function readLabState(dir: string): Promise<LabState | undefined> {
+/** `lab.json` in `dir` whether or not its daemon still runs, or undefined when there is none. */
+export async function readLabStateFile(dir: string): Promise<LabState | undefined> {
   const text = await readFile(labFile(dir), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   const parsed = LabState.safeParse(JSON.parse(text));
@@ -59,7 +78,13 @@ export async function readLabState(dir: string): Promise<LabState | undefined> {
     throw new MoltError(ErrorCode.BadInput, `${labFile(dir)} is not a lab state file`, {
       hint: 'remove it, or pass --dir to a lab directory',
     });
-  return alive(parsed.data.pid) ? parsed.data : undefined;
+  return parsed.data;
+}
+
+/** The running lab in `dir`, or undefined when there is none (no file, or its daemon is gone). */
+export async function readLabState(dir: string): Promise<LabState | undefined> {
+  const state = await readLabStateFile(dir);
+  return state !== undefined && alive(state.pid) ? state : undefined;
 }
 
 export function alive(pid: number): boolean {

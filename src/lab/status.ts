@@ -2,7 +2,8 @@
 /** `molt lab status`: the lab's parts and its fleet, read from the dashboard listener's JSON. */
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import type { LabIo } from './io.ts';
-import { requireLab, type LabState } from './state.ts';
+import { alive, requireLab, type LabState, type LabVmRecord } from './state.ts';
+import { lastLine } from './vm/serial-log.ts';
 
 const bold = (s: string): string => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 
@@ -12,6 +13,34 @@ interface MachineRow {
   pool: string;
   observed?: { version?: string; phase?: string; reachable: boolean };
 }
+/** A lab VM as `molt lab status` shows it: its record, whether QEMU runs, its console's last line. */
+interface VmRow extends LabVmRecord {
+  running: boolean;
+  lastConsoleLine: string;
+}
+
+async function vmRows(vms: readonly LabVmRecord[]): Promise<VmRow[]> {
+  return Promise.all(
+    vms.map(async (v) => ({
+      ...v,
+      running: alive(v.pid),
+      lastConsoleLine: await lastLine(v.serialLog),
+    })),
+  );
+}
+
+function vmLines(vms: readonly VmRow[]): string[] {
+  if (vms.length === 0) return [];
+  return [
+    '',
+    '  VM       PID      ACCEL  AGENT                  CONSOLE',
+    ...vms.flatMap((v) => [
+      `  ${v.name.padEnd(8)} ${(v.running ? String(v.pid) : 'off').padEnd(8)} ${v.accel.padEnd(6)} ${`127.0.0.1:${v.agentPort}`.padEnd(22)} ${v.serialLog}`,
+      `           └ ${v.lastConsoleLine.slice(0, 100)}`,
+    ]),
+  ];
+}
+
 interface RolloutRow {
   id: string;
   state: string;
@@ -27,15 +56,16 @@ async function read<T>(base: string, path: string): Promise<T> {
 export async function labStatus(dir: string, io: LabIo, json: boolean): Promise<number> {
   const state = await requireLab(dir);
   const dash = state.operator.dashboard;
-  const [machines, rollouts] = await Promise.all([
+  const [machines, rollouts, vms] = await Promise.all([
     read<MachineRow[]>(dash, '/v1/machines'),
     read<RolloutRow[]>(dash, '/v1/rollouts'),
+    vmRows(state.vms ?? []),
   ]);
   if (json) {
-    io.out(`${JSON.stringify({ ...state, fleet: machines, rollouts }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ ...state, vms, fleet: machines, rollouts }, null, 2)}\n`);
     return 0;
   }
-  io.out(statusText(state, machines, rollouts));
+  io.out(statusText(state, machines, rollouts, vms));
   return 0;
 }
 
@@ -63,6 +93,7 @@ function statusText(
   state: LabState,
   machines: readonly MachineRow[],
   rollouts: readonly RolloutRow[],
+  vms: readonly VmRow[],
 ): string {
   const endpoint = new Map(state.machines.map((m) => [m.id, new URL(m.endpoint).host]));
   return [
@@ -70,6 +101,7 @@ function statusText(
     '',
     '  MACHINE  ROLE           POOL           ENDPOINT              VERSION  PHASE',
     ...machines.map((m) => machineLine(m, endpoint.get(m.id) ?? '?')),
+    ...vmLines(vms),
     ...rollouts.map(
       (r) =>
         `  rollout ${r.id}: ${r.state} ${String(r.counts.Succeeded)}/${String(r.counts.total)}`,

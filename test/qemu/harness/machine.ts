@@ -14,7 +14,7 @@ import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { readEspImage, writeEspImage } from './esp.ts';
 import { buildGrubEfi } from '../../../src/image/install/grub-efi.ts';
 import { buildInitramfs, type InitBehaviour } from './initramfs.ts';
-import { OvmfVarsTemplate, powerOn, type BootResult } from './qemu.ts';
+import { powerOn, type BootResult } from './qemu.ts';
 import { qemuCache } from './cache.ts';
 
 export type BootloaderKind = 'grub' | 'sdboot';
@@ -68,7 +68,6 @@ export async function createTestMachine(kind: BootloaderKind): Promise<TestMachi
   const root = dir.path;
   const cache = qemuCache();
   await installBootloaderBinary(root, kind);
-  await copyFile(OvmfVarsTemplate, join(root, 'vars.fd'));
   const boots: BootResult[] = [];
   const disk = join(root, 'disk.img');
   return {
@@ -101,7 +100,7 @@ export async function createTestMachine(kind: BootloaderKind): Promise<TestMachi
     },
     async boot() {
       await writeEspImage(join(root, 'esp'), disk);
-      const result = await powerOn({ disk, vars: join(root, 'vars.fd') });
+      const result = await powerOn({ disk, dir: join(root, 'vm') });
       await writeFile(join(root, `serial-${boots.length}.log`), result.serial);
       boots.push(result);
       await readEspImage(disk, join(root, 'esp'));

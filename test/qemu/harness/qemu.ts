@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * One power-on of the test machine: qemu-system-x86_64 with TCG (no KVM), OVMF firmware with a
- * writable variable store kept across the boots of a scenario, and the ESP disk image. The serial
+ * One power-on of the test machine, on molt's VM runner (src/lab/vm): qemu-system-x86_64 (TCG
+ * here: KVM fails on these hosts), OVMF firmware with a writable variable store kept across the
+ * boots of a scenario, and the ESP disk image. The serial
  * port is read for the payload's marker. A run ends when the payload powers off (a good boot),
  * when it panics (the harness cuts power at once: `panic=10` would reset the machine anyway), when
  * the firmware or bootloader gives up (UEFI shell, GRUB prompt or "Failed to boot both default and
  * fallback entries"), or at the timeout.
  */
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startProcess } from '../../../src/platform/process/managed-process.ts';
+import { serialSize } from '../../../src/lab/vm/serial-log.ts';
+import { startVm } from '../../../src/lab/vm/vm.ts';
 import { BootedMarker, PanicMarker } from './initramfs.ts';
-
-export const OvmfCode = '/usr/share/OVMF/OVMF_CODE_4M.fd';
-export const OvmfVarsTemplate = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 
 export type BootOutcome = 'booted' | 'panicked' | 'no-boot';
 
@@ -29,8 +29,8 @@ export interface BootResult {
 
 export interface Machine {
   readonly disk: string;
-  /** This machine's copy of OVMF_VARS (EFI variables persist across its boots). */
-  readonly vars: string;
+  /** The VM's directory: its copy of OVMF_VARS (EFI variables persist across its boots) and console log. */
+  readonly dir: string;
 }
 
 /** Stops waiting once the firmware or bootloader is stuck at an interactive prompt. */
@@ -42,33 +42,6 @@ const StuckPatterns = [
 ];
 /** The kernel's last words before the reset `panic=N` asks for (needs `console=ttyS0`). */
 const KernelPanic = /Kernel panic - not syncing[\s\S]*(Rebooting in \d+ seconds|end Kernel panic)/;
-
-function qemuArgs(m: Machine): string[] {
-  return [
-    '-machine',
-    'q35',
-    '-accel',
-    'tcg',
-    '-m',
-    '256',
-    '-smp',
-    '1',
-    '-nodefaults',
-    '-no-reboot',
-    '-display',
-    'none',
-    '-serial',
-    'stdio',
-    '-drive',
-    `if=pflash,format=raw,unit=0,readonly=on,file=${OvmfCode}`,
-    '-drive',
-    `if=pflash,format=raw,unit=1,file=${m.vars}`,
-    '-drive',
-    `if=none,id=esp,format=raw,file=${m.disk}`,
-    '-device',
-    'virtio-blk-pci,drive=esp,bootindex=0',
-  ];
-}
 
 function classify(
   serial: string,
@@ -82,29 +55,40 @@ function classify(
   return { slot: null, outcome: 'no-boot' };
 }
 
-/** Power the machine on once and wait (at most `timeoutMs`) for the boot to end. */
+/**
+ * Power the machine on once and wait (at most `timeoutMs`) for the boot to end. The VM runner
+ * (src/lab/vm) with `noReboot` (a reset ends the run), no watchdog and no NIC (nothing to
+ * network-boot when the disk fails), 256 MiB.
+ */
 export async function powerOn(m: Machine, timeoutMs = 180_000): Promise<BootResult> {
   const started = performance.now();
-  const qemu = startProcess('qemu', 'qemu-system-x86_64', qemuArgs(m));
-  const state = { exited: false };
-  void qemu.exited.then(() => {
-    state.exited = true;
+  const from = await serialSize(join(m.dir, 'serial.log')); // this power-on's console starts here
+  const vm = await startVm({
+    name: 'qemu-suite',
+    dir: m.dir,
+    disk: m.disk,
+    memoryMiB: 256,
+    watchdog: false,
+    noReboot: true,
+    network: false,
   });
   const marks: { firmwareDone?: number; payload?: number } = {};
+  let out = '';
   for (;;) {
-    const out = qemu.output();
+    const off = !vm.running; // before reading: what an exiting VM wrote counts
+    out = await vm.serial(from);
     const now = Math.round(performance.now() - started);
     if (marks.firmwareDone === undefined && out.includes('BdsDxe: starting'))
       marks.firmwareDone = now;
     if (marks.payload === undefined && (BootedMarker.test(out) || PanicMarker.test(out)))
       marks.payload = now;
-    if (state.exited || KernelPanic.test(out) || StuckPatterns.some((p) => p.test(out))) break;
+    if (off || KernelPanic.test(out) || StuckPatterns.some((p) => p.test(out))) break;
     if (performance.now() - started > timeoutMs) break;
     await sleep(200);
   }
-  const poweredOff = state.exited;
-  await qemu.stop(2_000);
-  const serial = qemu.output();
+  const poweredOff = !vm.running;
+  await vm.powerCut();
+  const serial = await vm.serial(from);
   return {
     ...classify(serial, poweredOff),
     ms: Math.round(performance.now() - started),
