@@ -16,7 +16,7 @@ import { readdir, readFile, mkdir, writeFile, copyFile, stat } from 'node:fs/pro
 import { join, relative } from 'node:path';
 import { cpioNewc, type CpioEntry } from '../qemu/harness/cpio.ts';
 import { writeEspImage } from '../qemu/harness/esp.ts';
-import { buildGrubEfi } from '../qemu/harness/grub-efi.ts';
+import { buildGrubEfi } from '../../src/image/install/grub-efi.ts';
 import { qemuCache } from '../qemu/harness/cache.ts';
 
 export type PayloadBehaviour = 'serve' | 'watchdog-hang';
