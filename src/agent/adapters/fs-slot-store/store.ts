@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * {@link SlotStore} on the machine root's directories (docs/adr/0004 §2), shared by the file and
- * the block-device stores: artifacts are files under the root, except those the options' `targets`
- * keep in place (the block store's rootfs partition), which are checked and re-read there.
+ * the block-device stores: artifacts are files under the root, except those `targetsOf` names,
+ * kept in place (the block store's rootfs partition) and checked and re-read there.
  * `slot.json` is always replaced atomically and written last; see `check-staged.ts` for the last
  * check of a pull and `install.ts` for how it becomes a slot, `ready` only once its boot entry is
  * written.
