@@ -1,136 +1,97 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P5 (docs/adr/0004 §7): writing a 256 MiB slot from the registry. One installer image
- * of 256 MiB of random (incompressible) artifacts in the raw-layer format, in the real
- * docker-registry 2.8 on loopback. Per round:
- * - molt: the agent's PullImage code path (`createOciImageSource().pull`) into a fresh machine
- *   root on disk: resolve, contract check, stream → file with the digest checked in the same
- *   pass, fsync of every file and directory, `staged.json` written last;
- * - curl: `curl -sf -o` of the same blobs (`/v2/<name>/blobs/<digest>`, one process, one
- *   connection) into the same kind of directory; the table also shows curl followed by `sync`
- *   of the written files, which is what molt's fsync costs on top.
- * One warm-up each (discarded), then 5 alternating rounds; medians. CPU time (user + system,
- * every thread) is shown too: molt's from `process.cpuUsage` around the pull, curl's from bash's
- * `time`; it depends far less on what else the machine runs than wall time does. The tar-layer variant (same
- * bytes in one uncompressed tar layer) is measured the same way for the table only.
- * Target: molt / curl ≤ 1.3.
+ * Benchmark P5 (issue 15, docs/adr/0008 §3): writing a 256 MiB slot from the registry into a slot
+ * partition of a disk image. The disk image is a GPT made with `sfdisk` (the five molt
+ * partitions, slots of 256 MiB), each slot a region of it (offset from `sfdisk --json`); the
+ * installer image holds a 256 MiB random (incompressible) `rootfs.img` and a 4 KiB kernel, in the
+ * real docker-registry 2.8 on loopback. Per round, the same work on both sides:
+ * - molt: the agent's PullImage path for the block-device slot store
+ *   (`createOciImageSource().pull` with the store's `pullTargets`): resolve, contract check, the
+ *   rootfs streamed into partition B — hashed, written in batches, fsynced — and `staged.json`;
+ * - peer: `curl -s URL | tee >(sha256sum >FILE) | dd of=DISK seek=OFFSET
+ *   oflag=seek_bytes,direct conv=fsync,notrunc bs=4M` of the rootfs blob into partition A. Without
+ *   `iflag=fullblock`, dd writes each read of the pipe (often 64 KiB) as one direct write; the
+ *   table shows the peer with it too (not in the ratio).
+ * One warm-up each (discarded), then 5 rotating rounds; medians. Target: molt / peer ≤ 1.2.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { createBlockSlotStore } from '../src/agent/adapters/block-slot-store/index.ts';
 import { createOciImageSource } from '../src/agent/adapters/oci-image-source/index.ts';
-import { createRegistryClient } from '../src/oci/index.ts';
-import { pushInstallerImage, type InstallerImage } from '../src/testkit/installer-image.ts';
-import { tempDir } from '../src/platform/process/managed-process.ts';
+import type { SlotStore } from '../src/agent/ports/slot-store.ts';
 import { startRegistry, type RunningRegistry } from '../src/lab/services/registry.ts';
+import { createRegistryClient } from '../src/oci/index.ts';
+import { tempDir } from '../src/platform/process/managed-process.ts';
+import { makeDiskImage, type DiskImage } from '../src/testkit/disk-image.ts';
+import { pushInstallerImage } from '../src/testkit/installer-image.ts';
 
 const run = promisify(execFile);
-const repository = 'bench/installer';
+const repository = 'bench/slot';
 const MiB = 1024 * 1024;
-const sizes = { vmlinuz: 12 * MiB, 'initrd.img': 20 * MiB, 'rootfs.img': 224 * MiB };
+const slotBytes = 256 * MiB;
 const rounds = 5;
 
-interface Timing {
-  readonly molt: number[];
-  readonly curl: number[];
-  readonly curlSync: number[];
-  /** CPU time (user + system, all threads) of molt's pull and of the curl process: less sensitive to machine load than wall time. */
-  readonly moltCpu: number[];
-  readonly curlCpu: number[];
+interface Side {
+  readonly name: string;
+  /** One write of the slot; returns its wall time in ms. */
+  readonly once: () => Promise<number>;
 }
 
-/** A run's wall time and CPU time (user + system), in ms. */
-interface Cost {
-  readonly ms: number;
-  readonly cpuMs: number;
+function molt(registry: RunningRegistry, root: string, store: SlotStore): Side {
+  const source = createOciImageSource({ root, registry: { insecure: true } });
+  return {
+    name: 'molt pull into partition B',
+    async once() {
+      await store.discardStaged('B'); // else the next pull re-hashes and reuses this one
+      const targets = (await store.pullTargets?.('B')) ?? {};
+      const started = performance.now();
+      await source.pull(`${registry.host}/${repository}:slot`, 'B', {
+        inPlace: { targets, beforeOverwrite: () => store.markWriting('B', 'bench') },
+      });
+      return performance.now() - started;
+    },
+  };
 }
 
-async function moltPull(registry: RunningRegistry, tag: string, root: string): Promise<Cost> {
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await createOciImageSource({ root, registry: { insecure: true } }).pull(
-    `${registry.host}/${repository}:${tag}`,
-    'B',
-  );
-  const ms = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  return { ms, cpuMs: (used.user + used.system) / 1000 };
-}
-
-/** curl the image's layer blobs into `root`, one process; returns curl's cost (from bash's `time`) and curl + sync ms. */
-async function curlPull(
-  registry: RunningRegistry,
-  image: InstallerImage,
-  root: string,
-): Promise<[Cost, number]> {
-  const dir = join(root, 'slots/b.next');
-  await mkdir(dir, { recursive: true });
-  const args = ['-sf'];
-  const files: string[] = [];
-  for (const [i, layer] of image.built.layers.entries()) {
-    files.push(join(dir, `layer-${i}`));
-    args.push(
-      '-o',
-      join(dir, `layer-${i}`),
-      `${registry.url}/v2/${repository}/blobs/${layer.descriptor.digest}`,
-    );
-  }
-  // bash's `time` reports curl's own real, user and system time; bash's start-up is not in them.
-  const timed = await run('bash', [
-    '-c',
-    'TIMEFORMAT="%3R %3U %3S"; time curl "$@"',
-    'bash',
-    ...args,
-  ]);
-  const [real = Number.NaN, user = Number.NaN, sys = Number.NaN] = timed.stderr
-    .trim()
-    .split(/\s+/)
-    .map(Number);
-  const synced = performance.now();
-  await run('sync', files);
-  return [
-    { ms: real * 1000, cpuMs: (user + sys) * 1000 },
-    real * 1000 + performance.now() - synced,
-  ];
+function peer(url: string, disk: DiskImage, sumFile: string, fullblock = false): Side {
+  const script = [
+    'set -o pipefail',
+    'curl -sf "$1" | tee >(sha256sum > "$2") |',
+    `  dd of="$3" seek="$4" oflag=seek_bytes,direct conv=fsync,notrunc bs=4M status=none${fullblock ? ' iflag=fullblock' : ''}`,
+    'wait $!', // the sha256sum of the process substitution
+  ].join('\n');
+  return {
+    name: `curl | tee >(sha256sum) | dd oflag=direct${fullblock ? ' (fullblock)' : ''}`,
+    async once() {
+      const started = performance.now();
+      const args = [url, sumFile, disk.path, String(disk.slots.A.offset)];
+      await run('bash', ['-c', script, 'bash', ...args]);
+      return performance.now() - started;
+    },
+  };
 }
 
 const median = (xs: readonly number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function measure(
-  registry: RunningRegistry,
-  image: InstallerImage,
-  tag: string,
-  scratch: string,
-): Promise<Timing> {
-  const t: Timing = { molt: [], curl: [], curlSync: [], moltCpu: [], curlCpu: [] };
+async function measure(sides: readonly Side[]): Promise<number[][]> {
+  const times: number[][] = sides.map(() => []);
   for (let round = 0; round <= rounds; round++) {
-    const moltRoot = join(scratch, `molt-${tag}-${round}`);
-    const curlRoot = join(scratch, `curl-${tag}-${round}`);
-    // Alternate which side goes first, so neither always runs on a warmer machine.
-    const first = round % 2 === 0;
-    const m1 = first ? await moltPull(registry, tag, moltRoot) : undefined;
-    const [c, cs] = await curlPull(registry, image, curlRoot);
-    const m = m1 ?? (await moltPull(registry, tag, moltRoot));
-    await rm(moltRoot, { recursive: true, force: true });
-    await rm(curlRoot, { recursive: true, force: true });
-    if (round === 0) continue; // warm-up
-    t.molt.push(m.ms);
-    t.moltCpu.push(m.cpuMs);
-    t.curl.push(c.ms);
-    t.curlCpu.push(c.cpuMs);
-    t.curlSync.push(cs);
+    // Rotate which side goes first, so none always runs on a warmer machine.
+    for (let j = 0; j < sides.length; j++) {
+      const i = (round + j) % sides.length;
+      const ms = await (sides[i] as Side).once();
+      if (round > 0) times[i]?.push(ms);
+    }
   }
-  return t;
+  return times;
 }
 
-const ms = (x: number): string => `${Math.round(x)} ms`;
-const row = (name: string, xs: readonly number[], bytes: number): string =>
-  `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${`${(bytes / MiB / (median(xs) / 1000)).toFixed(0)} MiB/s`.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
-const cpuRow = (name: string, xs: readonly number[]): string =>
-  `${name.padEnd(38)}${ms(median(xs)).padStart(10)}${''.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
+const row = (name: string, xs: readonly number[]): string =>
+  `${name.padEnd(58)}${`${Math.round(median(xs))} ms`.padStart(10)}${`${(slotBytes / MiB / (median(xs) / 1000)).toFixed(0)} MiB/s`.padStart(14)}   ${xs.map((x) => Math.round(x)).join(' ')}`;
 
 /** Run P5 and print its table and `BENCH P5 …` line. */
 export async function runP5(): Promise<void> {
@@ -138,46 +99,45 @@ export async function runP5(): Promise<void> {
   const scratch = await tempDir('bench-p5');
   const client = createRegistryClient({ registry: registry.host, insecure: true });
   try {
-    const raw = await pushInstallerImage(client, repository, 'raw', {
+    const pushed = await pushInstallerImage(client, repository, 'slot', {
       version: '1.0.0',
-      artifacts: sizes,
+      artifacts: { vmlinuz: 4096, 'rootfs.img': slotBytes },
     });
-    const tar = await pushInstallerImage(client, repository, 'tar', {
-      version: '1.0.0',
-      artifacts: raw.artifacts,
-      format: 'tar',
-    });
-    const bytes = raw.built.layers.reduce((sum, l) => sum + l.descriptor.size, 0);
-    const r = await measure(registry, raw, 'raw', scratch.path);
-    const t = await measure(registry, tar, 'tar', scratch.path);
-    const ratio = median(r.molt) / median(r.curl);
-    const load = (
-      await import('node:fs/promises').then((fs) => fs.readFile('/proc/loadavg', 'utf8'))
-    )
-      .split(' ')
-      .slice(0, 3)
-      .join(' ');
+    const rootfs = pushed.built.layers.find((l) => l.descriptor.size === slotBytes);
+    if (rootfs === undefined) throw new Error('the image has no 256 MiB layer');
+    const disk = await makeDiskImage(join(scratch.path, 'disk.img'), slotBytes / MiB);
+    const store = createBlockSlotStore(scratch.path, { partitions: disk.slots });
+    const sumFile = join(scratch.path, 'peer.sha256');
+    const url = `${registry.url}/v2/${repository}/blobs/${rootfs.descriptor.digest}`;
+    const sides = [
+      molt(registry, scratch.path, store),
+      peer(url, disk, sumFile),
+      peer(url, disk, sumFile, true),
+    ] as const;
+    const [m = [], p = [], full = []] = await measure(sides);
+    // Both wrote the same bytes and hashed them right.
+    const peerSum = (await readFile(sumFile, 'utf8')).split(' ')[0];
+    if (`sha256:${peerSum}` !== rootfs.descriptor.digest) throw new Error('peer: wrong digest');
+    const staged = await store.checkStaged('B');
+    if (staged.imageDigest !== pushed.digest) throw new Error('molt: wrong image staged');
+    await store.install('B', 'bench');
+    await store.verify('B', 'bench');
+    const ratio = median(m) / median(p);
+    const load = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
     const lines = [
-      `P5: ${bytes} bytes (${bytes / MiB} MiB) of random artifacts in ${raw.built.layers.length} raw layers, docker-registry 2.8 at ${registry.host}; scratch ${scratch.path}`,
-      `cores: ${availableParallelism()}; load average at the end: ${load}; 1 warm-up + ${rounds} alternating rounds, medians`,
+      `P5: a ${slotBytes / MiB} MiB slot (random rootfs.img, raw layer) from docker-registry 2.8 at ${registry.host} into a partition of a GPT disk image (${disk.path}, slot A at ${disk.slots.A.offset}, B at ${disk.slots.B.offset})`,
+      `cores: ${availableParallelism()}; load average at the end: ${load}; 1 warm-up + ${rounds} rotating rounds, medians`,
       '',
-      `${'run'.padEnd(38)}${'median'.padStart(10)}${'throughput'.padStart(14)}   rounds (ms)`,
-      row('molt pull, raw layers (hash + fsync)', r.molt, bytes),
-      row('curl -sf -o, raw blobs', r.curl, bytes),
-      row('curl -sf -o + sync, raw blobs', r.curlSync, bytes),
-      row('molt pull, one tar layer', t.molt, bytes),
-      row('curl -sf -o + sync, tar blob', t.curlSync, bytes),
+      `${'run'.padEnd(58)}${'median'.padStart(10)}${'throughput'.padStart(14)}   rounds (ms)`,
+      row(sides[0].name, m),
+      row(sides[1].name, p),
+      row(sides[2].name, full),
       '',
-      `${'CPU time (user + system)'.padEnd(38)}${'median'.padStart(10)}${''.padStart(14)}   rounds (ms)`,
-      cpuRow('molt pull, raw layers', r.moltCpu),
-      cpuRow('curl -sf -o, raw blobs', r.curlCpu),
-      cpuRow('molt pull, one tar layer', t.moltCpu),
-      '',
-      `ratio molt / curl (raw): ${ratio.toFixed(2)} (target ≤ 1.3); molt / (curl + sync): ${(median(r.molt) / median(r.curlSync)).toFixed(2)}; CPU molt / curl: ${(median(r.moltCpu) / median(r.curlCpu)).toFixed(2)}`,
+      `ratio molt / peer: ${ratio.toFixed(2)} (target ≤ 1.2); molt / peer with iflag=fullblock (dd then writes whole 4 MiB blocks, not what the pipe hands it): ${(median(m) / median(full)).toFixed(2)}; molt's slot verified by read-back`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     process.stdout.write(
-      `BENCH P5 ratio=${ratio.toFixed(2)} molt_ms=${Math.round(median(r.molt))} curl_ms=${Math.round(median(r.curl))} bytes=${bytes}\n`,
+      `BENCH P5 ratio=${ratio.toFixed(2)} molt_ms=${Math.round(median(m))} peer_ms=${Math.round(median(p))} bytes=${slotBytes}\n`,
     );
   } finally {
     await client.close();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The {@link SlotStore} contract, run against the in-memory fake and the file-system adapter
- * (STYLE §6): what `staged`, `checkStaged`, `install`, `verify`, `markReady`, `markWriting` and
- * `markBad` promise the runner.
+ * The {@link SlotStore} contract, run against the in-memory fake (both modes), the file-system
+ * adapter and the block-device adapter (STYLE §6): what `staged`, `checkStaged`, `install`,
+ * `verify`, `markReady`, `markWriting`, `markBad` and `pullTargets` promise the runner. Stores that
+ * keep the rootfs in place (a partition) are overwritten by a pull, and refuse what does not fit.
  */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -15,9 +16,11 @@ export interface SlotStoreHarness {
   readonly store: SlotStore;
   /** Play a completed pull into the slot's staging area. */
   stage(slot: SlotId, image: StageInput): Promise<void>;
-  /** Flip a byte of an installed artifact. */
+  /** Flip a byte of an installed artifact (in place: of the partition). */
   corrupt(slot: SlotId, name: ArtifactName): Promise<void>;
   close(): Promise<void>;
+  /** Stores that keep `rootfs.img` in place: the size of each slot's partition, in bytes. */
+  readonly partitionBytes?: number;
 }
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -37,8 +40,8 @@ export function sampleImage(version: string, extra: Partial<StageInput> = {}): S
   };
 }
 
-const rejectsWith = (p: Promise<unknown>, code: string): Promise<void> =>
-  assert.rejects(p, (e: unknown) => isMoltError(e) && e.code === code);
+const rejectsWith = (p: Promise<unknown>, code: string, message?: string): Promise<void> =>
+  assert.rejects(p, (e: unknown) => isMoltError(e) && e.code === code, message);
 
 export function slotStoreConformance(name: string, factory: () => Promise<SlotStoreHarness>): void {
   describe(`SlotStore conformance: ${name}`, () => {
@@ -184,13 +187,70 @@ export function slotStoreConformance(name: string, factory: () => Promise<SlotSt
       await rejectsWith(h.store.install('A', 'op-1'), ErrorCode.MachineInvalid);
     });
 
-    it('keeps the installed slot when a new image is staged and discarded', async () => {
+    it('keeps the installed slot when a new image is staged and discarded, unless the pull wrote it in place', async () => {
       await h.stage('A', sampleImage('1.0.0'));
       await h.store.install('A', 'op-1');
       const m = await h.store.markReady('A', 'op-1');
       await h.stage('A', sampleImage('1.1.0'));
       await h.store.discardStaged('A');
-      assert.deepEqual(await h.store.verify('A'), m);
+      if (h.partitionBytes === undefined) assert.deepEqual(await h.store.verify('A'), m);
+      else
+        await rejectsWith(
+          h.store.verify('A'),
+          ErrorCode.SlotVerifyFailed,
+          'the pull overwrote the partition: the slot no longer holds its manifest',
+        );
+    });
+
+    it('fails the read-back of an install whose bytes changed before VerifySlot', async () => {
+      await h.stage('B', sampleImage('3.0.0'));
+      await h.store.install('B', 'op-1');
+      await h.corrupt('B', 'rootfs.img');
+      await rejectsWith(h.store.verify('B', 'op-1'), ErrorCode.SlotVerifyFailed);
+    });
+
+    it('names the in-place targets of a pull, or none', async () => {
+      const targets = (await h.store.pullTargets?.('B')) ?? {};
+      if (h.partitionBytes === undefined) {
+        assert.deepEqual(targets, {}, 'a store that stages every artifact names no target');
+        return;
+      }
+      assert.deepEqual(Object.keys(targets), ['rootfs.img']);
+      const b = targets['rootfs.img'];
+      const a = ((await h.store.pullTargets?.('A')) ?? {})['rootfs.img'];
+      assert.ok(a !== undefined && b !== undefined);
+      assert.equal(b.capacity, h.partitionBytes);
+      assert.ok(a.path !== b.path || a.offset !== b.offset, 'each slot has its own partition');
+    });
+
+    it('refuses a staged rootfs larger than the partition', async (t) => {
+      if (h.partitionBytes === undefined) {
+        t.skip('the store keeps no artifact in place');
+        return;
+      }
+      const big = new Uint8Array(h.partitionBytes + 1).fill(7);
+      const image = sampleImage('4.0.0');
+      await h.stage('B', { ...image, artifacts: { ...image.artifacts, 'rootfs.img': big } });
+      assert.equal(await h.store.staged('B'), undefined, 'not a complete pull');
+      await rejectsWith(h.store.checkStaged('B'), ErrorCode.ImageTooLarge);
+      assert.equal(await h.store.manifest('B'), undefined);
+    });
+
+    it('fits a rootfs of exactly the partition size', async (t) => {
+      if (h.partitionBytes === undefined) {
+        t.skip('the store keeps no artifact in place');
+        return;
+      }
+      const exact = new Uint8Array(h.partitionBytes).fill(9);
+      const image = sampleImage('4.1.0');
+      await h.stage('A', { ...image, artifacts: { ...image.artifacts, 'rootfs.img': exact } });
+      assert.equal((await h.store.checkStaged('A')).version, '4.1.0');
+      const m = await h.store.install('A', 'op-1');
+      const rootfs = m.artifacts['rootfs.img'];
+      assert.ok(rootfs !== undefined);
+      assert.equal(rootfs.size, h.partitionBytes);
+      assert.equal(rootfs.path, 'slots/a/rootfs.img');
+      assert.deepEqual(await h.store.verify('A', 'op-1'), m);
     });
   });
 }

@@ -141,7 +141,7 @@ describe('bootctl list over molt systemd-boot entries', () => {
       {
         version: '1',
         sortKey: 'molt',
-        options: 'molt.slot=A panic=10',
+        options: 'molt.slot=A root=PARTLABEL=molt-a panic=10',
         linux: '/molt/a/vmlinuz',
         initrd: ['/molt/a/initrd.img'],
       },

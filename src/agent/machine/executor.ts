@@ -10,7 +10,8 @@ import type { Command, CommandType } from '../../core/upgrade/commands.ts';
 import type { CommandOutcome } from '../../core/upgrade/events.ts';
 import type { Operation } from '../../core/upgrade/state.ts';
 import type { KubeOutcome } from '../ports/kube-node.ts';
-import type { PullProgress } from '../ports/image-source.ts';
+import type { InPlaceWrite, PullProgress } from '../ports/image-source.ts';
+import type { SlotId } from '../../core/slots/slot.ts';
 import { waitHealthy } from './health.ts';
 import type { MachinePorts } from './ports.ts';
 
@@ -47,13 +48,48 @@ function opId(ctx: ExecutionContext): string {
   return ctx.op.id;
 }
 
+/**
+ * The slot becomes unbootable: manifest first, so a crash in between leaves a `writing` slot with
+ * its entry (never armed nor committed here), never a `ready` slot without one that a rollback
+ * would take. From here on no boot can pick the slot, so its bytes may change. Idempotent.
+ */
+async function markUnbootable(slot: SlotId, p: MachinePorts, operationId: string): Promise<void> {
+  await p.slots.markWriting(slot, operationId);
+  await p.bootloader.removeEntry(slot);
+}
+
+/**
+ * The pull's in-place part, for a slot store that keeps artifacts in the slot itself (docs/adr/0008
+ * §3): the pull overwrites the slot, so the image source makes it unbootable (what
+ * MarkSlotUnbootable does at WritingSlot for staged stores) once every check that needs no bytes
+ * passed, and before the first byte. WritingSlot's MarkSlotUnbootable then finds it done.
+ */
+async function inPlaceWrite(
+  c: Extract<Command, { type: 'PullImage' }>,
+  p: MachinePorts,
+  ctx: ExecutionContext,
+): Promise<InPlaceWrite | undefined> {
+  const targets = await p.slots.pullTargets?.(c.slot);
+  if (targets === undefined) return undefined;
+  const operationId = opId(ctx);
+  return {
+    targets,
+    beforeOverwrite: async () => {
+      ctx.log(`slot ${c.slot} is overwritten by the pull: marked unbootable first`);
+      await markUnbootable(c.slot, p, operationId);
+    },
+  };
+}
+
 const handlers: Handlers = {
   async PullImage(c, p, ctx) {
+    const inPlace = await inPlaceWrite(c, p, ctx);
     const staged = await p.images.pull(c.image, c.slot, {
       onProgress: (progress) => {
         ctx.progress(progress);
       },
       ...(ctx.signal !== undefined && { signal: ctx.signal }),
+      ...(inPlace !== undefined && { inPlace }),
     });
     return done(c.type, { pulled: { digest: staged.imageDigest, version: staged.version } });
   },
@@ -125,11 +161,7 @@ const handlers: Handlers = {
     return done(c.type);
   },
   async MarkSlotUnbootable(c, p, ctx) {
-    // Manifest first: a crash in between leaves a `writing` slot with its entry (never armed nor
-    // committed here), never a `ready` slot without one that a rollback would take.
-    await p.slots.markWriting(c.slot, opId(ctx));
-    // From here on no boot can pick the slot, so its bytes may change.
-    await p.bootloader.removeEntry(c.slot);
+    await markUnbootable(c.slot, p, opId(ctx));
     return done(c.type);
   },
   async WriteSlot(c, p) {

@@ -7,7 +7,8 @@
  * step fails, and the machine goes back to Idle (Failed, node untouched) like any failed pull.
  *
  * Cancel is accepted only while the operation is Pulling: that phase changes nothing but the
- * staging area. From the disruption on (cordon, drain, stopping services) and above all once the
+ * staging area — and, with a slot store that writes in place (docs/adr/0008 §3), the inactive slot,
+ * already unbootable by then: the node is still in service, and the booted slot untouched. From the disruption on (cordon, drain, stopping services) and above all once the
  * inactive slot is being written or the boot entry switched, a cancel is refused with
  * `MOLT_NOT_CANCELLABLE` — past that point only the machine's own undo or rollback is safe.
  */
@@ -78,7 +79,7 @@ export function createPullControl(clock: Clock, timeoutMs = DefaultPullTimeoutMs
         );
       running.controller.abort(
         new MoltError(ErrorCode.Cancelled, `the pull was cancelled by ${by}`, {
-          hint: 'nothing on the machine changed; request the upgrade again when ready',
+          hint: 'the machine stayed in service on its booted slot; request the upgrade again when ready',
         }),
       );
       return { operationId: op.id };

@@ -4,7 +4,7 @@
  * with), and a pull stages them into a {@link FakeSlotStore}, as the OCI adapter does on disk.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { SlotId } from '../../core/slots/slot.ts';
+import type { ArtifactName, SlotId } from '../../core/slots/slot.ts';
 import type { ImageSource, PullOptions } from './image-source.ts';
 import type { StagedImage } from './slot-store.ts';
 import type { FakeSlotStore, StageInput } from './slot-store.fake.ts';
@@ -44,11 +44,29 @@ export function createFakeImageSource(
         );
       }
       const total = Object.values(found.artifacts).reduce((sum, a) => sum + a.byteLength, 0);
+      await beforeInPlace(found, options);
       options.onProgress?.({ bytes: total, total });
       store.stage(slot, { ...found, imageRef: image });
       return { imageRef: image, imageDigest: found.imageDigest, version: found.version };
     },
   };
+}
+
+/**
+ * As the OCI source: an in-place artifact larger than its target is refused before any byte, and
+ * otherwise `beforeOverwrite` runs before the first one.
+ */
+async function beforeInPlace(found: FakeImage, options: PullOptions): Promise<void> {
+  if (options.inPlace === undefined) return;
+  for (const [name, target] of Object.entries(options.inPlace.targets)) {
+    const size = found.artifacts[name as ArtifactName]?.byteLength ?? 0;
+    if (size > target.capacity)
+      throw new MoltError(
+        ErrorCode.ImageTooLarge,
+        `fake image source: ${name} is ${size} bytes, larger than ${target.path}`,
+      );
+  }
+  await options.inPlace.beforeOverwrite();
 }
 
 /** A pull that reports progress and waits for its signal; then it cleans up and fails with the reason. */

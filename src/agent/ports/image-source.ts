@@ -3,13 +3,26 @@
  * Pulls an installer image into a slot's staging area: resolve, check the contract from the
  * descriptors (artifact names, sizes, labels, optional signature), then stream every artifact
  * to disk hashing it in the same pass. Refuses before writing anything when the image is invalid.
+ * Artifacts the slot store keeps in place (`inPlace`) are streamed straight into their target.
  */
 import type { SlotId } from '../../core/slots/slot.ts';
-import type { StagedImage } from './slot-store.ts';
+import type { PullTargets, StagedImage } from './slot-store.ts';
 
 export interface PullProgress {
   readonly bytes: number;
   readonly total: number;
+}
+
+/** Artifacts written in place (the slot store's `pullTargets`), and what must come first. */
+export interface InPlaceWrite {
+  readonly targets: PullTargets;
+  /**
+   * Awaited once per pull, after every check that needs no artifact bytes (signature, contract,
+   * artifact sizes against the targets) and before the first byte is written to a target: the
+   * slot the targets belong to is made unbootable there (docs/adr/0008 §3). Not called when the
+   * image is refused before.
+   */
+  readonly beforeOverwrite: () => Promise<void>;
 }
 
 /** What a caller can give a pull besides the image and the slot. */
@@ -20,6 +33,8 @@ export interface PullOptions {
    * leaves no staging area behind.
    */
   readonly signal?: AbortSignal;
+  /** Write these artifacts into their targets instead of the staging area. */
+  readonly inPlace?: InPlaceWrite;
 }
 
 export interface ImageSource {

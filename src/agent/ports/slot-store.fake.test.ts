@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-import { slotStoreConformance } from '../../testkit/slot-store-conformance.ts';
+import {
+  slotStoreConformance,
+  type SlotStoreHarness,
+} from '../../testkit/slot-store-conformance.ts';
 import { FakeSlotStore } from './slot-store.fake.ts';
 
-slotStoreConformance('FakeSlotStore', () => {
-  const store = new FakeSlotStore();
+function harness(partitionBytes?: number): Promise<SlotStoreHarness> {
+  const store = new FakeSlotStore(
+    () => new Date(),
+    partitionBytes === undefined ? {} : { partitionBytes },
+  );
   return Promise.resolve({
     store,
     stage: (slot, image) => {
@@ -15,5 +21,9 @@ slotStoreConformance('FakeSlotStore', () => {
       return Promise.resolve();
     },
     close: () => Promise.resolve(),
+    ...(partitionBytes !== undefined && { partitionBytes }),
   });
-});
+}
+
+slotStoreConformance('FakeSlotStore', () => harness());
+slotStoreConformance('FakeSlotStore, rootfs in place', () => harness(4096));

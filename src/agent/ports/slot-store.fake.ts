@@ -2,6 +2,8 @@
 /**
  * In-memory {@link SlotStore} for runner and API tests; passes `testkit/slot-store-conformance.ts`
  * like the file-system adapter. `stage` plays a completed pull, `corrupt` a bit flip on disk.
+ * With `partitionBytes` it plays the block-device store: `rootfs.img` lives in a partition of that
+ * size, which `stage` (a pull) overwrites, and `pullTargets` names it.
  */
 import { createHash } from 'node:crypto';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -16,7 +18,7 @@ import {
   type SlotId,
   type SlotManifest,
 } from '../../core/slots/slot.ts';
-import type { SlotStore, StagedImage } from './slot-store.ts';
+import type { PullTargets, SlotStore, StagedImage } from './slot-store.ts';
 
 /** A pulled image as a test declares it. */
 export interface StageInput extends StagedImage {
@@ -48,7 +50,20 @@ export function stagedRecordOf(slot: SlotId, image: StageInput, pulledAt: string
   };
 }
 
+export interface FakeSlotStoreOptions {
+  /** Keep `rootfs.img` in place, in a partition of this many bytes (the block store). */
+  readonly partitionBytes?: number;
+}
+
+const tooLarge = (slot: SlotId, size: number, capacity: number): MoltError =>
+  new MoltError(
+    ErrorCode.ImageTooLarge,
+    `rootfs.img is ${size} bytes, larger than the ${capacity}-byte partition of slot ${slot}`,
+  );
+
 export class FakeSlotStore implements SlotStore {
+  readonly pullTargets?: (slot: SlotId) => Promise<PullTargets>;
+  private readonly partitionBytes: number | undefined;
   private readonly manifests = new Map<SlotId, SlotManifest>();
   private readonly files = new Map<SlotId, Files>();
   private readonly stagedImages = new Map<SlotId, StageInput>();
@@ -56,13 +71,30 @@ export class FakeSlotStore implements SlotStore {
   private readonly installing = new Map<SlotId, string>();
   private readonly now: () => Date;
 
-  constructor(now: () => Date = () => new Date()) {
+  constructor(now: () => Date = () => new Date(), options: FakeSlotStoreOptions = {}) {
     this.now = now;
+    const capacity = options.partitionBytes;
+    this.partitionBytes = capacity;
+    if (capacity !== undefined)
+      this.pullTargets = (slot) =>
+        Promise.resolve({ 'rootfs.img': { path: `fake:${slot}`, offset: 0, capacity } });
   }
 
-  /** Put a completed pull into the slot's staging area. */
+  /** Put a completed pull into the slot's staging area (its rootfs into the partition, in place). */
   stage(slot: SlotId, image: StageInput): void {
     this.stagedImages.set(slot, structuredClone(image));
+    const rootfs = image.artifacts['rootfs.img'];
+    if (this.partitionBytes === undefined || rootfs === undefined) return;
+    const files = this.files.get(slot) ?? new Map<ArtifactName, Uint8Array>();
+    files.set('rootfs.img', rootfs.slice(0, this.partitionBytes));
+    this.files.set(slot, files);
+  }
+
+  /** The rootfs of `s` does not fit the partition (in-place stores only). */
+  private overflow(slot: SlotId, s: StageInput): MoltError | undefined {
+    const size = s.artifacts['rootfs.img']?.byteLength ?? 0;
+    const capacity = this.partitionBytes;
+    return capacity !== undefined && size > capacity ? tooLarge(slot, size, capacity) : undefined;
   }
 
   /** Flip a byte of an installed artifact, as a bad disk would. */
@@ -78,7 +110,7 @@ export class FakeSlotStore implements SlotStore {
   staged(slot: SlotId): Promise<StagedImage | undefined> {
     const s = this.stagedImages.get(slot);
     return Promise.resolve(
-      s === undefined
+      s === undefined || this.overflow(slot, s) !== undefined
         ? undefined
         : { imageRef: s.imageRef, imageDigest: s.imageDigest, version: s.version },
     );
@@ -95,6 +127,8 @@ export class FakeSlotStore implements SlotStore {
       return Promise.reject(
         new MoltError(ErrorCode.MachineInvalid, `slot ${slot} has no staged image to check`),
       );
+    const overflow = this.overflow(slot, s);
+    if (overflow !== undefined) return Promise.reject(overflow);
     const record = stagedRecordOf(slot, s, this.now().toISOString());
     const { imageRef, imageDigest, version } = s;
     const cmdline = String.fromCharCode(...(s.artifacts.cmdline ?? []));
@@ -125,7 +159,10 @@ export class FakeSlotStore implements SlotStore {
     const files: Files = new Map();
     const artifacts: Partial<Record<ArtifactName, ArtifactRecord>> = {};
     for (const [name, bytes] of Object.entries(s.artifacts) as [ArtifactName, Uint8Array][]) {
-      files.set(name, Uint8Array.from(bytes));
+      // In place, the partition holds what the pull wrote: nothing to move.
+      const inPlace = name === 'rootfs.img' && this.partitionBytes !== undefined;
+      const there = inPlace ? this.files.get(slot)?.get(name) : undefined;
+      files.set(name, there ?? Uint8Array.from(bytes));
       artifacts[name] = {
         path: artifactPath(slot, name),
         size: bytes.byteLength,

@@ -4,14 +4,31 @@
  * slot's staging area (`*.next`) while the machine still runs; `checkStaged` checks it there,
  * before anything is disrupted; `install` moves it into the slot after the slot was marked
  * unbootable, `writing`; `markReady` makes the slot `ready` once its boot entry is written.
+ *
+ * A store may keep some artifacts in place instead (the block-device store: `rootfs.img` is the
+ * slot's partition, docs/adr/0008 §3): `pullTargets` names where a pull writes them, and the pull
+ * then overwrites the slot itself, so the slot is made unbootable before its first byte.
  */
-import type { SlotId, SlotManifest } from '../../core/slots/slot.ts';
+import type { ArtifactName, SlotId, SlotManifest } from '../../core/slots/slot.ts';
 
 export interface StagedImage {
   readonly imageRef: string;
   readonly imageDigest: string;
   readonly version: string;
 }
+
+/** A region a pull writes one artifact straight into (a slot's partition), not a staging file. */
+export interface ArtifactTarget {
+  /** A block device or a file; opened for writing without create or truncate. */
+  readonly path: string;
+  /** Where the region starts in `path`, in bytes. */
+  readonly offset: number;
+  /** The region's size in bytes: a larger artifact is `MOLT_IMAGE_TOO_LARGE`, with nothing written. */
+  readonly capacity: number;
+}
+
+/** The artifacts a store keeps in place, by name. */
+export type PullTargets = Readonly<Partial<Record<ArtifactName, ArtifactTarget>>>;
 
 export interface SlotStore {
   /** The slot's manifest, or undefined when the slot was never written. */
@@ -27,7 +44,10 @@ export interface SlotStore {
   checkStaged(slot: SlotId): Promise<StagedImage>;
   /** Manifest → `writing` (kept fields), before any artifact is replaced. */
   markWriting(slot: SlotId, operationId: string): Promise<void>;
-  /** Move the staged artifacts into the slot and write its manifest, still `writing`. */
+  /**
+   * Move the staged artifacts into the slot and write its manifest, still `writing` (artifacts
+   * kept in place are already there: the manifest records them).
+   */
   install(slot: SlotId, operationId: string): Promise<SlotManifest>;
   /**
    * Re-hash every artifact against the manifest; throws `MOLT_SLOT_VERIFY_FAILED`. Without
@@ -37,4 +57,11 @@ export interface SlotStore {
   /** The install of `operationId` becomes `ready`, last (a no-op once it is); else `MOLT_MACHINE_INVALID`. */
   markReady(slot: SlotId, operationId: string): Promise<SlotManifest>;
   markBad(slot: SlotId, reason: string): Promise<void>;
+  /**
+   * Where a pull into `slot` writes the artifacts this store keeps in place. Absent on stores that
+   * stage every artifact as a file: their pull overwrites nothing, and the slot is marked
+   * `writing` only when it is written (WritingSlot). When present, the executor makes the slot
+   * unbootable during the pull, before the first byte reaches a target.
+   */
+  pullTargets?(slot: SlotId): Promise<PullTargets>;
 }

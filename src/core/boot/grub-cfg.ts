@@ -19,7 +19,7 @@ export interface GrubMenuEntry {
   readonly title: string;
   /** Kernel path on the ESP, e.g. `/molt/a/vmlinuz`. */
   readonly linux: string;
-  /** Kernel command line, e.g. `molt.slot=A panic=10`. */
+  /** Kernel command line, e.g. `molt.slot=A root=PARTLABEL=molt-a panic=10`. */
   readonly options: string;
   readonly initrd?: string;
 }

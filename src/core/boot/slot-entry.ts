@@ -2,8 +2,10 @@
 /**
  * The boot entry of a slot, shared by both back-ends (docs/adr/0004 §4): id `molt-<x>`, title
  * `molt <version> (slot X)`, kernel and initramfs paths on the ESP (from the manifest's
- * `esp/…` artifact paths, made ESP-relative), options `molt.slot=X panic=10` plus the image's
- * `cmdline` artifact.
+ * `esp/…` artifact paths, made ESP-relative), options `molt.slot=X root=PARTLABEL=molt-x panic=10`
+ * plus the image's `cmdline` artifact. `root=` names the slot's partition by GPT name (docs/adr/0008
+ * §2: two slots holding one release have the same filesystem label and UUID); the image's
+ * initramfs mounts it. The lab's machines carry it too: their firmware ignores it.
  */
 import { ErrorCode, MoltError } from '../errors.ts';
 import { MaxCmdlineBytes } from '../slots/contract.ts';
@@ -25,6 +27,11 @@ const WORDS = /^[A-Za-z0-9._,:=/+@%-]+( [A-Za-z0-9._,:=/+@%-]+)*$/;
 
 /** `molt-a` / `molt-b`. */
 export function slotEntryId(slot: SlotId): string {
+  return `molt-${slotDir(slot)}`;
+}
+
+/** GPT partition name of a slot (docs/real-machines.md §1): `molt-a` / `molt-b`. */
+export function slotPartLabel(slot: SlotId): string {
   return `molt-${slotDir(slot)}`;
 }
 
@@ -65,7 +72,9 @@ export function slotBootEntry(slot: SlotId, manifest: SlotManifest, cmdline = ''
     );
   }
   const initrd = manifest.artifacts['initrd.img'];
-  const options = [`molt.slot=${slot}`, 'panic=10', extra].filter((w) => w !== '').join(' ');
+  const options = [`molt.slot=${slot}`, `root=PARTLABEL=${slotPartLabel(slot)}`, 'panic=10', extra]
+    .filter((w) => w !== '')
+    .join(' ');
   if (options.length > MaxCmdlineBytes)
     throw new MoltError(
       ErrorCode.ImageInvalid,

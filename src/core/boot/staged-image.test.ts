@@ -38,7 +38,7 @@ describe('checkStagedImage', () => {
       title: 'molt 2.0.0 (slot B)',
       linux: '/molt/b/vmlinuz',
       initrd: '/molt/b/initrd.img',
-      options: 'molt.slot=B panic=10 quiet loglevel=3',
+      options: 'molt.slot=B root=PARTLABEL=molt-b panic=10 quiet loglevel=3',
       version: '1',
     });
   });
@@ -59,7 +59,7 @@ describe('checkStagedImage', () => {
     );
     assert.throws(
       () => checkStagedImage({ slot: 'B', record: record(), cmdline: 'a'.repeat(2040) }),
-      refused(ErrorCode.ImageInvalid, /kernel command line is 2061 bytes/),
+      refused(ErrorCode.ImageInvalid, /kernel command line is 2083 bytes/),
     );
   });
 

@@ -7,7 +7,13 @@ import type { DrainOverride } from '../drain/pods.ts';
 import type { SlotId } from '../slots/slot.ts';
 
 export type Command =
-  /** Pull the image into the target's staging area (`*.next`), verifying digests, contract and signature. */
+  /**
+   * Pull the image into the target's staging area (`*.next`), verifying digests, contract and
+   * signature. A slot store that keeps the rootfs in place (a partition) gets it written there:
+   * the executor then makes the slot unbootable during the pull, once the image passed every check
+   * that needs no bytes and before the first byte (docs/adr/0008 §3); MarkSlotUnbootable at
+   * WritingSlot finds that done.
+   */
   | { readonly type: 'PullImage'; readonly image: string; readonly slot: SlotId }
   /**
    * Check every artifact of the staged pull and render the boot entry the slot will get (both

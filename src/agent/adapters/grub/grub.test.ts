@@ -48,11 +48,11 @@ describe('GrubBootloader files', () => {
       const cfg = await readFile(join(root, 'esp', 'grub', 'grub.cfg'), 'utf8');
       assert.match(
         cfg,
-        /menuentry 'molt 1\.0\.0 \(slot A\)' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/,
+        /menuentry 'molt 1\.0\.0 \(slot A\)' --id molt-a \{\n\tlinux \/molt\/a\/vmlinuz molt\.slot=A root=PARTLABEL=molt-a panic=10\n\tinitrd \/molt\/a\/initrd\.img\n\}/,
       );
       assert.match(
         cfg,
-        /\tlinux \/molt\/b\/vmlinuz molt\.slot=B panic=10 console=ttyS0,115200 quiet\n/,
+        /\tlinux \/molt\/b\/vmlinuz molt\.slot=B root=PARTLABEL=molt-b panic=10 console=ttyS0,115200 quiet\n/,
       );
       const env = parseGrubenv(await readFile(join(root, 'esp', 'grub', 'grubenv')));
       assert.equal(grubenvGet(env, 'saved_entry'), 'molt-a');

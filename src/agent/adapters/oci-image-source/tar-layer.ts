@@ -9,8 +9,7 @@
  * by the parser, so a gzip bomb is refused within one chunk of the cap, with memory bounded.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, fsync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fsync, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Parser, type ReadEntry } from 'tar';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
@@ -33,8 +32,11 @@ export interface TarLayerInput {
   readonly size: number;
   /** The media type says gzip. */
   readonly gzip: boolean;
-  /** Staging directory (absolute) of an artifact. */
-  readonly dirOf: (name: ArtifactName) => string;
+  /**
+   * Open the file an artifact of `size` bytes (its entry header's) is written to: a new staging
+   * file, or its in-place target at `position` (throwing `MOLT_IMAGE_TOO_LARGE` if it does not fit).
+   */
+  readonly openFile: (name: ArtifactName, size: number) => OpenedFile;
   /** Names already taken by earlier layers (a duplicate is `MOLT_IMAGE_INVALID`). */
   readonly taken: ReadonlySet<ArtifactName>;
   /**
@@ -45,9 +47,14 @@ export interface TarLayerInput {
   readonly onBytes: (bytes: number) => void;
 }
 
-interface OpenFile {
-  readonly name: ArtifactName;
+/** A file descriptor open for writing and where the artifact starts in it. */
+export interface OpenedFile {
   readonly fd: number;
+  readonly position: number;
+}
+
+interface OpenFile extends OpenedFile {
+  readonly name: ArtifactName;
   readonly hash: Hash;
   size: number;
 }
@@ -76,7 +83,7 @@ class Unpacker {
       this.claim(name, entry.size);
       const file: OpenFile = {
         name,
-        fd: openSync(join(this.input.dirOf(name), name), 'w', 0o644),
+        ...this.input.openFile(name, entry.size),
         hash: createHash('sha256'),
         size: 0,
       };
@@ -156,7 +163,14 @@ class Unpacker {
   private write(file: OpenFile, chunk: Buffer): void {
     if (this.failure !== undefined) return;
     try {
-      for (let off = 0; off < chunk.byteLength;) off += writeSync(file.fd, chunk, off);
+      for (let off = 0; off < chunk.byteLength;)
+        off += writeSync(
+          file.fd,
+          chunk,
+          off,
+          chunk.byteLength - off,
+          file.position + file.size + off,
+        );
       file.hash.update(chunk);
       file.size += chunk.byteLength;
     } catch (e) {

@@ -56,9 +56,12 @@ class FileSink implements BlobSink {
   private failure: Error | undefined = undefined;
   private readonly handle: FileHandle;
   private readonly o: WriteOptions;
-  constructor(handle: FileHandle, o: WriteOptions) {
+  /** Where the next batch goes in the file: writes are positioned, so a region of a disk works too. */
+  private position: number;
+  constructor(handle: FileHandle, o: WriteOptions, position: number) {
     this.handle = handle;
     this.o = o;
+    this.position = position;
   }
 
   write(chunk: Buffer): Promise<void> | undefined {
@@ -116,7 +119,9 @@ class FileSink implements BlobSink {
     this.batch = [];
     this.size = 0;
     this.busy = true;
-    this.pending = this.handle.writev(chunks).then(
+    const at = this.position;
+    this.position += bytes;
+    this.pending = this.handle.writev(chunks, at).then(
       (r) => {
         this.busy = false;
         if (r.bytesWritten !== bytes)
@@ -141,8 +146,20 @@ export async function writeBlobToFile(
   path: string,
   o: WriteOptions,
 ): Promise<number> {
-  const handle = await open(path, 'w', 0o644);
-  const sink = new FileSink(handle, o);
+  return streamInto(await open(path, 'w', 0o644), 0, pump, o);
+}
+
+/**
+ * Stream a blob into the open `handle` from byte `position` on, fsync it, close the handle, and
+ * return the byte count.
+ */
+export async function streamInto(
+  handle: FileHandle,
+  position: number,
+  pump: BlobPump,
+  o: WriteOptions,
+): Promise<number> {
+  const sink = new FileSink(handle, o, position);
   try {
     await pump(sink);
     await sink.finish();

@@ -40,7 +40,7 @@ describe('SdBootBootloader files', () => {
       assert.deepEqual(await entries(), ['molt-a.conf', 'molt-b+1.conf']);
       assert.equal(
         await readFile(join(root, 'esp', 'loader', 'entries', 'molt-b+1.conf'), 'utf8'),
-        'title molt 2.0.0 (slot B)\nversion 2\nsort-key molt\nlinux /molt/b/vmlinuz\ninitrd /molt/b/initrd.img\noptions molt.slot=B panic=10\n',
+        'title molt 2.0.0 (slot B)\nversion 2\nsort-key molt\nlinux /molt/b/vmlinuz\ninitrd /molt/b/initrd.img\noptions molt.slot=B root=PARTLABEL=molt-b panic=10\n',
       );
       assert.equal(
         await readFile(join(root, 'esp', 'loader', 'loader.conf'), 'utf8'),
@@ -72,7 +72,7 @@ describe('SdBootBootloader files', () => {
         ok: true,
         slot: 'B',
         entryId: 'molt-b+1.conf',
-        cmdline: 'molt.slot=B panic=10',
+        cmdline: 'molt.slot=B root=PARTLABEL=molt-b panic=10',
       });
       const view = await b.read();
       assert.deepEqual(
