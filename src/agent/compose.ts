@@ -14,6 +14,7 @@ import { createDirMounts } from './adapters/dir-mounts/index.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
+import { createBlockSlotStore } from './adapters/block-slot-store/index.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 import { createSdBootBootloader } from './adapters/sdboot/index.ts';
 import { realMachinePorts } from './compose-real.ts';
@@ -126,8 +127,10 @@ export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
   const slots =
     config.disk === undefined
       ? createFsSlotStore(root, { maxImageBytes: config.maxImageBytes })
-      : // LEAD: switch this one line to createBlockSlotStore(root, options) (./adapters/block-slot-store/index.ts)
-        createFsSlotStore(root, { maxImageBytes: config.maxImageBytes });
+      : createBlockSlotStore(root, {
+          partitions: config.disk.slots,
+          maxImageBytes: config.maxImageBytes,
+        });
   const kube =
     config.kubernetes === undefined
       ? createNoClusterKubeNode()
