@@ -175,6 +175,9 @@ export const ErrorCode = {
   ProviderUnreachable: 'MOLT_PROVIDER_UNREACHABLE',
   /** A machine provider refused a request (4xx) or answered something that is not its protocol. */
   ProviderFailed: 'MOLT_PROVIDER_FAILED',
+  // OS images (docs/image.md)
+  /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
+  ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-/** `molt image build`: not built yet (issue 15). */
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+/**
+ * `molt image build`: flags → build → the summary (text, or image.json with `--json`). Progress
+ * goes to stderr, so `--json` output can be piped.
+ */
+import type { AgentIo as Io } from '../../agent/main.ts';
+import { buildImage } from './build.ts';
+import { parseBuildOptions, usage } from './options.ts';
+import { renderSummary } from './summary.ts';
 
-export function runImageBuild(...args: readonly unknown[]): Promise<number> {
-  return Promise.reject(
-    args.length < 0
-      ? new Error()
-      : new MoltError(ErrorCode.BadFlag, 'molt image build is not built yet'),
-  );
+export async function runImageBuild(argv: readonly string[], io: Io): Promise<number> {
+  const o = parseBuildOptions(argv, process.env);
+  if (o === null) {
+    io.out(usage);
+    return 0;
+  }
+  const summary = await buildImage(o, (line) => {
+    io.err(`molt image build: ${line}\n`);
+  });
+  io.out(o.json ? `${JSON.stringify(summary, null, 2)}\n` : renderSummary(summary, o.out));
+  return 0;
 }

@@ -3,9 +3,13 @@
  * `molt dev publish --artifact name=file`: installer artifacts as raw layers
  * (`application/vnd.dev.molt.artifact.v1`, titled by name; docs/adr/0004 §2). Names and files
  * are checked before anything is pushed, so a typo never publishes a half-valid installer.
+ * `--dir DIR` takes the artifacts `molt image build --out DIR` wrote, and its version.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ArtifactName } from '../../../core/slots/slot.ts';
 import {
   ArtifactMediaType,
   InstallerLabel,
@@ -62,4 +66,55 @@ export async function readArtifacts(specs: readonly string[]): Promise<LayerInpu
     layers.push({ mediaType: ArtifactMediaType, bytes, annotations: { [TitleAnnotation]: name } });
   }
   return layers;
+}
+
+/** The part of `image.json` publishing reads. */
+const ImageJson = z.object({ version: z.string().min(1) });
+
+/**
+ * `--dir DIR`: an `--artifact` spec for each installer artifact in DIR, and the version its
+ * `image.json` names (if it has one). A directory without a kernel is refused.
+ */
+export async function dirArtifacts(
+  dir: string,
+): Promise<{ specs: string[]; version: string | undefined }> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: cannot read the directory`, {
+      cause: e,
+    });
+  }
+  const specs = Object.values(ArtifactName)
+    .filter((name) => names.includes(name))
+    .map((name) => `${name}=${join(dir, name)}`);
+  if (!names.includes(ArtifactName.Kernel) || !names.includes(ArtifactName.Rootfs))
+    throw new MoltError(ErrorCode.BadFlag, `--dir ${dir} has no vmlinuz and rootfs.img`, {
+      hint: 'give the --out directory of `molt image build`',
+    });
+  if (!names.includes('image.json')) return { specs, version: undefined };
+  let parsed;
+  try {
+    parsed = ImageJson.safeParse(JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')));
+  } catch (e) {
+    throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: image.json is not JSON`, { cause: e });
+  }
+  if (!parsed.success)
+    throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: image.json names no version`);
+  return { specs, version: parsed.data.version };
+}
+
+/** Flags with `--dir`'s artifacts added in front of `--artifact`'s, and its version as default. */
+export async function withDirArtifacts<
+  T extends { dir?: string | undefined; artifact: string[]; version?: string | undefined },
+>(flags: T): Promise<T> {
+  if (flags.dir === undefined) return flags;
+  const fromDir = await dirArtifacts(flags.dir);
+  const version = flags.version ?? fromDir.version;
+  return {
+    ...flags,
+    artifact: [...fromDir.specs, ...flags.artifact],
+    ...(version !== undefined && { version }),
+  };
 }

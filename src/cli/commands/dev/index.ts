@@ -35,6 +35,10 @@ export function devCommand(ctx: CommandContext): Command {
         collect,
         [],
       )
+      .option(
+        '--dir <dir>',
+        'add the artifacts of `molt image build --out DIR` (vmlinuz, initrd.img, rootfs.img, cmdline); --version defaults to its image.json',
+      )
       .option('--sign-key <file>', 'sign the release with this PEM private key')
       .option(
         '--sign-format <format>',

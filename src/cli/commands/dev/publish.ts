@@ -5,7 +5,7 @@ import { ErrorCode, MoltError } from '../../../protocol/index.ts';
 import { createRegistryClient, type LayerInput } from '../../../oci/index.ts';
 import { publishRelease, type ReleaseLabels } from '../../../releases/index.ts';
 import type { CommandContext } from '../../context.ts';
-import { installerLabels, readArtifacts } from './artifacts.ts';
+import { installerLabels, readArtifacts, withDirArtifacts } from './artifacts.ts';
 import { renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { parseRegistryFlags, registryHost } from '../../registry-flags.ts';
@@ -25,6 +25,7 @@ const publishSchema = z.object({
   artifact: z
     .array(z.string().regex(/^[^=]+=.+$/, 'must be name=file, e.g. vmlinuz=./bzImage'))
     .default([]),
+  dir: z.string().min(1).optional(),
   signKey: z.string().optional(),
   signFormat: z.enum(['cosign-legacy', 'sigstore-bundle']),
 });
@@ -36,7 +37,7 @@ const mediaTypePattern =
 /** `molt dev publish`: build an installer image with release labels, push it, optionally sign it. */
 export async function runPublish(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const flags = parseRegistryFlags(raw, ctx.io.env);
-  const o = parseFlags(publishSchema, raw);
+  const o = await withDirArtifacts(parseFlags(publishSchema, raw));
   const labels: ReleaseLabels = {
     ...(o.version !== undefined && { version: o.version }),
     ...(o.channels !== undefined && { channels: o.channels.split(',').map((c) => c.trim()) }),
