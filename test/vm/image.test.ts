@@ -8,6 +8,7 @@
  * marker with slot A and the version, and molt's agent listening. A boot that hangs in the
  * initramfs (`break=premount`) must be reset by the i6300esb watchdog. Slow (a cold build takes
  * minutes, each boot about a minute under TCG): not part of `npm test`; needs root.
+ * `MOLT_TEST_IMAGE_FLAGS="--compression xz"` adds build flags (to compare boots).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -100,6 +101,7 @@ describe('molt image build: an image that boots', { skip: notRoot }, () => {
       '--enable',
       'molt-test-report.service',
       '--json',
+      ...(process.env['MOLT_TEST_IMAGE_FLAGS'] ?? '').split(' ').filter(Boolean),
     ]);
     assert.equal(built.code, 0, built.stderr);
     const summary = JSON.parse(built.stdout) as {
