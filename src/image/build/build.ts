@@ -21,8 +21,11 @@ import { assembleTree, RootfsFiles } from './tree.ts';
 import { ArtifactFiles, summaryOf, type ImageSummary, type Timings } from './summary.ts';
 import { runTool, type RunOptions } from './tools.ts';
 
-/** Bump when the way the tree or squashfs is made changes without any input changing. */
-const ImageRevision = 1;
+/**
+ * The builder's own code is an input of the image too: a change to how the tree is laid out or
+ * squashed (this directory) makes a new image, not a stale cache hit.
+ */
+const builderDigest = (): Promise<string> => treeDigest(import.meta.dirname, 'the image builder');
 
 async function checkHost(o: BuildOptions): Promise<void> {
   if (process.getuid?.() !== 0)
@@ -92,7 +95,6 @@ async function makeImage(b: Build, dir: string): Promise<void> {
 /** The digest of every input of the image: equal digests, equal images. */
 function imageDigest(o: BuildOptions, parts: Record<string, unknown>): string {
   return digestOf({
-    revision: ImageRevision,
     ...parts,
     enable: o.enable,
     version: o.version,
@@ -121,7 +123,7 @@ async function readInputs(o: BuildOptions) {
   for (const dir of o.overlays) overlays.push(await treeDigest(dir, '--overlay'));
   const recipe = baseRecipe(o, await baseFilesDigest());
   const rootfsFiles = await treeDigest(RootfsFiles, 'image files');
-  return { node, overlays, recipe, rootfsFiles };
+  return { node, overlays, recipe, rootfsFiles, builder: await builderDigest() };
 }
 
 /** Build the image `o` describes; `log` receives progress lines. */
@@ -140,7 +142,7 @@ export async function buildImage(
       },
     }),
   };
-  const { node, overlays, recipe, rootfsFiles } = await readInputs(o);
+  const { node, overlays, recipe, rootfsFiles, builder } = await readInputs(o);
   await mkdir(cache, { recursive: true });
   const tmp = await mkdtemp(join(cache, 'tmp-'));
   try {
@@ -156,6 +158,7 @@ export async function buildImage(
       node: node.digest,
       rootfsFiles,
       overlays,
+      builder,
     });
     const b: Build = { o, cache, tmp, started, log, run, recipe, node, molt, inputDigest, timings };
     const entry = await cachedEntry({
