@@ -44,6 +44,7 @@ export interface Molt {
 
 export interface RealMachine {
   readonly name: string;
+  readonly bootloader: Bootloader;
   readonly vm: Vm;
   readonly disk: string;
   readonly endpoint: string;
@@ -151,6 +152,7 @@ export async function startVmLab(dir: string): Promise<VmLab> {
     };
     const m: RealMachine = {
       name,
+      bootloader,
       vm,
       disk,
       endpoint,

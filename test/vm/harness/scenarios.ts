@@ -60,14 +60,13 @@ export async function upgradeCommits(
   const out = await follow(m, ['node', 'upgrade', '--image', image]);
   const b = await m.booted(c.at);
   assert.deepEqual({ slot: b.slot, version: b.version }, to, `booted after the upgrade:\n${out}`);
-  // The kernel itself says which slot it was given: the console shows the other slot's entry.
-  const console = await m.vm.serial(c.at);
-  assert.match(
-    console,
-    new RegExp(
-      `Command line: .*molt\\.slot=${to.slot} root=PARTLABEL=molt-${to.slot.toLowerCase()}`,
-    ),
-  );
+  // The console shows the other slot's entry chosen: GRUB names it (systemd-boot, with no menu
+  // shown, says nothing); the boot marker read the slot from the kernel's own command line.
+  if (m.bootloader === 'grub')
+    assert.match(
+      await m.vm.serial(c.at),
+      new RegExp(`Booting \`molt ${to.version.replace(/\./g, '\\.')} \\(slot ${to.slot}\\)'`),
+    );
   c.at = b.end;
   const s = await expectIdle(m, to.slot, to.version);
   assert.equal(s.last?.result, 'Succeeded', JSON.stringify(s.last));
