@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# QEMU, OVMF, the bootloaders and the image builder's tools: the real machine of
+# test/integration/real-machine.test.ts (issue 15) boots from a disk molt installs.
+bash scripts/qemu-setup.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 echo "node $(node --version)"
 npm run --silent typecheck
