@@ -24,6 +24,13 @@ export function createSystemdPower(beforeReboot: () => Promise<void>): Power {
           { cause: error },
         );
       }
+      // Stay alive until systemd stops the agent (SIGTERM; main.ts's handler ends the daemon):
+      // with its API closed the process would otherwise exit at once with an unsettled top-level
+      // await (exit code 13), a failed unit in the log of every upgrade.
+      const keepAlive = setInterval(() => undefined, 3_600_000);
+      process.once('SIGTERM', () => {
+        clearInterval(keepAlive);
+      });
       return new Promise<never>(() => undefined);
     },
   };
