@@ -6,7 +6,7 @@
  * `image.json`. Nothing is written to `--out` before every artifact exists.
  */
 import { constants } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { baseFilesDigest, ensureBase } from './base.ts';
@@ -107,8 +107,13 @@ function imageDigest(o: BuildOptions, parts: Record<string, unknown>): string {
 async function deliver(b: Build, entry: { dir: string; hit: boolean }): Promise<ImageSummary> {
   const built = JSON.parse(await readFile(join(entry.dir, 'image.json'), 'utf8')) as ImageSummary;
   await mkdir(b.o.out, { recursive: true });
-  for (const name of ArtifactFiles)
-    await copyFile(join(entry.dir, name), join(b.o.out, name), constants.COPYFILE_FICLONE);
+  // Each artifact replaces the old one by rename: a reader of --out (a publish, another build
+  // of the same release) never sees a file half rewritten (the VM suites caught a torn rootfs).
+  for (const name of ArtifactFiles) {
+    const part = join(b.o.out, `.${name}.${String(process.pid)}.part`);
+    await copyFile(join(entry.dir, name), part, constants.COPYFILE_FICLONE);
+    await rename(part, join(b.o.out, name));
+  }
   b.timings.totalMs = since(b.started);
   // This run's timings: a cached image took no base, tree or squashfs time.
   const summary: ImageSummary = { ...built, cached: entry.hit, timings: { ...b.timings } };

@@ -52,6 +52,8 @@ export interface RealMachine {
   molt(args: readonly string[]): Promise<Molt>;
   /** `molt node status -o json`, retried until the agent answers or `deadlineMs` passes. */
   status(deadlineMs?: number): Promise<AgentStatus>;
+  /** The status once no operation runs (a new slot checking its health, committing, rejoining). */
+  settled(deadlineMs?: number): Promise<AgentStatus>;
   /**
    * Wait for the next `MOLT-BOOTED` marker after byte `from` of the console (of `slot`, when
    * given: a failed trial boots the other slot first); returns its slot, version and end offset.
@@ -165,6 +167,18 @@ export async function startVmLab(dir: string): Promise<VmLab> {
           if (Date.now() > until)
             throw new Error(`${name}: the agent did not answer: ${r.stderr.trim()}`);
           await sleep(2_000); // a poll interval under a deadline: the agent is still starting
+        }
+      },
+      async settled(deadlineMs = 600_000) {
+        const until = Date.now() + deadlineMs;
+        for (;;) {
+          const s = await m.status();
+          if (s.operation === null) return s;
+          if (Date.now() > until)
+            throw new Error(
+              `${name}: still in ${s.operation.phase} after ${String(deadlineMs)} ms`,
+            );
+          await sleep(2_000); // a poll interval under a deadline: the operation is still running
         }
       },
       async booted(from, deadlineMs = 240_000, slot) {
