@@ -32,8 +32,8 @@ export interface Upgrade {
 
 export interface P9Inputs {
   readonly upgrade: Upgrade;
-  /** The same machine's boot on its own. */
-  readonly baseline: Boot;
+  /** A reboot of the idle machine through its agent: the boot on its own, nothing written. */
+  readonly reboot: Upgrade;
   /** The slot write at `dd` speed on the host (ms). */
   readonly writeMs: number;
   readonly notes: readonly string[];
@@ -46,30 +46,69 @@ function offsetOf(events: readonly Arrived[]): number {
   return Math.min(...events.map((e) => e.at - e.time));
 }
 
-interface Split {
+/** One operation through a reboot: its events per boot, brought to host time, and its phases. */
+interface Observed {
   readonly boot1: readonly Arrived[];
   readonly boot2: readonly Arrived[];
   readonly offset1: number;
   readonly offset2: number;
+  /** The `Rebooting` phase and the result, in host time. */
+  readonly reboot: number;
+  readonly commit: number;
+  readonly apiClosed: number | undefined;
+  /** The five phases (ms), which add up to the total. */
+  readonly phases: readonly number[];
+  readonly total: number;
 }
 
-/** The events of the old boot and of the new one (from the `Rejoining` phase on). */
-function split(events: readonly Arrived[]): Split {
-  const i = events.findIndex((e) => e.event.kind === 'phase' && e.event.phase === 'Rejoining');
+function observed(u: Upgrade): Observed {
+  const i = u.events.findIndex((e) => e.event.kind === 'phase' && e.event.phase === 'Rejoining');
   if (i <= 0) throw new Error('the journal shows no reboot (no Rejoining phase)');
-  const boot1 = events.slice(0, i);
-  const boot2 = events.slice(i);
-  return { boot1, boot2, offset1: offsetOf(boot1), offset2: offsetOf(boot2) };
+  const boot1 = u.events.slice(0, i);
+  const boot2 = u.events.slice(i);
+  const offset1 = offsetOf(boot1);
+  const offset2 = offsetOf(boot2);
+  const rebooting = boot1.find((e) => e.event.kind === 'phase' && e.event.phase === 'Rebooting');
+  const result = boot2.find((e) => e.event.kind === 'result');
+  if (rebooting === undefined || result === undefined)
+    throw new Error('the journal shows no Rebooting phase or no result');
+  const reboot = rebooting.time + offset1;
+  const commit = result.time + offset2;
+  const b = u.boot;
+  return {
+    boot1,
+    boot2,
+    offset1,
+    offset2,
+    reboot,
+    commit,
+    apiClosed: u.drops.find((d) => d >= reboot),
+    phases: [
+      reboot - u.request,
+      b.start - reboot,
+      b.booted - b.start,
+      b.listening - b.booted,
+      commit - b.listening,
+    ],
+    total: commit - u.request,
+  };
 }
 
-/** Agent phases in `events` with their host start times, each lasting until the next one (or `end`). */
+const PhaseNames = [
+  'pull + write (request → reboot asked)',
+  'shutdown (reboot asked → "Restarting system")',
+  'boot (→ MOLT-BOOTED: multi-user reached)',
+  'agent start (MOLT-BOOTED → API listening)',
+  'health → commit (listening → result)',
+] as const;
+
+/** Agent phases in `events` with their durations, each lasting until the next one (or `end`). */
 function phaseRows(events: readonly Arrived[], offset: number, end: number): string[] {
   const phases = events.filter((e) => e.event.kind === 'phase');
   return phases.map((p, i) => {
-    const start = p.time + offset;
     const next = phases[i + 1];
     const until = next === undefined ? end : next.time + offset;
-    return `    ${p.event.phase.padEnd(22)}${s(until - start).padStart(8)} s`;
+    return `    ${p.event.phase.padEnd(22)}${s(until - p.time - offset).padStart(8)} s`;
   });
 }
 
@@ -83,55 +122,35 @@ export interface P9Result {
 }
 
 export function p9Report(i: P9Inputs): P9Result {
-  const { upgrade: u, baseline: b } = i;
-  const { boot1, boot2, offset1, offset2 } = split(u.events);
-  const host = (e: Arrived, boot: 1 | 2): number => e.time + (boot === 1 ? offset1 : offset2);
-  const rebooting = boot1.find((e) => e.event.kind === 'phase' && e.event.phase === 'Rebooting');
-  const result = boot2.find((e) => e.event.kind === 'result');
-  if (rebooting === undefined || result === undefined)
-    throw new Error('the journal shows no Rebooting phase or no result');
-  const t = {
-    reboot: host(rebooting, 1),
-    commit: host(result, 2),
-  };
-  const total = t.commit - u.request;
-  const bootMs = b.booted - b.start;
-  const overhead = total - bootMs - i.writeMs;
-  const apiClosed = u.drops.find((d) => d >= t.reboot);
-  const ownBoot = u.boot.booted - u.boot.start;
-  const health = boot2.filter((e) => e.event.message.startsWith('health:'));
-  const rows: [string, number, string][] = [
-    ['pull + write (request → reboot asked)', t.reboot - u.request, ''],
-    [
-      'shutdown (reboot asked → "Restarting system")',
-      u.boot.start - t.reboot,
-      apiClosed === undefined ? '' : `the agent's API closed after ${s(apiClosed - t.reboot)} s`,
-    ],
-    ['boot (reset → MOLT-BOOTED)', u.boot.booted - u.boot.start, bootNote(u.boot)],
-    ['agent start (MOLT-BOOTED → listening)', u.boot.listening - u.boot.booted, ''],
-    ['health → commit (listening → result)', t.commit - u.boot.listening, ''],
-  ];
+  const u = observed(i.upgrade);
+  const r = observed(i.reboot);
+  const up = i.upgrade.boot;
+  const bootMs = i.reboot.boot.booted - i.reboot.boot.start;
+  const overhead = u.total - bootMs - i.writeMs;
+  const health = u.boot2.filter((e) => e.event.message.startsWith('health:'));
+  const row = (name: string, a: number, b: number): string =>
+    `${name.padEnd(48)}${s(a).padStart(10)}${s(b).padStart(12)}`;
   const lines = [
     ...i.notes,
     '',
-    `${'phase'.padEnd(48)}${'s'.padStart(8)}`,
-    ...rows.map(
-      ([n, ms, note]) => `${n.padEnd(48)}${s(ms).padStart(8)}${note === '' ? '' : `   (${note})`}`,
-    ),
-    `${'total (request → committed)'.padEnd(48)}${s(total).padStart(8)}`,
+    `${'phase (s)'.padEnd(48)}${'upgrade'.padStart(10)}${'reboot only'.padStart(12)}`,
+    ...PhaseNames.map((n, k) => row(n, u.phases[k] ?? NaN, r.phases[k] ?? NaN)),
+    row('total (request → result)', u.total, r.total),
     '',
-    'agent phases, old boot (journal):',
-    ...phaseRows(boot1, offset1, u.boot.start),
-    'agent phases, new boot (journal; Rejoining starts before the API listens):',
-    ...phaseRows(boot2, offset2, t.commit),
-    `    health rounds logged: ${health.map((e) => `${s(host(e, 2) - u.boot.listening)} s after listening: ${e.event.message}`).join(' | ') || 'none'}`,
+    `upgrade boot: ${bootNote(up)}; reboot-only boot: ${bootNote(i.reboot.boot)}`,
+    `the agent's API closed ${u.apiClosed === undefined ? '(not seen)' : `${s(u.apiClosed - u.reboot)} s`} after the reboot was asked`,
+    'agent phases of the upgrade, old boot (journal):',
+    ...phaseRows(u.boot1, u.offset1, up.start),
+    'agent phases of the upgrade, new boot (journal; Rejoining starts before the API listens):',
+    ...phaseRows(u.boot2, u.offset2, u.commit),
+    `    health rounds logged: ${health.map((e) => `${s(e.time + u.offset2 - up.listening)} s after listening: ${e.event.message}`).join(' | ') || 'none'}`,
     '',
-    `boot on its own (reset of the idle machine → MOLT-BOOTED): ${s(bootMs)} s (${bootNote(b)}); its agent start (→ listening): ${s(b.listening - b.booted)} s`,
+    `boot on its own (the reboot-only operation, "Restarting system" → MOLT-BOOTED): ${s(bootMs)} s`,
     `slot write at dd speed (host, curl | tee >(sha256sum) | dd oflag=direct conv=fsync): ${s(i.writeMs)} s`,
-    `guest clock − host clock: old boot ${String(-offset1)} ms, new boot ${String(-offset2)} ms (from the live events)`,
-    `molt's overhead = total − boot − write = ${s(total)} − ${s(bootMs)} − ${s(i.writeMs)} = ${s(overhead)} s (target ≤ 5 s)`,
-    `  with this upgrade's own boot instead (less exposed to the host's load): ${s(total)} − ${s(ownBoot)} − ${s(i.writeMs)} = ${s(total - ownBoot - i.writeMs)} s`,
+    `guest clock − host clock: ${[u.offset1, u.offset2, r.offset1, r.offset2].map((o) => `${String(-o)} ms`).join(', ')} (per boot, from the live events)`,
+    `molt's overhead = total − boot − write = ${s(u.total)} − ${s(bootMs)} − ${s(i.writeMs)} = ${s(overhead)} s (target ≤ 5 s)`,
+    `  with the upgrade's own boot instead: ${s(u.total)} − ${s(up.booted - up.start)} − ${s(i.writeMs)} = ${s(u.total - up.booted + up.start - i.writeMs)} s`,
   ];
-  const bench = `BENCH P9 total_s=${s(total)} boot_s=${s(bootMs)} write_s=${s(i.writeMs)} overhead_s=${s(overhead)}`;
+  const bench = `BENCH P9 total_s=${s(u.total)} boot_s=${s(bootMs)} write_s=${s(i.writeMs)} overhead_s=${s(overhead)}`;
   return { lines, bench };
 }
