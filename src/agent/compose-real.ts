@@ -71,19 +71,14 @@ async function etcdPorts(m: RealMachine, health: HealthCheck[]) {
   const etcd = config.etcd;
   if (etcd === undefined) return undefined;
   // The etcd client library is loaded only on control planes, as in compose.ts.
-  const [{ createEtcdMember }, { createEtcdClusterLease }] = await Promise.all([
+  const [{ createEtcdMember }, { clusterLeaseOf }] = await Promise.all([
     import('./adapters/etcd/etcd-member.ts'),
     import('./adapters/etcd/cluster-lease.ts'),
   ]);
   const dataDir = join(disk.ephemeral, 'etcd');
   const service = createSystemdEtcdService({ root, dataDir, ...etcd, systemctl });
   const member = createEtcdMember({ ...etcd, service, dataDir });
-  const lease = createEtcdClusterLease({
-    endpoints: etcd.endpoints,
-    holder: config.node,
-    ttlSeconds: config.leaseTtlSeconds,
-    rebootTtlSeconds: config.rebootLeaseSeconds,
-  });
+  const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
   return { service, member, lease };
 }

@@ -59,12 +59,11 @@ const noServices: Services = {
 async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
   const etcd = config.etcd;
   if (etcd === undefined) return { services: noServices };
-  const [{ createEtcdService }, { createEtcdMember }, { createEtcdClusterLease }] =
-    await Promise.all([
-      import('./adapters/etcd-service/index.ts'),
-      import('./adapters/etcd/etcd-member.ts'),
-      import('./adapters/etcd/cluster-lease.ts'),
-    ]);
+  const [{ createEtcdService }, { createEtcdMember }, { clusterLeaseOf }] = await Promise.all([
+    import('./adapters/etcd-service/index.ts'),
+    import('./adapters/etcd/etcd-member.ts'),
+    import('./adapters/etcd/cluster-lease.ts'),
+  ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
   const etcdService = createEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
@@ -72,12 +71,7 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
     config.labApiserver === undefined
       ? etcdService
       : await hostedApiserver(root, config.labApiserver, etcdService, health);
-  const lease = createEtcdClusterLease({
-    endpoints: etcd.endpoints,
-    holder: config.node,
-    ttlSeconds: config.leaseTtlSeconds,
-    rebootTtlSeconds: config.rebootLeaseSeconds,
-  });
+  const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
   return { services, etcd: member, lease };
 }

@@ -54,3 +54,18 @@ export function createEtcdClusterLease(o: EtcdClusterLeaseOptions): ClusterLease
     },
   };
 }
+
+/** The cluster lease of a control-plane machine, from its config (lab and real machines alike). */
+export function clusterLeaseOf(config: {
+  readonly node: string;
+  readonly leaseTtlSeconds: number;
+  readonly rebootLeaseSeconds: number;
+  readonly etcd: { readonly endpoints: readonly string[] };
+}): ClusterLease {
+  return createEtcdClusterLease({
+    endpoints: config.etcd.endpoints,
+    holder: config.node,
+    ttlSeconds: config.leaseTtlSeconds,
+    rebootTtlSeconds: config.rebootLeaseSeconds,
+  });
+}
