@@ -127,7 +127,7 @@ function agentSaysWhy(s: AgentStatus): void {
   const why = bad?.badReason ?? s.last?.reason ?? '?';
   check(
     s.last?.result === 'RolledBack' && bad?.status === 'bad',
-    `its agent reports the rollback: ${s.last?.code ?? '?'} — ${why}`,
+    `its agent reports the rollback (${s.last?.result ?? '?'}): ${why}`,
   );
 }
 
