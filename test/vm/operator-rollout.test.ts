@@ -140,6 +140,11 @@ describe('scenario 8: the operator rolls a release across three VMs (canary, the
       `three machine starts in the history: ${JSON.stringify([...spans])}`,
     );
     const byStart = [...spans.entries()].sort((a, b) => a[1][0] - b[1][0]);
+    const t0 = byStart[0]?.[1][0] ?? 0;
+    const rel = (ms: number): string => `${String(Math.round((ms - t0) / 1000))} s`;
+    console.log(
+      `order: ${byStart.map(([name, [start, end]]) => `${name} ${rel(start)}–${rel(end)}`).join(', ')}`,
+    );
     const [canary, ...rest] = byStart;
     assert.ok(canary !== undefined);
     for (const [name, [start]] of rest)
