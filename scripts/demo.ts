@@ -14,12 +14,14 @@
 // Flags: --fast (2 workers, short soaks), --down (stop the lab at the end), --no-kubernetes,
 // --network auto|netns|loopback (auto: a namespace per machine when root), --dir DIR (default
 // .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
-// (release discovery, signatures, one machine's A/B upgrade and rollback).
+// (release discovery, signatures, one machine's A/B upgrade and rollback); `npm run demo -- --vm`
+// one real VM upgraded live by the operator, then a release whose kernel panics (demo-vm.ts).
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { labDown, labPublish, labUp } from '../src/lab/commands.ts';
+import { labDown, labUp } from '../src/lab/commands.ts';
+import { labPublish } from '../src/lab/publish.ts';
 import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
 import type { MachineView } from '../src/protocol/operator.ts';
@@ -33,6 +35,7 @@ const { values: flags } = parseArgs({
     down: { type: 'boolean', default: false },
     'no-kubernetes': { type: 'boolean', default: false },
     basics: { type: 'boolean', default: false },
+    vm: { type: 'boolean', default: false },
     dir: { type: 'string' },
     network: { type: 'string', default: 'auto' },
   },
@@ -172,6 +175,7 @@ async function upLab(dir: string): Promise<LabState> {
     {
       dir,
       workers: flags.fast ? 2 : 3,
+      vms: 0,
       kubernetes: !flags['no-kubernetes'],
       fast: flags.fast,
       dashboardPort: 0,
@@ -199,6 +203,14 @@ async function main(): Promise<number> {
   if (flags.basics) {
     await import('./demo-basics.ts'); // sets process.exitCode itself
     return Number(process.exitCode ?? 0);
+  }
+  if (flags.vm) {
+    const { vmStory } = await import('./demo-vm.ts');
+    return vmStory({
+      dir: resolve(flags.dir ?? '.molt/lab'),
+      down: flags.down,
+      network: flags.network,
+    });
   }
   console.log(bold('molt — a lab fleet upgraded live\n'));
   console.log(bold('1. Start a lab (molt lab up):'));

@@ -77,6 +77,8 @@ export const ErrorCode = {
   LabNotRunning: 'MOLT_LAB_NOT_RUNNING',
   /** The lab did not come up (its log says why). */
   LabFailed: 'MOLT_LAB_FAILED',
+  /** `molt lab publish VERSION` where the lab already has a release VERSION. */
+  LabReleaseExists: 'MOLT_LAB_RELEASE_EXISTS',
   /** A VM (src/lab/vm) did not start, did not answer on its monitor, or its console never showed what was awaited. */
   VmFailed: 'MOLT_VM_FAILED',
   /** An EPHEMERAL mount is busy and cannot be released. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * `molt lab up|run|down|status|env|publish` (docs/adr/0007): keep a lab running between commands.
+ * `molt lab up|run|down|env` (docs/adr/0007; `status` is status.ts, `publish` publish.ts): keep a lab running between commands.
  * `up` starts the lab daemon (`run`) detached, shows its progress from its log, and returns once
  * `lab.json` says it is ready; `down` stops it by the PID there.
  */
@@ -9,8 +9,6 @@ import { mkdir, open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { createRegistryClient } from '../oci/index.ts';
-import { pushInstallerImage } from './services/installer-image.ts';
 import { removeNetwork } from './fleet/network.ts';
 import type { LabIo } from './io.ts';
 import { progressPrinter } from './progress.ts';
@@ -36,6 +34,8 @@ function labArgs(o: LabOptions): string[] {
     o.dir,
     '--workers',
     String(o.workers),
+    '--vms',
+    String(o.vms),
     ...(o.kubernetes ? [] : ['--no-kubernetes']),
     ...(o.fast ? ['--fast'] : []),
     '--dashboard-port',
@@ -203,34 +203,4 @@ export async function labEnv(dir: string, io: LabIo, json = false): Promise<numb
   if (json) io.out(`${JSON.stringify(vars, null, 2)}\n`);
   else for (const [k, v] of Object.entries(vars)) io.out(`export ${k}=${v}\n`);
   return 0;
-}
-
-/** Push lab release `version` (an installer image lab machines can install) to `channels`. */
-export async function labPublish(
-  dir: string,
-  o: { version: string; channels: string; broken: boolean; json?: boolean },
-  io: LabIo,
-): Promise<number> {
-  const s = await requireLab(dir);
-  const client = createRegistryClient({ registry: s.registry, insecure: true });
-  try {
-    const labels = {
-      'dev.molt.official': 'true',
-      'dev.molt.channels': o.channels,
-      ...(o.broken && { 'dev.molt.lab.health': 'never' }),
-    };
-    const pushed = await pushInstallerImage(client, s.repository, o.version, {
-      version: o.version,
-      labels,
-    });
-    const image = `${s.registry}/${s.repository}:${o.version}`;
-    io.out(
-      o.json === true
-        ? `${JSON.stringify({ image, digest: pushed.digest, channels: o.channels.split(','), broken: o.broken })}\n`
-        : `published ${image} (${pushed.digest}) to ${o.channels}${o.broken ? ', built never to become healthy' : ''}\n`,
-    );
-    return 0;
-  } finally {
-    await client.close();
-  }
 }

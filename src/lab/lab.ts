@@ -8,10 +8,11 @@
  *   machines (each agent plays its kubelet), with real workloads under PodDisruptionBudgets;
  * - three control-plane lab machines running the etcd cluster that also holds the operator's
  *   state, and N workers — each a `molt lab machine` process (firmware, bootloader, agent);
+ * - with `vms: N`, N VMs booting from disks molt installed (vm/vm-machines.ts), every machine
+ *   then starting on the real OS release 1.0.0 built by `molt image build`;
  * - `molt operator` with its mTLS API, its dashboard and, with Kubernetes, its CRD mirror.
  *
- * The pools: `control-plane` follows `stable`, one machine at a time; `workers` follows `beta`,
- * a canary, then a third of the pool at a time, halting at the first failure. Everything lives in
+ * The pools and their policies are in lab-operator.ts. Everything lives in
  * the lab directory (`lab.json` says what runs where; `logs/` has every process's output), and
  * everything stops by PID when the daemon gets SIGTERM (`molt lab down`).
  */
@@ -19,23 +20,22 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { issueToDir } from '../platform/pki/store.ts';
 import { loadKubeConfig } from '../platform/kube/client.ts';
 import { packageFile } from '../platform/package-files.ts';
-import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
 import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
 import { freePort } from '../platform/process/free-port.ts';
-import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
-import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
+import { repository, startLabFleet, type LabFleet, type LabFleetOptions } from './fleet/fleet.ts';
 import {
   createNetnsNetwork,
   loopbackNetwork,
   type LabNetwork,
   type NetworkMode,
 } from './fleet/network.ts';
-import { writeOperatorFiles } from './fleet/operator-files.ts';
 import { workloads } from './fleet/workloads.ts';
+import { startOperator, writeOperatorConfig } from './lab-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
+import { startVmMachines, VmChannel, VmPool, type VmMachines } from './vm/vm-machines.ts';
+import { buildVmRelease } from './vm/vm-release.ts';
 
 const run = promisify(execFile);
 
@@ -49,6 +49,8 @@ export interface LabOptions {
   readonly dashboardPort: number;
   /** Machines on loopback ports, or in network namespaces of their own (root). */
   readonly network: NetworkMode;
+  /** VM machines (`--vms N`): real disks booted by QEMU, in pool `vms` (vm/vm-machines.ts). */
+  readonly vms: number;
   /** The argv that starts molt (`[node, …/bin/molt.js]`): machines and the operator run it. */
   readonly molt: readonly string[];
 }
@@ -107,75 +109,44 @@ async function startWorkloads(kube: KubeControlPlane, log: (line: string) => voi
   );
 }
 
-async function writeOperatorConfig(
+/**
+ * A lab with VMs starts every machine on the real OS release 1.0.0 (`molt image build`): lab
+ * machines install it into slot files like any release, VMs onto their disks. One release 1.0.0
+ * in the repository, on the VMs' channel too, so the version names one image for the whole lab.
+ */
+async function firstVmRelease(
   o: LabOptions,
-  fleet: LabFleet,
-  kube: KubeControlPlane | undefined,
-  ports: { api: number; dashboard: number },
-): Promise<string> {
-  const pki = fleet.pki.dir;
-  await issueToDir({
-    caDir: pki,
-    outDir: pki,
-    role: 'node',
-    name: 'operator-api',
-    sans: [],
-    days: 30,
-  });
-  return writeOperatorFiles(fleet, {
-    pools: [
-      {
-        name: 'control-plane',
-        channel: 'stable',
-        policies: [{ concurrency: 1 }, { machineSoak: o.fast ? '1s' : '10s' }],
-      },
-      {
-        name: 'workers',
-        channel: 'beta',
-        policies: [
-          { canary: { count: 1, soak: o.fast ? '2s' : '20s' } },
-          { concurrency: '33%' },
-          { failureBudget: 1 },
-        ],
-      },
-    ],
-    config: {
-      pki: {
-        ca: join(pki, 'ca.pem'),
-        cert: join(pki, 'operator.pem'),
-        key: join(pki, 'operator.key'),
-        serverCert: join(pki, 'operator-api.pem'),
-        serverKey: join(pki, 'operator-api.key'),
-      },
-      id: 'lab-operator',
-      discoverEvery: '2s',
-      listen: { host: '127.0.0.1', port: ports.api },
-      dashboard: { listen: { host: '127.0.0.1', port: ports.dashboard } },
-      ...(kube !== undefined && { kubernetes: { kubeconfig: kube.operator.kubeconfig } }),
+  log: (line: string) => void,
+): Promise<NonNullable<LabFleetOptions['firstRelease']>> {
+  log('VMs: OS release 1.0.0 (molt image build, cached by content under .molt/images)');
+  const release = await buildVmRelease({
+    molt: o.molt,
+    version: '1.0.0',
+    out: join(o.dir, 'images', '1.0.0'),
+    log: (line) => {
+      log(`VMs: ${line}`);
     },
   });
+  return { artifacts: release.artifacts, channels: `stable,beta,${VmChannel}` };
 }
 
-async function startOperator(
-  molt: readonly string[],
-  config: string,
-  logs: string,
-): Promise<{ process: ManagedProcess; api: string; dashboard: string }> {
-  const [command = process.execPath, ...prefix] = molt;
-  const operator = startProcess(
-    'molt operator',
-    command,
-    [...prefix, 'operator', '--config', config],
-    {
-      logFile: join(logs, 'operator.log'),
-    },
-  );
-  const api =
-    (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? '';
-  const dashboard =
-    (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), 60_000))[1] ?? '';
-  await operator.waitFor(/leading as/, 60_000);
-  return { process: operator, api, dashboard };
+async function startVms(
+  o: LabOptions,
+  fleet: LabFleet,
+  log: (line: string) => void,
+): Promise<VmMachines> {
+  log(`VMs: installing ${String(o.vms)} disk(s) with release 1.0.0 (molt install), then booting`);
+  const vms = await startVmMachines({
+    labDir: o.dir,
+    molt: o.molt,
+    count: o.vms,
+    pki: fleet.pki,
+    registry: fleet.registry.host,
+    image: fleet.image('1.0.0'),
+    log,
+  });
+  log(`VMs: ${vms.vms.map((v) => v.record.name).join(', ')} up in pool ${VmPool}`);
+  return vms;
 }
 
 function networkState(network: LabNetwork): LabState['network'] {
@@ -185,11 +156,86 @@ function networkState(network: LabNetwork): LabState['network'] {
     : { mode: network.mode, bridge: r.bridge, subnet: r.subnet, namespaces: [...r.namespaces] };
 }
 
+type Stops = (() => Promise<void>)[];
+
+/** The lab's machines: lab machines (and their etcd), then VMs; each pushed onto `stops`. */
+async function startMachines(
+  o: LabOptions,
+  where: { network: LabNetwork; kube: KubeControlPlane | undefined },
+  stops: Stops,
+  log: (line: string) => void,
+): Promise<{ fleet: LabFleet; vms: VmMachines | undefined }> {
+  const { network, kube } = where;
+  const first = o.vms > 0 ? await firstVmRelease(o, log) : undefined;
+  log(
+    `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
+  );
+  const fleet = await startLabFleet({
+    ...(first !== undefined && { firstRelease: first }),
+    molt: o.molt,
+    workers: o.workers,
+    dir: join(o.dir, 'fleet'),
+    logDir: join(o.dir, 'logs'),
+    network,
+    ...(kube !== undefined && {
+      kubernetes: (name: string) => ({
+        kubeconfig: kube.agent.kubeconfig,
+        labKubelet: { kubeconfig: kube.node(name).kubeconfig },
+        drain: { timeoutSeconds: 120 },
+      }),
+    }),
+  });
+  stops.push(() => fleet.stop());
+  log(
+    `machines: ${fleet.all.length} up, etcd cluster healthy (${fleet.storeEndpoints.join(', ')})`,
+  );
+  if (kube !== undefined) await startWorkloads(kube, log);
+  const vms = o.vms > 0 ? await startVms(o, fleet, log) : undefined;
+  if (vms !== undefined) stops.push(() => vms.stop());
+  return { fleet, vms };
+}
+
+/** What lab.json says about the lab once it is ready. */
+function readyState(
+  o: LabOptions,
+  parts: {
+    network: LabNetwork;
+    kube: KubeControlPlane | undefined;
+    fleet: LabFleet;
+    vms: VmMachines | undefined;
+    operator: { api: string; dashboard: string };
+  },
+): LabState {
+  const { network, kube, fleet, vms, operator } = parts;
+  return {
+    pid: process.pid,
+    state: 'ready',
+    startedAt: new Date().toISOString(),
+    dir: o.dir,
+    registry: fleet.registry.host,
+    repository,
+    operator: { api: operator.api, dashboard: operator.dashboard },
+    pki: fleet.pki.dir,
+    network: networkState(network),
+    ...(kube !== undefined && {
+      kubeconfig: kube.admin.kubeconfig,
+      kubectl: join(kube.bins, 'kubectl'),
+    }),
+    machines: [...fleet.machines, ...(vms?.machines ?? [])].map((m) => ({
+      id: m.id,
+      role: m.role,
+      pool: m.pool,
+      endpoint: m.endpoint,
+    })),
+    ...(vms !== undefined && { vms: vms.vms.map((v) => v.record) }),
+  };
+}
+
 /** Start the lab; on failure everything started so far is stopped again. */
 export async function startLab(o: LabOptions, log: (line: string) => void): Promise<RunningLab> {
   const logs = join(o.dir, 'logs');
   await mkdir(logs, { recursive: true });
-  const stops: (() => Promise<void>)[] = [];
+  const stops: Stops = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
@@ -202,57 +248,20 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       );
     const kube = o.kubernetes ? await startKube(o, network, log) : undefined;
     if (kube !== undefined) stops.push(() => kube.stop());
-    log(
-      `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
-    );
-    const fleet = await startLabFleet({
-      molt: o.molt,
-      workers: o.workers,
-      dir: join(o.dir, 'fleet'),
-      logDir: logs,
-      network,
-      ...(kube !== undefined && {
-        kubernetes: (name: string) => ({
-          kubeconfig: kube.agent.kubeconfig,
-          labKubelet: { kubeconfig: kube.node(name).kubeconfig },
-          drain: { timeoutSeconds: 120 },
-        }),
-      }),
-    });
-    stops.push(() => fleet.stop());
-    log(
-      `machines: ${fleet.all.length} up, etcd cluster healthy (${fleet.storeEndpoints.join(', ')})`,
-    );
-    if (kube !== undefined) await startWorkloads(kube, log);
+    const { fleet, vms } = await startMachines(o, { network, kube }, stops, log);
     const ports = {
       api: await freePort(),
       dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
     };
-    const config = await writeOperatorConfig(o, fleet, kube, ports);
+    const config = await writeOperatorConfig(
+      { ...o, ports, kubeconfig: kube?.operator.kubeconfig },
+      fleet,
+      vms?.machines ?? [],
+    );
     const operator = await startOperator(o.molt, config, logs);
     stops.push(() => operator.process.stop(10_000));
     log(`operator: leading; dashboard at ${operator.dashboard}`);
-    const state: LabState = {
-      pid: process.pid,
-      state: 'ready',
-      startedAt: new Date().toISOString(),
-      dir: o.dir,
-      registry: fleet.registry.host,
-      repository,
-      operator: { api: operator.api, dashboard: operator.dashboard },
-      pki: fleet.pki.dir,
-      network: networkState(network),
-      ...(kube !== undefined && {
-        kubeconfig: kube.admin.kubeconfig,
-        kubectl: join(kube.bins, 'kubectl'),
-      }),
-      machines: fleet.machines.map((m) => ({
-        id: m.id,
-        role: m.role,
-        pool: m.pool,
-        endpoint: m.endpoint,
-      })),
-    };
+    const state = readyState(o, { network, kube, fleet, vms, operator });
     await writeLabState(o.dir, state);
     return { state, stop };
   } catch (e) {

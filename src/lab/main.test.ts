@@ -13,6 +13,9 @@ describe('molt lab', () => {
   for (const [name, argv] of [
     ['unknown verb', ['upp']],
     ['too many workers', ['up', '--workers', '99']],
+    ['no workers with Kubernetes', ['up', '--workers', '0']],
+    ['too many VMs', ['up', '--vms', '9']],
+    ['a VM count that is no number', ['up', '--vms', 'two', '--no-kubernetes']],
     ['an unknown output format', ['status', '-o', 'yaml']],
     ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
     ['an unknown network mode', ['up', '--network', 'bridge']],
@@ -27,7 +30,7 @@ describe('molt lab', () => {
     });
   }
 
-  for (const verb of ['status', 'down', 'env', 'publish 9.9.9']) {
+  for (const verb of ['status', 'down', 'env', 'publish 9.9.9', 'publish 9.9.9 --vm --broken']) {
     it(`says no lab runs (MOLT_LAB_NOT_RUNNING) for ${verb} in an empty directory`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
       try {

@@ -11,9 +11,10 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { superviseMachine } from './firmware/supervisor.ts';
 import { chooseNetworkMode, parseNetworkFlag } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
-import { defaultLabDir, labDown, labEnv, labPublish, labRun, labUp } from './commands.ts';
+import { defaultLabDir, labDown, labEnv, labRun, labUp } from './commands.ts';
 import type { LabIo } from './io.ts';
 import type { LabOptions } from './lab.ts';
+import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
 
 export type { LabIo } from './io.ts';
@@ -76,11 +77,11 @@ Options:
 Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
 `;
 
-const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--no-kubernetes] [--fast] [--dashboard-port P]
-                    [--network auto|netns|loopback] [-o json]
+const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--vms N] [--no-kubernetes] [--fast]
+                    [--dashboard-port P] [--network auto|netns|loopback] [-o json]
        molt lab status [--dir DIR] [-o json]
        molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
-       molt lab publish VERSION [--channels stable,beta] [--broken] [--dir DIR] [-o json]
+       molt lab publish VERSION [--vm] [--channels LIST] [--broken] [--dir DIR] [-o json]
        molt lab down [--dir DIR] [-o json]
        molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
 
@@ -88,6 +89,12 @@ A lab: a real registry, 3 control-plane and N worker lab machines (their etcd cl
 operator's state), a real Kubernetes control plane with the machines as nodes and workloads under
 PodDisruptionBudgets, and molt operator with its dashboard — all on this machine, in DIR
 (default .molt/lab), kept running by one daemon until \`molt lab down\`.
+
+--vms N adds N VMs (QEMU, OVMF, a disk written by \`molt install\`, the real bootloader and
+kernel) in pool \`vms\`, following channel \`vm\`; every machine then starts on the real OS release
+1.0.0 built by \`molt image build\` (root; cached under .molt/images). --workers 0 is allowed
+with --no-kubernetes. \`molt lab publish VERSION --vm\` builds and publishes an OS release for
+them (channel \`vm\` by default); with --broken its kernel panics at boot, so the VM falls back.
 
 --network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
 a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto
@@ -97,11 +104,13 @@ a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports
 const labFlags = {
   dir: { type: 'string' },
   workers: { type: 'string', default: '3' },
+  vms: { type: 'string', default: '0' },
+  vm: { type: 'boolean', default: false },
   'no-kubernetes': { type: 'boolean', default: false },
   fast: { type: 'boolean', default: false },
   'dashboard-port': { type: 'string', default: '0' },
   network: { type: 'string', default: 'auto' },
-  channels: { type: 'string', default: 'stable,beta' },
+  channels: { type: 'string' },
   broken: { type: 'boolean', default: false },
   output: { type: 'string', short: 'o', default: 'text' },
 } as const;
@@ -116,21 +125,42 @@ function parseLab(argv: readonly string[]) {
   }
 }
 
+/** A whole number from `min` to `max` given as `flag`, or MOLT_BAD_FLAG with `hint`. */
+function countFlag(value: string, flag: string, range: [number, number], hint?: string): number {
+  const n = Number(value);
+  const [min, max] = range;
+  if (Number.isInteger(n) && n >= min && n <= max) return n;
+  throw new MoltError(
+    ErrorCode.BadFlag,
+    `${flag} must be a number from ${String(min)} to ${String(max)}`,
+    hint === undefined ? {} : { hint },
+  );
+}
+
 async function labOptions(
   values: ReturnType<typeof parseLab>['values'],
   molt: readonly string[],
 ): Promise<LabOptions> {
-  const workers = Number(values.workers);
-  const dashboardPort = Number(values['dashboard-port']);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 20)
-    throw new MoltError(ErrorCode.BadFlag, '--workers must be a number from 1 to 20');
-  if (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535)
-    throw new MoltError(ErrorCode.BadFlag, '--dashboard-port must be a port number');
+  const kubernetes = !values['no-kubernetes'];
+  const workers = countFlag(
+    values.workers,
+    '--workers',
+    [kubernetes ? 1 : 0, 20],
+    kubernetes ? 'the workloads need a worker: --workers 0 needs --no-kubernetes' : undefined,
+  );
+  const vms = countFlag(
+    values.vms,
+    '--vms',
+    [0, 8],
+    'each VM takes 1 GiB of memory and, without KVM, most of a core while it boots',
+  );
+  const dashboardPort = countFlag(values['dashboard-port'], '--dashboard-port', [0, 65535]);
   return {
     network: await chooseNetworkMode(parseNetworkFlag(values.network)),
     dir: resolve(values.dir ?? defaultLabDir()),
     workers,
-    kubernetes: !values['no-kubernetes'],
+    vms,
+    kubernetes,
     fast: values.fast,
     dashboardPort,
     molt,
@@ -177,7 +207,14 @@ async function runLabVerb(
         });
       return labPublish(
         dir,
-        { version, channels: values.channels, broken: values.broken, json },
+        {
+          version,
+          channels: values.channels,
+          broken: values.broken,
+          vm: values.vm,
+          molt,
+          json,
+        },
         io,
       );
     }

@@ -7,19 +7,17 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { createRegistryClient } from '../../oci/index.ts';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
-import { pushInstallerImage } from '../services/installer-image.ts';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { tempDir } from '../../platform/process/managed-process.ts';
 import { startRegistry, type RunningRegistry } from '../services/registry.ts';
+import { official, releaseFeed, type ReleaseFeed } from './release-feed.ts';
 import { startControlPlaneCluster, type ControlPlaneCluster } from './control-plane.ts';
 import { createFleetPki, startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork } from './network.ts';
 
-export const repository = 'molt/installer';
-export const official = { 'dev.molt.official': 'true' };
+export { official, repository } from './release-feed.ts';
 
 /** A lab machine as the fleet file lists it (what the operator's inventory records). */
 export interface LabMachineRecord {
@@ -28,7 +26,8 @@ export interface LabMachineRecord {
   readonly endpoint: string;
   readonly role: 'control-plane' | 'worker';
   readonly pool: string;
-  readonly cluster: string;
+  /** The lab's control plane and workers are cluster `lab`; VMs are in none. */
+  readonly cluster?: string;
   readonly labels: Readonly<Record<string, string>>;
 }
 
@@ -128,6 +127,14 @@ export interface LabFleetOptions {
    * @default loopback
    */
   readonly network?: LabNetwork;
+  /**
+   * Release 1.0.0's artifacts and channels (a lab with VMs: the real OS release every machine
+   * starts on, on the VMs' channel too). @default the lab's small random ones on `stable,beta`
+   */
+  readonly firstRelease?: {
+    readonly artifacts: Readonly<Record<string, Uint8Array>>;
+    readonly channels: string;
+  };
 }
 
 function records(
@@ -151,25 +158,6 @@ function records(
       pool: 'workers',
     })),
   ];
-}
-
-/** The fleet's registry as a release feed: publish a lab installer image, remember its digest. */
-function releaseFeed(registry: RunningRegistry) {
-  const digests = new Map<string, string>();
-  return {
-    image: (version: string): string => `${registry.host}/${repository}:${version}`,
-    digest: (version: string): string => digests.get(version) ?? '',
-    publish: async (version: string, labels: Record<string, string>): Promise<string> => {
-      const client = createRegistryClient({ registry: registry.host, insecure: true });
-      try {
-        const pushed = await pushInstallerImage(client, repository, version, { version, labels });
-        digests.set(version, pushed.digest);
-        return pushed.digest;
-      } finally {
-        await client.close();
-      }
-    },
-  };
 }
 
 /** Start `count` workers into `into` (so a failure still stops those started); wait for each agent. */
@@ -204,6 +192,15 @@ async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): 
   });
 }
 
+/** Release 1.0.0: the lab's small random one on `stable,beta`, or `first`. */
+async function publishFirst(
+  feed: ReleaseFeed,
+  first: LabFleetOptions['firstRelease'],
+): Promise<void> {
+  const channels = first?.channels ?? 'stable,beta';
+  await feed.publish('1.0.0', { ...official, 'dev.molt.channels': channels }, first?.artifacts);
+}
+
 /**
  * Start the fleet on release 1.0.0 (published to `stable` and `beta`). Workers boot in parallel;
  * resolves once every agent answers.
@@ -235,7 +232,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
   let pki: FleetPki;
   // A fleet that does not come up is stopped here: nothing it started outlives the failure.
   try {
-    await publish('1.0.0', { ...official, 'dev.molt.channels': 'stable,beta' });
+    await publishFirst(feed, o.firstRelease);
     pki = await createFleetPki(join(scratch.path, 'pki'));
     const setup = {
       molt: o.molt,

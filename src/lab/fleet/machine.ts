@@ -102,7 +102,7 @@ export function runMolt(
 }
 
 /** The agent's status at `url`, asked as the operator. */
-async function agentStatus(pki: FleetPki, url: string): Promise<AgentStatus> {
+export async function agentStatus(pki: FleetPki, url: string): Promise<AgentStatus> {
   const pem = (name: string): Promise<string> => readFile(join(pki.dir, name), 'utf8');
   const mtls = createMtlsFetch({
     ca: await pem('ca.pem'),

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `molt lab publish VERSION` (docs/adr/0007): push a release into the lab's repository, labelled
+ * official and with its channels, where the operator discovers it.
+ *
+ * - A lab release (the default): small random artifacts lab machines install into slot files;
+ *   `--broken` labels it never to become healthy (the lab firmware's health check fails).
+ * - A VM release (`--vm`): a real OS release built by `molt image build` (vm/vm-release.ts), on
+ *   channel `vm` by default (the lab's VMs follow it); `--broken` gives it a kernel that panics
+ *   at boot, so the VM's bootloader really falls back.
+ *
+ * A version is published once: lab and VM releases share the repository, and re-pushing a tag
+ * would silently replace the release the operator knows under that version.
+ */
+import { join } from 'node:path';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+import { createRegistryClient } from '../oci/index.ts';
+import { official } from './fleet/release-feed.ts';
+import type { LabIo } from './io.ts';
+import { pushInstallerImage } from './services/installer-image.ts';
+import { requireLab } from './state.ts';
+import { VmChannel } from './vm/vm-machines.ts';
+import { buildVmRelease } from './vm/vm-release.ts';
+
+export interface LabPublishOptions {
+  readonly version: string;
+  /** Comma-separated. @default `stable,beta`, or `vm` with `vm` */
+  readonly channels?: string | undefined;
+  readonly broken: boolean;
+  /** A real OS release for the lab's VMs. */
+  readonly vm?: boolean;
+  /** The argv that starts molt (builds VM releases). @default this process's */
+  readonly molt?: readonly string[];
+  readonly json?: boolean;
+  /** Progress of a VM release's build. @default to `io.err` */
+  readonly log?: (line: string) => void;
+}
+
+/** The artifacts of the release to push: a VM release is built first. */
+async function artifactsOf(
+  dir: string,
+  o: LabPublishOptions,
+  io: LabIo,
+): Promise<Readonly<Record<string, Uint8Array>> | undefined> {
+  if (o.vm !== true) return undefined;
+  const release = await buildVmRelease({
+    molt: o.molt ?? [process.execPath, process.argv[1] ?? 'molt'],
+    version: o.version,
+    out: join(dir, 'images', `${o.version}${o.broken ? '-broken' : ''}`),
+    broken: o.broken,
+    log:
+      o.log ??
+      ((line) => {
+        io.err(`${line}\n`);
+      }),
+  });
+  return release.artifacts;
+}
+
+function describe(o: LabPublishOptions): string {
+  if (!o.broken) return o.vm === true ? ' (a real OS release for the VMs)' : '';
+  return o.vm === true
+    ? ', built with a kernel that panics at boot'
+    : ', built never to become healthy';
+}
+
+/** Push release `o.version` into the running lab in `dir`. */
+export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): Promise<number> {
+  const s = await requireLab(dir);
+  const channels = o.channels ?? (o.vm === true ? VmChannel : 'stable,beta');
+  const client = createRegistryClient({ registry: s.registry, insecure: true });
+  try {
+    const image = `${s.registry}/${s.repository}:${o.version}`;
+    if ((await client.headManifest(s.repository, o.version)) !== undefined)
+      throw new MoltError(ErrorCode.LabReleaseExists, `${image} is already published`, {
+        hint: 'publish another version: the operator knows a release by its version',
+      });
+    const artifacts = await artifactsOf(dir, o, io);
+    const labels = {
+      ...official,
+      'dev.molt.channels': channels,
+      ...(o.broken && o.vm !== true && { 'dev.molt.lab.health': 'never' }),
+    };
+    const pushed = await pushInstallerImage(client, s.repository, o.version, {
+      version: o.version,
+      labels,
+      ...(artifacts !== undefined && { artifacts }),
+    });
+    io.out(
+      o.json === true
+        ? `${JSON.stringify({ image, digest: pushed.digest, channels: channels.split(','), broken: o.broken, vm: o.vm === true })}\n`
+        : `published ${image} (${pushed.digest}) to ${channels}${describe(o)}\n`,
+    );
+    return 0;
+  } finally {
+    await client.close();
+  }
+}

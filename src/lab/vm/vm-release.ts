@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * OS releases for the lab's VMs (docs/real-machines.md §3): built by `molt image build`, run as a
+ * child process of the molt the lab runs (so the image's agent is that molt, and the lab does not
+ * import the image builder: STYLE §2), cached by content under `.molt/images` (a warm build
+ * takes seconds), and read back as the installer artifacts the lab publishes.
+ *
+ * A `broken` release (`molt lab publish --vm --broken`, the demo's fallback) is the same build
+ * with {@link PanicArgument} appended to its kernel command line: `rdinit=` names an init the
+ * initramfs does not have, so the real kernel cannot mount its root and panics, and the real
+ * bootloader falls back — a broken release as one really happens, not a simulated one.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
+
+/** What a broken VM release appends to the image's kernel command line. */
+export const PanicArgument = 'rdinit=/molt-lab-no-init';
+
+const ArtifactFiles = ['vmlinuz', 'initrd.img', 'rootfs.img'] as const;
+
+export interface VmReleaseOptions {
+  /** The argv that starts molt (`[node, …/bin/molt.js]`). */
+  readonly molt: readonly string[];
+  readonly version: string;
+  /** `molt image build --out`: where the artifacts are copied from the cache. */
+  readonly out: string;
+  /** A kernel that panics at boot (see the file comment). */
+  readonly broken?: boolean;
+  /** The builder's progress lines. */
+  readonly log: (line: string) => void;
+}
+
+export interface VmRelease {
+  readonly version: string;
+  /** Artifact name → bytes, ready to publish (cmdline included). */
+  readonly artifacts: Readonly<Record<string, Uint8Array>>;
+}
+
+/** Run `molt image build`, forwarding its progress; rejects with its last lines if it fails. */
+function runBuild(o: VmReleaseOptions): Promise<void> {
+  const [command = process.execPath, ...prefix] = o.molt;
+  const args = [...prefix, 'image', 'build', '--version', o.version, '--out', o.out];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let tail = '';
+    let partial = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      tail = (tail + chunk).slice(-4000);
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) if (line.trim() !== '') o.log(line.replace(/^molt /, ''));
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new MoltError(
+            ErrorCode.ImageBuildFailed,
+            `molt image build --version ${o.version} failed (exit ${String(code)}):\n${tail}`,
+            { hint: 'it needs root and the network to Debian (or a warm .molt/images cache)' },
+          ),
+        );
+    });
+  });
+}
+
+/** Build (or take from the cache) VM release `o.version` and read its artifacts. */
+export async function buildVmRelease(o: VmReleaseOptions): Promise<VmRelease> {
+  await runBuild(o);
+  const artifacts: Record<string, Uint8Array> = {};
+  for (const name of ArtifactFiles)
+    artifacts[name] = new Uint8Array(await readFile(join(o.out, name)));
+  const cmdline = (await readFile(join(o.out, 'cmdline'), 'utf8')).trim();
+  artifacts['cmdline'] = new TextEncoder().encode(
+    o.broken === true ? `${cmdline} ${PanicArgument}` : cmdline,
+  );
+  return { version: o.version, artifacts };
+}
