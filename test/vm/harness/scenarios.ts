@@ -125,8 +125,12 @@ export async function manualRollback(
   assert.deepEqual({ slot: b.slot, version: b.version }, to, `after the rollback:\n${out}`);
   c.at = b.end;
   const s = await expectIdle(m, to.slot, to.version);
+  // A requested rollback that worked ends `RolledBack` with reason `manual` (core/upgrade/state.ts).
   assert.equal(s.last?.kind, 'rollback');
-  assert.equal(s.last.result, 'Succeeded', JSON.stringify(s.last));
+  assert.deepEqual(
+    { result: s.last.result, reason: s.last.reason },
+    { result: 'RolledBack', reason: 'manual' },
+  );
 }
 
 /**
