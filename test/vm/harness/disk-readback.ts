@@ -29,6 +29,8 @@ async function partitionOffset(disk: string, name: string): Promise<number> {
 /** Copy the ESP's files out of `disk` into a temp dir and run `read` on it. */
 export async function withEsp<T>(disk: string, read: (esp: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'molt-esp-'));
+  // bootctl reads only the root of a file system: the copy goes onto a tmpfs of its own (root).
+  await run('mount', ['-t', 'tmpfs', '-o', 'size=256m,mode=0755', 'tmpfs', dir]);
   try {
     const offset = await partitionOffset(disk, 'molt-esp');
     await run(
@@ -46,6 +48,7 @@ export async function withEsp<T>(disk: string, read: (esp: string) => Promise<T>
     });
     return await read(dir);
   } finally {
+    await run('umount', [dir]);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -64,7 +67,7 @@ export async function grubEnv(disk: string): Promise<Record<string, string>> {
 }
 
 export interface BootctlView {
-  /** Entry ids (file names without `.conf` and counters) in menu order. */
+  /** Entry ids (file names without `.conf`) in menu order. */
   readonly ids: readonly string[];
   /** The file name of the entry bootctl marks `(default)`. */
   readonly defaultFile: string | undefined;
@@ -98,10 +101,12 @@ export async function bootctlView(disk: string): Promise<BootctlView> {
       .split(/\n\s*\n/)
       .find((b) => /title: .*\(default\)/.test(b));
     const source = block === undefined ? undefined : /source: (\S+)/.exec(block)?.[1];
+    // bootctl 252 names an entry by its file name (`molt-b.conf`).
+    const id = (e: { id: string }): string => e.id.replace(/\.conf$/, '');
     return {
-      ids: listed.map((e) => e.id),
+      ids: listed.map(id),
       defaultFile: source?.split('/').pop(),
-      options: Object.fromEntries(listed.map((e) => [e.id, e.options ?? ''])),
+      options: Object.fromEntries(listed.map((e) => [id(e), e.options ?? ''])),
     };
   });
 }
