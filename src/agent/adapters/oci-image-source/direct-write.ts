@@ -16,7 +16,7 @@ import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { BlobSink } from '../../../oci/index.ts';
 import type { ArtifactTarget } from '../../ports/slot-store.ts';
-import { tooLarge, type BlobPump, type WriteOptions } from './write-file.ts';
+import { drainInto, tooLarge, type BlobPump, type WriteOptions } from './write-file.ts';
 
 /** Offsets and lengths of direct writes: 4 KiB suits 512-byte and 4 KiB-sector devices alike. */
 const align = 4096;
@@ -186,17 +186,5 @@ export async function writeDirect(
   o: WriteOptions,
 ): Promise<number> {
   const handle = await open(target.path, constants.O_WRONLY | constants.O_DIRECT);
-  const sink = new DirectSink(handle, batches, target, o);
-  try {
-    await pump(sink);
-    await sink.finish();
-    // Direct writes are on the device, maybe in its volatile cache: fsync flushes that too.
-    await handle.sync();
-    return sink.total;
-  } catch (e) {
-    await sink.abandon();
-    throw e;
-  } finally {
-    await handle.close();
-  }
+  return drainInto(handle, new DirectSink(handle, batches, target, o), pump);
 }

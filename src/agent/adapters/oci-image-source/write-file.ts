@@ -159,7 +159,25 @@ export async function streamInto(
   pump: BlobPump,
   o: WriteOptions,
 ): Promise<number> {
-  const sink = new FileSink(handle, o, position);
+  return drainInto(handle, new FileSink(handle, o, position), pump);
+}
+
+/** What {@link drainInto} needs of a sink: the blob's bytes, then finish or abandon. */
+export interface DrainingSink extends BlobSink {
+  readonly total: number;
+  finish(): Promise<void>;
+  abandon(): Promise<void>;
+}
+
+/**
+ * Pump a blob into `sink`, wait for its writes, fsync `handle` (on a device this flushes its
+ * volatile cache too) and close it; on failure wait for the writes in flight before closing.
+ */
+export async function drainInto(
+  handle: FileHandle,
+  sink: DrainingSink,
+  pump: BlobPump,
+): Promise<number> {
   try {
     await pump(sink);
     await sink.finish();
