@@ -21,18 +21,10 @@ import { logTail, readSerial, serialSize, waitForSerial } from '../src/lab/vm/se
 import type { AgentStatus } from '../src/protocol/agent.ts';
 import type { MachineView, RolloutView } from '../src/protocol/operator.ts';
 import { api, follow } from './demo-progress.ts';
-import { bold, dim, elapsed, green, red, started } from './demo-terminal.ts';
+import { bold, dim, elapsed, red, started, check, demoIo, failures } from './demo-terminal.ts';
 
 const molt = [process.execPath, join(import.meta.dirname, '../src/bin/molt.ts')];
-const failures: string[] = [];
-function check(ok: boolean, what: string): void {
-  console.log(ok ? `  ${green('✔')} ${what}` : `  ${red('✘ NOT AS EXPECTED:')} ${what}`);
-  if (!ok) failures.push(what);
-}
-const io = {
-  out: (line: string) => process.stdout.write(line),
-  err: (line: string) => process.stdout.write(line),
-};
+const io = demoIo;
 /** A VM release's build progress, dimmed and indented. */
 const buildLog = (line: string): void => {
   console.log(dim(`    ${elapsed()} ${line}`));

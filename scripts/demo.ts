@@ -26,7 +26,7 @@ import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts
 import { readLabState, type LabState } from '../src/lab/state.ts';
 import type { MachineView } from '../src/protocol/operator.ts';
 import { api, follow } from './demo-progress.ts';
-import { bold, dim, green, red, started } from './demo-terminal.ts';
+import { bold, dim, red, started, check, demoIo, failures } from './demo-terminal.ts';
 
 const run = promisify(execFile);
 const { values: flags } = parseArgs({
@@ -42,16 +42,7 @@ const { values: flags } = parseArgs({
   strict: true,
 });
 
-const failures: string[] = [];
-function check(ok: boolean, what: string): void {
-  console.log(ok ? `  ${green('✔')} ${what}` : `  ${red('✘ NOT AS EXPECTED:')} ${what}`);
-  if (!ok) failures.push(what);
-}
-
-const io = {
-  out: (line: string) => process.stdout.write(line),
-  err: (line: string) => process.stdout.write(line),
-};
+const io = demoIo;
 
 async function machines(lab: LabState): Promise<MachineView[]> {
   return api<MachineView[]>(lab, '/v1/machines');
