@@ -5,7 +5,14 @@
  * classes to molt codes (STYLE §4.4). Imported only by etcd adapters, so a daemon that does not
  * talk to etcd never loads etcd3.
  */
-import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions } from 'etcd3';
+import { circuitBreaker, ConsecutiveBreaker, handleWhen } from 'cockatiel';
+import {
+  Etcd3,
+  GRPCDeadlineExceededError,
+  GRPCUnavailableError,
+  isRecoverableError,
+  type IOptions,
+} from 'etcd3';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
@@ -23,6 +30,19 @@ const sendOnce = {
     Promise.resolve(fn({ signal: new AbortController().signal })),
 } as unknown as Policy;
 
+/**
+ * Per member: after three failures in a row, skip that member for one second (etcd's election
+ * timeout), then try it again. etcd3's default skips it for five: while one member restarts and
+ * the others briefly answer "leader changed", every member's breaker can open at once, and the
+ * client then refuses every call for five seconds although the cluster has a leader again within
+ * one — long enough for a lease with a short TTL to lapse.
+ */
+const hostPolicy = (): ReturnType<typeof circuitBreaker> =>
+  circuitBreaker(handleWhen(isRecoverableError), {
+    halfOpenAfter: 1_000,
+    breaker: new ConsecutiveBreaker(3),
+  });
+
 /** Options of {@link openClient}. */
 export interface OpenClientOptions {
   /** @default 2000 */
@@ -36,7 +56,10 @@ export function openClient(endpoints: readonly string[], options: OpenClientOpti
   return new Etcd3({
     hosts: [...endpoints],
     dialTimeout: options.dialTimeoutMs ?? 2_000,
-    ...(options.sendOnce === true && { faultHandling: { global: sendOnce } }),
+    faultHandling: {
+      host: hostPolicy,
+      ...(options.sendOnce === true && { global: sendOnce }),
+    },
   });
 }
 
