@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { GrubCfg } from '../../src/core/boot/grub-cfg.ts';
 import { MiB, PartitionOrder, PartitionType } from '../../src/core/disk/layout.ts';
 import { installDisk } from '../../src/image/install/install-disk.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
@@ -82,7 +83,7 @@ describe('molt install onto a disk file', () => {
     const [esp, a, , state, ephemeral] = result.plan.partitions;
     assert.ok(esp && a && state && ephemeral);
 
-    // ESP: the removable-path GRUB, slot A's kernel and initramfs, grub.cfg naming them.
+    // ESP: the removable-path GRUB, slot A's kernel and initramfs, molt's grub.cfg, slot A's entry.
     const efi = await fatFile(disk, esp.offset, '/EFI/BOOT/BOOTX64.EFI');
     assert.equal(efi.subarray(0, 2).toString(), 'MZ');
     assert.equal(
@@ -93,13 +94,14 @@ describe('molt install onto a disk file', () => {
       sha256(await fatFile(disk, esp.offset, '/molt/a/initrd.img')),
       sha256(artifacts['initrd.img'] ?? new Uint8Array()),
     );
-    const cfg = (await fatFile(disk, esp.offset, '/grub/grub.cfg')).toString();
-    assert.match(cfg, /--id molt-a/);
-    assert.match(cfg, /linux \/molt\/a\/vmlinuz molt\.slot=A .*console=ttyS0 quiet/);
+    assert.equal((await fatFile(disk, esp.offset, '/grub/grub.cfg')).toString(), GrubCfg);
+    const entry = (await fatFile(disk, esp.offset, '/molt/a/grub.cfg')).toString();
+    assert.match(entry, /^linux \/molt\/a\/vmlinuz molt\.slot=A .*console=ttyS0 quiet$/m);
     const grubenv = join(dir.path, 'grubenv');
     await writeFile(grubenv, await fatFile(disk, esp.offset, '/grub/grubenv'));
     const env = (await run('grub-editenv', [grubenv, 'list'])).stdout;
     assert.match(env, /^saved_entry=molt-a$/m);
+    assert.match(env, /^molt_a=ok$/m, 'slot A may boot');
 
     // Slot A: the rootfs bytes at the partition's offset.
     const rootfs = artifacts['rootfs.img'] ?? new Uint8Array();

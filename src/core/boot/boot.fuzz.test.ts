@@ -18,17 +18,17 @@ import type { SlotManifest } from '../slots/slot.ts';
 import { parseBlsEntry, parseBlsFileName, parseLoaderConf, renderBlsEntry } from './bls.ts';
 import { binaryToBytes, bytesToBinary } from './bytes.ts';
 import { grubBoot, sdBoot, sdBootGlob } from './firmware.ts';
-import { parseGrubCfg, renderGrubCfg } from './grub-cfg.ts';
+import { GrubCfg, parseGrubEntry, renderGrubEntry } from './grub-cfg.ts';
 import { encodeGrubenv, grubenvEntries, parseGrubenv } from './grubenv.ts';
 import { slotBootEntry } from './slot-entry.ts';
 
 const golden = ['create', 'set', 'escaped', 'edited'].map((name) =>
   bytesToBinary(readFileSync(new URL(`testdata/${name}.grubenv`, import.meta.url))),
 );
-const cfg = renderGrubCfg([
+const grubEntries = [
   { id: 'molt-a', title: "molt 1 (slot A) it's", linux: '/molt/a/vmlinuz', options: 'panic=10' },
   { id: 'molt-b', title: 'molt 2', linux: '/molt/b/vmlinuz', options: 'x', initrd: '/molt/b/i' },
-]);
+].map(renderGrubEntry);
 const entry = renderBlsEntry({
   title: 'molt 1.0 (slot A)',
   version: '3',
@@ -65,18 +65,19 @@ describe('fuzz: bootloader files', () => {
     );
   });
 
-  it('grubBoot (the lab firmware) reads any grubenv and grub.cfg, or throws a MoltError', () => {
+  it('grubBoot (the lab firmware) reads any grubenv, grub.cfg and entry files, or throws a MoltError', () => {
     fc.assert(
       fc.property(
         fc.option(grubenvBytes, { nil: undefined }),
-        fuzzText([cfg], 400),
-        (env, text) => {
-          outcome(() => grubBoot(env, text), 'grubBoot');
-          const parsed = outcome(() => parseGrubCfg(text), 'parseGrubCfg');
-          // What molt would write again reads back the same (the reader is laxer than the writer).
-          const again = parsed.ok ? outcome(() => renderGrubCfg(parsed.value.entries)) : undefined;
-          if (parsed.ok && again?.ok === true)
-            assert.deepEqual(parseGrubCfg(again.value).entries, parsed.value.entries);
+        fuzzText([GrubCfg], 400),
+        fuzzText(grubEntries, 200),
+        (env, text, entryText) => {
+          const esp = { exists: () => true, read: () => entryText };
+          outcome(() => grubBoot(env, text, esp), 'grubBoot');
+          const parsed = outcome(() => parseGrubEntry('molt-a', entryText), 'parseGrubEntry');
+          // What molt would write again reads back the same.
+          if (parsed.ok)
+            assert.deepEqual(parseGrubEntry('molt-a', renderGrubEntry(parsed.value)), parsed.value);
         },
       ),
       fuzzParameters(1_000),
@@ -134,7 +135,7 @@ describe('fuzz: bootloader files', () => {
         const r = outcome(() => slotBootEntry('A', manifest, cmdline), 'slotBootEntry');
         if (!accepted(r, ErrorCode.ImageInvalid)) return;
         assert.doesNotMatch(r.value.options, /[\n\r\0"'$;\\#{}]/);
-        assert.ok(outcome(() => renderGrubCfg([{ ...r.value }])).ok);
+        assert.ok(outcome(() => renderGrubEntry(r.value)).ok);
       }),
       fuzzParameters(1_000),
     );

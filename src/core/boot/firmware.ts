@@ -5,17 +5,29 @@
  * firmware (src/lab/firmware) applies them to a machine root; the QEMU suite checks the real
  * bootloaders agree.
  *
- * GRUB, per boot (Debian `00_header` + normal/menu.c):
+ * GRUB, per boot (Debian `00_header` + normal/menu.c, with molt's grub.cfg in grub-cfg.ts):
  * 1. `load_env` (a missing, empty or invalid block loads nothing, and nothing is saved);
  * 2. `next_entry` non-empty → default = it, and `save_env next_entry` rewrites it as `next_entry=`
  *    **in place** (same bytes length, envblk.c semantics), else default = `saved_entry`;
  * 3. a non-empty `prev_saved_entry` is moved into `saved_entry` (both saved);
- * 4. default → entry number (number, title or id; no match → entry 0);
- * 5. an entry whose kernel or initrd is missing fails to load and GRUB tries `fallback` (a number,
- *    chosen by molt's grub.cfg from `saved_entry`); if that fails too, nothing boots.
+ * 4. the menu: slot A's entry, then B's, each only while grubenv says `molt_<x>=ok` (both when
+ *    neither variable is set: a lost grubenv); `fallback` is the number of `saved_entry`'s entry;
+ * 5. default → entry number (number, title or id; no match → entry 0);
+ * 6. an entry whose entry file, kernel or initrd is missing or unreadable fails to load and GRUB
+ *    tries `fallback`; if that fails too, nothing boots.
  */
 import { isMoltError } from '../errors.ts';
-import { grubEntryNumber, parseGrubCfg, type GrubConfig, type GrubMenuEntry } from './grub-cfg.ts';
+import { SlotIds, type SlotId } from '../slots/slot.ts';
+import {
+  checkGrubCfg,
+  grubEntryNumber,
+  grubEntryPath,
+  grubMenuTitle,
+  grubSlotVar,
+  GrubSlotOk,
+  parseGrubEntry,
+  type GrubMenuEntry,
+} from './grub-cfg.ts';
 import {
   encodeGrubenv,
   grubenvEntries,
@@ -23,6 +35,7 @@ import {
   parseGrubenv,
   type Grubenv,
 } from './grubenv.ts';
+import { slotEntryId } from './slot-entry.ts';
 
 export { compareSdBootEntries, sdBoot, sdBootGlob, sdBootMenu } from './sdboot-firmware.ts';
 export type { EntryFile, SdBootChoice, SdBootMenuEntry } from './sdboot-firmware.ts';
@@ -74,8 +87,46 @@ function saveEnv(state: EnvState, name: string, value: string): void {
   }
 }
 
-function loads(entry: GrubMenuEntry, exists: (path: string) => boolean): boolean {
-  return exists(entry.linux) && (entry.initrd === undefined || exists(entry.initrd));
+/** What GRUB sees of the ESP: whether a file exists, and a text file's content. */
+export interface GrubEsp {
+  exists(path: string): boolean;
+  read(path: string): string | undefined;
+}
+
+const emptyEsp: GrubEsp = { exists: () => false, read: () => undefined };
+
+interface MenuItem {
+  readonly slot: SlotId;
+  readonly id: string;
+  readonly title: string;
+}
+
+/** Step 4: the menu entries grub.cfg defines for these variables (all when none may boot). */
+function menu(vars: ReadonlyMap<string, string>): MenuItem[] {
+  const none = SlotIds.every((slot) => (vars.get(grubSlotVar(slot)) ?? '') === '');
+  const listed = (slot: SlotId): boolean => none || vars.get(grubSlotVar(slot)) === GrubSlotOk;
+  return SlotIds.filter(listed).map((slot) => ({
+    slot,
+    id: slotEntryId(slot),
+    title: grubMenuTitle(slot),
+  }));
+}
+
+/** Run a menu entry: source its entry file, then load kernel and initrd; the entry, or an error. */
+function load(item: MenuItem, esp: GrubEsp): GrubMenuEntry | string {
+  const path = grubEntryPath(item.slot);
+  const text = esp.read(path);
+  if (text === undefined) return `entry ${item.id}: file ${path} not found`;
+  let entry: GrubMenuEntry;
+  try {
+    entry = parseGrubEntry(item.id, text);
+  } catch (error) {
+    if (!isMoltError(error)) throw error;
+    return `entry ${item.id}: ${error.message}`;
+  }
+  if (!esp.exists(entry.linux) || (entry.initrd !== undefined && !esp.exists(entry.initrd)))
+    return `entry ${item.id}: file ${entry.linux} or its initrd not found`;
+  return entry;
 }
 
 /** Steps 1–3: load the block, consume `next_entry` / `prev_saved_entry`; returns the default. */
@@ -93,37 +144,43 @@ function applyHeader(state: EnvState): { defaultValue: string; bootOnce: boolean
   return { defaultValue, bootOnce };
 }
 
-/** Steps 4–5: the entry that loads, and whether it is the fallback. */
+/** Steps 4–6: the entry that loads, and whether it is the fallback. */
 function pickEntry(
-  cfg: GrubConfig,
   state: EnvState,
   defaultValue: string,
-  exists: (path: string) => boolean,
+  esp: GrubEsp,
 ): { entry?: GrubMenuEntry; fellBack: boolean } {
-  let index = grubEntryNumber(cfg.entries, defaultValue);
-  if (index < 0 || index >= cfg.entries.length) index = 0;
-  const first = cfg.entries[index];
-  if (first === undefined || loads(first, exists))
-    return first === undefined ? { fellBack: false } : { entry: first, fellBack: false };
-  state.errors.push(`entry ${first.id}: file ${first.linux} or its initrd not found`);
-  const fallbackIndex = cfg.fallback.get(state.vars.get('saved_entry') ?? '');
-  const second = fallbackIndex === undefined ? undefined : cfg.entries[fallbackIndex];
-  if (second !== undefined && loads(second, exists)) return { entry: second, fellBack: true };
+  const items = menu(state.vars);
+  let index = grubEntryNumber(items, defaultValue);
+  if (index < 0 || index >= items.length) index = 0;
+  const first = items[index];
+  if (first === undefined) return { fellBack: false };
+  const loaded = load(first, esp);
+  if (typeof loaded !== 'string') return { entry: loaded, fellBack: false };
+  state.errors.push(loaded);
+  const savedIndex = items.findIndex((i) => i.id === (state.vars.get('saved_entry') ?? ''));
+  const second = savedIndex < 0 ? undefined : items[savedIndex];
+  const fallback = second === undefined ? 'no fallback entry' : load(second, esp);
+  if (typeof fallback !== 'string') return { entry: fallback, fellBack: true };
+  if (second !== undefined) state.errors.push(fallback);
   state.errors.push('failed to boot both default and fallback entries');
   return { fellBack: false };
 }
 
-/** What GRUB boots from `grubenv` (bytes, or undefined when the file is missing) and `grub.cfg`. */
+/**
+ * What GRUB boots from `grubenv` (bytes, or undefined when the file is missing), `grub.cfg`
+ * (which must be molt's) and the files on the ESP.
+ */
 export function grubBoot(
   grubenv: Uint8Array | undefined,
   cfgText: string,
-  exists: (path: string) => boolean = () => true,
+  esp: GrubEsp = emptyEsp,
 ): GrubBootChoice {
-  const cfg = parseGrubCfg(cfgText);
+  checkGrubCfg(cfgText);
   const state = loadEnv(grubenv, []);
   const before = state.env?.block;
   const { defaultValue, bootOnce } = applyHeader(state);
-  const { entry, fellBack } = pickEntry(cfg, state, defaultValue, exists);
+  const { entry, fellBack } = pickEntry(state, defaultValue, esp);
   const common = {
     newGrubenv: state.env === undefined ? undefined : encodeGrubenv(state.env),
     grubenvChanged: state.env !== undefined && state.env.block !== before,

@@ -1,17 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * molt's grub.cfg (docs/adr/0004 §4): Debian's `00_header` boot-once logic verbatim (load_env;
- * `next_entry` → default once, consumed with `save_env`; else `saved_entry`), a `fallback` to the
- * committed entry, and one `menuentry … --id molt-<x>` per bootable slot. GRUB finds grubenv at
- * `$prefix/grubenv`, so its prefix must be the ESP's `/grub` (as `grub-install` sets it).
+ * molt's GRUB configuration (docs/adr/0004 §4, docs/adr/0008 "FAT"): three kinds of file, so that
+ * no power cut can leave GRUB without a slot to boot.
+ *
+ * - `grub/grub.cfg` ({@link GrubCfg}) never changes after the first install. It carries Debian's
+ *   `00_header` boot-once logic verbatim (load_env; `next_entry` → default once, consumed with
+ *   `save_env`; else `saved_entry`), defines the menu entry of a slot only while grubenv says the
+ *   slot may boot (`molt_a=ok`) — both when it names none, as with a lost or unreadable grubenv —
+ *   and sets `fallback` to the committed entry's number.
+ * - `grub/grubenv` holds every change of state (which slots may boot, boot-once, commit); molt
+ *   rewrites its 1,024 bytes in place, as GRUB's own `save_env` does — no cluster is allocated or
+ *   freed, no directory entry moves. Its few short variables fit in the first 512-byte sector and
+ *   the rest is `#` padding in every version, so even a write torn between sectors leaves either
+ *   the old or the new block.
+ * - `molt/<x>/grub.cfg` ({@link renderGrubEntry}) holds a slot's `linux` and `initrd` lines,
+ *   sourced by its menu entry. It is written only while that slot may not boot.
+ *
+ * Why: FAT has no journal. Replacing a file by rename is atomic on ext4, not on FAT: a power cut
+ * can leave a directory entry pointing at clusters the FAT calls free, and when that file was
+ * grub.cfg GRUB stopped at its prompt (found by the VM power-cut scenario, 2026-11-26).
  *
  * GRUB 2.06 (Debian 2.06-13) reads `fallback` as entry *numbers* only: `set fallback=molt-a` is
- * ignored ("Failed to boot both default and fallback entries", verified in QEMU). The committed
- * entry's number is therefore chosen at boot from `saved_entry` by one `if` per entry.
- *
- * The parser reads back only this subset; anything else is `MOLT_BOOTLOADER_INVALID`.
+ * ignored (verified in QEMU), so the committed entry's number is chosen at boot by nested `if`s.
  */
 import { ErrorCode, MoltError } from '../errors.ts';
+import { slotDir, SlotIds, type SlotId } from '../slots/slot.ts';
 
 export interface GrubMenuEntry {
   /** `--id`, e.g. `molt-a`. */
@@ -24,14 +37,33 @@ export interface GrubMenuEntry {
   readonly initrd?: string;
 }
 
-export interface GrubConfig {
-  readonly entries: readonly GrubMenuEntry[];
-  /** `saved_entry` value → the entry number `fallback` is set to. */
-  readonly fallback: ReadonlyMap<string, number>;
+/** The grubenv variable that lets a slot boot, and its value when it may. */
+export function grubSlotVar(slot: SlotId): string {
+  return `molt_${slotDir(slot)}`;
+}
+export const GrubSlotOk = 'ok';
+
+/** ESP path of a slot's entry file, sourced by its menu entry. */
+export function grubEntryPath(slot: SlotId): string {
+  return `/molt/${slotDir(slot)}/grub.cfg`;
 }
 
-export const GrubCfgHeader = `# Written by molt (docs/adr/0004 §4); rewritten when the set of boot entries changes.
-# Boot-once and commit live in grubenv (next_entry, saved_entry): Debian's 00_header logic.
+/** The menu GRUB builds: menu titles and ids of the slots grubenv lets boot, A before B. */
+export function grubMenuTitle(slot: SlotId): string {
+  return `molt slot ${slot}`;
+}
+
+const menuEntry = (slot: SlotId): string => `if [ "\${${grubSlotVar(slot)}}" = ${GrubSlotOk} ]; then
+  menuentry '${grubMenuTitle(slot)}' --id molt-${slotDir(slot)} {
+    source ${grubEntryPath(slot)}
+  }
+fi
+`;
+
+/** The whole grub.cfg: written once, never rewritten (see the file comment). */
+export const GrubCfg = `# Written by molt when the machine was installed, and never rewritten (docs/adr/0008).
+# Which slots may boot (molt_a, molt_b = ok), boot-once and commit (next_entry, saved_entry)
+# live in grubenv; each slot's kernel line in /molt/<slot>/grub.cfg.
 set timeout=0
 if [ -s $prefix/grubenv ]; then
   set have_grubenv=true
@@ -53,122 +85,96 @@ if [ "\${prev_saved_entry}" ]; then
   save_env prev_saved_entry
   set boot_once=true
 fi
-`;
 
-const ID = /^[a-z0-9][a-z0-9._-]*$/;
+# molt always lets a slot boot: none at all means grubenv is missing or unreadable. Offer both.
+if [ -z "\${molt_a}\${molt_b}" ]; then
+  set molt_a=ok
+  set molt_b=ok
+fi
+
+# fallback: the number of saved_entry's menu entry (A is entry 0 whenever it may boot).
+if [ "\${molt_a}" = ok ]; then
+  if [ "\${saved_entry}" = molt-a ]; then set fallback=0; fi
+  if [ "\${molt_b}" = ok ]; then
+    if [ "\${saved_entry}" = molt-b ]; then set fallback=1; fi
+  fi
+elif [ "\${molt_b}" = ok ]; then
+  if [ "\${saved_entry}" = molt-b ]; then set fallback=0; fi
+fi
+
+${SlotIds.map(menuEntry).join('')}`;
+
+function invalid(message: string, hint: string): MoltError {
+  return new MoltError(ErrorCode.BootloaderInvalid, message, { hint });
+}
+
+const cfgHint =
+  'grub.cfg is written once by molt install; restore it from a machine of the same molt version';
+const entryHint = "the slot's entry file is written by molt; upgrade to write the slot again";
+
+/** Throw `MOLT_BOOTLOADER_INVALID` unless `text` is molt's grub.cfg. */
+export function checkGrubCfg(text: string): void {
+  if (text !== GrubCfg) throw invalid('grub.cfg was not written by this version of molt', cfgHint);
+}
+
 const PATH = /^\/[A-Za-z0-9._/-]+$/;
 /** Words GRUB's script parser passes through unchanged: no quotes, `$`, `;`, braces, `#`, `\`. */
 const OPTIONS = /^[A-Za-z0-9._,:=/+@%-]+( [A-Za-z0-9._,:=/+@%-]+)*$/;
 
-function invalid(message: string): MoltError {
-  return new MoltError(ErrorCode.BootloaderInvalid, message, {
-    hint: 'grub.cfg is written by molt; remove the file to let molt rewrite it',
-  });
-}
-
-function quoteTitle(title: string): string {
-  return `'${title.replaceAll("'", `'\\''`)}'`;
-}
-
 function checkEntry(e: GrubMenuEntry): void {
-  if (!ID.test(e.id)) throw invalid(`grub entry id ${JSON.stringify(e.id)} is not a plain id`);
   if (!PATH.test(e.linux) || (e.initrd !== undefined && !PATH.test(e.initrd))) {
-    throw invalid(`grub entry ${e.id}: kernel and initrd paths must be plain absolute ESP paths`);
+    throw invalid(
+      `grub entry ${e.id}: kernel and initrd paths must be plain absolute ESP paths`,
+      entryHint,
+    );
   }
   if (!OPTIONS.test(e.options)) {
     throw invalid(
       `grub entry ${e.id}: kernel options ${JSON.stringify(e.options)} use characters GRUB would interpret`,
+      entryHint,
     );
   }
-  if (/[\n\0]/.test(e.title)) throw invalid(`grub entry ${e.id}: the title has a newline or NUL`);
+  if (/[\n\r\0]/.test(e.title))
+    throw invalid(`grub entry ${e.id}: the title has a newline or NUL`, entryHint);
 }
 
-/** The whole grub.cfg for `entries` (menu order = array order). */
-export function renderGrubCfg(entries: readonly GrubMenuEntry[]): string {
-  entries.forEach(checkEntry);
-  const fallback = entries.map(
-    (e, i) => `if [ "\${saved_entry}" = "${e.id}" ]; then set fallback=${i}; fi\n`,
-  );
-  const menu = entries.map((e) => {
-    const initrd = e.initrd === undefined ? '' : `\tinitrd ${e.initrd}\n`;
-    return `\nmenuentry ${quoteTitle(e.title)} --id ${e.id} {\n\tlinux ${e.linux} ${e.options}\n${initrd}}\n`;
-  });
-  return `${GrubCfgHeader}\n${fallback.join('')}${menu.join('')}`;
+/** A slot's entry file: its title as a comment, then the lines its menu entry sources. */
+export function renderGrubEntry(e: GrubMenuEntry): string {
+  checkEntry(e);
+  const initrd = e.initrd === undefined ? '' : `initrd ${e.initrd}\n`;
+  return `# ${e.title}\nlinux ${e.linux} ${e.options}\n${initrd}`;
 }
 
-const FALLBACK_LINE = /^if \[ "\$\{saved_entry\}" = "([^"]+)" \]; then set fallback=(\d+); fi$/;
-const ENTRY_LINE = /^menuentry '((?:[^']|'\\'')*)' --id (\S+) \{$/;
+const ENTRY_FILE = /^# ([^\n]*)\nlinux (\S+) ([^\n]*)\n(?:initrd (\S+)\n)?$/;
 
-interface Draft {
-  id: string;
-  title: string;
-  linux?: string;
-  options?: string;
-  initrd?: string;
-}
-
-function bodyLine(draft: Draft, line: string, n: number): void {
-  const [cmd, path, ...rest] = line.trim().split(' ');
-  if (cmd === 'linux' && path !== undefined && draft.linux === undefined) {
-    draft.linux = path;
-    draft.options = rest.join(' ');
-  } else if (
-    cmd === 'initrd' &&
-    path !== undefined &&
-    rest.length === 0 &&
-    draft.initrd === undefined
-  ) {
-    draft.initrd = path;
-  } else {
-    throw invalid(`grub.cfg line ${n}: unexpected ${JSON.stringify(line)} in entry ${draft.id}`);
-  }
-}
-
-function finish(draft: Draft, n: number): GrubMenuEntry {
-  if (draft.linux === undefined)
-    throw invalid(`grub.cfg line ${n}: entry ${draft.id} has no linux line`);
-  const entry = {
-    id: draft.id,
-    title: draft.title,
-    linux: draft.linux,
-    options: draft.options ?? '',
+/** Read back an entry file molt wrote for the entry `id`: exactly what {@link renderGrubEntry} writes. */
+export function parseGrubEntry(id: string, text: string): GrubMenuEntry {
+  const m = ENTRY_FILE.exec(text);
+  if (m === null)
+    throw invalid(
+      `the GRUB entry file of ${id} is not one molt writes (a title, a linux line, an initrd line)`,
+      entryHint,
+    );
+  const [, title = '', linux = '', options = '', initrd] = m;
+  const entry: GrubMenuEntry = {
+    id,
+    title,
+    linux,
+    options,
+    ...(initrd !== undefined && { initrd }),
   };
-  return draft.initrd === undefined ? entry : { ...entry, initrd: draft.initrd };
-}
-
-/** Read back a grub.cfg molt wrote. */
-export function parseGrubCfg(text: string): GrubConfig {
-  if (!text.startsWith(GrubCfgHeader))
-    throw invalid('grub.cfg was not written by molt (its header differs)');
-  const entries: GrubMenuEntry[] = [];
-  const fallback = new Map<string, number>();
-  let draft: Draft | undefined;
-  const headerLines = GrubCfgHeader.split('\n').length - 1;
-  text
-    .slice(GrubCfgHeader.length)
-    .split('\n')
-    .forEach((line, i) => {
-      const n = headerLines + i + 1;
-      const fb = FALLBACK_LINE.exec(line);
-      const head = ENTRY_LINE.exec(line);
-      if (draft !== undefined) {
-        if (line === '}') entries.push(finish(draft, n));
-        else bodyLine(draft, line, n);
-        if (line === '}') draft = undefined;
-      } else if (fb) fallback.set(fb[1] ?? '', Number(fb[2]));
-      else if (head) draft = { id: head[2] ?? '', title: (head[1] ?? '').replaceAll(`'\\''`, "'") };
-      else if (line.trim() !== '' && !line.startsWith('#'))
-        throw invalid(`grub.cfg line ${n}: unexpected ${JSON.stringify(line)}`);
-    });
-  if (draft !== undefined) throw invalid(`grub.cfg: entry ${draft.id} is not closed`);
-  return { entries, fallback };
+  checkEntry(entry);
+  return entry;
 }
 
 /**
  * GRUB's `get_entry_number` (normal/menu.c) for `default`: a number is an entry index, anything
  * else is matched against titles and ids; returns -1 when nothing matches (GRUB then boots 0).
  */
-export function grubEntryNumber(entries: readonly GrubMenuEntry[], value: string): number {
+export function grubEntryNumber(
+  entries: readonly { readonly id: string; readonly title: string }[],
+  value: string,
+): number {
   const number = /^\s*(\d+)/.exec(value);
   if (number) return Number(number[1]);
   return entries.findIndex((e) => e.title === value || e.id === value);

@@ -17,7 +17,7 @@ import { installedManifest } from '../slots/installed.ts';
 import type { StagedRecord } from '../slots/manifest.ts';
 import type { ArtifactName, SlotId } from '../slots/slot.ts';
 import { renderBlsEntry } from './bls.ts';
-import { renderGrubCfg } from './grub-cfg.ts';
+import { renderGrubEntry } from './grub-cfg.ts';
 import { slotBootEntry, type SlotBootEntry } from './slot-entry.ts';
 
 export interface StagedImageInput {
@@ -71,7 +71,7 @@ export function checkStagedImage(input: StagedImageInput): SlotBootEntry {
 /** Both back-ends' renderers refuse what their bootloader would misread: run them now, not at write. */
 function renderBothBackEnds(entry: SlotBootEntry): void {
   try {
-    renderGrubCfg([entry]);
+    renderGrubEntry(entry);
     renderBlsEntry({ ...entry, sortKey: 'molt' });
   } catch (e) {
     if (!isMoltError(e)) throw e;

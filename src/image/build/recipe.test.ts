@@ -43,6 +43,7 @@ describe('the base recipe and its digest', () => {
       'initramfs-tools',
       'libstdc++6',
       'ca-certificates',
+      'dosfstools',
     ])
       assert.ok(r.packages.includes(p), p);
     assert.ok(

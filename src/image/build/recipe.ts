@@ -15,8 +15,10 @@ export const Suite = 'bookworm';
 /**
  * The packages on top of minbase: systemd as PID 1 with udev and kmod, mount/umount, the kernel
  * and initramfs-tools (zstd compresses the initramfs), what the Node binary links (libc6,
- * libstdc++6, libgcc-s1), CA certificates, networkd's DNS partner resolved, and e2fsprogs so
- * systemd-fsck can check STATE and EPHEMERAL at boot.
+ * libstdc++6, libgcc-s1), CA certificates, networkd's DNS partner resolved, e2fsprogs so
+ * systemd-fsck can check STATE and EPHEMERAL at boot, and dosfstools for the ESP: FAT has no
+ * journal, and a power cut while molt writes a slot's kernel leaves it for `fsck.fat -a` to repair
+ * before anything writes there again (docs/adr/0008).
  */
 export const BasePackages = [
   'systemd-sysv',
@@ -26,6 +28,7 @@ export const BasePackages = [
   'mount',
   'util-linux',
   'e2fsprogs',
+  'dosfstools',
   'initramfs-tools',
   'zstd',
   'libc6',

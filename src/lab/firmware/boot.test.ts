@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { renderBlsEntry, renderLoaderConf } from '../../core/boot/bls.ts';
-import { renderGrubCfg, type GrubMenuEntry } from '../../core/boot/grub-cfg.ts';
+import { GrubCfg, renderGrubEntry, type GrubMenuEntry } from '../../core/boot/grub-cfg.ts';
 import {
   createGrubenv,
   encodeGrubenv,
@@ -32,12 +32,15 @@ const entry = (slot: 'A' | 'B'): GrubMenuEntry => ({
   options: `molt.slot=${slot} panic=10`,
 });
 
-async function grubFiles(
-  vars: Record<string, string>,
-  cfg = renderGrubCfg([entry('A'), entry('B')]),
-): Promise<string> {
+async function grubFiles(vars: Record<string, string>, cfg = GrubCfg): Promise<string> {
   await mkdir(join(root, 'esp', 'grub'), { recursive: true });
+  for (const slot of ['A', 'B'] as const)
+    await writeFile(
+      join(root, 'esp', 'molt', slot.toLowerCase(), 'grub.cfg'),
+      renderGrubEntry(entry(slot)),
+    );
   let env = createGrubenv();
+  env = grubenvSet(grubenvSet(env, 'molt_a', 'ok'), 'molt_b', 'ok');
   for (const [k, v] of Object.entries(vars)) env = grubenvSet(env, k, v);
   await writeFile(join(root, 'esp', 'grub', 'grub.cfg'), cfg);
   const path = join(root, 'esp', 'grub', 'grubenv');
@@ -71,13 +74,24 @@ describe('lab firmware: GRUB', () => {
     );
   });
 
+  it('lists a slot only while grubenv lets it boot, and falls back when its entry file is missing', async () => {
+    await grubFiles({ saved_entry: 'molt-b', molt_b: '' });
+    assert.equal(await bootMachine(root, 'grub').then((r) => (r.ok ? r.slot : r.reason)), 'A');
+    await grubFiles({ saved_entry: 'molt-a', next_entry: 'molt-b' });
+    await rm(join(root, 'esp', 'molt', 'b', 'grub.cfg'));
+    assert.equal(
+      await bootMachine(root, 'grub').then((r) => (r.ok ? r.entryId : r.reason)),
+      'molt-a',
+    );
+  });
+
   it('reports why nothing boots', async () => {
     const r = await bootMachine(root, 'grub');
     assert.deepEqual(r, { ok: false, reason: 'GRUB: no grub.cfg on the ESP' });
     await grubFiles({}, 'set default=0\n');
     assert.match(
       await bootMachine(root, 'grub').then((x) => (x.ok ? '' : x.reason)),
-      /not written by molt/,
+      /not written by this version of molt/,
     );
     await grubFiles({ saved_entry: 'molt-a' });
     await rm(join(root, 'esp', 'molt'), { recursive: true });

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The firmware's file access to a lab machine's ESP (`<root>/esp`). */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { open, readFile, rename } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 
@@ -22,12 +22,30 @@ export async function readOptional(path: string): Promise<Buffer | undefined> {
   }
 }
 
-/** Whether an ESP-relative path (`/molt/a/vmlinuz`) names an existing file on the ESP. */
-export function espExists(root: string): (path: string) => boolean {
+/** The file an ESP-relative path (`/molt/a/vmlinuz`) names, if it stays on the ESP. */
+function espFile(root: string, path: string): string | undefined {
   const esp = join(root, 'esp');
+  const full = normalize(join(esp, path.replaceAll('\\', '/')));
+  return full.startsWith(`${esp}/`) ? full : undefined;
+}
+
+/** Whether an ESP-relative path names an existing file on the ESP. */
+export function espExists(root: string): (path: string) => boolean {
   return (path) => {
-    const full = normalize(join(esp, path.replaceAll('\\', '/')));
-    return full.startsWith(`${esp}/`) && existsSync(full);
+    const full = espFile(root, path);
+    return full !== undefined && existsSync(full);
+  };
+}
+
+/** The text of an ESP-relative path, undefined when it is missing or not a file. */
+export function espRead(root: string): (path: string) => string | undefined {
+  return (path) => {
+    const full = espFile(root, path);
+    try {
+      return full === undefined ? undefined : readFileSync(full, 'utf8');
+    } catch {
+      return undefined;
+    }
   };
 }
 
@@ -41,15 +59,7 @@ async function fsyncPath(path: string): Promise<void> {
 }
 
 /** GRUB's `save_env`: overwrite the file's bytes in place (same inode, same length, no truncate). */
-export async function writeInPlace(path: string, bytes: Uint8Array): Promise<void> {
-  const handle = await open(path, 'r+');
-  try {
-    await handle.write(bytes, 0, bytes.length, 0);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
+export { writeInPlace } from '../../platform/fs/in-place-write.ts';
 
 /** sd-boot's counter rename (`SetInfo` + `Flush`): rename, then make it durable. */
 export async function renameFlushed(from: string, to: string): Promise<void> {

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The lab's GRUB: reads `esp/grub/grub.cfg` and `esp/grub/grubenv` as GRUB 2.06 with molt's
- * grub.cfg would (core/boot/firmware.ts `grubBoot`), and makes GRUB's own write — `save_env`
+ * The lab's GRUB: reads `esp/grub/grub.cfg`, `esp/grub/grubenv` and the slots' entry files as
+ * GRUB 2.06 with molt's grub.cfg would (core/boot/firmware.ts `grubBoot`), and makes GRUB's own write — `save_env`
  * consuming `next_entry` — in place, as GRUB does on a real ESP.
  */
 import { join } from 'node:path';
 import { grubBoot } from '../../core/boot/firmware.ts';
 import { isMoltError } from '../../core/errors.ts';
-import { espExists, readOptional, slotOfCmdline, writeInPlace, type BootResult } from './disk.ts';
+import {
+  espExists,
+  espRead,
+  readOptional,
+  slotOfCmdline,
+  writeInPlace,
+  type BootResult,
+} from './disk.ts';
 
 export async function bootGrub(root: string): Promise<BootResult> {
   const grubDir = join(root, 'esp', 'grub');
@@ -17,11 +24,10 @@ export async function bootGrub(root: string): Promise<BootResult> {
   const env = await readOptional(envPath);
   let choice;
   try {
-    choice = grubBoot(
-      env === undefined ? undefined : new Uint8Array(env),
-      cfg.toString('utf8'),
-      espExists(root),
-    );
+    choice = grubBoot(env === undefined ? undefined : new Uint8Array(env), cfg.toString('utf8'), {
+      exists: espExists(root),
+      read: espRead(root),
+    });
   } catch (error) {
     if (isMoltError(error)) return { ok: false, reason: `GRUB: ${error.message}` };
     throw error;

@@ -1,29 +1,41 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Reading and writing the GRUB back-end's two files under `<root>/esp/grub/`. Writes compare
- * first (an unchanged file is never rewritten) and replace atomically: molt never edits grubenv
- * in place (only GRUB does, at boot, with `save_env`).
+ * The GRUB back-end's files on the ESP (core/boot/grub-cfg.ts): `grub/grub.cfg`, written once;
+ * `grub/grubenv`, rewritten in place; `molt/<x>/grub.cfg`, a slot's entry file. Writes compare
+ * first: an unchanged file is never rewritten.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseGrubCfg, renderGrubCfg, type GrubMenuEntry } from '../../../core/boot/grub-cfg.ts';
+import {
+  checkGrubCfg,
+  GrubCfg,
+  grubEntryPath,
+  parseGrubEntry,
+  type GrubMenuEntry,
+} from '../../../core/boot/grub-cfg.ts';
 import {
   createGrubenv,
   encodeGrubenv,
   parseGrubenv,
   type Grubenv,
 } from '../../../core/boot/grubenv.ts';
+import { slotEntryId } from '../../../core/boot/slot-entry.ts';
+import type { SlotId } from '../../../core/slots/slot.ts';
+import { writeInPlace } from '../../../platform/fs/in-place-write.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 export interface GrubFiles {
+  readonly esp: string;
   readonly cfgPath: string;
   readonly envPath: string;
 }
 
 export function grubFiles(root: string): GrubFiles {
+  const esp = join(root, 'esp');
   return {
-    cfgPath: join(root, 'esp', 'grub', 'grub.cfg'),
-    envPath: join(root, 'esp', 'grub', 'grubenv'),
+    esp,
+    cfgPath: join(esp, 'grub', 'grub.cfg'),
+    envPath: join(esp, 'grub', 'grubenv'),
   };
 }
 
@@ -36,10 +48,19 @@ async function readOptional(path: string): Promise<Buffer | undefined> {
   }
 }
 
-/** The menu entries of grub.cfg; none when the file does not exist yet. */
-export async function readEntries(files: GrubFiles): Promise<readonly GrubMenuEntry[]> {
+/** Check grub.cfg is molt's; false when it does not exist yet. */
+export async function checkCfg(files: GrubFiles): Promise<boolean> {
   const text = await readOptional(files.cfgPath);
-  return text === undefined ? [] : parseGrubCfg(text.toString('utf8')).entries;
+  if (text !== undefined) checkGrubCfg(text.toString('utf8'));
+  return text !== undefined;
+}
+
+/**
+ * Write grub.cfg if it does not exist yet (the first install, before anything can boot from it);
+ * never rewrite it.
+ */
+export async function ensureCfg(files: GrubFiles): Promise<void> {
+  if (!(await checkCfg(files))) await writeFileAtomic(files.cfgPath, GrubCfg);
 }
 
 /** The grubenv block; a fresh one (as `grub-editenv create`) when the file does not exist yet. */
@@ -48,20 +69,35 @@ export async function readEnv(files: GrubFiles): Promise<Grubenv> {
   return bytes === undefined ? createGrubenv() : parseGrubenv(new Uint8Array(bytes));
 }
 
-/** Rewrite grub.cfg for `entries` (ordered by id) unless it already says exactly that. */
-export async function writeEntries(
-  files: GrubFiles,
-  entries: readonly GrubMenuEntry[],
-): Promise<void> {
-  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const text = renderGrubCfg(sorted);
-  const current = await readOptional(files.cfgPath);
-  if (current?.toString('utf8') !== text) await writeFileAtomic(files.cfgPath, text);
-}
-
-/** Replace grubenv with `env` unless the file already holds these bytes. */
+/**
+ * Write `env` unless grubenv already holds these bytes: in place, as GRUB's `save_env` does (the
+ * only crash-safe change of a file on FAT); created by rename only when missing or of another size.
+ */
 export async function writeEnv(files: GrubFiles, env: Grubenv): Promise<void> {
   const bytes = encodeGrubenv(env);
   const current = await readOptional(files.envPath);
-  if (current === undefined || !current.equals(bytes)) await writeFileAtomic(files.envPath, bytes);
+  if (current?.equals(bytes) === true) return;
+  if (current?.length === bytes.length) await writeInPlace(files.envPath, bytes);
+  else await writeFileAtomic(files.envPath, bytes);
+}
+
+const entryFile = (files: GrubFiles, slot: SlotId): string => join(files.esp, grubEntryPath(slot));
+
+/** A slot's entry file as text; undefined when it does not exist. */
+export async function readEntryText(files: GrubFiles, slot: SlotId): Promise<string | undefined> {
+  return (await readOptional(entryFile(files, slot)))?.toString('utf8');
+}
+
+/** A slot's entry; undefined when its file does not exist. */
+export async function readEntry(
+  files: GrubFiles,
+  slot: SlotId,
+): Promise<GrubMenuEntry | undefined> {
+  const text = await readEntryText(files, slot);
+  return text === undefined ? undefined : parseGrubEntry(slotEntryId(slot), text);
+}
+
+/** Replace a slot's entry file (the caller made sure grubenv does not let that slot boot). */
+export async function writeEntryText(files: GrubFiles, slot: SlotId, text: string): Promise<void> {
+  await writeFileAtomic(entryFile(files, slot), text);
 }

@@ -1,98 +1,112 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * GrubBootloader (docs/adr/0004 §4): `esp/grub/grub.cfg` lists one menuentry per bootable slot;
- * `esp/grub/grubenv` holds the state with the same edits as GRUB's own tools:
+ * GrubBootloader (docs/adr/0004 §4, files in core/boot/grub-cfg.ts): grub.cfg is written once and
+ * never changed; every change of state is an in-place rewrite of `esp/grub/grubenv`, with the
+ * same edits as GRUB's own tools:
+ * - a slot may boot while `molt_<x>=ok` (set by writeEntry; unset by removeEntry and markBad, with
+ *   a `next_entry` naming it); its entry file `esp/molt/<x>/grub.cfg` is rewritten only while unset;
  * - arm = `grub-reboot molt-x` (restore a `prev_saved_entry`, then `next_entry=molt-x`);
  * - commit = `grub-set-default molt-x` (unset `prev_saved_entry` and `next_entry`, `saved_entry=molt-x`);
- * - disarm = unset a non-empty `next_entry`; remove / mark bad = drop the menuentry (and a
- *   `next_entry` naming it). GRUB then boots `saved_entry`, or entry 0 when that entry is gone.
- * Every method reads both files, computes the new content and writes only what changed.
+ * - disarm = unset a non-empty `next_entry`.
+ * GRUB then boots `saved_entry`, or entry 0 when that entry is gone. Every method reads first and
+ * writes only what changed.
  */
-import { grubEntryNumber, type GrubMenuEntry } from '../../../core/boot/grub-cfg.ts';
+import {
+  grubEntryNumber,
+  grubMenuTitle,
+  grubSlotVar,
+  GrubSlotOk,
+  renderGrubEntry,
+} from '../../../core/boot/grub-cfg.ts';
 import { grubenvGet, grubenvSet, grubenvUnset, type Grubenv } from '../../../core/boot/grubenv.ts';
-import { slotEntryId, slotOfEntryId } from '../../../core/boot/slot-entry.ts';
+import { slotEntryId } from '../../../core/boot/slot-entry.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
+import { SlotIds, type SlotId, type SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
 import { checkWrittenEntry, readSlotBootEntry } from './cmdline.ts';
 import {
+  checkCfg,
+  ensureCfg,
   grubFiles,
-  readEntries,
+  readEntry,
+  readEntryText,
   readEnv,
-  writeEntries,
+  writeEntryText,
   writeEnv,
   type GrubFiles,
 } from './files.ts';
 
-/** The slot GRUB boots when no boot-once is armed: `saved_entry`'s entry, else entry 0. */
-function committedSlot(entries: readonly GrubMenuEntry[], env: Grubenv): SlotId | null {
-  const index = grubEntryNumber(entries, grubenvGet(env, 'saved_entry') ?? '');
-  const entry = entries[index < 0 || index >= entries.length ? 0 : index];
-  return entry === undefined ? null : (slotOfEntryId(entry.id) ?? null);
-}
+const mayBoot = (env: Grubenv, slot: SlotId): boolean =>
+  grubenvGet(env, grubSlotVar(slot)) === GrubSlotOk;
 
-function view(entries: readonly GrubMenuEntry[], env: Grubenv): BootView {
-  const committed = committedSlot(entries, env);
+/** GRUB's menu for `env`: the slots that may boot, A before B. */
+const menu = (env: Grubenv): { slot: SlotId; id: string; title: string }[] =>
+  SlotIds.filter((slot) => mayBoot(env, slot)).map((slot) => ({
+    slot,
+    id: slotEntryId(slot),
+    title: grubMenuTitle(slot),
+  }));
+
+function view(env: Grubenv): BootView {
+  const items = menu(env);
+  const index = grubEntryNumber(items, grubenvGet(env, 'saved_entry') ?? '');
+  const committed = items[index < 0 || index >= items.length ? 0 : index]?.slot ?? null;
   const next = grubenvGet(env, 'next_entry') ?? '';
-  const oneShot = entries.some((e) => e.id === next) ? (slotOfEntryId(next) ?? null) : null;
-  const list: BootEntryView[] = [];
-  for (const e of entries) {
-    const slot = slotOfEntryId(e.id);
-    if (slot === undefined) continue;
-    list.push({
-      slot,
-      state: slot === committed ? 'committed' : slot === oneShot ? 'trial' : 'bootable',
-    });
-  }
-  return { bootloader: 'grub', committed, oneShot, entries: list };
+  const oneShot = items.find((i) => i.id === next)?.slot ?? null;
+  const entries: BootEntryView[] = items.map(({ slot }) => ({
+    slot,
+    state: slot === committed ? 'committed' : slot === oneShot ? 'trial' : 'bootable',
+  }));
+  return { bootloader: 'grub', committed, oneShot, entries };
 }
 
 async function requireEntry(files: GrubFiles, slot: SlotId): Promise<string> {
-  const id = slotEntryId(slot);
-  if (!(await readEntries(files)).some((e) => e.id === id)) {
+  await checkCfg(files);
+  if (!mayBoot(await readEnv(files), slot) || (await readEntry(files, slot)) === undefined) {
     throw new MoltError(ErrorCode.BootloaderInvalid, `slot ${slot} has no GRUB menu entry`, {
       hint: 'write the slot and its boot entry before arming or committing it',
     });
   }
-  return id;
+  return slotEntryId(slot);
 }
 
+/** GRUB may no longer boot `slot`: one in-place grubenv write (with a `next_entry` naming it). */
 async function dropEntry(files: GrubFiles, slot: SlotId): Promise<void> {
-  const id = slotEntryId(slot);
-  await writeEntries(
-    files,
-    (await readEntries(files)).filter((e) => e.id !== id),
-  );
-  const env = await readEnv(files);
-  if (grubenvGet(env, 'next_entry') === id) await writeEnv(files, grubenvUnset(env, 'next_entry'));
+  let env = grubenvUnset(await readEnv(files), grubSlotVar(slot));
+  if (grubenvGet(env, 'next_entry') === slotEntryId(slot)) env = grubenvUnset(env, 'next_entry');
+  await writeEnv(files, env);
 }
 
 export function createGrubBootloader(root: string): Bootloader {
   const files = grubFiles(root);
   return {
     async read() {
-      return view(await readEntries(files), await readEnv(files));
+      await checkCfg(files);
+      return view(await readEnv(files));
     },
     removeEntry: (slot) => dropEntry(files, slot),
     markBad: (slot) => dropEntry(files, slot),
     async writeEntry(slot: SlotId, manifest: SlotManifest) {
       const e = await readSlotBootEntry(root, slot, manifest);
-      const entry: GrubMenuEntry = {
-        id: e.id,
-        title: e.title,
-        linux: e.linux,
-        options: e.options,
-        ...(e.initrd === undefined ? {} : { initrd: e.initrd }),
-      };
-      await writeEntries(files, [
-        ...(await readEntries(files)).filter((x) => x.id !== e.id),
-        entry,
-      ]);
+      const text = renderGrubEntry(e);
+      await ensureCfg(files);
+      let env = await readEnv(files);
+      if ((await readEntryText(files, slot)) !== text) {
+        // Never replace a file GRUB may boot from: on FAT a cut rename can break it.
+        if (mayBoot(env, slot)) {
+          await dropEntry(files, slot);
+          env = await readEnv(files);
+        }
+        await writeEntryText(files, slot, text);
+      }
+      await writeEnv(files, grubenvSet(env, grubSlotVar(slot), GrubSlotOk));
     },
     async checkEntry(slot: SlotId, manifest: SlotManifest) {
-      const id = slotEntryId(slot);
-      const written = (await readEntries(files)).find((e) => e.id === id);
+      await checkCfg(files);
+      const written = mayBoot(await readEnv(files), slot)
+        ? await readEntry(files, slot)
+        : undefined;
       await checkWrittenEntry(root, slot, manifest, written);
     },
     async armBootOnce(slot) {
