@@ -16,7 +16,11 @@ import { runPipe, runTool, type RunOptions } from './tools.ts';
 
 export const RootfsFiles = packageFile('deploy', 'image', 'rootfs');
 /** Units of deploy/image/rootfs that every image enables. */
-export const MoltUnits = ['molt-agent.service', 'molt-booted.service'] as const;
+export const MoltUnits = [
+  'molt-agent.service',
+  'molt-booted.service',
+  'molt-emergency-reboot.service',
+] as const;
 
 export interface TreeInputs {
   readonly base: Base;

@@ -5,7 +5,9 @@
  * the real docker-registry as installer images. Broken releases are made from good ones the way a
  * bad release really happens: a kernel command line that panics (`rdinit=` naming nothing, so
  * the kernel cannot find its root and panics), one that hangs in the initramfs (`break=premount`:
- * initramfs-tools drops to a shell), or a root filesystem with a unit that fails (the system is
+ * initramfs-tools drops to a shell), one whose systemd starts in emergency mode
+ * (`systemd.unit=emergency.target`, as after a failed mount: sulogin waits for a console and PID 1
+ * keeps petting the watchdog), or a root filesystem with a unit that fails (the system is
  * `degraded` and never healthy).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -19,7 +21,7 @@ const repoRoot = join(import.meta.dirname, '../../..');
 /** Shared with `molt image build`'s default cache, so the demo, the lab and tests reuse builds. */
 export const imageCache = process.env['MOLT_IMAGE_CACHE'] ?? join(repoRoot, '.molt/images');
 
-export type Breakage = 'none' | 'panic' | 'hang' | 'unhealthy';
+export type Breakage = 'none' | 'panic' | 'hang' | 'emergency' | 'unhealthy';
 
 export interface OsRelease {
   readonly version: string;
@@ -78,7 +80,9 @@ export async function osRelease(
       ? `${cmdline} rdinit=/molt-test-no-init`
       : breakage === 'hang'
         ? `${cmdline} break=premount`
-        : cmdline,
+        : breakage === 'emergency'
+          ? `${cmdline} systemd.unit=emergency.target`
+          : cmdline,
   );
   return { version, dir: out, artifacts };
 }

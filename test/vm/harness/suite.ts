@@ -3,7 +3,8 @@
  * Every real-machine scenario of issue 15 §3 on one VM with one bootloader, in an order where
  * each leaves the machine booted and idle: install + first boot (1), upgrade + reboot + disk
  * read-back + power-on (2), manual rollback (7), a kernel panic (3), never healthy (4), a hang
- * reset by the watchdog (5), power cuts during the slot write and during the reboot (6).
+ * reset by the watchdog (5), emergency mode left by a reboot (5b), power cuts during the slot
+ * write and during the reboot (6).
  * `core` runs only 1 and 2 (the subset in `npm test`).
  */
 import assert from 'node:assert/strict';
@@ -31,7 +32,7 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
     let lab: VmLab | undefined;
     let dir = '';
     let m: RealMachine;
-    const refs = { v1: '', v11: '', panic: '', hang: '', unhealthy: '' };
+    const refs = { v1: '', v11: '', panic: '', hang: '', emergency: '', unhealthy: '' };
     const c: Cursor = { at: 0 };
     before(async () => {
       dir = await mkdtemp(join(repoRoot, '.molt', `vm-${bootloader}-`));
@@ -43,6 +44,7 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       if (scope === 'all') {
         refs.panic = await l.publish('1.2.0-panic', { ...(await osRelease('1.2.0', 'panic')) });
         refs.hang = await l.publish('1.2.0-hang', await osRelease('1.2.0', 'hang'));
+        refs.emergency = await l.publish('1.2.0-emergency', await osRelease('1.2.0', 'emergency'));
         refs.unhealthy = await l.publish('1.2.0-unhealthy', await osRelease('1.2.0', 'unhealthy'));
       }
     });
