@@ -98,6 +98,10 @@ export const RolloutSummaryView = z.object({
   id: z.string(),
   pool: z.string(),
   target: z.object({ version: z.string(), digest: z.string() }),
+  /** What the pool ran before (a rollback's target). */
+  from: z.object({ version: z.string(), digest: z.string() }).optional(),
+  /** The versions of the whole multi-hop path when the target is one step of it. */
+  path: z.array(z.string()).optional(),
   state: RolloutStateSchema,
   createdAt: z.string(),
   counts: RolloutCounts,

@@ -92,6 +92,20 @@ describe('plan: machines and rollout state', () => {
     assert.deepEqual(started(p), ['pinned-to-target']);
   });
 
+  it('never downgrades: a machine newer than the target is skipped, except by a fleet rollback', () => {
+    const machines = [
+      machine('ahead', { version: '2.1.0' }),
+      machine('behind', { version: '1.0.0' }),
+      machine('unknown', { version: undefined }),
+    ];
+    const p = plan(snapshot({ machines }), T0);
+    assert.equal(decisionOf(p, 'ahead').action, 'skipped');
+    assert.equal(codeOf(p, 'ahead'), 'AheadOfTarget');
+    assert.deepEqual(started(p).sort(), ['behind', 'unknown']);
+    const back = plan(snapshot({ machines, rollouts: [rollout({ rollbackOf: 'r0' })] }), T0);
+    assert.deepEqual(started(back).sort(), ['ahead', 'behind', 'unknown']);
+  });
+
   it('reports in-flight, soaking, done and failed machines and does not restart them', () => {
     const s = snapshot({
       policies: [

@@ -7,6 +7,8 @@
  * every machine of the earlier ones is finished — except, for waves and zones, machines that cannot
  * start on their own account (see {@link Blocked}): one machine that is down must not stall a fleet.
  */
+import { compareVersions } from '../releases/order.ts';
+import { parseTag, type TagVersion } from '../releases/tag.ts';
 import type { PoolRules } from './rules.ts';
 import type { Machine, MachinePhase, MachineProgress, Role, Rollout } from './types.ts';
 import { orderHash } from './wariness.ts';
@@ -52,13 +54,44 @@ export interface RolloutShape {
   readonly open: number;
 }
 
-/** `Pinned` to another version, or `AlreadyOnTarget` digest; only for Pending machines. */
+/** Versions read once each (a plan looks at every machine, and a fleet runs a few versions). */
+const parsedVersions = new Map<string, TagVersion | null>();
+function versionOf(text: string): TagVersion | null {
+  let v = parsedVersions.get(text);
+  if (v === undefined) {
+    const parsed = parseTag(text);
+    v = parsed.ok ? parsed.version : null;
+    if (parsedVersions.size > 10_000) parsedVersions.clear();
+    parsedVersions.set(text, v);
+  }
+  return v;
+}
+
+/** Whether the machine runs a newer version than the rollout's target (both readable). */
+function aheadOf(m: Machine, r: Rollout): boolean {
+  if (m.version === undefined) return false;
+  const mine = versionOf(m.version);
+  const target = versionOf(r.target.version);
+  return mine !== null && target !== null && compareVersions(mine, target) > 0;
+}
+
+/**
+ * `Pinned` to another version, `AlreadyOnTarget` digest, or `AheadOfTarget`: a rollout never
+ * downgrades a machine (a step of a multi-hop path, a machine upgraded by hand); only a fleet
+ * rollback goes back on purpose. Only for Pending machines.
+ */
 export function skipOf(m: Machine, r: Rollout): Reason | undefined {
   if (m.pin !== undefined && m.pin.version !== r.target.version) {
     return { code: 'Pinned', message: `pinned to ${m.pin.version}: ${m.pin.reason}` };
   }
   if (m.digest === r.target.digest) {
     return { code: 'AlreadyOnTarget', message: `already on ${r.target.version}` };
+  }
+  if (r.rollbackOf === undefined && aheadOf(m, r)) {
+    return {
+      code: 'AheadOfTarget',
+      message: `runs ${String(m.version)}, newer than ${r.target.version}: a rollout never downgrades`,
+    };
   }
   return undefined;
 }

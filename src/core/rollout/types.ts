@@ -156,6 +156,11 @@ export interface Rollout {
   readonly phased?: { readonly startFraction: number; readonly durationMs: number };
   /** Per machine id; machines of the pool missing here are `Pending`. */
   readonly machines: Readonly<Record<string, MachineProgress>>;
+  /**
+   * When the target is a step on a multi-hop path (an `upgrade-from` range kept the pool from
+   * going straight to the newest release): the versions of the whole path, this target first.
+   */
+  readonly path?: readonly string[];
   /** The release most of the pool ran when the rollout was created (what a rollback returns to). */
   readonly from?: { readonly version: string; readonly digest: string };
   /**
@@ -230,7 +235,7 @@ export interface MachineDecision {
   readonly rollout: string;
   readonly machine: string;
   readonly action: DecisionAction;
-  /** For `wait` (and `skipped`: `Pinned`/`AlreadyOnTarget`): the first refusing check. */
+  /** For `wait` (and `skipped`: `Pinned`/`AlreadyOnTarget`/`AheadOfTarget`): the first refusing check. */
   readonly reason?: { readonly code: string; readonly message: string };
   /** 0 = canary; 1.. = the batch (wave) the machine belongs to. */
   readonly batch: number;

@@ -90,6 +90,8 @@ function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): R
     id: r.id,
     pool: r.pool,
     target: { version: r.target.version, digest: r.target.digest },
+    ...(r.from !== undefined && { from: { version: r.from.version, digest: r.from.digest } }),
+    ...(r.path !== undefined && { path: [...r.path] }),
     state: r.state,
     createdAt: iso(r.createdAt),
     counts: countsOf(machines),

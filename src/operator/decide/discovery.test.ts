@@ -79,11 +79,60 @@ describe('rolloutsToCreate', () => {
         target: { version: '1.1.0', digest: r11.digest },
         state: 'Active',
         createdAt: 7,
-        // What the pool ran before (the agent did not report a version: the digest stands in).
-        from: { version: r10.digest, digest: r10.digest },
+        // What the pool ran before, named by the release list (the agent reported no version).
+        from: { version: '1.0.0', digest: r10.digest },
         machines: {},
       },
     ]);
+  });
+
+  it('walks a multi-hop path one rollout per step: 1.6 never jumps to a 1.8 whose upgrade-from excludes it', () => {
+    const r16 = release('1.6.0', ['stable'], '6');
+    const r172 = { ...release('1.7.2', ['stable'], '7'), upgradeFrom: '>=1.6.0' };
+    const r18 = { ...release('1.8.0', ['stable'], '8'), upgradeFrom: '>=1.7.0' };
+    const releases = [r18, r172, r16];
+    const first = rolloutsToCreate({
+      pools,
+      releases,
+      rollouts: [],
+      machines: [machine('w-1', r16.digest), machine('w-2', r16.digest)],
+      now: 1,
+    });
+    assert.deepEqual(
+      first.map((r) => [r.target.version, r.path, r.from?.version]),
+      [['1.7.2', ['1.7.2', '1.8.0'], '1.6.0']],
+    );
+    // The step completed: the next pass takes the last step, a direct upgrade (no path).
+    const done: Rollout = { ...first[0]!, state: 'Completed' };
+    const second = rolloutsToCreate({
+      pools,
+      releases,
+      rollouts: [done],
+      machines: [machine('w-1', r172.digest), machine('w-2', r172.digest)],
+      now: 2,
+    });
+    assert.deepEqual(
+      second.map((r) => [r.target.version, r.path, r.from?.version]),
+      [['1.8.0', undefined, '1.7.2']],
+    );
+    // The oldest machine decides where the path starts; a pinned one is left where it is.
+    const pinned = { ...machine('w-3', r16.digest), pin: { version: '1.6.0', reason: 'x' } };
+    const mixed = rolloutsToCreate({
+      pools,
+      releases,
+      rollouts: [],
+      machines: [machine('w-1', r172.digest), machine('w-2', r16.digest), pinned],
+      now: 3,
+    });
+    assert.equal(mixed[0]?.target.version, '1.7.2');
+    const onlyPinnedOld = rolloutsToCreate({
+      pools,
+      releases,
+      rollouts: [],
+      machines: [machine('w-1', r172.digest), pinned],
+      now: 3,
+    });
+    assert.equal(onlyPinnedOld[0]?.target.version, '1.8.0');
   });
 
   it('waits for approval where the pool requires it', () => {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Which rollouts a discovery pass starts (docs/adr/0005 §4). A pool's candidate release is either
- * the newest eligible release of its channel (core's `selectLatest`: official, in the channel,
- * signed when required), or — with `promoteFrom` — the target of the newest rollout the other
- * pool completed (dev → staging → prod). A candidate younger than the pool's `minReleaseAgeMs`
+ * the next step on the path to the newest eligible release of its channel (core's `selectLatest`:
+ * official, in the channel, signed when required, reachable through `upgrade-from` ranges from
+ * the oldest release the pool's machines run — a multi-hop path is walked as one rollout per
+ * step), or — with `promoteFrom` — the target of the newest rollout the other pool completed
+ * (dev → staging → prod). A candidate younger than the pool's `minReleaseAgeMs`
  * (counted from when this operator first saw it) waits.
  *
  * A rollout is created once per (pool, release digest) — never again after it completed, halted
@@ -12,8 +14,10 @@
  * does not count), and only when the pool has no rollout running.
  * Pools that require approval get their rollout in `AwaitingApproval`.
  */
+import { compareVersions } from '../../core/releases/order.ts';
 import type { Release } from '../../core/releases/release.ts';
 import { selectLatest } from '../../core/releases/select.ts';
+import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 
@@ -28,17 +32,18 @@ export interface DiscoveryInput {
   readonly requireSignature?: boolean;
 }
 
-/** What a pool would move to, and since when it has been known. */
+/** What a pool would move to: a release, and the versions of the whole path when it is a step on one. */
 interface Candidate {
   readonly version: string;
   readonly digest: string;
+  readonly path?: readonly string[];
 }
 
 export const rolloutId = (pool: string, r: Candidate): string =>
   `${pool}-${r.version}-${r.digest.slice(r.digest.indexOf(':') + 1, r.digest.indexOf(':') + 9)}`;
 
 function newRollout(pool: Pool, target: Candidate, i: DiscoveryInput): Rollout {
-  const from = previousRelease(pool.name, i.machines, target.digest);
+  const from = previousRelease(pool.name, i.machines, target.digest, i.releases);
   const now = i.now;
   return {
     id: rolloutId(pool.name, target),
@@ -48,6 +53,7 @@ function newRollout(pool: Pool, target: Candidate, i: DiscoveryInput): Rollout {
     createdAt: now,
     ...(pool.phased !== undefined && { phased: pool.phased }),
     ...(from !== undefined && { from }),
+    ...(target.path !== undefined && { path: target.path }),
     machines: {},
   };
 }
@@ -58,15 +64,42 @@ function promoted(from: string, rollouts: readonly Rollout[]): Candidate | undef
   return done.sort((a, b) => b.createdAt - a.createdAt)[0]?.target;
 }
 
+/**
+ * The version a pool's path starts from: the oldest release its machines run (pinned machines
+ * aside: rollouts skip them), read from the release list by digest, else from the version the
+ * agent reported. Undefined when none is known: every release is then reachable.
+ */
+export function poolCurrent(
+  pool: string,
+  machines: readonly Machine[],
+  releases: readonly Release[],
+): TagVersion | undefined {
+  let oldest: TagVersion | undefined;
+  for (const m of machines) {
+    if (m.pool !== pool || m.pin !== undefined || m.digest === undefined) continue;
+    const tag = releases.find((r) => r.digest === m.digest)?.tag ?? m.version;
+    const parsed = tag === undefined ? undefined : parseTag(tag);
+    if (parsed?.ok !== true) continue;
+    if (oldest === undefined || compareVersions(parsed.version, oldest) < 0)
+      oldest = parsed.version;
+  }
+  return oldest;
+}
+
 function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
   if (pool.promoteFrom !== undefined) return promoted(pool.promoteFrom, i.rollouts);
   if (pool.channel === undefined) return undefined;
   const selection = selectLatest({
     releases: i.releases,
     channel: pool.channel,
+    current: poolCurrent(pool.name, i.machines, i.releases)?.tag,
     requireSignature: i.requireSignature,
   });
-  return selection.found ? selection.release : undefined;
+  if (!selection.found) return undefined;
+  // One rollout per step: the next step first; the pass after it completes takes the next one.
+  const [step] = selection.path;
+  if (step === undefined || selection.path.length === 1) return selection.release;
+  return { version: step.version, digest: step.digest, path: selection.path.map((r) => r.version) };
 }
 
 function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
@@ -141,16 +174,21 @@ export function withdrawnRollouts(
   return out;
 }
 
-/** The release most machines of the pool run, other than `target`: a new rollout's `from`. */
+/**
+ * The release most machines of the pool run, other than `target`: a new rollout's `from`. Its
+ * version is the release's (by digest), else what the agent reported, else the digest itself.
+ */
 export function previousRelease(
   pool: string,
   machines: readonly Machine[],
   target: string,
+  releases: readonly Release[] = [],
 ): { version: string; digest: string } | undefined {
   const counts = new Map<string, { version: string; digest: string; n: number }>();
   for (const m of machines) {
     if (m.pool !== pool || m.digest === undefined || m.digest === target) continue;
-    const c = counts.get(m.digest) ?? { version: m.version ?? m.digest, digest: m.digest, n: 0 };
+    const version = releases.find((r) => r.digest === m.digest)?.version ?? m.version ?? m.digest;
+    const c = counts.get(m.digest) ?? { version, digest: m.digest, n: 0 };
     c.n++;
     counts.set(m.digest, c);
   }

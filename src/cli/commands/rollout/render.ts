@@ -14,6 +14,12 @@ export function describeRollout(r: RolloutView): string {
     `rollout:  ${r.id}`,
     `pool:     ${r.pool}`,
     `target:   ${r.target.version} (${r.target.digest})`,
+    ...(r.from === undefined ? [] : [`from:     ${r.from.version} (${r.from.digest})`]),
+    ...(r.path === undefined
+      ? []
+      : [
+          `path:     ${[r.from?.version ?? '…', ...r.path].join(' → ')} (a step; the next starts when this completes)`,
+        ]),
     `state:    ${r.state}`,
     `created:  ${r.createdAt}`,
     `progress: ${progressLine(r)}`,
