@@ -391,7 +391,7 @@ describe('plan: rollout shape', () => {
     assert.deepEqual(started(plan(next, T0)), ['a1']);
   });
 
-  it('does not let a machine that is down hold back the next zone, but a down canary holds the rollout', () => {
+  it('does not let a machine that is down hold back the next zone, nor be picked as a canary', () => {
     const zoned = (id: string, zone: string, over: Partial<Machine> = {}): Machine =>
       machine(id, { labels: { zone }, ...over });
     const machines = [zoned('a1', 'a', { available: false }), zoned('a2', 'a'), zoned('b1', 'b')];
@@ -412,7 +412,30 @@ describe('plan: rollout shape', () => {
       snapshot({ machines: downCanary, policies: [{ kind: 'canary', count: 1, soakMs: 0 }] }),
       T0,
     );
-    assert.deepEqual(started(held), []);
+    // Issue 16: the canary is one that can start; the down machine joins a wave later.
+    assert.equal(started(held).length, 1);
+    assert.notEqual(started(held)[0], canaryId);
+    assert.equal(decisionOf(held, canaryId).batch, 1);
+  });
+
+  it('keeps a canary that started as the canary, and never picks a held machine (issue 16)', () => {
+    const policies = [{ kind: 'canary', count: 1, soakMs: 0 } as const];
+    const machines = workers(4);
+    const first = plan(snapshot({ machines, policies }), T0);
+    const canary = first.decisions.find((d) => d.batch === 0)!.machine;
+    const held = machines.map((m) =>
+      m.id === canary ? { ...m, hold: { reason: 'investigating', until: T0 + HOUR } } : m,
+    );
+    const p = plan(snapshot({ machines: held, policies }), T0);
+    assert.equal(codeOf(p, canary), WaitReason.Held);
+    assert.equal(decisionOf(p, canary).batch, 1, 'the held machine is not a canary');
+    const [next] = started(p);
+    assert.ok(next !== undefined && next !== canary, 'another machine canaries now');
+    // Once it runs it stays the canary, even when the held machine is free again.
+    const running = rollout({ machines: { [next]: inFlight() } });
+    const later = plan(snapshot({ machines, policies, rollouts: [running] }), T0);
+    assert.equal(decisionOf(later, next).batch, 0);
+    assert.deepEqual(started(later), [], 'the waves wait for the running canary');
   });
 
   it('lets a machine in only when the phased fraction reaches its wariness', () => {

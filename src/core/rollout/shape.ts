@@ -2,13 +2,13 @@
 /**
  * The structure of one rollout (ADR 0005 §1–2): its machines in order — control plane first, then
  * by zone (with one-zone-at-a-time), then by the stable hash of (rollout, machine) — with the
- * canary set (the first N machines that are not skipped), the waves (batches of the tightest
+ * canary set (the machines that started as canaries, then the first that can start), the waves (batches of the tightest
  * concurrency limit, with a batch soak) and the current zone per role. A later group waits until
  * every machine of the earlier ones is finished — except, for waves and zones, machines that cannot
  * start on their own account (see {@link Blocked}): one machine that is down must not stall a fleet.
  */
 import { compareVersions } from '../releases/order.ts';
-import { parseTag, type TagVersion } from '../releases/tag.ts';
+import { parseTag } from '../releases/tag.ts';
 import type { PoolRules } from './rules.ts';
 import type { Machine, MachinePhase, MachineProgress, Role, Rollout } from './types.ts';
 import { orderHash } from './wariness.ts';
@@ -54,26 +54,31 @@ export interface RolloutShape {
   readonly open: number;
 }
 
-/** Versions read once each (a plan looks at every machine, and a fleet runs a few versions). */
-const parsedVersions = new Map<string, TagVersion | null>();
-function versionOf(text: string): TagVersion | null {
-  let v = parsedVersions.get(text);
-  if (v === undefined) {
-    const parsed = parseTag(text);
-    v = parsed.ok ? parsed.version : null;
-    if (parsedVersions.size > 10_000) parsedVersions.clear();
-    parsedVersions.set(text, v);
+/**
+ * Whether a machine version is newer than a target version, computed once per pair: a plan looks
+ * at every machine (100,000 in P2) and a fleet runs a few versions. Unreadable versions: false.
+ */
+const aheadCache = new Map<string, Map<string, boolean>>();
+function newerThan(version: string, target: string): boolean {
+  let byVersion = aheadCache.get(target);
+  if (byVersion === undefined) {
+    if (aheadCache.size >= 1_000) aheadCache.clear();
+    byVersion = new Map();
+    aheadCache.set(target, byVersion);
   }
-  return v;
+  let ahead = byVersion.get(version);
+  if (ahead === undefined) {
+    const mine = parseTag(version);
+    const theirs = parseTag(target);
+    ahead = mine.ok && theirs.ok && compareVersions(mine.version, theirs.version) > 0;
+    if (byVersion.size >= 10_000) byVersion.clear();
+    byVersion.set(version, ahead);
+  }
+  return ahead;
 }
 
-/** Whether the machine runs a newer version than the rollout's target (both readable). */
-function aheadOf(m: Machine, r: Rollout): boolean {
-  if (m.version === undefined) return false;
-  const mine = versionOf(m.version);
-  const target = versionOf(r.target.version);
-  return mine !== null && target !== null && compareVersions(mine, target) > 0;
-}
+const aheadOf = (m: Machine, r: Rollout): boolean =>
+  m.version !== undefined && newerThan(m.version, r.target.version);
 
 /**
  * `Pinned` to another version, `AlreadyOnTarget` digest, or `AheadOfTarget`: a rollout never
@@ -183,22 +188,51 @@ function ordered(
   return result;
 }
 
-function entriesOf(o: Ordered, r: Rollout, rules: PoolRules): Entry[] {
-  const canaries = rules.canary?.count ?? 0;
+/**
+ * The canaries: machines that already started take the slots first (a canary stays one once it
+ * ran), then, in order, Pending machines that can start now — a held, down or busy machine is
+ * never picked, so the canary phase does not wait on it while free machines idle (issue 16). It
+ * joins a wave when it can.
+ */
+function canariesOf(
+  o: Ordered,
+  r: Rollout,
+  skips: readonly (Reason | undefined)[],
+  slots: number,
+  blocked: Blocked,
+): Set<Machine> {
+  const chosen = new Set<Machine>();
+  if (slots <= 0) return chosen;
+  const phaseOf = (m: Machine): MachinePhase => r.machines[m.id]?.phase ?? 'Pending';
+  o.machines.forEach((m, k) => {
+    if (chosen.size < slots && skips[k] === undefined && phaseOf(m) !== 'Pending') chosen.add(m);
+  });
+  o.machines.forEach((m, k) => {
+    if (chosen.size >= slots || skips[k] !== undefined || phaseOf(m) !== 'Pending') return;
+    if (!blocked(m)) chosen.add(m);
+  });
+  return chosen;
+}
+
+function entriesOf(o: Ordered, r: Rollout, rules: PoolRules, blocked: Blocked): Entry[] {
   const size = rules.batches === undefined ? Infinity : rules.batchSize;
+  const skips = o.machines.map((m) =>
+    (r.machines[m.id]?.phase ?? 'Pending') === 'Pending' ? skipOf(m, r) : undefined,
+  );
+  const canaries = canariesOf(o, r, skips, rules.canary?.count ?? 0, blocked);
   let taken = 0;
   return o.machines.map((machine, k) => {
     const progress = r.machines[machine.id];
     const phase = progress?.phase ?? 'Pending';
-    const skip = phase === 'Pending' ? skipOf(machine, r) : undefined;
+    const skip = skips[k];
     const zoneRank = o.ranks[k] ?? 0;
     if (skip !== undefined) {
       return { machine, progress, phase, skip, canary: false, batch: 1, zoneRank };
     }
-    const i = taken++;
-    const canary = i < canaries;
-    const batch = canary ? 0 : 1 + Math.floor((i - canaries) / size);
-    return { machine, progress, phase, skip, canary, batch, zoneRank };
+    if (canaries.has(machine))
+      return { machine, progress, phase, skip, canary: true, batch: 0, zoneRank };
+    const batch = 1 + Math.floor(taken++ / size);
+    return { machine, progress, phase, skip, canary: false, batch, zoneRank };
   });
 }
 
@@ -223,7 +257,7 @@ interface Tally {
 /**
  * Whether a Pending machine cannot start for reasons of its own (down, held, busy in another
  * rollout, not yet phased in). Such a machine does not hold later waves and zones back — it joins
- * when it can — but it does hold back the rest of the rollout while it is a canary.
+ * when it can — and, while Pending, is not picked as a canary.
  */
 export type Blocked = (m: Machine) => boolean;
 
@@ -264,7 +298,7 @@ export interface ShapeInput {
 export function shapeRollout(input: ShapeInput): RolloutShape {
   const { all, pool, rollout: r, rules, blocked } = input;
   const o = ordered(all, pool, r, rules);
-  const entries = entriesOf(o, r, rules);
+  const entries = entriesOf(o, r, rules, blocked);
   const t: Tally = {
     ...{ canaryOpen: 0, canaryLastFinish: undefined, failed: 0, skipped: 0, open: 0 },
     ...{ batchOpen: [0], batchLastFinish: [-Infinity], zoneMin: new Map<Role, number>() },
