@@ -15,7 +15,7 @@ import {
   type ScopeRules,
 } from './rules.ts';
 import type { FleetSnapshot, Machine, Pool, Refusal, Rollout, StartRecord } from './types.ts';
-import { skipOf } from './shape.ts';
+import { skipOf } from './skip.ts';
 import { WindowMemo } from './window-memo.ts';
 
 /** Per cluster: control-plane machines upgrading (in flight or soaking) and down otherwise. */

@@ -7,16 +7,10 @@
  * every machine of the earlier ones is finished — except, for waves and zones, machines that cannot
  * start on their own account (see {@link Blocked}): one machine that is down must not stall a fleet.
  */
-import { compareVersions } from '../releases/order.ts';
-import { parseTag } from '../releases/tag.ts';
 import type { PoolRules } from './rules.ts';
 import type { Machine, MachinePhase, MachineProgress, Role, Rollout } from './types.ts';
 import { orderHash } from './wariness.ts';
-
-export interface Reason {
-  readonly code: string;
-  readonly message: string;
-}
+import { skipOf, type Reason } from './skip.ts';
 
 export interface Entry {
   readonly machine: Machine;
@@ -52,53 +46,6 @@ export interface RolloutShape {
   readonly skipped: number;
   /** Machines Pending (not skipped) or InFlight. */
   readonly open: number;
-}
-
-/**
- * Whether a machine version is newer than a target version, computed once per pair: a plan looks
- * at every machine (100,000 in P2) and a fleet runs a few versions. Unreadable versions: false.
- */
-const aheadCache = new Map<string, Map<string, boolean>>();
-function newerThan(version: string, target: string): boolean {
-  let byVersion = aheadCache.get(target);
-  if (byVersion === undefined) {
-    if (aheadCache.size >= 1_000) aheadCache.clear();
-    byVersion = new Map();
-    aheadCache.set(target, byVersion);
-  }
-  let ahead = byVersion.get(version);
-  if (ahead === undefined) {
-    const mine = parseTag(version);
-    const theirs = parseTag(target);
-    ahead = mine.ok && theirs.ok && compareVersions(mine.version, theirs.version) > 0;
-    if (byVersion.size >= 10_000) byVersion.clear();
-    byVersion.set(version, ahead);
-  }
-  return ahead;
-}
-
-const aheadOf = (m: Machine, r: Rollout): boolean =>
-  m.version !== undefined && newerThan(m.version, r.target.version);
-
-/**
- * `Pinned` to another version, `AlreadyOnTarget` digest, or `AheadOfTarget`: a rollout never
- * downgrades a machine (a step of a multi-hop path, a machine upgraded by hand); only a fleet
- * rollback goes back on purpose. Only for Pending machines.
- */
-export function skipOf(m: Machine, r: Rollout): Reason | undefined {
-  if (m.pin !== undefined && m.pin.version !== r.target.version) {
-    return { code: 'Pinned', message: `pinned to ${m.pin.version}: ${m.pin.reason}` };
-  }
-  if (m.digest === r.target.digest) {
-    return { code: 'AlreadyOnTarget', message: `already on ${r.target.version}` };
-  }
-  if (r.rollbackOf === undefined && aheadOf(m, r)) {
-    return {
-      code: 'AheadOfTarget',
-      message: `runs ${String(m.version)}, newer than ${r.target.version}: a rollout never downgrades`,
-    };
-  }
-  return undefined;
 }
 
 const NO_ZONE = '(no zone)';
@@ -198,9 +145,9 @@ function canariesOf(
   o: Ordered,
   r: Rollout,
   skips: readonly (Reason | undefined)[],
-  slots: number,
-  blocked: Blocked,
+  c: { readonly slots: number; readonly blocked: Blocked },
 ): Set<Machine> {
+  const { slots, blocked } = c;
   const chosen = new Set<Machine>();
   if (slots <= 0) return chosen;
   const phaseOf = (m: Machine): MachinePhase => r.machines[m.id]?.phase ?? 'Pending';
@@ -219,7 +166,7 @@ function entriesOf(o: Ordered, r: Rollout, rules: PoolRules, blocked: Blocked): 
   const skips = o.machines.map((m) =>
     (r.machines[m.id]?.phase ?? 'Pending') === 'Pending' ? skipOf(m, r) : undefined,
   );
-  const canaries = canariesOf(o, r, skips, rules.canary?.count ?? 0, blocked);
+  const canaries = canariesOf(o, r, skips, { slots: rules.canary?.count ?? 0, blocked });
   let taken = 0;
   return o.machines.map((machine, k) => {
     const progress = r.machines[machine.id];

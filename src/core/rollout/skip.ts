@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Which pending machines a rollout passes over for good (ADR 0005 §2): pinned to another version,
+ * already on the target, or ahead of it — a rollout never downgrades.
+ */
+import { compareVersions } from '../releases/order.ts';
+import { parseTag } from '../releases/tag.ts';
+import type { Machine, Rollout } from './types.ts';
+
+/** Why a machine is skipped or waits. */
+export interface Reason {
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * Whether a machine version is newer than a target version, computed once per pair: a plan looks
+ * at every machine (100,000 in P2) and a fleet runs a few versions. Unreadable versions: false.
+ */
+const aheadCache = new Map<string, Map<string, boolean>>();
+function newerThan(version: string, target: string): boolean {
+  let byVersion = aheadCache.get(target);
+  if (byVersion === undefined) {
+    if (aheadCache.size >= 1_000) aheadCache.clear();
+    byVersion = new Map();
+    aheadCache.set(target, byVersion);
+  }
+  let ahead = byVersion.get(version);
+  if (ahead === undefined) {
+    const mine = parseTag(version);
+    const theirs = parseTag(target);
+    ahead = mine.ok && theirs.ok && compareVersions(mine.version, theirs.version) > 0;
+    if (byVersion.size >= 10_000) byVersion.clear();
+    byVersion.set(version, ahead);
+  }
+  return ahead;
+}
+
+const aheadOf = (m: Machine, r: Rollout): boolean =>
+  m.version !== undefined && newerThan(m.version, r.target.version);
+
+/**
+ * `Pinned` to another version, `AlreadyOnTarget` digest, or `AheadOfTarget`: a rollout never
+ * downgrades a machine (a step of a multi-hop path, a machine upgraded by hand); only a fleet
+ * rollback goes back on purpose. Only for Pending machines.
+ */
+export function skipOf(m: Machine, r: Rollout): Reason | undefined {
+  if (m.pin !== undefined && m.pin.version !== r.target.version) {
+    return { code: 'Pinned', message: `pinned to ${m.pin.version}: ${m.pin.reason}` };
+  }
+  if (m.digest === r.target.digest) {
+    return { code: 'AlreadyOnTarget', message: `already on ${r.target.version}` };
+  }
+  if (r.rollbackOf === undefined && aheadOf(m, r)) {
+    return {
+      code: 'AheadOfTarget',
+      message: `runs ${String(m.version)}, newer than ${r.target.version}: a rollout never downgrades`,
+    };
+  }
+  return undefined;
+}
