@@ -193,7 +193,7 @@ describe('GRUB back-end and grub-reboot / grub-set-default', () => {
       assert.equal((await b.read()).oneShot, null);
       assert.equal(
         (await run('grub-editenv', [join(root, 'esp', 'grub', 'grubenv'), 'list'])).stdout,
-        'molt_a=ok\nmolt_b=ok\nsaved_entry=molt-b\n',
+        'molt_a=ok\nmolt_a_version=1.1.0\nmolt_b=ok\nmolt_b_version=1.2.0\nsaved_entry=molt-b\n',
       );
     } finally {
       await remove();

@@ -25,6 +25,7 @@ import {
   grubMenuTitle,
   grubSlotVar,
   GrubSlotOk,
+  grubVersionVar,
   parseGrubEntry,
   type GrubMenuEntry,
 } from './grub-cfg.ts';
@@ -108,7 +109,7 @@ function menu(vars: ReadonlyMap<string, string>): MenuItem[] {
   return SlotIds.filter(listed).map((slot) => ({
     slot,
     id: slotEntryId(slot),
-    title: grubMenuTitle(slot),
+    title: grubMenuTitle(slot, vars.get(grubVersionVar(slot)) ?? ''),
   }));
 }
 

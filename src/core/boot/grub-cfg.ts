@@ -48,13 +48,23 @@ export function grubEntryPath(slot: SlotId): string {
   return `/molt/${slotDir(slot)}/grub.cfg`;
 }
 
-/** The menu GRUB builds: menu titles and ids of the slots grubenv lets boot, A before B. */
-export function grubMenuTitle(slot: SlotId): string {
-  return `molt slot ${slot}`;
+/** The grubenv variable holding the version a slot's menu title shows. */
+export function grubVersionVar(slot: SlotId): string {
+  return `molt_${slotDir(slot)}_version`;
+}
+
+/** What molt stores in {@link grubVersionVar}: the version if plain and short, else `?`. */
+export function grubTitleVersion(version: string): string {
+  return /^[A-Za-z0-9._+~-]{1,64}$/.test(version) ? version : '?';
+}
+
+/** A slot's menu title, as GRUB expands it: `molt 1.1.0 (slot B)`. */
+export function grubMenuTitle(slot: SlotId, version: string): string {
+  return `molt ${version} (slot ${slot})`;
 }
 
 const menuEntry = (slot: SlotId): string => `if [ "\${${grubSlotVar(slot)}}" = ${GrubSlotOk} ]; then
-  menuentry '${grubMenuTitle(slot)}' --id molt-${slotDir(slot)} {
+  menuentry "molt \${${grubVersionVar(slot)}} (slot ${slot})" --id molt-${slotDir(slot)} {
     source ${grubEntryPath(slot)}
   }
 fi
@@ -62,8 +72,8 @@ fi
 
 /** The whole grub.cfg: written once, never rewritten (see the file comment). */
 export const GrubCfg = `# Written by molt when the machine was installed, and never rewritten (docs/adr/0008).
-# Which slots may boot (molt_a, molt_b = ok), boot-once and commit (next_entry, saved_entry)
-# live in grubenv; each slot's kernel line in /molt/<slot>/grub.cfg.
+# Which slots may boot (molt_a, molt_b = ok) and their versions, boot-once and commit
+# (next_entry, saved_entry) live in grubenv; each slot's kernel line in /molt/<slot>/grub.cfg.
 set timeout=0
 if [ -s $prefix/grubenv ]; then
   set have_grubenv=true

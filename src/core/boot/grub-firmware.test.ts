@@ -55,7 +55,7 @@ describe('GRUB files', () => {
     assert.match(cfg, /if \[ "\$\{saved_entry\}" = molt-b \]; then set fallback=1; fi/);
     assert.match(
       cfg,
-      /if \[ "\$\{molt_b\}" = ok \]; then\n {2}menuentry 'molt slot B' --id molt-b \{\n {4}source \/molt\/b\/grub\.cfg\n/,
+      /if \[ "\$\{molt_b\}" = ok \]; then\n {2}menuentry "molt \$\{molt_b_version\} \(slot B\)" --id molt-b \{\n {4}source \/molt\/b\/grub\.cfg\n/,
     );
   });
 

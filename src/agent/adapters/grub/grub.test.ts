@@ -59,6 +59,11 @@ describe('GrubBootloader files', () => {
       assert.equal(grubenvGet(env, 'saved_entry'), 'molt-a');
       assert.equal(grubenvGet(env, 'next_entry'), 'molt-b');
       assert.deepEqual([grubenvGet(env, 'molt_a'), grubenvGet(env, 'molt_b')], ['ok', 'ok']);
+      // The versions the menu titles show: `molt 1.0.0 (slot A)`.
+      assert.deepEqual(
+        [grubenvGet(env, 'molt_a_version'), grubenvGet(env, 'molt_b_version')],
+        ['1.0.0', '1.2.0'],
+      );
     } finally {
       await remove();
     }

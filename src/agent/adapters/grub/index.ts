@@ -3,8 +3,9 @@
  * GrubBootloader (docs/adr/0004 §4, files in core/boot/grub-cfg.ts): grub.cfg is written once and
  * never changed; every change of state is an in-place rewrite of `esp/grub/grubenv`, with the
  * same edits as GRUB's own tools:
- * - a slot may boot while `molt_<x>=ok` (set by writeEntry; unset by removeEntry and markBad, with
- *   a `next_entry` naming it); its entry file `esp/molt/<x>/grub.cfg` is rewritten only while unset;
+ * - a slot may boot while `molt_<x>=ok` (set by writeEntry with `molt_<x>_version`, its menu
+ *   title's version; unset by removeEntry and markBad, with a `next_entry` naming it); its entry
+ *   file `esp/molt/<x>/grub.cfg` is rewritten only while unset;
  * - arm = `grub-reboot molt-x` (restore a `prev_saved_entry`, then `next_entry=molt-x`);
  * - commit = `grub-set-default molt-x` (unset `prev_saved_entry` and `next_entry`, `saved_entry=molt-x`);
  * - disarm = unset a non-empty `next_entry`.
@@ -16,6 +17,8 @@ import {
   grubMenuTitle,
   grubSlotVar,
   GrubSlotOk,
+  grubTitleVersion,
+  grubVersionVar,
   renderGrubEntry,
 } from '../../../core/boot/grub-cfg.ts';
 import { grubenvGet, grubenvSet, grubenvUnset, type Grubenv } from '../../../core/boot/grubenv.ts';
@@ -45,7 +48,7 @@ const menu = (env: Grubenv): { slot: SlotId; id: string; title: string }[] =>
   SlotIds.filter((slot) => mayBoot(env, slot)).map((slot) => ({
     slot,
     id: slotEntryId(slot),
-    title: grubMenuTitle(slot),
+    title: grubMenuTitle(slot, grubenvGet(env, grubVersionVar(slot)) ?? ''),
   }));
 
 function view(env: Grubenv): BootView {
@@ -73,7 +76,10 @@ async function requireEntry(files: GrubFiles, slot: SlotId): Promise<string> {
 
 /** GRUB may no longer boot `slot`: one in-place grubenv write (with a `next_entry` naming it). */
 async function dropEntry(files: GrubFiles, slot: SlotId): Promise<void> {
-  let env = grubenvUnset(await readEnv(files), grubSlotVar(slot));
+  let env = grubenvUnset(
+    grubenvUnset(await readEnv(files), grubSlotVar(slot)),
+    grubVersionVar(slot),
+  );
   if (grubenvGet(env, 'next_entry') === slotEntryId(slot)) env = grubenvUnset(env, 'next_entry');
   await writeEnv(files, env);
 }
@@ -100,7 +106,11 @@ export function createGrubBootloader(root: string): Bootloader {
         }
         await writeEntryText(files, slot, text);
       }
-      await writeEnv(files, grubenvSet(env, grubSlotVar(slot), GrubSlotOk));
+      const version = grubTitleVersion(manifest.version);
+      await writeEnv(
+        files,
+        grubenvSet(grubenvSet(env, grubSlotVar(slot), GrubSlotOk), grubVersionVar(slot), version),
+      );
     },
     async checkEntry(slot: SlotId, manifest: SlotManifest) {
       await checkCfg(files);
