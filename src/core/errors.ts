@@ -161,6 +161,8 @@ export const ErrorCode = {
   RolloutExists: 'MOLT_ROLLOUT_EXISTS',
   /** A rollout id the operator does not know. */
   RolloutNotFound: 'MOLT_ROLLOUT_NOT_FOUND',
+  /** An upgrade to the image the machine already boots: it would give up the fallback (force it). */
+  AlreadyRunning: 'MOLT_ALREADY_RUNNING',
   /** A machine that already has progress in the rollout: it is never started twice. */
   AlreadyStarted: 'MOLT_ALREADY_STARTED',
   /** Another operator leads; only the leader acts (ask it, or wait for its claim to expire). */

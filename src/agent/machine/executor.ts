@@ -10,7 +10,7 @@ import type { Command, CommandType } from '../../core/upgrade/commands.ts';
 import type { CommandOutcome } from '../../core/upgrade/events.ts';
 import type { Operation } from '../../core/upgrade/state.ts';
 import type { KubeOutcome } from '../ports/kube-node.ts';
-import type { InPlaceWrite, PullProgress } from '../ports/image-source.ts';
+import type { InPlaceWrite, PullProgress, ResolvedImage } from '../ports/image-source.ts';
 import type { SlotId } from '../../core/slots/slot.ts';
 import { waitHealthy } from './health.ts';
 import type { MachinePorts } from './ports.ts';
@@ -81,10 +81,35 @@ async function inPlaceWrite(
   };
 }
 
+/**
+ * Refuses a pull of the image the booted slot already runs (issue 16): the upgrade would cordon,
+ * drain and reboot for nothing, and leave both slots on one release — no fallback. `force` allows it.
+ */
+function sameImageGuard(
+  c: Extract<Command, { type: 'PullImage' }>,
+  p: MachinePorts,
+): ((image: ResolvedImage) => Promise<void>) | undefined {
+  if (c.force) return undefined;
+  const booted = c.slot === 'A' ? 'B' : 'A';
+  return async (image) => {
+    const running = await p.slots.manifest(booted);
+    if (running?.status !== 'ready' || running.imageDigest !== image.digest) return;
+    throw new MoltError(
+      ErrorCode.AlreadyRunning,
+      `slot ${booted} already runs ${running.version} (${image.digest}); nothing to upgrade`,
+      {
+        hint: 'an upgrade to the same image would leave no other release to fall back to; an admin can force it (--force)',
+      },
+    );
+  };
+}
+
 const handlers: Handlers = {
   async PullImage(c, p, ctx) {
     const inPlace = await inPlaceWrite(c, p, ctx);
+    const guard = sameImageGuard(c, p);
     const staged = await p.images.pull(c.image, c.slot, {
+      ...(guard !== undefined && { checkResolved: guard }),
       onProgress: (progress) => {
         ctx.progress(progress);
       },

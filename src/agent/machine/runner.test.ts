@@ -207,6 +207,24 @@ describe('runner', () => {
     runner.close();
   });
 
+  it('refuses an upgrade to the image slot A already runs before any disruption; force does it (issue 16)', async () => {
+    const m = await newMachine();
+    m.images.set('reg/molt:1.0-again', image('1.0'));
+    const runner = await boot(m);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.0-again' });
+    await runner.settled();
+    assert.equal(runner.state().last?.result, 'Failed');
+    assert.equal(runner.state().last?.code, 'MOLT_ALREADY_RUNNING');
+    assert.equal(await m.slots.manifest('B'), undefined, 'slot B untouched');
+    assert.ok(!m.services.calls.includes('stopAll'), 'no service stopped');
+    assert.deepEqual(m.bootloader.calls, ['writeEntry A', 'commit A']);
+    assert.equal(m.power.reboots.length, 0);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.0-again', force: true });
+    await untilReboot(m);
+    assert.equal((await m.slots.manifest('B'))?.version, '1.0', 'forced: B holds it too');
+    runner.close();
+  });
+
   it('aborts safely when EPHEMERAL is busy: services back, slot B untouched, error recorded', async () => {
     const m = await newMachine();
     m.mounts.busy = true;

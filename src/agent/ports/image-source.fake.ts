@@ -43,6 +43,12 @@ export function createFakeImageSource(
           found ?? new MoltError(ErrorCode.RegistryNotFound, `fake image source: no image ${image}`)
         );
       }
+      try {
+        await options.checkResolved?.({ digest: found.imageDigest, version: found.version });
+      } catch (e) {
+        await store.discardStaged(slot);
+        throw e;
+      }
       const total = Object.values(found.artifacts).reduce((sum, a) => sum + a.byteLength, 0);
       await beforeInPlace(found, options);
       options.onProgress?.({ bytes: total, total });

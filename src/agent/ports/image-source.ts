@@ -25,8 +25,19 @@ export interface InPlaceWrite {
   readonly beforeOverwrite: () => Promise<void>;
 }
 
+/** What a pull resolved the reference to. */
+export interface ResolvedImage {
+  readonly digest: string;
+  readonly version: string;
+}
+
 /** What a caller can give a pull besides the image and the slot. */
 export interface PullOptions {
+  /**
+   * Awaited once the reference is resolved and the image checked, before anything is written
+   * (staging or in place): a rejection refuses the pull, with nothing staged and the slot untouched.
+   */
+  readonly checkResolved?: (image: ResolvedImage) => void | Promise<void>;
   readonly onProgress?: (progress: PullProgress) => void;
   /**
    * Stops the pull at once (a cancel, the pull deadline): it rejects with the signal's reason and

@@ -14,7 +14,13 @@ export type Command =
    * that needs no bytes and before the first byte (docs/adr/0008 §3); MarkSlotUnbootable at
    * WritingSlot finds that done.
    */
-  | { readonly type: 'PullImage'; readonly image: string; readonly slot: SlotId }
+  | {
+      readonly type: 'PullImage';
+      readonly image: string;
+      readonly slot: SlotId;
+      /** Also when the booted slot already runs this image (which gives up the fallback). */
+      readonly force: boolean;
+    }
   /**
    * Check every artifact of the staged pull and render the boot entry the slot will get (both
    * back-ends), before anything is disrupted or written: after it, nothing about the image can

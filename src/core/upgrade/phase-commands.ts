@@ -60,7 +60,7 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
     op.image === undefined
       ? []
       : [
-          { type: 'PullImage', image: op.image, slot: op.target },
+          { type: 'PullImage', image: op.image, slot: op.target, force: op.force },
           { type: 'CheckStagedImage', slot: op.target },
         ],
   CheckingRollbackTarget: (op) => [{ type: 'VerifyRollbackTarget', slot: op.target }],

@@ -2,7 +2,8 @@
 // Issue 14 defect 3 end to end, on one lab machine per bootloader: an installer image whose
 // `cmdline` molt will not pass to a bootloader is refused while it is staged — before the node is
 // cordoned and before the inactive slot is touched — so the previous release stays in that slot,
-// `ready`, with its boot entry, and a manual rollback to it still works.
+// `ready`, with its boot entry, and a manual rollback to it still works. Likewise (issue 16) an
+// upgrade to the image the machine already runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
@@ -96,6 +97,34 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
       assert.deepEqual(status.slots, before.slots, 'slot A still holds 1.0.0, ready');
       assert.deepEqual(status.boot, before.boot, "slot A's boot entry is still there");
+      await eventually(
+        async () => {
+          assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);
+        },
+        { timeoutMs: 10_000, intervalMs: 100 },
+      );
+    });
+
+    it('refuses an upgrade to the image it already runs (MOLT_ALREADY_RUNNING), keeping the fallback (issue 16)', async () => {
+      const before = await machine.status();
+      const disk = await snapshotTree(machine.root, ['esp', 'slots']);
+      const r = await machine.molt([
+        'node',
+        'upgrade',
+        '--image',
+        image('1.1.0'),
+        '--follow',
+        '-o',
+        'json',
+      ]);
+      assert.equal(r.code, 1, r.stderr);
+      const events = parseEvents(r.stdout);
+      const phases = events.filter((e) => e.kind === 'phase').map((e) => e.phase);
+      assert.ok(!phases.includes('Cordoning'), `nothing disrupted: ${phases.join(' ')}`);
+      assert.equal(events.at(-1)?.error?.code, 'MOLT_ALREADY_RUNNING');
+      const status = await machine.status();
+      assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
+      assert.deepEqual(status.slots, before.slots, 'slot A still holds 1.0.0, the fallback');
       await eventually(
         async () => {
           assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);

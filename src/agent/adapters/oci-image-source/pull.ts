@@ -136,6 +136,10 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
           maxBytes,
           publicKeyPem: o.publicKeyPem,
         });
+        await options.checkResolved?.({
+          digest: target.resolved.digest,
+          version: target.plan.version,
+        });
         const run: PullRun = { image, slot, target, pulledAt: now().toISOString() };
         const inPlace = new InPlace(options.inPlace, precheck(o.root, run, maxBytes));
         inPlace.checkPlan(target.plan);

@@ -49,7 +49,10 @@ export function nodeCommand(ctx: CommandContext): Command {
         'wipe EPHEMERAL (etcd data, workloads) and rejoin etcd as a new member',
       )
       .option('--stage', 'write the slot now, switch at the next reboot')
-      .option('--force', 'allow a 2-member etcd cluster to lose a member (admin only)')
+      .option(
+        '--force',
+        'allow a 2-member etcd cluster to lose a member, or an upgrade to the image already booted (admin only)',
+      )
       .action(lazy(ctx, (m) => (c, raw) => m.runSubmit(c, 'upgrade', raw))),
   );
   for (const [kind, what] of [
