@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { ErrorCode } from '../protocol/index.ts';
-import type { MachineProgress } from '../core/rollout/types.ts';
+import type { MachineProgress, Rollout } from '../core/rollout/types.ts';
 import type { OperatorStore } from '../operator/ports/store.ts';
 import {
   fresh,
@@ -55,6 +55,28 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
       await store.removeMachine(a); // idempotent
       const ids = (await store.read()).machines.map((m) => m.id);
       assert.ok(!ids.includes(a) && ids.includes(b));
+    });
+
+    it('keeps every field of a rollout: from, path, rollbackOf, phased (issue 16: a store that dropped `from` refused every fleet rollback)', async () => {
+      const id = fresh('full');
+      const full: Rollout = {
+        ...rolloutFixture(id),
+        from: { version: '1.6.0', digest: `sha256:${'16'.repeat(32)}` },
+        path: ['2.0.0', '2.1.0'],
+        rollbackOf: 'workers-2.1.0-abababab',
+        phased: { startFraction: 0.1, durationMs: 3_600_000 },
+      };
+      await store.createRollout(full);
+      assert.deepEqual(
+        (await store.read()).rollouts.find((r) => r.id === id),
+        full,
+      );
+      await store.updateRollout(id, (r) => ({ ...r, state: 'Paused' }));
+      assert.deepEqual(
+        (await store.read()).rollouts.find((r) => r.id === id),
+        { ...full, state: 'Paused' },
+        'and through an update',
+      );
     });
 
     it('creates a rollout once, and refuses unknown rollout ids', async () => {

@@ -30,14 +30,20 @@ const progress = z.object({
   operationId: z.string().optional(),
 });
 
+const release = z.object({ version: z.string(), digest: z.string() });
+
+/** Every field of a rollout: zod drops keys an object does not name (it once dropped `from`). */
 const rollout = z.object({
   id: text,
   pool: text,
-  target: z.object({ version: z.string(), digest: z.string() }),
+  target: release,
   state: z.enum(RolloutStates),
   createdAt: z.number(),
   phased: z.object({ startFraction: z.number(), durationMs: z.number() }).optional(),
   machines: z.record(z.string(), progress),
+  path: z.array(z.string()).optional(),
+  from: release.optional(),
+  rollbackOf: text.optional(),
 });
 
 const start = z.object({ machine: text, pool: text, rollout: text, at: time });
