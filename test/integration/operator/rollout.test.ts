@@ -6,10 +6,12 @@
 // cluster whose members the control-plane upgrades take down one at a time) discovers 1.1.0 and
 // rolls it out: control plane first and one at a time, then a worker canary alone, a soak, and the
 // other workers. Then a broken 1.2.0 (boots, never healthy) published to the workers' channel:
-// the canary rolls back by itself, the rollout halts, nothing else starts.
+// the canary rolls back by itself, the rollout halts, nothing else starts. Last, the completed
+// 1.1.0 rollout of the workers is rolled back fleet-wide to the 1.0.0 it recorded as `from`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
+import { rollbackRolloutOf } from '../../../src/operator/decide/discovery.ts';
 import { createAgentEventSource } from '../../../src/operator/adapters/agent-gateway/events.ts';
 import { createAgentGateway } from '../../../src/operator/adapters/agent-gateway/index.ts';
 import { createEtcdLeadership } from '../../../src/operator/adapters/etcd-leadership/leadership.ts';
@@ -148,5 +150,29 @@ describe('molt operator on a six-machine lab fleet', () => {
       assert.equal(s.version, '1.1.0', `${w.id} (canary ${canary}) is on the previous release`);
       assert.equal(s.boot.committed, s.bootedSlot);
     }
+  });
+
+  it('rolls the completed 1.1.0 rollout of the workers back to the 1.0.0 it came from (issue 16)', async () => {
+    const original = await rolloutTo('1.1.0', 'workers');
+    assert.equal(original?.state, 'Completed');
+    assert.deepEqual(original.from, { version: '1.0.0', digest: fleet.digest('1.0.0') });
+    // What `molt rollout rollback` does (routes-rollouts.ts): a new rollout back to `from`.
+    const back = rollbackRolloutOf(original, Date.now());
+    await store.createRollout(back);
+    await eventually(
+      async () => {
+        const r = (await store.read()).rollouts.find((x) => x.id === back.id);
+        assert.equal(r?.state, 'Completed', log.slice(-5).join('\n'));
+        assert.equal(r.rollbackOf, original.id, 'the store kept what it reverses');
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
+    for (const w of fleet.workers) {
+      const s = await w.status();
+      assert.equal(s.version, '1.0.0', `${w.id} is back on 1.0.0`);
+      assert.equal(s.boot.committed, s.bootedSlot);
+    }
+    for (const m of fleet.cluster.machines)
+      assert.equal((await m.status()).version, '1.1.0', 'the control plane was not part of it');
   });
 });
