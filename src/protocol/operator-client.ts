@@ -46,6 +46,7 @@ export interface OperatorClient {
   pause(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   resume(id: string, body?: { force?: boolean }): Promise<RolloutActionResult>;
   approve(id: string): Promise<RolloutActionResult>;
+  cancel(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   /** Start the coordinated rollback of rollout `id`; answers the rollback rollout. */
   rollback(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   machines(): Promise<MachineView[]>;
@@ -89,6 +90,7 @@ export function createOperatorClient(options: {
     pause: (id, body = {}) => action(OperatorRoutes.pause, id, body),
     resume: (id, body = {}) => action(OperatorRoutes.resume, id, body),
     approve: (id) => action(OperatorRoutes.approve, id, {}),
+    cancel: (id, body = {}) => action(OperatorRoutes.cancel, id, body),
     rollback: (id, body = {}) => action(OperatorRoutes.rollback, id, body),
     machines: () => t.json(MachineView.array(), OperatorRoutes.machines, getJson),
     hold: (id, body) => t.json(MachineView, operatorPath(OperatorRoutes.hold, id), postJson(body)),

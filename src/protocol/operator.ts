@@ -14,6 +14,8 @@ import {
   type MachinePhase,
 } from '../core/rollout/vocabulary.ts';
 
+export { isEnded } from '../core/rollout/vocabulary.ts';
+
 export * from './operator-machines.ts';
 
 export const OperatorRoutes = {
@@ -22,6 +24,7 @@ export const OperatorRoutes = {
   pause: '/v1/rollouts/:id/pause',
   resume: '/v1/rollouts/:id/resume',
   approve: '/v1/rollouts/:id/approve',
+  cancel: '/v1/rollouts/:id/cancel',
   rollback: '/v1/rollouts/:id/rollback',
   machines: '/v1/machines',
   /** `DELETE`: deregister a machine that registered through the API. */
@@ -102,6 +105,8 @@ export const RolloutSummaryView = z.object({
   from: z.object({ version: z.string(), digest: z.string() }).optional(),
   /** The versions of the whole multi-hop path when the target is one step of it. */
   path: z.array(z.string()).optional(),
+  /** Why it ended when it did not complete (Superseded, Cancelled). */
+  endReason: z.string().optional(),
   state: RolloutStateSchema,
   createdAt: z.string(),
   counts: RolloutCounts,
@@ -126,6 +131,14 @@ export const PauseRequestBody = z.strictObject({ reason: z.string().min(1).max(5
 export const ResumeRequestBody = z.strictObject({ force: z.boolean().default(false) });
 /** `POST /v1/rollouts/:id/approve`. */
 export const ApproveRequestBody = z.strictObject({});
+/**
+ * `POST /v1/rollouts/:id/cancel`: end a rollout that has not (AwaitingApproval, Active, Paused,
+ * Halted) — final; machines in flight finish, none start, and its release is not offered to the
+ * pool again.
+ */
+export const RolloutCancelRequestBody = z.strictObject({
+  reason: z.string().min(1).max(500).optional(),
+});
 /**
  * `POST /v1/rollouts/:id/rollback`: a coordinated fleet rollback — a new rollout of the same pool
  * back to the release it ran before (`<id>-rollback`, under the same policies); the answer is that

@@ -20,6 +20,18 @@ export function rolloutFixture(id: string, machines: Rollout['machines'] = {}): 
   };
 }
 
+/** A rollout with every optional field set: what a store must keep whole. */
+export function fullRolloutFixture(id: string): Rollout {
+  return {
+    ...rolloutFixture(id),
+    from: { version: '1.6.0', digest: `sha256:${'16'.repeat(32)}` },
+    path: ['2.0.0', '2.1.0'],
+    rollbackOf: 'workers-2.1.0-abababab',
+    endReason: 'cancelled by alice',
+    phased: { startFraction: 0.1, durationMs: 3_600_000 },
+  };
+}
+
 export function machineFixture(id: string, labels: Record<string, string> = {}): MachineRecord {
   return { id, endpoint: `https://${id}.lab:7443`, role: 'worker', pool: 'workers', labels };
 }

@@ -161,6 +161,8 @@ export interface Rollout {
    * going straight to the newest release): the versions of the whole path, this target first.
    */
   readonly path?: readonly string[];
+  /** Why it ended when it did not complete: superseded by which rollout, cancelled by whom. */
+  readonly endReason?: string;
   /** The release most of the pool ran when the rollout was created (what a rollback returns to). */
   readonly from?: { readonly version: string; readonly digest: string };
   /**

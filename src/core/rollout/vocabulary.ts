@@ -6,15 +6,27 @@
  * is one change here plus the places the compiler then names (exhaustive switches and records).
  */
 
-/** The states of a rollout, in the order people read them (metrics and tables list them so). */
+/**
+ * The states of a rollout, in the order people read them (metrics and tables list them so).
+ * `Halted` waits for a person; `Completed`, `Superseded` (a newer release's rollout replaced a
+ * halted one) and `Cancelled` (a person ended it) are final: nothing is planned for them again.
+ */
 export const RolloutStates = [
   'AwaitingApproval',
   'Active',
   'Paused',
   'Halted',
   'Completed',
+  'Superseded',
+  'Cancelled',
 ] as const;
 export type RolloutState = (typeof RolloutStates)[number];
+
+/** Final states: the rollout is over (its `endReason` says why when it did not complete). */
+export const EndedRolloutStates: readonly RolloutState[] = ['Completed', 'Superseded', 'Cancelled'];
+
+/** Whether a rollout in `state` is over. */
+export const isEnded = (state: RolloutState): boolean => EndedRolloutStates.includes(state);
 
 /**
  * Where one machine of a rollout is. `Pending` machines are the planner's candidates. `Skipped`:

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../../core/errors.ts';
 import type { Rollout, RolloutState } from '../../core/rollout/types.ts';
+import { RolloutStates } from '../../core/rollout/vocabulary.ts';
 import { applyRolloutAction, type RolloutAction } from './rollout-actions.ts';
 
 const rollout = (state: RolloutState): Rollout => ({
@@ -27,17 +28,19 @@ function outcome(state: RolloutState, action: RolloutAction, force = false): str
 
 describe('rollout actions', () => {
   it('follow the table: every state × action', () => {
-    const states: RolloutState[] = ['AwaitingApproval', 'Active', 'Paused', 'Halted', 'Completed'];
+    const actions: RolloutAction[] = ['pause', 'resume', 'approve', 'cancel'];
     const table = Object.fromEntries(
-      states.map((s) => [s, [outcome(s, 'pause'), outcome(s, 'resume'), outcome(s, 'approve')]]),
+      RolloutStates.map((s) => [s, actions.map((a) => outcome(s, a))]),
     );
     const refused = 'MOLT_ROLLOUT_STATE';
     assert.deepEqual(table, {
-      AwaitingApproval: [refused, refused, 'Active'],
-      Active: ['Paused', '=', '='],
-      Paused: ['=', 'Active', refused],
-      Halted: [refused, refused, refused],
-      Completed: [refused, refused, refused],
+      AwaitingApproval: [refused, refused, 'Active', 'Cancelled'],
+      Active: ['Paused', '=', '=', 'Cancelled'],
+      Paused: ['=', 'Active', refused, 'Cancelled'],
+      Halted: [refused, refused, refused, 'Cancelled'],
+      Completed: [refused, refused, refused, refused],
+      Superseded: [refused, refused, refused, refused],
+      Cancelled: [refused, refused, refused, '='],
     });
   });
 
@@ -50,6 +53,16 @@ describe('rollout actions', () => {
       b: { phase: 'Succeeded' },
       c: { phase: 'Pending' },
     });
+  });
+
+  it('cancel a halted rollout without force, recording why it ended (issue 16)', () => {
+    const o = applyRolloutAction(rollout('Halted'), 'cancel', {
+      force: false,
+      endReason: 'cancelled by alice: 1.2.0 is bad',
+    });
+    assert.equal(o.next.state, 'Cancelled');
+    assert.equal(o.next.endReason, 'cancelled by alice: 1.2.0 is bad');
+    assert.deepEqual(o.next.machines, rollout('Halted').machines, 'progress kept as it was');
   });
 
   it('ignore force where it changes nothing, and never touch a completed rollout', () => {

@@ -9,10 +9,12 @@
  * | resume  | Paused                      | Active |                                              |
  * | resume  | Halted (admin, force: true) | Active | Failed/RolledBack machines back to Pending   |
  * | approve | AwaitingApproval            | Active |                                              |
+ * | cancel  | AwaitingApproval, Active, Paused, Halted | Cancelled | final; machines in flight finish, none start; the release is not offered to the pool again |
  *
  * Asking for the state a rollout is already in (pause a Paused one, resume or approve an Active
  * one) changes nothing and is not an error, so a client that retries after a lost answer is safe.
- * Any other pair is MOLT_ROLLOUT_STATE (409); a Completed rollout never changes.
+ * Any other pair is MOLT_ROLLOUT_STATE (409); an ended rollout (Completed, Superseded,
+ * Cancelled) never changes.
  *
  * Why a forced resume of a Halted rollout resets its failures: the planner halts a rollout whose
  * failed + rolled-back machines reach the failure budget, so flipping the state alone would halt
@@ -22,7 +24,7 @@
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { MachineProgress, Rollout, RolloutState } from '../../core/rollout/types.ts';
 
-export type RolloutAction = 'pause' | 'resume' | 'approve';
+export type RolloutAction = 'pause' | 'resume' | 'approve' | 'cancel';
 
 /** The outcome of an action on one stored value. */
 export interface ActionOutcome {
@@ -36,18 +38,27 @@ const targetOf: Readonly<Record<RolloutAction, RolloutState>> = {
   pause: 'Paused',
   resume: 'Active',
   approve: 'Active',
+  cancel: 'Cancelled',
 };
 
 const allowedFrom: Readonly<Record<RolloutAction, readonly RolloutState[]>> = {
   pause: ['Active'],
   resume: ['Paused', 'Halted'],
   approve: ['AwaitingApproval'],
+  cancel: ['AwaitingApproval', 'Active', 'Paused', 'Halted'],
+};
+
+const pastTense: Readonly<Record<RolloutAction, string>> = {
+  pause: 'paused',
+  resume: 'resumed',
+  approve: 'approved',
+  cancel: 'cancelled',
 };
 
 function refuse(r: Rollout, action: RolloutAction, hint: string): MoltError {
   return new MoltError(
     ErrorCode.RolloutState,
-    `rollout ${r.id} is ${r.state}: it cannot be ${action === 'approve' ? 'approved' : `${action}d`}`,
+    `rollout ${r.id} is ${r.state}: it cannot be ${pastTense[action]}`,
     { hint, details: { rollout: r.id, state: r.state, action } },
   );
 }
@@ -55,6 +66,8 @@ function refuse(r: Rollout, action: RolloutAction, hint: string): MoltError {
 function hintFor(r: Rollout, action: RolloutAction): string {
   if (r.state === 'Completed')
     return 'a completed rollout is final; a new release makes a new rollout';
+  if (r.state === 'Superseded' || r.state === 'Cancelled')
+    return `a ${r.state.toLowerCase()} rollout is final${r.endReason === undefined ? '' : ` (${r.endReason})`}`;
   if (r.state === 'Halted' && action === 'resume')
     return 'a halted rollout spent its failure budget; an admin may retry its failed machines with `molt rollout resume ID --force`';
   if (r.state === 'AwaitingApproval') return 'approve it first: `molt rollout approve ID`';
@@ -68,13 +81,18 @@ const isFailure = (p: MachineProgress): boolean => p.phase === 'Failed' || p.pha
 export function applyRolloutAction(
   r: Rollout,
   action: RolloutAction,
-  o: { readonly force: boolean },
+  o: { readonly force: boolean; readonly endReason?: string | undefined },
 ): ActionOutcome {
   const to = targetOf[action];
   if (r.state === to) return { next: r, changed: false, reset: [] };
-  if (!allowedFrom[action].includes(r.state) || (r.state === 'Halted' && !o.force))
+  const forcedResume = action === 'resume' && r.state === 'Halted';
+  if (!allowedFrom[action].includes(r.state) || (forcedResume && !o.force))
     throw refuse(r, action, hintFor(r, action));
-  if (r.state !== 'Halted') return { next: { ...r, state: to }, changed: true, reset: [] };
+  if (action === 'cancel') {
+    const next = { ...r, state: to, ...(o.endReason !== undefined && { endReason: o.endReason }) };
+    return { next, changed: true, reset: [] };
+  }
+  if (!forcedResume) return { next: { ...r, state: to }, changed: true, reset: [] };
   const reset = Object.entries(r.machines)
     .filter(([, p]) => isFailure(p))
     .map(([id]) => id);

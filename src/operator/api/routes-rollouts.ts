@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * `GET /v1/rollouts`, `GET /v1/rollouts/:id` and `POST /v1/rollouts/:id/{pause,resume,approve}`.
+ * `GET /v1/rollouts`, `GET /v1/rollouts/:id` and `POST /v1/rollouts/:id/{pause,resume,approve,cancel}`.
  * State rules: `rollout-actions.ts`. A change is one compare-and-set on the rollout (re-checked on
  * conflict, so a pass of the loop writing a verdict meanwhile is never overwritten blindly), then a
  * `rollout-state` history event naming who asked.
@@ -12,6 +12,7 @@ import { requirePermission, type Identity } from '../../platform/https/identity.
 import { parseInput } from '../../platform/https/input.ts';
 import {
   ApproveRequestBody,
+  RolloutCancelRequestBody,
   OperatorRolePermissions,
   OperatorRoutes,
   PauseRequestBody,
@@ -58,7 +59,12 @@ async function viewOf(deps: OperatorApiDeps, id: string): Promise<RolloutView> {
   return rolloutView(find(stored, id), contextOf(deps, stored));
 }
 
-const verb = { pause: 'paused', resume: 'resumed', approve: 'approved' } as const;
+const verb = {
+  pause: 'paused',
+  resume: 'resumed',
+  approve: 'approved',
+  cancel: 'cancelled',
+} as const;
 
 interface ActionRequest {
   readonly id: string;
@@ -83,12 +89,16 @@ async function writeAction(
   current: Rollout,
   a: ActionRequest,
 ): Promise<ActionChange | undefined> {
-  let outcome: ActionOutcome = applyRolloutAction(current, a.action, { force: a.force });
+  const o = {
+    force: a.force,
+    endReason: `cancelled by ${a.who.name}${a.reason === undefined ? '' : `: ${a.reason}`}`,
+  };
+  let outcome: ActionOutcome = applyRolloutAction(current, a.action, o);
   let from = current.state;
   if (outcome.changed)
     await store.updateRollout(a.id, (stored) => {
       from = stored.state;
-      outcome = applyRolloutAction(stored, a.action, { force: a.force });
+      outcome = applyRolloutAction(stored, a.action, o);
       return outcome.next;
     });
   return outcome.changed ? { from, reset: outcome.reset } : undefined;
@@ -106,7 +116,7 @@ async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActi
 function actionRecord(a: ActionRequest, o: ActionChange): TransitionRecord {
   const why = a.reason === undefined ? '' : `: ${a.reason}`;
   const retried = o.reset.length === 0 ? '' : `; retrying ${o.reset.join(', ')}`;
-  const state = a.action === 'pause' ? 'Paused' : 'Active';
+  const state = a.action === 'pause' ? 'Paused' : a.action === 'cancel' ? 'Cancelled' : 'Active';
   return {
     event: {
       kind: 'rollout-state',
@@ -127,6 +137,10 @@ function actionRecord(a: ActionRequest, o: ActionChange): TransitionRecord {
 function parseAction(action: RolloutAction, body: unknown): { force: boolean; reason?: string } {
   if (action === 'pause') {
     const b = parseInput(PauseRequestBody, body, 'pause request');
+    return { force: false, ...(b.reason !== undefined && { reason: b.reason }) };
+  }
+  if (action === 'cancel') {
+    const b = parseInput(RolloutCancelRequestBody, body, 'cancel request');
     return { force: false, ...(b.reason !== undefined && { reason: b.reason }) };
   }
   if (action === 'resume') return parseInput(ResumeRequestBody, body, 'resume request');
@@ -180,7 +194,7 @@ export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
     const b = parseInput(FleetRollbackRequestBody, request.body ?? {}, 'rollback request');
     return rollback(deps, { id: Params(request), who: c.who(request), reason: b.reason });
   });
-  for (const action of ['pause', 'resume', 'approve'] as const) {
+  for (const action of ['pause', 'resume', 'approve', 'cancel'] as const) {
     app.post(OperatorRoutes[action], async (request) => {
       const id = Params(request);
       const who = c.who(request);

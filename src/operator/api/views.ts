@@ -92,6 +92,7 @@ function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): R
     target: { version: r.target.version, digest: r.target.digest },
     ...(r.from !== undefined && { from: { version: r.from.version, digest: r.from.digest } }),
     ...(r.path !== undefined && { path: [...r.path] }),
+    ...(r.endReason !== undefined && { endReason: r.endReason }),
     state: r.state,
     createdAt: iso(r.createdAt),
     counts: countsOf(machines),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
-import { rolloutsToCreate, withdrawnRollouts } from './discovery.ts';
+import { rolloutsToCreate, supersededBy, withdrawnRollouts } from './discovery.ts';
 
 const release = (version: string, channels: string[], digestChar: string): Release => ({
   digest: `sha256:${digestChar.repeat(64)}`,
@@ -133,6 +133,38 @@ describe('rolloutsToCreate', () => {
       now: 3,
     });
     assert.equal(onlyPinnedOld[0]?.target.version, '1.8.0');
+  });
+
+  it('never offers a pool a release that halted there; a newer one supersedes the halted rollout (issue 16)', () => {
+    const r12 = release('1.2.0', ['stable'], 'c');
+    const halted: Rollout = {
+      id: 'workers-1.2.0-cccccccc',
+      pool: 'workers',
+      target: { version: '1.2.0', digest: r12.digest },
+      state: 'Halted',
+      createdAt: 1,
+      machines: {},
+    };
+    const machines = [machine('w-1', r11.digest)];
+    const input = { pools, rollouts: [halted], machines, now: 2 };
+    assert.deepEqual(rolloutsToCreate({ ...input, releases: [r12, r11] }), []);
+    const r13 = release('1.3.0', ['stable'], 'd');
+    const created = rolloutsToCreate({ ...input, releases: [r13, r12, r11] });
+    assert.deepEqual(
+      created.map((r) => r.target.version),
+      ['1.3.0'],
+    );
+    assert.deepEqual(supersededBy(created, [halted]), [
+      { rollout: halted.id, reason: `superseded by ${created[0]!.id} (1.3.0)` },
+    ]);
+    // Once superseded, 1.2.0 stays out: a pool that falls back below 1.3.0 is not offered it.
+    const superseded = { ...halted, state: 'Superseded' as const };
+    const again = rolloutsToCreate({
+      ...input,
+      rollouts: [superseded, { ...created[0]!, state: 'Cancelled' as const }],
+      releases: [r13, r12, r11],
+    });
+    assert.deepEqual(again, [], 'and a cancelled rollout is not made again either');
   });
 
   it('waits for approval where the pool requires it', () => {

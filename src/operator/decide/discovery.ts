@@ -19,6 +19,7 @@ import type { Release } from '../../core/releases/release.ts';
 import { selectLatest } from '../../core/releases/select.ts';
 import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 
 export interface DiscoveryInput {
@@ -89,8 +90,9 @@ export function poolCurrent(
 function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
   if (pool.promoteFrom !== undefined) return promoted(pool.promoteFrom, i.rollouts);
   if (pool.channel === undefined) return undefined;
+  const halted = haltedIn(pool.name, i.rollouts);
   const selection = selectLatest({
-    releases: i.releases,
+    releases: i.releases.filter((r) => !halted.has(r.digest)),
     channel: pool.channel,
     current: poolCurrent(pool.name, i.machines, i.releases)?.tag,
     requireSignature: i.requireSignature,
@@ -109,7 +111,21 @@ function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
   return i.now - seen >= minAge;
 }
 
-const running = (r: Rollout): boolean => r.state !== 'Completed' && r.state !== 'Halted';
+/** Still under way: not halted (waiting for a person) and not over. */
+const running = (r: Rollout): boolean => r.state !== 'Halted' && !isEnded(r.state);
+
+/**
+ * Releases this pool must not be offered again: the target of a rollout of the pool that halted
+ * (its failure budget spent) — also once superseded. A person rolls forward with a newer release,
+ * or resumes the halted rollout with force.
+ */
+function haltedIn(pool: string, rollouts: readonly Rollout[]): Set<string> {
+  return new Set(
+    rollouts
+      .filter((r) => r.pool === pool && (r.state === 'Halted' || r.state === 'Superseded'))
+      .map((r) => r.target.digest),
+  );
+}
 
 /** The rollouts to create now. */
 export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
@@ -126,6 +142,30 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
     created.push(newRollout(pool, c, i));
   }
   return created;
+}
+
+/** A halted rollout a new rollout of its pool replaces: it ends `Superseded`, with the reason. */
+export interface Superseded {
+  readonly rollout: string;
+  readonly reason: string;
+}
+
+/**
+ * The halted rollouts that `created` supersede: a newer release's rollout for the same pool ends
+ * the older halted one, so it no longer shows as waiting (issue 16, observed 4).
+ */
+export function supersededBy(
+  created: readonly Rollout[],
+  rollouts: readonly Rollout[],
+): Superseded[] {
+  return created.flatMap((c) =>
+    rollouts
+      .filter((r) => r.pool === c.pool && r.state === 'Halted' && r.id !== c.id)
+      .map((r) => ({
+        rollout: r.id,
+        reason: `superseded by ${c.id} (${c.target.version})`,
+      })),
+  );
 }
 
 /** When a release should be considered soaked, for a wait message; undefined if it already is. */

@@ -6,6 +6,7 @@
  * next pass makes if nothing changes meanwhile.
  */
 import type { FleetSnapshot, GateResult, Policy, Pool } from '../../core/rollout/types.ts';
+import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { StoredState } from '../ports/store.ts';
 import { plannerMachine, type Observation } from './observation.ts';
 
@@ -30,7 +31,8 @@ export function fleetSnapshot(
     machines: stored.machines.map((m) => plannerMachine(m, seen.agent(m.id), stored.holds[m.id])),
     pools: fleet.pools,
     fleetPolicies: fleet.fleetPolicies,
-    rollouts: stored.rollouts,
+    // Superseded and cancelled rollouts are over: nothing is planned, nothing waits on them.
+    rollouts: stored.rollouts.filter((r) => r.state === 'Completed' || !isEnded(r.state)),
     starts: stored.starts,
     gates: seen.gates,
   };

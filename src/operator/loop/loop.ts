@@ -14,7 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isMoltError } from '../../core/errors.ts';
 import type { Leadership } from '../ports/leadership.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { newPassState, reconcile, untilDiscovery } from './reconcile.ts';
+import { untilDiscovery } from './discover.ts';
+import { newPassState, reconcile } from './reconcile.ts';
 
 export interface OperatorLoop {
   /** Settles when the loop has stopped (after {@link OperatorLoop.stop}). */

@@ -18,7 +18,7 @@ import { failingGate, type GateResults } from '../decide/gates.ts';
 import { checkGates } from './gates.ts';
 import { setProgress } from './machine-progress.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rolloutsToCreate, withdrawnRollouts } from '../decide/discovery.ts';
+import { discover, untilDiscovery, type DiscoveryState } from './discover.ts';
 import { askAgain, observePass, type ObservedState } from './observe.ts';
 import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
@@ -36,11 +36,7 @@ import {
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
-export interface PassState extends ObservedState {
-  /** Epoch ms of the last discovery scan. */
-  lastDiscovery: number | undefined;
-  /** When this operator first saw each release digest (for pools' minimum release age). */
-  readonly firstSeen: Map<string, number>;
+export interface PassState extends ObservedState, DiscoveryState {
   /** Machines already warned about for presenting another machine's certificate (`impostors.ts`). */
   readonly impostors: Set<string>;
 }
@@ -213,60 +209,6 @@ async function setResult(
   });
 }
 
-/**
- * Ms until the next discovery scan is due: the loop wakes for it rather than rounding the scan
- * period up to whole passes (`discoverEvery` 5 s on a 2 s interval scanned every ~6.2 s). 0 when
- * no scan succeeded yet or the last one is overdue (it failed): the normal interval applies then.
- */
-export function untilDiscovery(d: ReconcileDeps, state: PassState): number {
-  if (state.lastDiscovery === undefined) return 0;
-  return Math.max(0, state.lastDiscovery + d.settings.discoverEveryMs - d.now());
-}
-
-async function discover(
-  d: ReconcileDeps,
-  snapshot: FleetSnapshot,
-  state: PassState,
-): Promise<void> {
-  const now = d.now();
-  const releases = await d.releases();
-  state.lastDiscovery = now;
-  for (const r of releases) if (!state.firstSeen.has(r.digest)) state.firstSeen.set(r.digest, now);
-  for (const w of withdrawnRollouts({
-    pools: d.settings.pools,
-    releases,
-    rollouts: snapshot.rollouts,
-  }))
-    await pauseRollout(d, w.rollout, w.reason);
-  const created = rolloutsToCreate({
-    pools: d.settings.pools,
-    releases,
-    rollouts: snapshot.rollouts,
-    machines: snapshot.machines,
-    now,
-    firstSeen: state.firstSeen,
-    ...(d.settings.requireSignature !== undefined && {
-      requireSignature: d.settings.requireSignature,
-    }),
-  });
-  for (const r of created) {
-    const message = `rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})`;
-    await recordTransition(d, {
-      write: (store) => store.createRollout(r),
-      record: {
-        log: message,
-        event: {
-          at: now,
-          kind: 'rollout-created',
-          rollout: r.id,
-          message,
-          data: { target: r.target },
-        },
-      },
-    });
-  }
-}
-
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   const first = await d.store.read();
@@ -277,8 +219,10 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
   await settleInFlight(d, first, seen);
   try {
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.
-    if (untilDiscovery(d, state) === 0)
-      await discover(d, snapshotOf(d, await d.store.read(), seen), state);
+    if (untilDiscovery(d, state) === 0) {
+      const now = await d.store.read();
+      await discover(d, snapshotOf(d, now, seen), state, now.rollouts);
+    }
   } catch (e) {
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);

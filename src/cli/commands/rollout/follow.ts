@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ErrorCode,
   MoltError,
+  isEnded,
   isMoltError,
   type HistoryEventView,
   type OperatorClient,
@@ -24,7 +25,7 @@ export interface FollowRolloutOptions {
   readonly onOutage?: (e: MoltError) => void;
 }
 
-const isFinal = (r: RolloutView): boolean => r.state === 'Completed' || r.state === 'Halted';
+const isFinal = (r: RolloutView): boolean => r.state === 'Halted' || isEnded(r.state);
 const key = (r: RolloutView): string => `${r.state} ${JSON.stringify(r.counts)}`;
 
 /** Kinds after which the rollout's counts or state may have changed. */

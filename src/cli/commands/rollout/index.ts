@@ -24,7 +24,7 @@ const lazy =
     await pick(m)(ctx, id, cmd.opts());
   };
 
-/** `molt rollout list|status|pause|resume|approve|rollback`: rollouts on the operator. */
+/** `molt rollout list|status|pause|resume|approve|cancel|rollback`: rollouts on the operator. */
 export function rolloutCommand(ctx: CommandContext): Command {
   const rollout = new Command('rollout').description('rollouts on the operator (mutual TLS)');
   rollout.addCommand(
@@ -63,6 +63,15 @@ export function rolloutCommand(ctx: CommandContext): Command {
       .description('let a rollout awaiting approval start')
       .argument('<id>', 'the rollout')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'approve', id, raw))),
+  );
+  rollout.addCommand(
+    withOperatorFlags(new Command('cancel'))
+      .description(
+        'end a rollout for good: machines in flight finish, none start, its release is not offered to the pool again',
+      )
+      .argument('<id>', 'the rollout')
+      .option('--reason <text>', 'why, for the history')
+      .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'cancel', id, raw))),
   );
   rollout.addCommand(
     withOperatorFlags(new Command('rollback'))

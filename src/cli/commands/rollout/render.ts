@@ -20,7 +20,7 @@ export function describeRollout(r: RolloutView): string {
       : [
           `path:     ${[r.from?.version ?? '…', ...r.path].join(' → ')} (a step; the next starts when this completes)`,
         ]),
-    `state:    ${r.state}`,
+    `state:    ${r.state}${r.endReason === undefined ? '' : ` (${r.endReason})`}`,
     `created:  ${r.createdAt}`,
     `progress: ${progressLine(r)}`,
   ];

@@ -302,4 +302,24 @@ describe('molt rollout and molt machine', () => {
       /MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1/,
     );
   });
+
+  it('cancels a halted rollout for good, saying who and why; a completed one stays (issue 16)', async () => {
+    const done = await molt(['rollout', 'cancel', 'workers-1.0.1', ...as('operator')]);
+    assert.equal(done.code, 1);
+    assert.match(done.stderr, /MOLT_ROLLOUT_STATE: rollout workers-1\.0\.1 is Completed/);
+    const r = await molt([
+      'rollout',
+      'cancel',
+      'cp-1.0.9',
+      '--reason',
+      '1.0.9 is bad',
+      ...as('operator'),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'rollout cp-1.0.9: now Cancelled\n');
+    const status = await molt(['rollout', 'status', 'cp-1.0.9', ...as('node')]);
+    assert.match(status.stdout, /^state: {4}Cancelled \(cancelled by alice: 1\.0\.9 is bad\)$/m);
+    const followed = await molt(['rollout', 'status', 'cp-1.0.9', '--follow', ...as('node')]);
+    assert.equal(followed.code, 1, 'following an ended rollout that did not complete ends with 1');
+  });
 });

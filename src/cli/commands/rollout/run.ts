@@ -86,14 +86,14 @@ export function runStatus(
       },
     });
     if (output !== 'table') data(final);
-    if (final.state === 'Halted') ctx.setExitCode(ExitCode.Error);
+    if (final.state !== 'Completed') ctx.setExitCode(ExitCode.Error);
   });
 }
 
-/** `molt rollout pause|resume|approve|rollback ID`. */
+/** `molt rollout pause|resume|approve|cancel|rollback ID`. */
 export function runAction(
   ctx: CommandContext,
-  action: 'pause' | 'resume' | 'approve' | 'rollback',
+  action: 'pause' | 'resume' | 'approve' | 'cancel' | 'rollback',
   id: string,
   raw: Record<string, unknown>,
 ): Promise<void> {
@@ -106,14 +106,15 @@ export function runAction(
     { ...raw, id },
   );
   return withOperator(ctx, raw, async ({ client, output }) => {
-    let result: RolloutActionResult;
-    if (action === 'pause')
-      result = await client.pause(o.id, o.reason === undefined ? {} : { reason: o.reason });
-    else if (action === 'resume')
-      result = await client.resume(o.id, o.force ? { force: true } : {});
-    else if (action === 'rollback')
-      result = await client.rollback(o.id, o.reason === undefined ? {} : { reason: o.reason });
-    else result = await client.approve(o.id);
+    const reason = o.reason === undefined ? {} : { reason: o.reason };
+    const call: Readonly<Record<typeof action, () => Promise<RolloutActionResult>>> = {
+      pause: () => client.pause(o.id, reason),
+      resume: () => client.resume(o.id, o.force ? { force: true } : {}),
+      approve: () => client.approve(o.id),
+      cancel: () => client.cancel(o.id, reason),
+      rollback: () => client.rollback(o.id, reason),
+    };
+    const result = await call[action]();
     const r = result.rollout;
     const line =
       action === 'rollback'

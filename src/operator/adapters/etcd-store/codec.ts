@@ -44,6 +44,7 @@ const rollout = z.object({
   path: z.array(z.string()).optional(),
   from: release.optional(),
   rollbackOf: text.optional(),
+  endReason: z.string().optional(),
 });
 
 const start = z.object({ machine: text, pool: text, rollout: text, at: time });

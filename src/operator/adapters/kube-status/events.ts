@@ -41,6 +41,8 @@ const rolloutStates: Record<RolloutState, EventKind> = {
   Paused: ['Warning', 'RolloutPaused'],
   Halted: ['Warning', 'RolloutHalted'],
   Completed: ['Normal', 'RolloutCompleted'],
+  Superseded: ['Normal', 'RolloutSuperseded'],
+  Cancelled: ['Warning', 'RolloutCancelled'],
   AwaitingApproval: ['Normal', 'RolloutAwaitingApproval'],
 };
 
