@@ -140,6 +140,8 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       const b = await m.booted(c.at);
       assert.equal(b.slot, 'A', 'the committed slot boots after a cut mid-write');
       c.at = b.end;
+      // The agent starts after the boot marker, finds the cut pull and ends it: wait for that.
+      assert.equal((await m.settled()).bootedSlot, 'A');
       await upgradeCommits(
         m,
         refs.v11,
