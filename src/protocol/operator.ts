@@ -105,6 +105,8 @@ export const RolloutSummaryView = z.object({
   from: z.object({ version: z.string(), digest: z.string() }).optional(),
   /** The versions of the whole multi-hop path when the target is one step of it. */
   path: z.array(z.string()).optional(),
+  /** The completed rollout whose drifted machines this one brings back to the pool's release. */
+  repairOf: z.string().optional(),
   /** Why it ended when it did not complete (Superseded, Cancelled). */
   endReason: z.string().optional(),
   state: RolloutStateSchema,

@@ -28,6 +28,7 @@ export function fullRolloutFixture(id: string): Rollout {
     path: ['2.0.0', '2.1.0'],
     rollbackOf: 'workers-2.1.0-abababab',
     endReason: 'cancelled by alice',
+    repairOf: 'workers-2.0.0-abababab',
     phased: { startFraction: 0.1, durationMs: 3_600_000 },
   };
 }

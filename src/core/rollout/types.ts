@@ -161,6 +161,11 @@ export interface Rollout {
    * going straight to the newest release): the versions of the whole path, this target first.
    */
   readonly path?: readonly string[];
+  /**
+   * Set on a rollout repairing drift: the completed rollout to the same release whose machines
+   * run something else again (a manual rollback, a re-image, a newly registered machine).
+   */
+  readonly repairOf?: string;
   /** Why it ended when it did not complete: superseded by which rollout, cancelled by whom. */
   readonly endReason?: string;
   /** The release most of the pool ran when the rollout was created (what a rollback returns to). */

@@ -23,7 +23,7 @@ import {
 } from '../../protocol/operator.ts';
 import type { OperatorStore, StoredState } from '../ports/store.ts';
 import { recordTransition, type TransitionRecord } from '../transitions/record.ts';
-import { rollbackRolloutOf } from '../decide/discovery.ts';
+import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';

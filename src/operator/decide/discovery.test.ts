@@ -167,6 +167,43 @@ describe('rolloutsToCreate', () => {
     assert.deepEqual(again, [], 'and a cancelled rollout is not made again either');
   });
 
+  it('repairs drift: a machine off the release its pool completed is brought back by a new rollout (issue 16)', () => {
+    const done: Rollout = {
+      id: 'workers-1.1.0-bbbbbbbb',
+      pool: 'workers',
+      target: { version: '1.1.0', digest: r11.digest },
+      state: 'Completed',
+      createdAt: 1,
+      machines: {},
+    };
+    const base = { pools, releases: [r11, r10], now: 5 };
+    // w-2 was rolled back by hand (or re-imaged, or registered on 1.0.0).
+    const machines = [machine('w-1', r11.digest), machine('w-2', r10.digest)];
+    const repairs = rolloutsToCreate({ ...base, rollouts: [done], machines });
+    assert.deepEqual(
+      repairs.map((r) => [r.id, r.target.version, r.repairOf, r.from?.version]),
+      [['workers-1.1.0-bbbbbbbb-r1', '1.1.0', done.id, '1.0.0']],
+    );
+    // A second drift after the repair completed: the next one.
+    const repaired = { ...repairs[0]!, state: 'Completed' as const };
+    const again = rolloutsToCreate({ ...base, rollouts: [done, repaired], machines });
+    assert.deepEqual(
+      again.map((r) => r.id),
+      ['workers-1.1.0-bbbbbbbb-r2'],
+    );
+    // Not while a rollout of the pool runs, nor after a fleet rollback reversed the release.
+    const running = { ...repaired, state: 'Active' as const };
+    assert.deepEqual(rolloutsToCreate({ ...base, rollouts: [done, running], machines }), []);
+    const back: Rollout = { ...done, id: 'back', target: { version: '1.0.0', digest: r10.digest } };
+    const reversed = [done, { ...back, rollbackOf: done.id }];
+    assert.deepEqual(rolloutsToCreate({ ...base, rollouts: reversed, machines }), []);
+    // Nor for a machine pinned to where it is, or ahead of the release: nothing would start.
+    const pinned = { ...machine('w-2', r10.digest), pin: { version: '1.0.0', reason: 'x' } };
+    const ahead = { ...machine('w-3', 'sha256:' + '9'.repeat(64)), version: '1.9.0' };
+    const stays = [machine('w-1', r11.digest), pinned, ahead];
+    assert.deepEqual(rolloutsToCreate({ ...base, rollouts: [done], machines: stays }), []);
+  });
+
   it('waits for approval where the pool requires it', () => {
     const created = rolloutsToCreate({
       pools: [{ ...pools[0]!, requireApproval: true }],

@@ -18,7 +18,7 @@ import { compareVersions } from '../../core/releases/order.ts';
 import type { Release } from '../../core/releases/release.ts';
 import { selectLatest } from '../../core/releases/select.ts';
 import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { skipOf } from '../../core/rollout/skip.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 
@@ -127,7 +127,42 @@ function haltedIn(pool: string, rollouts: readonly Rollout[]): Set<string> {
   );
 }
 
-/** The rollouts to create now. */
+/** The machines a rollout of `pool` to `c` would start: not on it, not pinned elsewhere, not ahead. */
+function wouldMove(members: readonly Machine[], pool: string, c: Candidate): Machine[] {
+  const probe: Rollout = {
+    ...{ id: '', pool, target: { version: c.version, digest: c.digest } },
+    ...{ state: 'Active', createdAt: 0, machines: {} },
+  };
+  return members.filter((m) => m.digest !== c.digest && skipOf(m, probe) === undefined);
+}
+
+/**
+ * A rollout repairing drift (issue 16): machines of a pool whose rollout to `c` completed run
+ * something else again (a manual rollback, a re-image, a newly registered machine). Only a
+ * completed rollout that no fleet rollback reversed is repaired, under the pool's policies.
+ */
+function repair(
+  pool: Pool,
+  c: Candidate,
+  i: DiscoveryInput,
+  same: readonly Rollout[],
+): Rollout | undefined {
+  const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
+  const last = same.at(-1);
+  if (last === undefined || same.some((r) => r.state !== 'Completed')) return undefined;
+  if (ofPool.some((r) => r.rollbackOf !== undefined && same.some((s) => s.id === r.rollbackOf)))
+    return undefined;
+  const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
+  const drifted = wouldMove(members, pool.name, c);
+  if (drifted.length === 0) return undefined;
+  return {
+    ...newRollout(pool, c, i),
+    id: `${rolloutId(pool.name, c)}-r${String(same.length)}`,
+    repairOf: last.id,
+  };
+}
+
+/** The rollouts to create now: to a new release, or repairing drift from a completed one. */
 export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
   const created: Rollout[] = [];
   for (const pool of i.pools) {
@@ -138,8 +173,10 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
     const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
     if (members.every((m) => m.digest === c.digest)) continue;
     const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
-    if (ofPool.some((r) => r.target.digest === c.digest || running(r))) continue;
-    created.push(newRollout(pool, c, i));
+    if (ofPool.some(running)) continue;
+    const same = ofPool.filter((r) => r.target.digest === c.digest);
+    const next = same.length === 0 ? newRollout(pool, c, i) : repair(pool, c, i, same);
+    if (next !== undefined) created.push(next);
   }
   return created;
 }
@@ -236,32 +273,4 @@ export function previousRelease(
     (a, b) => b.n - a.n || a.digest.localeCompare(b.digest),
   )[0];
   return best === undefined ? undefined : { version: best.version, digest: best.digest };
-}
-
-/**
- * The coordinated fleet rollback of `original` (issue 4): a new Active rollout of the same pool
- * back to what it ran before, under the same policies. `MOLT_ROLLOUT_STATE` when `original` has
- * no `from`, is itself a rollback, or is still running (pause or halt it first).
- */
-export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
-  const refuse = (why: string): MoltError =>
-    new MoltError(ErrorCode.RolloutState, `rollout ${original.id} cannot be rolled back: ${why}`, {
-      details: { rollout: original.id, state: original.state, action: 'rollback' },
-    });
-  if (original.state === 'Active' || original.state === 'AwaitingApproval')
-    throw refuse(`it is ${original.state}; pause it first (molt rollout pause ${original.id})`);
-  if (original.rollbackOf !== undefined)
-    throw refuse('it is a rollback itself; roll forward with a new release');
-  if (original.from === undefined)
-    throw refuse('it does not record the release the pool ran before');
-  return {
-    id: `${original.id}-rollback`,
-    pool: original.pool,
-    target: original.from,
-    state: 'Active',
-    createdAt: now,
-    machines: {},
-    from: original.target,
-    rollbackOf: original.id,
-  };
 }

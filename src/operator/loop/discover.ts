@@ -62,7 +62,11 @@ export async function discover(
     }),
   });
   for (const r of created) {
-    const message = `rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})`;
+    const repair =
+      r.repairOf === undefined
+        ? ''
+        : `, repairing drift: machines of ${r.repairOf} run another release again`;
+    const message = `rollout ${r.id}: pool ${r.pool} to ${r.target.version} (${r.state})${repair}`;
     await recordTransition(d, {
       write: (store) => store.createRollout(r),
       record: {

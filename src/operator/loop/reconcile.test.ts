@@ -10,7 +10,7 @@ import type { AgentStatus } from '../../protocol/agent.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { rollbackRolloutOf } from '../decide/discovery.ts';
+import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
 import { d10, d11, idle, release, testSettings, w1 } from '../decide/fixtures.test.ts';
 import { newPassState, reconcile } from './reconcile.ts';
 

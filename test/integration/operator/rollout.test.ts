@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
-import { rollbackRolloutOf } from '../../../src/operator/decide/discovery.ts';
+import { rollbackRolloutOf } from '../../../src/operator/decide/fleet-rollback.ts';
 import { createAgentEventSource } from '../../../src/operator/adapters/agent-gateway/events.ts';
 import { createAgentGateway } from '../../../src/operator/adapters/agent-gateway/index.ts';
 import { createEtcdLeadership } from '../../../src/operator/adapters/etcd-leadership/leadership.ts';

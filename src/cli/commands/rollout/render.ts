@@ -20,6 +20,9 @@ export function describeRollout(r: RolloutView): string {
       : [
           `path:     ${[r.from?.version ?? '…', ...r.path].join(' → ')} (a step; the next starts when this completes)`,
         ]),
+    ...(r.repairOf === undefined
+      ? []
+      : [`repairs:  ${r.repairOf} (machines of the pool run another release again)`]),
     `state:    ${r.state}${r.endReason === undefined ? '' : ` (${r.endReason})`}`,
     `created:  ${r.createdAt}`,
     `progress: ${progressLine(r)}`,

@@ -45,6 +45,7 @@ const rollout = z.object({
   from: release.optional(),
   rollbackOf: text.optional(),
   endReason: z.string().optional(),
+  repairOf: text.optional(),
 });
 
 const start = z.object({ machine: text, pool: text, rollout: text, at: time });
