@@ -29,6 +29,15 @@ const machine = (id: string, digest: string, pool = 'workers'): Machine => ({
   available: true,
 });
 const pools: Pool[] = [{ name: 'workers', channel: 'stable', policies: [] }];
+/** A rollout of the workers to release `r`. */
+const rolloutTo = (id: string, r: Release, state: Rollout['state']): Rollout => ({
+  id,
+  pool: 'workers',
+  target: { version: r.version, digest: r.digest },
+  state,
+  createdAt: 1,
+  machines: {},
+});
 
 describe('rolloutsToCreate', () => {
   it('does not count a machine it has not seen: a pool on the release stays (R1, issue 14)', () => {
@@ -137,14 +146,7 @@ describe('rolloutsToCreate', () => {
 
   it('never offers a pool a release that halted there; a newer one supersedes the halted rollout (issue 16)', () => {
     const r12 = release('1.2.0', ['stable'], 'c');
-    const halted: Rollout = {
-      id: 'workers-1.2.0-cccccccc',
-      pool: 'workers',
-      target: { version: '1.2.0', digest: r12.digest },
-      state: 'Halted',
-      createdAt: 1,
-      machines: {},
-    };
+    const halted = rolloutTo('workers-1.2.0-cccccccc', r12, 'Halted');
     const machines = [machine('w-1', r11.digest)];
     const input = { pools, rollouts: [halted], machines, now: 2 };
     assert.deepEqual(rolloutsToCreate({ ...input, releases: [r12, r11] }), []);
@@ -168,14 +170,7 @@ describe('rolloutsToCreate', () => {
   });
 
   it('repairs drift: a machine off the release its pool completed is brought back by a new rollout (issue 16)', () => {
-    const done: Rollout = {
-      id: 'workers-1.1.0-bbbbbbbb',
-      pool: 'workers',
-      target: { version: '1.1.0', digest: r11.digest },
-      state: 'Completed',
-      createdAt: 1,
-      machines: {},
-    };
+    const done = rolloutTo('workers-1.1.0-bbbbbbbb', r11, 'Completed');
     const base = { pools, releases: [r11, r10], now: 5 };
     // w-2 was rolled back by hand (or re-imaged, or registered on 1.0.0).
     const machines = [machine('w-1', r11.digest), machine('w-2', r10.digest)];
@@ -221,14 +216,7 @@ describe('rolloutsToCreate', () => {
       rolloutsToCreate({ ...base, rollouts: [], machines: [machine('w-1', r11.digest)] }),
       [],
     );
-    const halted: Rollout = {
-      id: 'x',
-      pool: 'workers',
-      target: { version: '1.1.0', digest: r11.digest },
-      state: 'Halted',
-      createdAt: 0,
-      machines: {},
-    };
+    const halted = rolloutTo('x', r11, 'Halted');
     assert.deepEqual(
       rolloutsToCreate({ ...base, rollouts: [halted], machines: [machine('w-1', r10.digest)] }),
       [],
@@ -236,14 +224,7 @@ describe('rolloutsToCreate', () => {
   });
 
   it('lets a running rollout end before starting one to a newer release', () => {
-    const running: Rollout = {
-      id: 'old',
-      pool: 'workers',
-      target: { version: '1.0.0', digest: r10.digest },
-      state: 'Paused',
-      createdAt: 0,
-      machines: {},
-    };
+    const running = rolloutTo('old', r10, 'Paused');
     const created = rolloutsToCreate({
       pools,
       releases: [r11, r10],

@@ -70,15 +70,15 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       await machine.stop();
     });
 
-    it('refuses it while staged: not cordoned, slot A still 1.0.0, ready, with its entry', async () => {
+    /** Ask for an upgrade to `tag` that the agent refuses; its events, then a check nothing changed. */
+    async function refusedUpgrade(tag: string) {
       const before = await machine.status();
-      assert.equal(before.bootedSlot, 'B');
       const disk = await snapshotTree(machine.root, ['esp', 'slots']);
       const r = await machine.molt([
         'node',
         'upgrade',
         '--image',
-        image('2.0.0-bad'),
+        image(tag),
         '--follow',
         '-o',
         'json',
@@ -88,49 +88,34 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       const phases = events.filter((e) => e.kind === 'phase').map((e) => e.phase);
       for (const never of ['Cordoning', 'Draining', 'WritingSlot', 'ArmingBootOnce'])
         assert.ok(!phases.includes(never), `${never} ran: ${phases.join(' ')}`);
-      const result = events.at(-1);
+      const untouched = async (): Promise<void> => {
+        const status = await machine.status();
+        assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
+        assert.deepEqual(status.slots, before.slots, 'slot A still holds 1.0.0, ready');
+        assert.deepEqual(status.boot, before.boot, "slot A's boot entry is still there");
+        await eventually(
+          async () => {
+            assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);
+          },
+          { timeoutMs: 10_000, intervalMs: 100 },
+        );
+      };
+      return { before, result: events.at(-1), untouched };
+    }
+
+    it('refuses it while staged: not cordoned, slot A still 1.0.0, ready, with its entry', async () => {
+      const { before, result, untouched } = await refusedUpgrade('2.0.0-bad');
+      assert.equal(before.bootedSlot, 'B');
       assert.equal(result?.result?.result, 'Failed');
       assert.equal(result.error?.code, 'MOLT_IMAGE_INVALID');
       assert.match(result.result.reason ?? '', /cmdline/);
-
-      const status = await machine.status();
-      assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
-      assert.deepEqual(status.slots, before.slots, 'slot A still holds 1.0.0, ready');
-      assert.deepEqual(status.boot, before.boot, "slot A's boot entry is still there");
-      await eventually(
-        async () => {
-          assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);
-        },
-        { timeoutMs: 10_000, intervalMs: 100 },
-      );
+      await untouched();
     });
 
     it('refuses an upgrade to the image it already runs (MOLT_ALREADY_RUNNING), keeping the fallback (issue 16)', async () => {
-      const before = await machine.status();
-      const disk = await snapshotTree(machine.root, ['esp', 'slots']);
-      const r = await machine.molt([
-        'node',
-        'upgrade',
-        '--image',
-        image('1.1.0'),
-        '--follow',
-        '-o',
-        'json',
-      ]);
-      assert.equal(r.code, 1, r.stderr);
-      const events = parseEvents(r.stdout);
-      const phases = events.filter((e) => e.kind === 'phase').map((e) => e.phase);
-      assert.ok(!phases.includes('Cordoning'), `nothing disrupted: ${phases.join(' ')}`);
-      assert.equal(events.at(-1)?.error?.code, 'MOLT_ALREADY_RUNNING');
-      const status = await machine.status();
-      assert.equal(status.bootId, before.bootId, 'the machine did not reboot');
-      assert.deepEqual(status.slots, before.slots, 'slot A still holds 1.0.0, the fallback');
-      await eventually(
-        async () => {
-          assert.deepEqual(await snapshotTree(machine.root, ['esp', 'slots']), disk);
-        },
-        { timeoutMs: 10_000, intervalMs: 100 },
-      );
+      const { result, untouched } = await refusedUpgrade('1.1.0');
+      assert.equal(result?.error?.code, 'MOLT_ALREADY_RUNNING');
+      await untouched();
     });
 
     it('still rolls back to the previous release', async () => {
