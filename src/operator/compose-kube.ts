@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The operator's Kubernetes parts, chosen by the config's `kubernetes` section (docs/adr/0006 §9):
- * leader election through a coordination Lease, and the status mirror into molt.dev custom
- * resources with Events. The Kubernetes client is imported only when the section is there, so
+ * leader election through a coordination Lease, the status mirror into molt.dev custom resources
+ * with Events, and the cluster's version for discovery (releases must support it). The Kubernetes client is imported only when the section is there, so
  * operators of fleets without Kubernetes never load it.
  */
 import { dirname, resolve } from 'node:path';
@@ -21,6 +21,8 @@ export interface KubeParts {
   readonly leadership?: Leadership;
   /** Set when the config asks for the status mirror. */
   readonly status?: (store: OperatorStore, observations: ObservationBook) => KubeStatusRunner;
+  /** The cluster's Kubernetes version, which release ranges (`dev.molt.kubernetes`) must admit. */
+  readonly kubernetesVersion?: () => Promise<string>;
 }
 
 export async function kubeParts(
@@ -31,7 +33,7 @@ export async function kubeParts(
 ): Promise<KubeParts> {
   const k = c.config.kubernetes;
   if (k === undefined) return {};
-  const { loadKubeConfig } = await import('../platform/kube/client.ts');
+  const { clusterVersion, loadKubeConfig } = await import('../platform/kube/client.ts');
   const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
   const leadership = k.leaderElection
     ? (await import('./adapters/kube-leadership/leadership.ts')).createKubeLeadership({
@@ -43,6 +45,7 @@ export async function kubeParts(
     : undefined;
   const { startKubeStatus } = await import('./adapters/kube-status/index.ts');
   return {
+    kubernetesVersion: () => clusterVersion(kc),
     ...(leadership !== undefined && { leadership }),
     ...(k.status && {
       status: (store: OperatorStore, observations: ObservationBook) =>

@@ -32,7 +32,7 @@ import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
-import { kubeParts, type KubeStatusRunner } from './compose-kube.ts';
+import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { serveAll } from './listeners.ts';
 import type { ReconcileDeps } from './loop/deps.ts';
@@ -116,6 +116,8 @@ interface LoopParts {
   readonly log: (line: string) => void;
   /** The Kubernetes status mirror, refreshed after each of the leader's passes. */
   readonly status?: KubeStatusRunner | undefined;
+  /** The cluster's Kubernetes version, when the fleet is a Kubernetes cluster. */
+  readonly kubernetesVersion?: (() => Promise<string>) | undefined;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -144,6 +146,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     },
     now: () => Date.now(),
     log,
+    ...(p.kubernetesVersion !== undefined && { kubernetesVersion: p.kubernetesVersion }),
   };
 }
 
@@ -170,6 +173,9 @@ function startLoop(
     },
   };
 }
+
+const kubeVersion = (k: KubeParts): Pick<LoopParts, 'kubernetesVersion'> =>
+  k.kubernetesVersion === undefined ? {} : { kubernetesVersion: k.kubernetesVersion };
 
 /** Run `molt operator`; resolves with the exit code after a signal. */
 export async function runOperatorCommand(argv: readonly string[], io: OperatorIo): Promise<number> {
@@ -208,7 +214,8 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
     throw e;
   });
   const status = kube.status?.(store, observations);
-  const running = startLoop(c, { store, agents, observations, log, status }, leadership, metrics);
+  const loopParts = { store, agents, observations, log, status, ...kubeVersion(kube) };
+  const running = startLoop(c, loopParts, leadership, metrics);
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );

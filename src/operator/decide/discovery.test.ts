@@ -199,6 +199,21 @@ describe('rolloutsToCreate', () => {
     assert.deepEqual(rolloutsToCreate({ ...base, rollouts: [done], machines: stays }), []);
   });
 
+  it("takes only releases whose Kubernetes range admits the cluster's version (issue 16, observed 1)", () => {
+    const r12 = { ...release('1.2.0', ['stable'], 'c'), kubernetes: '>=1.32.0' };
+    const input = { pools, rollouts: [], machines: [machine('w-1', r10.digest)], now: 1 };
+    const on131 = rolloutsToCreate({ ...input, releases: [r12, r11, r10], kubernetes: 'v1.31.2' });
+    assert.deepEqual(
+      on131.map((r) => r.target.version),
+      ['1.1.0'],
+    );
+    const on132 = rolloutsToCreate({ ...input, releases: [r12, r11, r10], kubernetes: 'v1.32.0' });
+    assert.deepEqual(
+      on132.map((r) => r.target.version),
+      ['1.2.0'],
+    );
+  });
+
   it('waits for approval where the pool requires it', () => {
     const created = rolloutsToCreate({
       pools: [{ ...pools[0]!, requireApproval: true }],

@@ -31,6 +31,8 @@ export interface DiscoveryInput {
   /** When this operator first saw each release digest (epoch ms); for `minReleaseAgeMs`. */
   readonly firstSeen?: ReadonlyMap<string, number>;
   readonly requireSignature?: boolean;
+  /** The cluster's Kubernetes version (`v1.31.2`); absent: release ranges are not checked. */
+  readonly kubernetes?: string;
 }
 
 /** What a pool would move to: a release, and the versions of the whole path when it is a step on one. */
@@ -95,6 +97,7 @@ function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
     releases: i.releases.filter((r) => !halted.has(r.digest)),
     channel: pool.channel,
     current: poolCurrent(pool.name, i.machines, i.releases)?.tag,
+    kubernetes: i.kubernetes,
     requireSignature: i.requireSignature,
   });
   if (!selection.found) return undefined;

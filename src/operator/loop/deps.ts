@@ -33,6 +33,11 @@ export interface ReconcileDeps {
   };
   /** A discovery scan of the release repository (newest first). */
   readonly releases: () => Promise<readonly Release[]>;
+  /**
+   * The cluster's Kubernetes version, when the fleet is a Kubernetes cluster: discovery takes
+   * only releases whose `dev.molt.kubernetes` range admits it. A failure fails that scan.
+   */
+  readonly kubernetesVersion?: () => Promise<string>;
   readonly settings: OperatorSettings;
   readonly now: () => number;
   /** Structured log line for the operator's own output (history goes to the store). */

@@ -49,7 +49,9 @@ export async function discover(
     rollouts: snapshot.rollouts,
   }))
     await pauseRollout(d, w.rollout, w.reason);
+  const kubernetes = await d.kubernetesVersion?.();
   const created = rolloutsToCreate({
+    ...(kubernetes !== undefined && { kubernetes }),
     pools: d.settings.pools,
     releases,
     // Every rollout ever made, ended ones included: one per (pool, release), never again.

@@ -6,7 +6,7 @@
  * role lacks, a connection failure or 5xx is a retryable `MOLT_KUBE_UNAVAILABLE`.
  */
 import { readFile } from 'node:fs/promises';
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 
 /** Load `path` (a kubeconfig file); its current context must name a cluster and a user. */
@@ -61,4 +61,13 @@ export function kubeError(e: unknown, what: string): MoltError {
     cause: e,
     retryable: status === undefined || status >= 500 || status === 429,
   });
+}
+
+/** The cluster's Kubernetes version as its API server reports it (`gitVersion`, e.g. `v1.31.2`). */
+export async function clusterVersion(kc: KubeConfig): Promise<string> {
+  try {
+    return (await kc.makeApiClient(VersionApi).getCode()).gitVersion;
+  } catch (e) {
+    throw kubeError(e, 'reading the cluster version (GET /version)');
+  }
 }

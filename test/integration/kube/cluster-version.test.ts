@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cluster version the operator's discovery checks release ranges against (issue 16): read from
+// a real kube-apiserver's /version, in the form core's parseKubernetesVersion takes.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parseKubernetesVersion } from '../../../src/core/releases/eligibility.ts';
+import { isMoltError } from '../../../src/core/errors.ts';
+import { clusterVersion, loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../../src/lab/services/kube-control-plane.ts';
+
+let cp: KubeControlPlane;
+before(async () => {
+  cp = await startKubeControlPlane();
+});
+after(async () => {
+  await cp.stop();
+});
+
+describe('the Kubernetes version of a real cluster', () => {
+  it('is what the API server reports, a version discovery can check ranges against', async () => {
+    const kc = await loadKubeConfig(cp.admin.kubeconfig);
+    const version = await clusterVersion(kc);
+    assert.match(version, /^v1\.\d+\.\d+/);
+    assert.match(parseKubernetesVersion(version), /^1\.\d+\.\d+$/);
+  });
+
+  it('fails with a retryable MOLT_KUBE_UNAVAILABLE when the API server is away', async () => {
+    const kc = await loadKubeConfig(cp.admin.kubeconfig);
+    kc.clusters = kc.clusters.map((c) => ({ ...c, server: 'https://127.0.0.1:1' }));
+    await assert.rejects(clusterVersion(kc), (e) => isMoltError(e, 'MOLT_KUBE_UNAVAILABLE'));
+  });
+});
