@@ -214,8 +214,12 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
     throw e;
   });
   const status = kube.status?.(store, observations);
-  const loopParts = { store, agents, observations, log, status, ...kubeVersion(kube) };
-  const running = startLoop(c, loopParts, leadership, metrics);
+  const running = startLoop(
+    c,
+    { store, agents, observations, log, status, ...kubeVersion(kube) },
+    leadership,
+    metrics,
+  );
   log(
     `molt operator ${id}: ${String(c.fleet.machines.length)} machines, ${String(c.fleet.pools.length)} pools`,
   );
