@@ -122,6 +122,20 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       );
     });
 
+    it('5b: a release whose systemd stops in emergency mode: it reboots itself, back on A', async () => {
+      // PID 1 keeps petting the watchdog there, so only molt-emergency-reboot.service gets out.
+      await fallsBack(
+        m,
+        refs.emergency,
+        {
+          stay: { slot: 'A', version: '1.0.0' },
+          console: /molt: emergency mode; rebooting in 60 s/,
+          reason: /.+/,
+        },
+        c,
+      );
+    });
+
     it('6: power cut during the slot write, then during the reboot: a valid slot boots, a retried upgrade succeeds', async () => {
       // Found by this test (2026-11-26, GRUB): a cut while the pull marked the slot unbootable
       // left grub.cfg's directory entry pointing at a cluster the FAT called free, and GRUB
