@@ -17,17 +17,14 @@
  *    tries `fallback`; if that fails too, nothing boots.
  */
 import { isMoltError } from '../errors.ts';
-import { SlotIds, type SlotId } from '../slots/slot.ts';
 import {
   checkGrubCfg,
   grubEntryNumber,
   grubEntryPath,
-  grubMenuTitle,
-  grubSlotVar,
-  GrubSlotOk,
-  grubVersionVar,
+  grubMenu,
   parseGrubEntry,
   type GrubMenuEntry,
+  type GrubMenuItem,
 } from './grub-cfg.ts';
 import {
   encodeGrubenv,
@@ -36,7 +33,6 @@ import {
   parseGrubenv,
   type Grubenv,
 } from './grubenv.ts';
-import { slotEntryId } from './slot-entry.ts';
 
 export { compareSdBootEntries, sdBoot, sdBootGlob, sdBootMenu } from './sdboot-firmware.ts';
 export type { EntryFile, SdBootChoice, SdBootMenuEntry } from './sdboot-firmware.ts';
@@ -96,22 +92,11 @@ export interface GrubEsp {
 
 const emptyEsp: GrubEsp = { exists: () => false, read: () => undefined };
 
-interface MenuItem {
-  readonly slot: SlotId;
-  readonly id: string;
-  readonly title: string;
-}
+type MenuItem = GrubMenuItem;
 
 /** Step 4: the menu entries grub.cfg defines for these variables (all when none may boot). */
-function menu(vars: ReadonlyMap<string, string>): MenuItem[] {
-  const none = SlotIds.every((slot) => (vars.get(grubSlotVar(slot)) ?? '') === '');
-  const listed = (slot: SlotId): boolean => none || vars.get(grubSlotVar(slot)) === GrubSlotOk;
-  return SlotIds.filter(listed).map((slot) => ({
-    slot,
-    id: slotEntryId(slot),
-    title: grubMenuTitle(slot, vars.get(grubVersionVar(slot)) ?? ''),
-  }));
-}
+const menu = (vars: ReadonlyMap<string, string>): MenuItem[] =>
+  grubMenu((name) => vars.get(name), { asGrubBoots: true });
 
 /** Run a menu entry: source its entry file, then load kernel and initrd; the entry, or an error. */
 function load(item: MenuItem, esp: GrubEsp): GrubMenuEntry | string {

@@ -25,6 +25,7 @@
  */
 import { ErrorCode, MoltError } from '../errors.ts';
 import { slotDir, SlotIds, type SlotId } from '../slots/slot.ts';
+import { slotEntryId } from './slot-entry.ts';
 
 export interface GrubMenuEntry {
   /** `--id`, e.g. `molt-a`. */
@@ -61,6 +62,30 @@ export function grubTitleVersion(version: string): string {
 /** A slot's menu title, as GRUB expands it: `molt 1.1.0 (slot B)`. */
 export function grubMenuTitle(slot: SlotId, version: string): string {
   return `molt ${version} (slot ${slot})`;
+}
+
+/** One entry of the menu grub.cfg defines. */
+export interface GrubMenuItem {
+  readonly slot: SlotId;
+  readonly id: string;
+  readonly title: string;
+}
+
+/**
+ * The menu grub.cfg defines for grubenv's variables (`get`), A before B: the slots with
+ * `molt_<x>=ok`. With `asGrubBoots`, also grub.cfg's rule that a block naming neither slot (lost
+ * or unreadable) offers both — what GRUB boots, not what molt wrote.
+ */
+export function grubMenu(
+  get: (name: string) => string | undefined,
+  o: { readonly asGrubBoots: boolean },
+): GrubMenuItem[] {
+  const none = o.asGrubBoots && SlotIds.every((slot) => (get(grubSlotVar(slot)) ?? '') === '');
+  return SlotIds.filter((slot) => none || get(grubSlotVar(slot)) === GrubSlotOk).map((slot) => ({
+    slot,
+    id: slotEntryId(slot),
+    title: grubMenuTitle(slot, get(grubVersionVar(slot)) ?? ''),
+  }));
 }
 
 const menuEntry = (slot: SlotId): string => `if [ "\${${grubSlotVar(slot)}}" = ${GrubSlotOk} ]; then

@@ -14,17 +14,18 @@
  */
 import {
   grubEntryNumber,
-  grubMenuTitle,
+  grubMenu,
   grubSlotVar,
   GrubSlotOk,
   grubTitleVersion,
   grubVersionVar,
   renderGrubEntry,
+  type GrubMenuItem,
 } from '../../../core/boot/grub-cfg.ts';
 import { grubenvGet, grubenvSet, grubenvUnset, type Grubenv } from '../../../core/boot/grubenv.ts';
 import { slotEntryId } from '../../../core/boot/slot-entry.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { SlotIds, type SlotId, type SlotManifest } from '../../../core/slots/slot.ts';
+import type { SlotId, SlotManifest } from '../../../core/slots/slot.ts';
 import type { BootEntryView, BootView } from '../../../protocol/agent.ts';
 import type { Bootloader } from '../../ports/bootloader.ts';
 import { checkWrittenEntry, readSlotBootEntry } from './cmdline.ts';
@@ -43,13 +44,9 @@ import {
 const mayBoot = (env: Grubenv, slot: SlotId): boolean =>
   grubenvGet(env, grubSlotVar(slot)) === GrubSlotOk;
 
-/** GRUB's menu for `env`: the slots that may boot, A before B. */
-const menu = (env: Grubenv): { slot: SlotId; id: string; title: string }[] =>
-  SlotIds.filter((slot) => mayBoot(env, slot)).map((slot) => ({
-    slot,
-    id: slotEntryId(slot),
-    title: grubMenuTitle(slot, grubenvGet(env, grubVersionVar(slot)) ?? ''),
-  }));
+/** GRUB's menu for `env` as molt wrote it: the slots that may boot, A before B. */
+const menu = (env: Grubenv): GrubMenuItem[] =>
+  grubMenu((name) => grubenvGet(env, name), { asGrubBoots: false });
 
 function view(env: Grubenv): BootView {
   const items = menu(env);
