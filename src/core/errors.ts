@@ -161,6 +161,10 @@ export const ErrorCode = {
   RolloutExists: 'MOLT_ROLLOUT_EXISTS',
   /** A rollout id the operator does not know. */
   RolloutNotFound: 'MOLT_ROLLOUT_NOT_FOUND',
+  /** A release (digest or version) the registry does not list and the operator never saw. */
+  UnknownRelease: 'MOLT_UNKNOWN_RELEASE',
+  /** An unblock of a release that is not blocked (for that pool). */
+  NotBlocked: 'MOLT_NOT_BLOCKED',
   /** An upgrade to the image the machine already boots: it would give up the fallback (force it). */
   AlreadyRunning: 'MOLT_ALREADY_RUNNING',
   /** A machine that already has progress in the rollout: it is never started twice. */

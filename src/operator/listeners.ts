@@ -23,6 +23,7 @@ import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
+import type { Release } from '../core/releases/release.ts';
 
 /** Where a listener prints the address it serves at (`molt operator`'s standard output). */
 export interface ServingIo {
@@ -39,6 +40,8 @@ export interface ApiParts {
   readonly log: (line: string) => void;
   /** Checks a self-registering node's agent presents its certificate (the agent gateway). */
   readonly probe: AgentGateway;
+  /** The registry's releases (what `molt releases block` may name). */
+  readonly releases: () => Promise<readonly Release[]>;
 }
 
 /** How a listener reports a 500 (a bug in molt): one log line with the stack. */
@@ -96,6 +99,7 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
       rules: c.config.selfRegistration,
       probe: (machine) => p.probe.status(machine),
     },
+    releases: p.releases,
     now: () => Date.now(),
     onInternalError: reportBug(p.log, 'API'),
   };

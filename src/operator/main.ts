@@ -35,6 +35,7 @@ import { createReleaseSource } from './compose.ts';
 import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { serveAll } from './listeners.ts';
+import type { Release } from '../core/releases/release.ts';
 import type { ReconcileDeps } from './loop/deps.ts';
 import { startWatchedLoop } from './loop/watch.ts';
 import type { AgentGateway } from './ports/agents.ts';
@@ -118,6 +119,8 @@ interface LoopParts {
   readonly status?: KubeStatusRunner | undefined;
   /** The cluster's Kubernetes version, when the fleet is a Kubernetes cluster. */
   readonly kubernetesVersion?: (() => Promise<string>) | undefined;
+  /** Discovery over the registry (one cache, shared with the API). */
+  readonly releases: () => Promise<readonly Release[]>;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -128,12 +131,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     agents,
     gates: observingGateProbe(createHttpGateProbe(), p.observations),
     providers: providersOf(c),
-    releases: createReleaseSource({
-      registry: c.config.registry,
-      repository: c.config.repository,
-      insecure: c.config.insecure,
-      ...(c.publicKeyPem !== undefined && { publicKeyPem: c.publicKeyPem }),
-    }),
+    releases: p.releases,
     settings: {
       pools: c.fleet.pools,
       fleetPolicies: c.fleet.fleetPolicies,
@@ -174,6 +172,15 @@ function startLoop(
   };
 }
 
+/** Discovery over the registry the config names: one cache, shared by the loop and the API. */
+const releaseSourceOf = (c: LoadedConfig): (() => Promise<readonly Release[]>) =>
+  createReleaseSource({
+    registry: c.config.registry,
+    repository: c.config.repository,
+    insecure: c.config.insecure,
+    ...(c.publicKeyPem !== undefined && { publicKeyPem: c.publicKeyPem }),
+  });
+
 const kubeVersion = (k: KubeParts): Pick<LoopParts, 'kubernetesVersion'> =>
   k.kubernetesVersion === undefined ? {} : { kubernetesVersion: k.kubernetesVersion };
 
@@ -208,7 +215,10 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
       fleetLock.close(),
     ]);
   };
-  const parts = { store, leadership, fleetLock, observations, metrics, log, probe: gateway };
+  const parts = {
+    ...{ store, leadership, fleetLock, observations, metrics, log, probe: gateway },
+    releases: releaseSourceOf(c),
+  };
   const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
     throw e;
@@ -216,7 +226,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
   const status = kube.status?.(store, observations);
   const running = startLoop(
     c,
-    { store, agents, observations, log, status, ...kubeVersion(kube) },
+    { store, agents, observations, log, status, releases: parts.releases, ...kubeVersion(kube) },
     leadership,
     metrics,
   );

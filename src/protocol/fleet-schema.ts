@@ -208,6 +208,7 @@ const poolSchema = z
         onTimeout: z.enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete']).optional(),
       })
       .optional(),
+    onHalt: z.enum(['stop', 'rollback']).optional(),
     policies: z.array(policySchema).default([]),
   })
   .refine((p) => p.channel === undefined || p.promoteFrom === undefined, {
@@ -228,6 +229,7 @@ const poolSchema = z
       phased: { startFraction: p.phased.startFraction, durationMs: p.phased.duration },
     }),
     ...(p.strategy !== undefined && { strategy: p.strategy }),
+    ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
     ...(p.drain !== undefined && { drain: drainOverride(p.drain) }),
     ...(p.provider !== undefined && {
       provider: {

@@ -345,6 +345,18 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     );
   });
 
+  it('reads what a halted rollout of a pool does, and refuses anything but stop or rollback', () => {
+    const s = parseFleet(
+      'pools:\n  - {name: w, channel: stable, onHalt: rollback}\nmachines: []\n',
+    );
+    assert.equal(s.pools[0]?.onHalt, 'rollback');
+    assert.throws(
+      () =>
+        parseFleet('pools:\n  - {name: w, onHalt: retry}\nmachines: []\n', { source: 'f.yaml' }),
+      /pools\[0\]\.onHalt/,
+    );
+  });
+
   it('reads promotion, a minimum release age and phased availability of a pool', () => {
     const s = parseFleet(
       'pools:\n  - {name: staging, channel: stable, minReleaseAge: 2h}\n  - {name: prod, promoteFrom: staging, phased: {startFraction: 0.1, duration: 1d}}\nmachines:\n  - {id: m1, pool: prod}\n',

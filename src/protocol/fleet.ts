@@ -14,6 +14,7 @@
  *   - name: workers
  *     channel: stable             # optional
  *     requireApproval: false      # optional
+ *     onHalt: stop                # optional: stop (wait for a person) or rollback (fleet-wide, by itself)
  *     policies:                   # each item has exactly one key
  *       - concurrency: "33%"      # or a count: 2
  *       - rate: {count: 2, per: 1h}

@@ -12,6 +12,8 @@ import { ErrorCode } from '../core/errors.ts';
 import type { AgentFetch } from './agent-client.ts';
 import { createTransport, deleteJson, getJson, postJson, queryString } from './http-client.ts';
 import {
+  BlockResult,
+  BlockView,
   HistoryEventView,
   MachineView,
   OperatorRoutes,
@@ -21,7 +23,9 @@ import {
   RolloutView,
   DeregisterResult,
   operatorPath,
+  type BlockRequestBody,
   type HoldRequestBody,
+  type UnblockRequestBody,
   type RegisterMachineBody,
 } from './operator.ts';
 
@@ -64,6 +68,9 @@ export interface OperatorClient {
   /** History events as SSE; ends with the stream (not following) or when the consumer stops. */
   events(options?: OperatorEventsOptions): AsyncIterable<HistoryEventView>;
   plan(options?: { explain?: boolean }): Promise<PlanView>;
+  blocks(): Promise<BlockView[]>;
+  block(body: BlockRequestBody): Promise<BlockResult>;
+  unblock(body: UnblockRequestBody): Promise<BlockResult>;
   /** The Prometheus exposition text of `GET /metrics`. */
   metrics(): Promise<string>;
 }
@@ -124,6 +131,9 @@ export function createOperatorClient(options: {
         OperatorRoutes.plan + queryString({ explain: o.explain === true ? 'true' : undefined }),
         getJson,
       ),
+    blocks: () => t.json(BlockView.array(), OperatorRoutes.blocks, getJson),
+    block: (body) => t.json(BlockResult, OperatorRoutes.block, postJson(body)),
+    unblock: (body) => t.json(BlockResult, OperatorRoutes.unblock, postJson(body)),
     metrics: () =>
       t.text(OperatorRoutes.metrics, { method: 'GET', headers: { accept: 'text/plain' } }),
   };

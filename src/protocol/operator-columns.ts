@@ -6,6 +6,7 @@ import type {
   RolloutCounts,
   RolloutSummaryView,
 } from './operator.ts';
+import type { BlockView } from './operator-blocks.ts';
 import type { PrintColumn } from './releases.ts';
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);
@@ -65,4 +66,14 @@ export const machineColumns: readonly PrintColumn<MachineView>[] = [
     header: 'HOLD',
     value: (m) => (m.hold === undefined ? '' : `until ${minute(m.hold.until)}: ${m.hold.reason}`),
   },
+];
+
+/** Columns of `molt releases blocked`. */
+export const blockColumns: readonly PrintColumn<BlockView>[] = [
+  { header: 'RELEASE', value: (b) => b.version ?? '-' },
+  { header: 'DIGEST', value: (b) => shortDigest(b.digest) },
+  { header: 'POOL', value: (b) => b.pool ?? '(all)' },
+  { header: 'BY', value: (b) => b.by },
+  { header: 'SINCE', value: (b) => minute(b.at) },
+  { header: 'REASON', value: (b) => b.reason },
 ];

@@ -17,6 +17,7 @@ import {
 export { isEnded } from '../core/rollout/vocabulary.ts';
 
 export * from './operator-machines.ts';
+export * from './operator-blocks.ts';
 
 export const OperatorRoutes = {
   rollouts: '/v1/rollouts',
@@ -34,6 +35,10 @@ export const OperatorRoutes = {
   history: '/v1/history',
   events: '/v1/events',
   plan: '/v1/plan',
+  /** `GET`: the blocked releases. */
+  blocks: '/v1/releases/blocks',
+  block: '/v1/releases/block',
+  unblock: '/v1/releases/unblock',
   metrics: '/metrics',
   /** Zincati's `base_url` (FleetLock's own protocol and error bodies, not molt's). */
   fleetLock: '/fleetlock',

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * What every {@link OperatorStore} must do (docs/adr/0005 §4), run against the memory adapter and
- * against real etcd: CRUD of machines, rollouts and holds; compare-and-swap updates that lose no
+ * against real etcd: CRUD of machines, rollouts, holds and blocks; compare-and-swap updates that lose no
  * write under concurrent writers; `recordStart` that is atomic and starts a machine at most once
  * even when raced; start pruning; history seqs that only increase; and state that outlives the
  * store instance (an operator restart).
@@ -23,6 +23,7 @@ import {
   type OperatorStoreTarget,
 } from './operator-store-fixtures.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
+import { holdAndBlockConformance } from './operator-store-holds.ts';
 
 export type { OperatorStoreTarget } from './operator-store-fixtures.ts';
 
@@ -35,7 +36,13 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
     });
 
     it('starts empty', async () => {
-      assert.deepEqual(await store.read(), { machines: [], rollouts: [], starts: [], holds: {} });
+      assert.deepEqual(await store.read(), {
+        machines: [],
+        rollouts: [],
+        starts: [],
+        holds: {},
+        blocks: [],
+      });
       assert.deepEqual(await store.history(), []);
     });
 
@@ -212,18 +219,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
       assert.equal(Object.keys(machines).length, 4);
     });
 
-    it('sets, replaces and clears holds', async () => {
-      const m = fresh('m');
-      await store.setHold(m, { reason: 'disk swap', until: 1_900_000_000_000, by: 'ops' });
-      await store.setHold(m, { reason: 'longer', until: 1_900_000_100_000 });
-      assert.deepEqual((await store.read()).holds[m], {
-        reason: 'longer',
-        until: 1_900_000_100_000,
-      });
-      await store.setHold(m, undefined);
-      await store.setHold(m, undefined); // idempotent
-      assert.equal((await store.read()).holds[m], undefined);
-    });
+    holdAndBlockConformance(() => store);
 
     it('hands out strictly increasing history seqs under concurrent appends, and pages them', async () => {
       const before = (await store.history()).at(-1)?.seq ?? 0;
@@ -266,6 +262,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
       await first.createRollout(rolloutFixture(id));
       await first.recordStart(startOf(id, m, 1_800_000_003_000), inFlight(1_800_000_003_000));
       await first.setHold(m, { reason: 'kept', until: 1_900_000_000_000 });
+      await first.putBlock({ digest: `sha256:${m}`, reason: 'kept', by: 'ops', at: 1 });
       const event = await first.appendHistory({
         at: 5,
         kind: 'rollout-created',

@@ -121,6 +121,12 @@ export interface Pool {
    * (a Kubernetes node's agent drains with it; docs/adr/0006).
    */
   readonly drain?: DrainOverride;
+  /**
+   * What a halted rollout of this pool does: wait for a person (`stop`), or roll the pool back to
+   * the release it ran before by itself (`rollback`: the coordinated fleet rollback, under the
+   * same policies; the halted rollout ends Superseded). The operator reads it. @default 'stop'
+   */
+  readonly onHalt?: 'stop' | 'rollback';
   readonly policies: readonly Policy[];
 }
 

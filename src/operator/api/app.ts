@@ -21,6 +21,7 @@ import { certificateBinding } from './fleetlock-callers.ts';
 import { historyRoutes } from './routes-history.ts';
 import { machineRoutes } from './routes-machines.ts';
 import { planRoutes } from './routes-plan.ts';
+import { releaseRoutes } from './routes-releases.ts';
 import { rolloutRoutes } from './routes-rollouts.ts';
 
 /** Options of {@link buildOperatorApp}. */
@@ -87,6 +88,7 @@ export async function buildOperatorApp(
   machineRoutes(app, context);
   historyRoutes(app, context);
   planRoutes(app, context);
+  releaseRoutes(app, context);
   await registerFleetLock(app, {
     store: deps.fleetLock.store,
     groups: deps.fleetLock.groups,

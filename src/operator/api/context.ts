@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** What the operator API's routes need (docs/adr/0005 §5); `main.ts` builds it from real adapters. */
 import type { FastifyRequest } from 'fastify';
+import type { Release } from '../../core/releases/release.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
@@ -26,6 +27,8 @@ export interface OperatorApiDeps {
   };
   /** Which nodes may register themselves, and the check of their agent; none: no node may. */
   readonly selfRegistration?: SelfRegistration;
+  /** The registry's releases, to check what a person blocks names one; absent: rollouts' only. */
+  readonly releases?: () => Promise<readonly Release[]>;
   /** Epoch ms. */
   readonly now: () => number;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */

@@ -2,7 +2,7 @@
 /**
  * The operator API's error answers (STYLE §4.5): its code → HTTP status table on the shared
  * answerer (`platform/https/errors.ts`). The table lists the codes the rollout actions, the machine
- * holds, registration (its check of the agent) and the etcd store raise; anything unlisted is a
+ * holds, blocked releases, registration (its check of the agent) and the etcd store raise; anything unlisted is a
  * server-side failure (500).
  */
 import { ErrorCode } from '../../core/errors.ts';
@@ -15,10 +15,14 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.RolloutNotFound]: 404,
   [ErrorCode.UnknownMachine]: 404,
   [ErrorCode.UnknownPool]: 400,
+  [ErrorCode.UnknownRelease]: 404,
+  [ErrorCode.NotBlocked]: 404,
   [ErrorCode.RolloutState]: 409,
   [ErrorCode.AlreadyStarted]: 409,
   [ErrorCode.AgentIdentity]: 403,
   [ErrorCode.AgentUnreachable]: 502,
+  [ErrorCode.RegistryUnreachable]: 502,
+  [ErrorCode.RegistryTimeout]: 504,
   [ErrorCode.EtcdUnhealthy]: 503,
   [ErrorCode.TimedOut]: 504,
 };

@@ -57,6 +57,8 @@ export function countingStore(store: OperatorStore, metrics: OperatorMetrics): O
     },
     pruneStarts: (before) => store.pruneStarts(before),
     setHold: (machine, hold) => store.setHold(machine, hold),
+    putBlock: (b) => store.putBlock(b),
+    removeBlock: (digest, pool) => store.removeBlock(digest, pool),
     async appendHistory(event) {
       const stored = await store.appendHistory(event);
       const phase = event.data?.['phase'];

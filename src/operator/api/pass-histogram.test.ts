@@ -28,7 +28,7 @@ describe('the reconcile pass duration histogram', () => {
     metrics.recordPass({ startedAt: 0, durationMs: 20, ok: true });
     metrics.recordPass({ startedAt: 1, durationMs: 3_000, ok: false });
     const text = renderMetrics({
-      state: { machines: [], rollouts: [], starts: [], holds: {} },
+      state: { machines: [], rollouts: [], starts: [], holds: {}, blocks: [] },
       metrics,
       pools: [],
       leader: true,

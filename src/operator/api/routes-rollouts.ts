@@ -21,7 +21,7 @@ import {
   type RolloutActionResult,
   type RolloutView,
 } from '../../protocol/operator.ts';
-import type { OperatorStore, StoredState } from '../ports/store.ts';
+import type { OperatorStore, ReleaseBlock, StoredState } from '../ports/store.ts';
 import { recordTransition, type TransitionRecord } from '../transitions/record.ts';
 import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
@@ -104,12 +104,55 @@ async function writeAction(
   return outcome.changed ? { from, reset: outcome.reset } : undefined;
 }
 
+/**
+ * A rollout whose release is blocked for its pool is not resumed or approved: the next scan would
+ * pause it again. The block a Halted rollout's own halt made is the exception: a forced resume
+ * (an admin decided to retry it) lifts it. Returns the blocks to lift once the action is written.
+ */
+function checkBlocked(stored: StoredState, a: ActionRequest): ReleaseBlock[] {
+  if (a.action !== 'resume' && a.action !== 'approve') return [];
+  const r = find(stored, a.id);
+  const blocks = stored.blocks.filter(
+    (b) => b.digest === r.target.digest && (b.pool === undefined || b.pool === r.pool),
+  );
+  const own = (b: ReleaseBlock): boolean => r.state === 'Halted' && b.rollout === r.id;
+  const other = blocks.find((b) => !own(b));
+  if (other !== undefined)
+    throw new MoltError(
+      ErrorCode.RolloutState,
+      `release ${r.target.version} is blocked for ${other.pool === undefined ? 'every pool' : `pool ${other.pool}`} by ${other.by}: ${other.reason}`,
+      {
+        hint: `lift it first: molt releases unblock ${r.target.digest}${other.pool === undefined ? '' : ` --pool ${other.pool}`}`,
+      },
+    );
+  return a.force ? blocks : [];
+}
+
+/** Lift the blocks a forced resume of a Halted rollout made moot, each recorded. */
+async function liftOwn(deps: OperatorApiDeps, a: ActionRequest, blocks: readonly ReleaseBlock[]) {
+  for (const b of blocks)
+    await recordTransition(deps, {
+      write: (store) => store.removeBlock(b.digest, b.pool),
+      record: {
+        event: {
+          kind: 'decision',
+          rollout: a.id,
+          message: `release ${b.version ?? b.digest} unblocked for pool ${b.pool ?? '(all)'}: ${a.id} resumed with force by ${a.who.name}`,
+          data: { action: 'unblock', by: a.who.name, digest: b.digest, pool: b.pool },
+        },
+      },
+    });
+}
+
 async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
-  const current = find(await deps.store.read(), a.id);
+  const stored = await deps.store.read();
+  const current = find(stored, a.id);
+  const lift = checkBlocked(stored, a);
   const changed = await recordTransition(deps, {
     write: (store) => writeAction(store, current, a),
     record: (change) => change && actionRecord(a, change),
   });
+  if (changed) await liftOwn(deps, a, lift);
   return { rollout: await viewOf(deps, a.id), changed };
 }
 

@@ -144,14 +144,29 @@ describe('rolloutsToCreate', () => {
     assert.equal(onlyPinnedOld[0]?.target.version, '1.8.0');
   });
 
-  it('never offers a pool a release that halted there; a newer one supersedes the halted rollout (issue 16)', () => {
+  it('never offers a pool a release blocked for it or for every pool; a newer one supersedes the halted rollout (issue 16)', () => {
     const r12 = release('1.2.0', ['stable'], 'c');
     const halted = rolloutTo('workers-1.2.0-cccccccc', r12, 'Halted');
     const machines = [machine('w-1', r11.digest)];
     const input = { pools, rollouts: [halted], machines, now: 2 };
-    assert.deepEqual(rolloutsToCreate({ ...input, releases: [r12, r11] }), []);
+    const block = { digest: r12.digest, reason: 'halted', by: 'operator', at: 1 };
+    const forPool = [{ ...block, pool: 'workers' }];
+    assert.deepEqual(rolloutsToCreate({ ...input, releases: [r12, r11], blocks: forPool }), []);
+    assert.deepEqual(rolloutsToCreate({ ...input, releases: [r12, r11], blocks: [block] }), []);
+    const elsewhere = [{ ...block, pool: 'db' }];
+    const unblocked = rolloutsToCreate({
+      ...input,
+      rollouts: [],
+      releases: [r12, r11],
+      blocks: elsewhere,
+    });
+    assert.deepEqual(
+      unblocked.map((r) => r.target.version),
+      ['1.2.0'],
+      'a block for another pool',
+    );
     const r13 = release('1.3.0', ['stable'], 'd');
-    const created = rolloutsToCreate({ ...input, releases: [r13, r12, r11] });
+    const created = rolloutsToCreate({ ...input, releases: [r13, r12, r11], blocks: forPool });
     assert.deepEqual(
       created.map((r) => r.target.version),
       ['1.3.0'],
@@ -159,14 +174,55 @@ describe('rolloutsToCreate', () => {
     assert.deepEqual(supersededBy(created, [halted]), [
       { rollout: halted.id, reason: `superseded by ${created[0]!.id} (1.3.0)` },
     ]);
-    // Once superseded, 1.2.0 stays out: a pool that falls back below 1.3.0 is not offered it.
-    const superseded = { ...halted, state: 'Superseded' as const };
+    // Still blocked: a pool that falls back below 1.3.0 (its rollout cancelled) is not offered it.
     const again = rolloutsToCreate({
       ...input,
-      rollouts: [superseded, { ...created[0]!, state: 'Cancelled' as const }],
-      releases: [r13, r12, r11],
+      rollouts: [{ ...halted, state: 'Superseded' }],
+      releases: [r12, r11],
+      blocks: forPool,
     });
-    assert.deepEqual(again, [], 'and a cancelled rollout is not made again either');
+    assert.deepEqual(again, []);
+  });
+
+  it('walks a path around a blocked step, and never moves a pool back to an older release', () => {
+    const r12 = release('1.2.0', ['stable'], 'c');
+    const r13 = { ...release('1.3.0', ['stable'], 'd'), upgradeFrom: '>=1.2.0' };
+    const r121 = { ...release('1.2.1', ['stable'], 'e'), upgradeFrom: '>=1.1.0' };
+    const machines = [machine('w-1', r11.digest)];
+    const input = { pools, rollouts: [], machines, now: 2, releases: [r13, r121, r12, r11] };
+    const blocks = [{ digest: r121.digest, pool: 'workers', reason: 'bad', by: 'ops', at: 1 }];
+    const [step] = rolloutsToCreate({ ...input, blocks });
+    assert.equal(
+      step?.target.version,
+      '1.2.0',
+      'the path goes through 1.2.0, not the blocked 1.2.1',
+    );
+    assert.deepEqual(step.path, ['1.2.0', '1.3.0']);
+    // A pool on 1.3.0 whose release gets blocked is not offered 1.2.1 (a downgrade).
+    const ahead = rolloutsToCreate({
+      ...input,
+      machines: [machine('w-1', r13.digest)],
+      blocks: [{ ...blocks[0]!, digest: r13.digest }],
+    });
+    assert.deepEqual(ahead, []);
+  });
+
+  it('does not offer a promoted pool a release blocked for it', () => {
+    const promotion: Pool[] = [
+      { name: 'staging', channel: 'stable', policies: [] },
+      { name: 'prod', promoteFrom: 'staging', policies: [] },
+    ];
+    const done: Rollout = { ...rolloutTo('s', r11, 'Completed'), pool: 'staging' };
+    const base = {
+      pools: promotion,
+      releases: [r11, r10],
+      machines: [machine('s-1', r11.digest, 'staging'), machine('p-1', r10.digest, 'prod')],
+      rollouts: [done],
+      now: 9,
+    };
+    assert.equal(rolloutsToCreate(base)[0]?.target.version, '1.1.0');
+    const blocks = [{ digest: r11.digest, pool: 'prod', reason: 'no', by: 'ops', at: 1 }];
+    assert.deepEqual(rolloutsToCreate({ ...base, blocks }), []);
   });
 
   it('repairs drift: a machine off the release its pool completed is brought back by a new rollout (issue 16)', () => {
@@ -351,6 +407,30 @@ describe('rolloutsToCreate', () => {
         ['moved', 'withdrawn'],
         ['gone', 'gone'],
       ],
+    );
+  });
+
+  it('names an Active rollout whose release was blocked for its pool or every pool', () => {
+    const active = (id: string, pool: string): Rollout => ({
+      ...rolloutTo(id, r11, 'Active'),
+      pool,
+    });
+    const found = withdrawnRollouts({
+      pools: [...pools, { name: 'db', channel: 'stable', policies: [] }],
+      releases: [r11],
+      rollouts: [active('w', 'workers'), active('d', 'db')],
+      blocks: [{ digest: r11.digest, pool: 'workers', reason: 'CVE-1', by: 'ops', at: 1 }],
+    });
+    assert.deepEqual(found, [{ rollout: 'w', reason: 'release 1.1.0 was blocked by ops: CVE-1' }]);
+    const everywhere = withdrawnRollouts({
+      pools,
+      releases: [r11],
+      rollouts: [active('w', 'workers'), active('d', 'db')],
+      blocks: [{ digest: r11.digest, reason: 'CVE-1', by: 'ops', at: 1 }],
+    });
+    assert.deepEqual(
+      everywhere.map((w) => w.rollout),
+      ['w', 'd'],
     );
   });
 });

@@ -10,8 +10,10 @@
  *
  * A rollout is created once per (pool, release digest) — never again after it completed, halted
  * or was rolled back, so a halted rollout stays halted until a person acts — only when some
- * machine of the pool is seen running another release (a machine whose release is not known yet
- * does not count), and only when the pool has no rollout running.
+ * machine of the pool is seen running another release and would move to it (a machine whose
+ * release is not known yet does not count, nor one ahead of it), and only when the pool has no
+ * rollout running. A release blocked for the pool (`ReleaseBlock`: by a person, or because a
+ * rollout to it halted) is never offered: paths go around it.
  * Pools that require approval get their rollout in `AwaitingApproval`.
  */
 import { compareVersions } from '../../core/releases/order.ts';
@@ -21,6 +23,7 @@ import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
 import { skipOf } from '../../core/rollout/skip.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
+import type { ReleaseBlock } from '../ports/store.ts';
 
 export interface DiscoveryInput {
   readonly pools: readonly Pool[];
@@ -33,6 +36,15 @@ export interface DiscoveryInput {
   readonly requireSignature?: boolean;
   /** The cluster's Kubernetes version (`v1.31.2`); absent: release ranges are not checked. */
   readonly kubernetes?: string;
+  /** Blocked releases (the store's); none when absent. */
+  readonly blocks?: readonly ReleaseBlock[];
+}
+
+/** The digests blocked for `pool`: its own blocks and those for every pool. */
+export function blockedFor(pool: string, blocks: readonly ReleaseBlock[] = []): Set<string> {
+  return new Set(
+    blocks.filter((b) => b.pool === undefined || b.pool === pool).map((b) => b.digest),
+  );
 }
 
 /** What a pool would move to: a release, and the versions of the whole path when it is a step on one. */
@@ -90,11 +102,14 @@ export function poolCurrent(
 }
 
 function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
-  if (pool.promoteFrom !== undefined) return promoted(pool.promoteFrom, i.rollouts);
+  const blocked = blockedFor(pool.name, i.blocks);
+  if (pool.promoteFrom !== undefined) {
+    const c = promoted(pool.promoteFrom, i.rollouts);
+    return c === undefined || blocked.has(c.digest) ? undefined : c;
+  }
   if (pool.channel === undefined) return undefined;
-  const halted = haltedIn(pool.name, i.rollouts);
   const selection = selectLatest({
-    releases: i.releases.filter((r) => !halted.has(r.digest)),
+    releases: i.releases.filter((r) => !blocked.has(r.digest)),
     channel: pool.channel,
     current: poolCurrent(pool.name, i.machines, i.releases)?.tag,
     kubernetes: i.kubernetes,
@@ -116,19 +131,6 @@ function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
 
 /** Still under way: not halted (waiting for a person) and not over. */
 const running = (r: Rollout): boolean => r.state !== 'Halted' && !isEnded(r.state);
-
-/**
- * Releases this pool must not be offered again: the target of a rollout of the pool that halted
- * (its failure budget spent) — also once superseded. A person rolls forward with a newer release,
- * or resumes the halted rollout with force.
- */
-function haltedIn(pool: string, rollouts: readonly Rollout[]): Set<string> {
-  return new Set(
-    rollouts
-      .filter((r) => r.pool === pool && (r.state === 'Halted' || r.state === 'Superseded'))
-      .map((r) => r.target.digest),
-  );
-}
 
 /** The machines a rollout of `pool` to `c` would start: not on it, not pinned elsewhere, not ahead. */
 function wouldMove(members: readonly Machine[], pool: string, c: Candidate): Machine[] {
@@ -174,7 +176,7 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
     // Only machines whose release is known count: one not seen yet (its agent did not answer)
     // is not "on another release", or a pool already on `c` would get a rollout to it.
     const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
-    if (members.every((m) => m.digest === c.digest)) continue;
+    if (wouldMove(members, pool.name, c).length === 0) continue;
     const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
     if (ofPool.some(running)) continue;
     const same = ofPool.filter((r) => r.target.digest === c.digest);
@@ -226,12 +228,12 @@ export interface Withdrawn {
 }
 
 /**
- * Active rollouts to pause because their release disappeared from the repository, or (for a pool
- * following a channel) is no longer an official release of that channel. A rollout that was
+ * Active rollouts to pause because their release was blocked for their pool, disappeared from the
+ * repository, or (for a pool following a channel) is no longer an official release of that channel. A rollout that was
  * paused this way waits for a person: `molt rollout resume` if the release is meant to stay.
  */
 export function withdrawnRollouts(
-  i: Pick<DiscoveryInput, 'pools' | 'releases' | 'rollouts'>,
+  i: Pick<DiscoveryInput, 'pools' | 'releases' | 'rollouts' | 'blocks'>,
 ): Withdrawn[] {
   const byDigest = new Map(i.releases.map((r) => [r.digest, r]));
   const pools = new Map(i.pools.map((p) => [p.name, p]));
@@ -240,7 +242,15 @@ export function withdrawnRollouts(
     if (r.state !== 'Active') continue;
     const release = byDigest.get(r.target.digest);
     const channel = pools.get(r.pool)?.channel;
-    if (release === undefined)
+    const block = i.blocks?.find(
+      (b) => b.digest === r.target.digest && (b.pool === undefined || b.pool === r.pool),
+    );
+    if (block !== undefined)
+      out.push({
+        rollout: r.id,
+        reason: `release ${r.target.version} was blocked by ${block.by}: ${block.reason}`,
+      });
+    else if (release === undefined)
       out.push({
         rollout: r.id,
         reason: `release ${r.target.version} (${r.target.digest}) disappeared from the repository`,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The coordinated fleet rollback of a rollout (docs/adr/0005 "Health gates, pausing, fleet rollback"). */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { Rollout } from '../../core/rollout/types.ts';
+import type { Pool, Rollout } from '../../core/rollout/types.ts';
 
 /**
  * The coordinated fleet rollback of `original` (issue 4): a new Active rollout of the same pool
@@ -29,4 +29,41 @@ export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
     from: original.target,
     rollbackOf: original.id,
   };
+}
+
+/**
+ * The fleet rollbacks pools with `onHalt: rollback` make by themselves: one for each Halted
+ * rollout of theirs that records `from`, is not a rollback itself, and has no rollback yet.
+ * Level-based, so an operator stopped between the halt and the rollback makes it on restart.
+ */
+export function automaticRollbacks(
+  pools: readonly Pool[],
+  rollouts: readonly Rollout[],
+  now: number,
+): Rollout[] {
+  const ids = new Set(rollouts.map((r) => r.id));
+  const rollingBack = new Set(pools.filter((p) => p.onHalt === 'rollback').map((p) => p.name));
+  return rollouts
+    .filter((r) => r.state === 'Halted' && rollingBack.has(r.pool))
+    .filter((r) => r.rollbackOf === undefined && r.from !== undefined)
+    .map((r) => rollbackRolloutOf(r, now))
+    .filter((back) => !ids.has(back.id));
+}
+
+/**
+ * Halted rollouts a fleet rollback reverses (a person's or the pool's own): they end Superseded,
+ * naming the rollback, so nothing shows them as waiting for a person any more.
+ */
+export function haltedAndRolledBack(
+  rollouts: readonly Rollout[],
+): { readonly rollout: string; readonly reason: string }[] {
+  const backs = new Map(
+    rollouts.flatMap((r) => (r.rollbackOf === undefined ? [] : [[r.rollbackOf, r] as const])),
+  );
+  return rollouts.flatMap((r) => {
+    const back = r.state === 'Halted' ? backs.get(r.id) : undefined;
+    return back === undefined
+      ? []
+      : [{ rollout: r.id, reason: `rolled back by ${back.id} (to ${back.target.version})` }];
+  });
 }

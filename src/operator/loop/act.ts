@@ -12,6 +12,7 @@ import { recordTransition } from '../transitions/record.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
 import { failRefusedStart, REFUSED_BY_AGENT } from './refused.ts';
+import { verdicts } from './verdicts.ts';
 
 const describeError = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
@@ -167,29 +168,6 @@ async function start(
     },
     machine,
   );
-}
-
-async function verdicts(
-  d: ReconcileDeps,
-  plan: Plan,
-  rollouts: ReadonlyMap<string, Rollout>,
-): Promise<void> {
-  for (const v of plan.rollouts) {
-    const r = rollouts.get(v.rollout);
-    if (r === undefined || v.verdict === 'continue') continue;
-    const next = v.verdict === 'halt' ? 'Halted' : 'Completed';
-    if (r.state === next || r.state === 'Completed' || (next === 'Halted' && r.state === 'Halted'))
-      continue;
-    if (next === 'Completed' && r.state !== 'Active') continue;
-    const message = `rollout ${r.id} ${next.toLowerCase()}${v.message === undefined ? '' : `: ${v.message}`}`;
-    await recordTransition(d, {
-      write: (store) => store.updateRollout(r.id, (cur) => ({ ...cur, state: next })),
-      record: {
-        log: message,
-        event: { kind: 'rollout-state', rollout: r.id, message, data: { state: next } },
-      },
-    });
-  }
 }
 
 /**

@@ -4,7 +4,8 @@
  * releases, pause rollouts whose release was withdrawn, create the rollouts discovery asks for,
  * and end the halted rollouts they supersede.
  */
-import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
+import type { FleetSnapshot } from '../../core/rollout/types.ts';
+import type { StoredState } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import { pauseRollout } from './act.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -37,7 +38,7 @@ export async function discover(
   d: ReconcileDeps,
   snapshot: FleetSnapshot,
   state: DiscoveryState,
-  stored: readonly Rollout[],
+  stored: Pick<StoredState, 'rollouts' | 'blocks'>,
 ): Promise<void> {
   const now = d.now();
   const releases = await d.releases();
@@ -47,6 +48,7 @@ export async function discover(
     pools: d.settings.pools,
     releases,
     rollouts: snapshot.rollouts,
+    blocks: stored.blocks,
   }))
     await pauseRollout(d, w.rollout, w.reason);
   const kubernetes = await d.kubernetesVersion?.();
@@ -55,7 +57,8 @@ export async function discover(
     pools: d.settings.pools,
     releases,
     // Every rollout ever made, ended ones included: one per (pool, release), never again.
-    rollouts: stored,
+    rollouts: stored.rollouts,
+    blocks: stored.blocks,
     machines: snapshot.machines,
     now,
     firstSeen: state.firstSeen,
@@ -83,11 +86,11 @@ export async function discover(
       },
     });
   }
-  for (const s of supersededBy(created, stored)) await supersede(d, s);
+  for (const s of supersededBy(created, stored.rollouts)) await supersede(d, s);
 }
 
 /** End a halted rollout a newer one replaced (`Superseded`, with the reason). */
-async function supersede(d: ReconcileDeps, s: Superseded): Promise<void> {
+export async function supersede(d: ReconcileDeps, s: Superseded): Promise<void> {
   const message = `rollout ${s.rollout} superseded: ${s.reason}`;
   await recordTransition(d, {
     write: (store) =>

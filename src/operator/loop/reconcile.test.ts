@@ -120,6 +120,23 @@ describe('reconcile', () => {
     );
   });
 
+  it('pauses a rollout whose release a person blocked for its pool at the next scan', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    g.upgrade = () => Promise.reject(new MoltError(ErrorCode.AgentBusy, 'busy'));
+    await store.putMachine({ ...w1, id: 'w-2', endpoint: 'https://127.0.0.1:2' });
+    await reconcile(d, state);
+    assert.equal((await only(store)).state, 'Active');
+    await store.putBlock({ digest: d11, pool: 'workers', reason: 'CVE-1', by: 'ops', at: 1 });
+    state.lastDiscovery = undefined;
+    await reconcile(d, state);
+    assert.equal((await only(store)).state, 'Paused');
+    assert.ok(
+      (await store.history()).some((e) =>
+        /paused: release 1\.1\.0 was blocked by ops: CVE-1/.test(e.message),
+      ),
+    );
+  });
+
   it('pauses a rollout when the agent of an in-flight machine answers garbage', async () => {
     const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
     await reconcile(d, state);
@@ -253,6 +270,51 @@ describe('reconcile', () => {
     assert.equal(after.state, 'Completed');
   });
 
+  it('rolls a halted rollout back by itself in a pool with onHalt: rollback, and ends it Superseded', async () => {
+    const pools: Pool[] = [
+      { name: 'workers', channel: 'stable', policies: [], onHalt: 'rollback' },
+      { name: 'db', channel: 'stable', policies: [] },
+    ];
+    const { store, g, d, state } = await setup(
+      [release('1.1.0', d11), release('1.0.0', d10)],
+      pools,
+    );
+    g.status = () => Promise.resolve(idle(d11));
+    const halted = (id: string, pool: string): Rollout => ({
+      ...{ id, pool, target: { version: '1.1.0', digest: d11 } },
+      ...{ from: { version: '1.0.0', digest: d10 }, state: 'Halted', createdAt: 1 },
+      machines: { 'w-1': { phase: 'RolledBack', reason: 'unhealthy' } },
+    });
+    await store.createRollout(halted('workers-1.1.0', 'workers'));
+    await store.createRollout(halted('db-1.1.0', 'db'));
+    await store.putBlock({ digest: d11, pool: 'workers', reason: 'halted', by: 'operator', at: 1 });
+    await reconcile(d, state);
+    const { rollouts } = await store.read();
+    const byId = new Map(rollouts.map((r) => [r.id, r]));
+    const back = byId.get('workers-1.1.0-rollback');
+    assert.equal(back?.state, 'Active');
+    assert.deepEqual(back.target, { version: '1.0.0', digest: d10 });
+    assert.equal(back.rollbackOf, 'workers-1.1.0');
+    assert.equal(byId.get('workers-1.1.0')?.state, 'Superseded');
+    assert.equal(
+      byId.get('workers-1.1.0')?.endReason,
+      'rolled back by workers-1.1.0-rollback (to 1.0.0)',
+    );
+    assert.equal(byId.get('db-1.1.0')?.state, 'Halted', 'the db pool waits for a person');
+    assert.equal(byId.has('db-1.1.0-rollback'), false);
+    assert.ok(
+      (await store.history()).some((e) =>
+        /rolling back the halted workers-1\.1\.0 \(pool policy onHalt: rollback\)/.test(e.message),
+      ),
+    );
+    // A person's rollback of the db rollout ends it too; nothing is made twice.
+    await store.createRollout(rollbackRolloutOf(halted('db-1.1.0', 'db'), 2));
+    await reconcile(d, state);
+    const after = await store.read();
+    assert.equal(after.rollouts.find((r) => r.id === 'db-1.1.0')?.state, 'Superseded');
+    assert.equal(after.rollouts.length, 4);
+  });
+
   it('starts nothing while a health gate fails; rolls back through its agent a machine the gates reject after its upgrade', async () => {
     const gated: Pool[] = [
       {
@@ -295,5 +357,15 @@ describe('reconcile', () => {
     assert.equal(r.machines['w-1']?.phase, 'RolledBack');
     assert.match(r.machines['w-1'].reason ?? '', /health gate api failing: HTTP 503/);
     assert.equal(r.state, 'Halted', 'the failure budget (1) is spent');
+    assert.deepEqual(
+      (await store.read()).blocks.map((b) => [b.digest, b.pool, b.by, b.rollout]),
+      [[d11, 'workers', 'operator', r.id]],
+      'the release it halted on is blocked for the pool',
+    );
+    assert.ok(
+      (await store.history()).some((e) =>
+        /release 1\.1\.0 blocked for pool workers/.test(e.message),
+      ),
+    );
   });
 });

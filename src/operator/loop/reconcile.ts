@@ -19,6 +19,7 @@ import { checkGates } from './gates.ts';
 import { setProgress } from './machine-progress.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { discover, untilDiscovery, type DiscoveryState } from './discover.ts';
+import { rollBackHalted } from './auto-rollback.ts';
 import { askAgain, observePass, type ObservedState } from './observe.ts';
 import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
@@ -221,13 +222,14 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.
     if (untilDiscovery(d, state) === 0) {
       const now = await d.store.read();
-      await discover(d, snapshotOf(d, now, seen), state, now.rollouts);
+      await discover(d, snapshotOf(d, now, seen), state, now);
     }
   } catch (e) {
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
   }
   const stored = await d.store.read();
+  await rollBackHalted(d, stored.rollouts);
   let decided = plan(snapshotOf(d, stored, seen), d.now());
   // A start never rests on a kept observation: those machines are asked, and the plan made again.
   const confirm = startsToConfirm(decided.decisions, asked);

@@ -2,7 +2,7 @@
 /**
  * Where the operator keeps everything that must survive its restart (docs/adr/0005 §4): the
  * machines it manages, the rollouts with per-machine progress, the start history that rate limits
- * count, holds, and the event history. Implementations: the memory store (`adapters/memory-store`)
+ * count, holds, blocked releases, and the event history. Implementations: the memory store (`adapters/memory-store`)
  * and the etcd store (`adapters/etcd-store`), both passing `testkit/operator-store-conformance.ts`.
  *
  * The invariant this port carries (DESIGN invariant 6): a machine start is recorded — start record
@@ -36,6 +36,33 @@ export interface Hold {
   readonly by?: string;
 }
 
+/**
+ * A release that must not be offered again (issue 16): blocked by a person (`molt releases block`)
+ * or by the operator when a rollout to it halted. Discovery never creates a rollout to a blocked
+ * release for the pools the block covers, and a rollout already running towards it is paused.
+ */
+export interface ReleaseBlock {
+  readonly digest: string;
+  /** The pool it is blocked for; absent: every pool. */
+  readonly pool?: string;
+  /** The release's version when it was blocked, for people (the digest is what counts). */
+  readonly version?: string;
+  readonly reason: string;
+  /** Who blocked it: a certificate name, or `operator` for a halted rollout. */
+  readonly by: string;
+  /** Epoch ms. */
+  readonly at: number;
+  /** The halted rollout that blocked it. */
+  readonly rollout?: string;
+}
+
+/**
+ * How stores key and order blocks: by digest, then the every-pool block (`all`) before the
+ * pools' (`pool:<name>`, the name URI-encoded so it is one key segment whatever it holds).
+ */
+export const blockKey = (digest: string, pool: string | undefined): string =>
+  `${digest}/${pool === undefined ? 'all' : `pool:${encodeURIComponent(pool)}`}`;
+
 /** One line of the operator's history (what `molt rollout status` and the dashboard show). */
 export interface HistoryEvent {
   /** Assigned by the store: increasing, never reused. */
@@ -64,6 +91,8 @@ export interface StoredState {
   readonly rollouts: readonly Rollout[];
   readonly starts: readonly StartRecord[];
   readonly holds: Readonly<Record<string, Hold>>;
+  /** Blocked releases, by digest then pool (a block for every pool first). */
+  readonly blocks: readonly ReleaseBlock[];
 }
 
 export interface OperatorStore {
@@ -92,6 +121,10 @@ export interface OperatorStore {
   /** Drop start records older than `before` (epoch ms); rate limits only look back one period. */
   pruneStarts(before: number): Promise<void>;
   setHold(machine: string, hold: Hold | undefined): Promise<void>;
+  /** Block a release for `block.pool` (every pool when absent), replacing such a block. */
+  putBlock(block: ReleaseBlock): Promise<void>;
+  /** Lift the block of `digest` for `pool` (the every-pool block when undefined); idempotent. */
+  removeBlock(digest: string, pool: string | undefined): Promise<void>;
   appendHistory(event: NewHistoryEvent): Promise<HistoryEvent>;
   /** History after `afterSeq` (all when undefined), oldest first, at most `limit`. */
   history(options?: { afterSeq?: number; limit?: number }): Promise<HistoryEvent[]>;

@@ -16,6 +16,8 @@ function noting(store: OperatorStore, steps: string[]): OperatorStore {
     recordStart: (start, progress) => store.recordStart(start, progress),
     pruneStarts: (before) => store.pruneStarts(before),
     setHold: (machine, hold) => store.setHold(machine, hold),
+    putBlock: (b) => store.putBlock(b),
+    removeBlock: (digest, pool) => store.removeBlock(digest, pool),
     history: (o) => store.history(o),
     close: () => store.close(),
     updateRollout: async (id, change) => {

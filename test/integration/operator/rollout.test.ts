@@ -6,7 +6,8 @@
 // cluster whose members the control-plane upgrades take down one at a time) discovers 1.1.0 and
 // rolls it out: control plane first and one at a time, then a worker canary alone, a soak, and the
 // other workers. Then a broken 1.2.0 (boots, never healthy) published to the workers' channel:
-// the canary rolls back by itself, the rollout halts, nothing else starts. Last, the completed
+// the canary rolls back by itself, the rollout halts, nothing else starts, and 1.2.0 is blocked
+// for the workers. Last, the completed
 // 1.1.0 rollout of the workers is rolled back fleet-wide to the 1.0.0 it recorded as `from`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -145,6 +146,12 @@ describe('molt operator on a six-machine lab fleet', () => {
     await new Promise((r) => setTimeout(r, 3_000)); // a few more passes: still nothing starts
     assert.equal(Object.keys((await rolloutTo('1.2.0', 'workers'))!.machines).length, 1);
     assert.equal(await rolloutTo('1.2.0', 'control-plane'), undefined, 'not in the stable channel');
+    // Blocked for the workers in the store (etcd), so no later scan offers it to them again.
+    const blocks = (await store.read()).blocks;
+    assert.deepEqual(
+      blocks.map((b) => [b.digest, b.pool, b.by, b.rollout]),
+      [[fleet.digest('1.2.0'), 'workers', 'operator', halted.id]],
+    );
     for (const w of fleet.workers) {
       const s = await w.status();
       assert.equal(s.version, '1.1.0', `${w.id} (canary ${canary}) is on the previous release`);

@@ -286,6 +286,32 @@ describe('molt rollout and molt machine', () => {
     assert.match(unknown.stderr, /MOLT_UNKNOWN_MACHINE/);
   });
 
+  it('blocks, lists and unblocks a release on the operator; an unknown one is refused', async () => {
+    const block = await molt([
+      ...['releases', 'block', '1.1.0', '--pool', 'workers', '--reason', 'CVE-2026-1'],
+      ...as('operator'),
+    ]);
+    assert.equal(block.code, 0, block.stderr);
+    assert.equal(block.stdout, 'release 1.1.0 blocked for pool workers: CVE-2026-1\n');
+    const list = await molt(['releases', 'blocked', ...as('node')]);
+    assert.match(list.stdout, /^RELEASE +DIGEST +POOL +BY +SINCE +REASON$/m);
+    assert.match(list.stdout, /^1\.1\.0 +110000000000 +workers +alice +\S+ \S+ +CVE-2026-1$/m);
+    const noReason = await molt(['releases', 'block', '1.1.0', ...as('operator')]);
+    assert.match(noReason.stderr, /MOLT_BAD_FLAG: --reason is required/);
+    const unknown = await molt(['releases', 'block', '9.9.9', '--reason', 'x', ...as('operator')]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /MOLT_UNKNOWN_RELEASE: no release 9\.9\.9 is known/);
+    const unblock = await molt(['releases', 'unblock', '1.1.0', ...as('operator')]);
+    assert.equal(unblock.stdout, 'release 1.1.0 unblocked for pool workers: CVE-2026-1\n');
+    const again = await molt(['releases', 'unblock', '1.1.0', ...as('operator')]);
+    assert.match(again.stderr, /MOLT_NOT_BLOCKED: release 1\.1\.0 is not blocked for every pool/);
+    assert.equal(
+      (await molt(['releases', 'blocked', ...as('node')])).stdout,
+      'no release is blocked\n',
+    );
+    assert.deepEqual((await store.read()).blocks, []);
+  });
+
   it('needs an endpoint, and says when the operator is not there', async () => {
     const missing = await molt(['rollout', 'list']);
     assert.match(missing.stderr, /MOLT_BAD_FLAG: --endpoint is required/);

@@ -7,7 +7,14 @@
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { MachinePhases, RolloutStates } from '../../../core/rollout/vocabulary.ts';
-import type { Hold, HistoryEvent, MachineRecord, Rollout, StartRecord } from './layout.ts';
+import type {
+  Hold,
+  HistoryEvent,
+  MachineRecord,
+  ReleaseBlock,
+  Rollout,
+  StartRecord,
+} from './layout.ts';
 
 const text = z.string().min(1);
 const time = z.number().int().nonnegative();
@@ -52,6 +59,16 @@ const start = z.object({ machine: text, pool: text, rollout: text, at: time });
 
 const hold = z.object({ reason: z.string(), until: z.number(), by: z.string().optional() });
 
+const block = z.object({
+  digest: text,
+  pool: text.optional(),
+  version: z.string().optional(),
+  reason: z.string(),
+  by: z.string(),
+  at: time,
+  rollout: text.optional(),
+});
+
 const history = z.object({
   seq: z.number().int().positive(),
   at: z.number(),
@@ -78,6 +95,7 @@ export interface Decoded {
   rollout: Rollout;
   start: StartRecord;
   hold: Hold;
+  block: ReleaseBlock;
   history: HistoryEvent;
   seq: number;
 }
@@ -88,6 +106,7 @@ const schemas: { readonly [K in Kind]: z.ZodType } = {
   rollout,
   start,
   hold,
+  block,
   history,
   seq,
 };

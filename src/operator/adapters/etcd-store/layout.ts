@@ -8,6 +8,7 @@
  * | `rollouts/<id>` | {@link Rollout} with its per-machine progress |
  * | `starts/<at, 15 digits>/<nonce>` | {@link StartRecord}; sorted by time, so pruning is one range delete |
  * | `holds/<machine>` | {@link Hold} |
+ * | `blocks/<digest>/{all,pool:<name>}` | {@link ReleaseBlock} (`blockKey`) |
  * | `history-seq` | the last history seq handed out (a counter advanced by compare-and-swap) |
  * | `history/<seq, 16 digits>` | {@link HistoryEvent} |
  *
@@ -15,10 +16,11 @@
  * nonce: it makes the key unique to one `recordStart` call, which is how a call whose answer was
  * lost (deadline, a gRPC retry) learns from a re-read whether its own write landed.
  */
-import type { Hold, HistoryEvent, MachineRecord } from '../../ports/store.ts';
+import { blockKey } from '../../ports/store.ts';
+import type { Hold, HistoryEvent, MachineRecord, ReleaseBlock } from '../../ports/store.ts';
 import type { Rollout, StartRecord } from '../../../core/rollout/types.ts';
 
-export type { Hold, HistoryEvent, MachineRecord, Rollout, StartRecord };
+export type { Hold, HistoryEvent, MachineRecord, ReleaseBlock, Rollout, StartRecord };
 
 /** Zero-padded so that the byte order of keys is the numeric order (up to year 33658 in ms). */
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
@@ -30,6 +32,7 @@ export interface Layout {
   readonly rollouts: string;
   readonly starts: string;
   readonly holds: string;
+  readonly blocks: string;
   readonly history: string;
   readonly historySeq: string;
   machine(id: string): string;
@@ -39,6 +42,7 @@ export interface Layout {
   /** The first start key not older than `at`: starts before it are older than `at`. */
   startsFrom(at: number): string;
   hold(machine: string): string;
+  block(digest: string, pool: string | undefined): string;
   historyAt(seq: number): string;
 }
 
@@ -50,6 +54,7 @@ export function layout(prefix: string): Layout {
     rollouts: `${p}rollouts/`,
     starts: `${p}starts/`,
     holds: `${p}holds/`,
+    blocks: `${p}blocks/`,
     history: `${p}history/`,
     historySeq: `${p}history-seq`,
     machine: (id) => `${p}machines/${id}`,
@@ -57,6 +62,7 @@ export function layout(prefix: string): Layout {
     start: (at, nonce) => `${p}starts/${pad(at, 15)}/${nonce}`,
     startsFrom: (at) => `${p}starts/${pad(Math.max(0, Math.ceil(at)), 15)}`,
     hold: (machine) => `${p}holds/${machine}`,
+    block: (digest, pool) => `${p}blocks/${blockKey(digest, pool)}`,
     historyAt: (seq) => `${p}history/${pad(seq, 16)}`,
   };
 }

@@ -3,7 +3,7 @@
  * {@link OperatorStore} on etcd (docs/adr/0005 §4); passes `testkit/operator-store-conformance.ts`
  * against a real etcd. The key layout is in `layout.ts`; every multi-key write is one transaction
  * guarded by a compare on a mod revision (`cas.ts`, STYLE §7), and every value is checked when read
- * (`codec.ts`). `read()` takes all four kinds of state in one transaction, so at one revision: a
+ * (`codec.ts`). `read()` takes all five kinds of state in one transaction, so at one revision: a
  * start record and the progress it set are always seen together.
  */
 import type { Hold, MachineRecord, OperatorStore, StoredState } from '../../ports/store.ts';
@@ -53,6 +53,8 @@ export function createEtcdOperatorStore(o: EtcdOperatorStoreOptions): OperatorSt
     },
     setHold: (machine, hold: Hold | undefined) =>
       hold === undefined ? remove(ctx, k.hold(machine)) : put(ctx, k.hold(machine), encode(hold)),
+    putBlock: (b) => put(ctx, k.block(b.digest, b.pool), encode(b)),
+    removeBlock: (digest, pool) => remove(ctx, k.block(digest, pool)),
     appendHistory: (event) => appendHistory(ctx, event),
     history: (options) => history(ctx, options),
     close: () => {
@@ -64,12 +66,10 @@ export function createEtcdOperatorStore(o: EtcdOperatorStoreOptions): OperatorSt
 
 async function read(ctx: StoreCtx): Promise<StoredState> {
   const k = ctx.keys;
-  const [machines = [], rollouts = [], starts = [], holds = []] = await readPrefixes(ctx, [
-    k.machines,
-    k.rollouts,
-    k.starts,
-    k.holds,
-  ]);
+  const [machines = [], rollouts = [], starts = [], holds = [], blocks = []] = await readPrefixes(
+    ctx,
+    [k.machines, k.rollouts, k.starts, k.holds, k.blocks],
+  );
   return {
     machines: machines.map((kv) => decode('machine', kv.key, kv.value)),
     rollouts: rollouts.map((kv) => decode('rollout', kv.key, kv.value)),
@@ -77,6 +77,7 @@ async function read(ctx: StoreCtx): Promise<StoredState> {
     holds: Object.fromEntries(
       holds.map((kv) => [idOf(k.holds, kv.key), decode('hold', kv.key, kv.value)]),
     ),
+    blocks: blocks.map((kv) => decode('block', kv.key, kv.value)),
   };
 }
 

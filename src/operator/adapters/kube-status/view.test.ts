@@ -29,6 +29,7 @@ const state = (rollouts: Rollout[]): StoredState => ({
   rollouts,
   starts: [],
   holds: {},
+  blocks: [],
 });
 
 function view(rollouts: Rollout[], observed = new Map<string, string>()): MirrorObject[] {

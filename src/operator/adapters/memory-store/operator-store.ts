@@ -18,8 +18,10 @@ import type {
   MachineRecord,
   NewHistoryEvent,
   OperatorStore,
+  ReleaseBlock,
   StoredState,
 } from '../../ports/store.ts';
+import { blockKey } from '../../ports/store.ts';
 
 /** The state memory stores opened on it share: what etcd holds. */
 export class MemoryOperatorBackend {
@@ -28,6 +30,8 @@ export class MemoryOperatorBackend {
   readonly rollouts = new Map<string, { readonly value: Rollout; readonly rev: number }>();
   starts: StartRecord[] = [];
   readonly holds = new Map<string, Hold>();
+  /** By `blockKey`. */
+  readonly blocks = new Map<string, ReleaseBlock>();
   readonly events: HistoryEvent[] = [];
   seq = 0;
   rev = 0;
@@ -66,6 +70,7 @@ export class MemoryOperatorStore implements OperatorStore {
         rollouts: [...b.rollouts.values()].map((r) => r.value).sort(byId),
         starts: [...b.starts].sort((x, y) => x.at - y.at),
         holds: Object.fromEntries(b.holds),
+        blocks: [...b.blocks.entries()].sort(([x], [y]) => (x < y ? -1 : 1)).map(([, v]) => v),
       }),
     );
   }
@@ -122,6 +127,16 @@ export class MemoryOperatorStore implements OperatorStore {
   setHold(machine: string, hold: Hold | undefined): Promise<void> {
     if (hold === undefined) this.backend.holds.delete(machine);
     else this.backend.holds.set(machine, copy(hold));
+    return Promise.resolve();
+  }
+
+  putBlock(block: ReleaseBlock): Promise<void> {
+    this.backend.blocks.set(blockKey(block.digest, block.pool), copy(block));
+    return Promise.resolve();
+  }
+
+  removeBlock(digest: string, pool: string | undefined): Promise<void> {
+    this.backend.blocks.delete(blockKey(digest, pool));
     return Promise.resolve();
   }
 

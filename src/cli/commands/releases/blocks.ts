@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * `molt releases block|unblock|blocked` (issue 16): releases the operator must not offer to a
+ * pool, or to any pool. These talk to the operator (mutual TLS), not the registry.
+ */
+import { z } from 'zod';
+import { blockColumns, type BlockView } from '../../../protocol/index.ts';
+import type { CommandContext } from '../../context.ts';
+import { parseFlags } from '../../flags.ts';
+import { renderData, renderTable, type OutputFormat } from '../../output.ts';
+import { withOperator } from '../rollout/run.ts';
+
+const release = z.string().trim().min(1, 'name a release by digest or version').max(200);
+const pool = z.string().min(1).max(200).optional();
+
+const scope = (b: BlockView): string => (b.pool === undefined ? 'every pool' : `pool ${b.pool}`);
+
+function print(ctx: CommandContext, output: OutputFormat, verb: string, list: BlockView[]): void {
+  if (output !== 'table') {
+    ctx.io.out(renderData(output, list));
+    return;
+  }
+  for (const b of list)
+    ctx.io.out(`release ${b.version ?? b.digest} ${verb} for ${scope(b)}: ${b.reason}\n`);
+}
+
+/** `molt releases block RELEASE --reason R [--pool P]`. */
+export function runBlock(
+  ctx: CommandContext,
+  ref: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(
+    z.object({
+      release,
+      pool,
+      reason: z.string({ message: 'is required: say why' }).trim().min(1, 'is empty').max(500),
+    }),
+    { ...raw, release: ref },
+  );
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const r = await client.block({
+      release: o.release,
+      reason: o.reason,
+      ...(o.pool !== undefined && { pool: o.pool }),
+    });
+    print(ctx, output, 'blocked', r.blocks);
+  });
+}
+
+/** `molt releases unblock RELEASE [--pool P]`: without a pool, every block of the release. */
+export function runUnblock(
+  ctx: CommandContext,
+  ref: string,
+  raw: Record<string, unknown>,
+): Promise<void> {
+  const o = parseFlags(z.object({ release, pool }), { ...raw, release: ref });
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const r = await client.unblock({
+      release: o.release,
+      ...(o.pool !== undefined && { pool: o.pool }),
+    });
+    print(ctx, output, 'unblocked', r.blocks);
+  });
+}
+
+/** `molt releases blocked`. */
+export function runBlocked(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
+  return withOperator(ctx, raw, async ({ client, output }) => {
+    const list = await client.blocks();
+    if (output === 'table' && list.length === 0) ctx.io.out('no release is blocked\n');
+    else
+      ctx.io.out(output === 'table' ? renderTable(blockColumns, list) : renderData(output, list));
+  });
+}

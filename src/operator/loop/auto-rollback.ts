@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Fleet rollbacks of halted rollouts (issue 16): a pool with `onHalt: rollback` rolls itself back
+ * to the release it ran before, and a halted rollout a rollback reverses (the pool's or a
+ * person's `molt rollout rollback`) ends Superseded. Level-based on the pass's stored state, so an
+ * operator stopped half-way finishes the job on its next pass.
+ */
+import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
+import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
+import { recordTransition } from '../transitions/record.ts';
+import type { ReconcileDeps } from './deps.ts';
+import { supersede } from './discover.ts';
+
+async function create(d: ReconcileDeps, back: Rollout): Promise<void> {
+  const message = `rollout ${back.id}: pool ${back.pool} back to ${back.target.version}, rolling back the halted ${back.rollbackOf ?? ''} (pool policy onHalt: rollback)`;
+  try {
+    await recordTransition(d, {
+      write: (store) => store.createRollout(back),
+      record: {
+        log: message,
+        event: {
+          kind: 'rollout-created',
+          rollout: back.id,
+          message,
+          data: { target: back.target, rollbackOf: back.rollbackOf, by: 'operator' },
+        },
+      },
+    });
+  } catch (e) {
+    if (!isMoltError(e, ErrorCode.RolloutExists)) throw e; // a person asked at the same time
+  }
+}
+
+export async function rollBackHalted(
+  d: ReconcileDeps,
+  rollouts: readonly Rollout[],
+): Promise<void> {
+  const backs = automaticRollbacks(d.settings.pools, rollouts, d.now());
+  for (const back of backs) await create(d, back);
+  for (const s of haltedAndRolledBack([...rollouts, ...backs])) await supersede(d, s);
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The rollout verdicts of a plan (docs/adr/0005 §4): a rollout whose failure budget is spent halts
+ * — and its release is blocked for the pool first (issue 16) — and an Active rollout with every
+ * machine done completes.
+ */
+import type { Plan, Rollout } from '../../core/rollout/types.ts';
+import { recordTransition } from '../transitions/record.ts';
+import type { ReconcileDeps } from './deps.ts';
+
+/** The state a verdict moves `r` to; undefined when it stays (already so, or ended). */
+function nextState(r: Rollout, verdict: 'halt' | 'complete'): 'Halted' | 'Completed' | undefined {
+  if (r.state === 'Completed') return undefined;
+  if (verdict === 'halt') return r.state === 'Halted' ? undefined : 'Halted';
+  return r.state === 'Active' ? 'Completed' : undefined;
+}
+
+export async function verdicts(
+  d: ReconcileDeps,
+  plan: Plan,
+  rollouts: ReadonlyMap<string, Rollout>,
+): Promise<void> {
+  for (const v of plan.rollouts) {
+    const r = rollouts.get(v.rollout);
+    if (r === undefined || v.verdict === 'continue') continue;
+    const next = nextState(r, v.verdict);
+    if (next === undefined) continue;
+    const message = `rollout ${r.id} ${next.toLowerCase()}${v.message === undefined ? '' : `: ${v.message}`}`;
+    // The block first: an operator stopped between the two writes halts the rollout again next
+    // pass (or finds it paused as blocked), and never offers the release that failed again.
+    if (next === 'Halted') await blockHalted(d, r, message);
+    await recordTransition(d, {
+      write: (store) => store.updateRollout(r.id, (cur) => ({ ...cur, state: next })),
+      record: {
+        log: message,
+        event: { kind: 'rollout-state', rollout: r.id, message, data: { state: next } },
+      },
+    });
+  }
+}
+
+/**
+ * Block the release a rollout halted on for its pool (issue 16): discovery does not offer it to
+ * that pool again until a person unblocks it (`molt releases unblock`) or resumes the rollout
+ * with force. A rollback rollout's target is the release the pool ran before: it is not blocked.
+ */
+async function blockHalted(d: ReconcileDeps, r: Rollout, reason: string): Promise<void> {
+  if (r.rollbackOf !== undefined) return;
+  const at = d.now();
+  const block = {
+    ...{ digest: r.target.digest, pool: r.pool, version: r.target.version },
+    ...{ reason, by: 'operator', at, rollout: r.id },
+  };
+  const message = `release ${r.target.version} blocked for pool ${r.pool}: ${reason}`;
+  await recordTransition(d, {
+    write: (store) => store.putBlock(block),
+    record: {
+      log: message,
+      event: {
+        at,
+        kind: 'decision',
+        rollout: r.id,
+        message,
+        data: { action: 'block', by: 'operator', digest: r.target.digest, pool: r.pool },
+      },
+    },
+  });
+}
