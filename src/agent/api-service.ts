@@ -37,6 +37,7 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
           preserve: upgrade.preserve,
           stage: upgrade.stage,
           force: upgrade.force,
+          ...(upgrade.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
           ...(upgrade.drain !== undefined && { drain: upgrade.drain }),
         });
       }

@@ -135,6 +135,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     settings: {
       pools: c.fleet.pools,
       fleetPolicies: c.fleet.fleetPolicies,
+      ...(c.fleet.clusters !== undefined && { clusters: c.fleet.clusters }),
       imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
       unreachableFailMs: c.config.unreachableFail,
       discoverEveryMs: c.config.discoverEvery,

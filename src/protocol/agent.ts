@@ -24,6 +24,12 @@ export const UpgradeRequestBody = z
     preserve: z.boolean().default(true),
     stage: z.boolean().default(false),
     force: z.boolean().default(false),
+    /**
+     * Take this control-plane machine's etcd member down even when that leaves a 2-member cluster
+     * without quorum (the operator sends it for a cluster with smallControlPlane: accept-downtime).
+     * Narrower than `force`, which also overrides every other refusal and needs an admin.
+     */
+    acceptQuorumLoss: z.boolean().optional(),
     /** The rollout's drain policy, over the machine's own config (docs/adr/0006). */
     drain: z
       .object({

@@ -5,9 +5,9 @@
  * fleet without a YAML parser.
  */
 import { z } from 'zod';
-import type { DrainOverride, DrainTimeoutAction } from '../core/drain/pods.ts';
 import { MachinePhases, RolloutStates } from '../core/rollout/vocabulary.ts';
 import { parseDuration, parseTime } from '../core/time.ts';
+import { clusterSchema, drainOverride } from './fleet-parts.ts';
 import type {
   FleetSnapshot,
   Limit,
@@ -172,16 +172,6 @@ const machineSchema = z
     ...(m.endpoint !== undefined && { endpoint: m.endpoint }),
   }));
 
-function drainOverride(d: {
-  timeout?: number | undefined;
-  onTimeout?: DrainTimeoutAction | undefined;
-}): DrainOverride {
-  return {
-    ...(d.timeout !== undefined && { timeoutSeconds: Math.ceil(d.timeout / 1000) }),
-    ...(d.onTimeout !== undefined && { onTimeout: d.onTimeout }),
-  };
-}
-
 const poolSchema = z
   .strictObject({
     name,
@@ -275,8 +265,6 @@ const rolloutSchema = z
     }),
   }));
 
-const startSchema = z.strictObject({ machine: name, pool: name, rollout: name, at: time });
-
 /** The fleet file's schema; its output is core's {@link FleetSnapshot}. */
 export const FleetFile = z
   .strictObject({
@@ -284,8 +272,11 @@ export const FleetFile = z
     pools: z.array(poolSchema),
     machines: z.array(machineSchema),
     rollouts: z.array(rolloutSchema).default([]),
-    starts: z.array(startSchema).default([]),
+    starts: z
+      .array(z.strictObject({ machine: name, pool: name, rollout: name, at: time }))
+      .default([]),
     leases: z.record(z.string(), z.string()).optional(),
+    clusters: z.array(clusterSchema).optional(),
   })
   .transform((f): FleetSnapshot => ({
     machines: f.machines,
@@ -294,6 +285,7 @@ export const FleetFile = z
     rollouts: f.rollouts,
     starts: f.starts satisfies StartRecord[],
     ...(f.leases !== undefined && { leases: f.leases }),
+    ...(f.clusters !== undefined && { clusters: f.clusters }),
   }));
 
 /** A fleet file as written (durations and times as text, defaults not applied yet). */

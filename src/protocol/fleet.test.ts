@@ -357,6 +357,28 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     );
   });
 
+  it('reads cluster settings, refusing a duplicate and a cluster without control-plane machines', () => {
+    const cp = 'machines:\n  - {id: cp-1, role: control-plane, pool: p, cluster: edge}\n';
+    const s = parseFleet(
+      `pools: [{name: p}]\n${cp}clusters:\n  - {name: edge, smallControlPlane: accept-downtime}\n`,
+    );
+    assert.deepEqual(s.clusters, [{ name: 'edge', smallControlPlane: 'accept-downtime' }]);
+    const noEtcd = failure(`pools: [{name: p}]\n${cp}clusters:\n  - {name: lab}\n`);
+    assert.equal(noEtcd.code, 'MOLT_POLICY_INVALID');
+    assert.match(
+      noEtcd.message,
+      /clusters\[0\]\.name: cluster "lab" has no control-plane machine \(no etcd\)/,
+    );
+    const twice = failure(
+      `pools: [{name: p}]\n${cp}clusters:\n  - {name: edge}\n  - {name: edge}\n`,
+    );
+    assert.match(twice.message, /clusters\[1\]\.name: duplicate name "edge"/);
+    const bad = failure(
+      `pools: [{name: p}]\n${cp}clusters:\n  - {name: edge, smallControlPlane: yes}\n`,
+    );
+    assert.match(bad.message, /clusters\[0\]\.smallControlPlane/);
+  });
+
   it('reads promotion, a minimum release age and phased availability of a pool', () => {
     const s = parseFleet(
       'pools:\n  - {name: staging, channel: stable, minReleaseAge: 2h}\n  - {name: prod, promoteFrom: staging, phased: {startFraction: 0.1, duration: 1d}}\nmachines:\n  - {id: m1, pool: prod}\n',

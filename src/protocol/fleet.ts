@@ -35,6 +35,8 @@
  *      machines: {w-1: {phase: Succeeded, startedAt: <time>, finishedAt: <time>, reason: …}}}
  * starts: [{machine: w-1, pool: workers, rollout: r1, at: <time>}]   # optional
  * leases: {lab: cp-1}             # optional; control-plane lease holder per cluster
+ * clusters:                       # optional; 1- or 2-machine control planes wait unless accepted
+ *   - {name: lab, smallControlPlane: accept-downtime}
  * ```
  *
  * Shape errors raise `MOLT_FLEET_INVALID` (also duplicate ids), references to pools and machines
@@ -56,7 +58,8 @@ import type { z } from 'zod';
 import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
 import { validatePolicies } from '../core/rollout/index.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
-import { checkReferences, type Path } from './fleet-references.ts';
+import { checkReferences, type Path, type Report } from './fleet-references.ts';
+import { checkClusters } from './fleet-parts.ts';
 import { FleetFile } from './fleet-schema.ts';
 
 export { FleetFile } from './fleet-schema.ts';
@@ -105,9 +108,11 @@ export function parseFleet(text: string, options: ParseFleetOptions = {}): Fleet
     );
     throw fleetError(ErrorCode.FleetInvalid, source, issues);
   }
-  checkReferences(parsed.data, (code, issue) => {
+  const report: Report = (code, issue) => {
     throw fleetError(code, source, [where.issue(...issue)]);
-  });
+  };
+  checkReferences(parsed.data, report);
+  checkClusters(parsed.data, report);
   const { pools, fleetPolicies, machines } = parsed.data;
   try {
     validatePolicies(pools, fleetPolicies, machines);

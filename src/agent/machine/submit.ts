@@ -15,6 +15,7 @@ export interface SubmitRequest {
   readonly preserve?: boolean;
   readonly stage?: boolean;
   readonly force?: boolean;
+  readonly acceptQuorumLoss?: boolean;
   readonly drain?: DrainOverride;
 }
 
@@ -37,6 +38,7 @@ export function operationRequest(
     preserve: request.preserve ?? true,
     stage: request.stage ?? false,
     force: request.force ?? false,
+    ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
     controlPlane: facts.controlPlane,
     healthDeadlineMs: facts.healthDeadlineMs,
     ...(request.drain !== undefined && { drain: request.drain }),

@@ -10,6 +10,7 @@ import { scopeLabel, type PoolRules } from './rules.ts';
 import { memoized, perShape, type Candidate, type Check, type Refusal } from './candidate.ts';
 import { WaitReason, type Rollout } from './types.ts';
 import { warinessOf } from './wariness.ts';
+import { smallControlPlaneRefusal } from './small-control-plane.ts';
 
 const rolloutState = (c: Candidate): Refusal | undefined =>
   c.shape.rollout.state === 'Active' && !c.halted ? undefined : perShape(c, -1, stateRefusal);
@@ -165,7 +166,7 @@ function controlPlane({ ctx, entry }: Candidate): Refusal | undefined {
     const message = `the control-plane lease of cluster ${cluster} is held by ${holder}`;
     return { code: WaitReason.ControlPlaneBusy, message };
   }
-  return undefined;
+  return smallControlPlaneRefusal(ctx.snapshot, m);
 }
 
 const controlPlaneFirst = (c: Candidate): Refusal | undefined => {

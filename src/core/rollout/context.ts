@@ -47,7 +47,7 @@ export interface PlanContext {
   rulesFor(pool: string): PoolRules;
 }
 
-export const clusterOf = (m: Machine): string => m.cluster ?? 'default';
+export const clusterOf = (m: Pick<Machine, 'cluster'>): string => m.cluster ?? 'default';
 
 /** Rollouts oldest first (ties by id, so nothing depends on the input order). */
 export function oldestFirst(rollouts: readonly Rollout[]): Rollout[] {

@@ -25,6 +25,7 @@ import type {
   RolloutVerdict,
 } from './types.ts';
 import { warinessOf } from './wariness.ts';
+import { etcdDowntime } from './small-control-plane.ts';
 
 export { oldestFirst };
 
@@ -54,7 +55,10 @@ function admit(c: Candidate): MachineDecision {
   markUnavailable(c.ctx, m, `starting in rollout ${c.shape.rollout.id}`, true);
   for (const rule of c.shape.rules.rates) rule.admitted++;
   c.ctx.admissions++;
-  return decision(c, 'start');
+  const downtime = etcdDowntime(c.ctx.snapshot, m);
+  return downtime === undefined
+    ? decision(c, 'start')
+    : { ...decision(c, 'start'), reason: downtime };
 }
 
 function decidePending(c: Candidate): MachineDecision {

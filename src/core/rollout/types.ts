@@ -206,6 +206,20 @@ export interface FleetSnapshot {
    * gate without a result counts as failing: no start is made on a health nobody looked at.
    */
   readonly gates?: Readonly<Record<string, GateResult>>;
+  /** Settings of Kubernetes / etcd clusters, by name (a machine's `cluster`). */
+  readonly clusters?: readonly ClusterPolicy[];
+}
+
+/**
+ * What a cluster accepts (issue 16). `smallControlPlane`: a cluster whose control plane has one or
+ * two machines (so one or two etcd members) has no etcd quorum while one of them is down. By
+ * default (`refuse`) its control-plane machines wait (`SmallControlPlane`); `accept-downtime`
+ * upgrades them one at a time anyway — etcd, and so the Kubernetes API, is unavailable while each
+ * reboots — and the operator tells their agents the loss of quorum is accepted.
+ */
+export interface ClusterPolicy {
+  readonly name: string;
+  readonly smallControlPlane?: 'refuse' | 'accept-downtime';
 }
 
 /** What a gate check found. */
@@ -227,6 +241,7 @@ export const WaitReason = {
   ConcurrencyFull: 'ConcurrencyFull',
   ControlPlaneBusy: 'ControlPlaneBusy',
   QuorumAtRisk: 'QuorumAtRisk',
+  SmallControlPlane: 'SmallControlPlane',
   ControlPlaneFirst: 'ControlPlaneFirst',
   CanaryRunning: 'CanaryRunning',
   CanarySoaking: 'CanarySoaking',
@@ -248,7 +263,10 @@ export interface MachineDecision {
   readonly rollout: string;
   readonly machine: string;
   readonly action: DecisionAction;
-  /** For `wait` (and `skipped`: `Pinned`/`AlreadyOnTarget`/`AheadOfTarget`): the first refusing check. */
+  /**
+   * For `wait` (and `skipped`: `Pinned`/`AlreadyOnTarget`/`AheadOfTarget`): the first refusing
+   * check. On a `start`, a cost the start accepts (`EtcdDowntime`: a small control plane).
+   */
   readonly reason?: { readonly code: string; readonly message: string };
   /** 0 = canary; 1.. = the batch (wave) the machine belongs to. */
   readonly batch: number;

@@ -19,6 +19,8 @@ export interface OperationRequest {
   readonly stage: boolean;
   /** Override the 2-member quorum refusal (admin only). */
   readonly force: boolean;
+  /** Accept a 2-member etcd's loss of quorum only (the cluster's smallControlPlane policy). */
+  readonly acceptQuorumLoss?: boolean;
   readonly controlPlane: boolean;
   /** How long the new slot has to become healthy after it boots, in ms. */
   readonly healthDeadlineMs: number;

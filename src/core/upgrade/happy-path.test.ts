@@ -18,6 +18,18 @@ function walk(d: Driver, stopAt: string): string[] {
 }
 
 describe('a successful upgrade', () => {
+  it('on a control-plane machine, checks quorum with the 2-member override only when accepted or forced', () => {
+    const quorumCheck = (o: { acceptQuorumLoss?: boolean; force?: boolean }): unknown => {
+      const d = new Driver('A').request('upgrade', { controlPlane: true, ...o });
+      for (let i = 0; i < 30 && d.phase !== 'CheckingQuorum'; i += 1) d.done();
+      return d.commands.find((c) => c.type === 'CheckQuorum');
+    };
+    const check = (force: boolean) => ({ type: 'CheckQuorum', preserve: true, force });
+    assert.deepEqual(quorumCheck({}), check(false));
+    assert.deepEqual(quorumCheck({ acceptQuorumLoss: true }), check(true));
+    assert.deepEqual(quorumCheck({ force: true }), check(true));
+  });
+
   it('on a worker, preserving data, walks the issue order and commits the new slot', () => {
     const d = new Driver('A').request('upgrade');
     assert.deepEqual(walk(d, 'Rebooting'), [

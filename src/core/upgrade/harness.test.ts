@@ -27,6 +27,7 @@ export interface RequestOptions {
   readonly preserve?: boolean;
   readonly stage?: boolean;
   readonly force?: boolean;
+  readonly acceptQuorumLoss?: boolean;
   readonly controlPlane?: boolean;
   readonly id?: string;
 }
@@ -39,6 +40,7 @@ export function request(kind: OperationKind, options: RequestOptions = {}): Oper
     preserve: options.preserve ?? true,
     stage: options.stage ?? false,
     force: options.force ?? false,
+    ...(options.acceptQuorumLoss !== undefined && { acceptQuorumLoss: options.acceptQuorumLoss }),
     controlPlane: options.controlPlane ?? false,
     healthDeadlineMs: DEADLINE_MS,
   };

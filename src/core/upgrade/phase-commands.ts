@@ -65,7 +65,10 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
         ],
   CheckingRollbackTarget: (op) => [{ type: 'VerifyRollbackTarget', slot: op.target }],
   AcquiringLease: (op) => [{ type: 'AcquireLease', operationId: op.id }],
-  CheckingQuorum: (op) => [{ type: 'CheckQuorum', preserve: op.preserve, force: op.force }],
+  // The quorum check's `force` is only the 2-member override: the policy's acceptance grants it.
+  CheckingQuorum: (op) => [
+    { type: 'CheckQuorum', preserve: op.preserve, force: op.force || op.acceptQuorumLoss === true },
+  ],
   Cordoning: (op) => [{ type: 'Cordon', operationId: op.id }],
   Draining: (op) => [
     { type: 'Drain', operationId: op.id, ...(op.drain !== undefined && { policy: op.drain }) },

@@ -49,6 +49,7 @@ function newOperation(
     // Staging means "write now, switch at the next reboot": only an upgrade writes a slot.
     stage: request.kind === 'upgrade' && request.stage,
     force: request.force,
+    ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
     controlPlane: request.controlPlane,
     healthDeadlineMs: request.healthDeadlineMs,
     ...(request.drain !== undefined && { drain: request.drain }),
@@ -77,7 +78,11 @@ export function onRequested(
   if (state.phase === 'Staged' && state.op !== undefined) {
     return start({
       ...state,
-      op: { ...state.op, stage: false, fromStaged: true, force: request.force },
+      op: {
+        ...state.op,
+        ...{ stage: false, fromStaged: true, force: request.force },
+        acceptQuorumLoss: request.acceptQuorumLoss === true,
+      },
     });
   }
   if (state.bootedSlot === undefined) return illegal('Requested before the first Booted event');

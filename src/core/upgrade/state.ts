@@ -13,6 +13,8 @@ export interface Operation {
   readonly preserve: boolean;
   readonly stage: boolean;
   readonly force: boolean;
+  /** Take the etcd member down although a 2-member cluster loses quorum (not `force`'s rest). */
+  readonly acceptQuorumLoss?: boolean;
   readonly controlPlane: boolean;
   readonly healthDeadlineMs: number;
   /** The rollout's drain policy, over the machine's own. */

@@ -113,6 +113,8 @@ export interface LabFleetOptions {
   readonly workers: number;
   /** Start the three control-plane machines (their etcd cluster is the store). @default true */
   readonly controlPlane?: boolean;
+  /** How many control-plane machines (etcd members). @default 3 */
+  readonly controlPlaneSize?: number;
   /**
    * Lab machines as Kubernetes nodes: the machine config's `kubernetes` section for node `name`
    * (`cp-1…3`, `w-1…N`).
@@ -186,6 +188,7 @@ async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): 
     molt: setup.molt,
     pki: setup.pki,
     image: setup.image,
+    ...(o.controlPlaneSize !== undefined && { size: o.controlPlaneSize }),
     ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes }),
     ...(o.logDir !== undefined && { logDir: o.logDir }),
     network: setup.network,

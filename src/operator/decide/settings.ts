@@ -4,12 +4,14 @@
  * policies and the operator config's limits. `main.ts` builds it from the config; a reconcile pass
  * hands it to discovery, the snapshot and progress.
  */
-import type { Policy, Pool } from '../../core/rollout/types.ts';
+import type { ClusterPolicy, Policy, Pool } from '../../core/rollout/types.ts';
 
 /** The settings every pass decides with. */
 export interface OperatorSettings {
   readonly pools: readonly Pool[];
   readonly fleetPolicies: readonly Policy[];
+  /** The fleet file's cluster settings (small control planes). */
+  readonly clusters?: readonly ClusterPolicy[];
   /** The image reference agents pull for a release digest (`registry/repository@digest`). */
   readonly imageFor: (digest: string) => string;
   /** An in-flight machine whose agent stays unreachable this long is failed. @default 15 min */

@@ -5,7 +5,13 @@
  * pass and the API (`GET /v1/plan`, rollout views), so the plan the API shows is the plan the
  * next pass makes if nothing changes meanwhile.
  */
-import type { FleetSnapshot, GateResult, Policy, Pool } from '../../core/rollout/types.ts';
+import type {
+  ClusterPolicy,
+  FleetSnapshot,
+  GateResult,
+  Policy,
+  Pool,
+} from '../../core/rollout/types.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { StoredState } from '../ports/store.ts';
 import { plannerMachine, type Observation } from './observation.ts';
@@ -14,6 +20,7 @@ import { plannerMachine, type Observation } from './observation.ts';
 export interface FleetPolicies {
   readonly pools: readonly Pool[];
   readonly fleetPolicies: readonly Policy[];
+  readonly clusters?: readonly ClusterPolicy[] | undefined;
 }
 
 /** What was last seen: each machine's agent (by id) and each gate (by name). */
@@ -35,5 +42,6 @@ export function fleetSnapshot(
     rollouts: stored.rollouts.filter((r) => r.state === 'Completed' || !isEnded(r.state)),
     starts: stored.starts,
     gates: seen.gates,
+    ...(fleet.clusters !== undefined && { clusters: fleet.clusters }),
   };
 }

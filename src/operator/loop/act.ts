@@ -13,6 +13,7 @@ import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
 import { failRefusedStart, REFUSED_BY_AGENT } from './refused.ts';
 import { verdicts } from './verdicts.ts';
+import { acceptsQuorumLoss } from '../../core/rollout/small-control-plane.ts';
 
 const describeError = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
@@ -35,7 +36,23 @@ async function ask(
       return d.agents.rollback(machine);
   }
   const drain = d.settings.pools.find((p) => p.name === rollout.pool)?.drain;
-  return d.agents.upgrade(machine, { image, ...(drain !== undefined && { drain }) });
+  const acceptQuorumLoss = await smallClusterAccepted(d, machine);
+  return d.agents.upgrade(machine, {
+    image,
+    ...(drain !== undefined && { drain }),
+    ...(acceptQuorumLoss && { acceptQuorumLoss }),
+  });
+}
+
+/**
+ * A control-plane machine of a 1- or 2-machine cluster whose settings accept the downtime: its
+ * agent is told the loss of etcd quorum is accepted (the planner only starts it then). Read from
+ * the store's machines, since a resubmission has no plan at hand; control-plane starts are rare.
+ */
+async function smallClusterAccepted(d: ReconcileDeps, machine: MachineRecord): Promise<boolean> {
+  if (machine.role !== 'control-plane' || d.settings.clusters === undefined) return false;
+  const { machines } = await d.store.read();
+  return acceptsQuorumLoss({ machines, clusters: d.settings.clusters }, machine);
 }
 
 /**

@@ -21,6 +21,8 @@ export interface AgentGateway {
       readonly preserve?: boolean;
       /** The pool's drain policy, over the machine's own. */
       readonly drain?: DrainOverride;
+      /** A 1- or 2-member etcd's loss of quorum is accepted (the cluster's smallControlPlane). */
+      readonly acceptQuorumLoss?: boolean;
     },
   ): Promise<OperationAccepted>;
   rollback(machine: MachineRecord): Promise<OperationAccepted>;

@@ -93,6 +93,7 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
           image: request.image,
           preserve: request.preserve ?? true,
           ...(request.drain !== undefined && { drain: request.drain }),
+          ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
         }),
       ),
     rollback: (m) => call(m, (c) => c.rollback()),
