@@ -2,6 +2,7 @@
 /** What the operator API's routes need (docs/adr/0005 §5); `main.ts` builds it from real adapters. */
 import type { FastifyRequest } from 'fastify';
 import type { Identity } from '../../platform/https/identity.ts';
+import type { AgentGateway } from '../ports/agents.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
 import type { FleetLockGroup } from './fleetlock-groups.ts';
@@ -24,6 +25,11 @@ export interface OperatorApiDeps {
     /** Told about holders whose slots expired and were freed. */
     readonly onRecovered?: (group: string, ids: readonly string[]) => void;
   };
+  /**
+   * The machines' agents, to push a hold or release to at once (the loop pushes what this could
+   * not at its next pass). None: only the loop pushes.
+   */
+  readonly agents?: Pick<AgentGateway, 'status' | 'setHold' | 'clearHold'>;
   /** Which nodes may register themselves, and the check of their agent; none: no node may. */
   readonly selfRegistration?: SelfRegistration;
   /** Epoch ms. */
