@@ -2,6 +2,7 @@
 /** The API's view of the agent ({@link AgentService}), backed by the runner. */
 import { parseImageReference } from '../core/slots/reference.ts';
 import type { AgentService, ApiOperationRequest } from './api/service.ts';
+import type { Holds } from './machine/hold.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { Runner } from './machine/runner.ts';
 import { machineStatus } from './machine/status.ts';
@@ -12,6 +13,7 @@ export interface AgentServiceFacts {
   readonly role: 'control-plane' | 'worker';
   readonly boot: BootInfo;
   readonly ports: Pick<MachinePorts, 'slots' | 'bootloader'>;
+  readonly holds: Holds;
 }
 
 export function agentService(runner: Runner, facts: AgentServiceFacts): AgentService {
@@ -24,6 +26,7 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
         slots: facts.ports.slots,
         bootloader: facts.ports.bootloader,
         state: () => runner.state(),
+        hold: () => facts.holds.current(),
       }),
     async submit(request: ApiOperationRequest) {
       const { body } = request;
@@ -44,5 +47,13 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
       return runner.submit({ kind: request.kind, force: body.force });
     },
     cancel: (identity) => Promise.resolve(runner.cancel(`${identity.role} ${identity.name}`)),
+    hold: () => Promise.resolve({ hold: facts.holds.current() }),
+    setHold: async (body, identity) => ({
+      hold: await facts.holds.set(body, { name: identity.name, role: identity.role }),
+    }),
+    async clearHold() {
+      await facts.holds.clear();
+      return { hold: null };
+    },
   };
 }

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
+import { createFsHoldStore } from './adapters/fs-hold/index.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
 import { readLabBootInfo } from './adapters/lab/boot-info.ts';
 import { createLabFaults, noFaults } from './adapters/lab/faults.ts';
@@ -26,6 +27,7 @@ import { loadMachineConfig } from './config.ts';
 import { assertPrivate } from '../platform/fs/private-file.ts';
 import { agentService } from './api-service.ts';
 import { installFirstSlot } from './install.ts';
+import { loadHolds } from './machine/hold.ts';
 import { createRunner } from './machine/runner.ts';
 
 export interface AgentIo {
@@ -78,11 +80,13 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     },
   });
   const ports = { ...machine, health: [...machine.health, agentApiServing(() => served.url)] };
+  const holds = await loadHolds(createFsHoldStore(root), ports.clock, config.node);
   const runner = createRunner({
     journal,
     ports,
     boot,
     faults: lab ? createLabFaults(root) : noFaults,
+    holds,
     controlPlane: config.role === 'control-plane',
     healthDeadlineMs: config.healthDeadlineSeconds * 1000,
     pullTimeoutMs: config.pullTimeoutSeconds * 1000,
@@ -114,7 +118,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   await assertPrivate(join(pki, 'node.key'), "the node's private key");
   await runner.start();
   const api = await createAgentApi({
-    service: agentService(runner, { node: config.node, role: config.role, boot, ports }),
+    service: agentService(runner, { node: config.node, role: config.role, boot, ports, holds }),
     journal,
     tls,
     host: config.api.host,

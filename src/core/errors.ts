@@ -49,6 +49,8 @@ export const ErrorCode = {
   // node agent (docs/adr/0004)
   /** The agent is already running an operation; the answer names it. */
   AgentBusy: 'MOLT_AGENT_BUSY',
+  /** The machine is held (a person's hold, kept by its agent): no upgrade until it ends or is released. */
+  MachineHeld: 'MOLT_MACHINE_HELD',
   /** An installer image that breaks the contract: missing kernel or rootfs, unknown artifact, bad labels. */
   ImageInvalid: 'MOLT_IMAGE_INVALID',
   /** An installer image larger than the agent accepts (from descriptors, or while streaming). */

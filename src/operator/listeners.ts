@@ -38,7 +38,10 @@ export interface ApiParts {
   readonly observations: MemoryObservationBook;
   readonly metrics: OperatorMetrics;
   readonly log: (line: string) => void;
-  /** Checks a self-registering node's agent presents its certificate (the agent gateway). */
+  /**
+   * The agent gateway: checks a self-registering node's agent presents its certificate, and
+   * pushes holds made through the API to the machines' agents.
+   */
   readonly probe: AgentGateway;
   /** The registry's releases (what `molt releases block` may name). */
   readonly releases: () => Promise<readonly Release[]>;
@@ -95,6 +98,7 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
     metrics: p.metrics,
     isLeader: () => p.leadership.isLeader(),
     fleetLock: fleetLockDeps(c, p),
+    agents: p.probe,
     selfRegistration: {
       rules: c.config.selfRegistration,
       probe: (machine) => p.probe.status(machine),

@@ -18,8 +18,10 @@ import {
   type RollbackRequestBody,
   type UpgradeRequestBody,
 } from './agent.ts';
+import { HoldAnswer, type AgentHoldRequestBody } from './agent-hold.ts';
 import {
   createTransport,
+  deleteJson,
   getJson,
   postJson,
   queryString,
@@ -56,6 +58,12 @@ export interface AgentClient {
   reboot(body?: z.input<typeof RebootRequestBody>): Promise<OperationAccepted>;
   /** Cancel the running pull; names the operation, which then ends Failed `MOLT_CANCELLED`. */
   cancel(): Promise<OperationAccepted>;
+  /** The machine's hold. */
+  hold(): Promise<HoldAnswer>;
+  /** Hold the machine (replacing any hold it has); answers the hold as the agent keeps it. */
+  setHold(body: z.input<typeof AgentHoldRequestBody>): Promise<HoldAnswer>;
+  /** Release the machine; releasing one that is not held is not an error. */
+  clearHold(): Promise<HoldAnswer>;
   operations(): Promise<OperationSummaryView[]>;
   /** Events of one operation as they are journalled; ends at the stream's end (or the `result`). */
   events(options?: EventsOptions): AsyncIterable<AgentEvent>;
@@ -80,6 +88,9 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
     rollback: (body = {}) => t.json(OperationAccepted, AgentRoutes.rollback, postJson(body)),
     reboot: (body = {}) => t.json(OperationAccepted, AgentRoutes.reboot, postJson(body)),
     cancel: () => t.json(OperationAccepted, AgentRoutes.cancel, postJson({})),
+    hold: () => t.json(HoldAnswer, AgentRoutes.hold, getJson),
+    setHold: (body) => t.json(HoldAnswer, AgentRoutes.hold, postJson(body)),
+    clearHold: () => t.json(HoldAnswer, AgentRoutes.hold, deleteJson),
     operations: () => t.json(OperationSummaryView.array(), AgentRoutes.operations, getJson),
     events: (o = {}) =>
       t.stream(AgentEvent, {

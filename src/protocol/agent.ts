@@ -5,6 +5,7 @@
  * never rename them. Bodies are `.strict()`: an unknown field is an error, not ignored.
  */
 import { z } from 'zod';
+import { HoldView } from './agent-hold.ts';
 
 export const AgentRoutes = {
   status: '/v1/status',
@@ -13,6 +14,8 @@ export const AgentRoutes = {
   reboot: '/v1/reboot',
   /** Cancel the running pull (operator, admin): 202 {operationId}, or 409 MOLT_NOT_CANCELLABLE. */
   cancel: '/v1/cancel',
+  /** The machine's hold (agent-hold.ts): GET reads it; POST sets it, DELETE clears it (operator, admin). */
+  hold: '/v1/hold',
   operations: '/v1/operations',
   events: '/v1/events',
   logs: '/v1/logs',
@@ -126,6 +129,11 @@ export const AgentStatus = z.object({
   phase: z.string(),
   operation: OperationView.nullable(),
   last: ResultView.nullable(),
+  /**
+   * The machine's hold, expired or not (`null`: none). Absent from agents older than holds, which
+   * cannot keep one: the operator then does not push its holds there.
+   */
+  hold: HoldView.nullable().optional(),
 });
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
@@ -169,7 +177,11 @@ export type Role = (typeof Role)[keyof typeof Role];
 export const RoleOrganisationPrefix = 'molt:';
 
 export type AgentPermission = 'read' | 'operate' | 'force';
-/** What each role may do on an agent: read = status, events, logs, operations. */
+/**
+ * What each role may do on an agent: read = status, events, logs, operations, the hold (every GET);
+ * operate = every other method (upgrade, rollback, reboot, cancel, set and clear the hold);
+ * force = `force` on an operation (past the etcd 2-member rule, the same image, the hold).
+ */
 export const RolePermissions: Readonly<Record<Role, readonly AgentPermission[]>> = {
   node: ['read'],
   operator: ['read', 'operate'],

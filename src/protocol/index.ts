@@ -4,6 +4,7 @@ export { ErrorCode, MoltError, isMoltError } from '../core/errors.ts';
 export type { MoltErrorOptions } from '../core/errors.ts';
 export * from './releases.ts';
 export * from './agent.ts';
+export * from './agent-hold.ts';
 export * from './agent-client.ts';
 export * from './agent-columns.ts';
 export * from './operator.ts';

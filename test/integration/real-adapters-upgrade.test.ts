@@ -102,6 +102,7 @@ async function boot(m: Machine): Promise<Runner> {
     ports: { ...m.ports, power: m.power },
     boot: { bootId: `boot-${String(m.boots)}`, slot: m.bootloader.firmwareBoot() ?? 'A' },
     faults: { at: () => Promise.resolve() },
+    holds: { check: () => undefined },
     controlPlane: false,
     healthDeadlineMs: 30_000,
     newOperationId: () => `op-${String(m.boots)}`,

@@ -17,6 +17,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.OperationNotFound]: 404,
   [ErrorCode.AgentBusy]: 409,
+  [ErrorCode.MachineHeld]: 409,
   [ErrorCode.NotCancellable]: 409,
   [ErrorCode.NoValidSlot]: 409,
   [ErrorCode.LeaseHeld]: 409,

@@ -19,6 +19,7 @@ import {
   UpgradeRequestBody,
   type AgentPermission,
 } from '../../protocol/agent.ts';
+import { AgentHoldRequestBody, AgentReleaseRequestBody } from '../../protocol/agent-hold.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { AgentService, ApiOperationRequest } from './service.ts';
 import {
@@ -64,7 +65,9 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
   app.addHook('onRequest', async (request) => {
     const identity = deps.identify(request);
     identities.set(request, identity);
-    const permission: AgentPermission = request.method === 'POST' ? 'operate' : 'read';
+    // Only reads are open to every role: a method added later is guarded before it is thought of.
+    const reads = request.method === 'GET' || request.method === 'HEAD';
+    const permission: AgentPermission = reads ? 'read' : 'operate';
     requirePermission(
       identity,
       permission,
@@ -95,7 +98,18 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       return reply.code(202).send(await deps.service.submit(submit));
     });
   }
-  // POST: the onRequest hook above lets operator and admin certificates through, never node.
+  // POST, DELETE: the onRequest hook above lets operator and admin certificates through, never node.
+  app.get(AgentRoutes.hold, () => deps.service.hold());
+  app.post(AgentRoutes.hold, async (request) =>
+    deps.service.setHold(
+      parseInput(AgentHoldRequestBody, request.body ?? {}, 'hold request'),
+      who(request),
+    ),
+  );
+  app.delete(AgentRoutes.hold, async (request) => {
+    parseInput(AgentReleaseRequestBody, request.body ?? {}, 'release request');
+    return deps.service.clearHold(who(request));
+  });
   app.post(AgentRoutes.cancel, async (request, reply) => {
     parseInput(CancelRequestBody, request.body ?? {}, 'cancel request');
     return reply.code(202).send(await deps.service.cancel(who(request)));

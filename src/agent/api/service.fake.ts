@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * A scripted {@link AgentService} for API and CLI tests: a fixed status, recorded submissions,
- * and an optional running operation that makes every submit answer MOLT_AGENT_BUSY.
+ * an optional running operation that makes every submit answer MOLT_AGENT_BUSY, and a hold that
+ * is set and cleared as asked (and shown in the status) but refuses nothing.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { AgentStatus, OperationView } from '../../protocol/agent.ts';
+import type { AgentHoldRequestBody, HoldView } from '../../protocol/agent-hold.ts';
+import type { Identity } from '../../platform/https/identity.ts';
+import { holdOf } from '../machine/hold.ts';
 import type { AgentService, ApiOperationRequest } from './service.ts';
 
 /** The fake's knobs, mutable by tests. */
@@ -16,6 +20,10 @@ export interface FakeAgentService extends AgentService {
   failNext: Error | undefined;
   /** Names of the identities that cancelled. */
   readonly cancelled: string[];
+  /** The hold now; set and cleared by the hold routes. */
+  held: HoldView | null;
+  /** Every hold request: the body of a set (undefined: a clear) and who asked. */
+  readonly holdRequests: { body?: AgentHoldRequestBody; identity: Identity }[];
 }
 
 /** A status as a worker booted on slot A with B empty would report it. */
@@ -50,12 +58,26 @@ export function createFakeAgentService(status: AgentStatus = sampleStatus()): Fa
     cancelled: [],
     running: undefined,
     failNext: undefined,
+    held: null,
+    holdRequests: [],
     status: () =>
       Promise.resolve({
         ...status,
         operation: fake.running ?? null,
         phase: fake.running?.phase ?? 'Idle',
+        hold: fake.held,
       }),
+    hold: () => Promise.resolve({ hold: fake.held }),
+    setHold(body, identity) {
+      fake.holdRequests.push({ body, identity });
+      fake.held = holdOf(body, { name: identity.name, role: identity.role }, Date.now());
+      return Promise.resolve({ hold: fake.held });
+    },
+    clearHold(identity) {
+      fake.holdRequests.push({ identity });
+      fake.held = null;
+      return Promise.resolve({ hold: null });
+    },
     cancel(identity) {
       const running = fake.running;
       if (running?.phase !== 'Pulling')

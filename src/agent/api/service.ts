@@ -11,6 +11,7 @@ import type {
   RollbackRequestBody,
   UpgradeRequestBody,
 } from '../../protocol/agent.ts';
+import type { AgentHoldRequestBody, HoldAnswer } from '../../protocol/agent-hold.ts';
 
 /** A validated operation request; `body` has zod defaults applied (`preserve: true`, …). */
 export type ApiOperationRequest =
@@ -37,4 +38,13 @@ export interface AgentService {
    * @throws MoltError `MOLT_NOT_CANCELLABLE` when nothing runs or the operation is past its pull.
    */
   cancel(identity: Identity): Promise<OperationAccepted>;
+  /** The machine's hold (docs/adr/0004 §11). */
+  hold(): Promise<HoldAnswer>;
+  /**
+   * Hold the machine on behalf of `identity` (replacing any hold); resolves once it is persisted.
+   * @throws MoltError `MOLT_BAD_INPUT` when the hold would end before now.
+   */
+  setHold(body: AgentHoldRequestBody, identity: Identity): Promise<HoldAnswer>;
+  /** Release the machine; resolves once that is persisted. Not held: not an error. */
+  clearHold(identity: Identity): Promise<HoldAnswer>;
 }

@@ -53,6 +53,7 @@ async function machine(): Promise<{
     },
     boot: { bootId: 'boot-1', slot: 'A' },
     faults: { at: () => Promise.resolve() },
+    holds: { check: () => undefined },
     controlPlane: false,
     healthDeadlineMs: 30_000,
     pullTimeoutMs: 60_000,

@@ -140,6 +140,7 @@ async function machine(root: string, store: 'block' | 'files', loader: 'grub' | 
       health: [],
     },
     boot: { bootId: 'boot-1', slot: 'A' },
+    holds: { check: () => undefined },
     faults: {
       async at(phase, when) {
         if (phase !== 'Pulling' || when !== 'after') return;

@@ -80,6 +80,7 @@ function boot(m: Machine, slot: SlotId, faults: FaultPoints): Runner {
     },
     boot: { bootId: `boot-${m.boots}`, slot },
     faults,
+    holds: { check: () => undefined },
     controlPlane: true,
     healthDeadlineMs: 30_000,
     newOperationId: () => `op-${m.boots}`,

@@ -11,11 +11,13 @@ import type { KubeNode } from '../ports/kube-node.ts';
 import { createFakeBootloader } from '../ports/bootloader.fake.ts';
 import { createFakeClock } from '../ports/clock.fake.ts';
 import { createFakeImageSource, type FakeImage } from '../ports/image-source.fake.ts';
+import { createMemoryHoldStore } from '../ports/hold-store.fake.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import { createFakeMounts } from '../ports/mounts.fake.ts';
 import { createFakePower } from '../ports/power.fake.ts';
 import { createFakeServices } from '../ports/services.fake.ts';
 import { FakeSlotStore } from '../ports/slot-store.fake.ts';
+import { loadHolds, type Holds } from './hold.ts';
 import type { FaultPoints } from './ports.ts';
 import { createRunner, type Runner } from './runner.ts';
 
@@ -52,6 +54,9 @@ async function newMachine() {
     services: createFakeServices([]),
     mounts: createFakeMounts(),
     power: createFakePower(),
+    holdStore: createMemoryHoldStore(),
+    /** The hold as this boot's agent keeps it (loaded from `holdStore` at each boot). */
+    holds: undefined as Holds | undefined,
     boots: 0,
     runner: undefined as Runner | undefined,
   };
@@ -69,6 +74,7 @@ async function boot(
   const firmware = m.bootloader.firmwareBoot();
   const slot = options.slot ?? firmware ?? 'A';
   m.power = createFakePower();
+  m.holds = await loadHolds(m.holdStore, m.clock, 'node-1');
   const runner = createRunner({
     journal: m.journal,
     ports: {
@@ -84,6 +90,7 @@ async function boot(
     },
     boot: { bootId: `boot-${m.boots}`, slot },
     faults: options.faults ?? { at: () => Promise.resolve() },
+    holds: m.holds,
     controlPlane: false,
     healthDeadlineMs: 30_000,
     newOperationId: () => `op-${m.boots}-${Math.random().toString(36).slice(2, 8)}`,
@@ -333,5 +340,89 @@ describe('runner', () => {
     const events = await m.journal.events('op-y');
     assert.deepEqual(events.at(-1)?.result, { result: 'Failed', reason: 'EPHEMERAL is busy' });
     runner.close();
+  });
+});
+
+describe('runner on a held machine (issue 16)', () => {
+  const hold = (m: Machine, duration = '1h') =>
+    m.holds!.set({ reason: 'disk swap', for: duration }, { name: 'alice', role: 'operator' });
+
+  it('refuses an upgrade with MOLT_MACHINE_HELD before anything is persisted, naming the reason and the end', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await hold(m);
+    const saves = m.journal.saves.length;
+    await assert.rejects(runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1' }), (e) => {
+      assert.ok(isMoltError(e, 'MOLT_MACHINE_HELD'), String(e));
+      assert.equal(e.message, 'node-1 is held until 2026-11-22T13:00:00.000Z by alice: disk swap');
+      assert.match(e.hint ?? '', /molt node release/);
+      assert.match(e.hint ?? '', /admin can force/);
+      return true;
+    });
+    await runner.settled();
+    assert.equal(m.journal.saves.length, saves, 'no operation was persisted');
+    assert.equal(runner.state().phase, 'Idle');
+    assert.equal(runner.state().op, undefined);
+    assert.equal(await m.slots.manifest('B'), undefined, 'slot B untouched');
+    assert.deepEqual(m.bootloader.calls, ['writeEntry A', 'commit A']);
+    assert.ok(!m.services.calls.includes('stopAll'), 'no service stopped');
+    runner.close();
+  });
+
+  it('lets a forced upgrade (only an admin may force) through the hold', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await hold(m);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1', force: true });
+    await untilReboot(m);
+    assert.equal((await m.slots.manifest('B'))?.version, '1.1');
+    assert.equal(m.bootloader.oneShot, 'B');
+    runner.close();
+  });
+
+  it('refuses nothing once the hold has ended', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await hold(m, '1h');
+    m.clock.advance(3_600_000);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    assert.equal((await m.slots.manifest('B'))?.version, '1.1');
+    runner.close();
+  });
+
+  it('never refuses a rollback or a reboot: a hold does not stand in the way of recovery', async () => {
+    const m = await newMachine();
+    await (await boot(m)).submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    const upgraded = await boot(m);
+    await upgraded.settled();
+    assert.equal(upgraded.state().last?.result, 'Succeeded');
+    await hold(m);
+    await upgraded.submit({ kind: 'rollback' });
+    await untilReboot(m);
+    const rolledBack = await boot(m);
+    await rolledBack.settled();
+    assert.equal(rolledBack.state().last?.result, 'RolledBack');
+    assert.equal(m.bootloader.committed, 'A');
+    assert.ok(m.holds?.current() !== null, 'still held');
+    await rolledBack.submit({ kind: 'reboot' });
+    await untilReboot(m);
+    rolledBack.close();
+  });
+
+  it('keeps the hold across an agent restart: the next agent refuses the upgrade too', async () => {
+    const m = await newMachine();
+    await boot(m);
+    const held = await hold(m);
+    const restarted = await boot(m);
+    assert.deepEqual(m.holds?.current(), held);
+    await assert.rejects(restarted.submit({ kind: 'upgrade', image: 'reg/molt:1.1' }), (e) =>
+      isMoltError(e, 'MOLT_MACHINE_HELD'),
+    );
+    await m.holds.clear();
+    await restarted.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    restarted.close();
   });
 });

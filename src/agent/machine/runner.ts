@@ -18,6 +18,7 @@ import type { JournalStore } from '../ports/journal-store.ts';
 import { createEventLog } from './events.ts';
 import { describeResume, guardLease } from './lease-guard.ts';
 import { execute } from './executor.ts';
+import type { Holds } from './hold.ts';
 import type { FaultPoints, MachinePorts } from './ports.ts';
 import { createPullControl } from './pull-control.ts';
 import {
@@ -36,6 +37,8 @@ export interface RunnerOptions {
   readonly ports: MachinePorts;
   readonly boot: BootInfo;
   readonly faults: FaultPoints;
+  /** The machine's hold: an upgrade asked for while it stands is refused (MOLT_MACHINE_HELD). */
+  readonly holds: Pick<Holds, 'check'>;
   readonly controlPlane: boolean;
   readonly healthDeadlineMs: number;
   readonly newOperationId: () => string;
@@ -51,7 +54,7 @@ export interface Runner {
   /** Load the journal and feed `Booted`; resolves once the boot is recorded, not when a resumed operation ends. */
   start(): Promise<void>;
   state(): UpgradeState;
-  /** Accept an operation; resolves once it is persisted. Throws MOLT_AGENT_BUSY, MOLT_NO_VALID_SLOT. */
+  /** Accept an operation; resolves once it is persisted. Throws MOLT_AGENT_BUSY, _NO_VALID_SLOT, _MACHINE_HELD. */
   submit(request: SubmitRequest): Promise<{ operationId: string }>;
   /**
    * Cancel the running pull on behalf of `by` (a certificate name); the operation then ends
@@ -266,6 +269,7 @@ export function createRunner(options: RunnerOptions): Runner {
           return;
         }
         try {
+          options.holds.check(request); // refused before anything is persisted: no operation left
           if (request.kind === 'rollback') await requireRollbackTarget(ports, state);
         } catch (error) {
           refuse(error);

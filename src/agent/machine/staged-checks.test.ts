@@ -110,6 +110,7 @@ async function machine(root: string, loader: 'grub' | 'systemd-boot', faults?: F
     },
     boot: { bootId: 'boot-1', slot: 'A' },
     faults: faults ?? { at: () => Promise.resolve() },
+    holds: { check: () => undefined },
     controlPlane: false,
     healthDeadlineMs: 30_000,
     newOperationId: () => `op-${Math.random().toString(36).slice(2, 8)}`,

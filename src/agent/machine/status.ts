@@ -4,6 +4,7 @@ import { iso } from '../../core/time.ts';
 import { SlotIds, type SlotId } from '../../core/slots/slot.ts';
 import type { UpgradeState } from '../../core/upgrade/state.ts';
 import type { AgentStatus, SlotView } from '../../protocol/agent.ts';
+import type { HoldView } from '../../protocol/agent-hold.ts';
 import type { BootInfo } from '../ports/boot-info.ts';
 import type { Bootloader } from '../ports/bootloader.ts';
 import type { SlotStore } from '../ports/slot-store.ts';
@@ -15,6 +16,8 @@ export interface StatusSources {
   readonly slots: SlotStore;
   readonly bootloader: Bootloader;
   readonly state: () => UpgradeState;
+  /** The machine's hold (null: none). */
+  readonly hold: () => HoldView | null;
 }
 
 async function slotView(slots: SlotStore, slot: SlotId): Promise<SlotView> {
@@ -66,5 +69,6 @@ export async function machineStatus(sources: StatusSources): Promise<AgentStatus
             ...(last.reason === undefined ? {} : { reason: last.reason }),
             finishedAt: iso(last.finishedAt),
           },
+    hold: sources.hold(),
   };
 }

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { parseSse } from '../../protocol/sse.ts';
 import type { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
-import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
+import { apiFixture, fixtureNow, idleStatus } from '../../testkit/operator-api-fixture.ts';
+import type { HoldView } from '../../protocol/agent-hold.ts';
 import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
 import type { Identity } from '../../platform/https/identity.ts';
@@ -324,6 +325,60 @@ describe('machines', () => {
     assert.equal(released.json<{ hold?: unknown }>().hold, undefined);
     assert.equal((await store.read()).holds['w-3'], undefined);
     assert.match((await store.history()).at(-1)?.message ?? '', /w-3 released by operator-1/);
+  });
+
+  it('pushes a hold and its release to the machine’s agent; the hold stands when the agent is away', async () => {
+    const asked: string[] = [];
+    const agent = { hold: null as HoldView | null, away: false };
+    const agents: NonNullable<OperatorApiDeps['agents']> = {
+      status: (m) =>
+        agent.away
+          ? Promise.reject(new MoltError(ErrorCode.AgentUnreachable, 'rebooting'))
+          : Promise.resolve({ ...idleStatus(m.id), hold: agent.hold }),
+      setHold: (m, hold) => {
+        asked.push(
+          `${m.id} hold ${hold.reason} until ${String(hold.until)} for ${hold.onBehalfOf}`,
+        );
+        agent.hold = {
+          reason: hold.reason,
+          until: new Date(hold.until).toISOString(),
+          setBy: { name: 'molt-operator', role: 'operator' },
+          onBehalfOf: hold.onBehalfOf,
+          setAt: new Date(fixtureNow).toISOString(),
+        };
+        return Promise.resolve({ hold: agent.hold });
+      },
+      clearHold: (m) => {
+        asked.push(`${m.id} release`);
+        agent.hold = null;
+        return Promise.resolve({ hold: null });
+      },
+    };
+    app = await build({ agents });
+    assert.equal(
+      (await post('/v1/machines/w-3/hold', { reason: 'disk', for: '1h' })).statusCode,
+      200,
+    );
+    assert.deepEqual(asked, [
+      `w-3 hold disk until ${String(fixtureNow + 3_600_000)} for operator-1`,
+    ]);
+    assert.equal((await post('/v1/machines/w-3/release', {})).statusCode, 200);
+    assert.deepEqual(asked.slice(1), ['w-3 release']);
+    agent.away = true;
+    const held = await post('/v1/machines/w-3/hold', { reason: 'disk', for: '1h' });
+    assert.equal(held.statusCode, 200, 'the operator’s hold stands; the loop pushes it later');
+    assert.equal((await store.read()).holds['w-3']?.reason, 'disk');
+    assert.equal(asked.length, 2);
+    // A hold set on the agent directly is the person's: a release through the operator keeps it.
+    agent.away = false;
+    agent.hold = {
+      reason: 'bios',
+      until: new Date(fixtureNow + 3_600_000).toISOString(),
+      setBy: { name: 'root', role: 'admin' },
+      setAt: new Date(fixtureNow).toISOString(),
+    };
+    assert.equal((await post('/v1/machines/w-3/release', {})).statusCode, 200);
+    assert.equal(asked.length, 2, 'the direct hold was left alone');
   });
 
   it('holds until a time, and refuses a past time, both until and for, or an unknown machine', async () => {

@@ -3,6 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Release } from '../../core/releases/release.ts';
 import type { Identity } from '../../platform/https/identity.ts';
+import type { AgentGateway } from '../ports/agents.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
 import type { FleetLockGroup } from './fleetlock-groups.ts';
@@ -25,6 +26,11 @@ export interface OperatorApiDeps {
     /** Told about holders whose slots expired and were freed. */
     readonly onRecovered?: (group: string, ids: readonly string[]) => void;
   };
+  /**
+   * The machines' agents, to push a hold or release to at once (the loop pushes what this could
+   * not at its next pass). None: only the loop pushes.
+   */
+  readonly agents?: Pick<AgentGateway, 'status' | 'setHold' | 'clearHold'>;
   /** Which nodes may register themselves, and the check of their agent; none: no node may. */
   readonly selfRegistration?: SelfRegistration;
   /** The registry's releases, to check what a person blocks names one; absent: rollouts' only. */

@@ -60,6 +60,8 @@ export function observingGateway(
     },
     upgrade: (machine, request) => gateway.upgrade(machine, request),
     rollback: (machine) => gateway.rollback(machine),
+    setHold: (machine, hold) => gateway.setHold(machine, hold),
+    clearHold: (machine) => gateway.clearHold(machine),
     close: () => gateway.close(),
   };
 }

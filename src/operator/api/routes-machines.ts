@@ -3,7 +3,9 @@
  * `GET /v1/machines` (inventory, holds, last observation) and `POST /v1/machines/:id/{hold,
  * release}`. A hold keeps the planner from starting the machine before `until` (it never stops
  * an upgrade in flight); releasing a machine that is not held is not an error. Both are recorded
- * in the history as `decision` events naming who asked.
+ * in the history as `decision` events naming who asked, then pushed to the machine's agent, which
+ * refuses direct upgrades while held (docs/adr/0004 §11); an agent that cannot be reached gets it
+ * from the loop once it answers — the stored hold stands meanwhile.
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -22,6 +24,7 @@ import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { iso } from '../../core/time.ts';
+import { holdStep } from '../decide/holds.ts';
 import { checkSelfRegistration, probeSelf } from './self-registration.ts';
 import { machineView } from './views.ts';
 
@@ -46,6 +49,24 @@ async function viewOf(deps: OperatorApiDeps, id: string): Promise<MachineView> {
   const m = stored.machines.find((x) => x.id === id);
   if (m === undefined) throw new MoltError(ErrorCode.UnknownMachine, `machine ${id} is gone`);
   return machineView(m, stored.holds[id], deps.observations.get(id));
+}
+
+/**
+ * Bring the machine's agent the stored hold (or its release) now, as the loop's next pass would
+ * (`decide/holds.ts`: a hold set on the agent directly is left alone). Any failure is the loop's to
+ * retry: the stored hold is what counts, and it is already written.
+ */
+async function pushHold(deps: OperatorApiDeps, m: MachineRecord): Promise<void> {
+  const agents = deps.agents;
+  if (agents === undefined) return;
+  try {
+    const reported = (await agents.status(m)).hold;
+    const step = holdStep((await deps.store.read()).holds[m.id], reported, deps.now());
+    if (step.kind === 'set') await agents.setHold(m, step.hold);
+    if (step.kind === 'clear') await agents.clearHold(m);
+  } catch {
+    // Unreachable, rebooting, refused: the loop pushes it at a later pass.
+  }
 }
 
 /** Epoch ms the hold ends; a time not in the future is refused (it would hold nothing). */
@@ -166,7 +187,7 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
     const body = parseInput(HoldRequestBody, request.body ?? {}, 'hold request');
     const now = deps.now();
     const until = holdUntil(body, now);
-    await managed(deps, id);
+    const machine = await managed(deps, id);
     const by = c.who(request).name;
     await recordTransition(deps, {
       write: (store) => store.setHold(id, { reason: body.reason, until, by }),
@@ -180,12 +201,13 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
         },
       },
     });
+    await pushHold(deps, machine);
     return viewOf(deps, id);
   });
   app.post(OperatorRoutes.release, async (request) => {
     const id = machineId(request);
     parseInput(ReleaseRequestBody, request.body ?? {}, 'release request');
-    await managed(deps, id);
+    const machine = await managed(deps, id);
     const had = (await deps.store.read()).holds[id];
     if (had !== undefined) {
       const by = c.who(request).name;
@@ -201,6 +223,8 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
         },
       });
     }
+    // Also when the store had none: the agent may keep one the loop could not clear yet.
+    await pushHold(deps, machine);
     return viewOf(deps, id);
   });
 }

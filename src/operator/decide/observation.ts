@@ -8,6 +8,7 @@
 import type { Machine } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import type { Hold, MachineRecord } from '../ports/store.ts';
+import { effectiveHold } from './holds.ts';
 
 export interface Observation {
   /** Epoch ms of the look. */
@@ -39,6 +40,7 @@ export function plannerMachine(
   hold: Hold | undefined,
 ): Machine {
   const b = observation?.status === undefined ? {} : booted(observation.status);
+  const held = effectiveHold(hold, observation?.status?.hold);
   return {
     id: record.id,
     role: record.role,
@@ -48,6 +50,6 @@ export function plannerMachine(
     digest: b.digest,
     version: b.version,
     available: isAvailable(observation),
-    ...(hold !== undefined && { hold: { reason: hold.reason, until: hold.until } }),
+    ...(held !== undefined && { hold: held }),
   };
 }

@@ -11,7 +11,7 @@ import type { MachineRecord } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
-import { failRefusedStart, REFUSED_BY_AGENT } from './refused.ts';
+import { settleRefusal } from './refused.ts';
 import { verdicts } from './verdicts.ts';
 import { acceptsQuorumLoss } from '../../core/rollout/small-control-plane.ts';
 
@@ -111,9 +111,9 @@ export async function replaceMachine(
 
 /**
  * Ask the agent to upgrade (a replace pool: the provider to replace); remember the operation id.
- * Busy or unreachable: the next pass retries; refused for who asks ({@link REFUSED_BY_AGENT}):
- * the start fails with the agent's reason. An agent that cannot apply the release
- * ({@link CANNOT_APPLY}) in a pool with a provider: the machine is replaced instead.
+ * Busy or unreachable: the next pass retries; refused for who asks, or held on the agent: as
+ * {@link settleRefusal} says. An agent that cannot apply the release ({@link CANNOT_APPLY}) in a
+ * pool with a provider: the machine is replaced instead.
  */
 export async function submit(
   d: ReconcileDeps,
@@ -151,10 +151,7 @@ export async function submit(
       await replaceMachine(d, rollout, machine, { fallback: describeError(e) });
       return;
     }
-    if (isMoltError(e) && REFUSED_BY_AGENT.has(e.code)) {
-      await failRefusedStart(d, rollout, machine, e);
-      return;
-    }
+    if (isMoltError(e) && (await settleRefusal(d, rollout, machine, e))) return;
     d.log(`${machine.id}: upgrade request not accepted, retrying next pass: ${describeError(e)}`);
   }
 }

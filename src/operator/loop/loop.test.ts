@@ -18,6 +18,8 @@ const gateway: AgentGateway = {
   status: () => Promise.resolve(idle(d10)),
   upgrade: () => Promise.reject(new Error('not in this test')),
   rollback: () => Promise.reject(new Error('not in this test')),
+  setHold: () => Promise.reject(new Error('no holds in this test')),
+  clearHold: () => Promise.reject(new Error('no holds in this test')),
   close: () => Promise.resolve(),
 };
 

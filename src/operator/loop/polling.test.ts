@@ -28,6 +28,8 @@ async function setup() {
       return Promise.resolve({ operationId: 'op-1' });
     },
     rollback: () => Promise.resolve({ operationId: 'op-back' }),
+    setHold: () => Promise.reject(new Error('no holds in this test')),
+    clearHold: () => Promise.reject(new Error('no holds in this test')),
     close: () => Promise.resolve(),
   };
   const d: ReconcileDeps = {

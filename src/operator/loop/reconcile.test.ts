@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
+import type { HoldView } from '../../protocol/agent-hold.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -19,6 +20,10 @@ function scripted() {
   const g = {
     status: (): Promise<AgentStatus> => Promise.resolve(idle(d10)),
     upgrade: (): Promise<{ operationId: string }> => Promise.resolve({ operationId: 'op-1' }),
+    /** The hold the agent keeps (pushed holds land here). */
+    hold: null as HoldView | null,
+    /** While set, pushing a hold fails with it (the agent away). */
+    holdError: undefined as Error | undefined,
     asked: [] as string[],
   };
   const gateway: AgentGateway = {
@@ -30,6 +35,24 @@ function scripted() {
     rollback: (m) => {
       g.asked.push(`${m.id} rollback`);
       return Promise.resolve({ operationId: 'op-back' });
+    },
+    setHold: (m, hold) => {
+      if (g.holdError !== undefined) return Promise.reject(g.holdError);
+      g.asked.push(`${m.id} hold ${hold.reason} for ${hold.onBehalfOf}`);
+      g.hold = {
+        reason: hold.reason,
+        until: new Date(hold.until).toISOString(),
+        setBy: { name: 'operator', role: 'operator' },
+        onBehalfOf: hold.onBehalfOf,
+        setAt: new Date().toISOString(),
+      };
+      return Promise.resolve({ hold: g.hold });
+    },
+    clearHold: (m) => {
+      if (g.holdError !== undefined) return Promise.reject(g.holdError);
+      g.asked.push(`${m.id} release`);
+      g.hold = null;
+      return Promise.resolve({ hold: null });
     },
     close: () => Promise.resolve(),
   };
@@ -367,5 +390,80 @@ describe('reconcile', () => {
         /release 1\.1\.0 blocked for pool workers/.test(e.message),
       ),
     );
+  });
+});
+
+describe('reconcile with holds (issue 16)', () => {
+  const HOUR = 3_600_000;
+  const releases = () => [release('1.1.0', d11), release('1.0.0', d10)];
+  const upgrades = (asked: readonly string[]) => asked.filter((a) => a.includes('reg/molt@'));
+
+  it('pushes a stored hold to the agent until it lands, starts nothing meanwhile, and clears it once released', async () => {
+    const { store, g, d, state } = await setup(releases());
+    const log: string[] = [];
+    const pass = () => reconcile({ ...d, log: (l) => log.push(l) }, state);
+    g.status = () => Promise.resolve({ ...idle(d10), hold: g.hold });
+    await store.setHold('w-1', { reason: 'disk swap', until: Date.now() + HOUR, by: 'alice' });
+    g.holdError = new MoltError(ErrorCode.AgentUnreachable, 'connection reset', {
+      retryable: true,
+    });
+    await pass();
+    assert.ok(log.some((l) => /w-1: hold until .* not pushed to its agent, trying again/.test(l)));
+    assert.deepEqual(g.asked, [], 'neither pushed nor started');
+    assert.equal(g.hold, null);
+    g.holdError = undefined;
+    await pass();
+    await pass();
+    assert.deepEqual(g.asked, ['w-1 hold disk swap for alice'], 'pushed once it could be, once');
+    assert.equal((g.hold as HoldView | null)?.onBehalfOf, 'alice');
+    await store.setHold('w-1', undefined);
+    await pass();
+    assert.deepEqual(g.asked.slice(1), ['w-1 release', `w-1 reg/molt@${d11}`]);
+  });
+
+  it('waits for a hold set on the agent directly, and never clears it', async () => {
+    const { store, g, d, state } = await setup(releases());
+    g.hold = {
+      reason: 'bios update',
+      until: new Date(Date.now() + HOUR).toISOString(),
+      setBy: { name: 'root', role: 'admin' },
+      setAt: new Date().toISOString(),
+    };
+    g.status = () => Promise.resolve({ ...idle(d10), hold: g.hold });
+    await reconcile(d, state);
+    await reconcile(d, state);
+    assert.deepEqual(g.asked, []);
+    assert.deepEqual((await only(store)).machines, {});
+  });
+
+  it('puts a start the agent refused for its hold back to waiting, neither failed nor in flight', async () => {
+    const { store, g, d, state } = await setup(releases());
+    g.status = () => Promise.resolve({ ...idle(d10), hold: g.hold });
+    g.upgrade = () => {
+      // Held on the agent after the operator last looked at it.
+      g.hold = {
+        reason: 'bios update',
+        until: new Date(Date.now() + HOUR).toISOString(),
+        setBy: { name: 'root', role: 'admin' },
+        setAt: new Date().toISOString(),
+      };
+      return Promise.reject(
+        new MoltError(ErrorCode.MachineHeld, 'w-1 is held until later by root'),
+      );
+    };
+    await reconcile(d, state);
+    assert.equal(upgrades(g.asked).length, 1);
+    let r = await only(store);
+    assert.deepEqual(r.machines, {}, 'w-1 waits again');
+    assert.equal(r.state, 'Active');
+    assert.ok(
+      (await store.history()).some((e) =>
+        /w-1: not started, the machine is held on its agent/.test(e.message),
+      ),
+    );
+    await reconcile(d, state);
+    r = await only(store);
+    assert.equal(upgrades(g.asked).length, 1, 'not asked again while held');
+    assert.deepEqual(r.machines, {});
   });
 });

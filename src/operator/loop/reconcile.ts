@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * One reconcile pass of the operator (docs/adr/0005 §4), level-based: read the store, look at
- * the agents that need it (`decide/polling.ts`; the others keep their last observation), settle
- * in-flight machines from what their agents report, create rollouts for new releases when
- * discovery is due, then plan (core's pure `plan`), ask any machine the plan would start that was
- * not asked this pass and plan again, and act. Carried over from the previous pass: the time of the
+ * the agents that need it (`decide/polling.ts`; the others keep their last observation), bring
+ * the store's holds to the agents that answered (`holds.ts`), settle in-flight machines from
+ * what their agents report, create rollouts for new releases when discovery is due, then plan
+ * (core's pure `plan`), ask any machine the plan would start that was not asked this pass and
+ * plan again, and act. Carried over from the previous pass: the time of the
  * last discovery and the last observations — nothing the store does not also say, so a restarted
  * operator (a new pass state: every agent asked) picks up exactly where the store says it was.
  */
@@ -21,6 +22,7 @@ import type { ReconcileDeps } from './deps.ts';
 import { discover, untilDiscovery, type DiscoveryState } from './discover.ts';
 import { rollBackHalted } from './auto-rollback.ts';
 import { askAgain, observePass, type ObservedState } from './observe.ts';
+import { syncHolds } from './holds.ts';
 import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
 import type { Observation } from '../decide/observation.ts';
@@ -217,6 +219,7 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
   const { agents, asked } = await observePass(d, state, first);
   const seen: PassSeen = { agents, gates: await checkGates(d) };
   await warnImpostors(d, seen.agents, state.impostors);
+  await syncHolds(d, first, state, agents);
   await settleInFlight(d, first, seen);
   try {
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.

@@ -37,6 +37,8 @@ describe('an upgrade the agent refuses for who asks', () => {
           );
         },
         rollback: () => Promise.resolve({ operationId: 'op-back' }),
+        setHold: () => Promise.reject(new Error('no holds in this test')),
+        clearHold: () => Promise.reject(new Error('no holds in this test')),
         close: () => Promise.resolve(),
       },
       releases: () => Promise.resolve([release('1.1.0', d11), release('1.0.0', d10)]),

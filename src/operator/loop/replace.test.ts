@@ -66,6 +66,8 @@ async function setup(pool: Omit<Pool, 'provider'>, machines = ['w-1']) {
       agent.asked.push(`${m.id} rollback`);
       return Promise.resolve({ operationId: 'op-back' });
     },
+    setHold: () => Promise.reject(new Error('no holds in this test')),
+    clearHold: () => Promise.reject(new Error('no holds in this test')),
     close: () => Promise.resolve(),
   };
   const provider = createHttpProvider({ url: lab.url });

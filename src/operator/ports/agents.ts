@@ -10,7 +10,17 @@
  */
 import type { DrainOverride } from '../../core/drain/pods.ts';
 import type { AgentStatus, OperationAccepted } from '../../protocol/agent.ts';
+import type { HoldAnswer } from '../../protocol/agent-hold.ts';
 import type { MachineRecord } from './store.ts';
+
+/** A person's operator hold, as the operator keeps it on the machine's agent (docs/adr/0004 §11). */
+export interface AgentHold {
+  readonly reason: string;
+  /** Epoch ms. */
+  readonly until: number;
+  /** The person who held the machine through the operator; it marks the hold as the operator's. */
+  readonly onBehalfOf: string;
+}
 
 export interface AgentGateway {
   status(machine: MachineRecord): Promise<AgentStatus>;
@@ -26,5 +36,9 @@ export interface AgentGateway {
     },
   ): Promise<OperationAccepted>;
   rollback(machine: MachineRecord): Promise<OperationAccepted>;
+  /** Set (or replace) the machine's hold on its agent; answers the hold the agent keeps now. */
+  setHold(machine: MachineRecord, hold: AgentHold): Promise<HoldAnswer>;
+  /** Clear the machine's hold on its agent. */
+  clearHold(machine: MachineRecord): Promise<HoldAnswer>;
   close(): Promise<void>;
 }

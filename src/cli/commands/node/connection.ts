@@ -4,6 +4,7 @@ import { createAgentClient, type AgentClient } from '../../../protocol/index.ts'
 import { connectMtls, type DaemonConnection } from '../../mtls/connect.ts';
 import { AgentPeer } from '../../mtls/peer.ts';
 import type { CliEnv } from '../../flags.ts';
+import type { CommandContext } from '../../context.ts';
 
 /** A ready agent client and how to print. */
 export type NodeConnection = DaemonConnection<AgentClient>;
@@ -11,4 +12,18 @@ export type NodeConnection = DaemonConnection<AgentClient>;
 /** Validate the connection flags (environment fills what flags omit) and open a client. */
 export function connectToAgent(raw: Record<string, unknown>, env: CliEnv): Promise<NodeConnection> {
   return connectMtls(raw, env, AgentPeer, createAgentClient);
+}
+
+/** Run `run` over a connection made from the command's flags, closed afterwards. */
+export async function withAgent(
+  ctx: CommandContext,
+  raw: Record<string, unknown>,
+  run: (c: NodeConnection) => Promise<void>,
+): Promise<void> {
+  const connection = await connectToAgent(raw, ctx.io.env);
+  try {
+    await run(connection);
+  } finally {
+    await connection.close();
+  }
 }

@@ -32,7 +32,7 @@ const lazy =
     await pick(m)(ctx, cmd.opts());
   };
 
-/** `molt node status|upgrade|rollback|reboot|cancel|events|operations|logs`: one machine's agent. */
+/** `molt node status|upgrade|rollback|reboot|hold|release|cancel|events|operations|logs`: one machine's agent. */
 export function nodeCommand(ctx: CommandContext): Command {
   const node = new Command('node').description('talk to one machine’s agent over mutual TLS');
   node.addCommand(
@@ -51,7 +51,7 @@ export function nodeCommand(ctx: CommandContext): Command {
       .option('--stage', 'write the slot now, switch at the next reboot')
       .option(
         '--force',
-        'allow a 2-member etcd cluster to lose a member, or an upgrade to the image already booted (admin only)',
+        'allow a 2-member etcd cluster to lose a member, an upgrade to the image already booted, or one of a held machine (admin only)',
       )
       .action(lazy(ctx, (m) => (c, raw) => m.runSubmit(c, 'upgrade', raw))),
   );
@@ -66,6 +66,21 @@ export function nodeCommand(ctx: CommandContext): Command {
         .action(lazy(ctx, (m) => (c, raw) => m.runSubmit(c, kind, raw))),
     );
   }
+  node.addCommand(
+    withAgentFlags(new Command('hold'))
+      .description(
+        'refuse upgrades of this machine for a while, direct ones too (rollbacks stay allowed)',
+      )
+      .option('--reason <text>', 'why (required; shown to whoever tries to upgrade)')
+      .option('--for <duration>', 'how long: 30m, 2h, 1d')
+      .option('--until <time>', 'until an ISO 8601 time with a zone')
+      .action(lazy(ctx, (m) => m.runHold)),
+  );
+  node.addCommand(
+    withAgentFlags(new Command('release'))
+      .description('lift the hold set with `molt node hold`')
+      .action(lazy(ctx, (m) => m.runRelease)),
+  );
   node.addCommand(
     withAgentFlags(new Command('cancel'))
       .description('cancel the running image pull; refused once the machine is being changed')

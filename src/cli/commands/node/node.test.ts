@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createFakeAgentService } from '../../../agent/api/service.fake.ts';
 import { createAgentApi, type AgentApi } from '../../../agent/api/server.ts';
 import { createMemoryJournalStore } from '../../../agent/ports/journal-store.fake.ts';
-import type { AgentEvent } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError, type AgentEvent } from '../../../protocol/index.ts';
 import { freePort } from '../../../platform/process/free-port.ts';
 import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
 import { memoryIo } from '../../io.ts';
@@ -143,6 +143,61 @@ describe('molt node', () => {
     assert.match(r.stderr, /^error MOLT_AGENT_BUSY: /);
     assert.match(r.stderr, /hint: wait for it: molt node events --operation op-\d+ --follow/);
     service.running = undefined;
+  });
+
+  it('holds and releases the machine on its agent, and shows the hold in the status', async () => {
+    const held = await molt([
+      'node',
+      'hold',
+      '--reason',
+      'disk swap',
+      '--for',
+      '2h',
+      ...as('operator'),
+    ]);
+    assert.equal(held.code, 0, held.stderr);
+    assert.match(held.stdout, /^hold: until \S+Z by alice: disk swap$/m);
+    assert.deepEqual(service.holdRequests.at(-1)?.body, { reason: 'disk swap', for: '2h' });
+    const status = await molt(['node', 'status', ...as('node')]);
+    assert.match(status.stdout, /^hold: +until \S+Z by alice: disk swap$/m);
+    const json = await molt(['node', 'status', '-o', 'json', ...as('node')]);
+    assert.equal(
+      (JSON.parse(json.stdout) as { hold: { reason: string } }).hold.reason,
+      'disk swap',
+    );
+    const released = await molt(['node', 'release', '-o', 'json', ...as('operator')]);
+    assert.equal(released.code, 0, released.stderr);
+    assert.deepEqual(JSON.parse(released.stdout), { hold: null });
+    assert.match((await molt(['node', 'status', ...as('node')])).stdout, /^hold: +none$/m);
+  });
+
+  it('checks the hold flags before any connection, and relays a node identity’s refusal', async () => {
+    const both = await molt(['node', 'hold', '--reason', 'x', '--for', '1h', '--until', 'y']);
+    assert.match(both.stderr, /MOLT_BAD_FLAG: give exactly one of --for and --until/);
+    const none = await molt(['node', 'hold', '--for', '1h', ...as('operator')]);
+    assert.match(none.stderr, /MOLT_BAD_FLAG: --reason is required/);
+    const node = await molt(['node', 'hold', '--reason', 'x', '--for', '1h', ...as('node')]);
+    assert.match(
+      node.stderr,
+      /^error MOLT_FORBIDDEN: node-9 \(role node\) may not call \/v1\/hold/,
+    );
+  });
+
+  it('relays an upgrade refused for the hold with the agent’s code and hint', async () => {
+    service.failNext = new MoltError(
+      ErrorCode.MachineHeld,
+      'node-1 is held until 2099-01-01T00:00:00.000Z by bob: audit',
+      {
+        hint: 'release it with `molt node release`, or wait',
+      },
+    );
+    const r = await molt(['node', 'upgrade', '--image', 'reg.example/os:2.0.0', ...as('operator')]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^error MOLT_MACHINE_HELD: node-1 is held until 2099-01-01T00:00:00.000Z by bob: audit$/m,
+    );
+    assert.match(r.stderr, /hint: release it with `molt node release`/);
   });
 
   it('relays the agent’s refusal of a node identity', async () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentEvent } from '../../../protocol/index.ts';
 import { memoryIo } from '../../io.ts';
-import { createEventPrinter } from './render.ts';
+import { createEventPrinter, holdLine } from './render.ts';
 
 const e = (
   kind: AgentEvent['kind'],
@@ -50,5 +50,37 @@ describe('event printer', () => {
       ['0', '20', '100'],
     );
     assert.doesNotMatch(io.stdout(), /\r/);
+  });
+});
+
+describe('hold line', () => {
+  const hold = {
+    reason: 'disk swap',
+    until: '2026-11-22T12:00:00.000Z',
+    setBy: { name: 'operator', role: 'operator' as const },
+    onBehalfOf: 'alice',
+    setAt: '2026-11-22T10:00:00.000Z',
+  };
+  const noon = Date.parse(hold.until);
+
+  it('names the person an operator held the machine for, and says when the hold has ended', () => {
+    assert.equal(
+      holdLine(hold, noon - 1),
+      'until 2026-11-22T12:00:00.000Z by alice (via operator): disk swap',
+    );
+    assert.equal(
+      holdLine(hold, noon),
+      'ended 2026-11-22T12:00:00.000Z by alice (via operator): disk swap',
+    );
+    const direct = { ...hold, onBehalfOf: undefined };
+    assert.equal(
+      holdLine(direct, noon - 1),
+      'until 2026-11-22T12:00:00.000Z by operator: disk swap',
+    );
+  });
+
+  it('tells no hold from an agent that keeps none', () => {
+    assert.equal(holdLine(null, noon), 'none');
+    assert.equal(holdLine(undefined, noon), 'unknown (this agent keeps no holds)');
   });
 });

@@ -2,16 +2,31 @@
 /** How `molt node` prints status and events for people; machines get `-o json|yaml`. */
 import { stringify } from 'yaml';
 import {
+  holdActive,
   slotColumns,
   slotRows,
   type AgentEvent,
   type AgentStatus,
+  type HoldView,
 } from '../../../protocol/index.ts';
 import type { CliIo } from '../../io.ts';
 import { renderTable, type OutputFormat } from '../../output.ts';
 
-/** `molt node status` as a person reads it: the machine, then its slots. */
-export function describeStatus(s: AgentStatus): string {
+/**
+ * A machine's hold as a line: who, why, until when (and whether that has passed); `undefined` is an
+ * agent older than holds.
+ */
+export function holdLine(hold: HoldView | null | undefined, now: number): string {
+  if (hold === undefined) return 'unknown (this agent keeps no holds)';
+  if (hold === null) return 'none';
+  const by =
+    hold.onBehalfOf === undefined ? hold.setBy.name : `${hold.onBehalfOf} (via ${hold.setBy.name})`;
+  const until = `${holdActive(hold, now) ? 'until' : 'ended'} ${hold.until}`;
+  return `${until} by ${by}: ${hold.reason}`;
+}
+
+/** `molt node status` as a person reads it: the machine, its hold, then its slots. */
+export function describeStatus(s: AgentStatus, now: number = Date.now()): string {
   const op =
     s.operation === null
       ? 'none'
@@ -29,6 +44,7 @@ export function describeStatus(s: AgentStatus): string {
     `phase:      ${s.phase}`,
     `operation:  ${op}`,
     `last:       ${last}`,
+    `hold:       ${holdLine(s.hold, now)}`,
   ];
   return `${lines.join('\n')}\n\n${renderTable(slotColumns, slotRows(s))}`;
 }

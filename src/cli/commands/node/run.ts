@@ -14,22 +14,11 @@ import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
-import { connectToAgent, type NodeConnection } from './connection.ts';
+import { withAgent } from './connection.ts';
 import { followOperation } from './follow.ts';
 import { createEventPrinter, describeStatus } from './render.ts';
 
-async function withAgent(
-  ctx: CommandContext,
-  raw: Record<string, unknown>,
-  run: (c: NodeConnection) => Promise<void>,
-): Promise<void> {
-  const connection = await connectToAgent(raw, ctx.io.env);
-  try {
-    await run(connection);
-  } finally {
-    await connection.close();
-  }
-}
+export { runHold, runRelease } from './hold.ts';
 
 /** `molt node status`. */
 export function runStatus(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {

@@ -77,6 +77,28 @@ describe('the agent gateway checks who the agent is', () => {
     assert.deepEqual(m1.service.submitted, [], 'nothing was sent to m1 on w-1’s behalf');
   });
 
+  it('sets and clears a machine’s hold on its own agent only, for the person named', async () => {
+    const until = Date.now() + 3_600_000;
+    const set = await gateway.setHold(record('m1', m1.api.url), {
+      reason: 'disk swap',
+      until,
+      onBehalfOf: 'alice',
+    });
+    assert.deepEqual(m1.service.holdRequests.at(-1), {
+      body: { reason: 'disk swap', until: new Date(until).toISOString(), onBehalfOf: 'alice' },
+      identity: { name: 'molt-operator', role: 'operator' },
+    });
+    assert.equal(set.hold?.onBehalfOf, 'alice');
+    assert.deepEqual(await gateway.clearHold(record('m1', m1.api.url)), { hold: null });
+    const asked = m1.service.holdRequests.length;
+    const impostor = record('w-1', m1.api.url);
+    await assert.rejects(gateway.setHold(impostor, { reason: 'x', until, onBehalfOf: 'bob' }), {
+      code: 'MOLT_AGENT_IDENTITY',
+    });
+    await assert.rejects(gateway.clearHold(impostor), { code: 'MOLT_AGENT_IDENTITY' });
+    assert.equal(m1.service.holdRequests.length, asked, 'nothing was sent to m1 on w-1’s behalf');
+  });
+
   it('refuses a node certificate of any other name (the operator’s own API certificate)', async () => {
     // Only node certificates can serve at all (EKU), so the API's own certificate is the stranger.
     const stranger = await agent('operator-api');

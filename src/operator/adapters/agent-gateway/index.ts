@@ -12,6 +12,7 @@
  * certificate problems for a person; the operator only needs reachable or not, and who.
  */
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import { iso } from '../../../core/time.ts';
 import { fetch, type Dispatcher } from 'undici';
 import type { MtlsFetchOptions } from '../../../platform/https/mtls-fetch.ts';
 import { identityRefusal } from '../../../platform/https/peer-node.ts';
@@ -97,6 +98,11 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
         }),
       ),
     rollback: (m) => call(m, (c) => c.rollback()),
+    setHold: (m, hold) =>
+      call(m, (c) =>
+        c.setHold({ reason: hold.reason, until: iso(hold.until), onBehalfOf: hold.onBehalfOf }),
+      ),
+    clearHold: (m) => call(m, (c) => c.clearHold()),
     close: () => pools.close(),
   };
 }
