@@ -150,7 +150,8 @@ const handlers: Handlers = {
         report.code === ErrorCode.EtcdUnhealthy ? ErrorCode.EtcdUnhealthy : ErrorCode.QuorumAtRisk;
       throw new MoltError(code, report.reason ?? 'etcd quorum is at risk');
     }
-    return done(c.type);
+    // A 1- or 2-member cluster allowed to go down (preserve, or its downtime accepted).
+    return report.members.length < 3 ? done(c.type, { etcdDown: true }) : done(c.type);
   },
   Cordon: async (c, p) => fromKube(c.type, await p.kube.cordon(c.operationId)),
   Drain: async (c, p) => fromKube(c.type, await p.kube.drain(c.operationId, c.policy)),

@@ -34,6 +34,11 @@ export interface StepData {
   readonly pulled?: { readonly digest: string; readonly version: string };
   /** ExtendLeaseForReboot: the etcd lease id that now carries the lease key. */
   readonly leaseId?: string;
+  /**
+   * CheckQuorum: etcd loses its quorum with this member (a 1- or 2-member cluster whose downtime
+   * was accepted), so nothing can be written to it from StoppingServices until the member is back.
+   */
+  readonly etcdDown?: boolean;
 }
 
 export interface CommandOutcome {

@@ -21,6 +21,7 @@ function absorb(op: Operation, outcomes: readonly CommandOutcome[]): Operation {
   for (const { data } of outcomes) {
     if (data?.pulled !== undefined) next = { ...next, pulled: data.pulled };
     if (data?.leaseId !== undefined) next = { ...next, leaseId: data.leaseId };
+    if (data?.etcdDown === true) next = { ...next, etcdDown: true };
   }
   return next;
 }

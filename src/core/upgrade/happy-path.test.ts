@@ -18,6 +18,23 @@ function walk(d: Driver, stopAt: string): string[] {
 }
 
 describe('a successful upgrade', () => {
+  it('on a 1- or 2-member etcd, extends the lease for the reboot before etcd goes down with the member', () => {
+    const d = new Driver('A').request('upgrade', { controlPlane: true, acceptQuorumLoss: true });
+    for (let i = 0; i < 30 && d.phase !== 'CheckingQuorum'; i += 1) d.done();
+    d.done([{ command: 'CheckQuorum', outcome: 'done', data: { etcdDown: true } }]);
+    assert.equal(d.op()?.etcdDown, true);
+    const seen = walk(d, 'Rebooting');
+    assert.ok(
+      seen.includes('StoppingServices: ExtendLeaseForReboot,StopServices'),
+      seen.join('\n'),
+    );
+    assert.equal(seen.at(-1), 'Rebooting: Reboot', 'not extended again once etcd is down');
+    const three = new Driver('A').request('upgrade', { controlPlane: true });
+    const usual = walk(three, 'Rebooting');
+    assert.ok(usual.includes('StoppingServices: StopServices'));
+    assert.equal(usual.at(-1), 'Rebooting: ExtendLeaseForReboot,Reboot');
+  });
+
   it('on a control-plane machine, checks quorum with the 2-member override only when accepted or forced', () => {
     const quorumCheck = (o: { acceptQuorumLoss?: boolean; force?: boolean }): unknown => {
       const d = new Driver('A').request('upgrade', { controlPlane: true, ...o });

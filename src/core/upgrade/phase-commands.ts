@@ -53,6 +53,11 @@ function arm(op: Operation): Command[] {
     : [{ type: 'ArmBootOnce', slot }];
 }
 
+const extendLease = (op: Operation): Command => ({
+  type: 'ExtendLeaseForReboot',
+  operationId: op.id,
+});
+
 const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Command[]>> = {
   Idle: () => [],
   // Every check of the image, before the first disruptive phase and long before WritingSlot.
@@ -73,7 +78,11 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
   Draining: (op) => [
     { type: 'Drain', operationId: op.id, ...(op.drain !== undefined && { policy: op.drain }) },
   ],
-  StoppingServices: () => [{ type: 'StopServices' }],
+  // When etcd goes down with this member, its lease is extended for the reboot while it can be.
+  StoppingServices: (op) => [
+    ...(op.controlPlane && op.etcdDown === true ? [extendLease(op)] : []),
+    { type: 'StopServices' },
+  ],
   LeavingEtcd: () => [{ type: 'LeaveEtcd' }],
   ReleasingMounts: () => [{ type: 'ReleaseMounts' }],
   // Unbootable before the first byte: a half-written slot is never selectable.
@@ -85,7 +94,7 @@ const COMMANDS: Readonly<Record<Phase, (op: Operation, state: ActiveState) => Co
   ArmingBootOnce: arm,
   Staged: () => [],
   Rebooting: (op) => [
-    ...(op.controlPlane ? [{ type: 'ExtendLeaseForReboot', operationId: op.id } as const] : []),
+    ...(op.controlPlane && op.etcdDown !== true ? [extendLease(op)] : []),
     { type: 'Reboot' },
   ],
   Rejoining: rejoin,

@@ -35,6 +35,8 @@ export interface Operation {
   /** Why the operation is aborting / rolling back / recovering. */
   readonly failure?: { readonly code: string; readonly message: string };
   readonly leaseId?: string;
+  /** etcd goes down with this member (CheckQuorum said so): the lease is extended before it does. */
+  readonly etcdDown?: boolean;
   /** A staged operation continued by a reboot request: its slot is already written and armed. */
   readonly fromStaged?: boolean;
   /** Why the operation is rolling back / recovering; becomes `last.reason` when it ends RolledBack. */

@@ -49,7 +49,7 @@ const pools: Pool[] = [
 ];
 
 before(async () => {
-  fleet = await startLabFleet({ molt: moltArgv, workers: 0, controlPlaneSize: 2, logDir: '/tmp/small-cp-logs' });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 0, controlPlaneSize: 2 });
   await waitClusterHealthy(fleet.cluster.endpoints);
   storeEtcd = await startEtcd();
   store = createEtcdOperatorStore({ endpoints: storeEtcd.endpoints });
