@@ -35,7 +35,7 @@ function machine({ ctx, entry }: Candidate): Refusal | undefined {
     const message = `held until ${iso(m.hold.until)}: ${m.hold.reason}`;
     return { code: WaitReason.Held, message, notBefore: m.hold.until };
   }
-  const why = ctx.unavailable.get(m.id);
+  const why = ctx.unavailable.get(m);
   if (why === undefined) return undefined;
   let byWhy = unavailableMemos.get(ctx);
   if (byWhy === undefined) {

@@ -7,6 +7,7 @@
  */
 import {
   FLEET_SCOPE,
+  ofKind,
   poolRules,
   poolScope,
   policiesOf,
@@ -32,8 +33,13 @@ export interface PlanContext {
   readonly now: number;
   readonly snapshot: FleetSnapshot;
   readonly byPool: ReadonlyMap<string, readonly Machine[]>;
-  /** Machine id → why it is unavailable (`upgrading in rollout r1`, `down`, `soaking until …`). */
-  readonly unavailable: Map<string, string>;
+  /**
+   * Machine → why it is unavailable (`upgrading in rollout r1`, `down`, `soaking until …`). Keyed
+   * by the snapshot's machine objects (ids are unique in a snapshot), not by id: every candidate
+   * is looked up, and a miss on a string key compares id strings scattered over the heap — on
+   * 100 000 machines that cost more than every check together.
+   */
+  readonly unavailable: Map<Machine, string>;
   /** Unavailable machines per scope key (`fleet`, `pool:<name>`). */
   readonly scopeCount: Map<string, number>;
   readonly clusters: Map<string, ClusterState>;
@@ -128,8 +134,8 @@ export function markUnavailable(
   why: string,
   upgrading: boolean,
 ): void {
-  if (ctx.unavailable.has(m.id)) return;
-  ctx.unavailable.set(m.id, why);
+  if (ctx.unavailable.has(m)) return;
+  ctx.unavailable.set(m, why);
   const pool = poolScope(m.pool);
   ctx.scopeCount.set(FLEET_SCOPE, (ctx.scopeCount.get(FLEET_SCOPE) ?? 0) + 1);
   ctx.scopeCount.set(pool, (ctx.scopeCount.get(pool) ?? 0) + 1);
@@ -173,10 +179,40 @@ function markUnfinishedControlPlane(ctx: PlanContext, r: Rollout): void {
   }
 }
 
+/** The longest machine soak any policy asks for: no machine soaks longer, whatever its pool. */
+function longestSoak(snapshot: FleetSnapshot): number {
+  let longest = 0;
+  for (const policies of [snapshot.fleetPolicies, ...snapshot.pools.map((p) => p.policies)]) {
+    for (const p of ofKind(policies, 'machine-soak')) longest = Math.max(longest, p.soakMs);
+  }
+  return longest;
+}
+
+/**
+ * The machines {@link markRollout} may mark, by id: those some rollout has InFlight, or Succeeded
+ * recently enough to be soaking still. Only those: a map of every machine cost more than the rest
+ * of the context on 100 000 machines, and a completed rollout names every machine of its pool.
+ */
+function progressMachines(snapshot: FleetSnapshot, now: number): Map<string, Machine> {
+  const soak = longestSoak(snapshot);
+  const named = new Set<string>();
+  for (const r of snapshot.rollouts) {
+    for (const id in r.machines) {
+      const p = r.machines[id];
+      if (p?.phase === 'InFlight') named.add(id);
+      const end = p?.phase === 'Succeeded' ? (p.finishedAt ?? -Infinity) + soak : -Infinity;
+      if (end > now) named.add(id);
+    }
+  }
+  const machines = new Map<string, Machine>();
+  if (named.size === 0) return machines;
+  for (const m of snapshot.machines) if (named.has(m.id)) machines.set(m.id, m);
+  return machines;
+}
+
 export function buildContext(snapshot: FleetSnapshot, now: number): PlanContext {
   const byPool = groupByPool(snapshot.machines);
-  const machines = new Map<string, Machine>();
-  for (const m of snapshot.machines) machines.set(m.id, m);
+  const machines = progressMachines(snapshot, now);
   const ctx: PlanContext = {
     now,
     snapshot,

@@ -117,7 +117,7 @@ function verdictOf(shape: RolloutShape, halted: boolean, soaking: number): Rollo
 function blockedIn(ctx: PlanContext, r: Rollout): (m: Machine) => boolean {
   const fraction = phasedFraction(r, ctx.now);
   return (m) =>
-    ctx.unavailable.has(m.id) ||
+    ctx.unavailable.has(m) ||
     (m.hold !== undefined && m.hold.until > ctx.now) ||
     (r.phased !== undefined && warinessOf(m) > fraction);
 }
