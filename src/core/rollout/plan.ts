@@ -15,7 +15,7 @@ import {
 } from './checks.ts';
 import { buildContext, markUnavailable, oldestFirst, type PlanContext } from './context.ts';
 import { plural } from './format.ts';
-import { shapeRollout, type RolloutShape } from './shape.ts';
+import { entryAt, shapeRollout, type RolloutShape } from './shape.ts';
 import type {
   FleetSnapshot,
   Machine,
@@ -139,14 +139,13 @@ export function plan(snapshot: FleetSnapshot, now: number): Plan {
   for (const r of oldestFirst(snapshot.rollouts)) {
     const { shape, halted } = candidates(ctx, r);
     let soaking = 0;
-    const first = shape.entries[0];
-    if (first === undefined) {
+    if (shape.size === 0) {
       rollouts.push(verdictOf(shape, halted, 0));
       continue;
     }
-    const c: Candidate = { ctx, shape, entry: first, halted };
-    for (const entry of shape.entries) {
-      c.entry = entry;
+    const c: Candidate = { ctx, shape, entry: entryAt(shape, 0), halted };
+    for (let k = 0; k < shape.size; k++) {
+      c.entry = entryAt(shape, k);
       const d = decide(c);
       if (d.action === 'soaking') soaking++;
       decisions.push(d);
@@ -162,7 +161,8 @@ export function explain(snapshot: FleetSnapshot, now: number): Map<string, Refus
   const out = new Map<string, Refusal[]>();
   for (const r of oldestFirst(snapshot.rollouts)) {
     const { shape, halted } = candidates(ctx, r);
-    for (const entry of shape.entries) {
+    for (let k = 0; k < shape.size; k++) {
+      const entry = entryAt(shape, k);
       if (entry.phase !== 'Pending' || entry.skip !== undefined) continue;
       const c = { ctx, shape, entry, halted };
       const refusals = allRefusals(c);
