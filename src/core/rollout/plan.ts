@@ -32,20 +32,34 @@ function decision(c: Candidate, action: MachineDecision['action']): MachineDecis
   return { rollout: c.shape.rollout.id, machine: c.entry.machine.id, action, batch: c.entry.batch };
 }
 
-/** One reason object per refusal, shared by every machine it refuses (no garbage per machine). */
-const reasons = new WeakMap<Refusal, { readonly code: string; readonly message: string }>();
+type Reason = NonNullable<MachineDecision['reason']>;
 
-function waiting(c: Candidate, refusal: Refusal): MachineDecision {
+/** One reason object per refusal, shared by every machine it refuses (no garbage per machine). */
+const reasons = new WeakMap<Refusal, Reason>();
+/** The last refusal seen and its reason: a limit refuses thousands of machines in a row. */
+let last: { readonly refusal: Refusal; readonly reason: Reason } | undefined;
+
+function reasonOf(refusal: Refusal): Reason {
+  if (last?.refusal === refusal) return last.reason;
   let reason = reasons.get(refusal);
   if (reason === undefined) {
     reason = { code: refusal.code, message: refusal.message };
     reasons.set(refusal, reason);
   }
-  const { shape, entry } = c;
-  const d = { rollout: shape.rollout.id, machine: entry.machine.id, action: 'wait' as const };
-  return refusal.notBefore === undefined
-    ? { ...d, reason, batch: entry.batch }
-    : { ...d, reason, batch: entry.batch, notBefore: refusal.notBefore };
+  last = { refusal, reason };
+  return reason;
+}
+
+function waiting(c: Candidate, refusal: Refusal): MachineDecision {
+  const reason = reasonOf(refusal);
+  const rollout = c.shape.rollout.id;
+  const machine = c.entry.machine.id;
+  const { batch } = c.entry;
+  const { notBefore } = refusal;
+  // One literal per case, not a spread of a shared part: this runs for every waiting machine.
+  return notBefore === undefined
+    ? { rollout, machine, action: 'wait', reason, batch }
+    : { rollout, machine, action: 'wait', reason, batch, notBefore };
 }
 
 /** Takes the machine: it now counts as unavailable in its pool, the fleet, its cluster and rates. */
