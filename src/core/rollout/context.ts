@@ -62,13 +62,18 @@ export function oldestFirst(rollouts: readonly Rollout[]): Rollout[] {
   );
 }
 
+/*
+ * The passes over every machine use forEach, not for…of: a plan runs each once, often before it
+ * is optimised, and the iterator's result objects were megabytes of garbage per 100 000 machines.
+ */
+
 function groupByPool(machines: readonly Machine[]): Map<string, Machine[]> {
   const byPool = new Map<string, Machine[]>();
-  for (const m of machines) {
+  machines.forEach((m) => {
     let list = byPool.get(m.pool);
     if (list === undefined) byPool.set(m.pool, (list = []));
     list.push(m);
-  }
+  });
   return byPool;
 }
 
@@ -171,12 +176,12 @@ function markRollout(ctx: PlanContext, r: Rollout, machines: ReadonlyMap<string,
 /** Control-plane machines not finished in Active/Paused rollouts, per cluster (control-plane-first). */
 function markUnfinishedControlPlane(ctx: PlanContext, r: Rollout): void {
   if (r.state !== 'Active' && r.state !== 'Paused') return;
-  for (const m of ctx.byPool.get(r.pool) ?? []) {
-    if (m.role !== 'control-plane') continue;
+  ctx.byPool.get(r.pool)?.forEach((m) => {
+    if (m.role !== 'control-plane') return;
     const phase = r.machines[m.id]?.phase ?? 'Pending';
     const open = phase === 'InFlight' || (phase === 'Pending' && skipOf(m, r) === undefined);
     if (open) clusterState(ctx.clusters, clusterOf(m)).unfinished.add(m.id);
-  }
+  });
 }
 
 /** The longest machine soak any policy asks for: no machine soaks longer, whatever its pool. */
@@ -206,7 +211,9 @@ function progressMachines(snapshot: FleetSnapshot, now: number): Map<string, Mac
   }
   const machines = new Map<string, Machine>();
   if (named.size === 0) return machines;
-  for (const m of snapshot.machines) if (named.has(m.id)) machines.set(m.id, m);
+  snapshot.machines.forEach((m) => {
+    if (named.has(m.id)) machines.set(m.id, m);
+  });
   return machines;
 }
 
@@ -228,9 +235,9 @@ export function buildContext(snapshot: FleetSnapshot, now: number): PlanContext 
   // Oldest first: a machine busy in two rollouts is reported under the older one.
   const rollouts = oldestFirst(snapshot.rollouts);
   for (const r of rollouts) markRollout(ctx, r, machines);
-  for (const m of snapshot.machines) {
+  snapshot.machines.forEach((m) => {
     if (!m.available) markUnavailable(ctx, m, 'down', false);
-  }
+  });
   for (const r of rollouts) markUnfinishedControlPlane(ctx, r);
   return ctx;
 }
