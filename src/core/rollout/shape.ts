@@ -82,22 +82,27 @@ function recordsOf(pool: readonly Machine[], r: Rollout, blocked: Blocked): Reco
 }
 
 /**
- * The canaries, as pool indexes: machines that already started take the slots first (a canary
- * stays one once it ran), then, in order, Pending machines that can start now — a held, down or
- * busy machine is never picked, so the canary phase does not wait on it while free machines idle
- * (issue 16). It joins a wave when it can.
+ * The canaries, flagged by pool index: machines that already started take the slots first (a
+ * canary stays one once it ran), then, in order, Pending machines that can start now — a held,
+ * down or busy machine is never picked, so the canary phase does not wait on it while free
+ * machines idle (issue 16). It joins a wave when it can.
  */
-function canariesOf(o: Ordered, records: Records, slots: number): Set<number> {
+function canariesOf(o: Ordered, records: Records, slots: number): Uint8Array {
   const { progress, skips, blocked } = records;
-  const chosen = new Set<number>();
+  const chosen = new Uint8Array(progress.length);
+  let count = 0;
   const pending = (i: number): boolean => (progress[i]?.phase ?? 'Pending') === 'Pending';
-  for (let k = 0; k < o.order.length && chosen.size < slots; k++) {
+  for (let k = 0; k < o.order.length && count < slots; k++) {
     const i = o.order[k] ?? 0;
-    if (skips[i] === undefined && !pending(i)) chosen.add(i);
+    if (skips[i] !== undefined || pending(i)) continue;
+    chosen[i] = 1;
+    count++;
   }
-  for (let k = 0; k < o.order.length && chosen.size < slots; k++) {
+  for (let k = 0; k < o.order.length && count < slots; k++) {
     const i = o.order[k] ?? 0;
-    if (skips[i] === undefined && pending(i) && blocked[i] === 0) chosen.add(i);
+    if (skips[i] !== undefined || !pending(i) || blocked[i] === 1) continue;
+    chosen[i] = 1;
+    count++;
   }
   return chosen;
 }
@@ -147,7 +152,7 @@ function layOut(o: Ordered, input: ShapeInput, t: Tally): Layout {
     const i = o.order[k] ?? 0;
     let batch = 0; // a canary
     if (records.skips[i] !== undefined) batch = 1;
-    else if (!canaries.has(i)) batch = 1 + Math.floor(taken++ / size);
+    else if (canaries[i] === 0) batch = 1 + Math.floor(taken++ / size);
     batches[k] = batch;
     count(t, entryOf(layout, k), records.blocked[i] === 1);
   }
