@@ -67,15 +67,16 @@ interface Records {
 }
 
 function recordsOf(pool: readonly Machine[], r: Rollout, blocked: Blocked): Records {
-  const progress: (MachineProgress | undefined)[] = [];
-  const skips: (Reason | undefined)[] = [];
+  // Sized up front: grown by push, their copies were megabytes of garbage a plan.
+  const progress = new Array<MachineProgress | undefined>(pool.length).fill(undefined);
+  const skips = new Array<Reason | undefined>(pool.length).fill(undefined);
   const isBlocked = new Uint8Array(pool.length);
   pool.forEach((m, i) => {
     const p = r.machines[m.id];
     const pending = (p?.phase ?? 'Pending') === 'Pending';
     const skip = pending ? skipOf(m, r) : undefined;
-    progress.push(p);
-    skips.push(skip);
+    progress[i] = p;
+    skips[i] = skip;
     if (pending && skip === undefined && blocked(m)) isBlocked[i] = 1;
   });
   return { progress, skips, blocked: isBlocked };
