@@ -13,6 +13,8 @@ import { orderHash } from './wariness.ts';
 export interface Ordered {
   /** Position k in the rollout's order → index of the machine in the pool. */
   readonly order: Uint32Array;
+  /** The inverse: index in the pool → position in the order. */
+  readonly position: Uint32Array;
   /** Zone rank of the machine at each position. */
   readonly ranks: Int32Array;
   readonly zoneNames: readonly string[];
@@ -161,9 +163,14 @@ export function ordered(
   const zoneNames = zoneTable(pool, rules);
   const poolRanks = zoneRanks(pool, rules, zoneNames);
   const order = sortOrder(pool, poolRanks, r.id);
+  const position = new Uint32Array(order.length);
   const ranks = new Int32Array(order.length);
-  for (let k = 0; k < order.length; k++) ranks[k] = poolRanks[order[k] ?? 0] ?? 0;
-  const result: Ordered = { order, ranks, zoneNames, zones: rules.zones };
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k] ?? 0;
+    position[i] = k;
+    ranks[k] = poolRanks[i] ?? 0;
+  }
+  const result: Ordered = { order, position, ranks, zoneNames, zones: rules.zones };
   perRollout.set(key, result);
   return result;
 }

@@ -54,11 +54,11 @@ export interface RolloutShape {
 }
 
 /**
- * What the rollout's record says of each machine of the pool: its progress, why a Pending one is
- * skipped, and whether a Pending one is {@link Blocked}. Indexed like the pool and made in its
- * order: the pool is in the snapshot's (memory) order, the rollout's order is a random
- * permutation of it, and on 100 000 machines every pass that visits machines in that order cost
- * ~10 ms of cache misses.
+ * What the rollout's record says of each machine, by position in the rollout's order: its
+ * progress, why a Pending one is skipped, and whether a Pending one is {@link Blocked}. Read in
+ * the pool's order, stored in the rollout's: the pool is in the snapshot's (memory) order, the
+ * rollout's order is a random permutation of it, and on 100 000 machines each pass that reads
+ * machines, or arrays indexed by pool, in the rollout's order cost ~10 ms of cache misses.
  */
 interface Records {
   readonly progress: readonly (MachineProgress | undefined)[];
@@ -66,43 +66,43 @@ interface Records {
   readonly blocked: Uint8Array;
 }
 
-function recordsOf(pool: readonly Machine[], r: Rollout, blocked: Blocked): Records {
+function recordsOf(o: Ordered, input: ShapeInput): Records {
+  const { pool, rollout: r, blocked } = input;
   // Sized up front: grown by push, their copies were megabytes of garbage a plan.
   const progress = new Array<MachineProgress | undefined>(pool.length).fill(undefined);
   const skips = new Array<Reason | undefined>(pool.length).fill(undefined);
   const isBlocked = new Uint8Array(pool.length);
   pool.forEach((m, i) => {
+    const k = o.position[i] ?? 0;
     const p = r.machines[m.id];
     const pending = (p?.phase ?? 'Pending') === 'Pending';
     const skip = pending ? skipOf(m, r) : undefined;
-    progress[i] = p;
-    skips[i] = skip;
-    if (pending && skip === undefined && blocked(m)) isBlocked[i] = 1;
+    progress[k] = p;
+    skips[k] = skip;
+    if (pending && skip === undefined && blocked(m)) isBlocked[k] = 1;
   });
   return { progress, skips, blocked: isBlocked };
 }
 
 /**
- * The canaries, flagged by pool index: machines that already started take the slots first (a
+ * The canaries, flagged by position: machines that already started take the slots first (a
  * canary stays one once it ran), then, in order, Pending machines that can start now — a held,
  * down or busy machine is never picked, so the canary phase does not wait on it while free
  * machines idle (issue 16). It joins a wave when it can.
  */
-function canariesOf(o: Ordered, records: Records, slots: number): Uint8Array {
+function canariesOf(records: Records, slots: number): Uint8Array {
   const { progress, skips, blocked } = records;
   const chosen = new Uint8Array(progress.length);
   let count = 0;
-  const pending = (i: number): boolean => (progress[i]?.phase ?? 'Pending') === 'Pending';
-  for (let k = 0; k < o.order.length && count < slots; k++) {
-    const i = o.order[k] ?? 0;
-    if (skips[i] !== undefined || pending(i)) continue;
-    chosen[i] = 1;
+  const pending = (k: number): boolean => (progress[k]?.phase ?? 'Pending') === 'Pending';
+  for (let k = 0; k < progress.length && count < slots; k++) {
+    if (skips[k] !== undefined || pending(k)) continue;
+    chosen[k] = 1;
     count++;
   }
-  for (let k = 0; k < o.order.length && count < slots; k++) {
-    const i = o.order[k] ?? 0;
-    if (skips[i] !== undefined || !pending(i) || blocked[i] === 1) continue;
-    chosen[i] = 1;
+  for (let k = 0; k < progress.length && count < slots; k++) {
+    if (skips[k] !== undefined || !pending(k) || blocked[k] === 1) continue;
+    chosen[k] = 1;
     count++;
   }
   return chosen;
@@ -122,12 +122,11 @@ export interface Layout {
 }
 
 function entryOf({ pool, ordered: o, records, batches }: Layout, k: number): Entry {
-  const i = o.order[k] ?? 0;
-  const progress = records.progress[i];
-  const skip = records.skips[i];
+  const progress = records.progress[k];
+  const skip = records.skips[k];
   const batch = batches[k] ?? 1;
   return {
-    machine: pool[i] as Machine,
+    machine: pool[o.order[k] ?? 0] as Machine,
     progress,
     phase: progress?.phase ?? 'Pending',
     skip,
@@ -142,20 +141,19 @@ export const entryAt = (shape: RolloutShape, k: number): Entry => entryOf(shape.
 
 /** Lays the rollout out (canaries, waves), counting each entry into `t` in order. */
 function layOut(o: Ordered, input: ShapeInput, t: Tally): Layout {
-  const { pool, rollout: r, rules } = input;
+  const { pool, rules } = input;
   const size = rules.batches === undefined ? Infinity : rules.batchSize;
-  const records = recordsOf(pool, r, input.blocked);
-  const canaries = canariesOf(o, records, rules.canary?.count ?? 0);
+  const records = recordsOf(o, input);
+  const canaries = canariesOf(records, rules.canary?.count ?? 0);
   const batches = new Int32Array(o.order.length);
   const layout: Layout = { pool, ordered: o, records, batches };
   let taken = 0;
   for (let k = 0; k < o.order.length; k++) {
-    const i = o.order[k] ?? 0;
     let batch = 0; // a canary
-    if (records.skips[i] !== undefined) batch = 1;
-    else if (canaries[i] === 0) batch = 1 + Math.floor(taken++ / size);
+    if (records.skips[k] !== undefined) batch = 1;
+    else if (canaries[k] === 0) batch = 1 + Math.floor(taken++ / size);
     batches[k] = batch;
-    count(t, entryOf(layout, k), records.blocked[i] === 1);
+    count(t, entryOf(layout, k), records.blocked[k] === 1);
   }
   return layout;
 }
