@@ -5,8 +5,8 @@
  * zones), five policies (concurrency 10 %, a rate of a tenth of the fleet an hour, a nightly window that is open,
  * 5 canaries with a 10 m soak, one zone at a time) and one active rollout in mid-flight: canaries
  * done and soaked, a fifth of zone a upgraded, some machines in flight, the start history of the
- * last hour. Times plan() — the executor runs it every reconcile — as the median of several runs
- * after a warm-up.
+ * last hour; the rollout is the first step of a two-step upgrade path. Times plan() — the
+ * executor runs it every reconcile — as the median of several runs after a warm-up.
  */
 import { plan } from '../src/core/rollout/index.ts';
 import type {
@@ -52,6 +52,9 @@ function snapshotOf(n: number): FleetSnapshot {
     target: { version: '1.1.0', digest: 'sha256:11' },
     state: 'Active' as const,
     createdAt: now - 180 * minute,
+    // A step of a multi-hop path, as discovery makes them (issue 16). plan() reads no `path`; what
+    // a path costs it is the AheadOfTarget check, which every Pending machine here goes through.
+    path: ['1.1.0', '1.2.0'],
   };
   const base: FleetSnapshot = {
     machines: fleet,

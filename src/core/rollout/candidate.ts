@@ -21,8 +21,8 @@ export interface Candidate {
 export type Check = (c: Candidate) => Refusal | undefined;
 
 /**
- * Refusals that depend only on per-plan tallies (windows, rates, concurrency) are built once per
- * tally state, not per machine: their sentences and dates cost more than the check itself.
+ * Refusals that depend only on per-plan tallies (rates, concurrency) are built once per tally
+ * state, not per machine: their sentences and dates cost more than the check itself.
  */
 export function memoized<K extends object>(
   ctx: PlanContext,
@@ -31,6 +31,22 @@ export function memoized<K extends object>(
 ): Refusal | undefined {
   const hit = ctx.refusals.get(key);
   if (hit !== undefined && hit.version === ctx.admissions) return hit.refusal;
+  const refusal = compute(ctx, key);
+  ctx.refusals.set(key, { version: ctx.admissions, refusal });
+  return refusal;
+}
+
+/**
+ * Refusals that no admission changes (windows and gates are fixed for the plan) are built once per
+ * plan: rebuilt after each of thousands of admissions, they were a megabyte of garbage a plan.
+ */
+export function perPlan<K extends object>(
+  ctx: PlanContext,
+  key: K,
+  compute: (ctx: PlanContext, key: K) => Refusal | undefined,
+): Refusal | undefined {
+  const hit = ctx.refusals.get(key);
+  if (hit !== undefined) return hit.refusal;
   const refusal = compute(ctx, key);
   ctx.refusals.set(key, { version: ctx.admissions, refusal });
   return refusal;

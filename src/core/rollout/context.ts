@@ -7,6 +7,7 @@
  */
 import {
   FLEET_SCOPE,
+  ofKind,
   poolRules,
   poolScope,
   policiesOf,
@@ -32,8 +33,13 @@ export interface PlanContext {
   readonly now: number;
   readonly snapshot: FleetSnapshot;
   readonly byPool: ReadonlyMap<string, readonly Machine[]>;
-  /** Machine id → why it is unavailable (`upgrading in rollout r1`, `down`, `soaking until …`). */
-  readonly unavailable: Map<string, string>;
+  /**
+   * Machine → why it is unavailable (`upgrading in rollout r1`, `down`, `soaking until …`). Keyed
+   * by the snapshot's machine objects (ids are unique in a snapshot), not by id: every candidate
+   * is looked up, and a miss on a string key compares id strings scattered over the heap — on
+   * 100 000 machines that cost more than every check together.
+   */
+  readonly unavailable: Map<Machine, string>;
   /** Unavailable machines per scope key (`fleet`, `pool:<name>`). */
   readonly scopeCount: Map<string, number>;
   readonly clusters: Map<string, ClusterState>;
@@ -56,14 +62,37 @@ export function oldestFirst(rollouts: readonly Rollout[]): Rollout[] {
   );
 }
 
-function groupByPool(machines: readonly Machine[]): Map<string, Machine[]> {
+/** What the context's one pass over every machine gathers. */
+interface Gathered {
+  readonly byPool: Map<string, Machine[]>;
+  /** The machines {@link markRollout} may mark, by id. */
+  readonly byId: Map<string, Machine>;
+  readonly down: readonly Machine[];
+}
+
+/**
+ * One pass over every machine: by pool, the markable ones by id, and those that are down. One pass,
+ * as each costs milliseconds on 100 000 machines; with forEach, not for…of: a plan runs it once,
+ * often before it is optimised, and the iterator's result objects were megabytes of garbage.
+ */
+function gather(machines: readonly Machine[], markable: ReadonlySet<string>): Gathered {
   const byPool = new Map<string, Machine[]>();
-  for (const m of machines) {
-    let list = byPool.get(m.pool);
-    if (list === undefined) byPool.set(m.pool, (list = []));
+  const byId = new Map<string, Machine>();
+  const down: Machine[] = [];
+  let pool: string | undefined;
+  let list: Machine[] = [];
+  machines.forEach((m) => {
+    // A pool's machines usually come together: its list is looked up when the pool changes.
+    if (m.pool !== pool) {
+      pool = m.pool;
+      list = byPool.get(pool) ?? [];
+      byPool.set(pool, list);
+    }
     list.push(m);
-  }
-  return byPool;
+    if (markable.size > 0 && markable.has(m.id)) byId.set(m.id, m);
+    if (!m.available) down.push(m);
+  });
+  return { byPool, byId, down };
 }
 
 function startsByPool(starts: readonly StartRecord[]): Map<string, StartRecord[]> {
@@ -128,8 +157,8 @@ export function markUnavailable(
   why: string,
   upgrading: boolean,
 ): void {
-  if (ctx.unavailable.has(m.id)) return;
-  ctx.unavailable.set(m.id, why);
+  if (ctx.unavailable.has(m)) return;
+  ctx.unavailable.set(m, why);
   const pool = poolScope(m.pool);
   ctx.scopeCount.set(FLEET_SCOPE, (ctx.scopeCount.get(FLEET_SCOPE) ?? 0) + 1);
   ctx.scopeCount.set(pool, (ctx.scopeCount.get(pool) ?? 0) + 1);
@@ -144,10 +173,17 @@ export function markUnavailable(
   if (c.upgradingId === undefined || m.id < c.upgradingId) c.upgradingId = m.id;
 }
 
-/** In flight and soaking machines of one rollout (any state: a paused upgrade still runs). */
-function markRollout(ctx: PlanContext, r: Rollout, machines: ReadonlyMap<string, Machine>): void {
-  // for…in, not Object.entries: no array per machine on 100 000-machine rollouts.
-  for (const id in r.machines) {
+/**
+ * In flight and soaking machines of one rollout (any state: a paused upgrade still runs), among
+ * `ids`, its {@link markableIds}.
+ */
+function markRollout(
+  ctx: PlanContext,
+  r: Rollout,
+  ids: readonly string[],
+  machines: ReadonlyMap<string, Machine>,
+): void {
+  for (const id of ids) {
     const m = machines.get(id);
     const p = r.machines[id];
     if (m === undefined || p === undefined) continue;
@@ -165,18 +201,46 @@ function markRollout(ctx: PlanContext, r: Rollout, machines: ReadonlyMap<string,
 /** Control-plane machines not finished in Active/Paused rollouts, per cluster (control-plane-first). */
 function markUnfinishedControlPlane(ctx: PlanContext, r: Rollout): void {
   if (r.state !== 'Active' && r.state !== 'Paused') return;
-  for (const m of ctx.byPool.get(r.pool) ?? []) {
-    if (m.role !== 'control-plane') continue;
+  ctx.byPool.get(r.pool)?.forEach((m) => {
+    if (m.role !== 'control-plane') return;
     const phase = r.machines[m.id]?.phase ?? 'Pending';
     const open = phase === 'InFlight' || (phase === 'Pending' && skipOf(m, r) === undefined);
     if (open) clusterState(ctx.clusters, clusterOf(m)).unfinished.add(m.id);
+  });
+}
+
+/** The longest machine soak any policy asks for: no machine soaks longer, whatever its pool. */
+function longestSoak(snapshot: FleetSnapshot): number {
+  let longest = 0;
+  for (const policies of [snapshot.fleetPolicies, ...snapshot.pools.map((p) => p.policies)]) {
+    for (const p of ofKind(policies, 'machine-soak')) longest = Math.max(longest, p.soakMs);
   }
+  return longest;
+}
+
+/**
+ * The ids of the machines {@link markRollout} may mark in `r`: InFlight, or Succeeded recently
+ * enough to be soaking still (`soak` is the longest machine soak). Only those are mapped by id: a
+ * map of every machine cost more than the rest of the context on 100 000 machines, and a completed
+ * rollout names every machine of its pool. The record is walked once: for…in over a record of
+ * 100 000 ids costs milliseconds (not Object.entries: no array per machine).
+ */
+function markableIds(r: Rollout, soak: number, now: number): string[] {
+  const ids: string[] = [];
+  for (const id in r.machines) {
+    const p = r.machines[id];
+    const end = p?.phase === 'Succeeded' ? (p.finishedAt ?? -Infinity) + soak : -Infinity;
+    if (p?.phase === 'InFlight' || end > now) ids.push(id);
+  }
+  return ids;
 }
 
 export function buildContext(snapshot: FleetSnapshot, now: number): PlanContext {
-  const byPool = groupByPool(snapshot.machines);
-  const machines = new Map<string, Machine>();
-  for (const m of snapshot.machines) machines.set(m.id, m);
+  // Oldest first: a machine busy in two rollouts is reported under the older one.
+  const rollouts = oldestFirst(snapshot.rollouts);
+  const soak = longestSoak(snapshot);
+  const markable = rollouts.map((r) => markableIds(r, soak, now));
+  const { byPool, byId, down } = gather(snapshot.machines, new Set(markable.flat()));
   const ctx: PlanContext = {
     now,
     snapshot,
@@ -189,12 +253,10 @@ export function buildContext(snapshot: FleetSnapshot, now: number): PlanContext 
     refusals: new Map(),
     rulesFor: rulesResolver(snapshot, byPool, now),
   };
-  // Oldest first: a machine busy in two rollouts is reported under the older one.
-  const rollouts = oldestFirst(snapshot.rollouts);
-  for (const r of rollouts) markRollout(ctx, r, machines);
-  for (const m of snapshot.machines) {
-    if (!m.available) markUnavailable(ctx, m, 'down', false);
-  }
+  rollouts.forEach((r, n) => {
+    markRollout(ctx, r, markable[n] ?? [], byId);
+  });
+  for (const m of down) markUnavailable(ctx, m, 'down', false);
   for (const r of rollouts) markUnfinishedControlPlane(ctx, r);
   return ctx;
 }

@@ -15,7 +15,7 @@ import {
 } from './checks.ts';
 import { buildContext, markUnavailable, oldestFirst, type PlanContext } from './context.ts';
 import { plural } from './format.ts';
-import { shapeRollout, type RolloutShape } from './shape.ts';
+import { entryAt, shapeRollout, type RolloutShape } from './shape.ts';
 import type {
   FleetSnapshot,
   Machine,
@@ -33,20 +33,34 @@ function decision(c: Candidate, action: MachineDecision['action']): MachineDecis
   return { rollout: c.shape.rollout.id, machine: c.entry.machine.id, action, batch: c.entry.batch };
 }
 
-/** One reason object per refusal, shared by every machine it refuses (no garbage per machine). */
-const reasons = new WeakMap<Refusal, { readonly code: string; readonly message: string }>();
+type Reason = NonNullable<MachineDecision['reason']>;
 
-function waiting(c: Candidate, refusal: Refusal): MachineDecision {
+/** One reason object per refusal, shared by every machine it refuses (no garbage per machine). */
+const reasons = new WeakMap<Refusal, Reason>();
+/** The last refusal seen and its reason: a limit refuses thousands of machines in a row. */
+let last: { readonly refusal: Refusal; readonly reason: Reason } | undefined;
+
+function reasonOf(refusal: Refusal): Reason {
+  if (last?.refusal === refusal) return last.reason;
   let reason = reasons.get(refusal);
   if (reason === undefined) {
     reason = { code: refusal.code, message: refusal.message };
     reasons.set(refusal, reason);
   }
-  const { shape, entry } = c;
-  const d = { rollout: shape.rollout.id, machine: entry.machine.id, action: 'wait' as const };
-  return refusal.notBefore === undefined
-    ? { ...d, reason, batch: entry.batch }
-    : { ...d, reason, batch: entry.batch, notBefore: refusal.notBefore };
+  last = { refusal, reason };
+  return reason;
+}
+
+function waiting(c: Candidate, refusal: Refusal): MachineDecision {
+  const reason = reasonOf(refusal);
+  const rollout = c.shape.rollout.id;
+  const machine = c.entry.machine.id;
+  const { batch } = c.entry;
+  const { notBefore } = refusal;
+  // One literal per case, not a spread of a shared part: this runs for every waiting machine.
+  return notBefore === undefined
+    ? { rollout, machine, action: 'wait', reason, batch }
+    : { rollout, machine, action: 'wait', reason, batch, notBefore };
 }
 
 /** Takes the machine: it now counts as unavailable in its pool, the fleet, its cluster and rates. */
@@ -121,7 +135,7 @@ function verdictOf(shape: RolloutShape, halted: boolean, soaking: number): Rollo
 function blockedIn(ctx: PlanContext, r: Rollout): (m: Machine) => boolean {
   const fraction = phasedFraction(r, ctx.now);
   return (m) =>
-    ctx.unavailable.has(m.id) ||
+    ctx.unavailable.has(m) ||
     (m.hold !== undefined && m.hold.until > ctx.now) ||
     (r.phased !== undefined && warinessOf(m) > fraction);
 }
@@ -143,14 +157,13 @@ export function plan(snapshot: FleetSnapshot, now: number): Plan {
   for (const r of oldestFirst(snapshot.rollouts)) {
     const { shape, halted } = candidates(ctx, r);
     let soaking = 0;
-    const first = shape.entries[0];
-    if (first === undefined) {
+    if (shape.size === 0) {
       rollouts.push(verdictOf(shape, halted, 0));
       continue;
     }
-    const c: Candidate = { ctx, shape, entry: first, halted };
-    for (const entry of shape.entries) {
-      c.entry = entry;
+    const c: Candidate = { ctx, shape, entry: entryAt(shape, 0), halted };
+    for (let k = 0; k < shape.size; k++) {
+      c.entry = entryAt(shape, k);
       const d = decide(c);
       if (d.action === 'soaking') soaking++;
       decisions.push(d);
@@ -166,7 +179,8 @@ export function explain(snapshot: FleetSnapshot, now: number): Map<string, Refus
   const out = new Map<string, Refusal[]>();
   for (const r of oldestFirst(snapshot.rollouts)) {
     const { shape, halted } = candidates(ctx, r);
-    for (const entry of shape.entries) {
+    for (let k = 0; k < shape.size; k++) {
+      const entry = entryAt(shape, k);
       if (entry.phase !== 'Pending' || entry.skip !== undefined) continue;
       const c = { ctx, shape, entry, halted };
       const refusals = allRefusals(c);

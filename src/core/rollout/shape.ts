@@ -6,10 +6,12 @@
  * concurrency limit, with a batch soak) and the current zone per role. A later group waits until
  * every machine of the earlier ones is finished — except, for waves and zones, machines that cannot
  * start on their own account (see {@link Blocked}): one machine that is down must not stall a fleet.
+ * The order itself is machine-order.ts; a shape is made every plan, so it makes no garbage per
+ * machine that outlives the plan's pass over it.
  */
 import type { PoolRules } from './rules.ts';
 import type { Machine, MachinePhase, MachineProgress, Role, Rollout } from './types.ts';
-import { orderHash } from './wariness.ts';
+import { ordered, type Ordered } from './machine-order.ts';
 import { skipOf, type Reason } from './skip.ts';
 
 export interface Entry {
@@ -27,7 +29,10 @@ export interface Entry {
 export interface RolloutShape {
   readonly rollout: Rollout;
   readonly rules: PoolRules;
-  readonly entries: readonly Entry[];
+  /** How many machines the rollout judges; {@link entryAt} gives each, in order. */
+  readonly size: number;
+  /** What {@link entryAt} reads. */
+  readonly layout: Layout;
   readonly zoneNames: readonly string[];
   /** Canaries Pending or InFlight; the latest canary finish. */
   readonly canaryOpen: number;
@@ -48,139 +53,109 @@ export interface RolloutShape {
   readonly open: number;
 }
 
-const NO_ZONE = '(no zone)';
-
-function zoneTable(machines: readonly Machine[], rules: PoolRules): string[] {
-  const zones = rules.zones;
-  if (zones === undefined) return [];
-  const order = zones.order ?? [];
-  const seen = new Set<string>();
-  for (const m of machines) {
-    const z = m.labels[zones.label];
-    if (z !== undefined && !order.includes(z)) seen.add(z);
-  }
-  return [...order, ...[...seen].sort(), NO_ZONE];
+/**
+ * What the rollout's record says of each machine, by position in the rollout's order: its
+ * progress, why a Pending one is skipped, and whether a Pending one is {@link Blocked}. Read in
+ * the pool's order, stored in the rollout's: the pool is in the snapshot's (memory) order, the
+ * rollout's order is a random permutation of it, and on 100 000 machines each pass that reads
+ * machines, or arrays indexed by pool, in the rollout's order cost ~10 ms of cache misses.
+ */
+interface Records {
+  readonly progress: readonly (MachineProgress | undefined)[];
+  readonly skips: readonly (Reason | undefined)[];
+  readonly blocked: Uint8Array;
 }
 
-interface Ordered {
-  readonly machines: readonly Machine[];
-  /** Zone rank of each machine, aligned with `machines`. */
-  readonly ranks: Int32Array;
-  readonly zoneNames: readonly string[];
-  readonly zones: PoolRules['zones'];
-}
-
-/** Orders are cached per machines array, so simulate (same machines, many plans) sorts once. */
-const orderCache = new WeakMap<readonly Machine[], Map<string, Ordered>>();
-const TWO_POW_32 = 4_294_967_296;
-const MAX_ZONE_RANK = 4_095;
-
-function zoneRanks(
-  pool: readonly Machine[],
-  rules: PoolRules,
-  names: readonly string[],
-): Int32Array {
-  const ranks = new Int32Array(pool.length);
-  const label = rules.zones?.label;
-  if (label === undefined) return ranks;
-  const index = new Map(names.map((z, i) => [z, Math.min(i, MAX_ZONE_RANK)]));
-  const none = index.get(NO_ZONE) ?? MAX_ZONE_RANK;
-  for (let i = 0; i < pool.length; i++) {
-    const z = pool[i]?.labels[label];
-    ranks[i] = z === undefined ? none : (index.get(z) ?? none);
-  }
-  return ranks;
+function recordsOf(o: Ordered, input: ShapeInput): Records {
+  const { pool, rollout: r, blocked } = input;
+  // Sized up front: grown by push, their copies were megabytes of garbage a plan.
+  const progress = new Array<MachineProgress | undefined>(pool.length).fill(undefined);
+  const skips = new Array<Reason | undefined>(pool.length).fill(undefined);
+  const isBlocked = new Uint8Array(pool.length);
+  pool.forEach((m, i) => {
+    const k = o.position[i] ?? 0;
+    const p = r.machines[m.id];
+    const pending = (p?.phase ?? 'Pending') === 'Pending';
+    const skip = pending ? skipOf(m, r) : undefined;
+    progress[k] = p;
+    skips[k] = skip;
+    if (pending && skip === undefined && blocked(m)) isBlocked[k] = 1;
+  });
+  return { progress, skips, blocked: isBlocked };
 }
 
 /**
- * Sorts by one packed number per machine — role, zone rank, then the 32-bit hash — over an index
- * array: 100 000 machines sort in milliseconds, where comparing objects took hundreds.
+ * The canaries, flagged by position: machines that already started take the slots first (a
+ * canary stays one once it ran), then, in order, Pending machines that can start now — a held,
+ * down or busy machine is never picked, so the canary phase does not wait on it while free
+ * machines idle (issue 16). It joins a wave when it can.
  */
-function sortOrder(pool: readonly Machine[], ranks: Int32Array, rolloutId: string): Uint32Array {
-  const keys = new Float64Array(pool.length);
-  const idx = new Uint32Array(pool.length);
-  for (let i = 0; i < pool.length; i++) {
-    const m = pool[i] as Machine;
-    const group = (m.role === 'control-plane' ? 0 : MAX_ZONE_RANK + 1) + (ranks[i] ?? 0);
-    keys[i] = group * TWO_POW_32 + orderHash(rolloutId, m.id);
-    idx[i] = i;
+function canariesOf(records: Records, slots: number): Uint8Array {
+  const { progress, skips, blocked } = records;
+  const chosen = new Uint8Array(progress.length);
+  let count = 0;
+  const pending = (k: number): boolean => (progress[k]?.phase ?? 'Pending') === 'Pending';
+  for (let k = 0; k < progress.length && count < slots; k++) {
+    if (skips[k] !== undefined || pending(k)) continue;
+    chosen[k] = 1;
+    count++;
   }
-  const id = (i: number): string => (pool[i] as Machine).id;
-  return idx.sort((a, b) => (keys[a] ?? 0) - (keys[b] ?? 0) || (id(a) < id(b) ? -1 : 1));
-}
-
-function ordered(
-  all: readonly Machine[],
-  pool: readonly Machine[],
-  r: Rollout,
-  rules: PoolRules,
-): Ordered {
-  let perRollout = orderCache.get(all);
-  if (perRollout === undefined) {
-    perRollout = new Map<string, Ordered>();
-    orderCache.set(all, perRollout);
+  for (let k = 0; k < progress.length && count < slots; k++) {
+    if (skips[k] !== undefined || !pending(k) || blocked[k] === 1) continue;
+    chosen[k] = 1;
+    count++;
   }
-  const key = `${r.id}\u0000${r.pool}`;
-  const hit = perRollout.get(key);
-  if (hit !== undefined && hit.zones === rules.zones && hit.machines.length === pool.length) {
-    return hit;
-  }
-  const zoneNames = zoneTable(pool, rules);
-  const poolRanks = zoneRanks(pool, rules, zoneNames);
-  const order = sortOrder(pool, poolRanks, r.id);
-  const machines = Array.from(order, (i) => pool[i] as Machine);
-  const ranks = order.map((i) => poolRanks[i] ?? 0);
-  const result: Ordered = { machines, ranks: new Int32Array(ranks), zoneNames, zones: rules.zones };
-  perRollout.set(key, result);
-  return result;
-}
-
-/**
- * The canaries: machines that already started take the slots first (a canary stays one once it
- * ran), then, in order, Pending machines that can start now — a held, down or busy machine is
- * never picked, so the canary phase does not wait on it while free machines idle (issue 16). It
- * joins a wave when it can.
- */
-function canariesOf(
-  o: Ordered,
-  r: Rollout,
-  skips: readonly (Reason | undefined)[],
-  c: { readonly slots: number; readonly blocked: Blocked },
-): Set<Machine> {
-  const { slots, blocked } = c;
-  const chosen = new Set<Machine>();
-  if (slots <= 0) return chosen;
-  const phaseOf = (m: Machine): MachinePhase => r.machines[m.id]?.phase ?? 'Pending';
-  o.machines.forEach((m, k) => {
-    if (chosen.size < slots && skips[k] === undefined && phaseOf(m) !== 'Pending') chosen.add(m);
-  });
-  o.machines.forEach((m, k) => {
-    if (chosen.size >= slots || skips[k] !== undefined || phaseOf(m) !== 'Pending') return;
-    if (!blocked(m)) chosen.add(m);
-  });
   return chosen;
 }
 
-function entriesOf(o: Ordered, r: Rollout, rules: PoolRules, blocked: Blocked): Entry[] {
+/**
+ * The rollout's machines as {@link entryAt} reads them. Entries are made when asked, not kept: a
+ * plan holds 100 000 of them only for a moment each, so the young-generation collector never has
+ * to copy them.
+ */
+export interface Layout {
+  readonly pool: readonly Machine[];
+  readonly ordered: Ordered;
+  readonly records: Records;
+  /** Per position in the order: 0 canary, 1.. wave (1 for a skipped machine). */
+  readonly batches: Int32Array;
+}
+
+function entryOf({ pool, ordered: o, records, batches }: Layout, k: number): Entry {
+  const progress = records.progress[k];
+  const skip = records.skips[k];
+  const batch = batches[k] ?? 1;
+  return {
+    machine: pool[o.order[k] ?? 0] as Machine,
+    progress,
+    phase: progress?.phase ?? 'Pending',
+    skip,
+    canary: skip === undefined && batch === 0,
+    batch,
+    zoneRank: o.ranks[k] ?? 0,
+  };
+}
+
+/** The machine at position `k` (0 ≤ k < `shape.size`) of the rollout's order. */
+export const entryAt = (shape: RolloutShape, k: number): Entry => entryOf(shape.layout, k);
+
+/** Lays the rollout out (canaries, waves), counting each entry into `t` in order. */
+function layOut(o: Ordered, input: ShapeInput, t: Tally): Layout {
+  const { pool, rules } = input;
   const size = rules.batches === undefined ? Infinity : rules.batchSize;
-  const skips = o.machines.map((m) =>
-    (r.machines[m.id]?.phase ?? 'Pending') === 'Pending' ? skipOf(m, r) : undefined,
-  );
-  const canaries = canariesOf(o, r, skips, { slots: rules.canary?.count ?? 0, blocked });
+  const records = recordsOf(o, input);
+  const canaries = canariesOf(records, rules.canary?.count ?? 0);
+  const batches = new Int32Array(o.order.length);
+  const layout: Layout = { pool, ordered: o, records, batches };
   let taken = 0;
-  return o.machines.map((machine, k) => {
-    const progress = r.machines[machine.id];
-    const phase = progress?.phase ?? 'Pending';
-    const skip = skips[k];
-    const zoneRank = o.ranks[k] ?? 0;
-    if (skip !== undefined) {
-      return { machine, progress, phase, skip, canary: false, batch: 1, zoneRank };
-    }
-    if (canaries.has(machine))
-      return { machine, progress, phase, skip, canary: true, batch: 0, zoneRank };
-    const batch = 1 + Math.floor(taken++ / size);
-    return { machine, progress, phase, skip, canary: false, batch, zoneRank };
-  });
+  for (let k = 0; k < o.order.length; k++) {
+    let batch = 0; // a canary
+    if (records.skips[k] !== undefined) batch = 1;
+    else if (canaries[k] === 0) batch = 1 + Math.floor(taken++ / size);
+    batches[k] = batch;
+    count(t, entryOf(layout, k), records.blocked[k] === 1);
+  }
+  return layout;
 }
 
 const isOpen = (e: Entry): boolean =>
@@ -208,7 +183,7 @@ interface Tally {
  */
 export type Blocked = (m: Machine) => boolean;
 
-function count(t: Tally, e: Entry, blocked: Blocked): void {
+function count(t: Tally, e: Entry, blocked: boolean): void {
   const unfinished = isOpen(e);
   if (unfinished) t.open++;
   if (e.phase === 'Failed' || e.phase === 'RolledBack') t.failed++;
@@ -219,7 +194,7 @@ function count(t: Tally, e: Entry, blocked: Blocked): void {
     t.canaryLastFinish = maxOf(t.canaryLastFinish, e.progress?.finishedAt);
     return;
   }
-  countWave(t, e, unfinished && !(e.phase === 'Pending' && blocked(e.machine)));
+  countWave(t, e, unfinished && !(e.phase === 'Pending' && blocked));
 }
 
 function countWave(t: Tally, e: Entry, unfinished: boolean): void {
@@ -243,17 +218,16 @@ export interface ShapeInput {
 
 /** Builds the shape of a rollout over its pool's machines. */
 export function shapeRollout(input: ShapeInput): RolloutShape {
-  const { all, pool, rollout: r, rules, blocked } = input;
+  const { all, pool, rollout: r, rules } = input;
   const o = ordered(all, pool, r, rules);
-  const entries = entriesOf(o, r, rules, blocked);
   const t: Tally = {
     ...{ canaryOpen: 0, canaryLastFinish: undefined, failed: 0, skipped: 0, open: 0 },
     ...{ batchOpen: [0], batchLastFinish: [-Infinity], zoneMin: new Map<Role, number>() },
   };
-  for (const e of entries) count(t, e, blocked);
+  const layout = layOut(o, input, t);
   return {
     ...t,
-    ...{ rollout: r, rules, entries, zoneNames: o.zoneNames },
+    ...{ rollout: r, rules, size: o.order.length, layout, zoneNames: o.zoneNames },
     ...waves(t.batchOpen, t.batchLastFinish),
   };
 }

@@ -18,7 +18,17 @@ export interface Reason {
  * at every machine (100,000 in P2) and a fleet runs a few versions. Unreadable versions: false.
  */
 const aheadCache = new Map<string, Map<string, boolean>>();
+/** The pair asked last, answered without the maps: most machines of a rollout run one version. */
+let last = { version: '', target: '', ahead: false };
+
 function newerThan(version: string, target: string): boolean {
+  if (version !== last.version || target !== last.target) {
+    last = { version, target, ahead: lookUpNewer(version, target) };
+  }
+  return last.ahead;
+}
+
+function lookUpNewer(version: string, target: string): boolean {
   let byVersion = aheadCache.get(target);
   if (byVersion === undefined) {
     if (aheadCache.size >= 1_000) aheadCache.clear();
