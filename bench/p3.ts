@@ -139,7 +139,7 @@ export async function runP3(): Promise<void> {
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     process.stdout.write(
-      `BENCH P3 ratio=${ratio.toFixed(3)} makespan_s=${seconds(makespan)} ideal_s=${seconds(ideal)}\n`,
+      `BENCH P3 ratio=${ratio.toFixed(3)} agent_ratio=${(makespan / agentIdeal).toFixed(3)} makespan_s=${seconds(makespan)} ideal_s=${seconds(ideal)}\n`,
     );
   } finally {
     await fleet.stop();

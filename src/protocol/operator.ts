@@ -53,6 +53,25 @@ export const MachinePhaseSchema = z.enum(MachinePhases);
 
 const Reason = z.object({ code: z.string(), message: z.string() });
 
+/** Where a pool goes next, and the releases it does not take (`GET /v1/plan` `releases`). */
+export const PoolReleasesView = z.object({
+  pool: z.string(),
+  current: z.string().optional(),
+  next: z
+    .object({
+      version: z.string(),
+      digest: z.string(),
+      path: z.array(z.string()).optional(),
+      notBefore: z.string().optional(),
+    })
+    .optional(),
+  notTaken: z.array(
+    z.object({ version: z.string(), digest: z.string(), code: z.string(), reason: z.string() }),
+  ),
+  none: z.string().optional(),
+});
+export type PoolReleasesView = z.infer<typeof PoolReleasesView>;
+
 /** What the planner decided for one machine, on the operator's last observation of the fleet. */
 export const DecisionView = z.object({
   action: z.enum(DecisionActions),
@@ -239,6 +258,12 @@ export const PlanView = z.object({
       message: z.string().optional(),
     }),
   ),
+  /**
+   * Each pool's next release (the next step of its path, or what it promotes) and the newer
+   * releases it passes over with the reason (blocked, not reachable, Kubernetes range, …), on the
+   * registry's releases now. Absent when the registry could not be read.
+   */
+  releases: z.array(PoolReleasesView).optional(),
 });
 export type PlanView = z.infer<typeof PlanView>;
 

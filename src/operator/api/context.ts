@@ -35,6 +35,8 @@ export interface OperatorApiDeps {
   readonly selfRegistration?: SelfRegistration;
   /** The registry's releases, to check what a person blocks names one; absent: rollouts' only. */
   readonly releases?: () => Promise<readonly Release[]>;
+  /** The cluster's Kubernetes version, when the fleet is one (release ranges in `GET /v1/plan`). */
+  readonly kubernetesVersion?: () => Promise<string>;
   /** Epoch ms. */
   readonly now: () => number;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Refusal } from '../../core/rollout/index.ts';
-import type { MachineDecision, Policy } from '../../core/rollout/types.ts';
+import type { FleetSnapshot, MachineDecision, Policy } from '../../core/rollout/types.ts';
 import { windowStretches } from '../../core/rollout/window-stretches.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
 import {
@@ -20,6 +20,8 @@ import { metricsContentType, renderMetrics } from './metrics.ts';
 import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
 import { iso } from '../../core/time.ts';
 import { decisionKey, decisionView } from './views.ts';
+import { poolReleases } from '../decide/pool-releases.ts';
+import type { StoredState } from '../ports/store.ts';
 
 function decisionWith(
   d: MachineDecision,
@@ -59,12 +61,45 @@ export function poolWindows(fleet: FleetPolicies, now: number): PlanView['window
 const isWindow = (p: Policy): p is Extract<Policy, { kind: 'window' }> => p.kind === 'window';
 
 export function planRoutes(app: FastifyInstance, c: RouteContext): void {
-  planRoute(app, c.deps);
+  planRoute(app, c.deps, { releases: true });
   metricsRoute(app, c.deps);
 }
 
-/** `GET /v1/plan` (the API's and the dashboard's). */
-export function planRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
+/**
+ * Each pool's next release and what it passes over (`releases`), on the registry's releases now;
+ * undefined when the registry cannot be read (the plan itself never waits on it).
+ */
+async function releasesNow(
+  deps: OperatorApiDeps,
+  stored: StoredState,
+  snapshot: FleetSnapshot,
+): Promise<PlanView['releases']> {
+  if (deps.releases === undefined) return undefined;
+  try {
+    const [releases, kubernetes] = await Promise.all([deps.releases(), deps.kubernetesVersion?.()]);
+    return poolReleases({
+      pools: deps.fleet.pools,
+      releases,
+      rollouts: stored.rollouts,
+      machines: snapshot.machines,
+      blocks: stored.blocks,
+      now: deps.now(),
+      ...(kubernetes !== undefined && { kubernetes }),
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `GET /v1/plan` (the API's and the dashboard's; only the API's says where pools go next and
+ * why not elsewhere, since that names who blocked a release and why).
+ */
+export function planRoute(
+  app: FastifyInstance,
+  deps: OperatorApiDeps,
+  o: { readonly releases?: boolean } = {},
+): void {
   app.get(OperatorRoutes.plan, async (request): Promise<PlanView> => {
     const q = parseInput(PlanQuery, request.query, 'plan query');
     const stored = await deps.store.read();
@@ -72,6 +107,7 @@ export function planRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
     const snapshot = snapshotOf(stored, deps.observations, deps.fleet);
     const { plan } = planNow(snapshot, now);
     const refusals = q.explain === true ? refusalsNow(snapshot, now) : undefined;
+    const pools = o.releases === true ? await releasesNow(deps, stored, snapshot) : undefined;
     const seen = stored.machines.flatMap((m) => {
       const o = deps.observations.get(m.id);
       return o === undefined ? [] : [o.at];
@@ -93,6 +129,7 @@ export function planRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
         verdict: v.verdict,
         ...(v.message !== undefined && { message: v.message }),
       })),
+      ...(pools !== undefined && { releases: pools }),
     };
   });
 }

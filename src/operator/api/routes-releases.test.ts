@@ -165,6 +165,36 @@ describe('blocked releases', () => {
     assert.equal(stored?.state, 'AwaitingApproval');
   });
 
+  it('says in the plan where each pool goes next and why a blocked release is not taken', async () => {
+    await post('/v1/releases/block', { release: '1.2.0', pool: 'workers', reason: 'CVE-2026-1' });
+    const pools = [
+      { name: 'cp', policies: [] },
+      { name: 'workers', channel: 'stable', policies: [] },
+    ];
+    const withChannel = await build({ fleet: { ...deps.fleet, pools } });
+    const plan = await withChannel.inject({ method: 'GET', url: '/v1/plan' });
+    const releases = plan.json<{
+      releases?: { pool: string; notTaken: { code: string; reason: string }[] }[];
+    }>().releases;
+    const workers = releases?.find((p) => p.pool === 'workers');
+    assert.deepEqual(
+      releases?.find((p) => p.pool === 'cp'),
+      { pool: 'cp', notTaken: [], none: 'the pool follows no channel and no pool' },
+    );
+    assert.deepEqual(workers?.notTaken, [
+      {
+        version: '1.2.0',
+        digest: digest('c'),
+        code: 'Blocked',
+        reason: 'blocked by operator-1: CVE-2026-1',
+      },
+    ]);
+    const offline = await build({ releases: () => Promise.reject(new Error('registry down')) });
+    const without = await offline.inject({ method: 'GET', url: '/v1/plan' });
+    assert.equal(without.statusCode, 200, 'the plan does not wait on the registry');
+    assert.equal(without.json<{ releases?: unknown }>().releases, undefined);
+  });
+
   it('lifts the block a halted rollout made when an admin resumes it with force, not before', async () => {
     const halted = {
       digest: v109,

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentEvent } from '../../protocol/agent.ts';
 import type { AgentEventSource } from '../ports/agent-events.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import { startMachineWatch, type WatchChange } from './watch.ts';
+import { reconnectDelay, startMachineWatch, type WatchChange } from './watch.ts';
 
 const machine = (id: string, endpoint = `https://${id}:7443`): MachineRecord => ({
   id,
@@ -76,6 +76,15 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe('the machine watch', () => {
+  it('reconnects every retryMs through a reboot’s first seconds, then backs off to 20×', () => {
+    const delays = Array.from({ length: 30 }, (_, i) => reconnectDelay(i + 1, 250));
+    assert.deepEqual(
+      delays.slice(0, 20),
+      Array.from({ length: 20 }, () => 250),
+    );
+    assert.deepEqual(delays.slice(20, 26), [500, 1000, 2000, 4000, 5000, 5000]);
+  });
+
   it('reports phases and results, not progress or log lines', async () => {
     const source = scriptedSource();
     const changes: [string, WatchChange][] = [];
@@ -119,9 +128,11 @@ describe('the machine watch', () => {
     source.end('w-1');
     await until(() => source.opened.length === 2);
     assert.equal(changes[0]?.kind, 'lost');
-    source.push('w-1', event('phase', 'Committing'));
     await until(() => changes.length === 2);
-    assert.deepEqual(changes[1], { kind: 'event', phase: 'Committing' });
+    assert.deepEqual(changes[1], { kind: 'reopened' }, 'a result may have come while it was away');
+    source.push('w-1', event('phase', 'Committing'));
+    await until(() => changes.length === 3);
+    assert.deepEqual(changes[2], { kind: 'event', phase: 'Committing' });
     await watch.close();
   });
 

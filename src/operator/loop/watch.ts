@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Following every managed machine's agent (docs/adr/0005 §4, "Following agents"). One follower per
- * machine keeps its live event stream open and reconnects with backoff (0.5 s doubling to 10 s)
- * when the stream ends — which it does on every reboot. A `phase` or `result` event, and a stream
- * that is lost, are reported through `onChange`, which the composition root points at the loop's
- * `wake()`: the operator reacts to a machine's progress within a pass, not a poll period later.
+ * machine keeps its live event stream open and reconnects when the stream ends — which it does on
+ * every reboot: every 250 ms for the first 5 s (a machine that reboots is back soon, and the
+ * operator should see its result then, not a backoff step later: benchmark P3), then doubling to
+ * 5 s for a machine that stays away. A `phase` or `result` event, a stream that is lost, and one
+ * open again after a loss (a result may have come meanwhile: without this the last machine of a
+ * rollout was seen a whole period late, benchmark P3) are reported through `onChange`, which the
+ * composition root points at the loop's `wake()`: the operator reacts to a machine's progress
+ * within a pass, not a poll period later.
  *
  * The machines followed are the ones the last pass saw in the store ({@link MachineWatch.track}):
  * registered machines are followed from the next pass, deregistered ones dropped.
@@ -23,7 +27,9 @@ import { startOperatorLoop, type LoopOptions, type OperatorLoop } from './loop.t
 /** What a follower reports: an event that changes what the operator should do, or a lost stream. */
 export type WatchChange =
   | { readonly kind: 'event'; readonly phase: string; readonly result?: string }
-  | { readonly kind: 'lost'; readonly error: string };
+  | { readonly kind: 'lost'; readonly error: string }
+  /** Open again after a loss: what happened meanwhile (a result after a reboot) is unknown. */
+  | { readonly kind: 'reopened' };
 
 export interface MachineWatch {
   /** Follow exactly these machines (by id and endpoint) from now on. */
@@ -36,7 +42,7 @@ export interface MachineWatch {
 
 export interface WatchOptions {
   readonly onChange: (machine: string, change: WatchChange) => void;
-  /** First reconnect delay; doubles to 20× on repeated failures. @default 500 */
+  /** Reconnect delay for the first 20 attempts; then it doubles up to 20×. @default 250 */
   readonly retryMs?: number;
 }
 
@@ -49,6 +55,15 @@ interface Follower {
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/** Attempts at the first delay before backing off: 5 s of a reboot at the default 250 ms. */
+const QUICK_ATTEMPTS = 20;
+
+/** The delay before reconnect attempt `attempt` (1-based, counted since the agent's last event). */
+export function reconnectDelay(attempt: number, first: number): number {
+  if (attempt <= QUICK_ATTEMPTS) return first;
+  return Math.min(first * 2 ** (attempt - QUICK_ATTEMPTS), first * 20);
+}
+
 async function follow(
   source: AgentEventSource,
   machine: MachineRecord,
@@ -56,12 +71,15 @@ async function follow(
   o: WatchOptions,
 ): Promise<void> {
   const { signal, state } = f;
-  const first = o.retryMs ?? 500;
-  let wait = first;
+  const first = o.retryMs ?? 250;
+  let attempt = 0;
+  let lostBefore = false;
   // A function, not a property read: the abort happens while this awaits.
   const stopped = (): boolean => signal.aborted;
   const report = (e: AgentEvent): void => {
-    wait = first;
+    // An event, not an accepted stream, proves the agent is back (a stream that opens and ends at
+    // once backs off like a refused one).
+    attempt = 0;
     if (e.kind === 'phase' || e.kind === 'result') state.changes++;
     if (e.kind === 'phase' || e.kind === 'result')
       o.onChange(machine.id, {
@@ -76,6 +94,7 @@ async function follow(
     const opened = (): void => {
       state.open = true;
       state.changes++;
+      if (lostBefore) o.onChange(machine.id, { kind: 'reopened' });
     };
     try {
       for await (const e of source.follow(machine, signal, opened)) report(e);
@@ -85,9 +104,10 @@ async function follow(
     state.open = false;
     state.changes++;
     if (stopped()) return;
+    lostBefore = true;
     o.onChange(machine.id, { kind: 'lost', error: lost });
-    await sleep(wait, undefined, { signal }).catch(() => undefined);
-    wait = Math.min(wait * 2, first * 20);
+    attempt++;
+    await sleep(reconnectDelay(attempt, first), undefined, { signal }).catch(() => undefined);
   }
 }
 
