@@ -9,6 +9,7 @@ import type { Identity } from '../../platform/https/identity.ts';
 import type { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
 import { buildOperatorApp } from './app.ts';
+import { release } from '../decide/fixtures.test.ts';
 import type { OperatorApiDeps } from './context.ts';
 
 let store: MemoryOperatorStore;
@@ -16,18 +17,7 @@ let app: FastifyInstance;
 let deps: OperatorApiDeps;
 
 const digest = (c: string): string => `sha256:${c.repeat(64)}`;
-const listed = (version: string, c: string): Release => ({
-  digest: digest(c),
-  tag: version,
-  tags: [version],
-  version,
-  channels: ['stable'],
-  official: true,
-  created: undefined,
-  kubernetes: undefined,
-  upgradeFrom: undefined,
-  signature: { status: 'unchecked' },
-});
+const listed = (version: string, c: string): Release => release(version, digest(c));
 /** The fixture's rollouts name 1.0.1, 1.0.8, 1.0.9 and 1.1.0; the registry lists 1.2.0 too. */
 const v110 = `sha256:${'110'.padEnd(64, '0')}`;
 const v109 = `sha256:${'109'.padEnd(64, '0')}`;

@@ -4,18 +4,10 @@ import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 import { poolReleases } from './pool-releases.ts';
+import { release as stable } from './fixtures.test.ts';
 
 const release = (version: string, c: string, over: Partial<Release> = {}): Release => ({
-  digest: `sha256:${c.repeat(64)}`,
-  tag: version,
-  tags: [version],
-  version,
-  channels: ['stable'],
-  official: true,
-  created: undefined,
-  kubernetes: undefined,
-  upgradeFrom: undefined,
-  signature: { status: 'unchecked' },
+  ...stable(version, `sha256:${c.repeat(64)}`),
   ...over,
 });
 const r16 = release('1.6.0', 'a');
