@@ -105,6 +105,19 @@ describe('the Kubernetes status view', () => {
     assert.equal(cond(w2view, 'Reachable')?.status, 'True');
   });
 
+  it('shows a machine its completed rollout upgraded but that boots another release as Drifted (issue 16)', () => {
+    const objs = view([rollout({ state: 'Completed' })], new Map([['w-1', d10]]));
+    const w1view = find(objs, 'NodeUpgrade', 'w-1');
+    assert.equal(w1view.status['phase'], 'Drifted');
+    assert.equal(cond(w1view, 'UpToDate')?.reason, 'Drifted');
+    assert.match(
+      cond(w1view, 'UpToDate')?.message ?? '',
+      /upgraded to 1\.1\.0 by workers-1\.1\.0-bbbbbbbb/,
+    );
+    const unseen = find(view([rollout({ state: 'Completed' })]), 'NodeUpgrade', 'w-1');
+    assert.equal(unseen.status['phase'], 'Upgraded', 'not observed: no drift claimed');
+  });
+
   it('marks a machine nobody has observed as not reachable, and shows Idle without rollouts', () => {
     const m = find(view([]), 'NodeUpgrade', 'w-1');
     assert.equal(m.status['phase'], 'Idle');

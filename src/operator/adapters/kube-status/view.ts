@@ -184,8 +184,13 @@ const nodePhases: Record<MachinePhase, string> = {
   Skipped: 'Quarantined',
 };
 
+/** Upgraded by `r` once, but booted on something else now (a hand rollback, a re-image). */
+const drifted = (r: Rollout, m: MachineRecord, digest: string | undefined): boolean =>
+  r.machines[m.id]?.phase === 'Succeeded' && digest !== undefined && digest !== r.target.digest;
+
 function nodePhase(r: Rollout | undefined, m: MachineRecord, digest: string | undefined): string {
   if (r === undefined) return 'Idle';
+  if (drifted(r, m, digest)) return 'Drifted';
   const phase = r.machines[m.id]?.phase ?? 'Pending';
   if (phase === 'Pending' && digest === r.target.digest) return 'UpToDate';
   if (phase === 'Pending' && r.state !== 'Active')
@@ -200,9 +205,16 @@ function reachable(seen: Observation | undefined): Condition {
   return condition('Reachable', true, 'Answered', 'the agent answered');
 }
 
-function upToDate(r: Rollout | undefined, digest: string | undefined): Condition {
+function upToDate(r: Rollout | undefined, m: MachineRecord, digest: string | undefined): Condition {
   if (r === undefined)
     return condition('UpToDate', false, 'NoRelease', 'no release for its pool yet');
+  if (drifted(r, m, digest))
+    return condition(
+      'UpToDate',
+      false,
+      'Drifted',
+      `upgraded to ${r.target.version} by ${r.id}, runs another release now; a repair rollout brings it back unless it is held or pinned`,
+    );
   const yes = digest === r.target.digest;
   return condition('UpToDate', yes, yes ? 'OnTarget' : 'NotOnTarget', `target ${r.target.version}`);
 }
@@ -238,7 +250,7 @@ function nodeObject(m: MachineRecord, input: ViewInput): MirrorObject {
       ...(r !== undefined && { target: r.target, rollout: kubeName(r.id) }),
       ...observedFields(seen),
       ...(reason !== undefined && { reason }),
-      conditions: [reachable(seen), upToDate(r, now?.digest)],
+      conditions: [reachable(seen), upToDate(r, m, now?.digest)],
     },
   };
 }
