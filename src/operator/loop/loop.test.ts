@@ -12,7 +12,7 @@ import {
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { d10, idle, testSettings, w1 } from '../decide/fixtures.test.ts';
-import { startOperatorLoop } from './loop.ts';
+import { startOperatorLoop, type LoopOptions } from './loop.ts';
 
 const gateway: AgentGateway = {
   status: () => Promise.resolve(idle(d10)),
@@ -23,7 +23,7 @@ const gateway: AgentGateway = {
   close: () => Promise.resolve(),
 };
 
-async function loopWithHourlyPasses() {
+async function loopWithHourlyPasses(o: Partial<LoopOptions> = {}) {
   const store = new MemoryOperatorStore();
   await store.putMachine(w1);
   const tracked: string[][] = [];
@@ -40,6 +40,7 @@ async function loopWithHourlyPasses() {
   const leadership = createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1');
   const loop = startOperatorLoop(d, leadership, {
     intervalMs: 3_600_000,
+    ...o,
     onPass: () => {
       passes++;
     },
@@ -60,6 +61,20 @@ describe('the operator loop', () => {
     await next;
     assert.equal(passes(), 2);
     assert.deepEqual(tracked, [['w-1'], ['w-1', 'w-2']]);
+    await loop.stop();
+  });
+
+  it('starts the pass an urgent wake asks for without the minimum gap', async () => {
+    const { loop, passes } = await loopWithHourlyPasses({ minGapMs: 3_600_000 });
+    await loop.nextPass();
+    const next = loop.nextPass();
+    loop.wake();
+    await sleep(300);
+    assert.equal(passes(), 1, 'a plain wake waits out the (hour-long) gap');
+    loop.wake({ urgent: true });
+    const late = sleep(20_000, 'late', { ref: false });
+    assert.equal(await Promise.race([next.then(() => 'ran'), late]), 'ran');
+    assert.equal(passes(), 2, 'an urgent one (a machine finished) does not');
     await loop.stop();
   });
 

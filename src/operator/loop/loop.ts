@@ -26,9 +26,10 @@ export interface OperatorLoop {
   nextPass(): Promise<void>;
   /**
    * Start the next pass now rather than at the end of the period (an agent reported progress);
-   * during a pass, start another one {@link minGapMs} after it ends.
+   * during a pass, start another one {@link minGapMs} after it ends — or, `urgent` (a machine
+   * finished: its slot is free for the next start), as soon as it ends.
    */
-  wake(): void;
+  wake(o?: { readonly urgent?: boolean }): void;
 }
 
 /** Passes woken by events start at most this often, so a burst of events costs one pass. */
@@ -44,6 +45,8 @@ const describe = (e: unknown): string =>
 /** Options of {@link startOperatorLoop}. */
 export interface LoopOptions {
   readonly intervalMs: number;
+  /** The least time between a pass and the next one a plain wake asks for. @default minGapMs */
+  readonly minGapMs?: number;
   /** Told after every pass (the API's metrics: last pass time and duration, failed passes). */
   readonly onPass?: (pass: {
     readonly startedAt: number;
@@ -63,6 +66,16 @@ export function startOperatorLoop(
   let waiters: (() => void)[] = [];
   let woken = false;
   let napping: AbortController | undefined;
+  let urgent = false;
+  let gapping: AbortController | undefined;
+  /** The minimum gap after a pass, cut short by an urgent wake. */
+  const gap = async (ms: number): Promise<void> => {
+    gapping = new AbortController();
+    const signal = AbortSignal.any([stopping.signal, gapping.signal]);
+    if (!urgent) await sleep(ms, undefined, { signal }).catch(() => undefined);
+    urgent = false;
+    gapping = undefined;
+  };
   /** Sleep `ms`, or less when woken; a wake during the pass shortens the nap to the minimum gap. */
   const nap = async (ms: number): Promise<void> => {
     napping = new AbortController();
@@ -91,10 +104,9 @@ export function startOperatorLoop(
       // Wake early when a discovery scan falls due before the next pass would start.
       const due = untilDiscovery(d, state);
       const wait = due > 0 ? Math.min(o.intervalMs, due) : o.intervalMs;
-      await sleep(Math.min(minGapMs, wait), undefined, { signal: stopping.signal }).catch(
-        () => undefined,
-      );
-      await nap(Math.max(0, wait - minGapMs));
+      const least = o.minGapMs ?? minGapMs;
+      await gap(Math.min(least, wait));
+      await nap(Math.max(0, wait - least));
     }
   };
   const run = async (): Promise<void> => {
@@ -119,9 +131,12 @@ export function startOperatorLoop(
       await done;
       await leadership.resign().catch(() => undefined);
     },
-    wake() {
+    wake(w) {
       woken = true;
       napping?.abort();
+      if (w?.urgent !== true) return;
+      urgent = true;
+      gapping?.abort();
     },
     nextPass: () =>
       new Promise<void>((resolve) => {

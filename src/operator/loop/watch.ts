@@ -156,15 +156,18 @@ export function startWatchedLoop(
   leadership: Leadership,
   o: LoopOptions,
 ): OperatorLoop {
-  const waker = { wake: (): void => undefined };
+  const waker: Pick<OperatorLoop, 'wake'> = { wake: () => undefined };
   const watch = startMachineWatch(events, {
-    onChange: () => {
-      waker.wake();
+    // A result (or a stream back after a reboot, which may bring one) frees a slot: no gap.
+    onChange: (_machine, c) => {
+      waker.wake({
+        urgent: c.kind === 'reopened' || (c.kind === 'event' && c.result !== undefined),
+      });
     },
   });
   const loop = startOperatorLoop({ ...d, watch }, leadership, o);
-  waker.wake = () => {
-    loop.wake();
+  waker.wake = (w) => {
+    loop.wake(w);
   };
   return {
     ...loop,
