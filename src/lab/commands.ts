@@ -5,7 +5,7 @@
  * `lab.json` says it is ready; `down` stops it by the PID there.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../core/errors.ts';
@@ -60,11 +60,16 @@ async function newLines(file: string, offset: number): Promise<[string[], number
   ];
 }
 
-/** What a stopped or killed daemon left behind: its VMs, its state file, its namespaces and bridge. */
+/**
+ * What a stopped or killed daemon left behind: its VMs, its state file, its namespaces and bridge,
+ * and its machines' directory (kept at `down` to be looked at; a new lab makes a new fleet, PKI
+ * included, and refuses to overwrite an old CA — `up` after `down` failed with MOLT_PKI_INVALID).
+ */
 async function clearLeftovers(dir: string): Promise<void> {
   await stopLabVms((await readLabStateFile(dir))?.vms ?? []);
   await removeLabState(dir);
   await removeNetwork(dir);
+  await rm(join(dir, 'fleet'), { recursive: true, force: true });
 }
 
 /** Start `molt lab run` detached, its output appended to `logs/lab.log` from `offset` on. */

@@ -103,4 +103,12 @@ describe('molt lab', () => {
     }
     await assert.rejects(labCmd(['status']), /no lab is running/);
   });
+
+  it('comes up again in the same directory after down (the old fleet is replaced)', async () => {
+    const again = await labCmd(['up', '--workers', '1', '--no-kubernetes', '--fast', '-o', 'json']);
+    assert.equal(again.code, 0);
+    const second = JSON.parse(again.out) as LabState;
+    assert.equal(second.machines.length, 4);
+    assert.equal((await labCmd(['down'])).code, 0);
+  });
 });
