@@ -35,6 +35,19 @@ export interface DaemonConnection<C> {
   close(): Promise<void>;
 }
 
+/** Run `run` over the connection `opening` makes, closed afterwards whatever `run` does. */
+export async function withConnection<C>(
+  opening: Promise<DaemonConnection<C>>,
+  run: (c: DaemonConnection<C>) => Promise<void>,
+): Promise<void> {
+  const connection = await opening;
+  try {
+    await run(connection);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Creates a protocol client (`createAgentClient`, `createOperatorClient`) on the transport. */
 export type ClientFactory<C> = (o: { baseUrl: string; fetch: AgentFetch }) => C;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** How `molt node` reaches an agent: the shared mTLS connection (`mtls/connect.ts`), MOLT_ENDPOINT. */
 import { createAgentClient, type AgentClient } from '../../../protocol/index.ts';
-import { connectMtls, type DaemonConnection } from '../../mtls/connect.ts';
+import { connectMtls, withConnection, type DaemonConnection } from '../../mtls/connect.ts';
 import { AgentPeer } from '../../mtls/peer.ts';
 import type { CliEnv } from '../../flags.ts';
 import type { CommandContext } from '../../context.ts';
@@ -15,15 +15,8 @@ export function connectToAgent(raw: Record<string, unknown>, env: CliEnv): Promi
 }
 
 /** Run `run` over a connection made from the command's flags, closed afterwards. */
-export async function withAgent(
+export const withAgent = (
   ctx: CommandContext,
   raw: Record<string, unknown>,
   run: (c: NodeConnection) => Promise<void>,
-): Promise<void> {
-  const connection = await connectToAgent(raw, ctx.io.env);
-  try {
-    await run(connection);
-  } finally {
-    await connection.close();
-  }
-}
+): Promise<void> => withConnection(connectToAgent(raw, ctx.io.env), run);

@@ -10,23 +10,17 @@ import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
+import { withConnection } from '../../mtls/connect.ts';
 import { connectToOperator, type OperatorConnection } from './connection.ts';
 import { followRollout } from './follow.ts';
 import { describeRollout, historyLine, progressLine } from './render.ts';
 
 /** Open a connection, run, close. */
-export async function withOperator(
+export const withOperator = (
   ctx: CommandContext,
   raw: Record<string, unknown>,
   run: (c: OperatorConnection) => Promise<void>,
-): Promise<void> {
-  const connection = await connectToOperator(raw, ctx.io.env);
-  try {
-    await run(connection);
-  } finally {
-    await connection.close();
-  }
-}
+): Promise<void> => withConnection(connectToOperator(raw, ctx.io.env), run);
 
 /** A rollout or machine id flag/argument (both verbs' modules). */
 export const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
