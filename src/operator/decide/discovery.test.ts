@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
-import { rolloutsToCreate, supersededBy, withdrawnRollouts } from './discovery.ts';
+import { rolloutsToCreate, supersededBy } from './discovery.ts';
+import { withdrawnRollouts } from './withdrawn.ts';
 
 const release = (version: string, channels: string[], digestChar: string): Release => ({
   digest: `sha256:${digestChar.repeat(64)}`,

@@ -18,7 +18,7 @@
  */
 import { compareVersions } from '../../core/releases/order.ts';
 import type { Release } from '../../core/releases/release.ts';
-import { selectLatest } from '../../core/releases/select.ts';
+import { selectLatest, type Selection } from '../../core/releases/select.ts';
 import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
 import { skipOf } from '../../core/rollout/skip.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
@@ -48,7 +48,7 @@ export function blockedFor(pool: string, blocks: readonly ReleaseBlock[] = []): 
 }
 
 /** What a pool would move to: a release, and the versions of the whole path when it is a step on one. */
-interface Candidate {
+export interface Candidate {
   readonly version: string;
   readonly digest: string;
   readonly path?: readonly string[];
@@ -74,7 +74,7 @@ function newRollout(pool: Pool, target: Candidate, i: DiscoveryInput): Rollout {
 }
 
 /** The newest rollout `from` completed, as the target a promoted pool follows. */
-function promoted(from: string, rollouts: readonly Rollout[]): Candidate | undefined {
+export function promoted(from: string, rollouts: readonly Rollout[]): Candidate | undefined {
   const done = rollouts.filter((r) => r.pool === from && r.state === 'Completed');
   return done.sort((a, b) => b.createdAt - a.createdAt)[0]?.target;
 }
@@ -101,25 +101,38 @@ export function poolCurrent(
   return oldest;
 }
 
-function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
+/** A channel pool's selection among the releases not blocked for it, from its oldest release. */
+export function channelSelection(
+  pool: Pool & { readonly channel: string },
+  i: DiscoveryInput,
+): { readonly current: string | undefined; readonly selection: Selection } {
   const blocked = blockedFor(pool.name, i.blocks);
-  if (pool.promoteFrom !== undefined) {
-    const c = promoted(pool.promoteFrom, i.rollouts);
-    return c === undefined || blocked.has(c.digest) ? undefined : c;
-  }
-  if (pool.channel === undefined) return undefined;
+  const current = poolCurrent(pool.name, i.machines, i.releases)?.tag;
   const selection = selectLatest({
     releases: i.releases.filter((r) => !blocked.has(r.digest)),
     channel: pool.channel,
-    current: poolCurrent(pool.name, i.machines, i.releases)?.tag,
+    current,
     kubernetes: i.kubernetes,
     requireSignature: i.requireSignature,
   });
-  if (!selection.found) return undefined;
-  // One rollout per step: the next step first; the pass after it completes takes the next one.
+  return { current, selection };
+}
+
+/** One rollout per step: the next step first; the pass after it completes takes the next one. */
+export function nextStep(selection: Selection & { found: true }): Candidate {
   const [step] = selection.path;
   if (step === undefined || selection.path.length === 1) return selection.release;
   return { version: step.version, digest: step.digest, path: selection.path.map((r) => r.version) };
+}
+
+function candidate(pool: Pool, i: DiscoveryInput): Candidate | undefined {
+  if (pool.promoteFrom !== undefined) {
+    const c = promoted(pool.promoteFrom, i.rollouts);
+    return c === undefined || blockedFor(pool.name, i.blocks).has(c.digest) ? undefined : c;
+  }
+  if (pool.channel === undefined) return undefined;
+  const { selection } = channelSelection({ ...pool, channel: pool.channel }, i);
+  return selection.found ? nextStep(selection) : undefined;
 }
 
 function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
@@ -219,49 +232,6 @@ export function soakedAt(
   const minAge = pool.minReleaseAgeMs ?? 0;
   const seen = i.firstSeen?.get(digest) ?? i.now;
   return seen + minAge > i.now ? seen + minAge : undefined;
-}
-
-/** An Active rollout whose release is gone or withdrawn: paused, never guessed at (issue 4). */
-export interface Withdrawn {
-  readonly rollout: string;
-  readonly reason: string;
-}
-
-/**
- * Active rollouts to pause because their release was blocked for their pool, disappeared from the
- * repository, or (for a pool following a channel) is no longer an official release of that channel. A rollout that was
- * paused this way waits for a person: `molt rollout resume` if the release is meant to stay.
- */
-export function withdrawnRollouts(
-  i: Pick<DiscoveryInput, 'pools' | 'releases' | 'rollouts' | 'blocks'>,
-): Withdrawn[] {
-  const byDigest = new Map(i.releases.map((r) => [r.digest, r]));
-  const pools = new Map(i.pools.map((p) => [p.name, p]));
-  const out: Withdrawn[] = [];
-  for (const r of i.rollouts) {
-    if (r.state !== 'Active') continue;
-    const release = byDigest.get(r.target.digest);
-    const channel = pools.get(r.pool)?.channel;
-    const block = i.blocks?.find(
-      (b) => b.digest === r.target.digest && (b.pool === undefined || b.pool === r.pool),
-    );
-    if (block !== undefined)
-      out.push({
-        rollout: r.id,
-        reason: `release ${r.target.version} was blocked by ${block.by}: ${block.reason}`,
-      });
-    else if (release === undefined)
-      out.push({
-        rollout: r.id,
-        reason: `release ${r.target.version} (${r.target.digest}) disappeared from the repository`,
-      });
-    else if (channel !== undefined && (!release.official || !release.channels.includes(channel)))
-      out.push({
-        rollout: r.id,
-        reason: `release ${r.target.version} was withdrawn from channel ${channel}`,
-      });
-  }
-  return out;
 }
 
 /**

@@ -6,10 +6,17 @@
  * reason: blocked, not reachable through `upgrade-from`, Kubernetes range, channel, signature, or
  * a minimum release age still running. `GET /v1/plan` answers it as `releases`.
  */
-import { selectLatest } from '../../core/releases/select.ts';
 import { iso } from '../../core/time.ts';
 import type { Pool } from '../../core/rollout/types.ts';
-import { blockedFor, poolCurrent, soakedAt, type DiscoveryInput } from './discovery.ts';
+import type { ReleaseBlock } from '../ports/store.ts';
+import {
+  blockedFor,
+  channelSelection,
+  nextStep,
+  promoted,
+  soakedAt,
+  type DiscoveryInput,
+} from './discovery.ts';
 
 export interface NotTaken {
   readonly version: string;
@@ -36,45 +43,31 @@ export interface PoolReleases {
   readonly none?: string;
 }
 
+const blockedReason = (b: ReleaseBlock): string => `blocked by ${b.by}: ${b.reason}`;
+
 function channelPool(pool: Pool & { channel: string }, i: DiscoveryInput): PoolReleases {
-  const current = poolCurrent(pool.name, i.machines, i.releases)?.tag;
   const blocked = blockedFor(pool.name, i.blocks);
   const blocks = (i.blocks ?? []).filter((b) => blocked.has(b.digest));
   const notTaken: NotTaken[] = i.releases.flatMap((r) => {
     const b = blocks.find((x) => x.digest === r.digest);
     return b === undefined
       ? []
-      : [
-          {
-            version: r.version,
-            digest: r.digest,
-            code: 'Blocked',
-            reason: `blocked by ${b.by}: ${b.reason}`,
-          },
-        ];
+      : [{ version: r.version, digest: r.digest, code: 'Blocked', reason: blockedReason(b) }];
   });
-  const selection = selectLatest({
-    releases: i.releases.filter((r) => !blocked.has(r.digest)),
-    channel: pool.channel,
-    current,
-    kubernetes: i.kubernetes,
-    requireSignature: i.requireSignature,
-  });
+  const { current, selection } = channelSelection(pool, i);
   for (const r of selection.rejected)
     if (r.code !== 'NotNewer' && r.code !== 'Superseded')
       notTaken.push({ version: r.version, digest: r.digest, code: r.code, reason: r.reason });
   const base = { pool: pool.name, ...(current !== undefined && { current }), notTaken };
   if (!selection.found) return { ...base, none: selection.reason };
-  const [step] = selection.path;
-  const target = step ?? selection.release;
-  const walk = selection.path.length > 1 ? selection.path.map((r) => r.version) : undefined;
-  const notBefore = soakedAt(pool, target.digest, i);
+  const next = nextStep(selection);
+  const notBefore = soakedAt(pool, next.digest, i);
   return {
     ...base,
     next: {
-      version: target.version,
-      digest: target.digest,
-      ...(walk !== undefined && { path: walk }),
+      version: next.version,
+      digest: next.digest,
+      ...(next.path !== undefined && { path: [...next.path] }),
       ...(notBefore !== undefined && { notBefore: iso(notBefore) }),
     },
   };
@@ -87,9 +80,7 @@ export function poolReleases(i: DiscoveryInput): PoolReleases[] {
     const from = pool.promoteFrom;
     if (from === undefined)
       return { pool: pool.name, notTaken: [], none: 'the pool follows no channel and no pool' };
-    const done = i.rollouts
-      .filter((r) => r.pool === from && r.state === 'Completed')
-      .sort((a, b) => b.createdAt - a.createdAt)[0];
+    const done = promoted(from, i.rollouts);
     if (done === undefined)
       return {
         pool: pool.name,
@@ -97,14 +88,19 @@ export function poolReleases(i: DiscoveryInput): PoolReleases[] {
         none: `pool ${from} completed no rollout yet`,
       };
     const b = (i.blocks ?? []).find(
-      (x) => x.digest === done.target.digest && (x.pool === undefined || x.pool === pool.name),
+      (x) => x.digest === done.digest && (x.pool === undefined || x.pool === pool.name),
     );
     return b === undefined
-      ? { pool: pool.name, notTaken: [], next: { ...done.target } }
+      ? { pool: pool.name, notTaken: [], next: { version: done.version, digest: done.digest } }
       : {
           pool: pool.name,
           notTaken: [
-            { ...done.target, code: 'Blocked', reason: `blocked by ${b.by}: ${b.reason}` },
+            {
+              version: done.version,
+              digest: done.digest,
+              code: 'Blocked',
+              reason: blockedReason(b),
+            },
           ],
           none: `the release ${from} completed is blocked for this pool`,
         };

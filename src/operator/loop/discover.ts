@@ -9,12 +9,8 @@ import type { StoredState } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import { pauseRollout } from './act.ts';
 import type { ReconcileDeps } from './deps.ts';
-import {
-  rolloutsToCreate,
-  supersededBy,
-  withdrawnRollouts,
-  type Superseded,
-} from '../decide/discovery.ts';
+import { rolloutsToCreate, supersededBy, type Superseded } from '../decide/discovery.ts';
+import { withdrawnRollouts } from '../decide/withdrawn.ts';
 
 /** What discovery keeps between passes. */
 export interface DiscoveryState {
