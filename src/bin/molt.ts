@@ -36,8 +36,21 @@ async function daemon(verb: Daemon, rest: readonly string[]): Promise<number> {
   }
 }
 
-const [verb, ...rest] = argv;
+/**
+ * `molt help <process> [verb]` is `molt <process> [verb] --help`: each process prints its own usage
+ * (commander knows the processes only by name, for `molt --help` and completion).
+ */
+function route(args: readonly string[]): { daemon: Daemon; rest: readonly string[] } | undefined {
+  const [verb, ...rest] = args;
+  if (verb === 'help' && rest[0] !== undefined && daemons.includes(rest[0]))
+    return { daemon: rest[0] as Daemon, rest: [...rest.slice(1), '--help'] };
+  return verb !== undefined && daemons.includes(verb)
+    ? { daemon: verb as Daemon, rest }
+    : undefined;
+}
+
+const routed = route(argv);
 process.exitCode =
-  verb !== undefined && daemons.includes(verb)
-    ? await daemon(verb as Daemon, rest)
+  routed !== undefined
+    ? await daemon(routed.daemon, routed.rest)
     : await (await import('../cli/main.ts')).main(argv, io);

@@ -135,9 +135,25 @@ describe('molt CLI: help and version', () => {
     assert.match(r.stdout, /latest/);
   });
 
-  it('prints its version', async () => {
+  it('prints its version, as `molt version` and as `molt --version` / `-V`', async () => {
     const r = await run(['version']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^molt \d+\.\d+\.\d+ \(node 24\./);
+    for (const flag of ['--version', '-V']) {
+      const v = await run([flag]);
+      assert.equal(v.code, 0, v.stderr);
+      assert.equal(v.stdout, r.stdout);
+    }
+  });
+
+  it('lists every verb in `molt --help`, the processes and the lab’s verbs included', async () => {
+    const r = await run(['--help']);
+    assert.equal(r.code, 0);
+    for (const verb of ['releases', 'node', 'rollout', 'machine', 'completion', 'version'])
+      assert.match(r.stdout, new RegExp(`^  ${verb}\\b`, 'm'), verb);
+    const processes = r.stdout.slice(r.stdout.indexOf('Processes:'));
+    for (const verb of ['agent', 'operator', 'lab', 'image', 'install'])
+      assert.match(processes, new RegExp(`^  ${verb}\\b`, 'm'), verb);
+    assert.match(processes, /lab\s+.*up\|status\|env\|publish\|down/);
   });
 });

@@ -6,7 +6,9 @@ import type { CommandContext } from './context.ts';
 import { ExitCode, type CliIo } from './io.ts';
 import { releasesCommand } from './commands/releases/index.ts';
 import { devCommand } from './commands/dev/index.ts';
-import { versionCommand } from './commands/version/index.ts';
+import { versionCommand, versionLine } from './commands/version/index.ts';
+import { completionCommand } from './commands/completion/index.ts';
+import { processCommands } from './commands/processes/index.ts';
 import { nodeCommand } from './commands/node/index.ts';
 import { pkiCommand } from './commands/pki/index.ts';
 import { planCommand } from './commands/plan/index.ts';
@@ -15,9 +17,9 @@ import { machineCommand } from './commands/machine/index.ts';
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {
-  const program = new Command('molt').description(
-    'Keep fleets of image-based machines on the right release.',
-  );
+  const program = new Command('molt')
+    .description('Keep fleets of image-based machines on the right release.')
+    .version(versionLine(), '-V, --version', 'print the molt version');
   program.addCommand(releasesCommand(ctx));
   program.addCommand(devCommand(ctx));
   program.addCommand(nodeCommand(ctx));
@@ -26,10 +28,8 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(rolloutCommand(ctx));
   program.addCommand(machineCommand(ctx));
   program.addCommand(versionCommand(ctx));
-  program.addHelpText(
-    'after',
-    "\nProcesses:\n  agent           the node agent (molt agent --help)\n  operator        the fleet operator (molt operator --config FILE)\n  lab machine     a lab machine under molt's firmware (molt lab machine --help)\n",
-  );
+  program.addCommand(completionCommand(ctx));
+  for (const p of processCommands()) program.addCommand(p);
   configure(program, ctx);
   return program;
 }

@@ -7,10 +7,19 @@ import type { AgentIo as Io } from '../agent/main.ts';
 import { runImageBuild } from './build/command.ts';
 import { runInstall } from './install/command.ts';
 
+const usage = `Usage: molt image build --version V --out DIR [options]
+
+Builds OS releases from Debian packages (docs/image.md); molt image build --help lists the flags.
+`;
+
 export async function runImageCommand(argv: readonly string[], io: Io): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === 'build') return runImageBuild(rest, io);
-  io.err('usage: molt image build --version V --out DIR [options] (molt image build --help)\n');
+  if (verb === '--help' || verb === '-h' || verb === 'help') {
+    io.out(usage);
+    return 0;
+  }
+  io.err(usage);
   return 2;
 }
 

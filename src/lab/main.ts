@@ -228,7 +228,8 @@ async function runLabVerb(
 /** The usage text `argv` asks for, if it asks. */
 function helpFor(verb: string | undefined, rest: readonly string[]): string | undefined {
   const asked = rest.includes('--help') || rest.includes('-h');
-  if (verb === undefined || verb === '--help' || verb === '-h') return labUsage;
+  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help')
+    return rest[0] === 'machine' ? usage : labUsage;
   if (!asked) return undefined;
   return verb === 'machine' ? usage : labUsage;
 }

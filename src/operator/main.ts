@@ -49,9 +49,19 @@ export interface OperatorIo {
   err(text: string): void;
 }
 
-const usage = 'usage: molt operator --config FILE';
+const usage = `Usage: molt operator --config FILE
 
-function flags(argv: readonly string[]): { config: string } {
+The fleet operator (docs/adr/0005): keeps every pool of the fleet on its channel's release under its
+policies, calling each machine's agent over mutual TLS. FILE (YAML) names the fleet file, the store
+(etcd, or memory for a demo), the PKI and what it serves (\`listen\`: the API molt rollout|machine
+talk to, the dashboard, FleetLock, metrics). Runs until SIGINT/SIGTERM.
+
+Options:
+  --config FILE   the operator config (YAML)
+`;
+
+/** The config file `argv` names; undefined when it asks for the usage. */
+function flags(argv: readonly string[]): { config: string } | undefined {
   let values: { config?: string | undefined; help?: boolean | undefined };
   try {
     ({ values } = parseArgs({
@@ -60,10 +70,13 @@ function flags(argv: readonly string[]): { config: string } {
       strict: true,
     }));
   } catch (e) {
-    throw new MoltError(ErrorCode.BadFlag, (e as Error).message, { hint: usage });
+    throw new MoltError(ErrorCode.BadFlag, (e as Error).message, { hint: 'molt operator --help' });
   }
+  if (values.help === true) return undefined;
   if (values.config === undefined)
-    throw new MoltError(ErrorCode.BadFlag, '--config is required', { hint: usage });
+    throw new MoltError(ErrorCode.BadFlag, '--config is required', {
+      hint: 'usage: molt operator --config FILE (molt operator --help)',
+    });
   return { config: values.config };
 }
 
@@ -185,9 +198,15 @@ const releaseSourceOf = (c: LoadedConfig): (() => Promise<readonly Release[]>) =
 const kubeVersion = (k: KubeParts): Pick<LoopParts, 'kubernetesVersion'> =>
   k.kubernetesVersion === undefined ? {} : { kubernetesVersion: k.kubernetesVersion };
 
-/** Run `molt operator`; resolves with the exit code after a signal. */
+/** Run `molt operator` (or print its usage); resolves with the exit code after a signal. */
 export async function runOperatorCommand(argv: readonly string[], io: OperatorIo): Promise<number> {
-  const { config: path } = flags(argv);
+  const asked = flags(argv);
+  if (asked !== undefined) return runOperator(asked.config, io);
+  io.out(usage);
+  return 0;
+}
+
+async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const c = await loadOperatorConfig(path);
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
   const log = (line: string): void => {

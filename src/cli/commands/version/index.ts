@@ -19,9 +19,12 @@ export function moltVersion(): string {
   return 'unknown';
 }
 
-/** `molt version`: prints molt's version and the Node.js it runs on. */
+/** What `molt version` and `molt --version` print: molt's version and the Node.js it runs on. */
+export const versionLine = (): string => `molt ${moltVersion()} (node ${process.versions.node})`;
+
+/** `molt version`: prints {@link versionLine}. */
 export function versionCommand(ctx: CommandContext): Command {
   return new Command('version').description('print the molt version').action(() => {
-    ctx.io.out(`molt ${moltVersion()} (node ${process.versions.node})\n`);
+    ctx.io.out(`${versionLine()}\n`);
   });
 }

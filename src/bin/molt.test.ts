@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The binary's own routing: `molt <process> --help` and `molt help <process>` print that process's
+// usage with exit 0 (issue 17: `molt operator --help` failed on --config, `molt help lab` printed
+// the top level), and the process verbs `molt --help` lists carry the flags each usage names.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { Command } from 'commander';
+import { processCommands } from '../cli/commands/processes/index.ts';
+import { moltArgv } from '../testkit/molt-entry.ts';
+
+const run = promisify(execFile);
+
+async function molt(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [node = process.execPath, ...entry] = moltArgv;
+  try {
+    const r = await run(node, [...entry, ...args]);
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: x.code ?? -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}
+
+/** `molt <process> …` run in-process by its composition root, as src/bin/molt.ts runs it. */
+async function runProcess(argv: readonly string[]) {
+  const [name, ...rest] = argv;
+  let stdout = '';
+  let stderr = '';
+  const io = { out: (t: string) => (stdout += t), err: (t: string) => (stderr += t) };
+  const code =
+    name === 'agent'
+      ? await (await import('../agent/main.ts')).runAgentCommand(rest, io)
+      : name === 'operator'
+        ? await (await import('../operator/main.ts')).runOperatorCommand(rest, io)
+        : name === 'lab'
+          ? await (await import('../lab/main.ts')).runLab(rest, io, moltArgv)
+          : name === 'image'
+            ? await (await import('../image/main.ts')).runImageCommand(rest, io)
+            : await (await import('../image/main.ts')).runInstallCommand(rest, io);
+  return { code, stdout, stderr };
+}
+
+/** Every process verb and sub-verb, as `molt …` argv: `['lab', 'up']`. */
+function verbs(): { argv: string[]; cmd: Command }[] {
+  const walk = (cmd: Command, argv: string[]): { argv: string[]; cmd: Command }[] => [
+    { argv, cmd },
+    ...cmd.commands.flatMap((c) => walk(c, [...argv, c.name()])),
+  ];
+  return processCommands().flatMap((c) => walk(c, [c.name()]));
+}
+
+describe('molt <process> --help', () => {
+  const all = verbs();
+  const helps = Promise.all(
+    all.map(async (v) => ({ ...v, r: await runProcess([...v.argv, '--help']) })),
+  );
+
+  it('prints the process’s own usage on stdout with exit 0, for every process and sub-verb', async () => {
+    for (const { argv, r } of await helps) {
+      const what = `molt ${argv.join(' ')} --help`;
+      assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+      assert.equal(r.stderr, '', what);
+      assert.match(r.stdout, new RegExp(`^Usage: molt ${argv[0] ?? ''}\\b`), what);
+    }
+  });
+
+  it('lists in `molt --help` only flags the process’s usage names, and every flag it names', async () => {
+    for (const { argv, cmd, r } of await helps) {
+      const what = `molt ${argv.join(' ')}`;
+      for (const o of cmd.options) {
+        const named = [o.long, o.short].some((n) => n !== undefined && r.stdout.includes(n));
+        assert.ok(named, `${what}: ${o.flags} is not in its usage`);
+      }
+      // The other way: the flags of a usage's option lines. A verb with sub-verbs lists only its
+      // own flags, and `molt lab up|…` share one usage, so those are compared one way only.
+      if (cmd.commands.length > 0 || (cmd.parent?.name() === 'lab' && argv[1] !== 'machine'))
+        continue;
+      const longs = new Set(cmd.options.map((o) => o.long));
+      for (const [, flag = ''] of r.stdout.matchAll(/^ {2}(?:-[a-z], )?(--[a-z][a-z-]+)/gm))
+        assert.ok(longs.has(flag), `${what}: its usage names ${flag}, molt --help does not`);
+    }
+  });
+
+  it('answers `molt help <process> [verb]` with the process’s usage, through the binary', async () => {
+    const direct = await molt('operator', '--help');
+    assert.equal(direct.code, 0, direct.stderr);
+    assert.match(direct.stdout, /^Usage: molt operator --config FILE/);
+    const lab = await molt('help', 'lab');
+    assert.equal(lab.code, 0, lab.stderr);
+    assert.match(lab.stdout, /^Usage: molt lab up /);
+    const machine = await molt('help', 'lab', 'machine');
+    assert.match(machine.stdout, /^Usage: molt lab machine --root DIR/);
+    const operator = await molt('help', 'operator');
+    assert.equal(operator.code, 0, operator.stderr);
+    assert.match(operator.stdout, /^Usage: molt operator --config FILE/);
+    const rollout = await molt('help', 'rollout');
+    assert.match(rollout.stdout, /^Usage: molt rollout \[options\] \[command\]/);
+  });
+});
