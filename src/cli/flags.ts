@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
+import { parseDuration, parseTime } from '../core/time.ts';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import { outputFormats } from './output.ts';
 
@@ -64,3 +65,17 @@ export const timeoutFlag = z.coerce
   .int()
   .min(100, 'must be at least 100 ms')
   .max(600_000);
+
+/**
+ * `--for <duration>` of a hold: checked here, so a typo is named as the flag the person typed
+ * (`--for "2x" is not a duration …`), not as the API's `for` field after a round trip.
+ */
+export const holdForFlag = z.string().refine((v) => (parseDuration(v) ?? 0) > 0, {
+  error: (issue) => `${JSON.stringify(issue.input)} is not a duration (e.g. 30m, 2h, 1d)`,
+});
+
+/** `--until <time>` of a hold: an ISO 8601 time with a zone. */
+export const holdUntilFlag = z.string().refine((v) => parseTime(v) !== undefined, {
+  error: (issue) =>
+    `${JSON.stringify(issue.input)} is not a time with a zone (e.g. 2026-11-25T06:00:00Z)`,
+});

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ErrorCode, MoltError, machineColumns, type MachineView } from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
-import { parseFlags } from '../../flags.ts';
+import { holdForFlag, holdUntilFlag, parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';
 
 function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView): void {
@@ -30,8 +30,8 @@ export function runList(ctx: CommandContext, raw: Record<string, unknown>): Prom
 const holdSchema = z.object({
   id: idSchema,
   reason: z.string({ message: 'is required: say why' }).trim().min(1, 'is empty').max(500),
-  for: z.string().min(1).optional(),
-  until: z.string().min(1).optional(),
+  for: holdForFlag.optional(),
+  until: holdUntilFlag.optional(),
 });
 
 /** `molt machine hold ID --reason R (--for 2h | --until ISO)`; the operator checks the values. */

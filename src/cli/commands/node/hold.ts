@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ErrorCode, MoltError, type HoldAnswer } from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
-import { parseFlags } from '../../flags.ts';
+import { holdForFlag, holdUntilFlag, parseFlags } from '../../flags.ts';
 import { renderData, type OutputFormat } from '../../output.ts';
 import { withAgent } from './connection.ts';
 import { holdLine } from './render.ts';
@@ -22,8 +22,8 @@ function print(ctx: CommandContext, output: OutputFormat, answer: HoldAnswer): v
 
 const holdSchema = z.object({
   reason: z.string({ message: 'is required: say why' }).trim().min(1, 'is empty').max(500),
-  for: z.string().min(1).optional(),
-  until: z.string().min(1).optional(),
+  for: holdForFlag.optional(),
+  until: holdUntilFlag.optional(),
 });
 
 /** `molt node hold --reason R (--for 2h | --until ISO)`; the agent checks the values. */

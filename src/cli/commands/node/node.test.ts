@@ -172,10 +172,23 @@ describe('molt node', () => {
   });
 
   it('checks the hold flags before any connection, and relays a node identity’s refusal', async () => {
-    const both = await molt(['node', 'hold', '--reason', 'x', '--for', '1h', '--until', 'y']);
+    const both = await molt([
+      ...['node', 'hold', '--reason', 'x', '--for', '1h', '--until', '2099-01-01T00:00:00Z'],
+    ]);
     assert.match(both.stderr, /MOLT_BAD_FLAG: give exactly one of --for and --until/);
     const none = await molt(['node', 'hold', '--for', '1h', ...as('operator')]);
     assert.match(none.stderr, /MOLT_BAD_FLAG: --reason is required/);
+    // Named as the flag typed, before any connection (no --endpoint here), not as the API's field.
+    const typo = await molt(['node', 'hold', '--reason', 'x', '--for', '2x']);
+    assert.equal(
+      typo.stderr,
+      'error MOLT_BAD_FLAG: --for "2x" is not a duration (e.g. 30m, 2h, 1d)\n  hint: run the command with --help\n',
+    );
+    const until = await molt(['node', 'hold', '--reason', 'x', '--until', 'tomorrow']);
+    assert.match(
+      until.stderr,
+      /^error MOLT_BAD_FLAG: --until "tomorrow" is not a time with a zone/,
+    );
     const node = await molt(['node', 'hold', '--reason', 'x', '--for', '1h', ...as('node')]);
     assert.match(
       node.stderr,

@@ -272,7 +272,10 @@ describe('molt rollout and molt machine', () => {
       'soon',
       ...as('operator'),
     ]);
-    assert.match(bad.stderr, /MOLT_BAD_INPUT: invalid hold request: for: must be a duration/);
+    assert.match(
+      bad.stderr,
+      /^error MOLT_BAD_FLAG: --for "soon" is not a duration \(e\.g\. 30m, 2h, 1d\)$/m,
+    );
     const unknown = await molt([
       'machine',
       'hold',
