@@ -52,8 +52,9 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
       hold: await facts.holds.set(body, { name: identity.name, role: identity.role }),
     }),
     async clearHold() {
+      const released = facts.holds.current();
       await facts.holds.clear();
-      return { hold: null };
+      return { hold: null, released };
     },
   };
 }

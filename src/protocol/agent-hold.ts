@@ -50,8 +50,14 @@ export const HoldView = z.object({
 });
 export type HoldView = z.infer<typeof HoldView>;
 
-/** Answer of every `/v1/hold` route: the hold now (`null`: none). */
-export const HoldAnswer = z.object({ hold: HoldView.nullable() });
+/**
+ * Answer of every `/v1/hold` route: the hold now (`null`: none). `DELETE` also says which hold it
+ * lifted in `released` (`null`: there was none), so a release and a no-op read differently.
+ */
+export const HoldAnswer = z.object({
+  hold: HoldView.nullable(),
+  released: HoldView.nullable().optional(),
+});
 export type HoldAnswer = z.infer<typeof HoldAnswer>;
 
 /** Whether `hold` still refuses upgrades at `now` (epoch ms): `until` is in the future. */

@@ -17,6 +17,7 @@ import {
   HistoryEventView,
   MachineView,
   OperatorRoutes,
+  ReleaseAnswer,
   PlanView,
   RolloutActionResult,
   RolloutSummaryView,
@@ -55,7 +56,8 @@ export interface OperatorClient {
   rollback(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   machines(): Promise<MachineView[]>;
   hold(id: string, body: HoldRequestBody): Promise<MachineView>;
-  release(id: string): Promise<MachineView>;
+  /** Lift the machine's hold; `released` says which hold that was (`null`: none). */
+  release(id: string): Promise<ReleaseAnswer>;
   /** Register a machine (itself, with a node certificate; any, as operator or admin). */
   register(body: z.input<typeof RegisterMachineBody>): Promise<MachineView>;
   /** Deregister a machine that registered through the API. */
@@ -101,7 +103,7 @@ export function createOperatorClient(options: {
     rollback: (id, body = {}) => action(OperatorRoutes.rollback, id, body),
     machines: () => t.json(MachineView.array(), OperatorRoutes.machines, getJson),
     hold: (id, body) => t.json(MachineView, operatorPath(OperatorRoutes.hold, id), postJson(body)),
-    release: (id) => t.json(MachineView, operatorPath(OperatorRoutes.release, id), postJson({})),
+    release: (id) => t.json(ReleaseAnswer, operatorPath(OperatorRoutes.release, id), postJson({})),
     register: (body) => t.json(MachineView, OperatorRoutes.machines, postJson(body)),
     deregister: (id) =>
       t.json(DeregisterResult, operatorPath(OperatorRoutes.machine, id), deleteJson),

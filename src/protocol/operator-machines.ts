@@ -26,6 +26,9 @@ export type HoldRequestBody = z.infer<typeof HoldRequestBody>;
 /** `POST /v1/machines/:id/release`. */
 export const ReleaseRequestBody = z.strictObject({});
 
+/** A hold as the operator shows it: why, until when (ISO 8601), and who set it. */
+const HoldSummary = z.object({ reason: z.string(), until: z.string(), by: z.string().optional() });
+
 /** A managed machine, its hold, and what the operator last saw of it. */
 export const MachineView = z.object({
   id: z.string(),
@@ -36,7 +39,7 @@ export const MachineView = z.object({
   labels: z.record(z.string(), z.string()),
   /** Registered through the API, not listed in the fleet file. */
   registered: z.boolean().optional(),
-  hold: z.object({ reason: z.string(), until: z.string(), by: z.string().optional() }).optional(),
+  hold: HoldSummary.optional(),
   /** Absent until this operator has looked (only the leader looks). */
   observed: z
     .object({
@@ -67,6 +70,13 @@ export const MachineView = z.object({
     .optional(),
 });
 export type MachineView = z.infer<typeof MachineView>;
+
+/**
+ * `POST /v1/machines/:id/release`'s answer: the machine, and the hold this call lifted — `null`
+ * when it had none, so a release and a no-op read differently (absent: an operator before issue 17).
+ */
+export const ReleaseAnswer = MachineView.extend({ released: HoldSummary.nullable().optional() });
+export type ReleaseAnswer = z.infer<typeof ReleaseAnswer>;
 
 /**
  * A machine as the dashboard's anonymous listener shows it (issue 14): what the page draws and

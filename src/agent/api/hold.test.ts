@@ -37,7 +37,9 @@ describe('agent API: the hold', () => {
       );
       const cleared = await app.inject({ method: 'DELETE', url: '/v1/hold' });
       assert.equal(cleared.statusCode, 200, cleared.body);
-      assert.deepEqual(cleared.json(), { hold: null });
+      assert.deepEqual(cleared.json(), { hold: null, released: answer.hold });
+      const again = await app.inject({ method: 'DELETE', url: '/v1/hold' });
+      assert.deepEqual(again.json(), { hold: null, released: null });
       assert.equal(service.held, null);
     });
   }

@@ -75,8 +75,9 @@ export function createFakeAgentService(status: AgentStatus = sampleStatus()): Fa
     },
     clearHold(identity) {
       fake.holdRequests.push({ identity });
+      const released = fake.held;
       fake.held = null;
-      return Promise.resolve({ hold: null });
+      return Promise.resolve({ hold: null, released });
     },
     cancel(identity) {
       const running = fake.running;

@@ -323,6 +323,13 @@ describe('machines', () => {
     );
     const released = await post('/v1/machines/w-3/release', {});
     assert.equal(released.json<{ hold?: unknown }>().hold, undefined);
+    assert.deepEqual(released.json<{ released: unknown }>().released, {
+      reason: 'disk check',
+      until: new Date(fixtureNow + 2 * 3_600_000).toISOString(),
+      by: 'operator-1',
+    });
+    const none = await post('/v1/machines/w-3/release', {});
+    assert.equal(none.json<{ released: unknown }>().released, null);
     assert.equal((await store.read()).holds['w-3'], undefined);
     assert.match((await store.history()).at(-1)?.message ?? '', /w-3 released by operator-1/);
   });

@@ -225,6 +225,14 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
     }
     // Also when the store had none: the agent may keep one the loop could not clear yet.
     await pushHold(deps, machine);
-    return viewOf(deps, id);
+    const released =
+      had === undefined
+        ? null
+        : {
+            reason: had.reason,
+            until: iso(had.until),
+            ...(had.by !== undefined && { by: had.by }),
+          };
+    return { ...(await viewOf(deps, id)), released };
   });
 }

@@ -63,7 +63,15 @@ export function runRelease(
 ): Promise<void> {
   const o = parseFlags(z.object({ id: idSchema }), { id });
   return withOperator(ctx, raw, async ({ client, output }) => {
-    printMachine(ctx, output, await client.release(o.id));
+    const r = await client.release(o.id);
+    const { released } = r;
+    // `released` absent: an operator that does not say what it lifted; show the machine as before.
+    if (output !== 'table' || released === undefined) printMachine(ctx, output, r);
+    else if (released === null) ctx.io.out(`machine ${r.id}: was not held; nothing to release\n`);
+    else
+      ctx.io.out(
+        `machine ${r.id}: released the hold by ${released.by ?? 'unknown'} (until ${released.until}): ${released.reason}\n`,
+      );
   });
 }
 

@@ -43,9 +43,14 @@ export function runHold(ctx: CommandContext, raw: Record<string, unknown>): Prom
   });
 }
 
-/** `molt node release`: clear the machine's hold (not held: not an error). */
+/** `molt node release`: clear the machine's hold (not held: not an error, and said so). */
 export function runRelease(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   return withAgent(ctx, raw, async ({ client, output }) => {
-    print(ctx, output, await client.clearHold());
+    const answer = await client.clearHold();
+    const { released } = answer;
+    // `released` absent: an agent that does not say what it lifted; show the hold as before.
+    if (output !== 'table' || released === undefined) print(ctx, output, answer);
+    else if (released === null) ctx.io.out('hold: none; there was none to release\n');
+    else ctx.io.out(`hold: none; released the hold ${holdLine(released, Date.now())}\n`);
   });
 }

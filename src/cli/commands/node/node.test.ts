@@ -165,9 +165,17 @@ describe('molt node', () => {
       (JSON.parse(json.stdout) as { hold: { reason: string } }).hold.reason,
       'disk swap',
     );
-    const released = await molt(['node', 'release', '-o', 'json', ...as('operator')]);
+    // A release says what it lifted; a second one that there was nothing to lift (issue 17).
+    const released = await molt(['node', 'release', ...as('operator')]);
     assert.equal(released.code, 0, released.stderr);
-    assert.deepEqual(JSON.parse(released.stdout), { hold: null });
+    assert.match(
+      released.stdout,
+      /^hold: none; released the hold until \S+Z by alice: disk swap\n$/,
+    );
+    const again = await molt(['node', 'release', '-o', 'json', ...as('operator')]);
+    assert.deepEqual(JSON.parse(again.stdout), { hold: null, released: null });
+    const third = await molt(['node', 'release', ...as('operator')]);
+    assert.equal(third.stdout, 'hold: none; there was none to release\n');
     assert.match((await molt(['node', 'status', ...as('node')])).stdout, /^hold: +none$/m);
   });
 

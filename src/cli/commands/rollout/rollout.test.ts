@@ -205,8 +205,17 @@ describe('molt rollout and molt machine', () => {
       (await molt(['machine', 'list', ...as('node')])).stdout,
       /^w-3 .* until 2026-11-24 12:00: disk check$/m,
     );
+    // A release says what it lifted; a second one that there was nothing to lift (issue 17).
     const released = await molt(['machine', 'release', 'w-3', ...as('operator')]);
-    assert.equal(released.stdout, 'machine w-3: not held\n');
+    assert.equal(
+      released.stdout,
+      'machine w-3: released the hold by alice (until 2026-11-24T12:00:00.000Z): disk check\n',
+    );
+    const again = await molt(['machine', 'release', 'w-3', ...as('operator')]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, 'machine w-3: was not held; nothing to release\n');
+    const json = await molt(['machine', 'release', 'w-3', '-o', 'json', ...as('operator')]);
+    assert.equal((JSON.parse(json.stdout) as { released: unknown }).released, null);
   });
 
   it('registers a machine with labels, lists it as registered, and deregisters it', async () => {
