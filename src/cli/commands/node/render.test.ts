@@ -53,6 +53,48 @@ describe('event printer', () => {
   });
 });
 
+describe('event lines of a failure', () => {
+  // The agent's failed step carries its error, whose message the step's message already holds;
+  // the result repeats it as its reason. Printed so, a refusal read three times (issue 17).
+  const message = 'slot A already runs 1.0.0 (sha256:cabb2a0e6e0d); nothing to upgrade';
+  const failed = e('log', 'Pulling', {
+    status: 'failed',
+    message: `PullImage failed: ${message}`,
+    error: { code: 'MOLT_ALREADY_RUNNING', message },
+  });
+  const result = e('result', 'Idle', {
+    status: 'failed',
+    message: `upgrade failed: ${message}`,
+    result: { result: 'Failed', reason: message },
+    error: { code: 'MOLT_ALREADY_RUNNING', message },
+  });
+
+  it('says the agent’s message once, with its code', () => {
+    const io = memoryIo();
+    const printer = createEventPrinter(io, 'table');
+    printer.print(failed);
+    printer.print(result);
+    assert.equal(
+      io.stdout(),
+      `10:00:00  Pulling                failed   PullImage failed: ${message} [MOLT_ALREADY_RUNNING]\n` +
+        '10:00:00  result: Failed MOLT_ALREADY_RUNNING (operation op-1)\n',
+    );
+  });
+
+  it('keeps an error the step’s message does not hold, and a reason not yet shown', () => {
+    const io = memoryIo();
+    const printer = createEventPrinter(io, 'table');
+    printer.print({ ...failed, message: 'PullImage failed' });
+    printer.print(result);
+    printer.print(e('result', 'Idle', { result: { result: 'Failed', reason: 'power cut' } }));
+    assert.deepEqual(io.stdout().split('\n').slice(0, 3), [
+      `10:00:00  Pulling                failed   PullImage failed [MOLT_ALREADY_RUNNING: ${message}]`,
+      '10:00:00  result: Failed MOLT_ALREADY_RUNNING (operation op-1)',
+      '10:00:00  result: Failed (operation op-1): power cut',
+    ]);
+  });
+});
+
 describe('hold line', () => {
   const hold = {
     reason: 'disk swap',

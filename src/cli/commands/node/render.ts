@@ -52,14 +52,25 @@ export function describeStatus(s: AgentStatus, now: number = Date.now()): string
 const mib = (n: number): string => `${(n / 1_048_576).toFixed(1)} MiB`;
 const clock = (iso: string): string => iso.slice(11, 19) || iso;
 
-/** One event as a line (no progress events). */
-export function eventLine(e: AgentEvent): string {
+/**
+ * One event as a line (no progress events). The agent's failed step carries its error, whose
+ * message the step's own message already holds, and the result repeats it as its reason: each is
+ * said once — the error's code where its message was already `said` (lines printed before).
+ */
+export function eventLine(e: AgentEvent, said: readonly string[] = []): string {
+  const code = e.error === undefined ? '' : ` ${e.error.code}`;
   if (e.kind === 'result') {
     const r = e.result;
-    const why = r?.reason === undefined ? '' : `: ${r.reason}`;
-    return `${clock(e.time)}  result: ${r?.result ?? 'unknown'} (operation ${e.operationId})${why}\n`;
+    const reason = r?.reason;
+    const why = reason === undefined || said.some((l) => l.includes(reason)) ? '' : `: ${reason}`;
+    return `${clock(e.time)}  result: ${r?.result ?? 'unknown'}${code} (operation ${e.operationId})${why}\n`;
   }
-  const error = e.error === undefined ? '' : ` [${e.error.code}: ${e.error.message}]`;
+  const error =
+    e.error === undefined
+      ? ''
+      : e.message.includes(e.error.message)
+        ? ` [${e.error.code}]`
+        : ` [${e.error.code}: ${e.error.message}]`;
   return `${clock(e.time)}  ${e.phase.padEnd(22)} ${e.status.padEnd(8)} ${e.message}${error}\n`;
 }
 
@@ -86,6 +97,8 @@ export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinte
   }
   let barOpen = false;
   let lastStep = -1;
+  /** The lines of each operation so far, so its result does not repeat their reason. */
+  const said = new Map<string, string[]>();
   const closeBar = (): void => {
     if (barOpen) io.out('\n');
     barOpen = false;
@@ -95,7 +108,11 @@ export function createEventPrinter(io: CliIo, format: OutputFormat): EventPrinte
       if (e.kind !== 'progress' || e.progress === undefined) {
         closeBar();
         lastStep = -1;
-        io.out(eventLine(e));
+        const before = said.get(e.operationId) ?? [];
+        const line = eventLine(e, before);
+        io.out(line);
+        if (e.kind === 'result') said.delete(e.operationId);
+        else said.set(e.operationId, [...before, line]);
         return;
       }
       const { bytes, total } = e.progress;
