@@ -30,6 +30,20 @@ describe('molt lab', () => {
     });
   }
 
+  for (const version of ['notaversion', '1.2', '01.2.3', '1.2.3+build.5']) {
+    it(`refuses to publish ${version}, not a semver version, before looking for a lab`, async () => {
+      await assert.rejects(runLab(['publish', version, '--dir', '/nonexistent'], io, []), (e) => {
+        assert.ok(isMoltError(e, 'MOLT_INVALID_VERSION'), String(e));
+        assert.equal(
+          e.message,
+          `"${version}" is not a semver version, so the operator would never see it`,
+        );
+        assert.match(e.hint ?? '', /molt lab publish 1\.2\.0/);
+        return true;
+      });
+    });
+  }
+
   for (const verb of ['status', 'down', 'env', 'publish 9.9.9', 'publish 9.9.9 --vm --broken']) {
     it(`says no lab runs (MOLT_LAB_NOT_RUNNING) for ${verb} in an empty directory`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));

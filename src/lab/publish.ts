@@ -14,6 +14,7 @@
  */
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { parseTag } from '../core/releases/tag.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { official } from './fleet/release-feed.ts';
 import type { LabIo } from './io.ts';
@@ -64,8 +65,22 @@ function describe(o: LabPublishOptions): string {
     : ', built never to become healthy';
 }
 
+/**
+ * The version as a release tag discovery reads (core/releases/tag.ts): anything else would be
+ * pushed, and then skipped by the operator as a tag that is no version — a publish that did nothing.
+ */
+function checkVersion(version: string): void {
+  if (parseTag(version).ok) return;
+  throw new MoltError(
+    ErrorCode.InvalidVersion,
+    `${JSON.stringify(version)} is not a semver version, so the operator would never see it`,
+    { hint: 'give a version like 1.2.0 or 1.2.0-rc.1: molt lab publish 1.2.0' },
+  );
+}
+
 /** Push release `o.version` into the running lab in `dir`. */
 export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): Promise<number> {
+  checkVersion(o.version);
   const s = await requireLab(dir);
   const channels = o.channels ?? (o.vm === true ? VmChannel : 'stable,beta');
   const client = createRegistryClient({ registry: s.registry, insecure: true });
