@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { labDown, labUp } from '../src/lab/commands.ts';
 import { agentStatus } from '../src/lab/fleet/machine.ts';
-import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
+import type { NetworkMode } from '../src/lab/fleet/network.ts';
 import { labPublish } from '../src/lab/publish.ts';
 import { readLabState, type LabState, type LabVmRecord } from '../src/lab/state.ts';
 import { logTail, readSerial, serialSize, waitForSerial } from '../src/lab/vm/serial-log.ts';
@@ -133,7 +133,7 @@ function operatorHalted(vm: LabVmRecord, r: RolloutView | undefined): void {
   );
 }
 
-async function upLab(dir: string, network: string): Promise<LabState> {
+async function upLab(dir: string, network: NetworkMode): Promise<LabState> {
   if ((await readLabState(dir)) !== undefined) {
     console.log(dim(`  a lab from an earlier run is up in ${dir}: stopping it first`));
     await labDown(dir, io);
@@ -146,7 +146,7 @@ async function upLab(dir: string, network: string): Promise<LabState> {
       kubernetes: false,
       fast: true,
       dashboardPort: 0,
-      network: await chooseNetworkMode(parseNetworkFlag(network)),
+      network,
       molt,
     },
     io,
@@ -159,7 +159,11 @@ async function upLab(dir: string, network: string): Promise<LabState> {
 }
 
 /** The story; resolves with the exit code. */
-export async function vmStory(o: { dir: string; down: boolean; network: string }): Promise<number> {
+export async function vmStory(o: {
+  dir: string;
+  down: boolean;
+  network: NetworkMode;
+}): Promise<number> {
   console.log(bold('molt — a real VM upgraded live by the operator\n'));
   console.log(
     bold('1. Start a lab with one VM (molt lab up --vms 1 --workers 0 --no-kubernetes):'),

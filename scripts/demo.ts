@@ -17,30 +17,19 @@
 // (release discovery, signatures, one machine's A/B upgrade and rollback); `npm run demo -- --vm`
 // one real VM upgraded live by the operator, then a release whose kernel panics (demo-vm.ts).
 import { execFile } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labUp } from '../src/lab/commands.ts';
 import { labPublish } from '../src/lab/publish.ts';
-import { chooseNetworkMode, parseNetworkFlag } from '../src/lab/fleet/network.ts';
 import { readLabState, type LabState } from '../src/lab/state.ts';
 import type { MachineView } from '../src/protocol/operator.ts';
+import { describeError } from '../src/cli/errors.ts';
+import { parseDemoFlags, type DemoFlags } from './demo-flags.ts';
 import { api, follow } from './demo-progress.ts';
 import { bold, dim, red, started, check, demoIo, failures } from './demo-terminal.ts';
 
 const run = promisify(execFile);
-const { values: flags } = parseArgs({
-  options: {
-    fast: { type: 'boolean', default: false },
-    down: { type: 'boolean', default: false },
-    'no-kubernetes': { type: 'boolean', default: false },
-    basics: { type: 'boolean', default: false },
-    vm: { type: 'boolean', default: false },
-    dir: { type: 'string' },
-    network: { type: 'string', default: 'auto' },
-  },
-  strict: true,
-});
 
 const io = demoIo;
 
@@ -157,7 +146,8 @@ function explore(lab: LabState): void {
 }
 
 /** Step 1: `molt lab up` (after stopping a lab an earlier run left up), checked. */
-async function upLab(dir: string): Promise<LabState> {
+async function upLab(flags: DemoFlags): Promise<LabState> {
+  const { dir } = flags;
   if ((await readLabState(dir)) !== undefined) {
     console.log(dim(`  a lab from an earlier run is up in ${dir}: stopping it first`));
     await labDown(dir, io);
@@ -167,10 +157,10 @@ async function upLab(dir: string): Promise<LabState> {
       dir,
       workers: flags.fast ? 2 : 3,
       vms: 0,
-      kubernetes: !flags['no-kubernetes'],
+      kubernetes: flags.kubernetes,
       fast: flags.fast,
       dashboardPort: 0,
-      network: await chooseNetworkMode(parseNetworkFlag(flags.network)),
+      network: flags.network,
       // The demo runs molt from this checkout's sources (Node strips the types).
       molt: [process.execPath, join(import.meta.dirname, '../src/bin/molt.ts')],
     },
@@ -191,22 +181,20 @@ async function upLab(dir: string): Promise<LabState> {
 }
 
 async function main(): Promise<number> {
+  // Every flag is checked before anything is touched (a lab already running included).
+  const flags = await parseDemoFlags(process.argv.slice(2));
   if (flags.basics) {
     await import('./demo-basics.ts'); // sets process.exitCode itself
     return Number(process.exitCode ?? 0);
   }
   if (flags.vm) {
     const { vmStory } = await import('./demo-vm.ts');
-    return vmStory({
-      dir: resolve(flags.dir ?? '.molt/lab'),
-      down: flags.down,
-      network: flags.network,
-    });
+    return vmStory({ dir: flags.dir, down: flags.down, network: flags.network });
   }
   console.log(bold('molt — a lab fleet upgraded live\n'));
   console.log(bold('1. Start a lab (molt lab up):'));
-  const dir = resolve(flags.dir ?? '.molt/lab');
-  const lab = await upLab(dir);
+  const { dir } = flags;
+  const lab = await upLab(flags);
   try {
     await baseline(lab);
     await rollout(lab);
@@ -232,4 +220,9 @@ async function main(): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main();
+// A MoltError (a bad flag, a lab that did not come up) is its code, message and hint, as molt
+// prints them; only a bug in the demo keeps its stack.
+process.exitCode = await main().catch((e: unknown) => {
+  process.stderr.write(describeError(e));
+  return 1;
+});
