@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../core/errors.ts';
+import { freePort } from '../platform/process/free-port.ts';
 import { runLab } from './main.ts';
+import { writeLabState } from './state.ts';
 
 const io = { out: () => undefined, err: () => undefined };
 
@@ -43,6 +45,31 @@ describe('molt lab', () => {
       });
     });
   }
+
+  it('says which operator a running lab’s status cannot reach, and why — not `fetch failed`', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
+    const port = await freePort();
+    const dashboard = `http://127.0.0.1:${String(port)}`;
+    try {
+      // A lab whose daemon (this process, alive) runs while its operator does not answer.
+      await writeLabState(dir, {
+        ...{ pid: process.pid, state: 'ready', startedAt: '2026-11-26T00:00:00Z', dir },
+        ...{ registry: '127.0.0.1:5000', repository: 'molt/installer', pki: dir, machines: [] },
+        operator: { api: 'https://127.0.0.1:7443', dashboard },
+      });
+      await assert.rejects(runLab(['status', '--dir', dir], io, []), (e: unknown) => {
+        assert.ok(isMoltError(e, 'MOLT_OPERATOR_UNREACHABLE'), String(e));
+        assert.equal(
+          e.message,
+          `cannot reach the lab's operator at ${dashboard}: connection refused: nothing listens there (ECONNREFUSED)`,
+        );
+        assert.match(e.hint ?? '', /molt lab down/);
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   for (const verb of ['status', 'down', 'env', 'publish 9.9.9', 'publish 9.9.9 --vm --broken']) {
     it(`says no lab runs (MOLT_LAB_NOT_RUNNING) for ${verb} in an empty directory`, async () => {

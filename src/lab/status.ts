@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** `molt lab status`: the lab's parts and its fleet, read from the dashboard listener's JSON. */
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { connectFailure } from '../protocol/connect-failure.ts';
 import type { LabIo } from './io.ts';
 import { alive, requireLab, type LabState, type LabVmRecord } from './state.ts';
 import { lastLine } from './vm/serial-log.ts';
@@ -47,18 +48,34 @@ interface RolloutRow {
   counts: { total: number; Succeeded: number };
 }
 
-async function read<T>(base: string, path: string): Promise<T> {
-  const res = await fetch(new URL(path, base));
-  if (!res.ok) throw new MoltError(ErrorCode.OperatorUnreachable, `${path}: ${String(res.status)}`);
+/** GET `path` of the lab operator's dashboard listener; failures name it, why, and what to do. */
+async function read<T>(state: LabState, path: string): Promise<T> {
+  const base = state.operator.dashboard;
+  const hint = `the lab daemon (PID ${String(state.pid)}) runs, its operator does not answer: see ${state.dir}/logs; \`molt lab down\` and \`molt lab up\` start it afresh`;
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, base));
+  } catch (e) {
+    throw new MoltError(
+      ErrorCode.OperatorUnreachable,
+      `cannot reach the lab's operator at ${base}: ${connectFailure(e).text}`,
+      { cause: e, retryable: true, hint },
+    );
+  }
+  if (!res.ok)
+    throw new MoltError(
+      ErrorCode.OperatorUnreachable,
+      `the lab's operator at ${base} answered ${path} with HTTP ${String(res.status)}`,
+      { hint },
+    );
   return (await res.json()) as T;
 }
 
 export async function labStatus(dir: string, io: LabIo, json: boolean): Promise<number> {
   const state = await requireLab(dir);
-  const dash = state.operator.dashboard;
   const [machines, rollouts, vms] = await Promise.all([
-    read<MachineRow[]>(dash, '/v1/machines'),
-    read<RolloutRow[]>(dash, '/v1/rollouts'),
+    read<MachineRow[]>(state, '/v1/machines'),
+    read<RolloutRow[]>(state, '/v1/rollouts'),
     vmRows(state.vms ?? []),
   ]);
   if (json) {

@@ -10,6 +10,7 @@
 import type { z } from 'zod';
 import { MoltError, type ErrorCode } from '../core/errors.ts';
 import { ErrorBody, StreamErrorEvent } from './agent.ts';
+import { connectFailure } from './connect-failure.ts';
 import { parseSse } from './sse.ts';
 
 /** The part of a fetch `Response` the clients read. */
@@ -224,9 +225,4 @@ function safeJson(text: string): unknown {
   }
 }
 
-function reason(e: unknown): string {
-  const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-  if (!(inner instanceof Error)) return String(inner);
-  const code = (inner as { code?: unknown }).code;
-  return typeof code === 'string' ? `${code} (${inner.message})` : inner.message;
-}
+const reason = (e: unknown): string => connectFailure(e).text;

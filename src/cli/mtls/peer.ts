@@ -30,5 +30,5 @@ export const OperatorPeer: DaemonPeer = {
   endpointEnv: 'MOLT_OPERATOR',
   unreachable: ErrorCode.OperatorUnreachable,
   unreachableHint:
-    'check --endpoint (MOLT_OPERATOR) and that `molt operator` runs with `listen` in its config',
+    'is `molt operator` running, with `listen` in its config, at --endpoint (MOLT_OPERATOR)? In a lab: `molt lab status`',
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** undici / node:tls failures → MOLT_TLS_REJECTED or the daemon's `…_UNREACHABLE`. */
-import { ErrorCode, MoltError } from '../../protocol/index.ts';
+import { ErrorCode, MoltError, connectFailure } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';
 import { probeTls, type TlsMaterial } from './tls-probe.ts';
 
@@ -72,9 +72,9 @@ export async function classifyTransport(
       );
     }
   }
-  return new MoltError(
-    c.peer.unreachable,
-    `cannot reach ${where}: ${code ?? (e instanceof Error ? e.message : String(e))}`,
-    { cause: e, retryable: true, hint: c.peer.unreachableHint },
-  );
+  return new MoltError(c.peer.unreachable, `cannot reach ${where}: ${connectFailure(e).text}`, {
+    cause: e,
+    retryable: true,
+    hint: c.peer.unreachableHint,
+  });
 }

@@ -295,7 +295,7 @@ describe('molt node', () => {
     ]);
     assert.match(
       r.stderr,
-      /^error MOLT_AGENT_UNREACHABLE: cannot reach the agent at https:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/,
+      /^error MOLT_AGENT_UNREACHABLE: cannot reach the agent at https:\/\/127\.0\.0\.1:\d+: connection refused: nothing listens there \(ECONNREFUSED\)$/m,
     );
   });
 

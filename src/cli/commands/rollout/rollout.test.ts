@@ -9,6 +9,7 @@ import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
 import type { MemoryOperatorStore } from '../../../operator/adapters/memory-store/operator-store.ts';
 import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
+import { freePort } from '../../../platform/process/free-port.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
 import { createCa, issueCertificate } from '../../../platform/pki/certificates.ts';
@@ -335,10 +336,33 @@ describe('molt rollout and molt machine', () => {
       'https://127.0.0.1:1',
     ]);
     assert.equal(away.code, 1);
+    // Not just `fetch failed` (issue 17): the endpoint, why, and what to check.
     assert.match(
       away.stderr,
-      /MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1/,
+      /^error MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1: fetch refuses to connect to this port/,
     );
+    const closed = await freePort();
+    const refused = await molt([
+      'rollout',
+      'list',
+      ...as('node').slice(2),
+      '--endpoint',
+      `https://127.0.0.1:${String(closed)}`,
+    ]);
+    assert.equal(
+      refused.stderr,
+      `error MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https://127.0.0.1:${String(closed)}: connection refused: nothing listens there (ECONNREFUSED)\n` +
+        '  hint: is `molt operator` running, with `listen` in its config, at --endpoint (MOLT_OPERATOR)? In a lab: `molt lab status`\n',
+    );
+    const unknown = await molt([
+      'rollout',
+      'list',
+      ...as('node').slice(2),
+      '--endpoint',
+      'https://no-such-host.invalid:7443',
+    ]);
+    assert.match(unknown.stderr, /at https:\/\/no-such-host\.invalid:7443: DNS: no such host \(E/);
+    assert.doesNotMatch(unknown.stderr + refused.stderr, /fetch failed/);
   });
 
   it('cancels a halted rollout for good, saying who and why; a completed one stays (issue 16)', async () => {
