@@ -20,6 +20,8 @@ export const ErrorCode = {
   RegistryRateLimited: 'MOLT_REGISTRY_RATE_LIMITED',
   RegistryServerError: 'MOLT_REGISTRY_SERVER_ERROR',
   RegistryProtocol: 'MOLT_REGISTRY_PROTOCOL',
+  /** A registry reached over HTTPS that speaks plain HTTP (`--insecure` is for such registries). */
+  RegistryPlainHttp: 'MOLT_REGISTRY_PLAIN_HTTP',
   ManifestInvalid: 'MOLT_MANIFEST_INVALID',
   ManifestTooLarge: 'MOLT_MANIFEST_TOO_LARGE',
   UnsupportedMediaType: 'MOLT_UNSUPPORTED_MEDIA_TYPE',

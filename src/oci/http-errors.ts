@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import { ErrorCode, MoltError, type MoltErrorOptions } from '../protocol/index.ts';
+import { ErrorCode, MoltError, connectFailure, type MoltErrorOptions } from '../protocol/index.ts';
 
 /** What a request was about, so every error names the registry and the content. */
 export interface RequestSubject {
@@ -141,9 +141,19 @@ export function errorForTransport(
       },
     );
   }
+  const failure = connectFailure(cause);
+  if (failure.code !== undefined && plainHttpCodes.has(failure.code))
+    return new RegistryError(
+      ErrorCode.RegistryPlainHttp,
+      `registry ${subject.registry} speaks plain HTTP, not HTTPS (${subject.what}: ${failure.code})`,
+      {
+        cause,
+        hint: 'use --insecure for a plain-HTTP registry (loopback and lab registries only: nothing is encrypted or verified)',
+      },
+    );
   return new RegistryError(
     ErrorCode.RegistryUnreachable,
-    `cannot reach registry ${subject.registry} for ${subject.what}: ${transportReason(cause)}`,
+    `cannot reach registry ${subject.registry} for ${subject.what}: ${failure.text}`,
     {
       cause,
       retryable: true,
@@ -160,14 +170,11 @@ function isUndiciTimeout(e: unknown): boolean {
   return codes.some((c) => c === 'UND_ERR_BODY_TIMEOUT' || c === 'UND_ERR_HEADERS_TIMEOUT');
 }
 
-function transportReason(e: unknown): string {
-  const inner = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-  if (inner instanceof Error) {
-    const code = (inner as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code} (${inner.message})` : inner.message;
-  }
-  return String(inner);
-}
+/**
+ * What OpenSSL says when the answer to its ClientHello is not TLS: an HTTP response (`HTTP/1.1 400`)
+ * read as a TLS record. A plain-HTTP server is by far the likeliest peer to answer so.
+ */
+const plainHttpCodes = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']);
 
 /** The final error after `attempts` tries: same code, the attempt count appended for the reader. */
 export function afterAttempts(e: RegistryError, attempts: number): RegistryError {

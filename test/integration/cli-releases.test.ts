@@ -220,6 +220,21 @@ describe('molt releases: failures are clear and never a stack trace', () => {
     assert.doesNotMatch(r.stderr, /\n\s+at /);
   });
 
+  it('a plain-HTTP registry reached over HTTPS says so, on one line, with --insecure as the hint', async () => {
+    const r = await molt([
+      ...['releases', 'list', '--registry', registry.host, '--repository', 'acme/installer'],
+      '--no-cache',
+    ]);
+    assert.equal(r.code, 1);
+    // Not OpenSSL's `…:error:0A00010B:SSL routines:…` with a newline in it (issue 17), and not
+    // retried ("gave up after 5 attempts"): retrying cannot help.
+    assert.equal(
+      r.stderr,
+      `error MOLT_REGISTRY_PLAIN_HTTP: registry ${registry.host} speaks plain HTTP, not HTTPS (tags of acme/installer: ERR_SSL_WRONG_VERSION_NUMBER)\n` +
+        '  hint: use --insecure for a plain-HTTP registry (loopback and lab registries only: nothing is encrypted or verified)\n',
+    );
+  });
+
   it('a repository that does not exist is MOLT_REGISTRY_NOT_FOUND', async () => {
     const r = await molt([
       'releases',
