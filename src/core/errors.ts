@@ -91,7 +91,7 @@ export const ErrorCode = {
   MountFailed: 'MOLT_MOUNT_FAILED',
   /** The caller's identity may not perform this operation. */
   Forbidden: 'MOLT_FORBIDDEN',
-  /** The TLS handshake failed: expired, foreign or missing certificate. */
+  /** The TLS handshake failed or would: an expired, foreign or missing certificate, or a CA of another fleet. */
   TlsRejected: 'MOLT_TLS_REJECTED',
   /** The machine did not become healthy on the new slot before its deadline. */
   HealthDeadline: 'MOLT_HEALTH_DEADLINE',

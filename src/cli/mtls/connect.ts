@@ -70,8 +70,8 @@ export async function connectMtls<C>(
       ErrorCode.BadFlag,
       'give both --cert and --key (or MOLT_CERT and MOLT_KEY), or neither',
     );
-  const tls = await loadMaterial(o, peer);
   const url = new URL(o.endpoint);
+  const tls = await loadMaterial(o, peer, url);
   const agent = new Agent({
     connect: { ...tls, timeout: o.timeout },
     headersTimeout: o.timeout,
@@ -83,7 +83,7 @@ export async function connectMtls<C>(
       const res = await fetch(target, { ...init, dispatcher: agent });
       return { status: res.status, text: () => res.text(), body: res.body };
     } catch (e) {
-      throw await classifyTransport(e, { peer, url, tls, hasClientCert: tls.cert !== undefined });
+      throw await classifyTransport(e, { peer, url, tls, caPath: o.ca });
     }
   };
   return {

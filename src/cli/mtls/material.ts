@@ -7,6 +7,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readPem } from '../../platform/pki/read-pem.ts';
 import { ErrorCode, MoltError } from '../../protocol/index.ts';
+import { mismatchError, probeServerTrust } from './ca-mismatch.ts';
 import type { DaemonPeer } from './peer.ts';
 import type { TlsMaterial } from './tls-probe.ts';
 
@@ -21,24 +22,39 @@ export interface MaterialPaths {
 const pemBlocks = (text: string): string[] =>
   text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 
-/** Read the files and refuse, before any connection, what `peer` would refuse anyway. */
-export async function loadMaterial(o: MaterialPaths, peer: DaemonPeer): Promise<TlsMaterial> {
-  const ca = o.ca === undefined ? undefined : await readPem(o.ca, 'CA bundle');
-  const cas = ca === undefined ? [] : pemBlocks(ca).map((p) => parseCert(p, o.ca ?? ''));
-  if (ca !== undefined && cas.length === 0)
-    throw new MoltError(ErrorCode.PkiInvalid, `${o.ca ?? ''} holds no PEM certificate`);
+/**
+ * Read the files and refuse, before any request, what `peer` at `url` would refuse anyway. A
+ * client certificate `--ca` did not issue costs one handshake, to tell a foreign certificate from
+ * a CA file of another fleet (ca-mismatch.ts).
+ */
+export async function loadMaterial(
+  o: MaterialPaths,
+  peer: DaemonPeer,
+  url: URL,
+): Promise<TlsMaterial> {
+  const { ca, cas } = await readCaBundle(o.ca);
   if (o.cert === undefined || o.key === undefined) return { ...(ca !== undefined && { ca }) };
   const cert = await readPem(o.cert, 'certificate');
   const key = await readPem(o.key, 'private key');
-  checkClientCertificate(peer, {
-    certPath: o.cert,
-    cert: parseCert(cert, o.cert),
-    key,
-    keyPath: o.key,
-    cas,
-    caPath: o.ca,
-  });
-  return { cert, key, ...(ca !== undefined && { ca }) };
+  const check = { certPath: o.cert, cert: parseCert(cert, o.cert), key, keyPath: o.key, cas };
+  checkClientCertificate(peer, check);
+  const tls = { cert, key, ...(ca !== undefined && { ca }) };
+  if (o.ca !== undefined && !issuedByOneOf(check.cert, cas)) {
+    const trust = await probeServerTrust(url, tls);
+    throw mismatchError({ peer, url, certPath: o.cert, caPath: o.ca }, trust);
+  }
+  return tls;
+}
+
+async function readCaBundle(
+  path: string | undefined,
+): Promise<{ ca?: string; cas: X509Certificate[] }> {
+  if (path === undefined) return { cas: [] };
+  const ca = await readPem(path, 'CA bundle');
+  const cas = pemBlocks(ca).map((p) => parseCert(p, path));
+  if (cas.length === 0)
+    throw new MoltError(ErrorCode.PkiInvalid, `${path} holds no PEM certificate`);
+  return { ca, cas };
 }
 
 function parseCert(pem: string, path: string): X509Certificate {
@@ -55,8 +71,10 @@ interface ClientCheck {
   readonly key: string;
   readonly keyPath: string;
   readonly cas: readonly X509Certificate[];
-  readonly caPath: string | undefined;
 }
+
+const issuedByOneOf = (cert: X509Certificate, cas: readonly X509Certificate[]): boolean =>
+  cas.some((ca) => cert.checkIssued(ca) && cert.verify(ca.publicKey));
 
 function checkClientCertificate(peer: DaemonPeer, c: ClientCheck): void {
   const now = new Date();
@@ -74,16 +92,6 @@ function checkClientCertificate(peer: DaemonPeer, c: ClientCheck): void {
       ErrorCode.TlsRejected,
       `client certificate ${c.certPath} is not valid before ${c.cert.validFromDate.toISOString()}`,
       { hint: 'check this machine’s clock' },
-    );
-  }
-  if (
-    c.cas.length > 0 &&
-    !c.cas.some((ca) => c.cert.checkIssued(ca) && c.cert.verify(ca.publicKey))
-  ) {
-    throw new MoltError(
-      ErrorCode.TlsRejected,
-      `client certificate ${c.certPath} was not issued by the CA in ${c.caPath ?? ''} (a foreign certificate); the ${peer.name} would refuse it`,
-      { hint: reissue },
     );
   }
   let matches: boolean;

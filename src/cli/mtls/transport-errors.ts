@@ -33,33 +33,58 @@ const certificateHint = (peer: DaemonPeer, hasClientCert: boolean): string =>
     ? `the ${peer.name} accepts only unexpired certificates issued by its fleet CA (\`molt pki issue\`); check --cert/--key`
     : 'give a client certificate: --cert and --key (or MOLT_CERT and MOLT_KEY), issued with `molt pki issue`';
 
-/** The MoltError for a failed request to `url`. */
-export async function classifyTransport(
-  e: unknown,
-  c: { peer: DaemonPeer; url: URL; tls: TlsMaterial; hasClientCert: boolean },
-): Promise<MoltError> {
-  const code = errorCode(e);
+/** What a failed request was: to whom, with which material (`caPath`: the `--ca` file). */
+export interface TransportContext {
+  readonly peer: DaemonPeer;
+  readonly url: URL;
+  readonly tls: TlsMaterial;
+  readonly caPath?: string | undefined;
+}
+
+/** The daemon's certificate, refused on our side: by whom, and what to do. */
+function serverCertificateError(e: unknown, code: string, c: TransportContext): MoltError {
   const where = `the ${c.peer.name} at ${c.url.origin}`;
-  if (code !== undefined && serverCertCodes.has(code)) {
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
     return new MoltError(
       ErrorCode.TlsRejected,
-      `${where} presented a certificate molt does not trust (${code})`,
+      `${where} presented a certificate that does not name ${c.url.hostname} (${code})`,
       {
         cause: e,
-        hint: `--ca (MOLT_CA) must be the fleet CA (ca.pem) that issued the ${c.peer.name}’s certificate`,
+        hint: `use the host name or address the ${c.peer.name}’s certificate names in --endpoint`,
       },
     );
-  }
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return new MoltError(
+      ErrorCode.TlsRejected,
+      `${where} presented a certificate that is not valid now (${code})`,
+      { cause: e, hint: `check this machine’s clock, and the ${c.peer.name}’s certificate` },
+    );
+  const fleetCa = `use the fleet's CA: --ca (or MOLT_CA) must be the ca.pem that issued the ${c.peer.name}’s certificate (in a lab: eval "$(molt lab env)")`;
+  return new MoltError(
+    ErrorCode.TlsRejected,
+    c.caPath === undefined
+      ? `${where} presented a certificate no CA molt was given issued (${code}): molt trusts only the fleet's CA, given with --ca`
+      : `${where} presented a certificate the CA in ${c.caPath} did not issue (${code}): that CA is another fleet's`,
+    { cause: e, hint: fleetCa },
+  );
+}
+
+/** The MoltError for a failed request to `c.url`. */
+export async function classifyTransport(e: unknown, c: TransportContext): Promise<MoltError> {
+  const code = errorCode(e);
+  const where = `the ${c.peer.name} at ${c.url.origin}`;
+  const hasClientCert = c.tls.cert !== undefined;
+  if (code !== undefined && serverCertCodes.has(code)) return serverCertificateError(e, code, c);
   if (code !== undefined && /^ERR_SSL_/.test(code)) {
     return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, {
       cause: e,
-      hint: certificateHint(c.peer, c.hasClientCert),
+      hint: certificateHint(c.peer, hasClientCert),
     });
   }
   if (code !== undefined && ambiguousCodes.has(code)) {
     const probe = await probeTls(c.url, c.tls);
     if (probe.kind === 'rejected') {
-      const what = c.hasClientCert
+      const what = hasClientCert
         ? 'refused the client certificate'
         : 'requires a client certificate';
       return new MoltError(
@@ -67,7 +92,7 @@ export async function classifyTransport(
         `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`,
         {
           cause: e,
-          hint: certificateHint(c.peer, c.hasClientCert),
+          hint: certificateHint(c.peer, hasClientCert),
         },
       );
     }

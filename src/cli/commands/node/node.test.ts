@@ -250,7 +250,7 @@ describe('molt node', () => {
     );
   });
 
-  it('refuses an expired or foreign certificate with MOLT_TLS_REJECTED before connecting', async () => {
+  it('refuses an expired or foreign certificate with MOLT_TLS_REJECTED before any request', async () => {
     const expired = await molt(['node', 'reboot', ...as('expired')]);
     assert.match(
       expired.stderr,
@@ -260,8 +260,23 @@ describe('molt node', () => {
     const foreign = await molt(['node', 'reboot', ...as('foreign')]);
     assert.match(
       foreign.stderr,
-      /^error MOLT_TLS_REJECTED: client certificate .*foreign\.pem was not issued by the CA/,
+      /^error MOLT_TLS_REJECTED: client certificate .*foreign\.pem was not issued by the CA .*\(a foreign certificate\)/,
     );
+    assert.match(foreign.stderr, /hint: issue a new one/);
+  });
+
+  it('tells a CA file of another fleet from a foreign certificate: use the fleet’s CA, not a new certificate', async () => {
+    // The operator's certificate is this fleet's; the CA given is not (issue 17).
+    const asked = service.submitted.length;
+    const r = await molt(['node', 'reboot', ...as('operator', files['foreign-ca'])]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^error MOLT_TLS_REJECTED: the CA in .*foreign-ca\.pem is not this fleet's: it issued neither the agent's certificate at https:\/\/127\.0\.0\.1:\d+ nor your client certificate .*operator\.pem$/m,
+    );
+    assert.match(r.stderr, /hint: use the fleet's CA: --ca \(or MOLT_CA\) must be the ca\.pem/);
+    assert.doesNotMatch(r.stderr, /issue a new one|foreign certificate/);
+    assert.equal(service.submitted.length, asked, 'no reboot was asked for');
   });
 
   it('reports the agent’s rejection of a foreign certificate and of none at all as MOLT_TLS_REJECTED', async () => {
@@ -276,11 +291,17 @@ describe('molt node', () => {
     assert.match(none.stderr, /hint: give a client certificate: --cert and --key/);
   });
 
-  it('reports an agent certificate from another CA as MOLT_TLS_REJECTED', async () => {
+  it('reports an agent certificate from another CA as MOLT_TLS_REJECTED: use the fleet’s CA', async () => {
     const r = await molt(['node', 'status', ...as('foreign', files['foreign-ca'])]);
     assert.match(
       r.stderr,
-      /^error MOLT_TLS_REJECTED: the agent at .* presented a certificate molt does not trust/,
+      /^error MOLT_TLS_REJECTED: the agent at .* presented a certificate the CA in .*foreign-ca\.pem did not issue \(\w+\): that CA is another fleet's$/m,
+    );
+    assert.match(r.stderr, /hint: use the fleet's CA/);
+    const noCa = await molt(['node', 'status', '--endpoint', api.url]);
+    assert.match(
+      noCa.stderr,
+      /presented a certificate no CA molt was given issued .*given with --ca/,
     );
   });
 
