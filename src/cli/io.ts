@@ -9,6 +9,11 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Colours and progress only when a person is watching. */
   readonly isTty: boolean;
+  /**
+   * Call `handler` on ctrl-C (SIGINT) instead of dying; returns the function that stops listening.
+   * Only commands that watch or follow ask, and end with exit 0 when it comes.
+   */
+  readonly onInterrupt: (handler: () => void) => () => void;
 }
 
 /**
@@ -26,6 +31,10 @@ export function processIo(): CliIo {
     err: (t) => process.stderr.write(t),
     env: process.env,
     isTty: process.stdout.isTTY,
+    onInterrupt: (handler) => {
+      process.once('SIGINT', handler);
+      return () => process.off('SIGINT', handler);
+    },
   };
 }
 
@@ -37,19 +46,31 @@ export const ExitCode = {
   NoEligibleRelease: 3,
 } as const;
 
-/** An in-memory {@link CliIo}: runs molt in-process (tests, the demo) and keeps what it printed. */
+/**
+ * An in-memory {@link CliIo}: runs molt in-process (tests, the demo) and keeps what it printed;
+ * `interrupt()` plays a ctrl-C.
+ */
 export function memoryIo(env: Readonly<Record<string, string | undefined>> = {}): CliIo & {
   stdout(): string;
   stderr(): string;
+  interrupt(): void;
 } {
   let out = '';
   let err = '';
+  const handlers = new Set<() => void>();
   return {
     out: (t) => (out += t),
     err: (t) => (err += t),
     env,
     isTty: false,
+    onInterrupt: (handler) => {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
     stdout: () => out,
     stderr: () => err,
+    interrupt: () => {
+      for (const h of [...handlers]) h();
+    },
   };
 }

@@ -14,6 +14,8 @@ import { pkiCommand } from './commands/pki/index.ts';
 import { planCommand } from './commands/plan/index.ts';
 import { rolloutCommand } from './commands/rollout/index.ts';
 import { machineCommand } from './commands/machine/index.ts';
+import { historyCommand } from './commands/history/index.ts';
+import { configCommand } from './commands/config/index.ts';
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -27,6 +29,8 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(planCommand(ctx));
   program.addCommand(rolloutCommand(ctx));
   program.addCommand(machineCommand(ctx));
+  program.addCommand(historyCommand(ctx));
+  program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));
   program.addCommand(completionCommand(ctx));
   for (const p of processCommands()) program.addCommand(p);

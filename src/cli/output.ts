@@ -24,3 +24,16 @@ export function renderTable<T>(columns: readonly PrintColumn<T>[], rows: readonl
 export function renderData(format: Exclude<OutputFormat, 'table'>, value: unknown): string {
   return format === 'json' ? JSON.stringify(value, null, 2) + '\n' : stringify(value);
 }
+
+/**
+ * A list for machines: pretty JSON or YAML; while watching (a new list per change), one JSON
+ * line or one YAML document (`---`) per list, so a reader can split the stream.
+ */
+export function renderListData(
+  format: Exclude<OutputFormat, 'table'>,
+  value: unknown,
+  watching: boolean,
+): string {
+  if (!watching) return renderData(format, value);
+  return format === 'json' ? `${JSON.stringify(value)}\n` : `---\n${stringify(value)}`;
+}

@@ -190,6 +190,15 @@ export const ErrorCode = {
   // OS images (docs/image.md)
   /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
   ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',
+  // the CLI's own configuration (docs/adr/0010)
+  /** A client command that found no daemon to talk to: no flag, no environment, no context. */
+  NoEndpoint: 'MOLT_NO_ENDPOINT',
+  /** A context (`--context`, `molt config use-context`) the CLI config file does not have. */
+  UnknownContext: 'MOLT_UNKNOWN_CONTEXT',
+  /** The CLI config file (`~/.config/molt/config.yaml`) is not YAML or not molt's shape. */
+  CliConfigInvalid: 'MOLT_CLI_CONFIG_INVALID',
+  /** A rollout id prefix that more than one rollout starts with. */
+  AmbiguousId: 'MOLT_AMBIGUOUS_ID',
   // anything not classified: a bug in molt, reported with a stack trace
   Internal: 'MOLT_INTERNAL',
 } as const;

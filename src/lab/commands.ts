@@ -22,6 +22,12 @@ import {
   type LabState,
 } from './state.ts';
 import { stopLabVms } from './vm/lab-vm.ts';
+import {
+  labContextName,
+  removeLabContext,
+  saveLabContext,
+  type LabContextNote,
+} from './context.ts';
 
 const tty = process.stdout.isTTY;
 const dim = (s: string): string => (tty ? `\x1b[2m${s}\x1b[0m` : s);
@@ -91,8 +97,19 @@ async function spawnDaemon(
   return { pid: child.pid ?? -1, logFile, offset };
 }
 
-/** Start the daemon and follow its progress until the lab is ready (or the daemon gave up). */
-export async function labUp(o: LabOptions, io: LabIo): Promise<LabState> {
+/** A lab that came up, and what became of its `lab` context (context.ts). */
+export type LabUp = LabState & { readonly context: LabContextNote };
+
+/**
+ * Start the daemon and follow its progress until the lab is ready (or the daemon gave up); then
+ * write the `lab` context of the CLI config.
+ */
+export async function labUp(o: LabOptions, io: LabIo): Promise<LabUp> {
+  const state = await startDaemon(o, io);
+  return { ...state, context: await saveLabContext(state, io.env ?? process.env) };
+}
+
+async function startDaemon(o: LabOptions, io: LabIo): Promise<LabState> {
   const running = await readLabState(o.dir);
   if (running !== undefined)
     throw new MoltError(
@@ -162,8 +179,11 @@ async function clearStoppedLab(dir: string): Promise<{ text: string; result: obj
 }
 
 export async function labDown(dir: string, io: LabIo, json = false): Promise<number> {
-  const say = (text: string, result: object): number => {
-    io.out(json ? `${JSON.stringify({ dir, ...result })}\n` : `${text}\n`);
+  const say = async (text: string, result: object): Promise<number> => {
+    const file = await removeLabContext(dir, io.env ?? process.env);
+    const removed = file === undefined ? '' : `; context ${labContextName} removed from ${file}`;
+    const context = file === undefined ? {} : { contextRemoved: labContextName };
+    io.out(json ? `${JSON.stringify({ dir, ...result, ...context })}\n` : `${text}${removed}\n`);
     return 0;
   };
   if ((await readLabState(dir)) === undefined) {

@@ -13,6 +13,7 @@ import { chooseNetworkMode, parseNetworkFlag } from './fleet/network.ts';
 import { initMachine } from './machine-init.ts';
 import { defaultLabDir, labDown, labEnv, labRun, labUp } from './commands.ts';
 import type { LabIo } from './io.ts';
+import { describeLabUp } from './context.ts';
 import type { LabOptions } from './lab.ts';
 import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
@@ -185,10 +186,7 @@ async function runLabVerb(
         io.out(`${JSON.stringify(state, null, 2)}\n`);
         return 0;
       }
-      io.out(
-        `lab ready: dashboard ${state.operator.dashboard}\n` +
-          'explore:  eval "$(molt lab env)"; molt rollout list; molt lab status; molt lab down\n',
-      );
+      io.out(describeLabUp(state));
       return 0;
     }
     case 'run':

@@ -77,3 +77,65 @@ export const blockColumns: readonly PrintColumn<BlockView>[] = [
   { header: 'SINCE', value: (b) => minute(b.at) },
   { header: 'REASON', value: (b) => b.reason },
 ];
+
+/** `molt rollout list -o wide`: also where it came from, its path, what waits, and why it ended. */
+export const rolloutWideColumns: readonly PrintColumn<RolloutSummaryView>[] = [
+  ...rolloutColumns,
+  { header: 'PENDING', value: (r) => String(r.counts.Pending - r.counts.skipped) },
+  { header: 'QUARANTINED', value: (r) => String(r.counts.Skipped) },
+  { header: 'FROM', value: (r) => r.from?.version ?? '-' },
+  { header: 'PATH', value: (r) => (r.path === undefined ? '-' : r.path.join('→')) },
+  { header: 'DIGEST', value: (r) => r.target.digest },
+  {
+    header: 'NOTE',
+    value: (r) => r.endReason ?? (r.repairOf === undefined ? '' : `repairs ${r.repairOf}`),
+  },
+];
+
+/** `A:1.0.0* B:1.1.0`: each slot's version, `*` on the booted one. */
+function slotsOf(m: MachineView): string {
+  const o = m.observed;
+  if (o?.slots === undefined) return '-';
+  return o.slots
+    .map((s) => `${s.slot}:${s.version ?? s.status}${s.slot === o.bootedSlot ? '*' : ''}`)
+    .join(' ');
+}
+
+/** `molt machine list -o wide`: also cluster, slots, the last result, agent, labels, when seen. */
+export const machineWideColumns: readonly PrintColumn<MachineView>[] = [
+  { header: 'MACHINE', value: (m) => m.id },
+  { header: 'POOL', value: (m) => m.pool },
+  { header: 'ROLE', value: (m) => m.role },
+  { header: 'CLUSTER', value: (m) => m.cluster ?? '-' },
+  { header: 'VERSION', value: (m) => m.observed?.version ?? '-' },
+  { header: 'STATE', value: observed },
+  { header: 'SLOTS', value: slotsOf },
+  { header: 'LAST', value: (m) => m.observed?.last?.result ?? '-' },
+  { header: 'AGENT', value: (m) => m.endpoint },
+  {
+    header: 'LABELS',
+    value: (m) =>
+      Object.entries(m.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || '-',
+  },
+  { header: 'SEEN', value: (m) => minute(m.observed?.at) },
+  {
+    header: 'HOLD',
+    value: (m) =>
+      m.hold === undefined
+        ? ''
+        : `until ${minute(m.hold.until)} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}`,
+  },
+];
+
+/** `molt releases blocked -o wide`: the whole digest and the rollout whose halt blocked it. */
+export const blockWideColumns: readonly PrintColumn<BlockView>[] = [
+  { header: 'RELEASE', value: (b) => b.version ?? '-' },
+  { header: 'DIGEST', value: (b) => b.digest },
+  { header: 'POOL', value: (b) => b.pool ?? '(all)' },
+  { header: 'BY', value: (b) => b.by },
+  { header: 'SINCE', value: (b) => minute(b.at) },
+  { header: 'ROLLOUT', value: (b) => b.rollout ?? '-' },
+  { header: 'REASON', value: (b) => b.reason },
+];

@@ -49,6 +49,8 @@ before(async () => {
   // PATH: the installed molt, and the Node 24 that runs these tests (the shebang's `env node`).
   env = {
     ...process.env,
+    // `molt lab up` writes its context here, not into the real home's CLI config.
+    MOLT_CONFIG: join(scratch.path, 'molt-config.yaml'),
     PATH: [
       join(prefix, 'bin'),
       dirname(process.execPath),

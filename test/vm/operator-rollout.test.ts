@@ -28,9 +28,12 @@ const moltBin = join(repoRoot, 'src/bin/molt.ts');
 const keep = process.env['MOLT_VM_KEEP'] === '1';
 const Minutes = 60_000;
 
+/** `molt lab up` writes its context here, not into the real home's CLI config. */
+const cliConfig = join(repoRoot, '.molt', 'vm-test-molt-config.yaml');
+
 async function molt(args: readonly string[], env: Record<string, string> = {}): Promise<string> {
   const r = await run(process.execPath, [moltBin, ...args], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, MOLT_CONFIG: cliConfig, ...env },
     maxBuffer: 64 * 2 ** 20,
     timeout: 25 * Minutes,
   });

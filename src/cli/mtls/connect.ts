@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * How the CLI reaches a daemon's mTLS API (`molt node` the agent, `molt rollout|machine` the
- * operator): `--endpoint` and the client certificate by flag or environment (the endpoint variable
- * is the daemon's; MOLT_CERT, MOLT_KEY, MOLT_CA for both), checked locally first (`material.ts`),
- * then undici `fetch` over an mTLS `Agent`. Transport failures become MOLT_TLS_REJECTED (not
+ * operator): `--endpoint` and the client certificate by flag, else environment (the endpoint
+ * variable is the daemon's; MOLT_CERT, MOLT_KEY, MOLT_CA for both), else the chosen context of the
+ * CLI config file (`contexts.ts`; its operator, certificates and default output), checked locally
+ * first (`material.ts`), then undici `fetch` over an mTLS `Agent`. Transport failures become MOLT_TLS_REJECTED (not
  * retried) or the daemon's `…_UNREACHABLE` (retryable: an agent reboots, an operator fails over).
  */
 import { Agent, fetch } from 'undici';
@@ -14,6 +15,7 @@ import { parseFlags, timeoutFlag, type CliEnv } from '../flags.ts';
 import { loadMaterial } from './material.ts';
 import type { DaemonPeer } from './peer.ts';
 import { classifyTransport } from './transport-errors.ts';
+import { connectionSettings } from './settings.ts';
 
 const schema = z.object({
   endpoint: z
@@ -25,14 +27,19 @@ const schema = z.object({
   key: z.string().min(1).optional(),
   ca: z.string().min(1).optional(),
   timeout: timeoutFlag,
-  output: z.enum(outputFormats).default('table'),
+  output: z.enum([...outputFormats, 'wide']).default('table'),
 });
 
 /** A ready protocol client of one daemon, and how to print. */
 export interface DaemonConnection<C> {
   readonly client: C;
   readonly output: OutputFormat;
+  /** `-o wide`: a table (`output` is `table`) with more columns. */
+  readonly wide: boolean;
+  /** Close, waiting for requests in flight. */
   close(): Promise<void>;
+  /** Drop every connection now (ctrl-C during a follow or watch); `close` is then a no-op. */
+  readonly abort: () => Promise<void>;
 }
 
 /** Run `run` over the connection `opening` makes, closed afterwards whatever `run` does. */
@@ -51,20 +58,17 @@ export async function withConnection<C>(
 /** Creates a protocol client (`createAgentClient`, `createOperatorClient`) on the transport. */
 export type ClientFactory<C> = (o: { baseUrl: string; fetch: AgentFetch }) => C;
 
-/** Validate the connection flags (environment fills what flags omit) and open a client. */
+/**
+ * Validate the connection flags (environment, then the context, fill what flags omit) and open
+ * a client.
+ */
 export async function connectMtls<C>(
   raw: Record<string, unknown>,
   env: CliEnv,
   peer: DaemonPeer,
   createClient: ClientFactory<C>,
 ): Promise<DaemonConnection<C>> {
-  const o = parseFlags(schema, {
-    ...raw,
-    endpoint: raw['endpoint'] ?? env[peer.endpointEnv],
-    cert: raw['cert'] ?? env['MOLT_CERT'],
-    key: raw['key'] ?? env['MOLT_KEY'],
-    ca: raw['ca'] ?? env['MOLT_CA'],
-  });
+  const o = parseFlags(schema, await connectionSettings(raw, env, peer));
   if ((o.cert === undefined) !== (o.key === undefined))
     throw new MoltError(
       ErrorCode.BadFlag,
@@ -86,9 +90,15 @@ export async function connectMtls<C>(
       throw await classifyTransport(e, { peer, url, tls, caPath: o.ca });
     }
   };
+  let aborted = false;
   return {
     client: createClient({ baseUrl: url.origin, fetch: mtlsFetch }),
-    output: o.output,
-    close: () => agent.close(),
+    output: o.output === 'wide' ? 'table' : o.output,
+    wide: o.output === 'wide',
+    close: () => (aborted ? Promise.resolve() : agent.close()),
+    abort: () => {
+      aborted = true;
+      return agent.destroy();
+    },
   };
 }

@@ -5,6 +5,8 @@
 // `--network auto`), so this also covers the lab's own network plumbing; `down` leaves nothing.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { runLab } from '../../../src/lab/main.ts';
@@ -18,9 +20,13 @@ const root = process.getuid?.() === 0;
 let scratch: { path: string; remove: () => Promise<void> };
 let lab: LabState;
 
+/** The CLI config `lab up` writes its context to: in the scratch directory, never the real home. */
+const cliConfig = (): string => join(scratch.path, 'molt-config.yaml');
+
 async function labCmd(argv: readonly string[]): Promise<{ code: number; out: string }> {
   let out = '';
-  const io = { out: (t: string) => (out += t), err: () => undefined };
+  const env = { ...process.env, MOLT_CONFIG: cliConfig() };
+  const io = { out: (t: string) => (out += t), err: () => undefined, env };
   const code = await runLab([...argv, '--dir', scratch.path], io, molt);
   return { code, out };
 }
@@ -77,6 +83,17 @@ describe('molt lab', () => {
     assert.equal((JSON.parse(stdout) as unknown[]).length, 4, 'molt machine list reaches the lab');
   });
 
+  it('writes the lab context: molt reaches the lab with no MOLT_* variables (issue 17)', async () => {
+    const { stdout } = await run(process.execPath, [moltEntry, 'machine', 'list', '-o', 'json'], {
+      env: { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() },
+    });
+    assert.equal((JSON.parse(stdout) as unknown[]).length, 4);
+    const current = await run(process.execPath, [moltEntry, 'config', 'current-context'], {
+      env: { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() },
+    });
+    assert.equal(current.stdout, 'lab\n');
+  });
+
   it('publishes a release the operator then rolls out to the worker', async () => {
     const r = await labCmd(['publish', '1.1.0', '--channels', 'beta', '-o', 'json']);
     const published = JSON.parse(r.out) as { image: string; digest: string };
@@ -94,8 +111,13 @@ describe('molt lab', () => {
   });
 
   it('stops everything on down, network included', async () => {
-    const down = JSON.parse((await labCmd(['down', '-o', 'json'])).out) as { stopped: boolean };
+    const down = JSON.parse((await labCmd(['down', '-o', 'json'])).out) as {
+      stopped: boolean;
+      contextRemoved?: string;
+    };
     assert.equal(down.stopped, true);
+    assert.equal(down.contextRemoved, 'lab');
+    assert.doesNotMatch(await readFile(cliConfig(), 'utf8'), /lab/, 'the lab context is gone');
     assert.equal(await readLabState(scratch.path), undefined);
     for (const m of lab.network?.namespaces ?? []) {
       const list = (await run('ip', ['netns', 'list'])).stdout;

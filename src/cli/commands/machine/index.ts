@@ -18,8 +18,10 @@ const lazy =
 export function machineCommand(ctx: CommandContext): Command {
   const machine = new Command('machine').description('machines the operator manages (mutual TLS)');
   machine.addCommand(
-    withOperatorFlags(new Command('list'))
+    withOperatorFlags(new Command('list'), { wide: true })
       .description('every machine: pool, role, version, what the operator last saw, hold')
+      .option('-l, --selector <labels>', 'only machines whose labels match: zone=a,tier!=edge')
+      .option('-w, --watch', 'print the list again whenever it changes, until ctrl-C')
       .action(lazy(ctx, (m) => (c, _id, raw) => m.runList(c, raw))),
   );
   machine.addCommand(

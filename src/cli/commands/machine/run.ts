@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The actions of `molt machine …`: parse flags, call the operator, print. */
 import { z } from 'zod';
-import { ErrorCode, MoltError, machineColumns, type MachineView } from '../../../protocol/index.ts';
+import {
+  ErrorCode,
+  MoltError,
+  machineColumns,
+  machineWideColumns,
+  type MachineView,
+} from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
-import { renderData, renderTable, type OutputFormat } from '../../output.ts';
+import { renderData, renderListData, renderTable, type OutputFormat } from '../../output.ts';
+import { matchesLabels, parseLabelSelector } from '../../label-selector.ts';
+import { watch } from '../../watch.ts';
 import { holdForFlag, holdUntilFlag, parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';
 
@@ -19,11 +27,21 @@ function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView)
   );
 }
 
-/** `molt machine list`. */
+/** `molt machine list [-l SELECTOR] [-o wide] [--watch]`. */
 export function runList(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  return withOperator(ctx, raw, async ({ client, output }) => {
-    const list = await client.machines();
-    ctx.io.out(output === 'table' ? renderTable(machineColumns, list) : renderData(output, list));
+  const o = parseFlags(
+    z.object({ selector: z.string().optional(), watch: z.boolean().default(false) }),
+    raw,
+  );
+  const selector = o.selector === undefined ? [] : parseLabelSelector(o.selector);
+  return withOperator(ctx, raw, async (c) => {
+    const columns = c.wide ? machineWideColumns : machineColumns;
+    const fetch = async (): Promise<MachineView[]> =>
+      (await c.client.machines()).filter((m) => matchesLabels(selector, m.labels));
+    const render = (list: MachineView[]): string =>
+      c.output === 'table' ? renderTable(columns, list) : renderListData(c.output, list, o.watch);
+    if (o.watch) await watch(ctx, { fetch, render, stop: c.abort });
+    else ctx.io.out(render(await fetch()));
   });
 }
 

@@ -4,10 +4,22 @@ import type { CommandContext } from '../../context.ts';
 import type * as NodeRun from './run.ts';
 import { withOutputFlag } from '../../flags.ts';
 
-/** Flags every `molt node` command shares. */
+/**
+ * Flags every `molt node` command shares: the machine by name (found in the operator's inventory)
+ * or its agent by `--endpoint`; certificates by flag, environment or context.
+ */
 function withAgentFlags(cmd: Command): Command {
-  return withOutputFlag(cmd)
+  return withOutputFlag(cmd, { contextDefault: true })
+    .argument(
+      '[machine]',
+      'the machine by name, found through the operator (instead of --endpoint)',
+    )
+    .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
     .option('--endpoint <url>', 'the agent, https://host:port (env MOLT_ENDPOINT)')
+    .option(
+      '--operator <url>',
+      'the operator that finds a named machine (env MOLT_OPERATOR; default: the context’s)',
+    )
     .option('--cert <file>', 'client certificate, PEM (env MOLT_CERT)')
     .option('--key <file>', 'client private key, PEM (env MOLT_KEY)')
     .option('--ca <file>', 'fleet CA that issued the agent’s certificate (env MOLT_CA)')
@@ -26,10 +38,14 @@ function withFollowFlags(cmd: Command): Command {
 }
 
 type Run = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
+/** The action: the machine argument joins the flags as `machine`. */
 const lazy =
-  (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) => async (_o: unknown, cmd: Command) => {
+  (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) =>
+  async (...args: unknown[]): Promise<void> => {
     const m = await import('./run.ts');
-    await pick(m)(ctx, cmd.opts());
+    const cmd = args.at(-1) as Command;
+    const machine = typeof args[0] === 'string' ? { machine: args[0] } : {};
+    await pick(m)(ctx, { ...cmd.opts(), ...machine });
   };
 
 /** `molt node status|upgrade|rollback|reboot|hold|release|cancel|events|operations|logs`: one machine's agent. */

@@ -231,7 +231,10 @@ describe('molt node', () => {
   });
 
   it('checks flags before any connection', async () => {
-    assert.match((await molt(['node', 'status'])).stderr, /MOLT_BAD_FLAG: --endpoint is required/);
+    assert.match(
+      (await molt(['node', 'status'])).stderr,
+      /^error MOLT_NO_ENDPOINT: no agent is named: give a machine or an endpoint\n {2}hint: name the machine .*--endpoint https:\/\/HOST:PORT, or set MOLT_ENDPOINT\n$/,
+    );
     assert.match(
       (await molt(['node', 'status', '--endpoint', 'http://x:1'])).stderr,
       /MOLT_BAD_FLAG: --endpoint must be an https/,

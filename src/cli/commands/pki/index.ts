@@ -31,6 +31,11 @@ export function pkiCommand(ctx: CommandContext): Command {
       )
       .option('--days <n>', 'validity in days', '365')
       .option('--out <dir>', 'where to write the files (default: the CA directory)')
+      .option(
+        '--context <name>',
+        'also store a context of the CLI config with this certificate (current if none is)',
+      )
+      .option('--operator <url>', 'with --context: its operator (default: the context’s URL)')
       .action(async (_opts, cmd: Command) => {
         const { runIssue } = await import('./run.ts');
         await runIssue(ctx, cmd.opts());

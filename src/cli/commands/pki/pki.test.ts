@@ -16,8 +16,8 @@ import { main } from '../../main.ts';
 
 const run = promisify(execFile);
 
-async function molt(args: string[]) {
-  const io = memoryIo();
+async function molt(args: string[], env: Record<string, string> = {}) {
+  const io = memoryIo(env);
   const code = await main(args, io);
   return { code, stdout: io.stdout(), stderr: io.stderr() };
 }
@@ -252,5 +252,34 @@ describe('molt pki', () => {
       'node-1',
     ]);
     assert.match(again.stderr, /MOLT_PKI_INVALID: .*node-1\.pem already exists/);
+  });
+
+  it('issue --context stores the certificate as a context of the CLI config (issue 17)', async () => {
+    const env = { MOLT_CONFIG: join(dir.path, 'cli', 'config.yaml') };
+    const issue = (name: string, ...more: string[]) =>
+      molt(['pki', 'issue', '--ca-dir', ca, '--role', 'operator', '--name', name, ...more], env);
+    const noUrl = await issue('bob', '--context', 'prod');
+    assert.match(noUrl.stderr, /^error MOLT_BAD_FLAG: --context prod needs --operator URL/);
+    await assert.rejects(stat(join(ca, 'bob.pem')), 'nothing issued before the flags are right');
+    const first = await issue('bob', '--context', 'prod', '--operator', 'https://ops.example:8443');
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(
+      first.stdout,
+      /^context prod saved in .*config\.yaml: https:\/\/ops\.example:8443 \(the current context\)$/m,
+    );
+    const again = await issue('carol', '--context', 'prod', '-o', 'json');
+    const body = JSON.parse(again.stdout) as { cert: string; context: { operator: string } };
+    assert.equal(body.context.operator, 'https://ops.example:8443', 'the context’s URL reused');
+    const view = await molt(['config', 'view', '-o', 'json'], env);
+    const prod = (JSON.parse(view.stdout) as { contexts: Record<string, Record<string, string>> })
+      .contexts['prod'];
+    assert.deepEqual(prod, {
+      operator: 'https://ops.example:8443',
+      cert: join(ca, 'carol.pem'),
+      key: join(ca, 'carol.key'),
+      ca: join(ca, 'ca.pem'),
+    });
+    const stray = await issue('dave', '--operator', 'https://x:1');
+    assert.match(stray.stderr, /^error MOLT_BAD_FLAG: --operator needs --context NAME/);
   });
 });

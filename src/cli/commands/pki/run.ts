@@ -5,6 +5,9 @@ import type { CommandContext } from '../../context.ts';
 import { isValidSan } from '../../../platform/pki/certificates.ts';
 import { initCaDir, issueToDir, type WrittenCertificate } from '../../../platform/pki/store.ts';
 import { parseFlags } from '../../flags.ts';
+import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ContextName } from '../../../protocol/cli-config.ts';
+import { contextOperator, saveIssuedContext } from './context.ts';
 
 const output = z.enum(outputFormats).default('table');
 
@@ -27,6 +30,8 @@ const issueSchema = z.object({
     .min(1, 'must be at least 1')
     .max(36_500, 'must be at most 36500'),
   out: z.string().min(1).optional(),
+  context: ContextName.optional(),
+  operator: z.string().min(1).optional(),
   output,
 });
 
@@ -37,9 +42,15 @@ export async function runInit(ctx: CommandContext, raw: Record<string, unknown>)
   print(ctx, o.output, written, 'fleet CA');
 }
 
-/** `molt pki issue`. */
+/** `molt pki issue [--context NAME [--operator URL]]`. */
 export async function runIssue(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const o = parseFlags(issueSchema, raw);
+  if (o.operator !== undefined && o.context === undefined)
+    throw new MoltError(ErrorCode.BadFlag, '--operator needs --context NAME', {
+      hint: 'the operator’s URL is stored in the context the certificate goes into',
+    });
+  const operator =
+    o.context === undefined ? undefined : await contextOperator(ctx.io.env, o.context, o.operator);
   const written = await issueToDir({
     caDir: o.caDir,
     outDir: o.out ?? o.caDir,
@@ -48,7 +59,25 @@ export async function runIssue(ctx: CommandContext, raw: Record<string, unknown>
     sans: o.san,
     days: o.days,
   });
+  if (o.context === undefined || operator === undefined) {
+    print(ctx, o.output, written, `${o.role} certificate`);
+    return;
+  }
+  const context = await saveIssuedContext(ctx.io.env, {
+    name: o.context,
+    operator,
+    cert: written.cert,
+    key: written.key,
+    caDir: o.caDir,
+  });
+  if (o.output !== 'table') {
+    ctx.io.out(renderData(o.output, { ...written, context }));
+    return;
+  }
   print(ctx, o.output, written, `${o.role} certificate`);
+  ctx.io.out(
+    `context ${context.name} saved in ${context.file}: ${context.operator}${context.current ? ' (the current context)' : `; use it: molt config use-context ${context.name}`}\n`,
+  );
 }
 
 function print(

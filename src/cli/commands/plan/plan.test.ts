@@ -198,8 +198,15 @@ describe('molt plan: user errors get a code and a hint, never a stack trace', ()
     );
   });
 
-  it('refuses a missing --fleet', async () => {
-    await failsWith([], /^error MOLT_BAD_FLAG: required option '--fleet <file>' not specified\n/);
+  it('asks the live operator without --fleet, and says when none is configured', async () => {
+    await failsWith([], /^error MOLT_NO_ENDPOINT: no operator is configured\n/);
+  });
+
+  it('refuses the offline flags without --fleet', async () => {
+    await failsWith(
+      ['--at', at, '--horizon', '1d'],
+      /^error MOLT_BAD_FLAG: --at, --horizon need --fleet\n {2}hint: the live operator plans now/,
+    );
   });
 
   it('refuses a time without a zone', async () => {
@@ -227,7 +234,7 @@ describe('molt --help', () => {
     assert.equal(r.code, 0);
     assert.match(
       r.stdout,
-      /\n {2}plan \[options\] +show which machines a fleet file lets start now/,
+      /\n {2}plan \[options\] +what the operator does next and why each machine waits/,
     );
   });
 });

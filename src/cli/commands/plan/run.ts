@@ -9,6 +9,7 @@ import type { CommandContext } from '../../context.ts';
 import { outputFormats, renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
 import { describePlan, toPlanView } from './view.ts';
+import { runLivePlan } from './live.ts';
 
 const planSchema = z.object({
   fleet: z.string().min(1, 'is empty'),
@@ -20,9 +21,11 @@ const planSchema = z.object({
   upgradeMinutes: z.coerce
     .number({ message: 'must be a number of minutes' })
     .positive('must be more than 0')
-    .max(7 * 24 * 60, 'must be at most a week'),
+    .max(7 * 24 * 60, 'must be at most a week')
+    .default(10),
   horizon: z
     .string()
+    .default('7d')
     .refine((s) => (parseDuration(s) ?? 0) > 0, 'must be a duration like 12h or 7d')
     .transform((s) => parseDuration(s) ?? 0),
   output: z.enum(outputFormats).default('table'),
@@ -31,8 +34,24 @@ const planSchema = z.object({
 /** Bound on the plans one prediction evaluates (each distinct start instant is one). */
 const maxSteps = 10_000;
 
-/** `molt plan`: parse and check the fleet, plan at `--at`, simulate forward, print both. */
+/** `molt plan`: the live operator's plan, or (`--fleet`) the fleet file's with a prediction. */
 export async function runPlan(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
+  if (raw['fleet'] === undefined) {
+    const offline = ['at', 'upgradeMinutes', 'horizon'].filter((k) => raw[k] !== undefined);
+    if (offline.length > 0)
+      throw new MoltError(
+        ErrorCode.BadFlag,
+        `${offline.map((k) => `--${k === 'upgradeMinutes' ? 'upgrade-minutes' : k}`).join(', ')} need --fleet`,
+        { hint: 'the live operator plans now, on what it observes; --fleet FILE plans offline' },
+      );
+    await runLivePlan(ctx, raw);
+    return;
+  }
+  await runFleetPlan(ctx, raw);
+}
+
+/** `molt plan --fleet FILE`: parse and check the fleet, plan at `--at`, simulate forward, print both. */
+async function runFleetPlan(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const o = parseFlags(planSchema, raw);
   const now = o.at ?? Date.now();
   const snapshot = parseFleet(await readFleet(o.fleet), { source: o.fleet });

@@ -145,7 +145,8 @@ const rolloutColumns: readonly PrintColumn<RolloutRow>[] = [
   { header: 'MESSAGE', value: (r) => r.message ?? '' },
 ];
 
-const decisionColumns = (at: string): readonly PrintColumn<DecisionRow>[] => [
+/** Columns of the decisions now (offline and live plans). */
+export const decisionColumns = (at: string): readonly PrintColumn<DecisionRow>[] => [
   { header: 'ROLLOUT', value: (d) => d.rollout },
   { header: 'MACHINE', value: (d) => d.machine },
   { header: 'ACTION', value: (d) => d.action },

@@ -4,7 +4,7 @@
  * pool, or to any pool. These talk to the operator (mutual TLS), not the registry.
  */
 import { z } from 'zod';
-import { blockColumns, type BlockView } from '../../../protocol/index.ts';
+import { blockColumns, blockWideColumns, type BlockView } from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags } from '../../flags.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
@@ -66,10 +66,10 @@ export function runUnblock(
 
 /** `molt releases blocked`. */
 export function runBlocked(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  return withOperator(ctx, raw, async ({ client, output }) => {
+  return withOperator(ctx, raw, async ({ client, output, wide }) => {
     const list = await client.blocks();
+    const columns = wide ? blockWideColumns : blockColumns;
     if (output === 'table' && list.length === 0) ctx.io.out('no release is blocked\n');
-    else
-      ctx.io.out(output === 'table' ? renderTable(blockColumns, list) : renderData(output, list));
+    else ctx.io.out(output === 'table' ? renderTable(columns, list) : renderData(output, list));
   });
 }

@@ -40,7 +40,7 @@ function addBlockCommands(releases: Command, ctx: CommandContext): void {
       }),
   );
   releases.addCommand(
-    withOperatorFlags(new Command('blocked'))
+    withOperatorFlags(new Command('blocked'), { wide: true })
       .description('the blocked releases: by whom, why, for which pools')
       .action(async (_opts, cmd: Command) => {
         const { runBlocked } = await import('./blocks.ts');

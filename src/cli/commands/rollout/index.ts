@@ -4,9 +4,13 @@ import type { CommandContext } from '../../context.ts';
 import { withOutputFlag } from '../../flags.ts';
 import type * as RolloutRun from './run.ts';
 
-/** Flags every command that talks to the operator API shares (`molt rollout`, `molt machine`). */
-export function withOperatorFlags(cmd: Command): Command {
-  return withOutputFlag(cmd)
+/**
+ * Flags every command that talks to the operator API shares (`molt rollout`, `molt machine`, …);
+ * `wide` offers `-o wide`. Each flag falls back to its environment variable, then to the context.
+ */
+export function withOperatorFlags(cmd: Command, o: { wide?: boolean } = {}): Command {
+  return withOutputFlag(cmd, { contextDefault: true, ...o })
+    .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
     .option('--endpoint <url>', 'the operator API, https://host:port (env MOLT_OPERATOR)')
     .option('--cert <file>', 'client certificate, PEM (env MOLT_CERT)')
     .option('--key <file>', 'client private key, PEM (env MOLT_KEY)')
@@ -28,14 +32,15 @@ const lazy =
 export function rolloutCommand(ctx: CommandContext): Command {
   const rollout = new Command('rollout').description('rollouts on the operator (mutual TLS)');
   rollout.addCommand(
-    withOperatorFlags(new Command('list'))
+    withOperatorFlags(new Command('list'), { wide: true })
       .description('every rollout, oldest first, with its progress')
+      .option('-w, --watch', 'print the list again whenever it changes, until ctrl-C')
       .action(lazy(ctx, (m) => (c, _id, raw) => m.runList(c, raw))),
   );
   rollout.addCommand(
     withOperatorFlags(new Command('status'))
       .description('one rollout and its machines')
-      .argument('<id>', 'the rollout (see `molt rollout list`)')
+      .argument('<id>', 'the rollout, or a unique prefix of its id (see `molt rollout list`)')
       .option('--follow', 'print its history live and its progress until it completes or halts')
       .option(
         '--reconnect-timeout <ms>',
@@ -47,21 +52,21 @@ export function rolloutCommand(ctx: CommandContext): Command {
   rollout.addCommand(
     withOperatorFlags(new Command('pause'))
       .description('start no more machines (machines in flight finish)')
-      .argument('<id>', 'the rollout')
+      .argument('<id>', 'the rollout, or a unique prefix of its id')
       .option('--reason <text>', 'why, for the history')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'pause', id, raw))),
   );
   rollout.addCommand(
     withOperatorFlags(new Command('resume'))
       .description('resume a paused rollout')
-      .argument('<id>', 'the rollout')
+      .argument('<id>', 'the rollout, or a unique prefix of its id')
       .option('--force', 'resume a halted rollout, retrying its failed machines (admin only)')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'resume', id, raw))),
   );
   rollout.addCommand(
     withOperatorFlags(new Command('approve'))
       .description('let a rollout awaiting approval start')
-      .argument('<id>', 'the rollout')
+      .argument('<id>', 'the rollout, or a unique prefix of its id')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'approve', id, raw))),
   );
   rollout.addCommand(
@@ -69,7 +74,7 @@ export function rolloutCommand(ctx: CommandContext): Command {
       .description(
         'end a rollout for good: machines in flight finish, none start, its release is not offered to the pool again',
       )
-      .argument('<id>', 'the rollout')
+      .argument('<id>', 'the rollout, or a unique prefix of its id')
       .option('--reason <text>', 'why, for the history')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'cancel', id, raw))),
   );
@@ -78,7 +83,7 @@ export function rolloutCommand(ctx: CommandContext): Command {
       .description(
         'roll the pool back to the release it ran before, under the same policies (pause or halt the rollout first)',
       )
-      .argument('<id>', 'the rollout to reverse')
+      .argument('<id>', 'the rollout to reverse, or a unique prefix of its id')
       .option('--reason <text>', 'why, for the history')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'rollback', id, raw))),
   );

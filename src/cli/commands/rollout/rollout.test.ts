@@ -325,9 +325,15 @@ describe('molt rollout and molt machine', () => {
     assert.deepEqual((await store.read()).blocks, []);
   });
 
-  it('needs an endpoint, and says when the operator is not there', async () => {
+  it('says no operator is configured, naming the flag, the environment and contexts (issue 17)', async () => {
     const missing = await molt(['rollout', 'list']);
-    assert.match(missing.stderr, /MOLT_BAD_FLAG: --endpoint is required/);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error MOLT_NO_ENDPOINT: no operator is configured\n/);
+    for (const way of ['--endpoint', 'MOLT_OPERATOR', 'molt config use-context', 'molt lab up'])
+      assert.ok(missing.stderr.includes(way), `names ${way}: ${missing.stderr}`);
+  });
+
+  it('says when the operator is not there', async () => {
     const away = await molt([
       'rollout',
       'list',

@@ -3,12 +3,17 @@
 import { z } from 'zod';
 import {
   rolloutColumns,
+  rolloutWideColumns,
+  type OperatorClient,
   type RolloutActionResult,
+  type RolloutSummaryView,
   type RolloutView,
 } from '../../../protocol/index.ts';
 import { ExitCode } from '../../io.ts';
 import type { CommandContext } from '../../context.ts';
-import { renderData, renderTable } from '../../output.ts';
+import { renderData, renderListData, renderTable } from '../../output.ts';
+import { resolvePrefix } from '../../names.ts';
+import { watch } from '../../watch.ts';
 import { parseFlags } from '../../flags.ts';
 import { withConnection } from '../../mtls/connect.ts';
 import { connectToOperator, type OperatorConnection } from './connection.ts';
@@ -25,12 +30,29 @@ export const withOperator = (
 /** A rollout or machine id flag/argument (both verbs' modules). */
 export const idSchema = z.string({ message: 'is required' }).min(1, 'is empty').max(200);
 
-/** `molt rollout list`. */
+/** `molt rollout list [-o wide] [--watch]`. */
 export function runList(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  return withOperator(ctx, raw, async ({ client, output }) => {
-    const list = await client.rollouts();
-    ctx.io.out(output === 'table' ? renderTable(rolloutColumns, list) : renderData(output, list));
+  return withOperator(ctx, raw, async (c) => {
+    const columns = c.wide ? rolloutWideColumns : rolloutColumns;
+    const render = (list: RolloutSummaryView[]): string =>
+      c.output === 'table'
+        ? renderTable(columns, list)
+        : renderListData(c.output, list, raw['watch'] === true);
+    if (raw['watch'] === true)
+      await watch(ctx, { fetch: () => c.client.rollouts(), render, stop: c.abort });
+    else ctx.io.out(render(await c.client.rollouts()));
   });
+}
+
+/**
+ * The rollout `id` names: itself, or the one rollout whose id starts with it (`workers-1.1`).
+ * Several: MOLT_AMBIGUOUS_ID with the candidates.
+ */
+export async function resolveRollout(client: OperatorClient, id: string): Promise<string> {
+  return resolvePrefix(
+    id,
+    (await client.rollouts()).map((r) => r.id),
+  );
 }
 
 const statusSchema = z.object({
@@ -51,8 +73,9 @@ export function runStatus(
 ): Promise<void> {
   const o = parseFlags(statusSchema, { ...raw, id });
   return withOperator(ctx, raw, async ({ client, output }) => {
+    const id = await resolveRollout(client, o.id);
     if (!o.follow) {
-      const r = await client.rollout(o.id);
+      const r = await client.rollout(id);
       ctx.io.out(output === 'table' ? describeRollout(r) : renderData(output, r));
       return;
     }
@@ -62,7 +85,7 @@ export function runStatus(
       );
     };
     let started = false;
-    const final = await followRollout(client, o.id, {
+    const final = await followRollout(client, id, {
       reconnectTimeoutMs: o.reconnectTimeout,
       onEvent: (e) => {
         if (output === 'table') ctx.io.out(historyLine(e));
@@ -101,12 +124,13 @@ export function runAction(
   );
   return withOperator(ctx, raw, async ({ client, output }) => {
     const reason = o.reason === undefined ? {} : { reason: o.reason };
+    const id = await resolveRollout(client, o.id);
     const call: Readonly<Record<typeof action, () => Promise<RolloutActionResult>>> = {
-      pause: () => client.pause(o.id, reason),
-      resume: () => client.resume(o.id, o.force ? { force: true } : {}),
-      approve: () => client.approve(o.id),
-      cancel: () => client.cancel(o.id, reason),
-      rollback: () => client.rollback(o.id, reason),
+      pause: () => client.pause(id, reason),
+      resume: () => client.resume(id, o.force ? { force: true } : {}),
+      approve: () => client.approve(id),
+      cancel: () => client.cancel(id, reason),
+      rollback: () => client.rollback(id, reason),
     };
     const result = await call[action]();
     const r = result.rollout;
