@@ -11,7 +11,7 @@ import { loadOperatorConfig } from './config.ts';
 
 describe('loading the operator config', () => {
   let dir: string;
-  const config = async (selfRegistration: unknown[]): Promise<string> => {
+  const config = async (selfRegistration: unknown[], more: object = {}): Promise<string> => {
     const path = join(dir, 'operator.yaml');
     await writeFile(
       path,
@@ -22,6 +22,7 @@ describe('loading the operator config', () => {
         pki: { ca: 'ca.pem', cert: 'ca.pem', key: 'ca.pem' },
         store: 'memory',
         selfRegistration,
+        ...more,
       }),
     );
     return path;
@@ -50,5 +51,27 @@ describe('loading the operator config', () => {
       code: 'MOLT_CONFIG_INVALID',
       message: /selfRegistration\.0\.pool: the fleet file has no pool wrokers/,
     });
+  });
+
+  it('refuses a webhook sink whose events glob matches no event kind (a typo), naming the kinds', async () => {
+    const sink = { name: 'ops', url: 'https://hooks.example.com/x' };
+    const ok = await loadOperatorConfig(
+      await config([], { notifications: [{ ...sink, events: ['rollout.*', 'machine.failed'] }] }),
+    );
+    assert.deepEqual(ok.config.notifications[0]?.events, ['rollout.*', 'machine.failed']);
+    await assert.rejects(
+      loadOperatorConfig(
+        await config([], { notifications: [{ ...sink, events: ['rollout.*', 'rollout.halt'] }] }),
+      ),
+      (e: Error & { code?: string; hint?: string }) => {
+        assert.equal(e.code, 'MOLT_CONFIG_INVALID');
+        assert.match(
+          e.message,
+          /notifications\.0\.events\.1: "rollout\.halt" matches no event kind/,
+        );
+        assert.match(e.hint ?? '', /rollout\.halted/);
+        return true;
+      },
+    );
   });
 });

@@ -5,11 +5,12 @@
  * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates.
  */
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, posix, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { parseFleet } from '../protocol/fleet.ts';
+import { NotificationKinds } from '../protocol/notifications.ts';
 import { OperatorConfig } from '../protocol/operator-config.ts';
 
 export interface LoadedConfig {
@@ -69,6 +70,20 @@ function checkSelfRegistrationPools(
   });
 }
 
+/** A sink's `events` glob that matches no notification kind is a typo: refused, with the kinds. */
+function checkNotificationEvents(config: OperatorConfig, path: string): void {
+  config.notifications.forEach((sink, i) => {
+    sink.events.forEach((glob, j) => {
+      if (!NotificationKinds.some((kind) => posix.matchesGlob(kind, glob)))
+        throw new MoltError(
+          ErrorCode.ConfigInvalid,
+          `${path}: notifications.${String(i)}.events.${String(j)}: "${glob}" matches no event kind`,
+          { hint: `kinds (globs like rollout.* match several): ${NotificationKinds.join(', ')}` },
+        );
+    });
+  });
+}
+
 export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   const config = parseConfig(
     await text(path, 'the operator config', ErrorCode.ConfigInvalid),
@@ -80,6 +95,7 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
     source: fleetFile,
   });
   checkSelfRegistrationPools(config, fleet, path);
+  checkNotificationEvents(config, path);
   const pki = {
     ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
     cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),

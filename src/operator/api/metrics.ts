@@ -67,6 +67,9 @@ export function countingStore(store: OperatorStore, metrics: OperatorMetrics): O
       return stored;
     },
     history: (options) => store.history(options),
+    historyHead: () => store.historyHead(),
+    notifyCursor: (sink) => store.notifyCursor(sink),
+    advanceNotifyCursor: (sink, seq) => store.advanceNotifyCursor(sink, seq),
     close: () => store.close(),
   };
 }
