@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading `molt operator --config` from files: a selfRegistration rule must name a pool of the
-// fleet file (a typo would otherwise refuse every node at run time with no clue why).
+// fleet file (a typo would otherwise refuse every node at run time with no clue why); webhook
+// sinks' event globs must match a kind, and their secrets are read as secrets.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -73,5 +74,22 @@ describe('loading the operator config', () => {
         return true;
       },
     );
+  });
+
+  it('reads each sink secret relative to the config, without its trailing newline, refusing an exposed one', async () => {
+    const sink = { name: 'ops', url: 'https://hooks.example.com/x', secretFile: 'hook.secret' };
+    await writeFile(join(dir, 'hook.secret'), 's3cret\n', { mode: 0o600 });
+    const c = await loadOperatorConfig(await config([], { notifications: [sink] }));
+    assert.equal(Buffer.from(c.notificationSecrets.get('ops') ?? []).toString(), 's3cret');
+    await chmod(join(dir, 'hook.secret'), 0o644);
+    await assert.rejects(loadOperatorConfig(await config([], { notifications: [sink] })), {
+      code: 'MOLT_SECRET_EXPOSED',
+      message: /hook\.secret holds the secret of notification sink ops/,
+    });
+    const missing = { ...sink, secretFile: 'nope.secret' };
+    await assert.rejects(loadOperatorConfig(await config([], { notifications: [missing] })), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /cannot read the secret of notification sink ops, .*nope\.secret: ENOENT/,
+    });
   });
 });

@@ -2,16 +2,21 @@
 /**
  * Reading `molt operator --config FILE` (format: protocol/operator-config.ts) and the fleet file it
  * names. Every problem is a `MoltError` naming the file: `MOLT_CONFIG_INVALID` for the config,
- * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates.
+ * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates,
+ * `MOLT_SECRET_EXPOSED` for a webhook secret others can read (`config-notify.ts`).
  */
 import { readFile } from 'node:fs/promises';
-import { dirname, posix, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { parseFleet } from '../protocol/fleet.ts';
-import { NotificationKinds } from '../protocol/notifications.ts';
 import { OperatorConfig } from '../protocol/operator-config.ts';
+import {
+  checkNotificationEvents,
+  readNotificationSecrets,
+  type NotificationSecrets,
+} from './config-notify.ts';
 
 export interface LoadedConfig {
   readonly config: OperatorConfig;
@@ -19,6 +24,8 @@ export interface LoadedConfig {
   readonly fleetFile: string;
   readonly pki: { readonly ca: string; readonly cert: string; readonly key: string };
   readonly publicKeyPem?: string;
+  /** The shared secret of each notification sink with a `secretFile`, by sink name. */
+  readonly notificationSecrets: NotificationSecrets;
 }
 
 async function text(path: string, what: string, code: ErrorCode): Promise<string> {
@@ -70,20 +77,6 @@ function checkSelfRegistrationPools(
   });
 }
 
-/** A sink's `events` glob that matches no notification kind is a typo: refused, with the kinds. */
-function checkNotificationEvents(config: OperatorConfig, path: string): void {
-  config.notifications.forEach((sink, i) => {
-    sink.events.forEach((glob, j) => {
-      if (!NotificationKinds.some((kind) => posix.matchesGlob(kind, glob)))
-        throw new MoltError(
-          ErrorCode.ConfigInvalid,
-          `${path}: notifications.${String(i)}.events.${String(j)}: "${glob}" matches no event kind`,
-          { hint: `kinds (globs like rollout.* match several): ${NotificationKinds.join(', ')}` },
-        );
-    });
-  });
-}
-
 export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   const config = parseConfig(
     await text(path, 'the operator config', ErrorCode.ConfigInvalid),
@@ -105,5 +98,9 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
     config.publicKey === undefined
       ? undefined
       : await text(at(config.publicKey), 'the release public key', ErrorCode.PublicKeyInvalid);
-  return { config, fleet, fleetFile, pki, ...(publicKeyPem !== undefined && { publicKeyPem }) };
+  const notificationSecrets = await readNotificationSecrets(config, path);
+  return {
+    ...{ config, fleet, fleetFile, pki, notificationSecrets },
+    ...(publicKeyPem !== undefined && { publicKeyPem }),
+  };
 }
