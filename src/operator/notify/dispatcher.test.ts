@@ -136,8 +136,15 @@ describe('the notification dispatcher', () => {
     );
   });
 
-  it('skips events the sink does not want, and moves its cursor past them', async () => {
-    const store = new MemoryOperatorStore();
+  it('skips events the sink does not want, and moves its cursor past them in one write', async () => {
+    const writes: number[] = [];
+    class CountingStore extends MemoryOperatorStore {
+      override advanceNotifyCursor(sink: string, seq: number) {
+        writes.push(seq);
+        return super.advanceNotifyCursor(sink, seq);
+      }
+    }
+    const store = new CountingStore();
     await store.advanceNotifyCursor('halts', 0);
     const sink = new FakeNotificationSink('halts', (k) => k === 'rollout.halted');
     start({ store, sinks: [sink] });
@@ -151,6 +158,12 @@ describe('the notification dispatcher', () => {
       sink.attempts.map((n) => n.message),
       ['halt'],
     );
+    for (let i = 0; i < 5; i++) await store.appendHistory(event(`noise ${String(i)}`));
+    await eventually(async () => {
+      assert.equal(await store.notifyCursor('halts'), 8);
+    });
+    assert.deepEqual(writes.slice(-1), [8], 'five unwanted events, one write');
+    assert.ok(writes.filter((w) => w > 3).length === 1, writes.join(' '));
   });
 
   it('keeps at most maxBacklog events for a sink that is stuck: the oldest are dropped and counted', async () => {

@@ -95,14 +95,31 @@ class SinkWorker {
     const cursor = await this.bound(await this.cursor());
     const page = await this.o.store.history({ afterSeq: cursor, limit: this.o.pageSize ?? 100 });
     if (page.length === 0) return false;
-    const context = await this.o.store.read();
-    for (const e of page) {
-      if (this.signal.aborted || !this.o.isLeader()) return false;
-      await this.handle(e, context);
-    }
+    await this.walk(page, cursor, await this.o.store.read());
+    if (this.signal.aborted || !this.o.isLeader()) return false;
     if (this.#lastError !== '') this.o.log(`notifications: sink ${this.sink.name} running again`);
     this.#lastError = '';
     return true;
+  }
+
+  /** Hand each event of `page` to the sink, in order, moving the cursor past what is done. */
+  private async walk(
+    page: readonly HistoryEvent[],
+    cursor: number,
+    context: NotificationContext,
+  ): Promise<void> {
+    const at = { handled: cursor, written: cursor };
+    for (const e of page) {
+      if (this.signal.aborted || !this.o.isLeader()) break;
+      const outcome = await this.handle(e, context);
+      if (outcome === 'aborted') break;
+      at.handled = e.seq;
+      if (outcome === 'unwanted') continue;
+      await this.advance(e.seq);
+      at.written = e.seq;
+    }
+    // One write for a run of events the sink does not want, not one each.
+    if (at.handled > at.written) await this.advance(at.handled);
   }
 
   /** A failed step (the store away): logged once per distinct error, retried at the next poll. */
@@ -142,21 +159,27 @@ class SinkWorker {
     return this.#head - max;
   }
 
-  private async handle(e: HistoryEvent, context: NotificationContext): Promise<void> {
+  /**
+   * Hand `e` to the sink if it wants it: `sent` when delivered or given up on (the cursor moves
+   * past it now); `aborted` when stopping (unhandled, so sent again after a restart).
+   */
+  private async handle(
+    e: HistoryEvent,
+    context: NotificationContext,
+  ): Promise<'sent' | 'unwanted' | 'aborted'> {
     const n = notificationOf(e, context);
-    if (this.sink.wants(n.kind)) {
-      try {
-        await this.sink.deliver(n, this.signal);
-        this.o.observer?.delivered(this.sink.name);
-      } catch (err) {
-        if (this.signal.aborted) return; // stopping: unhandled, so sent again after the restart
-        this.o.observer?.dropped(this.sink.name, 'failed', 1);
-        this.o.log(
-          `notifications: dropped ${n.kind} ${n.id} for sink ${this.sink.name}: ${describe(err)}`,
-        );
-      }
+    if (!this.sink.wants(n.kind)) return 'unwanted';
+    try {
+      await this.sink.deliver(n, this.signal);
+      this.o.observer?.delivered(this.sink.name);
+    } catch (err) {
+      if (this.signal.aborted) return 'aborted';
+      this.o.observer?.dropped(this.sink.name, 'failed', 1);
+      this.o.log(
+        `notifications: dropped ${n.kind} ${n.id} for sink ${this.sink.name}: ${describe(err)}`,
+      );
     }
-    await this.advance(e.seq);
+    return 'sent';
   }
 
   private async advance(seq: number): Promise<void> {
