@@ -187,6 +187,10 @@ export const ErrorCode = {
   ProviderUnreachable: 'MOLT_PROVIDER_UNREACHABLE',
   /** A machine provider refused a request (4xx) or answered something that is not its protocol. */
   ProviderFailed: 'MOLT_PROVIDER_FAILED',
+  /** A webhook sink (docs/adr/0009) unreachable, too slow, or answering 5xx or 429; retried. */
+  WebhookUnreachable: 'MOLT_WEBHOOK_UNREACHABLE',
+  /** A webhook sink refused a delivery (4xx, a redirect): not retried, the event is dropped. */
+  WebhookRefused: 'MOLT_WEBHOOK_REFUSED',
   // OS images (docs/image.md)
   /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
   ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loading `molt operator --config` from files: a selfRegistration rule must name a pool of the
-// fleet file (a typo would otherwise refuse every node at run time with no clue why).
+// fleet file (a typo would otherwise refuse every node at run time with no clue why); webhook
+// sinks' event globs must match a kind, and their secrets are read as secrets.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -11,7 +12,7 @@ import { loadOperatorConfig } from './config.ts';
 
 describe('loading the operator config', () => {
   let dir: string;
-  const config = async (selfRegistration: unknown[]): Promise<string> => {
+  const config = async (selfRegistration: unknown[], more: object = {}): Promise<string> => {
     const path = join(dir, 'operator.yaml');
     await writeFile(
       path,
@@ -22,6 +23,7 @@ describe('loading the operator config', () => {
         pki: { ca: 'ca.pem', cert: 'ca.pem', key: 'ca.pem' },
         store: 'memory',
         selfRegistration,
+        ...more,
       }),
     );
     return path;
@@ -49,6 +51,45 @@ describe('loading the operator config', () => {
     await assert.rejects(loadOperatorConfig(await config([{ nodes: ['w-*'], pool: 'wrokers' }])), {
       code: 'MOLT_CONFIG_INVALID',
       message: /selfRegistration\.0\.pool: the fleet file has no pool wrokers/,
+    });
+  });
+
+  it('refuses a webhook sink whose events glob matches no event kind (a typo), naming the kinds', async () => {
+    const sink = { name: 'ops', url: 'https://hooks.example.com/x' };
+    const ok = await loadOperatorConfig(
+      await config([], { notifications: [{ ...sink, events: ['rollout.*', 'machine.failed'] }] }),
+    );
+    assert.deepEqual(ok.config.notifications[0]?.events, ['rollout.*', 'machine.failed']);
+    await assert.rejects(
+      loadOperatorConfig(
+        await config([], { notifications: [{ ...sink, events: ['rollout.*', 'rollout.halt'] }] }),
+      ),
+      (e: Error & { code?: string; hint?: string }) => {
+        assert.equal(e.code, 'MOLT_CONFIG_INVALID');
+        assert.match(
+          e.message,
+          /notifications\.0\.events\.1: "rollout\.halt" matches no event kind/,
+        );
+        assert.match(e.hint ?? '', /rollout\.halted/);
+        return true;
+      },
+    );
+  });
+
+  it('reads each sink secret relative to the config, without its trailing newline, refusing an exposed one', async () => {
+    const sink = { name: 'ops', url: 'https://hooks.example.com/x', secretFile: 'hook.secret' };
+    await writeFile(join(dir, 'hook.secret'), 's3cret\n', { mode: 0o600 });
+    const c = await loadOperatorConfig(await config([], { notifications: [sink] }));
+    assert.equal(Buffer.from(c.notificationSecrets.get('ops') ?? []).toString(), 's3cret');
+    await chmod(join(dir, 'hook.secret'), 0o644);
+    await assert.rejects(loadOperatorConfig(await config([], { notifications: [sink] })), {
+      code: 'MOLT_SECRET_EXPOSED',
+      message: /hook\.secret holds the secret of notification sink ops/,
+    });
+    const missing = { ...sink, secretFile: 'nope.secret' };
+    await assert.rejects(loadOperatorConfig(await config([], { notifications: [missing] })), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /cannot read the secret of notification sink ops, .*nope\.secret: ENOENT/,
     });
   });
 });

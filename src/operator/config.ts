@@ -2,7 +2,8 @@
 /**
  * Reading `molt operator --config FILE` (format: protocol/operator-config.ts) and the fleet file it
  * names. Every problem is a `MoltError` naming the file: `MOLT_CONFIG_INVALID` for the config,
- * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates.
+ * the fleet file's own codes (with line:column) for the fleet, `MOLT_PKI_INVALID` for certificates,
+ * `MOLT_SECRET_EXPOSED` for a webhook secret others can read (`config-notify.ts`).
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -11,6 +12,11 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { parseFleet } from '../protocol/fleet.ts';
 import { OperatorConfig } from '../protocol/operator-config.ts';
+import {
+  checkNotificationEvents,
+  readNotificationSecrets,
+  type NotificationSecrets,
+} from './config-notify.ts';
 
 export interface LoadedConfig {
   readonly config: OperatorConfig;
@@ -18,6 +24,8 @@ export interface LoadedConfig {
   readonly fleetFile: string;
   readonly pki: { readonly ca: string; readonly cert: string; readonly key: string };
   readonly publicKeyPem?: string;
+  /** The shared secret of each notification sink with a `secretFile`, by sink name. */
+  readonly notificationSecrets: NotificationSecrets;
 }
 
 async function text(path: string, what: string, code: ErrorCode): Promise<string> {
@@ -80,6 +88,7 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
     source: fleetFile,
   });
   checkSelfRegistrationPools(config, fleet, path);
+  checkNotificationEvents(config, path);
   const pki = {
     ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
     cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),
@@ -89,5 +98,9 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
     config.publicKey === undefined
       ? undefined
       : await text(at(config.publicKey), 'the release public key', ErrorCode.PublicKeyInvalid);
-  return { config, fleet, fleetFile, pki, ...(publicKeyPem !== undefined && { publicKeyPem }) };
+  const notificationSecrets = await readNotificationSecrets(config, path);
+  return {
+    ...{ config, fleet, fleetFile, pki, notificationSecrets },
+    ...(publicKeyPem !== undefined && { publicKeyPem }),
+  };
 }

@@ -33,6 +33,7 @@ import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
 import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
+import { startConfiguredNotifications } from './compose-notify.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { serveAll } from './listeners.ts';
 import type { Release } from '../core/releases/release.ts';
@@ -162,7 +163,10 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
   };
 }
 
-/** The reconcile loop, woken by the agents' event streams; `stop` ends the loop, then the streams. */
+/**
+ * The reconcile loop, woken by the agents' event streams, and the webhook notifications of what
+ * it records (`compose-notify.ts`); `stop` ends the loop, then the notifications and the streams.
+ */
 function startLoop(
   c: LoadedConfig,
   p: LoopParts,
@@ -170,16 +174,24 @@ function startLoop(
   metrics: OperatorMetrics,
 ): { stop(): Promise<void> } {
   const events = createAgentEventSource(c.pki);
+  const notify = startConfiguredNotifications(c, {
+    store: p.store,
+    leadership,
+    metrics,
+    log: p.log,
+  });
   const loop = startWatchedLoop(reconcileDeps(c, p), events, leadership, {
     intervalMs: c.config.interval,
     onPass: (pass) => {
       metrics.recordPass(pass);
       p.status?.kick();
+      notify?.kick();
     },
   });
   return {
     async stop() {
       await loop.stop();
+      await notify?.stop();
       await p.status?.stop();
       await events.close();
     },
@@ -221,7 +233,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const leadership = kube.leadership ?? state.leadership;
   // The API's metrics count what the loop does, and it reads what the loop last saw of each
   // machine, through these two wrappers: the loop itself knows nothing about the API.
-  const metrics = new OperatorMetrics();
+  const metrics = new OperatorMetrics(c.config.notifications.map((n) => n.name));
   const observations = new MemoryObservationBook();
   const store = countingStore(state.store, metrics);
   const gateway = createAgentGateway(c.pki);

@@ -111,4 +111,42 @@ describe('the operator config', () => {
       ],
     );
   });
+
+  it('reads webhook sinks with their defaults, and names what is wrong with one', () => {
+    const c = OperatorConfig.parse({
+      ...minimal,
+      notifications: [{ name: 'ops', url: 'https://hooks.example.com/molt' }],
+    });
+    assert.deepEqual(c.notifications, [
+      {
+        name: 'ops',
+        url: 'https://hooks.example.com/molt',
+        format: 'json',
+        events: ['*'],
+        timeout: 10_000,
+      },
+    ]);
+    assert.deepEqual(OperatorConfig.parse(minimal).notifications, []);
+    const sink = { name: 'ops', url: 'https://h/x' };
+    assert.deepEqual(
+      issues({
+        ...minimal,
+        notifications: [
+          sink,
+          sink,
+          { name: 'a b', url: 'ftp://h/x', format: 'teams', events: [], timeout: '0s' },
+        ],
+      }).map((m) => m.split(':')[0]),
+      [
+        'notifications.2.name',
+        'notifications.2.url',
+        'notifications.2.format',
+        'notifications.2.events',
+        'notifications.2.timeout',
+      ],
+    );
+    assert.deepEqual(issues({ ...minimal, notifications: [sink, sink] }), [
+      'notifications.1.name: listed twice',
+    ]);
+  });
 });

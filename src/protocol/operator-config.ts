@@ -37,6 +37,13 @@
  *     role: worker               # default worker
  *     cluster: lab               # default: none — a registration must name exactly this
  *     labels: {zone: [a, b]}     # label keys they may set, with the values allowed (globs)
+ * notifications:                 # webhooks: every transition, POSTed to each sink (docs/adr/0009)
+ *   - name: ops-hook             # letters, digits, . _ - : the sink's cursor and metric label
+ *     url: https://hooks.example.com/molt
+ *     format: json               # default; slack: {text, blocks} for a Slack incoming webhook
+ *     secretFile: webhook.secret # HMAC-SHA256 key (mode 0600): X-Molt-Signature; none: unsigned
+ *     events: ["rollout.*", "machine.failed", "machine.rolled-back"]   # globs; default ["*"]
+ *     timeout: 10s               # per attempt (default); retried with backoff, then dropped
  * kubernetes:                    # the fleet is a Kubernetes cluster (docs/adr/0006 §9)
  *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity
  *   namespace: molt-system       # where the status mirror, its Events and the Lease live
@@ -119,6 +126,37 @@ const FleetLockConfig = z
     }
   });
 
+/**
+ * One `notifications` sink (docs/adr/0009): the operator POSTs every history event whose kind
+ * (`protocol/notifications.ts`) matches one of `events` to `url`, signed when `secretFile` names
+ * the shared secret. Which globs match no kind at all is checked when the config is loaded.
+ */
+export const NotificationSinkConfig = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$/, 'letters, digits, . _ - (at most 63)'),
+  url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
+  format: z.enum(['json', 'slack']).default('json'),
+  /** A file holding the HMAC key (its bytes, a trailing newline dropped); mode 0600. */
+  secretFile: z.string().min(1).optional(),
+  events: z.array(z.string().min(1)).min(1, 'name at least one event kind or glob').default(['*']),
+  /** One attempt's deadline. */
+  timeout: duration.default(10_000),
+});
+export type NotificationSinkConfig = z.output<typeof NotificationSinkConfig>;
+
+const notifications = z
+  .array(NotificationSinkConfig)
+  .default([])
+  .superRefine((sinks, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, sink] of sinks.entries()) {
+      if (seen.has(sink.name))
+        ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'listed twice' });
+      seen.add(sink.name);
+    }
+  });
+
 export const OperatorConfig = z
   .strictObject({
     registry: z.string().min(1),
@@ -156,6 +194,8 @@ export const OperatorConfig = z
       .optional(),
     /** Which nodes may register themselves, into what; none by default. */
     selfRegistration: z.array(SelfRegistrationRule).default([]),
+    /** Webhook sinks every transition is sent to; none by default. */
+    notifications,
     kubernetes: z
       .strictObject({
         kubeconfig: z.string().min(1),

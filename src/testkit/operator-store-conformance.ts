@@ -3,8 +3,9 @@
  * What every {@link OperatorStore} must do (docs/adr/0005 §4), run against the memory adapter and
  * against real etcd: CRUD of machines, rollouts, holds and blocks; compare-and-swap updates that lose no
  * write under concurrent writers; `recordStart` that is atomic and starts a machine at most once
- * even when raced; start pruning; history seqs that only increase; and state that outlives the
- * store instance (an operator restart).
+ * even when raced; start pruning; history seqs that only increase, the history's head and the
+ * notification sinks' forward-only cursors; and state that outlives the store instance (an
+ * operator restart).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -24,6 +25,7 @@ import {
 } from './operator-store-fixtures.ts';
 import { rejectsWithCode } from './registry-conformance.ts';
 import { holdAndBlockConformance } from './operator-store-holds.ts';
+import { notifyCursorConformance } from './operator-store-notify.ts';
 
 export type { OperatorStoreTarget } from './operator-store-fixtures.ts';
 
@@ -220,6 +222,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
     });
 
     holdAndBlockConformance(() => store);
+    notifyCursorConformance(() => store, open);
 
     it('hands out strictly increasing history seqs under concurrent appends, and pages them', async () => {
       const before = (await store.history()).at(-1)?.seq ?? 0;

@@ -9,6 +9,10 @@
 import type { MachinePhase, Rollout } from '../../core/rollout/types.ts';
 import { MachinePhases, RolloutStates } from '../../core/rollout/vocabulary.ts';
 import type { OperatorStore, StoredState } from '../ports/store.ts';
+import { family, sample } from './exposition.ts';
+import { fleetFamilies, type FleetLockSlots } from './metrics-fleet.ts';
+import { notifyFamilies, NotificationMetrics } from './metrics-notify.ts';
+import type { ObservationBook } from './observations.ts';
 import { PassHistogram } from './pass-histogram.ts';
 
 /** One reconcile pass, as the loop reports it. */
@@ -27,6 +31,13 @@ export class OperatorMetrics {
   lastPass: PassReport | undefined;
   /** Every pass's duration, failed ones included (a failed pass is usually a slow one). */
   readonly passDurations = new PassHistogram();
+  /** Webhook deliveries, retries, drops and backlogs, by sink (docs/adr/0009). */
+  readonly notifications: NotificationMetrics;
+
+  /** `sinks`: the config's notification sinks, each counted from 0. */
+  constructor(sinks: readonly string[] = []) {
+    this.notifications = new NotificationMetrics(sinks);
+  }
 
   recordStart(pool: string): void {
     this.starts.set(pool, (this.starts.get(pool) ?? 0) + 1);
@@ -67,25 +78,11 @@ export function countingStore(store: OperatorStore, metrics: OperatorMetrics): O
       return stored;
     },
     history: (options) => store.history(options),
+    historyHead: () => store.historyHead(),
+    notifyCursor: (sink) => store.notifyCursor(sink),
+    advanceNotifyCursor: (sink, seq) => store.advanceNotifyCursor(sink, seq),
     close: () => store.close(),
   };
-}
-
-const escape = (v: string): string =>
-  v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-
-const sample = (name: string, labels: Record<string, string>, value: number): string => {
-  const l = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
-  return `${name}${l.length === 0 ? '' : `{${l.join(',')}}`} ${String(value)}`;
-};
-
-function family(
-  name: string,
-  type: 'gauge' | 'counter' | 'histogram',
-  help: string,
-  lines: string[],
-): string[] {
-  return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines];
 }
 
 function phaseCounts(r: Rollout, pool: readonly string[]): Record<MachinePhase, number> {
@@ -138,6 +135,10 @@ export interface MetricsInput {
   readonly pools: readonly string[];
   readonly leader: boolean;
   readonly now: number;
+  /** What the loop last saw of each machine (agent reachability, the release it boots). */
+  readonly observations?: ObservationBook;
+  /** Each FleetLock group's slots and holders, as the store has them. */
+  readonly fleetLock?: readonly FleetLockSlots[];
 }
 
 /** The exposition text. */
@@ -201,6 +202,8 @@ export function renderMetrics(i: MetricsInput): string {
     ...family('molt_operator_leader', 'gauge', '1 while this operator leads, else 0.', [
       sample('molt_operator_leader', {}, i.leader ? 1 : 0),
     ]),
+    ...fleetFamilies(i),
+    ...notifyFamilies(m.notifications),
   ];
   return lines.join('\n') + '\n';
 }

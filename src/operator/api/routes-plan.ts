@@ -17,6 +17,7 @@ import {
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { metricsContentType, renderMetrics } from './metrics.ts';
+import { readFleetLockSlots } from './metrics-fleet.ts';
 import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
 import { iso } from '../../core/time.ts';
 import { decisionKey, decisionView } from './views.ts';
@@ -137,12 +138,16 @@ export function planRoute(
 /** `GET /metrics`: the API's only (the dashboard's listener is no place for it). */
 function metricsRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
   app.get(OperatorRoutes.metrics, async (_request, reply) => {
+    const pools = deps.fleet.pools.map((p) => p.name);
+    const { groups, store } = deps.fleetLock;
     const text = renderMetrics({
       state: await deps.store.read(),
       metrics: deps.metrics,
-      pools: deps.fleet.pools.map((p) => p.name),
+      pools,
       leader: deps.isLeader(),
       now: deps.now(),
+      observations: deps.observations,
+      fleetLock: await readFleetLockSlots(pools, groups, store),
     });
     return reply.type(metricsContentType).send(text);
   });

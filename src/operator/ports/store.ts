@@ -2,7 +2,8 @@
 /**
  * Where the operator keeps everything that must survive its restart (docs/adr/0005 §4): the
  * machines it manages, the rollouts with per-machine progress, the start history that rate limits
- * count, holds, blocked releases, and the event history. Implementations: the memory store (`adapters/memory-store`)
+ * count, holds, blocked releases, the event history, and how far each webhook sink has been
+ * sent it. Implementations: the memory store (`adapters/memory-store`)
  * and the etcd store (`adapters/etcd-store`), both passing `testkit/operator-store-conformance.ts`.
  *
  * The invariant this port carries (DESIGN invariant 6): a machine start is recorded — start record
@@ -128,5 +129,18 @@ export interface OperatorStore {
   appendHistory(event: NewHistoryEvent): Promise<HistoryEvent>;
   /** History after `afterSeq` (all when undefined), oldest first, at most `limit`. */
   history(options?: { afterSeq?: number; limit?: number }): Promise<HistoryEvent[]>;
+  /** The seq of the last history event handed out; 0 before the first. */
+  historyHead(): Promise<number>;
+  /**
+   * How far the notification sink named `sink` has handled the history (docs/adr/0009): the seq
+   * of the last event it delivered or gave up on; undefined before its first.
+   */
+  notifyCursor(sink: string): Promise<number | undefined>;
+  /**
+   * Move `sink`'s cursor to `seq`, forward only: a seq at or below the stored one changes nothing,
+   * so the late write of a deposed leader never moves it back (which would send events again).
+   * `MOLT_BAD_INPUT` when `seq` is not a non-negative integer.
+   */
+  advanceNotifyCursor(sink: string, seq: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -19,6 +19,9 @@ function noting(store: OperatorStore, steps: string[]): OperatorStore {
     putBlock: (b) => store.putBlock(b),
     removeBlock: (digest, pool) => store.removeBlock(digest, pool),
     history: (o) => store.history(o),
+    historyHead: () => store.historyHead(),
+    notifyCursor: (sink) => store.notifyCursor(sink),
+    advanceNotifyCursor: (sink, seq) => store.advanceNotifyCursor(sink, seq),
     close: () => store.close(),
     updateRollout: async (id, change) => {
       const r = await store.updateRollout(id, change);

@@ -11,6 +11,7 @@
  * | `blocks/<digest>/{all,pool:<name>}` | {@link ReleaseBlock} (`blockKey`) |
  * | `history-seq` | the last history seq handed out (a counter advanced by compare-and-swap) |
  * | `history/<seq, 16 digits>` | {@link HistoryEvent} |
+ * | `notify-cursors/<sink>` | the seq a notification sink has handled the history up to |
  *
  * Values are JSON, readable with `etcdctl get --prefix`. A start record's key carries a random
  * nonce: it makes the key unique to one `recordStart` call, which is how a call whose answer was
@@ -35,6 +36,7 @@ export interface Layout {
   readonly blocks: string;
   readonly history: string;
   readonly historySeq: string;
+  readonly notifyCursors: string;
   machine(id: string): string;
   rollout(id: string): string;
   /** The key of a start at `at` written by the call identified by `nonce`. */
@@ -44,6 +46,8 @@ export interface Layout {
   hold(machine: string): string;
   block(digest: string, pool: string | undefined): string;
   historyAt(seq: number): string;
+  /** The cursor of the notification sink `sink` (its name URI-encoded: one key segment). */
+  notifyCursor(sink: string): string;
 }
 
 export function layout(prefix: string): Layout {
@@ -57,6 +61,7 @@ export function layout(prefix: string): Layout {
     blocks: `${p}blocks/`,
     history: `${p}history/`,
     historySeq: `${p}history-seq`,
+    notifyCursors: `${p}notify-cursors/`,
     machine: (id) => `${p}machines/${id}`,
     rollout: (id) => `${p}rollouts/${id}`,
     start: (at, nonce) => `${p}starts/${pad(at, 15)}/${nonce}`,
@@ -64,6 +69,7 @@ export function layout(prefix: string): Layout {
     hold: (machine) => `${p}holds/${machine}`,
     block: (digest, pool) => `${p}blocks/${blockKey(digest, pool)}`,
     historyAt: (seq) => `${p}history/${pad(seq, 16)}`,
+    notifyCursor: (sink) => `${p}notify-cursors/${encodeURIComponent(sink)}`,
   };
 }
 

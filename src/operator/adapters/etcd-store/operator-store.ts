@@ -13,6 +13,7 @@ import { get, readPrefixes, type StoreCtx } from './cas.ts';
 import { decode, encode } from './codec.ts';
 import { appendHistory, history } from './history.ts';
 import { idOf, layout } from './layout.ts';
+import { advanceNotifyCursor, historyHead, notifyCursor } from './notify-cursors.ts';
 import { createRollout, recordStart, updateRollout } from './rollouts.ts';
 
 export interface EtcdOperatorStoreOptions {
@@ -57,6 +58,9 @@ export function createEtcdOperatorStore(o: EtcdOperatorStoreOptions): OperatorSt
     removeBlock: (digest, pool) => remove(ctx, k.block(digest, pool)),
     appendHistory: (event) => appendHistory(ctx, event),
     history: (options) => history(ctx, options),
+    historyHead: () => historyHead(ctx),
+    notifyCursor: (sink) => notifyCursor(ctx, sink),
+    advanceNotifyCursor: (sink, seq) => advanceNotifyCursor(ctx, sink, seq),
     close: () => {
       ctx.client.close();
       return Promise.resolve();

@@ -34,6 +34,8 @@ export class MemoryOperatorBackend {
   readonly blocks = new Map<string, ReleaseBlock>();
   readonly events: HistoryEvent[] = [];
   seq = 0;
+  /** Notification cursors by sink name. */
+  readonly cursors = new Map<string, number>();
   rev = 0;
 }
 
@@ -150,6 +152,24 @@ export class MemoryOperatorStore implements OperatorStore {
     const after = options.afterSeq ?? 0;
     const events = this.backend.events.filter((e) => e.seq > after);
     return Promise.resolve(copy(events.slice(0, Math.max(0, options.limit ?? events.length))));
+  }
+
+  historyHead(): Promise<number> {
+    return Promise.resolve(this.backend.seq);
+  }
+
+  notifyCursor(sink: string): Promise<number | undefined> {
+    return Promise.resolve(this.backend.cursors.get(sink));
+  }
+
+  advanceNotifyCursor(sink: string, seq: number): Promise<void> {
+    if (!Number.isSafeInteger(seq) || seq < 0)
+      return Promise.reject(
+        new MoltError(ErrorCode.BadInput, `a notification cursor must be a seq, not ${seq}`),
+      );
+    const cursors = this.backend.cursors;
+    cursors.set(sink, Math.max(seq, cursors.get(sink) ?? 0));
+    return Promise.resolve();
   }
 
   close(): Promise<void> {
