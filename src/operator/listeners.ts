@@ -119,6 +119,7 @@ async function serveDashboard(
   if (d === undefined) return undefined;
   const server = await createDashboardServer({
     deps: { ...apiDeps(c, p), onInternalError: reportBug(p.log, 'dashboard') },
+    access: { users: d.users, anonymousRead: d.anonymousRead, sessionTtl: d.sessionTtl },
     tls: d.tls ? await readServerTls(path, c.config) : undefined,
     host: d.listen.host,
     port: d.listen.port,
