@@ -16,6 +16,7 @@ import type { LabIo } from './io.ts';
 import type { LabOptions } from './lab.ts';
 import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
+import { signInLine, type LabState } from './state.ts';
 
 export type { LabIo } from './io.ts';
 
@@ -167,6 +168,16 @@ async function labOptions(
   };
 }
 
+/** What `molt lab up` prints once the lab is ready. */
+function readyText(state: LabState): string {
+  const signIn = signInLine(state);
+  return (
+    `lab ready: dashboard ${state.operator.dashboard}\n` +
+    (signIn === undefined ? '' : `          ${signIn}\n`) +
+    'explore:  eval "$(molt lab env)"; molt rollout list; molt lab status; molt lab down\n'
+  );
+}
+
 async function runLabVerb(
   verb: string,
   rest: readonly string[],
@@ -185,10 +196,7 @@ async function runLabVerb(
         io.out(`${JSON.stringify(state, null, 2)}\n`);
         return 0;
       }
-      io.out(
-        `lab ready: dashboard ${state.operator.dashboard}\n` +
-          'explore:  eval "$(molt lab env)"; molt rollout list; molt lab status; molt lab down\n',
-      );
+      io.out(readyText(state));
       return 0;
     }
     case 'run':

@@ -10,7 +10,9 @@ const collect = (value: string, previous: string[]): string[] => [...previous, v
  * it signs, and the dashboard's sign-in tokens.
  */
 export function pkiCommand(ctx: CommandContext): Command {
-  const pki = new Command('pki').description('fleet certificates for the agents’ mutual-TLS API');
+  const pki = new Command('pki').description(
+    'fleet certificates for the mutual-TLS APIs, and dashboard sign-in tokens',
+  );
   pki.addCommand(
     withOutputFlag(new Command('init'))
       .description('create a fleet CA (EC P-256, 10 years): ca.pem and ca.key (0600)')
