@@ -29,8 +29,17 @@ let route: Route = routeOf(location.hash);
 let stopEvents: (() => void) | undefined;
 let followed = '';
 
+let noticeTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Say what an action did; a success fades after a while, a refusal stays until the next. */
 function notify(text: string, look: 'ok' | 'bad'): void {
-  setPill(find('#notice'), text, look);
+  const notice = find('#notice');
+  setPill(notice, text, look);
+  clearTimeout(noticeTimer);
+  if (look === 'ok')
+    noticeTimer = setTimeout(() => {
+      setPill(notice, '', '');
+    }, 10_000);
 }
 
 const hooks: SessionHooks = {
@@ -91,9 +100,18 @@ async function drawPage(r: Route, s: DashboardStateView): Promise<void> {
   }
 }
 
-/** Someone is typing a reason or has armed a button: a redraw now would take it from them. */
-const interacting = (): boolean =>
-  document.activeElement?.closest('.actions') != null || document.querySelector('.armed') !== null;
+/**
+ * Someone is typing in an action's field or choosing from its list, or has armed a button: a
+ * redraw now would take it from them. A focused button is no reason (it keeps the focus after its
+ * click, and the redraw must show what the click did).
+ */
+function interacting(): boolean {
+  const focus = document.activeElement;
+  const typing = focus instanceof HTMLInputElement || focus instanceof HTMLSelectElement;
+  return (
+    (typing && focus.closest('.actions') !== null) || document.querySelector('.armed') !== null
+  );
+}
 
 // One refresh at a time; asks that come in meanwhile collapse into one more after it, so a burst
 // of events neither stacks requests nor is missed.

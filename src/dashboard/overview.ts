@@ -31,16 +31,29 @@ function recent(s: DashboardStateView): DashboardStateView['rollouts'] {
 export const liveRollouts = (s: DashboardStateView): Set<string> =>
   new Set(s.rollouts.filter((r) => !isEnded(r.state)).map((r) => r.id));
 
+/** The rollouts with only the machines the filters let through (pools not chosen left out). */
+function narrowed(
+  rollouts: DashboardStateView['rollouts'],
+  pool: string | undefined,
+  visible: ReadonlySet<string>,
+): DashboardStateView['rollouts'] {
+  return rollouts
+    .filter((r) => pool === undefined || r.pool === pool)
+    .map((r) => ({ ...r, machines: r.machines.filter((m) => visible.has(m.machine)) }));
+}
+
 /** Draw the fleet page from `s`; `redraw` is called when the filters change. */
 export function drawOverview(s: DashboardStateView, c: ActContext, redraw: () => void): void {
-  const shown = recent(s);
-  find('#rollouts').replaceChildren(
-    ...(shown.length === 0
-      ? [el('p', { class: 'muted' }, 'No rollouts yet.')]
-      : shown.map((r) => rolloutCard(r, c))),
-  );
   const choice = choiceFromQuery(location.search);
   const machines = filterMachines(s.machines, choice);
+  const visible = new Set(machines.map((m) => m.id));
+  const pool = choice.filters.pool;
+  const cards = recent(s).filter((r) => pool === undefined || r.pool === pool);
+  find('#rollouts').replaceChildren(
+    ...(cards.length === 0
+      ? [el('p', { class: 'muted' }, 'No rollouts yet.')]
+      : cards.map((r) => rolloutCard(r, c))),
+  );
   find('#releases').replaceChildren(releaseChart(machines));
   find('#filters').replaceChildren(filterBar(s.machines, choice, redraw));
   find('#fleet tbody').replaceChildren(...fleetRows(groupMachines(machines, choice.group)));
@@ -50,9 +63,11 @@ export function drawOverview(s: DashboardStateView, c: ActContext, redraw: () =>
       : `${machines.length} of ${s.machines.length} machines`;
   const live = liveRollouts(s);
   const now = Date.now();
-  const opens = startInstants(s.plan, live).filter((t) => t > now);
+  const plan = { ...s.plan, decisions: s.plan.decisions.filter((d) => visible.has(d.machine)) };
+  const opens = startInstants(plan, live).filter((t) => t > now);
+  const rows = narrowed(recent(s), pool, visible);
   find('#timeline').replaceChildren(
-    timeline({ rollouts: shown, now, opens, windows: s.plan.windows }),
+    timeline({ rollouts: rows, now, opens, windows: s.plan.windows }),
   );
-  find('#waiting tbody').replaceChildren(...waitingRows(s.plan, live));
+  find('#waiting tbody').replaceChildren(...waitingRows(plan, live));
 }

@@ -51,6 +51,33 @@ describe('the time axis', () => {
     );
   });
 
+  it('never compresses a pause under a minute: a soak or a reboot is part of the story', () => {
+    const busy = [
+      { from: at('10:00'), to: at('10:00') + 3000 },
+      { from: at('10:00') + 50_000, to: at('10:00') + 53_000 },
+    ];
+    const axis = compressedAxis({
+      t0: at('10:00'),
+      t1: at('10:00') + 53_000,
+      x0: 0,
+      x1: 530,
+      busy,
+    });
+    assert.equal(axis.pieces.filter((p) => p.compressed).length, 0);
+    assert.equal(axis.x(at('10:00') + 26_500), 265);
+  });
+
+  it('keeps tick labels off a break’s label', () => {
+    const busy = [
+      { from: at('10:00'), to: at('10:10') },
+      { from: at('16:00'), to: at('16:10') },
+    ];
+    const axis = compressedAxis({ t0: at('10:00'), t1: at('16:10'), x0: 0, x1: 600, busy });
+    const gap = axis.pieces.find((p) => p.compressed)!;
+    for (const t of timeTicks(axis, { minPx: 70 }))
+      assert.ok(Math.abs(t.x - (gap.x0 + gap.x1) / 2) >= 52, `a tick at ${String(t.x)}`);
+  });
+
   it('puts ticks on round minutes, at least minPx apart, on the smallest step that allows it', () => {
     const axis = compressedAxis({
       t0: at('10:03') + 20_000,

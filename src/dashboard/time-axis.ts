@@ -30,8 +30,10 @@ export interface TimeAxis {
   x(t: number): number;
 }
 
-/** Idle stretches longer than this share of the axis are compressed. */
+/** Idle stretches longer than this share of the axis, and than {@link compressMinMs}, are compressed. */
 export const compressShare = 0.2;
+/** A pause shorter than this is part of the story (a soak, a reboot), never a break. */
+export const compressMinMs = 60_000;
 /** How wide a compressed stretch is drawn. */
 export const gapPx = 36;
 
@@ -53,13 +55,14 @@ function merged(busy: readonly Stretch[], pad: number): Stretch[] {
 /** The idle stretches between `t0` and `t1` long enough to compress. */
 function idleGaps(busy: readonly Stretch[], t0: number, t1: number): Stretch[] {
   const span = t1 - t0;
+  const long = Math.max(span * compressShare, compressMinMs);
   const gaps: Stretch[] = [];
   let at = t0;
   for (const b of merged(busy, span * 0.01)) {
-    if (b.from - at > span * compressShare) gaps.push({ from: at, to: b.from });
+    if (b.from - at > long) gaps.push({ from: at, to: b.from });
     at = Math.max(at, b.to);
   }
-  if (t1 - at > span * compressShare) gaps.push({ from: at, to: t1 });
+  if (t1 - at > long) gaps.push({ from: at, to: t1 });
   return gaps;
 }
 
@@ -122,7 +125,8 @@ export interface Tick {
 /**
  * Ticks at the smallest step that leaves `minPx` between them, on round instants of the viewer's
  * clock (`offsetMs`: the local time's offset from UTC, so hours fall on the hour there); none
- * inside a compressed stretch, and none closer than `minPx` to the one before.
+ * inside or next to a compressed stretch (its label is there), and none closer than `minPx` to
+ * the one before.
  */
 export function timeTicks(
   axis: TimeAxis,
@@ -131,11 +135,14 @@ export function timeTicks(
   const offset = o.offsetMs ?? 0;
   const step = tickSteps.find((s) => s * axis.scale >= o.minPx) ?? tickSteps.at(-1) ?? day;
   const ticks: Tick[] = [];
+  const breaks = axis.pieces.filter((q) => q.compressed);
   for (const p of axis.pieces.filter((q) => !q.compressed)) {
     for (let t = Math.ceil((p.from + offset) / step) * step - offset; t <= p.to; t += step) {
       const x = axis.x(t);
       const previous = ticks.at(-1);
-      if (previous === undefined || x - previous.x >= o.minPx) ticks.push({ t, x, step });
+      const nearBreak = breaks.some((b) => Math.abs(x - (b.x0 + b.x1) / 2) < o.minPx * 0.75);
+      if (!nearBreak && (previous === undefined || x - previous.x >= o.minPx))
+        ticks.push({ t, x, step });
     }
   }
   return ticks;

@@ -95,7 +95,7 @@ function tickLabel(t: Tick): string {
 /** Ticks, grid lines and the breaks of compressed stretches, under `rows` rows. */
 function axisShapes(axis: TimeAxis, rows: number): Element[] {
   const bottom = rows * chart.rowHeight + 4;
-  const ticks = timeTicks(axis, { minPx: 70, offsetMs: -new Date().getTimezoneOffset() * 60_000 });
+  const ticks = timeTicks(axis, { minPx: 90, offsetMs: -new Date().getTimezoneOffset() * 60_000 });
   const tickShapes = ticks.flatMap((t) => [
     svg('line', { x1: t.x, x2: t.x, y1: 0, y2: bottom + 4, class: 'tick' }),
     svg(
