@@ -6,7 +6,7 @@
  * they are, without a bundler), and the operator builds every answer from those very schemas.
  */
 import type { DashboardStateView, SessionView } from '../protocol/dashboard.ts';
-import type { ErrorBody } from '../protocol/agent.ts';
+import type { ErrorBody, OperationSummaryView } from '../protocol/agent.ts';
 import type { RolloutView } from '../protocol/operator.ts';
 
 /** An error answer of the listener, for people: message and hint. */
@@ -49,6 +49,11 @@ export async function readState(): Promise<DashboardStateView> {
 /** One rollout in full (the rollout page of one the state does not carry). */
 export async function readRollout(id: string): Promise<RolloutView> {
   return answer(await fetch(`/v1/rollouts/${encodeURIComponent(id)}`));
+}
+
+/** The machine's journal as its agent summarises it, the latest operation first. */
+export async function readOperations(machine: string): Promise<OperationSummaryView[]> {
+  return answer(await fetch(`/v1/machines/${encodeURIComponent(machine)}/operations`));
 }
 
 /** Sign in with a token. */

@@ -7,6 +7,7 @@
  */
 import { isEnded } from '../core/rollout/vocabulary.ts';
 import type { DashboardStateView } from '../protocol/dashboard.ts';
+import type { OperationSummaryView } from '../protocol/agent.ts';
 import type { DashboardMachineView, RolloutView } from '../protocol/operator.ts';
 import { holdControls, type ActContext } from './actions.ts';
 import { el, find } from './dom.ts';
@@ -136,6 +137,30 @@ export function drawMachinePage(id: string, s: DashboardStateView, c: ActContext
         ),
       ),
       el('tbody', {}, rolloutRows(id, s.rollouts)),
+    ),
+  );
+}
+
+/** The journal's rows: one per operation, or why there are none. */
+export function operationRows(ops: readonly OperationSummaryView[] | Error): HTMLTableRowElement[] {
+  const note = (text: string) => [el('tr', {}, el('td', { colspan: 5, class: 'muted' }, text))];
+  if (ops instanceof Error) return note(`The agent's journal cannot be read now: ${ops.message}`);
+  if (ops.length === 0) return note('No operation yet.');
+  return ops.map((o) =>
+    el(
+      'tr',
+      { 'data-operation': o.operationId },
+      el('td', {}, o.operationId),
+      el('td', {}, clock(o.firstTime)),
+      el('td', {}, clock(o.lastTime)),
+      el('td', {}, String(o.events)),
+      el(
+        'td',
+        { class: o.result === undefined ? '' : `phase-${o.result.result}` },
+        o.result === undefined
+          ? 'running'
+          : `${o.result.result}${o.result.reason === undefined ? '' : `: ${o.result.reason}`}`,
+      ),
     ),
   );
 }

@@ -9,6 +9,7 @@ import {
   ApiError,
   embeddedState,
   hasFleet,
+  readOperations,
   readRollout,
   readState,
   type PageState,
@@ -17,7 +18,7 @@ import type { DashboardStateView } from '../protocol/dashboard.ts';
 import type { ActContext } from './actions.ts';
 import { find, setPill } from './dom.ts';
 import { followEvents } from './events.ts';
-import { drawMachinePage } from './machine-page.ts';
+import { drawMachinePage, operationRows } from './machine-page.ts';
 import { drawOverview } from './overview.ts';
 import { drawRolloutPage } from './rollout-page.ts';
 import { routeOf, type Route } from './route.ts';
@@ -87,11 +88,23 @@ async function drawRoute(): Promise<void> {
   await drawPage(route, s);
 }
 
+/** Fill the machine page's journal (the operator caches each agent's answer for a few seconds). */
+async function showOperations(id: string): Promise<void> {
+  const ops = await readOperations(id).catch((e: unknown) =>
+    e instanceof Error ? e : new Error(String(e)),
+  );
+  if (route.page === 'machine' && route.id === id)
+    find('#machine-operations tbody').replaceChildren(...operationRows(ops));
+}
+
 /** Draw the page `r` names from the reader's state `s`. */
 async function drawPage(r: Route, s: DashboardStateView): Promise<void> {
   if (r.page === 'overview' || r.page === 'login')
     drawOverview(s, context(), () => void drawRoute());
-  if (r.page === 'machine') drawMachinePage(r.id, s, context());
+  if (r.page === 'machine') {
+    drawMachinePage(r.id, s, context());
+    void showOperations(r.id);
+  }
   if (r.page === 'rollout') {
     const id = r.id;
     const found =
@@ -145,6 +158,7 @@ async function refresh(): Promise<void> {
 
 window.addEventListener('hashchange', () => {
   route = routeOf(location.hash);
+  find('#machine-operations tbody').replaceChildren();
   void drawRoute();
 });
 wireLogin(hooks);

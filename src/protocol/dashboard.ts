@@ -17,6 +17,8 @@ export const DashboardRoutes = {
   session: '/v1/session',
   /** `GET`: everything one refresh of the page draws ({@link DashboardStateView}). */
   state: '/v1/dashboard',
+  /** `GET`: the machine's journal as its agent summarises it (`OperationSummaryView[]`, newest first). */
+  operations: '/v1/machines/:id/operations',
 } as const;
 
 /** The session cookie's name. */

@@ -32,8 +32,22 @@ let origin: string;
 before(async () => {
   const f = await apiFixture();
   store = f.store;
+  const op = (id: string, last: string) => ({
+    operationId: id,
+    firstTime: '2026-11-24T09:00:00Z',
+    lastTime: last,
+    events: 3,
+  });
+  const journal = {
+    operations: (m: { id: string }) =>
+      Promise.resolve(
+        m.id === 'w-1'
+          ? [op('op-old', '2026-11-24T09:10:00Z'), op('op-new', '2026-11-24T09:50:00Z')]
+          : [],
+      ),
+  };
   server = await createDashboardServer({
-    deps: { ...f.deps, now: () => clock },
+    deps: { ...f.deps, journal, now: () => clock },
     access: { users, anonymousRead: false, sessionTtl: hour },
     tls: undefined,
     host: '127.0.0.1',
@@ -211,6 +225,20 @@ describe('the dashboard without anonymousRead', () => {
     const t = await signIn(tokens.alice);
     clock += hour + 1;
     assert.equal((await call('/v1/machines', { headers: { cookie: t.cookie } })).status, 401);
+  });
+
+  it('reads a machine’s journal from its agent for a reader, the latest operation first', async () => {
+    assert.equal((await call('/v1/machines/w-1/operations')).status, 401);
+    const s = await signIn(tokens.vic);
+    const ops = (await (
+      await call('/v1/machines/w-1/operations', { headers: { cookie: s.cookie } })
+    ).json()) as { operationId: string }[];
+    assert.deepEqual(
+      ops.map((o) => o.operationId),
+      ['op-new', 'op-old'],
+    );
+    const unknown = await call('/v1/machines/nope/operations', { headers: { cookie: s.cookie } });
+    assert.equal(unknown.status, 404);
   });
 
   it('forbids framing and foreign scripts on every answer', async () => {

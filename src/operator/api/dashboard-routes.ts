@@ -11,12 +11,14 @@
  * | `GET /v1/rollouts`, `/v1/rollouts/:id`, `/v1/plan` | readers | the same |
  * | `GET /v1/machines` | readers | redacted: {@link dashboardMachineView} |
  * | `GET /v1/events` | readers | without `data`; `decision` events (holds, blocks, registrations: who did what) only for a signed-in person |
+ * | `GET /v1/machines/:id/operations` | readers | dashboard only: the agent's journal, through the operator |
  * | `POST /v1/rollouts/:id/{pause,resume,approve,cancel,rollback}`, `POST /v1/machines/:id/{hold,release}` | operator, admin | the same routes |
  *
  * Readers: a signed-in person, or anyone with `dashboard.anonymousRead`. Who may call what is
  * `dashboard-server.ts`'s hook; not served (404): `/v1/history`, `/metrics`, anything else.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { openSse, serveSse } from '../../platform/https/sse.ts';
 import { DashboardRoutes, LoginBody } from '../../protocol/dashboard.ts';
@@ -79,6 +81,29 @@ function eventsRoute(app: FastifyInstance, deps: OperatorApiDeps, auth: Dashboar
   });
 }
 
+/** Operations listed at most; the page shows the latest. */
+const shownOperations = 20;
+
+/**
+ * `GET /v1/machines/:id/operations`: the machine's journal from its agent (through the operator,
+ * which reaches it with its certificate), the latest first; 502 while the agent does not answer.
+ */
+function operationsRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
+  app.get(DashboardRoutes.operations, async (request) => {
+    const id = (request.params as { id?: unknown }).id;
+    const m = (await deps.store.read()).machines.find((x) => x.id === id);
+    if (m === undefined)
+      throw new MoltError(
+        ErrorCode.UnknownMachine,
+        `the operator manages no machine ${String(id)}`,
+      );
+    if (deps.journal === undefined)
+      throw new MoltError(ErrorCode.AgentUnreachable, 'this operator reads no agent journals');
+    const ops = await deps.journal.operations(m);
+    return ops.toSorted((a, b) => (a.lastTime < b.lastTime ? 1 : -1)).slice(0, shownOperations);
+  });
+}
+
 /** Signing in and out, and who the page speaks for. */
 function sessionRoutes(app: FastifyInstance, auth: DashboardAuth): void {
   app.get(DashboardRoutes.session, (request) =>
@@ -121,6 +146,7 @@ export function dashboardRoutes(app: FastifyInstance, c: DashboardRouteContext):
     );
   });
   eventsRoute(app, deps, auth);
+  operationsRoute(app, deps);
   const context: RouteContext = { deps, who: c.who };
   rolloutActionRoutes(app, context);
   holdRoutes(app, context);

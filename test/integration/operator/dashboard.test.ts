@@ -316,6 +316,9 @@ describe('the dashboard in a real browser', () => {
     );
     await atLeast('#machine-rollouts tbody tr[data-rollout]', 1, 10_000);
     await atLeast('#machine-events li', 1, 10_000);
+    // The agent's journal, through the operator: the upgrade it just made.
+    await atLeast('#machine-operations tbody tr[data-operation]', 1, 10_000);
+    assert.match(await page.locator('#machine-operations').innerText(), /Succeeded/);
     assert.match(await page.locator('#machine-events').innerText(), /cp-1/);
     assert.equal(
       await page.locator('#machine-body .hold-form').count(),
