@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RebootGraceMs } from '../../protocol/operator.ts';
 import { sampleStatus } from '../../agent/api/service.fake.ts';
-import { isRebooting, machineZone } from './machine-views.ts';
+import { machineColumns } from '../../protocol/operator-columns.ts';
+import { isRebooting, machineView, machineZone } from './machine-views.ts';
 
 const now = 1_000_000;
 const away = { at: now, error: 'MOLT_AGENT_UNREACHABLE: connect ECONNREFUSED' };
@@ -67,5 +68,18 @@ describe('a machine’s zone', () => {
     assert.equal(machineZone(m({ zone: 'a' }), fleet()), 'a');
     assert.equal(machineZone(m({ 'topology.kubernetes.io/zone': 'eu-1b' }), fleet()), 'eu-1b');
     assert.equal(machineZone(m({}), fleet()), undefined);
+  });
+});
+
+describe('molt machine list', () => {
+  it('says rebooting, not unreachable, for a machine the operator expects back', () => {
+    const state = machineColumns.find((c) => c.header === 'STATE');
+    const view = (rebooting: boolean) =>
+      machineView(
+        { id: 'w-1', endpoint: 'https://w-1:7443', role: 'worker', pool: 'workers', labels: {} },
+        { hold: undefined, observation: away, rebooting },
+      );
+    assert.equal(state?.value(view(true)), 'rebooting');
+    assert.equal(state.value(view(false)), 'unreachable');
   });
 });
