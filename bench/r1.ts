@@ -176,7 +176,7 @@ async function writeConfig(
     store: 'memory',
     id: 'bench-r1',
     listen: { host: '127.0.0.1', port: 0 },
-    dashboard: { listen: { host: '127.0.0.1', port: 0 } },
+    dashboard: { listen: { host: '127.0.0.1', port: 0 }, anonymousRead: true },
   };
   const path = join(dir, 'operator.yaml');
   await writeFile(path, stringify(config));

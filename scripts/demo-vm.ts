@@ -16,7 +16,7 @@ import { labDown, labUp } from '../src/lab/commands.ts';
 import { agentStatus } from '../src/lab/fleet/machine.ts';
 import type { NetworkMode } from '../src/lab/fleet/network.ts';
 import { labPublish } from '../src/lab/publish.ts';
-import { readLabState, type LabState, type LabVmRecord } from '../src/lab/state.ts';
+import { readLabState, signInLine, type LabState, type LabVmRecord } from '../src/lab/state.ts';
 import { logTail, readSerial, serialSize, waitForSerial } from '../src/lab/vm/serial-log.ts';
 import type { AgentStatus } from '../src/protocol/agent.ts';
 import type { MachineView, RolloutView } from '../src/protocol/operator.ts';
@@ -181,6 +181,8 @@ export async function vmStory(o: {
   }
   console.log(bold('\n5. Explore:'));
   console.log(`    dashboard        ${lab.operator.dashboard}`);
+  const signIn = signInLine(lab);
+  if (signIn !== undefined) console.log(`                     ${signIn}`);
   console.log('    eval "$(npm run -s molt -- lab env)"; npm run -s molt -- rollout list');
   if (vm !== undefined) console.log(`    tail -f ${vm.serialLog}   # the VM's console`);
   console.log('    npm run -s molt -- lab status | lab down');

@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labUp } from '../src/lab/commands.ts';
 import { labPublish } from '../src/lab/publish.ts';
-import { readLabState, type LabState } from '../src/lab/state.ts';
+import { readLabState, signInLine, type LabState } from '../src/lab/state.ts';
 import type { MachineView } from '../src/protocol/operator.ts';
 import { describeError } from '../src/cli/errors.ts';
 import { parseDemoFlags, type DemoFlags } from './demo-flags.ts';
@@ -133,6 +133,8 @@ async function brokenRelease(lab: LabState): Promise<void> {
 function explore(lab: LabState): void {
   console.log(bold('\n5. Explore:'));
   console.log(`    dashboard        ${lab.operator.dashboard}`);
+  const signIn = signInLine(lab);
+  if (signIn !== undefined) console.log(`                     ${signIn}`);
   console.log('    eval "$(npm run -s molt -- lab env)"   # then: npm run -s molt -- rollout list');
   console.log('    npm run -s molt -- rollout status <id> --follow');
   const worker = lab.machines.find((m) => m.role === 'worker');

@@ -177,6 +177,10 @@ export const ErrorCode = {
   NotLeader: 'MOLT_NOT_LEADER',
   /** A value in the operator's store that molt did not write or cannot read (named by its key). */
   StoreCorrupt: 'MOLT_STORE_CORRUPT',
+  /** No dashboard session (none, expired, or signed out), or a token no dashboard user has. */
+  Unauthenticated: 'MOLT_UNAUTHENTICATED',
+  /** Too many attempts in a short time (dashboard sign-ins); retry after the time the answer names. */
+  RateLimited: 'MOLT_RATE_LIMITED',
   /** A rollout in a state that does not allow the request (resume a completed rollout, …). */
   RolloutState: 'MOLT_ROLLOUT_STATE',
   /** The operator API cannot be reached (down, restarting, wrong --endpoint); retryable. */

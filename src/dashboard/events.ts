@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The live event log: the operator's history over server-sent events (`/v1/events?follow=true`),
- * newest first, the last 300 kept. The browser's EventSource reconnects by itself and resumes
- * after the last event it saw (`Last-Event-ID`).
+ * A live event log: the operator's history over server-sent events (`/v1/events?follow=true`,
+ * filtered to a rollout or a machine on their pages), newest first, the last 300 kept. The
+ * browser's EventSource reconnects by itself and resumes after the last event it saw
+ * (`Last-Event-ID`). `decision` events (holds, blocks: who did what) reach signed-in people only.
  */
 import type { HistoryEventView } from '../protocol/operator.ts';
 import { el, setPill } from './dom.ts';
@@ -10,52 +11,59 @@ import { clock } from './format.ts';
 
 type Kind = HistoryEventView['kind'];
 
-/** The kinds the log lists; planner decisions are left out (every pass makes them). */
-const listed: Readonly<Record<Kind, boolean>> = {
-  'rollout-created': true,
-  'rollout-state': true,
-  'machine-start': true,
-  'machine-result': true,
-  'machine-rollback': true,
-  decision: false,
-  warning: true,
-};
+const kinds: readonly Kind[] = [
+  'rollout-created',
+  'rollout-state',
+  'machine-start',
+  'machine-result',
+  'machine-rollback',
+  'decision',
+  'warning',
+];
 const kept = 300;
 
-/** Where the log goes and what to do on each event. */
+/** Where the log goes, what it follows and what to do on each event. */
 export interface FollowOptions {
-  /** The list the events are prepended to. */
+  /** The list the events are prepended to (emptied first). */
   readonly list: HTMLElement;
   /** The pill that says whether the stream is live. */
-  readonly pill: HTMLElement;
-  /** Called after each listed event. */
-  readonly onEvent: () => void;
+  readonly pill?: HTMLElement | undefined;
+  /** Only this rollout's or this machine's events. */
+  readonly filter?: { readonly rollout?: string; readonly machine?: string } | undefined;
+  /** Called after each event. */
+  readonly onEvent?: () => void;
 }
 
 function entry(e: HistoryEventView): HTMLLIElement {
   return el(
     'li',
     { class: `kind-${e.kind}`, 'data-seq': e.seq },
-    el('time', {}, clock(e.at)),
+    el('time', { datetime: e.at }, clock(e.at)),
     e.message,
   );
 }
 
-/** Follow the operator's events into `list` until the page closes. */
-export function followEvents(o: FollowOptions): void {
-  const source = new EventSource('/v1/events?follow=true');
+/** Follow the operator's events into `list`; the answer stops following. */
+export function followEvents(o: FollowOptions): () => void {
+  const q = new URLSearchParams({ follow: 'true' });
+  if (o.filter?.rollout !== undefined) q.set('rollout', o.filter.rollout);
+  if (o.filter?.machine !== undefined) q.set('machine', o.filter.machine);
+  o.list.replaceChildren();
+  const source = new EventSource(`/v1/events?${q.toString()}`);
   source.onopen = () => {
-    setPill(o.pill, 'live', 'ok');
+    if (o.pill !== undefined) setPill(o.pill, 'live', 'ok');
   };
   source.onerror = () => {
-    setPill(o.pill, 'reconnecting', 'bad');
+    if (o.pill !== undefined) setPill(o.pill, 'reconnecting', 'bad');
   };
-  for (const [kind, shown] of Object.entries(listed)) {
-    if (!shown) continue;
+  for (const kind of kinds) {
     source.addEventListener(kind, (message) => {
       o.list.prepend(entry(JSON.parse(message.data as string) as HistoryEventView));
       while (o.list.children.length > kept) o.list.lastElementChild?.remove();
-      o.onEvent();
+      o.onEvent?.();
     });
   }
+  return () => {
+    source.close();
+  };
 }

@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { emptyCounts, type MachineView, type RolloutCounts } from '../protocol/operator.ts';
-import { barParts, batchLabel, countsLine, health, isWaiting, slotText } from './format.ts';
+import {
+  barParts,
+  batchLabel,
+  countsLine,
+  health,
+  isWaiting,
+  phaseOf,
+  slotText,
+} from './format.ts';
 
 type Observed = NonNullable<MachineView['observed']>;
 
@@ -40,6 +48,23 @@ describe('health', () => {
   });
 });
 
+describe('a rebooting machine', () => {
+  it('says rebooting, not unreachable, when the operator expects the reboot — held or not', () => {
+    const away = { reachable: false, rebooting: true };
+    assert.equal(health(machine(away)), 'rebooting');
+    assert.equal(phaseOf(machine(away)), 'Rebooting');
+    const hold = { reason: 'bios', until: '2026-11-25T00:00:00Z' };
+    assert.equal(health(machine(away, { hold })), 'rebooting');
+    assert.equal(health(machine({ reachable: false })), 'unreachable');
+    assert.equal(phaseOf(machine({ reachable: false })), 'Unreachable');
+  });
+
+  it('shows the agent’s phase while it answers, Unknown before the first look', () => {
+    assert.equal(phaseOf(machine({ phase: 'WritingSlot' })), 'WritingSlot');
+    assert.equal(phaseOf(machine()), 'Unknown');
+  });
+});
+
 describe('slotText', () => {
   const slots: Observed['slots'] = [
     { slot: 'A', status: 'good', version: '1.0.0' },
@@ -48,6 +73,16 @@ describe('slotText', () => {
 
   it('marks the booted slot ● and the committed one ★', () => {
     const m = machine({ slots, bootedSlot: 'A', committedSlot: 'A' });
+    assert.equal(slotText(m, 'A'), '1.0.0 ● booted ★');
+  });
+
+  it('marks a slot the agent marked bad', () => {
+    const bad: Observed['slots'] = [
+      { slot: 'A', status: 'ready', version: '1.0.0' },
+      { slot: 'B', status: 'bad', version: '1.1.0', badReason: 'never became healthy' },
+    ];
+    const m = machine({ slots: bad, bootedSlot: 'A', committedSlot: 'A' });
+    assert.equal(slotText(m, 'B'), '1.1.0 ✗ bad');
     assert.equal(slotText(m, 'A'), '1.0.0 ● booted ★');
   });
 

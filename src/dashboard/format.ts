@@ -36,15 +36,18 @@ export const isWaiting = (d: Pick<DecisionView, 'action'>): boolean => waits[d.a
 export const clock = (t: string | number): string => new Date(t).toLocaleTimeString();
 
 /** A machine's health word; style.css colours each (`health-<word>`). */
-export type Health = 'held' | 'unknown' | 'unreachable' | 'failed' | 'verifying' | 'healthy';
+export type Health =
+  'rebooting' | 'held' | 'unknown' | 'unreachable' | 'failed' | 'verifying' | 'healthy';
 
 /**
- * The machine's health, first match wins: held (a person said so), unknown (not observed yet),
- * unreachable, failed (the agent's last result), verifying (booted a slot that is not yet the
- * committed default: a trial boot), else healthy.
+ * The machine's health, first match wins: rebooting (unreachable while the operator upgrades it,
+ * or just after it reported an operation: the reboot the upgrade asked for), held (a person said
+ * so), unknown (not observed yet), unreachable, failed (the agent's last result), verifying
+ * (booted a slot that is not yet the committed default: a trial boot), else healthy.
  */
 export function health(m: DashboardMachineView): Health {
   const o = m.observed;
+  if (o?.rebooting === true) return 'rebooting';
   if (m.hold !== undefined) return 'held';
   if (o === undefined) return 'unknown';
   if (!o.reachable) return 'unreachable';
@@ -53,16 +56,39 @@ export function health(m: DashboardMachineView): Health {
   return 'healthy';
 }
 
+/**
+ * The machine's phase as the page shows and filters it: the agent's (`Idle`, `Pulling`, …) while
+ * it answers, else `Rebooting`, `Unreachable`, or `Unknown` before the first look.
+ */
+export function phaseOf(m: DashboardMachineView): string {
+  const o = m.observed;
+  if (o === undefined) return 'Unknown';
+  if (o.rebooting === true) return 'Rebooting';
+  if (!o.reachable) return 'Unreachable';
+  return o.phase ?? 'Unknown';
+}
+
 /** An A/B slot's name. */
 export type SlotId = 'A' | 'B';
 
-/** What a slot cell shows: the release (or status) with ● booted and ★ committed; undefined: unknown. */
+/** One slot as the agent last reported it. */
+export type SlotView = NonNullable<NonNullable<DashboardMachineView['observed']>['slots']>[number];
+
+/** The slot `id` of the machine, when observed. */
+export const slotOf = (m: DashboardMachineView, id: SlotId): SlotView | undefined =>
+  m.observed?.slots?.find((x) => x.slot === id);
+
+/**
+ * What a slot cell shows: the release (or status) with ● booted and ★ committed, and ✗ bad for a
+ * slot the agent marked bad (it never boots it again); undefined: unknown.
+ */
 export function slotText(m: DashboardMachineView, id: SlotId): string | undefined {
   const o = m.observed;
-  const s = o?.slots?.find((x) => x.slot === id);
+  const s = slotOf(m, id);
   if (o === undefined || s === undefined) return undefined;
+  const what = s.version === null ? s.status : `${s.version}${s.status === 'bad' ? ' ✗ bad' : ''}`;
   const marks = `${o.bootedSlot === id ? ' ● booted' : ''}${o.committedSlot === id ? ' ★' : ''}`;
-  return `${s.version ?? s.status}${marks}`;
+  return `${what}${marks}`;
 }
 
 /** Machines of a rollout's pool that failed it (failed, or failed and rolled back). */

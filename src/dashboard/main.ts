@@ -1,37 +1,129 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The dashboard's entry point (index.html loads it as an ES module): it reads the operator's API
- * on the same origin — the dashboard listener serves reads only — every 2 s and whenever the live
- * event stream reports something, and redraws the rollouts, the fleet grid, the timeline and why
- * machines wait.
+ * The dashboard's entry point (index.html loads it as an ES module). The first state comes in the
+ * page itself (no empty first paint); after that the page reads `/v1/dashboard` every 2 s and
+ * whenever the live event stream reports something, and draws the page the hash names: the fleet,
+ * a rollout, a machine, or the sign-in form (also the only page when reads need a sign-in).
  */
-import { readSnapshot, type FleetSnapshot } from './api.ts';
-import { el, find, setPill } from './dom.ts';
+import {
+  ApiError,
+  embeddedState,
+  hasFleet,
+  readOperations,
+  readRollout,
+  readState,
+  type PageState,
+} from './api.ts';
+import type { DashboardStateView } from '../protocol/dashboard.ts';
+import type { ActContext } from './actions.ts';
+import { find, setPill } from './dom.ts';
 import { followEvents } from './events.ts';
-import { fleetRow } from './fleet-grid.ts';
-import { rolloutCard } from './rollouts.ts';
-import { timeline } from './timeline.ts';
-import { startInstants } from './timeline-layout.ts';
-import { waitingRows } from './waiting.ts';
+import { drawMachinePage, operationRows } from './machine-page.ts';
+import { drawOverview } from './overview.ts';
+import { drawRolloutPage } from './rollout-page.ts';
+import { routeOf, type Route } from './route.ts';
+import { drawUser, wireLogin, type SessionHooks } from './session.ts';
 
-const shownRollouts = 6;
 const pollMs = 2000;
+let state: PageState = embeddedState() ?? { session: { anonymousRead: false } };
+let route: Route = routeOf(location.hash);
+let stopEvents: (() => void) | undefined;
+let followed = '';
 
-function draw(s: FleetSnapshot): void {
-  const recent = s.rollouts.slice(-shownRollouts).reverse();
-  find('#rollouts').replaceChildren(
-    ...(recent.length === 0
-      ? [el('p', { class: 'muted' }, 'No rollouts yet.')]
-      : recent.map(rolloutCard)),
-  );
-  find('#fleet tbody').replaceChildren(...s.machines.map(fleetRow));
-  const opens = startInstants(s.plan);
-  find('#timeline').replaceChildren(
-    timeline({ rollouts: recent, now: Date.now(), opens, windows: s.plan.windows }),
-  );
-  find('#waiting tbody').replaceChildren(...waitingRows(s.plan));
+let noticeTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Say what an action did; a success fades after a while, a refusal stays until the next. */
+function notify(text: string, look: 'ok' | 'bad'): void {
+  const notice = find('#notice');
+  setPill(notice, text, look);
+  clearTimeout(noticeTimer);
+  if (look === 'ok')
+    noticeTimer = setTimeout(() => {
+      setPill(notice, '', '');
+    }, 10_000);
+}
+
+const hooks: SessionHooks = {
+  changed: (session) => {
+    state = { session };
+    if (route.page === 'login') location.hash = '#/';
+    void refresh();
+  },
+  notify,
+};
+
+const context = (): ActContext => ({
+  session: state.session,
+  notify,
+  refresh: () => void refresh(),
+});
+
+/** Follow the events the page shows: all on the fleet page, one rollout's or machine's on theirs. */
+function follow(r: Route, readable: boolean, who: string | undefined): void {
+  // A sign-in reopens the stream: decisions (holds, blocks) reach signed-in people only.
+  const key = readable ? JSON.stringify([r, who]) : '';
+  if (key === followed) return;
+  stopEvents?.();
+  stopEvents = undefined;
+  followed = key;
+  if (!readable || r.page === 'login') return;
+  const filter =
+    r.page === 'rollout' ? { rollout: r.id } : r.page === 'machine' ? { machine: r.id } : undefined;
+  const list = r.page === 'overview' ? find('#events') : find(`#${r.page}-events`);
+  stopEvents = followEvents({ list, pill: find('#live'), filter, onEvent: () => void refresh() });
+}
+
+async function drawRoute(): Promise<void> {
+  const s = state;
+  drawUser(s.session, hooks);
+  const readable = hasFleet(s);
+  const page = readable ? route.page : 'login';
+  for (const p of ['overview', 'rollout', 'machine', 'login'])
+    find(`#${p}-page`).hidden = p !== page;
+  follow(route, readable, s.session.user?.name);
+  for (const pill of ['#leader', '#live', '#updated']) find(pill).hidden = !readable;
+  if (!readable) return;
   setPill(find('#leader'), s.plan.leader ? 'leader' : 'standby', s.plan.leader ? 'ok' : '');
   find('#updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
+  await drawPage(route, s);
+}
+
+/** Fill the machine page's journal (the operator caches each agent's answer for a few seconds). */
+async function showOperations(id: string): Promise<void> {
+  const ops = await readOperations(id).catch((e: unknown) =>
+    e instanceof Error ? e : new Error(String(e)),
+  );
+  if (route.page === 'machine' && route.id === id)
+    find('#machine-operations tbody').replaceChildren(...operationRows(ops));
+}
+
+/** Draw the page `r` names from the reader's state `s`. */
+async function drawPage(r: Route, s: DashboardStateView): Promise<void> {
+  if (r.page === 'overview' || r.page === 'login')
+    drawOverview(s, context(), () => void drawRoute());
+  if (r.page === 'machine') {
+    drawMachinePage(r.id, s, context());
+    void showOperations(r.id);
+  }
+  if (r.page === 'rollout') {
+    const id = r.id;
+    const found =
+      s.rollouts.find((x) => x.id === id) ?? (await readRollout(id).catch(() => undefined));
+    drawRolloutPage(id, found, s, context());
+  }
+}
+
+/**
+ * Someone is typing in an action's field or choosing from its list, or has armed a button: a
+ * redraw now would take it from them. A focused button is no reason (it keeps the focus after its
+ * click, and the redraw must show what the click did).
+ */
+function interacting(): boolean {
+  const focus = document.activeElement;
+  const typing = focus instanceof HTMLInputElement || focus instanceof HTMLSelectElement;
+  return (
+    (typing && focus.closest('.actions') !== null) || document.querySelector('.armed') !== null
+  );
 }
 
 // One refresh at a time; asks that come in meanwhile collapse into one more after it, so a burst
@@ -46,9 +138,15 @@ async function refresh(): Promise<void> {
   }
   refreshing = true;
   try {
-    draw(await readSnapshot());
+    const fresh = await readState();
+    state = fresh;
+    if (!interacting()) await drawRoute();
   } catch (e) {
-    setPill(find('#leader'), `unreachable: ${e instanceof Error ? e.message : String(e)}`, 'bad');
+    if (e instanceof ApiError && e.status === 401) {
+      state = { session: { anonymousRead: false } };
+      await drawRoute();
+    } else
+      setPill(find('#leader'), `unreachable: ${e instanceof Error ? e.message : String(e)}`, 'bad');
   } finally {
     refreshing = false;
     if (again) {
@@ -58,6 +156,15 @@ async function refresh(): Promise<void> {
   }
 }
 
-followEvents({ list: find('#events'), pill: find('#live'), onEvent: () => void refresh() });
-void refresh();
-setInterval(() => void refresh(), pollMs);
+window.addEventListener('hashchange', () => {
+  route = routeOf(location.hash);
+  find('#machine-operations tbody').replaceChildren();
+  void drawRoute();
+});
+wireLogin(hooks);
+void drawRoute().then(() => {
+  document.documentElement.classList.remove('loading');
+});
+setInterval(() => {
+  if (hasFleet(state)) void refresh();
+}, pollMs);

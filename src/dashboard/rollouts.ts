@@ -1,22 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
-/** A rollout's card: pool → target, its state, a progress bar over the pool and the counts. */
+/**
+ * A rollout's card: pool → target (a link to its page), its state, a progress bar over the pool,
+ * the counts, why it ended when it did not complete, and the actions the person may take.
+ */
 import type { RolloutView } from '../protocol/operator.ts';
+import { rolloutActionBar, type ActContext } from './actions.ts';
 import { el } from './dom.ts';
 import { barParts, countsLine } from './format.ts';
+import { hashOf } from './route.ts';
 
-/** The card of one rollout; `data-*` attributes let tests and people find it. */
-export function rolloutCard(r: RolloutView): HTMLElement {
-  const c = r.counts;
+/** The rollout's progress bar (widths set through the CSSOM: the page's policy allows no inline styles). */
+export function progressBar(r: RolloutView): HTMLElement {
   return el(
     'div',
-    { class: 'card', 'data-rollout': r.id, 'data-state': r.state, 'data-succeeded': c.Succeeded },
-    el('h3', {}, `${r.pool} → ${r.target.version}`),
-    el('div', { class: `state-${r.state}` }, r.state),
+    { class: 'bar' },
+    barParts(r.counts).map((p) => {
+      const part = el('span');
+      part.style.width = `${p.percent}%`;
+      part.style.background = p.colour;
+      return part;
+    }),
+  );
+}
+
+/** The card of one rollout; `data-*` attributes let tests and people find it. */
+export function rolloutCard(r: RolloutView, c: ActContext): HTMLElement {
+  const counts = r.counts;
+  return el(
+    'div',
+    {
+      class: 'card',
+      'data-rollout': r.id,
+      'data-state': r.state,
+      'data-succeeded': counts.Succeeded,
+    },
     el(
-      'div',
-      { class: 'bar' },
-      barParts(c).map((p) => el('span', { style: `width:${p.percent}%;background:${p.colour}` })),
+      'h3',
+      {},
+      el('a', { href: hashOf({ page: 'rollout', id: r.id }) }, `${r.pool} → ${r.target.version}`),
     ),
-    el('div', { class: 'muted' }, countsLine(c, r.id)),
+    el('div', { class: `state-${r.state}` }, r.state),
+    progressBar(r),
+    el('div', { class: 'muted' }, countsLine(counts, r.id)),
+    r.endReason === undefined ? '' : el('div', { class: 'muted' }, r.endReason),
+    rolloutActionBar(r, c),
   );
 }

@@ -81,4 +81,25 @@ describe('the timeline’s rows', () => {
     const plan = { decisions: [decision(at('11:00')), decision(), decision(at('11:00'))] };
     assert.deepEqual(startInstants(plan), [ms('11:00')]);
   });
+
+  it('ends the bar of a machine a cancelled rollout left in flight at its last activity, marked', () => {
+    const cancelled = { ...workers, state: 'Cancelled' as const };
+    const rows = timelineRows([cancelled], ms('15:00'));
+    const w2 = rows.find((r) => r.machine.machine === 'w-2');
+    assert.deepEqual([w2?.end, w2?.cut], [ms('10:20'), true], 'not growing until now');
+    assert.equal(rows.find((r) => r.machine.machine === 'w-1')?.cut, false);
+    assert.equal(timelineRows([workers], ms('15:00')).at(-1)?.end, ms('15:00'));
+  });
+
+  it('leaves out the start instants of rollouts that are over', () => {
+    const wait = (rollout: string) => ({
+      action: 'wait' as const,
+      batch: 1,
+      rollout,
+      machine: 'm',
+      notBefore: at('11:00'),
+    });
+    const plan = { decisions: [wait('gone'), { ...wait('live'), notBefore: at('12:00') }] };
+    assert.deepEqual(startInstants(plan, new Set(['live'])), [ms('12:00')]);
+  });
 });

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The timeline's geometry as plain values (no DOM): which machines get a row, in what order, and
- * where an instant falls on the chart. `timeline.ts` draws it.
+ * where an instant falls on the chart (`time-axis.ts`). `timeline.ts` draws it.
  */
+import { isEnded } from '../core/rollout/vocabulary.ts';
 import type { MachineProgressView, PlanView, RolloutView } from '../protocol/operator.ts';
 import { batchLabel } from './format.ts';
+import { compressedAxis, type Stretch, type TimeAxis } from './time-axis.ts';
+
+export type { Stretch, TimeAxis } from './time-axis.ts';
 
 /** One machine a rollout started: a bar from its start to its end (now while it runs). */
 export interface TimelineRow {
@@ -14,39 +18,49 @@ export interface TimelineRow {
   readonly batch: string;
   readonly start: number;
   readonly end: number;
+  /**
+   * The machine never finished in this rollout and the rollout is over (cancelled, superseded):
+   * nothing will end its bar, so it ends at the rollout's last known activity, drawn as such.
+   */
+  readonly cut: boolean;
+}
+
+/** The latest instant a rollout's machines started or finished at (its last known activity). */
+function lastActivity(r: RolloutView): number {
+  const times = r.machines.flatMap((m) =>
+    [m.startedAt, m.finishedAt].flatMap((t) => (t === undefined ? [] : [Date.parse(t)])),
+  );
+  return Math.max(Date.parse(r.createdAt), ...times);
+}
+
+function row(rollout: RolloutView, machine: MachineProgressView, now: number): TimelineRow {
+  const start = Date.parse(machine.startedAt ?? rollout.createdAt);
+  const cut = machine.finishedAt === undefined && isEnded(rollout.state);
+  const end =
+    machine.finishedAt !== undefined
+      ? Date.parse(machine.finishedAt)
+      : cut
+        ? Math.max(start, lastActivity(rollout))
+        : now;
+  return { rollout, machine, batch: batchLabel(machine.decision), start, end, cut };
 }
 
 /** The machines the rollouts started, earliest start first. */
 export function timelineRows(rollouts: readonly RolloutView[], now: number): TimelineRow[] {
   const rows: TimelineRow[] = [];
-  for (const rollout of rollouts) {
-    for (const machine of rollout.machines) {
-      if (machine.startedAt === undefined) continue;
-      rows.push({
-        rollout,
-        machine,
-        batch: batchLabel(machine.decision),
-        start: Date.parse(machine.startedAt),
-        end: machine.finishedAt === undefined ? now : Date.parse(machine.finishedAt),
-      });
-    }
-  }
+  for (const rollout of rollouts)
+    for (const machine of rollout.machines)
+      if (machine.startedAt !== undefined) rows.push(row(rollout, machine, now));
   return rows.sort((a, b) => a.start - b.start);
 }
 
 /** The chart's size in SVG units: the labels take the left, bars the rest. */
 export const chart = { width: 1000, label: 260, rowHeight: 22 } as const;
 
-/** The time axis: its first and last instant and where an instant falls (SVG x). */
-export interface TimeAxis {
-  readonly t0: number;
-  readonly t1: number;
-  x(t: number): number;
-}
-
 /**
  * The axis from the first start to the latest of now, every bar's end and every `notBefore`
- * (`opens`), so a waiting machine's next chance is on the chart. `rows` must not be empty.
+ * (`opens`), so a waiting machine's next chance is on the chart; long idle stretches between them
+ * compressed (`time-axis.ts`). `rows` must not be empty.
  */
 export function timeAxis(
   rows: readonly TimelineRow[],
@@ -55,14 +69,11 @@ export function timeAxis(
 ): TimeAxis {
   const t0 = Math.min(...rows.map((r) => r.start));
   const t1 = Math.max(now, ...rows.map((r) => r.end), ...opens);
-  const span = chart.width - chart.label - 10;
-  return { t0, t1, x: (t) => chart.label + (span * (t - t0)) / Math.max(1, t1 - t0) };
-}
-
-/** A stretch of time in epoch milliseconds. */
-export interface Stretch {
-  readonly from: number;
-  readonly to: number;
+  const busy: Stretch[] = [
+    ...rows.map((r) => ({ from: r.start, to: r.end })),
+    ...[now, ...opens].map((t) => ({ from: t, to: t })),
+  ];
+  return compressedAxis({ t0, t1, x0: chart.label, x1: chart.width - 10, busy });
 }
 
 /** Each pool's open windows (`/v1/plan` windows), cut to the axis; stretches outside it dropped. */
@@ -83,10 +94,19 @@ export function windowsOnAxis(
   return byPool;
 }
 
-/** The distinct instants waiting machines may start at (the planner's `notBefore`s). */
-export function startInstants(plan: Pick<PlanView, 'decisions'>): number[] {
+/**
+ * The distinct instants waiting machines may start at (the planner's `notBefore`s), of the
+ * rollouts given (`live`: ids of rollouts not over; none given: all) — a superseded or cancelled
+ * rollout's machines wait for nothing.
+ */
+export function startInstants(
+  plan: Pick<PlanView, 'decisions'>,
+  live?: ReadonlySet<string>,
+): number[] {
   const instants = plan.decisions.flatMap((d) =>
-    d.notBefore === undefined ? [] : [Date.parse(d.notBefore)],
+    d.notBefore === undefined || (live !== undefined && !live.has(d.rollout))
+      ? []
+      : [Date.parse(d.notBefore)],
   );
   return [...new Set(instants)];
 }

@@ -3,11 +3,13 @@
  * Machines against time, one row each, for the rollouts that started machines. Behind each row, its
  * pool's maintenance windows are shaded (`/v1/plan` windows: when starts are allowed); a dashed line
  * marks when waiting machines may start next (the planner's `notBefore`: a window opening, a soak
- * or a rate limit ending).
+ * or a rate limit ending). The axis has ticks at round times; a long idle stretch (a hold, a
+ * closed window) is compressed into a break labelled with its length (`time-axis.ts`).
  */
 import type { PlanView, RolloutView } from '../protocol/operator.ts';
 import { el, svg } from './dom.ts';
 import { clock, phaseColour } from './format.ts';
+import { spanText, timeTicks, type Tick } from './time-axis.ts';
 import {
   chart,
   timeAxis,
@@ -44,9 +46,11 @@ function rowShapes(
     }),
   );
   const label = `${row.machine.machine} · ${row.rollout.pool} ${row.rollout.target.version} · ${row.batch}`;
+  const link = svg('a', { href: `#/machine/${encodeURIComponent(row.machine.machine)}` });
+  link.append(svg('text', { x: 4, y: y + 14 }, label));
   return [
     ...shading,
-    svg('text', { x: 4, y: y + 14 }, label),
+    link,
     svg('rect', {
       x: axis.x(row.start),
       y,
@@ -54,6 +58,8 @@ function rowShapes(
       height: chart.rowHeight - 8,
       rx: 3,
       fill: phaseColour[row.machine.phase],
+      class: row.cut ? 'bar cut' : 'bar',
+      'data-machine': row.machine.machine,
     }),
   ];
 }
@@ -73,16 +79,54 @@ function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
   ];
 }
 
-function axisLabels(axis: TimeAxis, rows: number, shaded: boolean): Element[] {
-  const y = rows * chart.rowHeight + 18;
-  const legend = shaded
-    ? [svg('text', { x: (chart.label + chart.width) / 2 - 60, y, class: 'axis' }, '▒ window open')]
-    : [];
-  return [
-    ...legend,
-    svg('text', { x: chart.label, y, class: 'axis' }, clock(axis.t0)),
-    svg('text', { x: chart.width - 80, y, class: 'axis' }, clock(axis.t1)),
-  ];
+/**
+ * A tick's label: seconds only when ticks are seconds apart, the date when they are days apart or
+ * the tick is a midnight (the axis spans days).
+ */
+function tickLabel(t: Tick): string {
+  const d = new Date(t.t);
+  const midnight = d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0;
+  if (t.step >= 86_400_000 || (midnight && t.step >= 3_600_000))
+    return d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+  const seconds = t.step < 60_000 ? { second: '2-digit' as const } : {};
+  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', ...seconds });
+}
+
+/** Ticks, grid lines and the breaks of compressed stretches, under `rows` rows. */
+function axisShapes(axis: TimeAxis, rows: number): Element[] {
+  const bottom = rows * chart.rowHeight + 4;
+  const ticks = timeTicks(axis, { minPx: 90, offsetMs: -new Date().getTimezoneOffset() * 60_000 });
+  const tickShapes = ticks.flatMap((t) => [
+    svg('line', { x1: t.x, x2: t.x, y1: 0, y2: bottom + 4, class: 'tick' }),
+    svg(
+      'text',
+      {
+        x: t.x,
+        y: bottom + 16,
+        class: 'axis',
+        'text-anchor': 'middle',
+        'data-tick': new Date(t.t).toISOString(),
+      },
+      tickLabel(t),
+    ),
+  ]);
+  const breaks = axis.pieces
+    .filter((p) => p.compressed)
+    .flatMap((p) => [
+      svg('rect', { x: p.x0, y: 0, width: p.x1 - p.x0, height: bottom, class: 'break' }),
+      svg(
+        'text',
+        {
+          x: (p.x0 + p.x1) / 2,
+          y: bottom + 16,
+          class: 'axis',
+          'text-anchor': 'middle',
+          'data-break': p.to - p.from,
+        },
+        `⋯ ${spanText(p.to - p.from)}`,
+      ),
+    ]);
+  return [...tickShapes, ...breaks];
 }
 
 /** The timeline chart (`data-rows`: how many machines it shows), or a note while it is empty. */
@@ -93,15 +137,18 @@ export function timeline(input: TimelineInput): Element {
   const axis = timeAxis(rows, input.now, input.opens);
   const windows = windowsOnAxis(input.windows, axis);
   const drawing = svg('svg', {
-    viewBox: `0 0 ${chart.width} ${rows.length * chart.rowHeight + 24}`,
+    viewBox: `0 0 ${chart.width} ${rows.length * chart.rowHeight + 40}`,
     'data-rows': rows.length,
   });
+  drawing.append(...axisShapes(axis, rows.length));
   rows.forEach((row, i) => {
     const open = windows.get(row.rollout.pool) ?? [];
     drawing.append(...rowShapes(row, i * chart.rowHeight + 4, axis, open));
   });
   for (const t of input.opens) drawing.append(...startLine(t, axis, rows.length));
-  const shaded = rows.some((row) => windows.has(row.rollout.pool));
-  drawing.append(...axisLabels(axis, rows.length, shaded));
+  if (rows.some((row) => windows.has(row.rollout.pool)))
+    drawing.append(
+      svg('text', { x: 4, y: rows.length * chart.rowHeight + 32, class: 'axis' }, '▒ window open'),
+    );
   return drawing;
 }

@@ -15,7 +15,7 @@ import {
   updateCliConfig,
   type ConfigEnv,
 } from '../platform/config/cli-config-file.ts';
-import type { LabState } from './state.ts';
+import { signInLine, type LabState } from './state.ts';
 
 /** The context's name. */
 export const labContextName = 'lab';
@@ -63,8 +63,11 @@ export async function saveLabContext(state: LabState, env: ConfigEnv): Promise<L
 /** What `molt lab up` prints once the lab is ready. */
 export function describeLabUp(lab: LabState & { readonly context: LabContextNote }): string {
   const machine = lab.machines[0]?.id ?? 'cp-1';
+  const signIn = signInLine(lab);
   return (
-    `lab ready: dashboard ${lab.operator.dashboard}\n${describeLabContext(lab.context)}` +
+    `lab ready: dashboard ${lab.operator.dashboard}\n` +
+    (signIn === undefined ? '' : `          ${signIn}\n`) +
+    describeLabContext(lab.context) +
     `explore:  molt rollout list; molt machine list; molt node status ${machine}; molt history; molt lab status; molt lab down\n`
   );
 }

@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readFile, stat } from 'node:fs/promises';
+import { parse } from 'yaml';
+import { initCaDir } from '../platform/pki/store.ts';
+import { tempDir } from '../platform/process/managed-process.ts';
+import { sha256Hex } from '../platform/pki/tokens.ts';
 import { FleetFile } from '../protocol/fleet-schema.ts';
-import { labPools } from './lab-operator.ts';
+import { OperatorConfig } from '../protocol/operator-config.ts';
+import type { LabFleet } from './fleet/fleet.ts';
+import { labPools, writeOperatorConfig } from './lab-operator.ts';
 
 const setup = { fast: false, ports: { api: 0, dashboard: 0 } };
 
@@ -36,5 +43,31 @@ describe('the lab operator pools', () => {
       labPools({ ...setup, workers: 3, vms: 0 }).map((p) => p.name),
       ['control-plane', 'workers'],
     );
+  });
+});
+
+describe('the lab operator’s dashboard', () => {
+  it('lets anyone read and the lab user, an admin, act with the token in a 0600 file', async () => {
+    const dir = await tempDir('lab-operator');
+    try {
+      await initCaDir(dir.path);
+      const fleet = {
+        dir: dir.path,
+        machines: [],
+        registry: { host: '127.0.0.1:5000' },
+        pki: { dir: dir.path },
+        storeEndpoints: ['http://127.0.0.1:2379'],
+      } as unknown as LabFleet;
+      const files = await writeOperatorConfig({ ...setup, workers: 0, vms: 0 }, fleet, []);
+      const config = OperatorConfig.parse(parse(await readFile(files.config, 'utf8')));
+      const token = (await readFile(files.dashboardToken, 'utf8')).trim();
+      assert.equal((await stat(files.dashboardToken)).mode & 0o777, 0o600);
+      assert.equal(config.dashboard?.anonymousRead, true);
+      assert.deepEqual(config.dashboard.users, [
+        { name: 'lab', role: 'admin', tokenSha256: sha256Hex(token) },
+      ]);
+    } finally {
+      await dir.remove();
+    }
   });
 });

@@ -10,7 +10,9 @@
  *   short next to it.
  */
 import { join } from 'node:path';
+import { writePrivateFile } from '../platform/fs/private-file.ts';
 import { issueToDir } from '../platform/pki/store.ts';
+import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import type { FleetFileInput } from '../protocol/fleet-schema.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
@@ -64,13 +66,38 @@ export function labPools(o: LabOperatorSetup): FleetFileInput['pools'] {
   ];
 }
 
-/** Write the operator's files for `fleet` plus `vms`; resolves with the config's path. */
+/** The lab's dashboard user: `lab`, an admin, whose token is in this file (0600). */
+export const labDashboardUser = { name: 'lab', role: 'admin' } as const;
+
+/** What {@link writeOperatorConfig} wrote. */
+export interface LabOperatorFiles {
+  /** The operator config's path. */
+  readonly config: string;
+  /** The file holding the dashboard token of {@link labDashboardUser}. */
+  readonly dashboardToken: string;
+}
+
+/**
+ * A new token for the lab's dashboard user, written to `<dir>/dashboard.token` (0600); the config
+ * gets its hash. Reads stay open to anyone (`anonymousRead`: `molt lab status` and the demo read
+ * the page's JSON, on loopback); acting needs the sign-in.
+ */
+async function dashboardAccess(dir: string) {
+  const file = join(dir, 'dashboard.token');
+  const token = newToken();
+  await writePrivateFile(file, `${token}\n`);
+  const user = { ...labDashboardUser, tokenSha256: sha256Hex(token) };
+  return { file, config: { anonymousRead: true, users: [user] } };
+}
+
+/** Write the operator's files for `fleet` plus `vms`. */
 export async function writeOperatorConfig(
   o: LabOperatorSetup,
   fleet: LabFleet,
   vms: readonly LabMachineRecord[],
-): Promise<string> {
+): Promise<LabOperatorFiles> {
   const pki = fleet.pki.dir;
+  const access = await dashboardAccess(fleet.dir);
   await issueToDir({
     caDir: pki,
     outDir: pki,
@@ -79,7 +106,7 @@ export async function writeOperatorConfig(
     sans: [],
     days: 30,
   });
-  return writeOperatorFiles(
+  const config = await writeOperatorFiles(
     { ...fleet, machines: [...fleet.machines, ...vms] },
     {
       pools: labPools(o),
@@ -94,11 +121,12 @@ export async function writeOperatorConfig(
         id: 'lab-operator',
         discoverEvery: '2s',
         listen: { host: '127.0.0.1', port: o.ports.api },
-        dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard } },
+        dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard }, ...access.config },
         ...(o.kubeconfig !== undefined && { kubernetes: { kubeconfig: o.kubeconfig } }),
       },
     },
   );
+  return { config, dashboardToken: access.file };
 }
 
 export async function startOperator(

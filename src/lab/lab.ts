@@ -32,7 +32,7 @@ import {
   type NetworkMode,
 } from './fleet/network.ts';
 import { workloads } from './fleet/workloads.ts';
-import { startOperator, writeOperatorConfig } from './lab-operator.ts';
+import { labDashboardUser, startOperator, writeOperatorConfig } from './lab-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
 import { startVmMachines, VmChannel, VmPool, type VmMachines } from './vm/vm-machines.ts';
 import { buildVmRelease } from './vm/vm-release.ts';
@@ -203,7 +203,7 @@ function readyState(
     kube: KubeControlPlane | undefined;
     fleet: LabFleet;
     vms: VmMachines | undefined;
-    operator: { api: string; dashboard: string };
+    operator: { api: string; dashboard: string; dashboardToken: string };
   },
 ): LabState {
   const { network, kube, fleet, vms, operator } = parts;
@@ -214,7 +214,12 @@ function readyState(
     dir: o.dir,
     registry: fleet.registry.host,
     repository,
-    operator: { api: operator.api, dashboard: operator.dashboard },
+    operator: {
+      api: operator.api,
+      dashboard: operator.dashboard,
+      dashboardUser: labDashboardUser.name,
+      dashboardToken: operator.dashboardToken,
+    },
     pki: fleet.pki.dir,
     network: networkState(network),
     ...(kube !== undefined && {
@@ -253,15 +258,18 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       api: await freePort(),
       dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
     };
-    const config = await writeOperatorConfig(
+    const files = await writeOperatorConfig(
       { ...o, ports, kubeconfig: kube?.operator.kubeconfig },
       fleet,
       vms?.machines ?? [],
     );
-    const operator = await startOperator(o.molt, config, logs);
+    const operator = await startOperator(o.molt, files.config, logs);
     stops.push(() => operator.process.stop(10_000));
     log(`operator: leading; dashboard at ${operator.dashboard}`);
-    const state = readyState(o, { network, kube, fleet, vms, operator });
+    const state = readyState(o, {
+      ...{ network, kube, fleet, vms },
+      operator: { ...operator, dashboardToken: files.dashboardToken },
+    });
     await writeLabState(o.dir, state);
     return { state, stop };
   } catch (e) {

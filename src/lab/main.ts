@@ -168,6 +168,7 @@ async function labOptions(
   };
 }
 
+/** What `molt lab up` prints once the lab is ready. */
 async function runLabVerb(
   verb: string,
   rest: readonly string[],

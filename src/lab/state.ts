@@ -33,7 +33,13 @@ export const LabState = z.object({
   dir: z.string(),
   registry: z.string(),
   repository: z.string(),
-  operator: z.object({ api: z.string(), dashboard: z.string() }),
+  operator: z.object({
+    api: z.string(),
+    dashboard: z.string(),
+    /** The dashboard user the lab configures (an admin), and the file holding its token. */
+    dashboardUser: z.string().optional(),
+    dashboardToken: z.string().optional(),
+  }),
   /** The fleet CA and the operator's client certificate (what `molt lab env` points at). */
   pki: z.string(),
   /** Loopback ports, or a bridge with a namespace per machine (lab/fleet/network.ts). */
@@ -104,4 +110,11 @@ export async function requireLab(dir: string): Promise<LabState> {
       hint: 'start one with `molt lab up` (or pass --dir)',
     });
   return state;
+}
+
+/** How to sign in to a lab's dashboard, for people: a line, or nothing for an older lab. */
+export function signInLine(state: Pick<LabState, 'operator'>): string | undefined {
+  const { dashboardUser, dashboardToken } = state.operator;
+  if (dashboardUser === undefined || dashboardToken === undefined) return undefined;
+  return `sign in as ${dashboardUser} (admin) with the token in ${dashboardToken} to act from the page`;
 }

@@ -3,7 +3,7 @@
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { connectFailure } from '../protocol/connect-failure.ts';
 import type { LabIo } from './io.ts';
-import { alive, requireLab, type LabState, type LabVmRecord } from './state.ts';
+import { alive, requireLab, signInLine, type LabState, type LabVmRecord } from './state.ts';
 import { lastLine } from './vm/serial-log.ts';
 
 const bold = (s: string): string => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
@@ -91,6 +91,7 @@ function statusHeader(state: LabState): string {
   return [
     `${bold('lab')} ${state.dir} (PID ${String(state.pid)}, since ${state.startedAt})`,
     `  dashboard  ${state.operator.dashboard}`,
+    ...(signInLine(state) === undefined ? [] : [`             ${signInLine(state) ?? ''}`]),
     `  operator   ${state.operator.api}`,
     `  registry   ${state.registry}/${state.repository}`,
     ...(state.kubeconfig === undefined ? [] : [`  kubeconfig ${state.kubeconfig}`]),

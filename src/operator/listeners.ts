@@ -13,6 +13,7 @@ import {
 import { machineRecords, syncInventoryWhenReachable } from './compose.ts';
 import type { LoadedConfig } from './config.ts';
 import type { OperatorApiDeps } from './api/context.ts';
+import { createAgentJournal } from './adapters/agent-gateway/journal.ts';
 import { createDashboardServer } from './api/dashboard-server.ts';
 import { createFleetLockServer } from './api/fleetlock-server.ts';
 import type { OperatorMetrics } from './api/metrics.ts';
@@ -117,14 +118,23 @@ async function serveDashboard(
 ): Promise<OperatorApi | undefined> {
   const d = c.config.dashboard;
   if (d === undefined) return undefined;
+  // Its own connections to the agents (closed with the listener), with the loop's identity check.
+  const journal = createAgentJournal({ ...c.pki, now: () => Date.now() });
   const server = await createDashboardServer({
-    deps: { ...apiDeps(c, p), onInternalError: reportBug(p.log, 'dashboard') },
+    deps: { ...apiDeps(c, p), journal, onInternalError: reportBug(p.log, 'dashboard') },
+    access: { users: d.users, anonymousRead: d.anonymousRead, sessionTtl: d.sessionTtl },
     tls: d.tls ? await readServerTls(path, c.config) : undefined,
     host: d.listen.host,
     port: d.listen.port,
   });
   io.out(`${OperatorDashboardPrefix}${server.url}\n`);
-  return server;
+  return {
+    url: server.url,
+    close: async () => {
+      await server.close();
+      await journal.close();
+    },
+  };
 }
 
 async function serveApi(

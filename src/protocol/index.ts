@@ -11,3 +11,4 @@ export * from './agent-columns.ts';
 export * from './operator.ts';
 export * from './operator-client.ts';
 export * from './operator-columns.ts';
+export * from './dashboard.ts';

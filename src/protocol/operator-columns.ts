@@ -50,6 +50,7 @@ export const rolloutMachineColumns: readonly PrintColumn<MachineProgressView>[] 
 function observed(m: MachineView): string {
   const o = m.observed;
   if (o === undefined) return 'not observed';
+  if (o.rebooting === true) return 'rebooting';
   if (!o.reachable) return 'unreachable';
   if (o.operation !== undefined) return o.operation;
   return o.available ? 'available' : (o.phase ?? 'unavailable');

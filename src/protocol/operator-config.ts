@@ -28,9 +28,13 @@
  *   tls: true                    # default: TLS with the API's server certificate; false: HTTP
  *   clients:                     # required with listen: the only ids it serves
  *     - {id: 8d3f0c6a2b1e4f5a9c7d6e5f4a3b2c1d, group: workers, tokenSha256: <64 hex>}
- * dashboard:                     # the web dashboard, read-only, for browsers (no client certificate)
+ * dashboard:                     # the web dashboard, for browsers (no client certificate)
  *   listen: {host: 127.0.0.1, port: 8080}  # loopback or a management network
  *   tls: false                   # default: plain HTTP; true: TLS with the API's server certificate
+ *   anonymousRead: false         # default: every read needs a signed-in user; true: anyone reads
+ *   sessionTtl: 8h               # how long a sign-in lasts
+ *   users:                       # who may sign in (`molt pki dashboard-token` prints the line)
+ *     - {name: alice, role: operator, tokenSha256: <64 hex>}   # viewer, operator or admin
  * selfRegistration:              # which nodes may register themselves (none by default)
  *   - nodes: ["w-*"]             # node certificate names (CN): exact, or globs
  *     pool: workers              # the pool they may join
@@ -57,16 +61,8 @@
  * operator's client identity toward the agents. Without `listen` the operator serves no API.
  */
 import { z } from 'zod';
-import { parseDuration } from '../core/time.ts';
-
-const duration = z.string().transform((v, ctx) => {
-  const ms = parseDuration(v);
-  if (ms === undefined || ms <= 0) {
-    ctx.addIssue({ code: 'custom', message: `"${v}" is not a duration like 2s, 5m or 1h` });
-    return z.NEVER;
-  }
-  return ms;
-});
+import { duration, listenAddress } from './config-parts.ts';
+import { DashboardConfig } from './dashboard-config.ts';
 
 /**
  * One `selfRegistration` rule: nodes whose certificate name matches one of `nodes` may register
@@ -82,11 +78,6 @@ export const SelfRegistrationRule = z.strictObject({
   labels: z.record(z.string(), z.array(z.string().min(1)).min(1)).default({}),
 });
 export type SelfRegistrationRule = z.output<typeof SelfRegistrationRule>;
-
-const listenAddress = z.strictObject({
-  host: z.string().min(1).default('127.0.0.1'),
-  port: z.number().int().min(0).max(65_535),
-});
 
 /** One id the anonymous FleetLock listener serves (`fleetlock-callers.ts`). */
 const FleetLockClientConfig = z.strictObject({
@@ -185,13 +176,8 @@ export const OperatorConfig = z
     gateGrace: duration.default(5 * 60_000),
     listen: listenAddress.optional(),
     fleetLock: FleetLockConfig.optional(),
-    /** The dashboard: a read-only listener for browsers (no client certificate). */
-    dashboard: z
-      .strictObject({
-        listen: listenAddress,
-        tls: z.boolean().default(false),
-      })
-      .optional(),
+    /** The dashboard: a listener for browsers (no client certificate; `dashboard-config.ts`). */
+    dashboard: DashboardConfig.optional(),
     /** Which nodes may register themselves, into what; none by default. */
     selfRegistration: z.array(SelfRegistrationRule).default([]),
     /** Webhook sinks every transition is sent to; none by default. */

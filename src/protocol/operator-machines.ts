@@ -51,6 +51,11 @@ export const MachineView = z.object({
       phase: z.string().optional(),
       operation: z.string().optional(),
       error: z.string().optional(),
+      /**
+       * Unreachable while an upgrade the operator started is in flight, or within
+       * {@link RebootGraceMs} of an answer naming an operation: rebooting, not lost.
+       */
+      rebooting: z.boolean().optional(),
       /** The slot booted now and the bootloader's committed default (they differ on a trial boot). */
       bootedSlot: z.enum(['A', 'B']).optional(),
       committedSlot: z.enum(['A', 'B']).nullable().optional(),
@@ -61,6 +66,8 @@ export const MachineView = z.object({
             slot: z.enum(['A', 'B']),
             status: z.string(),
             version: z.string().nullable(),
+            /** Why the agent marked the slot bad (`status: bad`). */
+            badReason: z.string().optional(),
           }),
         )
         .optional(),
@@ -71,6 +78,9 @@ export const MachineView = z.object({
 });
 export type MachineView = z.infer<typeof MachineView>;
 
+/** How long after an answer naming an operation an unreachable machine still counts as rebooting. */
+export const RebootGraceMs = 10 * 60_000;
+
 /**
  * `POST /v1/machines/:id/release`'s answer: the machine, and the hold this call lifted — `null`
  * when it had none, so a release and a no-op read differently (absent: an operator before issue 17).
@@ -79,12 +89,22 @@ export const ReleaseAnswer = MachineView.extend({ released: HoldSummary.nullable
 export type ReleaseAnswer = z.infer<typeof ReleaseAnswer>;
 
 /**
- * A machine as the dashboard's anonymous listener shows it (issue 14): what the page draws and
- * nothing else — no agent endpoint, labels or cluster, no hold reason or who held it, no error
- * text (it can name addresses). Every {@link MachineView} is one, so the page's code takes both.
+ * A machine as the dashboard's listener shows it (issues 14, 17): what the page draws and nothing
+ * else — no agent endpoint or labels, no error text (it can name addresses). `cluster` and `zone`
+ * (the label the pool's `zones` policy names, else `zone` or `topology.kubernetes.io/zone`) are
+ * what the page groups and filters by. The hold's reason and who held the machine only for a
+ * signed-in person. Every {@link MachineView} but `zone` is one, so the page's code takes both.
  */
-export const DashboardMachineView = MachineView.pick({ id: true, role: true, pool: true }).extend({
-  hold: z.object({ until: z.string() }).optional(),
+export const DashboardMachineView = MachineView.pick({
+  id: true,
+  role: true,
+  pool: true,
+  cluster: true,
+}).extend({
+  zone: z.string().optional(),
+  hold: z
+    .object({ until: z.string(), reason: z.string().optional(), by: z.string().optional() })
+    .optional(),
   observed: MachineView.shape.observed.unwrap().omit({ error: true, digest: true }).optional(),
 });
 export type DashboardMachineView = z.infer<typeof DashboardMachineView>;

@@ -202,18 +202,23 @@ const flag = z
   .transform((v) => v === 'true' || v === '1' || v === '');
 const seq = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
-/** Query of `GET /v1/history`: events after `after` (seq), oldest first, at most `limit`. */
+/**
+ * Query of `GET /v1/history`: events after `after` (seq), oldest first, at most `limit`; only those
+ * of `rollout` and/or `machine` when given.
+ */
 export const HistoryQuery = z.strictObject({
   after: seq.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   rollout: z.string().min(1).max(200).optional(),
+  machine: z.string().min(1).max(200).optional(),
 });
 
-/** Query of `GET /v1/events`; `Last-Event-ID: <seq>` overrides `after`. */
+/** Query of `GET /v1/events` (filters as {@link HistoryQuery}); `Last-Event-ID: <seq>` overrides `after`. */
 export const EventsQuery = z.strictObject({
   after: seq.optional(),
   follow: flag.optional(),
   rollout: z.string().min(1).max(200).optional(),
+  machine: z.string().min(1).max(200).optional(),
 });
 
 /** Query of `GET /v1/plan`: `explain` lists every refusing check of each waiting machine. */

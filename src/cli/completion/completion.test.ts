@@ -41,10 +41,12 @@ describe('molt completion', () => {
     assert.deepEqual(await bashComplete(bash, ['rol']), ['rollout']);
     assert.deepEqual(await bashComplete(bash, ['rollout', 'p']), ['pause']);
     assert.deepEqual(await bashComplete(bash, ['rollout', 'list', '--end']), ['--endpoint']);
+    // `molt rollout list` has a wide table too: the choices come from the command tree.
     assert.deepEqual(await bashComplete(bash, ['rollout', 'list', '-o', '']), [
       'table',
       'json',
       'yaml',
+      'wide',
     ]);
     // A flag's value is not taken for a verb: `--ca lab` stays under `molt rollout list`.
     assert.deepEqual(await bashComplete(bash, ['rollout', 'list', '--ca', 'lab', '--ti']), [

@@ -19,6 +19,8 @@ export interface OperatorFiles {
   readonly fleetPolicies?: NonNullable<FleetFileInput['fleet']>['policies'];
   /** More of the operator config (merged over the defaults). */
   readonly config?: Partial<OperatorConfigInput>;
+  /** Each machine's labels in the fleet file (a zone, …). @default none */
+  readonly labels?: (machine: string) => Readonly<Record<string, string>>;
 }
 
 /** Write `fleet.yaml` and `operator.yaml` into the fleet's directory; resolves with the config's path. */
@@ -30,7 +32,7 @@ export async function writeOperatorFiles(
   const fleetInput: FleetFileInput = {
     fleet: { policies: o.fleetPolicies ?? [{ controlPlaneFirst: true }] },
     pools: o.pools,
-    machines: fleet.machines.map((m) => ({ ...m, labels: {} })),
+    machines: fleet.machines.map((m) => ({ ...m, labels: { ...o.labels?.(m.id) } })),
   };
   await writeFile(fleetFile, stringify(fleetInput));
   const file = join(fleet.dir, 'operator.yaml');

@@ -3,6 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Release } from '../../core/releases/release.ts';
 import type { Identity } from '../../platform/https/identity.ts';
+import type { AgentJournal } from '../ports/agent-journal.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import type { OperatorStore } from '../ports/store.ts';
@@ -31,6 +32,8 @@ export interface OperatorApiDeps {
    * not at its next pass). None: only the loop pushes.
    */
   readonly agents?: Pick<AgentGateway, 'status' | 'setHold' | 'clearHold'>;
+  /** The machines' journals as their agents summarise them (the dashboard's machine page). */
+  readonly journal?: AgentJournal;
   /** Which nodes may register themselves, and the check of their agent; none: no node may. */
   readonly selfRegistration?: SelfRegistration;
   /** The registry's releases, to check what a person blocks names one; absent: rollouts' only. */

@@ -33,6 +33,7 @@ before(async () => {
   });
   server = await createDashboardServer({
     deps: f.deps,
+    access: { users: [], anonymousRead: true, sessionTtl: 3_600_000 },
     tls: undefined,
     host: '127.0.0.1',
     port: 0,

@@ -38,7 +38,8 @@ async function get(base: string, path: string): Promise<Answer> {
 
 async function serve(tree?: DashboardTree): Promise<ListeningApi> {
   const { deps } = await apiFixture();
-  const options = { deps, tls: undefined, host: '127.0.0.1', port: 0 };
+  const access = { users: [], anonymousRead: true, sessionTtl: 3_600_000 };
+  const options = { deps, access, tls: undefined, host: '127.0.0.1', port: 0 };
   return createDashboardServer(tree === undefined ? options : { ...options, tree });
 }
 
@@ -127,7 +128,8 @@ describe('the dashboard listener, from a built tree', () => {
     'dashboard/main.d.ts': 'export {};\n',
     'dashboard/main.js.map': '{}',
     'dashboard/grid.test.js': '',
-    'dashboard/index.html': '<!doctype html>',
+    'dashboard/index.html':
+      '<!doctype html><script type="module" src="dashboard/main.js"></script>',
     'dashboard/style.css': 'body {}',
     'core/rollout/vocabulary.js': 'export const MachinePhases = [];\n',
     'core/time.js': '',
@@ -150,7 +152,9 @@ describe('the dashboard listener, from a built tree', () => {
         const res = await get(server.url, `/${path}`);
         assert.deepEqual([res.status, res.type, res.body], [200, js, files[path]], path);
       }
-      assert.equal((await get(server.url, '/')).body, files['dashboard/index.html']);
+      const page = (await get(server.url, '/')).body;
+      assert.match(page, /^<!doctype html><script id="molt-state" type="application\/json">\{/);
+      assert.match(page, /<script type="module" src="dashboard\/main\.js"><\/script>$/);
       for (const path of [
         '/dashboard/main.d.ts',
         '/dashboard/main.js.map',

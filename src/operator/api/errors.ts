@@ -11,7 +11,9 @@ import { errorAnswers } from '../../platform/https/errors.ts';
 const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.BadInput]: 400,
   [ErrorCode.TlsRejected]: 401,
+  [ErrorCode.Unauthenticated]: 401,
   [ErrorCode.Forbidden]: 403,
+  [ErrorCode.RateLimited]: 429,
   [ErrorCode.RolloutNotFound]: 404,
   [ErrorCode.UnknownMachine]: 404,
   [ErrorCode.UnknownPool]: 400,

@@ -15,8 +15,8 @@
  *   `https://<host>:<port>/fleetlock/token/<token>/`. A listed id without a token is bound only by
  *   being listed: whoever knows it (Zincati's is derived from `/etc/machine-id`) may use it.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { tokenMatches } from '../../platform/pki/tokens.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { FleetLockOptions, FleetLockParams } from './fleetlock.ts';
 
@@ -61,14 +61,6 @@ function presentedToken(request: FastifyRequest): string | undefined {
   if (header !== undefined) return header;
   const fromPath = (request.params as { token?: unknown } | undefined)?.token;
   return typeof fromPath === 'string' && fromPath !== '' ? fromPath : undefined;
-}
-
-const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-
-/** Whether `token` hashes to `expectedHex`, compared in constant time. */
-function tokenMatches(token: string | undefined, expectedHex: string): boolean {
-  if (token === undefined) return false;
-  return timingSafeEqual(sha256(token), Buffer.from(expectedHex, 'hex'));
 }
 
 /** Ids bound to the operator's allow-list, and to tokens where it names one (anonymous listener). */

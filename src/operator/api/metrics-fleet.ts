@@ -81,7 +81,11 @@ function fleetLockFamilies(groups: readonly FleetLockSlots[]): string[] {
 }
 
 /** A standby's families: named, without samples (it observes nothing). */
-const none: ObservationBook = { get: () => undefined, gates: () => ({}) };
+const none: ObservationBook = {
+  get: () => undefined,
+  lastAnswer: () => undefined,
+  gates: () => ({}),
+};
 
 export function fleetFamilies(i: FleetMetricsInput): string[] {
   const book = i.leader ? i.observations : undefined;

@@ -15,16 +15,26 @@ import type { Observation } from '../decide/observation.ts';
 /** The last observation per machine id, and the last result per health gate. */
 export interface ObservationBook {
   get(machine: string): Observation | undefined;
+  /**
+   * The last observation in which the machine's agent answered (the dashboard tells a machine
+   * rebooting in the middle of an operation from one that is lost).
+   */
+  lastAnswer(machine: string): Observation | undefined;
   gates(): Readonly<Record<string, GateResult>>;
 }
 
 /** An {@link ObservationBook} fed by hand (tests) or by {@link observingGateway}. */
 export class MemoryObservationBook implements ObservationBook {
   private readonly seen = new Map<string, Observation>();
+  private readonly answered = new Map<string, Observation>();
   private readonly gateResults: Record<string, GateResult> = {};
 
   get(machine: string): Observation | undefined {
     return this.seen.get(machine);
+  }
+
+  lastAnswer(machine: string): Observation | undefined {
+    return this.answered.get(machine);
   }
 
   gates(): Readonly<Record<string, GateResult>> {
@@ -37,6 +47,7 @@ export class MemoryObservationBook implements ObservationBook {
 
   set(machine: string, observation: Observation): void {
     this.seen.set(machine, observation);
+    if (observation.status !== undefined) this.answered.set(machine, observation);
   }
 }
 

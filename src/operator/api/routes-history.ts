@@ -42,6 +42,7 @@ export function historyRoutes(app: FastifyInstance, c: RouteContext): void {
       after: q.after ?? 0,
       limit: q.limit,
       rollout: q.rollout,
+      machine: q.machine,
     });
     return page.events.map(historyView);
   });
@@ -53,6 +54,7 @@ export function historyRoutes(app: FastifyInstance, c: RouteContext): void {
         after,
         follow: q.follow ?? false,
         rollout: q.rollout,
+        machine: q.machine,
         pollMs: deps.followPollMs ?? 1000,
       }),
     );

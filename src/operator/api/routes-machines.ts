@@ -26,7 +26,7 @@ import { parseInput } from '../../platform/https/input.ts';
 import { iso } from '../../core/time.ts';
 import { holdStep } from '../decide/holds.ts';
 import { checkSelfRegistration, probeSelf } from './self-registration.ts';
-import { machineView } from './views.ts';
+import { machineFacts, machineView } from './machine-views.ts';
 
 function machineId(request: { params: unknown }): string {
   const id = (request.params as { id?: unknown }).id;
@@ -48,7 +48,7 @@ async function viewOf(deps: OperatorApiDeps, id: string): Promise<MachineView> {
   const stored = await deps.store.read();
   const m = stored.machines.find((x) => x.id === id);
   if (m === undefined) throw new MoltError(ErrorCode.UnknownMachine, `machine ${id} is gone`);
-  return machineView(m, stored.holds[id], deps.observations.get(id));
+  return machineView(m, machineFacts(stored, deps.observations, { id, now: deps.now() }));
 }
 
 /**
@@ -178,10 +178,20 @@ export function machineRoutes(app: FastifyInstance, c: RouteContext): void {
   );
   app.get(OperatorRoutes.machines, async () => {
     const stored = await deps.store.read();
+    const now = deps.now();
     return stored.machines.map((m) =>
-      machineView(m, stored.holds[m.id], deps.observations.get(m.id)),
+      machineView(m, machineFacts(stored, deps.observations, { id: m.id, now })),
     );
   });
+  holdRoutes(app, c);
+}
+
+/**
+ * `POST /v1/machines/:id/{hold,release}`, for whoever `c.who` names — a certificate on the API, a
+ * signed-in person on the dashboard.
+ */
+export function holdRoutes(app: FastifyInstance, c: RouteContext): void {
+  const { deps } = c;
   app.post(OperatorRoutes.hold, async (request) => {
     const id = machineId(request);
     const body = parseInput(HoldRequestBody, request.body ?? {}, 'hold request');

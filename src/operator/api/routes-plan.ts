@@ -92,6 +92,47 @@ async function releasesNow(
   }
 }
 
+/** What {@link planView} adds to the plan. */
+export interface PlanViewOptions {
+  /** Every refusing check of each waiting machine. */
+  readonly explain?: boolean | undefined;
+  /** Where each pool goes next (the registry's releases; names who blocked what). */
+  readonly releases?: boolean | undefined;
+}
+
+/** The plan now, as `GET /v1/plan` answers it (also the dashboard's state, `dashboard-state.ts`). */
+export async function planView(deps: OperatorApiDeps, o: PlanViewOptions = {}): Promise<PlanView> {
+  const stored = await deps.store.read();
+  const now = deps.now();
+  const snapshot = snapshotOf(stored, deps.observations, deps.fleet);
+  const { plan } = planNow(snapshot, now);
+  const refusals = o.explain === true ? refusalsNow(snapshot, now) : undefined;
+  const pools = o.releases === true ? await releasesNow(deps, stored, snapshot) : undefined;
+  const seen = stored.machines.flatMap((m) => {
+    const o = deps.observations.get(m.id);
+    return o === undefined ? [] : [o.at];
+  });
+  return {
+    at: iso(plan.at),
+    leader: deps.isLeader(),
+    observed: {
+      machines: seen.length,
+      of: stored.machines.length,
+      ...(seen.length > 0 && { oldest: iso(Math.min(...seen)) }),
+    },
+    decisions: plan.decisions.map((d) =>
+      decisionWith(d, refusals?.get(decisionKey(d.rollout, d.machine))),
+    ),
+    windows: poolWindows(deps.fleet, now),
+    rollouts: plan.rollouts.map((v) => ({
+      rollout: v.rollout,
+      verdict: v.verdict,
+      ...(v.message !== undefined && { message: v.message }),
+    })),
+    ...(pools !== undefined && { releases: pools }),
+  };
+}
+
 /**
  * `GET /v1/plan` (the API's and the dashboard's; only the API's says where pools go next and
  * why not elsewhere, since that names who blocked a release and why).
@@ -103,35 +144,7 @@ export function planRoute(
 ): void {
   app.get(OperatorRoutes.plan, async (request): Promise<PlanView> => {
     const q = parseInput(PlanQuery, request.query, 'plan query');
-    const stored = await deps.store.read();
-    const now = deps.now();
-    const snapshot = snapshotOf(stored, deps.observations, deps.fleet);
-    const { plan } = planNow(snapshot, now);
-    const refusals = q.explain === true ? refusalsNow(snapshot, now) : undefined;
-    const pools = o.releases === true ? await releasesNow(deps, stored, snapshot) : undefined;
-    const seen = stored.machines.flatMap((m) => {
-      const o = deps.observations.get(m.id);
-      return o === undefined ? [] : [o.at];
-    });
-    return {
-      at: iso(plan.at),
-      leader: deps.isLeader(),
-      observed: {
-        machines: seen.length,
-        of: stored.machines.length,
-        ...(seen.length > 0 && { oldest: iso(Math.min(...seen)) }),
-      },
-      decisions: plan.decisions.map((d) =>
-        decisionWith(d, refusals?.get(decisionKey(d.rollout, d.machine))),
-      ),
-      windows: poolWindows(deps.fleet, now),
-      rollouts: plan.rollouts.map((v) => ({
-        rollout: v.rollout,
-        verdict: v.verdict,
-        ...(v.message !== undefined && { message: v.message }),
-      })),
-      ...(pools !== undefined && { releases: pools }),
-    };
+    return planView(deps, { explain: q.explain, releases: o.releases });
   });
 }
 

@@ -36,7 +36,8 @@ const Params = (request: { params: unknown }): string => {
   return id;
 };
 
-function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutContext {
+/** What rollout views need: the machines and the plan now (the decisions each machine shows). */
+export function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutContext {
   const { index } = planNow(snapshotOf(stored, deps.observations, deps.fleet), deps.now());
   return {
     machines: stored.machines,
@@ -230,9 +231,18 @@ export function rolloutReadRoutes(app: FastifyInstance, deps: OperatorApiDeps): 
   app.get(OperatorRoutes.rollout, async (request) => viewOf(deps, Params(request)));
 }
 
+/** The API's rollout routes: the reads and the actions. */
 export function rolloutRoutes(app: FastifyInstance, c: RouteContext): void {
+  rolloutReadRoutes(app, c.deps);
+  rolloutActionRoutes(app, c);
+}
+
+/**
+ * `POST /v1/rollouts/:id/{rollback,pause,resume,approve,cancel}`, for whoever `c.who` names — a
+ * certificate on the API, a signed-in person on the dashboard: the same rules either way.
+ */
+export function rolloutActionRoutes(app: FastifyInstance, c: RouteContext): void {
   const { deps } = c;
-  rolloutReadRoutes(app, deps);
   app.post(OperatorRoutes.rollback, async (request) => {
     const b = parseInput(FleetRollbackRequestBody, request.body ?? {}, 'rollback request');
     return rollback(deps, { id: Params(request), who: c.who(request), reason: b.reason });

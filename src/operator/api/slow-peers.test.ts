@@ -11,6 +11,8 @@ import { createDashboardServer } from './dashboard-server.ts';
 import { createFleetLockServer } from './fleetlock-server.ts';
 import { createOperatorApi } from './server.ts';
 
+const anonymous = { users: [], anonymousRead: true, sessionTtl: 3_600_000 };
+
 const ca = await createCa();
 const server = await issueCertificate({ ca, role: 'node', name: 'operator-1' });
 const operator = await issueCertificate({ ca, role: 'operator', name: 'alice' });
@@ -31,7 +33,10 @@ for (const [name, tls] of [
   const client = tls === undefined ? undefined : { ca: ca.cert };
 
   describe(`the dashboard listener over ${name} under slow peers`, () => {
-    itHoldsSlowPeers((limits) => createDashboardServer({ deps, tls, ...at, limits }), client);
+    itHoldsSlowPeers(
+      (limits) => createDashboardServer({ deps, access: anonymous, tls, ...at, limits }),
+      client,
+    );
   });
 
   describe(`the FleetLock listener over ${name} under slow peers`, () => {

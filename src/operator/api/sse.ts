@@ -24,15 +24,25 @@ export function openHistorySse(raw: ServerResponse): HistorySink {
 
 const pageSize = 500;
 
+/** Which events a reader wants: those of a rollout, of a machine, or both; all when neither. */
+export interface HistoryFilter {
+  readonly rollout?: string | undefined;
+  readonly machine?: string | undefined;
+}
+
+const matches = (e: HistoryEvent, f: HistoryFilter): boolean =>
+  (f.rollout === undefined || e.rollout === f.rollout) &&
+  (f.machine === undefined || e.machine === f.machine);
+
 /**
- * History after `after`, oldest first, at most `limit` events of `rollout` (all when undefined);
- * `last` is the last seq looked at, so a filtered reader resumes past events it skipped.
+ * History after `after`, oldest first, at most `limit` events matching the filter; `last` is the
+ * last seq looked at, so a filtered reader resumes past events it skipped.
  */
 export async function scanHistory(
   store: OperatorStore,
-  o: { readonly after: number; readonly limit: number; readonly rollout?: string | undefined },
+  o: HistoryFilter & { readonly after: number; readonly limit: number },
 ): Promise<{ events: HistoryEvent[]; last: number }> {
-  if (o.rollout === undefined) {
+  if (o.rollout === undefined && o.machine === undefined) {
     const events = await store.history({ afterSeq: o.after, limit: o.limit });
     return { events, last: events.at(-1)?.seq ?? o.after };
   }
@@ -42,7 +52,7 @@ export async function scanHistory(
     const page = await store.history({ afterSeq: last, limit: pageSize });
     for (const e of page) {
       last = e.seq;
-      if (e.rollout === o.rollout) events.push(e);
+      if (matches(e, o)) events.push(e);
       if (events.length >= o.limit) return { events, last };
     }
     if (page.length < pageSize) return { events, last };
@@ -53,11 +63,11 @@ export async function scanHistory(
 export async function streamHistory(
   store: OperatorStore,
   sink: HistorySink,
-  o: { after: number; follow: boolean; rollout: string | undefined; pollMs: number },
+  o: HistoryFilter & { after: number; follow: boolean; pollMs: number },
 ): Promise<void> {
   let last = o.after;
   for (;;) {
-    const page = await scanHistory(store, { after: last, limit: pageSize, rollout: o.rollout });
+    const page = await scanHistory(store, { ...o, after: last, limit: pageSize });
     for (const e of page.events) await sink.send(e);
     // Fewer than a page: the scan reached the end of the stored history.
     const caughtUp = page.events.length < pageSize;

@@ -7,21 +7,15 @@
 import { iso } from '../../core/time.ts';
 import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
 import type {
-  DashboardMachineView,
   DecisionView,
   HistoryEventView,
   MachineProgressView,
-  MachineView,
   RolloutCounts,
   RolloutSummaryView,
   RolloutView,
 } from '../../protocol/operator.ts';
 import { emptyCounts } from '../../protocol/operator.ts';
-import type { AgentStatus } from '../../protocol/agent.ts';
-import { booted, isAvailable, type Observation } from '../decide/observation.ts';
-import type { HistoryEvent, Hold, MachineRecord } from '../ports/store.ts';
-
-/** ISO 8601 of epoch ms. */
+import type { HistoryEvent, MachineRecord } from '../ports/store.ts';
 
 /** Decisions of one plan, by `rollout/machine`. */
 export type DecisionIndex = ReadonlyMap<string, MachineDecision>;
@@ -103,82 +97,6 @@ function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): R
 /** The summary of a rollout (`GET /v1/rollouts`). */
 export function summaryView(r: Rollout, c: RolloutContext): RolloutSummaryView {
   return rolloutSummary(r, rolloutView(r, c).machines);
-}
-
-function observedView(o: Observation): NonNullable<MachineView['observed']> {
-  const s = o.status;
-  const b = s === undefined ? {} : booted(s);
-  return {
-    at: iso(o.at),
-    reachable: s !== undefined,
-    available: isAvailable(o),
-    ...(b.version !== undefined && { version: b.version }),
-    ...(b.digest !== undefined && { digest: b.digest }),
-    ...(s !== undefined && { phase: s.phase }),
-    ...(s?.operation != null && { operation: `${s.operation.kind} ${s.operation.id}` }),
-    ...(o.error !== undefined && { error: o.error }),
-    ...(s !== undefined && bootView(s)),
-  };
-}
-
-/** Slots and boot state for the fleet grid (dashboard, `molt machine list -o json`). */
-function bootView(s: AgentStatus): Partial<NonNullable<MachineView['observed']>> {
-  const last = s.last;
-  return {
-    bootedSlot: s.bootedSlot,
-    committedSlot: s.boot.committed,
-    slots: s.slots.map((slot) => ({ slot: slot.slot, status: slot.status, version: slot.version })),
-    ...(last !== null && {
-      last: {
-        result: last.result,
-        ...(last.reason !== undefined && { reason: last.reason }),
-      },
-    }),
-  };
-}
-
-export function machineView(
-  m: MachineRecord,
-  hold: Hold | undefined,
-  observation: Observation | undefined,
-): MachineView {
-  return {
-    id: m.id,
-    endpoint: m.endpoint,
-    role: m.role,
-    pool: m.pool,
-    ...(m.cluster !== undefined && { cluster: m.cluster }),
-    labels: { ...m.labels },
-    ...(m.registered === true && { registered: true }),
-    ...(hold !== undefined && {
-      hold: {
-        reason: hold.reason,
-        until: iso(hold.until),
-        ...(hold.by !== undefined && { by: hold.by }),
-      },
-    }),
-    ...(observation !== undefined && { observed: observedView(observation) }),
-  };
-}
-
-/** A machine as the dashboard's listener shows it: {@link machineView} less what the page never draws. */
-export function dashboardMachineView(
-  m: MachineRecord,
-  hold: Hold | undefined,
-  observation: Observation | undefined,
-): DashboardMachineView {
-  const o = observation === undefined ? undefined : observedView(observation);
-  return {
-    id: m.id,
-    role: m.role,
-    pool: m.pool,
-    ...(hold !== undefined && { hold: { until: iso(hold.until) } }),
-    ...(o !== undefined && {
-      observed: Object.fromEntries(
-        Object.entries(o).filter(([k]) => k !== 'error' && k !== 'digest'),
-      ) as NonNullable<DashboardMachineView['observed']>,
-    }),
-  };
 }
 
 export function historyView(e: HistoryEvent): HistoryEventView {

@@ -69,9 +69,11 @@ export function requirePermission<P extends string>(
 ): void {
   if (granted[identity.role].includes(permission)) return;
   const needed = permission === 'force' ? 'admin' : 'operator or admin';
+  // Dashboard users act as `dashboard:<name>` (operator/api/dashboard-auth.ts), without a certificate.
+  const holder = identity.name.startsWith('dashboard:') ? 'a dashboard user' : 'a certificate';
   throw new MoltError(
     ErrorCode.Forbidden,
     `${identity.name} (role ${identity.role}) may not ${what}`,
-    { hint: `this needs a certificate with role ${needed}` },
+    { hint: `this needs ${holder} with role ${needed}` },
   );
 }

@@ -68,7 +68,7 @@ before(async () => {
     ],
     config: {
       id: 'operator-quarantine',
-      dashboard: { listen: { host: '127.0.0.1', port: 0 } },
+      dashboard: { listen: { host: '127.0.0.1', port: 0 }, anonymousRead: true },
       kubernetes: { kubeconfig: cp.operator.kubeconfig, namespace: 'molt-system' },
     },
   });

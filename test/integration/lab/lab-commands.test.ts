@@ -5,7 +5,7 @@
 // `--network auto`), so this also covers the lab's own network plumbing; `down` leaves nothing.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -57,6 +57,27 @@ describe('molt lab', () => {
     }
     const page = await fetch(lab.operator.dashboard);
     assert.equal(page.status, 200);
+  });
+
+  it('lets the lab user sign in to the dashboard with the token it says where to find', async () => {
+    assert.equal(lab.operator.dashboardUser, 'lab');
+    const token = (await readFile(lab.operator.dashboardToken ?? '', 'utf8')).trim();
+    assert.equal((await stat(lab.operator.dashboardToken ?? '')).mode & 0o777, 0o600);
+    const origin = new URL(lab.operator.dashboard).origin;
+    const res = await fetch(new URL('/v1/session', origin), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ token }),
+    });
+    assert.equal(res.status, 200);
+    assert.deepEqual(((await res.json()) as { user: unknown }).user, {
+      name: 'lab',
+      role: 'admin',
+    });
+    assert.match(
+      (await labCmd(['status'])).out,
+      /sign in as lab \(admin\) with the token in .*dashboard\.token/,
+    );
   });
 
   it('refuses a second lab in the same directory with MOLT_LAB_RUNNING', async () => {

@@ -5,9 +5,14 @@ import { withOutputFlag } from '../../flags.ts';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-/** `molt pki init|issue`: the fleet CA and the node, operator and admin certificates it signs. */
+/**
+ * `molt pki init|issue|dashboard-token`: the fleet CA and the node, operator and admin certificates
+ * it signs, and the dashboard's sign-in tokens.
+ */
 export function pkiCommand(ctx: CommandContext): Command {
-  const pki = new Command('pki').description('fleet certificates for the agents’ mutual-TLS API');
+  const pki = new Command('pki').description(
+    'fleet certificates for the mutual-TLS APIs, and dashboard sign-in tokens',
+  );
   pki.addCommand(
     withOutputFlag(new Command('init'))
       .description('create a fleet CA (EC P-256, 10 years): ca.pem and ca.key (0600)')
@@ -39,6 +44,21 @@ export function pkiCommand(ctx: CommandContext): Command {
       .action(async (_opts, cmd: Command) => {
         const { runIssue } = await import('./run.ts');
         await runIssue(ctx, cmd.opts());
+      }),
+  );
+  pki.addCommand(
+    withOutputFlag(new Command('dashboard-token'))
+      .description(
+        'make a dashboard sign-in token (printed once) and the operator config line with its sha256',
+      )
+      .requiredOption(
+        '--name <name>',
+        'the person: shown on the page, recorded as dashboard:<name>',
+      )
+      .requiredOption('--role <role>', 'viewer (reads), operator (acts) or admin (also forces)')
+      .action(async (_opts, cmd: Command) => {
+        const { runDashboardToken } = await import('./dashboard-token.ts');
+        runDashboardToken(ctx, cmd.opts());
       }),
   );
   return pki;

@@ -60,7 +60,15 @@ export function machineFetch(
   };
 }
 
-export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
+/** Calls to machines' agents, each over its machine's checked connection pool. */
+export interface AgentCalls {
+  /** `f` on the machine's agent client; transport failures become MOLT_AGENT_UNREACHABLE. */
+  readonly call: <T>(m: MachineRecord, f: (c: AgentClient) => Promise<T>) => Promise<T>;
+  readonly close: () => Promise<void>;
+}
+
+/** The clients and connection pools {@link createAgentGateway} (and the dashboard's journal) use. */
+export function agentCalls(o: AgentGatewayOptions): AgentCalls {
   const timeout = o.timeoutMs ?? 5_000;
   const pools = machineDispatchers(o, {
     connectMs: timeout,
@@ -86,6 +94,11 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
       throw unreachable(m, e);
     }
   };
+  return { call, close: () => pools.close() };
+}
+
+export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
+  const { call, close } = agentCalls(o);
   return {
     status: (m) => call(m, (c) => c.status()),
     upgrade: (m, request) =>
@@ -103,6 +116,6 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
         c.setHold({ reason: hold.reason, until: iso(hold.until), onBehalfOf: hold.onBehalfOf }),
       ),
     clearHold: (m) => call(m, (c) => c.clearHold()),
-    close: () => pools.close(),
+    close,
   };
 }

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Everything one refresh of the dashboard draws, as one answer (`GET /v1/dashboard`) and as the
+ * data embedded in the page it serves (so the first paint has it): the machines, the rollouts in
+ * full and the plan — each built by the same view functions as the API's own routes.
+ *
+ * Only the rollouts a person looks at are sent in full: every unfinished one and the latest
+ * {@link recentEnded} finished ones. Older ones stay a click away (`GET /v1/rollouts/:id`).
+ */
+import { isEnded } from '../../core/rollout/vocabulary.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
+import type { DashboardStateView, SessionView } from '../../protocol/dashboard.ts';
+import type { OperatorApiDeps } from './context.ts';
+import { dashboardMachineView, machineFacts } from './machine-views.ts';
+import { planView } from './routes-plan.ts';
+import { contextOf } from './routes-rollouts.ts';
+import { rolloutView } from './views.ts';
+
+/** Finished rollouts sent in full, the latest first. */
+export const recentEnded = 20;
+
+const byCreation = (x: Rollout, y: Rollout): number =>
+  x.createdAt - y.createdAt || (x.id < y.id ? -1 : 1);
+
+/** The rollouts the page shows, oldest first: unfinished ones and the latest finished ones. */
+export function shownRollouts(rollouts: readonly Rollout[]): Rollout[] {
+  const sorted = rollouts.toSorted(byCreation);
+  const ended = sorted.filter((r) => isEnded(r.state));
+  const keep = new Set(ended.slice(-recentEnded));
+  return sorted.filter((r) => !isEnded(r.state) || keep.has(r));
+}
+
+/** The page's state for `session` (what it may see follows from it). */
+export async function dashboardState(
+  deps: OperatorApiDeps,
+  session: SessionView,
+): Promise<DashboardStateView> {
+  const [stored, plan] = await Promise.all([deps.store.read(), planView(deps)]);
+  const now = deps.now();
+  const shown = { fleet: deps.fleet, signedIn: session.user !== undefined };
+  const ctx = contextOf(deps, stored);
+  return {
+    session,
+    machines: stored.machines.map((m) =>
+      dashboardMachineView(m, machineFacts(stored, deps.observations, { id: m.id, now }), shown),
+    ),
+    rollouts: shownRollouts(stored.rollouts).map((r) => rolloutView(r, ctx)),
+    plan,
+  };
+}
