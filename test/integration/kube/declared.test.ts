@@ -44,7 +44,7 @@ async function kubectl(...args: string[]): Promise<string> {
     return (await exec(join(cp.bins, 'kubectl'), ['--kubeconfig', cp.admin.kubeconfig, ...args]))
       .stdout;
   } catch (e) {
-    throw new Error((e as { stderr?: string }).stderr ?? String(e));
+    throw new Error((e as { stderr?: string }).stderr ?? String(e), { cause: e });
   }
 }
 
