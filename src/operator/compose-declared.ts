@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Composition of declared desired state (docs/adr/0009): the pools every part of the operator
+ * Composition of declared desired state (docs/adr/0011): the pools every part of the operator
  * plans with become live — the fleet file's at start, then what each pass reads from the declared
  * molt.dev objects — and the runner that brings those objects in is wired to the same rollout
  * actions the API runs. `main.ts` calls these; nothing else constructs them.

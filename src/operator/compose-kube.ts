@@ -24,7 +24,7 @@ export interface KubeParts {
   readonly status?: (store: OperatorStore, observations: ObservationBook) => KubeStatusRunner;
   /** The cluster's Kubernetes version, which release ranges (`dev.molt.kubernetes`) must admit. */
   readonly kubernetesVersion?: () => Promise<string>;
-  /** Set when the config reads declared molt.dev objects (docs/adr/0009). */
+  /** Set when the config reads declared molt.dev objects (docs/adr/0011). */
   readonly declared?: DeclaredSource;
 }
 

@@ -79,7 +79,7 @@ export interface ParseFleetOptions {
   readonly source?: string;
   /**
    * Machines may name pools the file does not define: they are declared elsewhere (molt.dev
-   * `Pool` objects, docs/adr/0009). @default false
+   * `Pool` objects, docs/adr/0011). @default false
    */
   readonly poolsDeclaredElsewhere?: boolean;
 }

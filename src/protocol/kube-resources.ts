@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The specs of the molt.dev resources a person applies (docs/adr/0009): a `Pool` is a fleet
+ * The specs of the molt.dev resources a person applies (docs/adr/0011): a `Pool` is a fleet
  * file's pool (same fields, same schema: one model behind both), a `MachineHold` holds one
  * machine, and a `Rollout`'s action fields ask the operator to pause, resume, approve, cancel or
  * roll back the rollout it mirrors. The CRDs (`deploy/kubernetes/crds.yaml`) check the shape on
@@ -27,11 +27,18 @@ export function parsePoolSpec(name: string, spec: unknown): { pool: Pool } | { i
   return { invalid: `${at}: ${issue?.message ?? 'invalid'}` };
 }
 
-export const MachineHoldSpec = z.strictObject({
-  machine: z.string().min(1, 'must name a machine'),
-  reason: z.string().min(1, 'must say why').max(500),
-  until: time.optional(),
-});
+/** A hold (until `until`, or until deleted) or, with `version`, a pin to that release. */
+export const MachineHoldSpec = z
+  .strictObject({
+    machine: z.string().min(1, 'must name a machine'),
+    reason: z.string().min(1, 'must say why').max(500),
+    until: time.optional(),
+    version: z.string().min(1).max(128).optional(),
+  })
+  .refine((s) => s.until === undefined || s.version === undefined, {
+    message: 'a pin (version) lasts until the object is deleted: leave out until',
+    path: ['until'],
+  });
 export type MachineHoldSpec = z.output<typeof MachineHoldSpec>;
 
 /** The fields of a `Rollout`'s spec a person sets; the rest of the spec is the operator's. */

@@ -43,7 +43,7 @@
  *   leaderElection: true         # default: a coordination Lease instead of the store's claim
  *   status: true                 # default: mirror rollouts, channels, machines into molt.dev CRs
  *   declared: true               # default: also read Pools, MachineHolds and Rollout actions
- *                                # from molt.dev objects (docs/adr/0009); machines of the fleet
+ *                                # from molt.dev objects (docs/adr/0011); machines of the fleet
  *                                # file may then name pools only declared there
  * ```
  *
@@ -168,7 +168,7 @@ export const OperatorConfig = z
           .default('molt-system'),
         leaderElection: z.boolean().default(true),
         status: z.boolean().default(true),
-        /** Read pools, holds and rollout actions from molt.dev objects (docs/adr/0009). */
+        /** Read pools, holds and rollout actions from molt.dev objects (docs/adr/0011). */
         declared: z.boolean().default(true),
       })
       .optional(),

@@ -55,10 +55,11 @@ describe('declared pools', () => {
     assert.deepEqual(p.pools, [workers]);
     assert.equal(p.accepted.get('workers'), workers);
     const [v] = p.verdicts;
-    assert.equal(v?.accepted, true);
-    assert.equal(v?.generation, 2);
-    assert.match(v?.message ?? '', /follows channel stable/);
-    assert.deepEqual(v?.status, { machines: 2 });
+    assert.ok(v !== undefined);
+    assert.equal(v.accepted, true);
+    assert.equal(v.generation, 2);
+    assert.match(v.message, /follows channel stable/);
+    assert.deepEqual(v.status, { machines: 2 });
   });
 
   it('leaves a pool the fleet file defines to the file, and says so', () => {
@@ -86,7 +87,7 @@ describe('declared pools', () => {
     );
     assert.deepEqual(p.pools, [workers]);
     assert.equal(p.verdicts[0]?.accepted, false);
-    assert.match(p.verdicts[0]?.message ?? '', /spec\.channel: bad; the last accepted spec stays/);
+    assert.match(p.verdicts[0].message, /spec\.channel: bad; the last accepted spec stays/);
   });
 
   it('freezes a pool never accepted (nothing starts) instead of leaving it without policies', () => {
@@ -159,7 +160,7 @@ describe('rollout actions from a Rollout spec, by level', () => {
       ),
     ).actions;
     assert.equal(a?.by, 'kubernetes:argocd');
-    assert.equal(a?.reason, 'spec.paused of Rollout r1');
+    assert.equal(a.reason, 'spec.paused of Rollout r1');
   });
 
   it('ignores objects of rollouts the store does not have', () => {
@@ -222,6 +223,25 @@ describe('declared holds', () => {
       ],
     );
     assert.match(p.verdicts[0]?.message ?? '', /also held by alice/);
+  });
+
+  it('pins a machine to a release with spec.version', () => {
+    const p = planDeclared(input({ holds: [{ ...hold('pin', 'w-1'), version: '1.2.0' }] }));
+    assert.deepEqual(p.holds, [
+      {
+        machine: 'w-1',
+        hold: {
+          reason: 'disk check',
+          until: Forever,
+          by: 'kubernetes:MachineHold/pin',
+          version: '1.2.0',
+        },
+      },
+    ]);
+    assert.deepEqual(
+      p.verdicts.map((v) => [v.reason, v.message]),
+      [['Pinned', 'w-1 stays on 1.2.0']],
+    );
   });
 
   it('says when a hold has ended', () => {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What the declared molt.dev objects ask of the operator this pass (docs/adr/0009), as a pure
+ * What the declared molt.dev objects ask of the operator this pass (docs/adr/0011), as a pure
  * function of them, the fleet file's pools, the store and the pools last accepted:
  *
  * - **Pools**: the fleet file's and the accepted declared ones (a name the file defines stays the
@@ -9,8 +9,8 @@
  *   deleted follows nothing any more (no new rollout), its rollouts are cancelled (machines in
  *   flight finish and uncordon their nodes), and once none of its machines is in flight its
  *   deletion is let through.
- * - **Holds**: each `MachineHold` is the store's hold of its machine unless a person holds it;
- *   the operator's holds whose object is gone are cleared.
+ * - **Holds and pins**: each `MachineHold` is the store's hold of its machine (a pin with
+ *   `version`) unless a person holds it; the operator's holds whose object is gone are cleared.
  * - **Rollout actions**, by level: `paused: true` pauses an Active rollout and `false` resumes a
  *   Paused one, `approved` approves, `cancelled` cancels, `rollback` rolls back (an Active rollout
  *   is paused first). Asking for what already is changes nothing.
@@ -234,22 +234,29 @@ function judgeHold(
   const ours = current === undefined || isDeclaredHold(current);
   const until = h.until ?? Forever;
   const verdict =
-    until <= i.now
-      ? holdVerdict(h, true, 'Expired', `ended ${new Date(until).toISOString()}`)
-      : holdVerdict(
-          h,
-          true,
-          'Held',
-          ours
-            ? `${h.machine} is held`
-            : `${h.machine} is also held by ${current.by ?? 'a person'}`,
-        );
-  const hold = { reason: h.reason, until, by: `${DeclaredHoldPrefix}${h.name}` };
+    h.version !== undefined
+      ? holdVerdict(h, true, 'Pinned', `${h.machine} stays on ${h.version}`)
+      : until <= i.now
+        ? holdVerdict(h, true, 'Expired', `ended ${new Date(until).toISOString()}`)
+        : holdVerdict(
+            h,
+            true,
+            'Held',
+            ours
+              ? `${h.machine} is held`
+              : `${h.machine} is also held by ${current.by ?? 'a person'}`,
+          );
+  const hold = {
+    reason: h.reason,
+    until,
+    by: `${DeclaredHoldPrefix}${h.name}`,
+    ...(h.version !== undefined && { version: h.version }),
+  };
   return { verdict, ...(ours && { hold }) };
 }
 
 const sameHold = (a: Hold | undefined, b: Hold): boolean =>
-  a?.reason === b.reason && a.until === b.until && a.by === b.by;
+  a?.reason === b.reason && a.until === b.until && a.by === b.by && a.version === b.version;
 
 function declaredHolds(i: DeclaredInput): { changes: HoldChange[]; verdicts: DeclaredVerdict[] } {
   const known = new Set(i.stored.machines.map((m) => m.id));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Bringing the declared molt.dev objects into the operator at the start of each of the leader's
- * passes (docs/adr/0009; what to do is `decide/declared.ts`): the pools the pass plans with, the
+ * passes (docs/adr/0011; what to do is `decide/declared.ts`): the pools the pass plans with, the
  * holds in the store, the rollout actions a spec asks for, pools whose deletion can go through,
  * and each object's verdict written back. When the cluster cannot be read, the pass goes on with
  * the pools it last had — a cluster that is away never stops or unleashes a rollout.

@@ -39,7 +39,7 @@ export interface ReconcileDeps {
    */
   readonly kubernetesVersion?: () => Promise<string>;
   /**
-   * The declared molt.dev objects (docs/adr/0009), brought in at the start of each pass: the pools
+   * The declared molt.dev objects (docs/adr/0011), brought in at the start of each pass: the pools
    * `settings.pools` gives this pass, holds, rollout actions. None: the fleet file alone.
    */
   readonly declared?: { refresh(): Promise<void> };

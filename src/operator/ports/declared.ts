@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Desired state declared outside the fleet file (docs/adr/0009): in a Kubernetes cluster, molt.dev
+ * Desired state declared outside the fleet file (docs/adr/0011): in a Kubernetes cluster, molt.dev
  * resources a person or a GitOps tool applies — `Pool`, `MachineHold`, and the action fields of
  * the operator's own `Rollout` objects. The adapter (`adapters/kube-declared`) reads them and
  * reports back on them; the loop (`loop/declared.ts`) turns them into the same pools, holds and
@@ -31,6 +31,8 @@ export interface DeclaredHold {
   readonly reason: string;
   /** Epoch ms. */
   readonly until?: number;
+  /** A pin: the machine stays on this release. */
+  readonly version?: string;
   readonly generation: number;
 }
 

@@ -141,9 +141,10 @@ after(async () => {
 });
 
 describe('desired state as molt.dev resources, on the real control plane', () => {
-  it('has the API server refuse a bad Pool on kubectl apply, naming the field', async () => {
+  it('has the API server refuse a bad Pool on kubectl apply, naming the field', async (t) => {
     const refused = async (spec: Record<string, unknown>, field: RegExp, why: RegExp) => {
       await assert.rejects(apply(pool(spec)), (e: Error) => {
+        t.diagnostic(e.message.trim());
         assert.match(e.message, /Invalid value|Unsupported value|Required value|Invalid/);
         assert.match(e.message, field);
         assert.match(e.message, why);
@@ -224,10 +225,19 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
     }, slow);
   });
 
-  it('approves, pauses and resumes a rollout through its Rollout object, recording who asked', async () => {
+  it('approves, pauses and resumes a rollout through its Rollout object, recording who asked; a pin keeps its machine', async () => {
     await apply(pool({ channel: 'stable', requireApproval: true, policies: [{ concurrency: 1 }] }));
+    await apply({
+      kind: 'MachineHold',
+      metadata: { name: 'w-2-vendor-kernel', namespace: ns },
+      spec: { machine: 'w-2', reason: 'vendor kernel module', version: '1.1.0' },
+    });
     await eventually(async () => {
       assert.match(await condition('pools.molt.dev', 'workers'), /^True Accepted/);
+      assert.match(
+        await condition('machineholds.molt.dev', 'w-2-vendor-kernel'),
+        /^True Pinned: w-2 stays on 1\.1\.0/,
+      );
     }, slow);
     await fleet.publish('1.2.0', { ...official, 'dev.molt.channels': 'stable' });
     let name = '';
@@ -260,7 +270,14 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
     await patch({ paused: false });
     await eventually(async () => {
       assert.equal((await rolloutTo('1.2.0')).phase, 'Completed', tail());
-      assert.deepEqual(await versions(), { 'w-1': '1.2.0', 'w-2': '1.2.0' });
+      assert.deepEqual(await versions(), { 'w-1': '1.2.0', 'w-2': '1.1.0' }, 'w-2 pinned');
+    }, slow);
+    // The pin deleted, the pool's drift repair brings w-2 to the release the pool completed.
+    await apply(pool({ channel: 'stable', policies: [{ concurrency: 1 }] }));
+    await kubectl('delete', 'machinehold', 'w-2-vendor-kernel', '-n', ns);
+    await eventually(async () => {
+      assert.deepEqual(await versions(), { 'w-1': '1.2.0', 'w-2': '1.2.0' }, tail());
+      for (const line of await rollouts()) assert.match(line, / (Completed|Superseded)$/);
     }, slow);
   });
 
@@ -273,6 +290,7 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
       async () => {
         const list = await core.listNode();
         assert.ok(list.items.some(cordoned), `a node cordoned for 1.3.0: ${tail()}`);
+        assert.equal((await rolloutTo('1.3.0')).phase, 'Active');
       },
       { timeoutMs: 240_000, intervalMs: 100 },
     );

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The declared molt.dev objects as a {@link DeclaredSource} (docs/adr/0009): `Pool`s and
+ * The declared molt.dev objects as a {@link DeclaredSource} (docs/adr/0011): `Pool`s and
  * `MachineHold`s a person applies, and the action fields of the `Rollout`s the status mirror
  * writes. Reading puts the operator's finalizer on every pool, so a pool deleted mid-rollout stays
  * until nothing of it is in flight; reporting writes each object's `Accepted` condition and

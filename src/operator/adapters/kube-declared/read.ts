@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Reading the declared molt.dev objects of the operator's namespace (docs/adr/0009): one list per
+ * Reading the declared molt.dev objects of the operator's namespace (docs/adr/0011): one list per
  * kind per pass. Each object is judged on its own — one bad `Pool` never hides the others — with
  * the operator's complete check (`protocol/kube-resources.ts`, then core's policy validation),
  * which also catches what the CRD's schema and CEL rules cannot (a cron expression, a time zone).
@@ -77,6 +77,7 @@ export function declaredHold(
     reason: r.data.reason,
     generation: generationOf(o),
     ...(r.data.until !== undefined && { until: r.data.until }),
+    ...(r.data.version !== undefined && { version: r.data.version }),
   };
 }
 
