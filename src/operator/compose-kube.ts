@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type { LoadedConfig } from './config.ts';
 import type { ObservationBook } from './api/observations.ts';
 import type { Leadership } from './ports/leadership.ts';
+import type { DeclaredSource } from './ports/declared.ts';
 import type { OperatorStore } from './ports/store.ts';
 
 export interface KubeStatusRunner {
@@ -23,6 +24,8 @@ export interface KubeParts {
   readonly status?: (store: OperatorStore, observations: ObservationBook) => KubeStatusRunner;
   /** The cluster's Kubernetes version, which release ranges (`dev.molt.kubernetes`) must admit. */
   readonly kubernetesVersion?: () => Promise<string>;
+  /** Set when the config reads declared molt.dev objects (docs/adr/0011). */
+  readonly declared?: DeclaredSource;
 }
 
 export async function kubeParts(
@@ -44,8 +47,16 @@ export async function kubeParts(
       })
     : undefined;
   const { startKubeStatus } = await import('./adapters/kube-status/index.ts');
+  const declared = k.declared
+    ? (await import('./adapters/kube-declared/index.ts')).createKubeDeclared({
+        kc,
+        namespace: k.namespace,
+        now: () => Date.now(),
+      })
+    : undefined;
   return {
     kubernetesVersion: () => clusterVersion(kc),
+    ...(declared !== undefined && { declared }),
     ...(leadership !== undefined && { leadership }),
     ...(k.status && {
       status: (store: OperatorStore, observations: ObservationBook) =>
@@ -53,7 +64,7 @@ export async function kubeParts(
           kc,
           namespace: k.namespace,
           store,
-          pools: c.fleet.pools,
+          pools: () => c.fleet.pools,
           observations,
           now: () => Date.now(),
           log,

@@ -84,10 +84,13 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   );
   const at = (p: string): string => resolve(dirname(path), p);
   const fleetFile = at(config.fleet);
+  const declared = config.kubernetes?.declared === true;
   const fleet = parseFleet(await text(fleetFile, 'the fleet file', ErrorCode.FleetInvalid), {
     source: fleetFile,
+    poolsDeclaredElsewhere: declared,
   });
-  checkSelfRegistrationPools(config, fleet, path);
+  // Declared pools come and go: a registration naming one that does not exist is refused then.
+  if (!declared) checkSelfRegistrationPools(config, fleet, path);
   checkNotificationEvents(config, path);
   const pki = {
     ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),

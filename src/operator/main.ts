@@ -32,6 +32,8 @@ import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
+import { declaredRunner, withLivePools } from './compose-declared.ts';
+import type { DeclaredRunner } from './loop/declared.ts';
 import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
 import { startConfiguredNotifications } from './compose-notify.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
@@ -107,12 +109,20 @@ function stateOf(
   };
 }
 
-/** One HTTP machine provider per pool that configures one (replace strategy and its fallback). */
+/**
+ * The HTTP machine provider of a pool that configures one (replace strategy and its fallback),
+ * looked up in the pools as they are now (declared pools change) and made once per setting.
+ */
 function providersOf(c: LoadedConfig): (pool: string) => MachineProvider | undefined {
-  const byPool = new Map<string, MachineProvider>();
-  for (const pool of c.fleet.pools)
-    if (pool.provider !== undefined) byPool.set(pool.name, createHttpProvider(pool.provider));
-  return (pool) => byPool.get(pool);
+  const made = new Map<string, MachineProvider>();
+  return (name) => {
+    const provider = c.fleet.pools.find((p) => p.name === name)?.provider;
+    if (provider === undefined) return undefined;
+    const key = JSON.stringify(provider);
+    const known = made.get(key) ?? createHttpProvider(provider);
+    made.set(key, known);
+    return known;
+  };
 }
 
 async function untilSignal(): Promise<string> {
@@ -135,6 +145,8 @@ interface LoopParts {
   readonly kubernetesVersion?: (() => Promise<string>) | undefined;
   /** Discovery over the registry (one cache, shared with the API). */
   readonly releases: () => Promise<readonly Release[]>;
+  /** The declared molt.dev objects, brought in at the start of each pass. */
+  readonly declared?: DeclaredRunner | undefined;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -147,7 +159,10 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     providers: providersOf(c),
     releases: p.releases,
     settings: {
-      pools: c.fleet.pools,
+      // Read at each use: declared pools change from pass to pass (compose-declared.ts).
+      get pools() {
+        return c.fleet.pools;
+      },
       fleetPolicies: c.fleet.fleetPolicies,
       ...(c.fleet.clusters !== undefined && { clusters: c.fleet.clusters }),
       imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
@@ -159,6 +174,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     },
     now: () => Date.now(),
     log,
+    ...(p.declared !== undefined && { declared: p.declared }),
     ...(p.kubernetesVersion !== undefined && { kubernetesVersion: p.kubernetesVersion }),
   };
 }
@@ -219,7 +235,7 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
 }
 
 async function runOperator(path: string, io: OperatorIo): Promise<number> {
-  const c = await loadOperatorConfig(path);
+  const { config: c, setPools, filePools } = withLivePools(await loadOperatorConfig(path));
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
   const log = (line: string): void => {
     io.out(`${new Date().toISOString()} ${line}\n`);
@@ -258,7 +274,12 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const status = kube.status?.(store, observations);
   const running = startLoop(
     c,
-    { store, agents, observations, log, status, releases: parts.releases, ...kubeVersion(kube) },
+    {
+      ...{ store, agents, observations, log, status },
+      declared:
+        kube.declared && declaredRunner({ source: kube.declared, filePools, setPools, store, log }),
+      ...{ releases: parts.releases, ...kubeVersion(kube) },
+    },
     leadership,
     metrics,
   );

@@ -10,7 +10,11 @@ export type Path = readonly (string | number)[];
 export type Report = (code: ErrorCode, issue: [path: Path, message: string, key?: string]) => never;
 
 /** Ids are unique and every pool and machine a machine or rollout names is defined. */
-export function checkReferences(fleet: FleetSnapshot, report: Report): void {
+export function checkReferences(
+  fleet: FleetSnapshot,
+  report: Report,
+  poolsDeclaredElsewhere = false,
+): void {
   unique(
     fleet.pools.map((p) => p.name),
     'pools',
@@ -32,7 +36,7 @@ export function checkReferences(fleet: FleetSnapshot, report: Report): void {
   const pools = new Set(fleet.pools.map((p) => p.name));
   const known = `known pools: ${[...pools].join(', ') || 'none'}`;
   fleet.machines.forEach((m, i) => {
-    if (!pools.has(m.pool))
+    if (!pools.has(m.pool) && !poolsDeclaredElsewhere)
       report(ErrorCode.UnknownPool, [
         ['machines', i, 'pool'],
         `unknown pool "${m.pool}" (${known})`,

@@ -32,7 +32,7 @@ const duration = z
     return z.NEVER;
   });
 
-const time = z
+export const time = z
   .string({ error: 'must be an ISO 8601 time like "2026-11-23T10:00:00Z"' })
   .transform((s, ctx) => {
     const ms = parseTime(s);
@@ -172,7 +172,8 @@ const machineSchema = z
     ...(m.endpoint !== undefined && { endpoint: m.endpoint }),
   }));
 
-const poolSchema = z
+/** One pool: a fleet file's `pools` item, and a molt.dev `Pool`'s spec with its name. */
+export const poolSchema = z
   .strictObject({
     name,
     channel: z.string().optional(),

@@ -77,6 +77,11 @@ export interface FleetIssue {
 export interface ParseFleetOptions {
   /** The file name errors start with. @default 'fleet' */
   readonly source?: string;
+  /**
+   * Machines may name pools the file does not define: they are declared elsewhere (molt.dev
+   * `Pool` objects, docs/adr/0011). @default false
+   */
+  readonly poolsDeclaredElsewhere?: boolean;
 }
 
 /**
@@ -111,7 +116,7 @@ export function parseFleet(text: string, options: ParseFleetOptions = {}): Fleet
   const report: Report = (code, issue) => {
     throw fleetError(code, source, [where.issue(...issue)]);
   };
-  checkReferences(parsed.data, report);
+  checkReferences(parsed.data, report, options.poolsDeclaredElsewhere === true);
   checkClusters(parsed.data, report);
   const { pools, fleetPolicies, machines } = parsed.data;
   try {

@@ -53,6 +53,9 @@
  *   namespace: molt-system       # where the status mirror, its Events and the Lease live
  *   leaderElection: true         # default: a coordination Lease instead of the store's claim
  *   status: true                 # default: mirror rollouts, channels, machines into molt.dev CRs
+ *   declared: true               # default: also read Pools, MachineHolds and Rollout actions
+ *                                # from molt.dev objects (docs/adr/0011); machines of the fleet
+ *                                # file may then name pools only declared there
  * ```
  *
  * With `listen`, `pki` also names the API's server certificate, `serverCert` and `serverKey`: a
@@ -191,6 +194,8 @@ export const OperatorConfig = z
           .default('molt-system'),
         leaderElection: z.boolean().default(true),
         status: z.boolean().default(true),
+        /** Read pools, holds and rollout actions from molt.dev objects (docs/adr/0011). */
+        declared: z.boolean().default(true),
       })
       .optional(),
   })

@@ -22,7 +22,11 @@ import {
   type RolloutView,
 } from '../../protocol/operator.ts';
 import type { OperatorStore, ReleaseBlock, StoredState } from '../ports/store.ts';
-import { recordTransition, type TransitionRecord } from '../transitions/record.ts';
+import {
+  recordTransition,
+  type TransitionRecord,
+  type TransitionSink,
+} from '../transitions/record.ts';
 import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
@@ -67,7 +71,7 @@ const verb = {
   cancel: 'cancelled',
 } as const;
 
-interface ActionRequest {
+export interface ActionRequest {
   readonly id: string;
   readonly action: RolloutAction;
   readonly who: Identity;
@@ -130,7 +134,7 @@ function checkBlocked(stored: StoredState, a: ActionRequest): ReleaseBlock[] {
 }
 
 /** Lift the blocks a forced resume of a Halted rollout made moot, each recorded. */
-async function liftOwn(deps: OperatorApiDeps, a: ActionRequest, blocks: readonly ReleaseBlock[]) {
+async function liftOwn(deps: TransitionSink, a: ActionRequest, blocks: readonly ReleaseBlock[]) {
   for (const b of blocks)
     await recordTransition(deps, {
       write: (store) => store.removeBlock(b.digest, b.pool),
@@ -145,15 +149,24 @@ async function liftOwn(deps: OperatorApiDeps, a: ActionRequest, blocks: readonly
     });
 }
 
-async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
-  const stored = await deps.store.read();
+/**
+ * A person's action on a rollout, checked, written and recorded — the API's, the dashboard's and a
+ * declared `Rollout` spec's (loop/declared.ts) alike. True when it changed the rollout.
+ */
+export async function actOn(sink: TransitionSink, a: ActionRequest): Promise<boolean> {
+  const stored = await sink.store.read();
   const current = find(stored, a.id);
   const lift = checkBlocked(stored, a);
-  const changed = await recordTransition(deps, {
+  const changed = await recordTransition(sink, {
     write: (store) => writeAction(store, current, a),
     record: (change) => change && actionRecord(a, change),
   });
-  if (changed) await liftOwn(deps, a, lift);
+  if (changed) await liftOwn(sink, a, lift);
+  return changed;
+}
+
+async function act(deps: OperatorApiDeps, a: ActionRequest): Promise<RolloutActionResult> {
+  const changed = await actOn(deps, a);
   return { rollout: await viewOf(deps, a.id), changed };
 }
 
@@ -196,16 +209,26 @@ function parseAction(action: RolloutAction, body: unknown): { force: boolean; re
  * The coordinated fleet rollback of rollout `id` (ADR 0005 "Health gates, pausing, fleet
  * rollback"): created once; asking again answers the existing one unchanged.
  */
-async function rollback(
-  deps: OperatorApiDeps,
-  a: { readonly id: string; readonly who: Identity; readonly reason?: string | undefined },
-): Promise<RolloutActionResult> {
-  const stored = await deps.store.read();
-  const back = rollbackRolloutOf(find(stored, a.id), deps.now());
-  if (stored.rollouts.some((r) => r.id === back.id))
-    return { rollout: await viewOf(deps, back.id), changed: false };
+/** Who asks for a fleet rollback, and why. */
+export interface RollbackRequest {
+  readonly id: string;
+  readonly who: Identity;
+  readonly reason?: string | undefined;
+}
+
+/**
+ * The fleet rollback of a rollout, created and recorded once (the API's and a declared spec's);
+ * answers its id and whether this call made it.
+ */
+export async function rollbackOn(
+  sink: TransitionSink,
+  a: RollbackRequest,
+): Promise<{ id: string; changed: boolean }> {
+  const stored = await sink.store.read();
+  const back = rollbackRolloutOf(find(stored, a.id), sink.now());
+  if (stored.rollouts.some((r) => r.id === back.id)) return { id: back.id, changed: false };
   const why = a.reason === undefined ? '' : `: ${a.reason}`;
-  await recordTransition(deps, {
+  await recordTransition(sink, {
     write: (store) => store.createRollout(back),
     record: {
       event: {
@@ -216,7 +239,12 @@ async function rollback(
       },
     },
   });
-  return { rollout: await viewOf(deps, back.id), changed: true };
+  return { id: back.id, changed: true };
+}
+
+async function rollback(deps: OperatorApiDeps, a: RollbackRequest): Promise<RolloutActionResult> {
+  const { id, changed } = await rollbackOn(deps, a);
+  return { rollout: await viewOf(deps, id), changed };
 }
 
 /** `GET /v1/rollouts` and `GET /v1/rollouts/:id` (the API's and the dashboard's). */

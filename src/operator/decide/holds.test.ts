@@ -30,6 +30,13 @@ describe('the operator’s holds on the agents', () => {
     });
   });
 
+  it('never pushes a pin (the agent would refuse the pinned release too), and clears its old hold', () => {
+    const pin = { ...stored, version: '1.2.0' };
+    assert.deepEqual(holdStep(pin, null, T0), { kind: 'none' });
+    assert.deepEqual(holdStep(pin, pushed(), T0), { kind: 'clear' });
+    assert.equal(effectiveHold(pin, null), undefined, 'a pin is no hold to the planner');
+  });
+
   it('leaves the agent alone once it keeps the same hold', () => {
     assert.deepEqual(holdStep(stored, pushed(), T0), { kind: 'none' });
   });

@@ -46,7 +46,9 @@ export function holdStep(
 ): HoldStep {
   if (reported === undefined) return none;
   if (reported !== null && reported.onBehalfOf === undefined) return none;
-  const wanted = stored !== undefined && stored.until > now ? stored : undefined;
+  // A pin is the operator's alone: the agent would refuse the pinned release too.
+  const wanted =
+    stored !== undefined && stored.version === undefined && stored.until > now ? stored : undefined;
   if (wanted !== undefined) {
     if (reported !== null && same(wanted, reported)) return none;
     return {
@@ -70,7 +72,7 @@ export function effectiveHold(
     reported == null
       ? undefined
       : { reason: reported.reason, until: parseTime(reported.until) ?? 0 };
-  if (stored === undefined) return agent;
+  if (stored === undefined || stored.version !== undefined) return agent;
   if (agent === undefined || stored.until >= agent.until)
     return { reason: stored.reason, until: stored.until };
   return agent;

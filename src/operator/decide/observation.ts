@@ -51,5 +51,6 @@ export function plannerMachine(
     version: b.version,
     available: isAvailable(observation),
     ...(held !== undefined && { hold: held }),
+    ...(hold?.version !== undefined && { pin: { version: hold.version, reason: hold.reason } }),
   };
 }

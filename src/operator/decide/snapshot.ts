@@ -36,7 +36,7 @@ export function fleetSnapshot(
 ): FleetSnapshot {
   return {
     machines: stored.machines.map((m) => plannerMachine(m, seen.agent(m.id), stored.holds[m.id])),
-    pools: fleet.pools,
+    pools: withUnknownFrozen(fleet.pools, stored),
     fleetPolicies: fleet.fleetPolicies,
     // Superseded and cancelled rollouts are over: nothing is planned, nothing waits on them.
     rollouts: stored.rollouts.filter((r) => r.state === 'Completed' || !isEnded(r.state)),
@@ -44,4 +44,26 @@ export function fleetSnapshot(
     gates: seen.gates,
     ...(fleet.clusters !== undefined && { clusters: fleet.clusters }),
   };
+}
+
+/**
+ * Pools that machines or unfinished rollouts name but the settings do not define — a declared
+ * `Pool` not read yet after a restart while its cluster is away, or deleted — are frozen: nothing
+ * of them starts. Left out, the planner would see a pool without policies, which limits nothing.
+ */
+function withUnknownFrozen(pools: readonly Pool[], stored: StoredState): readonly Pool[] {
+  const known = new Set(pools.map((p) => p.name));
+  const named = [
+    ...stored.machines.map((m) => m.pool),
+    ...stored.rollouts.filter((r) => !isEnded(r.state)).map((r) => r.pool),
+  ];
+  const unknown = [...new Set(named)].filter((n) => !known.has(n));
+  if (unknown.length === 0) return pools;
+  return [
+    ...pools,
+    ...unknown.map((name): Pool => ({
+      name,
+      policies: [{ kind: 'concurrency', limit: { count: 0 } }],
+    })),
+  ];
 }

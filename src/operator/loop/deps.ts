@@ -38,6 +38,11 @@ export interface ReconcileDeps {
    * only releases whose `dev.molt.kubernetes` range admits it. A failure fails that scan.
    */
   readonly kubernetesVersion?: () => Promise<string>;
+  /**
+   * The declared molt.dev objects (docs/adr/0011), brought in at the start of each pass: the pools
+   * `settings.pools` gives this pass, holds, rollout actions. None: the fleet file alone.
+   */
+  readonly declared?: { refresh(): Promise<void> };
   readonly settings: OperatorSettings;
   readonly now: () => number;
   /** Structured log line for the operator's own output (history goes to the store). */

@@ -214,6 +214,7 @@ async function setResult(
 
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
+  await d.declared?.refresh();
   const first = await d.store.read();
   d.watch?.track(first.machines);
   const { agents, asked } = await observePass(d, state, first);

@@ -29,12 +29,17 @@ export interface MachineRecord {
   readonly registered?: boolean;
 }
 
-/** A person's hold on a machine: no upgrade starts on it before `until`. */
+/**
+ * A person's hold on a machine: no upgrade starts on it before `until` — or, with `version`, a
+ * pin: the machine stays on that release, rollouts to any other skip it (docs/adr/0011).
+ */
 export interface Hold {
   readonly reason: string;
   /** Epoch ms. */
   readonly until: number;
   readonly by?: string;
+  /** A pin to this release rather than a hold (declared by a `MachineHold`'s `spec.version`). */
+  readonly version?: string;
 }
 
 /**

@@ -57,7 +57,12 @@ const rollout = z.object({
 
 const start = z.object({ machine: text, pool: text, rollout: text, at: time });
 
-const hold = z.object({ reason: z.string(), until: z.number(), by: z.string().optional() });
+const hold = z.object({
+  reason: z.string(),
+  until: z.number(),
+  by: z.string().optional(),
+  version: z.string().optional(),
+});
 
 const block = z.object({
   digest: text,

@@ -15,7 +15,8 @@ export interface KubeStatusOptions {
   readonly kc: KubeConfig;
   readonly namespace: string;
   readonly store: OperatorStore;
-  readonly pools: readonly Pool[];
+  /** The pools as they are now (declared pools change). */
+  readonly pools: () => readonly Pool[];
   readonly observations: ObservationBook;
   readonly now: () => number;
   readonly log: (line: string) => void;
@@ -38,7 +39,7 @@ export function startKubeStatus(o: KubeStatusOptions): KubeStatus {
     try {
       const state = await o.store.read();
       await mirror.sync(
-        { state, pools: o.pools, observed: (m) => o.observations.get(m) },
+        { state, pools: o.pools(), observed: (m) => o.observations.get(m) },
         (afterSeq) => o.store.history(afterSeq === undefined ? {} : { afterSeq }),
         o.now(),
       );

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Composition of declared desired state (docs/adr/0011): the pools every part of the operator
+ * plans with become live — the fleet file's at start, then what each pass reads from the declared
+ * molt.dev objects — and the runner that brings those objects in is wired to the same rollout
+ * actions the API runs. `main.ts` calls these; nothing else constructs them.
+ */
+import type { Pool } from '../core/rollout/types.ts';
+import { actOn, rollbackOn } from './api/routes-rollouts.ts';
+import type { LoadedConfig } from './config.ts';
+import { createDeclaredRunner, type DeclaredRunner } from './loop/declared.ts';
+import type { DeclaredSource } from './ports/declared.ts';
+import type { OperatorStore } from './ports/store.ts';
+
+/**
+ * The config with live pools: `fleet.pools` is read through a getter, so the loop's settings, the
+ * API, the providers and the status mirror all see the pools the last pass set.
+ */
+export function withLivePools(c: LoadedConfig): {
+  config: LoadedConfig;
+  /** The fleet file's own pools. */
+  filePools: readonly Pool[];
+  setPools: (pools: readonly Pool[]) => void;
+} {
+  let pools = c.fleet.pools;
+  const fleet = {
+    ...c.fleet,
+    get pools() {
+      return pools;
+    },
+  };
+  return {
+    config: { ...c, fleet },
+    filePools: c.fleet.pools,
+    setPools: (next) => {
+      pools = next;
+    },
+  };
+}
+
+export function declaredRunner(o: {
+  readonly source: DeclaredSource;
+  readonly filePools: readonly Pool[];
+  readonly setPools: (pools: readonly Pool[]) => void;
+  readonly store: OperatorStore;
+  readonly log: (line: string) => void;
+}): DeclaredRunner {
+  return createDeclaredRunner({
+    ...o,
+    now: () => Date.now(),
+    actions: {
+      act: (sink, a) => actOn(sink, a),
+      rollback: (sink, a) => rollbackOn(sink, a),
+    },
+  });
+}

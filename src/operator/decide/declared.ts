@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What the declared molt.dev objects ask of the operator this pass (docs/adr/0011), as a pure
+ * function of them, the fleet file's pools, the store and the pools last accepted:
+ *
+ * - **Pools**: the fleet file's and the accepted declared ones (a name the file defines stays the
+ *   file's). A pool whose new spec is refused keeps its last accepted spec; one never accepted in
+ *   this process is frozen (nothing starts) rather than left without policies. A pool being
+ *   deleted follows nothing any more (no new rollout), its rollouts are cancelled (machines in
+ *   flight finish and uncordon their nodes), and once none of its machines is in flight its
+ *   deletion is let through.
+ * - **Holds and pins**: each `MachineHold` is the store's hold of its machine (a pin with
+ *   `version`) unless a person holds it; the operator's holds whose object is gone are cleared.
+ * - **Rollout actions**, by level: `paused: true` pauses an Active rollout and `false` resumes a
+ *   Paused one, `approved` approves, `cancelled` cancels, `rollback` rolls back (an Active rollout
+ *   is paused first). Asking for what already is changes nothing.
+ */
+import type { Pool, Rollout } from '../../core/rollout/types.ts';
+import { isEnded } from '../../core/rollout/vocabulary.ts';
+import { DeclaredHoldPrefix } from '../../protocol/kube-resources.ts';
+import type {
+  DeclaredHold,
+  DeclaredState,
+  DeclaredVerdict,
+  InvalidObject,
+  RolloutRequest,
+} from '../ports/declared.ts';
+import type { Hold, StoredState } from '../ports/store.ts';
+
+/** A hold with no `until` lasts until its object is deleted: the end of year 9999. */
+export const Forever = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+export type DeclaredAction = 'pause' | 'resume' | 'approve' | 'cancel' | 'rollback';
+
+export interface ActionStep {
+  readonly rollout: string;
+  readonly action: DeclaredAction;
+  readonly by: string;
+  readonly reason: string;
+}
+
+export interface HoldChange {
+  readonly machine: string;
+  readonly hold: Hold | undefined;
+}
+
+export interface DeclaredPlan {
+  readonly pools: readonly Pool[];
+  /** Accepted pools by name, to remember as the last accepted spec. */
+  readonly accepted: ReadonlyMap<string, Pool>;
+  readonly verdicts: readonly DeclaredVerdict[];
+  readonly holds: readonly HoldChange[];
+  readonly actions: readonly ActionStep[];
+  /** Pools being deleted that nothing is in flight in any more. */
+  readonly release: readonly string[];
+}
+
+export interface DeclaredInput {
+  readonly declared: DeclaredState;
+  readonly filePools: readonly Pool[];
+  readonly stored: StoredState;
+  /** Pools accepted on an earlier pass (last good spec). */
+  readonly lastAccepted: ReadonlyMap<string, Pool>;
+  /** The `Rollout` object's name of a rollout id. */
+  readonly objectName: (id: string) => string;
+  readonly now: number;
+}
+
+const isInvalid = (o: object): o is InvalidObject => 'invalid' in o;
+
+/** Nothing starts and nothing is followed: a pool whose spec the operator cannot use. */
+const frozen = (name: string): Pool => ({
+  name,
+  policies: [{ kind: 'concurrency', limit: { count: 0 } }],
+});
+
+/** A pool being deleted keeps its policies for what is in flight, and follows nothing new. */
+function followingNothing(p: Pool): Pool {
+  const still: { -readonly [K in keyof Pool]: Pool[K] } = { ...p };
+  delete still.channel;
+  delete still.promoteFrom;
+  return still;
+}
+
+const inFlight = (r: Rollout): boolean =>
+  Object.values(r.machines).some((p) => p.phase === 'InFlight');
+
+export function planDeclared(i: DeclaredInput): DeclaredPlan {
+  const pools = declaredPools(i);
+  const held = declaredHolds(i);
+  return {
+    ...pools,
+    verdicts: [...pools.verdicts, ...held.verdicts],
+    holds: held.changes,
+    actions: [...deletions(i), ...i.declared.requests.flatMap((q) => requested(q, i))],
+  };
+}
+
+function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions'> {
+  const fileNames = new Set(i.filePools.map((p) => p.name));
+  const pools: Pool[] = [...i.filePools];
+  const accepted = new Map<string, Pool>();
+  const verdicts: DeclaredVerdict[] = [];
+  const release: string[] = [];
+  for (const d of i.declared.pools) {
+    const members = i.stored.machines.filter((m) => m.pool === d.name).length;
+    const ofPool = i.stored.rollouts.filter((r) => r.pool === d.name);
+    const active = ofPool.find((r) => !isEnded(r.state));
+    const status = { machines: members, ...(active !== undefined && { rollout: active.id }) };
+    const verdict = (accepted: boolean, reason: string, message: string): DeclaredVerdict => ({
+      kind: 'Pool',
+      name: d.name,
+      generation: d.generation,
+      accepted,
+      reason,
+      message,
+      status,
+    });
+    if (fileNames.has(d.name)) {
+      verdicts.push(
+        verdict(false, 'DefinedInFleetFile', `the fleet file defines pool ${d.name}; it wins`),
+      );
+      continue;
+    }
+    const good = isInvalid(d) ? i.lastAccepted.get(d.name) : d.pool;
+    const effective = good ?? frozen(d.name);
+    if (!isInvalid(d)) accepted.set(d.name, d.pool);
+    else if (good !== undefined) accepted.set(d.name, good);
+    if (d.deleting) {
+      pools.push(followingNothing(effective));
+      if (!ofPool.some(inFlight)) release.push(d.name);
+      continue;
+    }
+    pools.push(effective);
+    if (isInvalid(d))
+      verdicts.push(
+        verdict(
+          false,
+          'InvalidSpec',
+          `${d.invalid}; ${good === undefined ? 'nothing starts in this pool until it is fixed' : 'the last accepted spec stays in force'}`,
+        ),
+      );
+    else verdicts.push(verdict(true, 'Accepted', followed(d.pool)));
+  }
+  return { pools, accepted, verdicts, release };
+}
+
+const followed = (p: Pool): string =>
+  p.promoteFrom !== undefined
+    ? `promotes what pool ${p.promoteFrom} completed`
+    : p.channel !== undefined
+      ? `follows channel ${p.channel}`
+      : 'follows no channel (rollouts only by hand)';
+
+/** Rollouts of pools being deleted are cancelled: none starts, in-flight machines finish. */
+function deletions(i: DeclaredInput): ActionStep[] {
+  const deleting = new Set(i.declared.pools.filter((p) => p.deleting).map((p) => p.name));
+  return i.stored.rollouts
+    .filter((r) => deleting.has(r.pool) && !isEnded(r.state))
+    .map((r) => ({
+      rollout: r.id,
+      action: 'cancel',
+      by: 'kubernetes:Pool',
+      reason: `pool ${r.pool} is being deleted`,
+    }));
+}
+
+const fieldOf: Readonly<Record<DeclaredAction, string>> = {
+  pause: 'paused',
+  resume: 'paused',
+  approve: 'approved',
+  cancel: 'cancelled',
+  rollback: 'rollback',
+};
+
+/** The actions a Rollout's spec asks for, given its rollout's state now (by level). */
+function wantedActions(q: RolloutRequest, r: Rollout, hasRollback: boolean): DeclaredAction[] {
+  if (q.cancelled === true) return isEnded(r.state) ? [] : ['cancel'];
+  const wanted: [boolean, DeclaredAction][] = [
+    [q.approved === true && r.state === 'AwaitingApproval', 'approve'],
+    [(q.paused === true || q.rollback === true) && r.state === 'Active', 'pause'],
+    [q.paused === false && q.rollback !== true && r.state === 'Paused', 'resume'],
+    [q.rollback === true && !hasRollback, 'rollback'],
+  ];
+  return wanted.filter(([yes]) => yes).map(([, action]) => action);
+}
+
+function requested(q: RolloutRequest, i: DeclaredInput): ActionStep[] {
+  const r = i.stored.rollouts.find((x) => i.objectName(x.id) === q.rollout);
+  if (r === undefined) return [];
+  const hasRollback = i.stored.rollouts.some((x) => x.id === `${r.id}-rollback`);
+  return wantedActions(q, r, hasRollback).map((action) => ({
+    rollout: r.id,
+    action,
+    by: q.by,
+    reason: `spec.${fieldOf[action]} of Rollout ${q.rollout}`,
+  }));
+}
+
+const isDeclaredHold = (h: Hold | undefined): boolean =>
+  h !== undefined && (h.by ?? '').startsWith(DeclaredHoldPrefix);
+
+const holdVerdict = (
+  h: DeclaredHold | InvalidObject,
+  accepted: boolean,
+  reason: string,
+  message: string,
+): DeclaredVerdict => ({
+  kind: 'MachineHold',
+  name: h.name,
+  generation: h.generation,
+  accepted,
+  reason,
+  message,
+});
+
+/** One MachineHold's verdict, and the store hold it wants (none when a person holds the machine). */
+function judgeHold(
+  h: DeclaredHold | InvalidObject,
+  i: DeclaredInput,
+  known: ReadonlySet<string>,
+): { verdict: DeclaredVerdict; hold?: Hold } {
+  if (isInvalid(h)) return { verdict: holdVerdict(h, false, 'InvalidSpec', h.invalid) };
+  if (!known.has(h.machine))
+    return {
+      verdict: holdVerdict(
+        h,
+        false,
+        'UnknownMachine',
+        `the operator manages no machine ${h.machine}`,
+      ),
+    };
+  const current = i.stored.holds[h.machine];
+  const ours = current === undefined || isDeclaredHold(current);
+  const until = h.until ?? Forever;
+  const verdict =
+    h.version !== undefined
+      ? holdVerdict(h, true, 'Pinned', `${h.machine} stays on ${h.version}`)
+      : until <= i.now
+        ? holdVerdict(h, true, 'Expired', `ended ${new Date(until).toISOString()}`)
+        : holdVerdict(
+            h,
+            true,
+            'Held',
+            ours
+              ? `${h.machine} is held`
+              : `${h.machine} is also held by ${current.by ?? 'a person'}`,
+          );
+  const hold = {
+    reason: h.reason,
+    until,
+    by: `${DeclaredHoldPrefix}${h.name}`,
+    ...(h.version !== undefined && { version: h.version }),
+  };
+  return { verdict, ...(ours && { hold }) };
+}
+
+const sameHold = (a: Hold | undefined, b: Hold): boolean =>
+  a?.reason === b.reason && a.until === b.until && a.by === b.by && a.version === b.version;
+
+function declaredHolds(i: DeclaredInput): { changes: HoldChange[]; verdicts: DeclaredVerdict[] } {
+  const known = new Set(i.stored.machines.map((m) => m.id));
+  const wanted = new Map<string, Hold>();
+  const verdicts: DeclaredVerdict[] = [];
+  for (const h of i.declared.holds) {
+    const judged = judgeHold(h, i, known);
+    verdicts.push(judged.verdict);
+    // Two objects holding one machine: the first listed (by name) is the store's.
+    if (judged.hold !== undefined && !isInvalid(h) && !wanted.has(h.machine))
+      wanted.set(h.machine, judged.hold);
+  }
+  const changes: HoldChange[] = [...wanted]
+    .filter(([machine, hold]) => !sameHold(i.stored.holds[machine], hold))
+    .map(([machine, hold]) => ({ machine, hold }));
+  for (const [machine, hold] of Object.entries(i.stored.holds))
+    if (isDeclaredHold(hold) && !wanted.has(machine)) changes.push({ machine, hold: undefined });
+  return { changes, verdicts };
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Bringing the declared molt.dev objects into the operator at the start of each of the leader's
+ * passes (docs/adr/0011; what to do is `decide/declared.ts`): the pools the pass plans with, the
+ * holds in the store, the rollout actions a spec asks for, pools whose deletion can go through,
+ * and each object's verdict written back. When the cluster cannot be read, the pass goes on with
+ * the pools it last had — a cluster that is away never stops or unleashes a rollout.
+ */
+import { isMoltError } from '../../core/errors.ts';
+import type { Pool } from '../../core/rollout/types.ts';
+import type { Identity } from '../../platform/https/identity.ts';
+import { planDeclared, type ActionStep } from '../decide/declared.ts';
+import type { DeclaredSource } from '../ports/declared.ts';
+import { recordTransition, type TransitionSink } from '../transitions/record.ts';
+
+/** The rollout actions a person may take, as the API runs them (wired by the composition root). */
+export interface DeclaredActions {
+  act(
+    sink: TransitionSink,
+    a: {
+      id: string;
+      action: 'pause' | 'resume' | 'approve' | 'cancel';
+      who: Identity;
+      force: boolean;
+      reason?: string;
+    },
+  ): Promise<boolean>;
+  rollback(
+    sink: TransitionSink,
+    a: { id: string; who: Identity; reason?: string },
+  ): Promise<{ changed: boolean }>;
+}
+
+export interface DeclaredDeps extends TransitionSink {
+  readonly source: DeclaredSource;
+  /** The fleet file's pools. */
+  readonly filePools: readonly Pool[];
+  /** Where the pools every pass (and the API) plan with are kept. */
+  readonly setPools: (pools: readonly Pool[]) => void;
+  readonly actions: DeclaredActions;
+  readonly log: (line: string) => void;
+}
+
+export interface DeclaredRunner {
+  /** Read the objects and apply them; never throws (failures are logged once each). */
+  refresh(): Promise<void>;
+}
+
+const text = (e: unknown): string =>
+  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+
+export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
+  let lastAccepted = new Map<string, Pool>();
+  let lastError = '';
+  const warned = new Set<string>();
+
+  const once = (key: string, line: string): void => {
+    if (warned.has(key)) return;
+    warned.add(key);
+    d.log(line);
+  };
+
+  const runAction = async (s: ActionStep): Promise<void> => {
+    const who: Identity = { name: s.by, role: 'operator' };
+    try {
+      if (s.action === 'rollback')
+        await d.actions.rollback(d, { id: s.rollout, who, reason: s.reason });
+      else
+        await d.actions.act(d, {
+          id: s.rollout,
+          action: s.action,
+          who,
+          force: false,
+          reason: s.reason,
+        });
+    } catch (e) {
+      if (!isMoltError(e)) throw e;
+      const message = `${s.reason}: ${s.action} refused: ${e.message}`;
+      once(`${s.rollout}/${s.action}/${e.message}`, `declared: ${message}`);
+      await d.source.warn(s.rollout, 'SpecRefused', message);
+    }
+  };
+
+  const apply = async (): Promise<void> => {
+    const declared = await d.source.read();
+    const stored = await d.store.read();
+    const plan = planDeclared({
+      declared,
+      filePools: d.filePools,
+      stored,
+      lastAccepted,
+      objectName: (id) => d.source.objectName(id),
+      now: d.now(),
+    });
+    d.setPools(plan.pools);
+    lastAccepted = new Map(plan.accepted);
+    for (const h of plan.holds)
+      await recordTransition(d, {
+        write: (store) => store.setHold(h.machine, h.hold),
+        record: {
+          event: {
+            kind: 'decision',
+            machine: h.machine,
+            message:
+              h.hold === undefined
+                ? `${h.machine} released: its MachineHold is gone`
+                : `${h.machine} held by ${h.hold.by ?? ''}: ${h.hold.reason}`,
+            data: {
+              action: h.hold === undefined ? 'release' : 'hold',
+              by: h.hold?.by ?? 'kubernetes:MachineHold',
+            },
+          },
+        },
+      });
+    for (const s of plan.actions) await runAction(s);
+    for (const pool of plan.release) {
+      await d.source.release(pool);
+      d.log(`declared: pool ${pool} deleted; nothing of it was in flight any more`);
+    }
+    await d.source.report(plan.verdicts);
+  };
+
+  return {
+    async refresh() {
+      try {
+        await apply();
+        if (lastError !== '') d.log('declared molt.dev objects: read again');
+        lastError = '';
+      } catch (e) {
+        const line = text(e);
+        if (line !== lastError)
+          d.log(
+            `declared molt.dev objects: ${line} (keeping the pools last read; retrying next pass)`,
+          );
+        lastError = line;
+      }
+    },
+  };
+}
