@@ -76,13 +76,14 @@ describe('the operator config', () => {
     assert.equal(OperatorConfig.parse({ ...minimal }).fleetLock, undefined);
   });
 
-  it('runs in a Kubernetes cluster with Lease leader election and the status mirror by default', () => {
+  it('runs in a Kubernetes cluster with Lease leader election, the status mirror and declared objects by default', () => {
     const c = OperatorConfig.parse({ ...minimal, kubernetes: { kubeconfig: 'k' } });
     assert.deepEqual(c.kubernetes, {
       kubeconfig: 'k',
       namespace: 'molt-system',
       leaderElection: true,
       status: true,
+      declared: true,
     });
     assert.deepEqual(
       issues({ ...minimal, kubernetes: { kubeconfig: 'k', namespace: 'Molt_NS' } }),
