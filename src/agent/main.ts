@@ -24,6 +24,7 @@ import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
 import { loadMachineConfig } from './config.ts';
+import type { MachineConfig } from '../protocol/machine-config.ts';
 import { assertPrivate } from '../platform/fs/private-file.ts';
 import { agentService } from './api-service.ts';
 import { installFirstSlot } from './install.ts';
@@ -60,6 +61,33 @@ function flags(argv: readonly string[]) {
 
 const newOperationId = (): string =>
   `op-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+
+/**
+ * Advertise the API on the machine's Node when the config asks (`kubernetes.advertise`); the
+ * Kubernetes client is loaded only then (P6: agents outside a cluster never load it).
+ */
+function advertise(config: MachineConfig, url: string, io: AgentIo): { stop(): void } | undefined {
+  const k = config.kubernetes;
+  if (k?.advertise === undefined || k.advertise === false) return undefined;
+  const endpoint = k.advertise === true ? url.replace(/\/$/, '') : k.advertise;
+  const running = import('./adapters/kube-node/advertise.ts').then((m) =>
+    m.advertiseEndpoint({
+      kubeconfig: k.kubeconfig,
+      node: k.nodeName ?? config.node,
+      endpoint,
+      log: (line) => {
+        io.err(`molt agent: ${line}\n`);
+      },
+    }),
+  );
+  return {
+    stop() {
+      void running.then((r) => {
+        r.stop();
+      });
+    },
+  };
+}
 
 async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const config = await loadMachineConfig(root);
@@ -129,7 +157,9 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     },
   });
   served.url = api.url;
+  const advertised = advertise(config, api.url, io);
   shutdown = async () => {
+    advertised?.stop();
     await Promise.all([api.close().catch(() => undefined), kubelet?.shutdown()]);
   };
   await writeFileAtomic(

@@ -20,6 +20,8 @@ export function withLivePools(c: LoadedConfig): {
   config: LoadedConfig;
   /** The fleet file's own pools. */
   filePools: readonly Pool[];
+  /** The fleet file's machine ids. */
+  fileMachines: ReadonlySet<string>;
   setPools: (pools: readonly Pool[]) => void;
 } {
   let pools = c.fleet.pools;
@@ -32,6 +34,7 @@ export function withLivePools(c: LoadedConfig): {
   return {
     config: { ...c, fleet },
     filePools: c.fleet.pools,
+    fileMachines: new Set(c.fleet.machines.map((m) => m.id)),
     setPools: (next) => {
       pools = next;
     },
@@ -41,6 +44,7 @@ export function withLivePools(c: LoadedConfig): {
 export function declaredRunner(o: {
   readonly source: DeclaredSource;
   readonly filePools: readonly Pool[];
+  readonly fileMachines: ReadonlySet<string>;
   readonly setPools: (pools: readonly Pool[]) => void;
   readonly store: OperatorStore;
   readonly log: (line: string) => void;

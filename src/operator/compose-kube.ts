@@ -52,6 +52,7 @@ export async function kubeParts(
         kc,
         namespace: k.namespace,
         now: () => Date.now(),
+        nodes: k.nodes,
       })
     : undefined;
   return {

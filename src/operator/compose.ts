@@ -11,6 +11,9 @@ import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { discoverReleases, InMemoryReleaseCache } from '../releases/index.ts';
 import type { MachineRecord, OperatorStore } from './ports/store.ts';
+import type { MachineProvider } from './ports/provider.ts';
+import type { LoadedConfig } from './config.ts';
+import { createHttpProvider } from './adapters/http-provider/index.ts';
 
 export interface ReleaseSourceOptions {
   readonly registry: string;
@@ -59,7 +62,8 @@ export function machineRecords(fleet: FleetSnapshot, source: string): MachineRec
 
 /**
  * Make the store's inventory what the fleet file says (machines added, changed, removed), keeping
- * machines that registered through the API — unless the file now names the same id: the file wins.
+ * machines that registered through the API or came from Nodes — unless the file now names the same
+ * id: the file wins.
  */
 export async function syncInventory(
   store: OperatorStore,
@@ -69,7 +73,8 @@ export async function syncInventory(
   const wanted = new Set(machines.map((m) => m.id));
   for (const m of machines) await store.putMachine(m);
   for (const m of known)
-    if (!wanted.has(m.id) && m.registered !== true) await store.removeMachine(m.id);
+    if (!wanted.has(m.id) && m.registered !== true && m.fromNode !== true)
+      await store.removeMachine(m.id);
 }
 
 /** Store failures an operator waits out at start-up: etcd away, a member down, no quorum yet. */
@@ -97,4 +102,20 @@ export async function syncInventoryWhenReachable(
     }
     await sleep(waitMs);
   }
+}
+
+/**
+ * The HTTP machine provider of a pool that configures one (replace strategy and its fallback),
+ * looked up in the pools as they are now (declared pools change) and made once per setting.
+ */
+export function providersOf(c: LoadedConfig): (pool: string) => MachineProvider | undefined {
+  const made = new Map<string, MachineProvider>();
+  return (name) => {
+    const provider = c.fleet.pools.find((p) => p.name === name)?.provider;
+    if (provider === undefined) return undefined;
+    const key = JSON.stringify(provider);
+    const known = made.get(key) ?? createHttpProvider(provider);
+    made.set(key, known);
+    return known;
+  };
 }

@@ -22,7 +22,6 @@ import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
-import { createHttpProvider } from './adapters/http-provider/index.ts';
 import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
 import {
   createMemoryLeadership,
@@ -31,7 +30,7 @@ import {
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
-import { createReleaseSource } from './compose.ts';
+import { createReleaseSource, providersOf } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
 import type { DeclaredRunner } from './loop/declared.ts';
 import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
@@ -44,7 +43,6 @@ import { startWatchedLoop } from './loop/watch.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
-import type { MachineProvider } from './ports/provider.ts';
 import type { OperatorStore } from './ports/store.ts';
 
 export interface OperatorIo {
@@ -106,22 +104,6 @@ function stateOf(
       id,
       ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
     }),
-  };
-}
-
-/**
- * The HTTP machine provider of a pool that configures one (replace strategy and its fallback),
- * looked up in the pools as they are now (declared pools change) and made once per setting.
- */
-function providersOf(c: LoadedConfig): (pool: string) => MachineProvider | undefined {
-  const made = new Map<string, MachineProvider>();
-  return (name) => {
-    const provider = c.fleet.pools.find((p) => p.name === name)?.provider;
-    if (provider === undefined) return undefined;
-    const key = JSON.stringify(provider);
-    const known = made.get(key) ?? createHttpProvider(provider);
-    made.set(key, known);
-    return known;
   };
 }
 
@@ -235,7 +217,12 @@ export async function runOperatorCommand(argv: readonly string[], io: OperatorIo
 }
 
 async function runOperator(path: string, io: OperatorIo): Promise<number> {
-  const { config: c, setPools, filePools } = withLivePools(await loadOperatorConfig(path));
+  const {
+    config: c,
+    setPools,
+    filePools,
+    fileMachines,
+  } = withLivePools(await loadOperatorConfig(path));
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
   const log = (line: string): void => {
     io.out(`${new Date().toISOString()} ${line}\n`);
@@ -277,7 +264,8 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
     {
       ...{ store, agents, observations, log, status },
       declared:
-        kube.declared && declaredRunner({ source: kube.declared, filePools, setPools, store, log }),
+        kube.declared &&
+        declaredRunner({ source: kube.declared, filePools, fileMachines, setPools, store, log }),
       ...{ releases: parts.releases, ...kubeVersion(kube) },
     },
     leadership,

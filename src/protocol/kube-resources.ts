@@ -15,6 +15,10 @@ export const MoltGroup = 'molt.dev';
 export const MoltVersion = 'v1alpha1';
 /** The finalizer the operator keeps on a declared pool until nothing of it is in flight. */
 export const PoolFinalizer = 'molt.dev/pool';
+/** The Node annotation where an agent advertises its API (`https://host:port`). */
+export const AgentEndpointAnnotation = 'molt.dev/agent-endpoint';
+/** The Node label that makes a Node a machine of that pool (`kubernetes.nodes` in the operator). */
+export const PoolLabel = 'molt.dev/pool';
 /** `by` of the holds the operator writes for a `MachineHold` (followed by the object's name). */
 export const DeclaredHoldPrefix = 'kubernetes:MachineHold/';
 

@@ -93,6 +93,14 @@ const KubernetesConfig = z
         force: false,
       }),
     /**
+     * Write the agent's API endpoint into this Node's annotation `molt.dev/agent-endpoint`, for an
+     * operator that takes its machines from the cluster's Nodes (docs/adr/0011): `true` the URL
+     * the API listens on, or the URL to give (behind NAT, a load balancer). @default false
+     */
+    advertise: z
+      .union([z.boolean(), z.url({ protocol: /^https$/, message: 'must be an https:// URL' })])
+      .optional(),
+    /**
      * Lab machines only (under `molt lab machine`): the agent also plays the kubelet's API role for
      * its node with this kubeconfig of the node's identity (`system:node:<name>`).
      */

@@ -56,6 +56,9 @@
  *   declared: true               # default: also read Pools, MachineHolds and Rollout actions
  *                                # from molt.dev objects (docs/adr/0011); machines of the fleet
  *                                # file may then name pools only declared there
+ *   nodes: {cluster: prod, agentPort: 7443}   # machines from Nodes labelled molt.dev/pool=<pool>
+ *                                # too (agent at the molt.dev/agent-endpoint annotation, else
+ *                                # InternalIP:agentPort); off by default
  * ```
  *
  * With `listen`, `pki` also names the API's server certificate, `serverCert` and `serverKey`: a
@@ -196,6 +199,16 @@ export const OperatorConfig = z
         status: z.boolean().default(true),
         /** Read pools, holds and rollout actions from molt.dev objects (docs/adr/0011). */
         declared: z.boolean().default(true),
+        /**
+         * Take machines from the cluster's Nodes labelled `molt.dev/pool` too (docs/adr/0011):
+         * needs `declared` and list on nodes (deploy/kubernetes/operator-rbac.yaml).
+         */
+        nodes: z
+          .strictObject({
+            cluster: z.string().min(1).optional(),
+            agentPort: z.number().int().min(1).max(65535).optional(),
+          })
+          .optional(),
       })
       .optional(),
   })

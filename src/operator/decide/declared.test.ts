@@ -39,6 +39,7 @@ function input(declared: Partial<DeclaredState>, over: Partial<DeclaredInput> = 
   return {
     declared: { pools: [], holds: [], requests: [], ...declared },
     filePools: [],
+    fileMachines: new Set<string>(),
     stored: stored(),
     lastAccepted: new Map<string, Pool>(),
     objectName: (id: string) => id,
@@ -247,5 +248,59 @@ describe('declared holds', () => {
   it('says when a hold has ended', () => {
     const p = planDeclared(input({ holds: [hold('h1', 'w-1', 500)] }));
     assert.equal(p.verdicts[0]?.reason, 'Expired');
+  });
+});
+
+describe('machines from Nodes', () => {
+  const fromNode = (id: string, pool = 'workers') => ({
+    machine: { ...machine(id, pool), fromNode: true },
+  });
+
+  it('writes new and changed ones, leaves the file’s and the unchanged alone, says why a Node is none', () => {
+    const known = { ...machine('w-1', 'workers'), fromNode: true };
+    const p = planDeclared(
+      input(
+        {
+          machines: [
+            fromNode('w-1'),
+            fromNode('w-2', 'edge'),
+            fromNode('w-3'),
+            { node: 'w-4', skipped: 'no molt.dev/agent-endpoint annotation' },
+          ],
+        },
+        { fileMachines: new Set(['w-3']), stored: stored({ machines: [known] }) },
+      ),
+    );
+    assert.deepEqual(
+      p.inventory.put.map((m) => [m.id, m.pool]),
+      [['w-2', 'edge']],
+    );
+    assert.deepEqual(p.inventory.remove, []);
+    assert.deepEqual(p.inventory.skipped, [
+      { node: 'w-4', skipped: 'no molt.dev/agent-endpoint annotation' },
+    ]);
+  });
+
+  it('removes a machine whose Node is gone, but not while it is in flight', () => {
+    const gone = { ...machine('w-9', 'workers'), fromNode: true };
+    const registered = { ...machine('w-8', 'workers'), registered: true };
+    const base = { machines: [gone, registered] };
+    assert.deepEqual(
+      planDeclared(input({ machines: [] }, { stored: stored(base) })).inventory.remove,
+      ['w-9'],
+    );
+    const busy = rollout('r1', 'workers', {
+      machines: { 'w-9': { phase: 'InFlight', operationId: 'op' } },
+    });
+    assert.deepEqual(
+      planDeclared(input({ machines: [] }, { stored: stored({ ...base, rollouts: [busy] }) }))
+        .inventory.remove,
+      [],
+    );
+    assert.deepEqual(
+      planDeclared(input({}, { stored: stored(base) })).inventory.remove,
+      [],
+      'not taking machines from Nodes removes nothing',
+    );
   });
 });

@@ -17,56 +17,19 @@
  */
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
-import { DeclaredHoldPrefix } from '../../protocol/kube-resources.ts';
-import type {
-  DeclaredHold,
-  DeclaredState,
-  DeclaredVerdict,
-  InvalidObject,
-  RolloutRequest,
-} from '../ports/declared.ts';
-import type { Hold, StoredState } from '../ports/store.ts';
+import type { DeclaredVerdict, RolloutRequest } from '../ports/declared.ts';
+import { declaredHolds } from './declared-holds.ts';
+import { inventory } from './declared-inventory.ts';
+import {
+  isInvalid,
+  type ActionStep,
+  type DeclaredAction,
+  type DeclaredInput,
+  type DeclaredPlan,
+} from './declared-types.ts';
 
-/** A hold with no `until` lasts until its object is deleted: the end of year 9999. */
-export const Forever = Date.UTC(9999, 11, 31, 23, 59, 59);
-
-export type DeclaredAction = 'pause' | 'resume' | 'approve' | 'cancel' | 'rollback';
-
-export interface ActionStep {
-  readonly rollout: string;
-  readonly action: DeclaredAction;
-  readonly by: string;
-  readonly reason: string;
-}
-
-export interface HoldChange {
-  readonly machine: string;
-  readonly hold: Hold | undefined;
-}
-
-export interface DeclaredPlan {
-  readonly pools: readonly Pool[];
-  /** Accepted pools by name, to remember as the last accepted spec. */
-  readonly accepted: ReadonlyMap<string, Pool>;
-  readonly verdicts: readonly DeclaredVerdict[];
-  readonly holds: readonly HoldChange[];
-  readonly actions: readonly ActionStep[];
-  /** Pools being deleted that nothing is in flight in any more. */
-  readonly release: readonly string[];
-}
-
-export interface DeclaredInput {
-  readonly declared: DeclaredState;
-  readonly filePools: readonly Pool[];
-  readonly stored: StoredState;
-  /** Pools accepted on an earlier pass (last good spec). */
-  readonly lastAccepted: ReadonlyMap<string, Pool>;
-  /** The `Rollout` object's name of a rollout id. */
-  readonly objectName: (id: string) => string;
-  readonly now: number;
-}
-
-const isInvalid = (o: object): o is InvalidObject => 'invalid' in o;
+export { Forever } from './declared-types.ts';
+export type { ActionStep, DeclaredInput, InventoryChanges } from './declared-types.ts';
 
 /** Nothing starts and nothing is followed: a pool whose spec the operator cannot use. */
 const frozen = (name: string): Pool => ({
@@ -90,13 +53,14 @@ export function planDeclared(i: DeclaredInput): DeclaredPlan {
   const held = declaredHolds(i);
   return {
     ...pools,
+    inventory: inventory(i),
     verdicts: [...pools.verdicts, ...held.verdicts],
     holds: held.changes,
     actions: [...deletions(i), ...i.declared.requests.flatMap((q) => requested(q, i))],
   };
 }
 
-function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions'> {
+function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions' | 'inventory'> {
   const fileNames = new Set(i.filePools.map((p) => p.name));
   const pools: Pool[] = [...i.filePools];
   const accepted = new Map<string, Pool>();
@@ -195,84 +159,4 @@ function requested(q: RolloutRequest, i: DeclaredInput): ActionStep[] {
     by: q.by,
     reason: `spec.${fieldOf[action]} of Rollout ${q.rollout}`,
   }));
-}
-
-const isDeclaredHold = (h: Hold | undefined): boolean =>
-  h !== undefined && (h.by ?? '').startsWith(DeclaredHoldPrefix);
-
-const holdVerdict = (
-  h: DeclaredHold | InvalidObject,
-  accepted: boolean,
-  reason: string,
-  message: string,
-): DeclaredVerdict => ({
-  kind: 'MachineHold',
-  name: h.name,
-  generation: h.generation,
-  accepted,
-  reason,
-  message,
-});
-
-/** One MachineHold's verdict, and the store hold it wants (none when a person holds the machine). */
-function judgeHold(
-  h: DeclaredHold | InvalidObject,
-  i: DeclaredInput,
-  known: ReadonlySet<string>,
-): { verdict: DeclaredVerdict; hold?: Hold } {
-  if (isInvalid(h)) return { verdict: holdVerdict(h, false, 'InvalidSpec', h.invalid) };
-  if (!known.has(h.machine))
-    return {
-      verdict: holdVerdict(
-        h,
-        false,
-        'UnknownMachine',
-        `the operator manages no machine ${h.machine}`,
-      ),
-    };
-  const current = i.stored.holds[h.machine];
-  const ours = current === undefined || isDeclaredHold(current);
-  const until = h.until ?? Forever;
-  const verdict =
-    h.version !== undefined
-      ? holdVerdict(h, true, 'Pinned', `${h.machine} stays on ${h.version}`)
-      : until <= i.now
-        ? holdVerdict(h, true, 'Expired', `ended ${new Date(until).toISOString()}`)
-        : holdVerdict(
-            h,
-            true,
-            'Held',
-            ours
-              ? `${h.machine} is held`
-              : `${h.machine} is also held by ${current.by ?? 'a person'}`,
-          );
-  const hold = {
-    reason: h.reason,
-    until,
-    by: `${DeclaredHoldPrefix}${h.name}`,
-    ...(h.version !== undefined && { version: h.version }),
-  };
-  return { verdict, ...(ours && { hold }) };
-}
-
-const sameHold = (a: Hold | undefined, b: Hold): boolean =>
-  a?.reason === b.reason && a.until === b.until && a.by === b.by && a.version === b.version;
-
-function declaredHolds(i: DeclaredInput): { changes: HoldChange[]; verdicts: DeclaredVerdict[] } {
-  const known = new Set(i.stored.machines.map((m) => m.id));
-  const wanted = new Map<string, Hold>();
-  const verdicts: DeclaredVerdict[] = [];
-  for (const h of i.declared.holds) {
-    const judged = judgeHold(h, i, known);
-    verdicts.push(judged.verdict);
-    // Two objects holding one machine: the first listed (by name) is the store's.
-    if (judged.hold !== undefined && !isInvalid(h) && !wanted.has(h.machine))
-      wanted.set(h.machine, judged.hold);
-  }
-  const changes: HoldChange[] = [...wanted]
-    .filter(([machine, hold]) => !sameHold(i.stored.holds[machine], hold))
-    .map(([machine, hold]) => ({ machine, hold }));
-  for (const [machine, hold] of Object.entries(i.stored.holds))
-    if (isDeclaredHold(hold) && !wanted.has(machine)) changes.push({ machine, hold: undefined });
-  return { changes, verdicts };
 }

@@ -9,7 +9,7 @@
 import { isMoltError } from '../../core/errors.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import type { Identity } from '../../platform/https/identity.ts';
-import { planDeclared, type ActionStep } from '../decide/declared.ts';
+import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/declared.ts';
 import type { DeclaredSource } from '../ports/declared.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
@@ -35,6 +35,8 @@ export interface DeclaredDeps extends TransitionSink {
   readonly source: DeclaredSource;
   /** The fleet file's pools. */
   readonly filePools: readonly Pool[];
+  /** The ids of the fleet file's machines. */
+  readonly fileMachines: ReadonlySet<string>;
   /** Where the pools every pass (and the API) plan with are kept. */
   readonly setPools: (pools: readonly Pool[]) => void;
   readonly actions: DeclaredActions;
@@ -81,12 +83,29 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     }
   };
 
+  const syncNodeMachines = async (c: InventoryChanges): Promise<void> => {
+    for (const m of c.put) {
+      await d.store.putMachine(m);
+      d.log(`declared: machine ${m.id} from its Node (pool ${m.pool}, agent ${m.endpoint})`);
+    }
+    for (const id of c.remove) {
+      await d.store.removeMachine(id);
+      d.log(`declared: machine ${id} removed: its Node is gone or no longer labelled`);
+    }
+    for (const s of c.skipped)
+      once(
+        `node/${s.node}/${s.skipped}`,
+        `declared: Node ${s.node} is not a machine: ${s.skipped}`,
+      );
+  };
+
   const apply = async (): Promise<void> => {
     const declared = await d.source.read();
     const stored = await d.store.read();
     const plan = planDeclared({
       declared,
       filePools: d.filePools,
+      fileMachines: d.fileMachines,
       stored,
       lastAccepted,
       objectName: (id) => d.source.objectName(id),
@@ -94,6 +113,7 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     });
     d.setPools(plan.pools);
     lastAccepted = new Map(plan.accepted);
+    await syncNodeMachines(plan.inventory);
     for (const h of plan.holds)
       await recordTransition(d, {
         write: (store) => store.setHold(h.machine, h.hold),

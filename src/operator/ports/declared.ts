@@ -7,6 +7,7 @@
  * rollout actions the fleet file and the API give. One model behind both sources.
  */
 import type { Pool } from '../../core/rollout/types.ts';
+import type { MachineRecord } from './store.ts';
 
 /** An object the operator refuses, and why (its first problem, named by field path). */
 export interface InvalidObject {
@@ -49,6 +50,11 @@ export interface RolloutRequest {
 }
 
 export interface DeclaredState {
+  /**
+   * Machines from the cluster's Nodes labelled `molt.dev/pool` (each a record, or why the Node is
+   * not one); undefined when the operator does not take machines from Nodes.
+   */
+  readonly machines?: readonly ({ machine: MachineRecord } | { node: string; skipped: string })[];
   readonly pools: readonly DeclaredPool[];
   readonly holds: readonly (DeclaredHold | InvalidObject)[];
   readonly requests: readonly RolloutRequest[];

@@ -27,6 +27,8 @@ export interface MachineRecord {
    * machine survives the operator's start-up sync with the file until it is deregistered.
    */
   readonly registered?: boolean;
+  /** Taken from a Node labelled `molt.dev/pool` (docs/adr/0011): kept while the Node is. */
+  readonly fromNode?: boolean;
 }
 
 /**

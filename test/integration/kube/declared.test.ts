@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 17 §1 on the real control plane: desired state as molt.dev resources. Two lab workers are
-// the nodes of a real Kubernetes cluster; the fleet file names no pool, so the real `molt
-// operator` (under its least-privilege role) follows only what `kubectl apply` declares: a Pool
+// the nodes of a real Kubernetes cluster; the fleet file names no pool and only w-1 (w-2 is a
+// machine because its Node is labelled `molt.dev/pool=workers` and its agent advertised itself
+// there), so the real `molt operator` (under its least-privilege role) follows only what
+// `kubectl apply` declares: a Pool
 // (its release waits for the window the policy sets, and rolls out once the policy is edited), a
 // MachineHold, a Rollout's `paused`/`approved` fields. The API server refuses a bad Pool with a
 // message naming the field; what only the operator can judge shows as the Accepted condition; and
@@ -115,16 +117,20 @@ before(async () => {
       kubeconfig: cp.agent.kubeconfig,
       labKubelet: { kubeconfig: cp.node(name).kubeconfig },
       drain: { timeoutSeconds: 60 },
+      advertise: true,
     }),
   });
-  const config = await writeOperatorFiles(fleet, {
+  // w-2 is in no file: it is a machine because its Node is labelled with its pool.
+  await kubectl('label', 'node', 'w-2', 'molt.dev/pool=workers');
+  const fileFleet = { ...fleet, machines: fleet.machines.filter((m) => m.id !== 'w-2') };
+  const config = await writeOperatorFiles(fileFleet, {
     // No pool in the file: the machines' pool `workers` is declared as a resource.
     pools: [],
     fleetPolicies: [],
     config: {
       id: 'operator-declared',
       store: 'memory',
-      kubernetes: { kubeconfig: cp.operator.kubeconfig, namespace: ns },
+      kubernetes: { kubeconfig: cp.operator.kubeconfig, namespace: ns, nodes: {} },
     },
   });
   await fleet.publish('1.1.0', { ...official, 'dev.molt.channels': 'stable' });
@@ -141,6 +147,35 @@ after(async () => {
 });
 
 describe('desired state as molt.dev resources, on the real control plane', () => {
+  it('takes w-2 from its labelled Node, at the endpoint its agent advertised there', async () => {
+    const w2 = fleet.machines.find((m) => m.id === 'w-2');
+    await eventually(async () => {
+      assert.equal(
+        await kubectl(
+          'get',
+          'node',
+          'w-2',
+          '-o',
+          'jsonpath={.metadata.annotations.molt\\.dev/agent-endpoint}',
+        ),
+        w2?.endpoint.replace(/\/$/, ''),
+      );
+      assert.match(
+        await kubectl(
+          'get',
+          'nodeupgrades.molt.dev',
+          'w-2',
+          '-n',
+          ns,
+          '-o',
+          'jsonpath={.spec.pool}',
+        ),
+        /^workers$/,
+        tail(),
+      );
+    }, slow);
+  });
+
   it('has the API server refuse a bad Pool on kubectl apply, naming the field', async (t) => {
     const refused = async (spec: Record<string, unknown>, field: RegExp, why: RegExp) => {
       await assert.rejects(apply(pool(spec)), (e: Error) => {

@@ -27,6 +27,7 @@ const machine = z.object({
   cluster: text.optional(),
   labels: z.record(z.string(), z.string()),
   registered: z.boolean().optional(),
+  fromNode: z.boolean().optional(),
 });
 
 const progress = z.object({

@@ -18,6 +18,8 @@ import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 import { MoltGroup, MoltVersion, PoolFinalizer } from '../../../protocol/kube-resources.ts';
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../../ports/declared.ts';
 import { kubeName, stampTransitions, type Condition } from '../kube-status/view.ts';
+import { nodeMachine, type NodeInventoryOptions } from './nodes.ts';
+import { PoolLabel } from '../../../protocol/kube-resources.ts';
 import {
   declaredHold,
   declaredPool,
@@ -33,6 +35,8 @@ export interface KubeDeclaredOptions {
   readonly kc: KubeConfig;
   readonly namespace: string;
   readonly now: () => number;
+  /** Take machines from Nodes labelled `molt.dev/pool` (needs list on nodes). */
+  readonly nodes?: NodeInventoryOptions | undefined;
 }
 
 export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
@@ -82,6 +86,13 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
       });
   };
 
+  const listNodeMachines = async (n: NodeInventoryOptions) => {
+    const list = await core.listNode({ labelSelector: PoolLabel }).catch((e: unknown) => {
+      throw kubeError(e, `list the Nodes labelled ${PoolLabel}`);
+    });
+    return list.items.map((node) => nodeMachine(node, n));
+  };
+
   return {
     async read(): Promise<DeclaredState> {
       const [poolItems, holdItems, rolloutItems] = await Promise.all([
@@ -96,6 +107,7 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
           await finalize(item, [...(item.metadata?.finalizers ?? []), PoolFinalizer]);
       }
       return {
+        ...(o.nodes !== undefined && { machines: await listNodeMachines(o.nodes) }),
         pools: poolItems.map(declaredPool),
         holds: holdItems.map(declaredHold),
         requests: rolloutItems.flatMap((r) => rolloutRequest(r) ?? []),
