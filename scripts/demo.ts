@@ -135,16 +135,19 @@ function explore(lab: LabState): void {
   console.log(`    dashboard        ${lab.operator.dashboard}`);
   const signIn = signInLine(lab);
   if (signIn !== undefined) console.log(`                     ${signIn}`);
-  console.log('    eval "$(npm run -s molt -- lab env)"   # then: npm run -s molt -- rollout list');
-  console.log('    npm run -s molt -- rollout status <id> --follow');
+  // `molt lab up` wrote the CLI context `lab`: no variables to export.
+  console.log('    npm run -s molt -- rollout list            # the lab context: no variables');
+  console.log('    npm run -s molt -- rollout status <id-prefix> --follow');
   const worker = lab.machines.find((m) => m.role === 'worker');
   if (worker !== undefined)
     console.log(
-      `    npm run -s molt -- node events --follow --endpoint ${worker.endpoint}   # ${worker.id}'s journal, live`,
+      `    npm run -s molt -- node events ${worker.id} --follow   # its journal, live (found by name)`,
     );
-  console.log('    npm run -s molt -- lab status | lab down');
+  console.log('    npm run -s molt -- history --follow | plan | lab status | lab down');
   if (lab.kubectl !== undefined && lab.kubeconfig !== undefined)
-    console.log(`    ${lab.kubectl} get molt -n molt-system   # after the eval above`);
+    console.log(
+      '    npm run -s molt -- lab kubectl get molt -n molt-system   # edit pool workers, too',
+    );
 }
 
 /** Step 1: `molt lab up` (after stopping a lab an earlier run left up), checked. */

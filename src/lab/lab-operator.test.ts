@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readFile, stat } from 'node:fs/promises';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { parsePoolSpec } from '../protocol/kube-resources.ts';
 import { initCaDir } from '../platform/pki/store.ts';
 import { tempDir } from '../platform/process/managed-process.ts';
 import { sha256Hex } from '../platform/pki/tokens.ts';
@@ -66,6 +67,58 @@ describe('the lab operator’s dashboard', () => {
       assert.deepEqual(config.dashboard.users, [
         { name: 'lab', role: 'admin', tokenSha256: sha256Hex(token) },
       ]);
+    } finally {
+      await dir.remove();
+    }
+  });
+});
+
+describe('the lab operator’s pools with Kubernetes', () => {
+  it('declares them as molt.dev Pools to apply, and the fleet file lists machines only', async () => {
+    const dir = await tempDir('lab-operator');
+    try {
+      await initCaDir(dir.path);
+      const fleet = {
+        dir: dir.path,
+        machines: [],
+        registry: { host: '127.0.0.1:5000' },
+        pki: { dir: dir.path },
+        storeEndpoints: ['http://127.0.0.1:2379'],
+      } as unknown as LabFleet;
+      const o = { ...setup, workers: 3, vms: 0, kubeconfig: 'operator.kubeconfig' };
+      const files = await writeOperatorConfig(o, fleet, []);
+      assert.ok(files.pools !== undefined);
+      type PoolObject = { kind: string; metadata: { name: string }; spec: object };
+      const objects = parseAllDocuments(await readFile(files.pools, 'utf8')).map(
+        (d): PoolObject => d.toJS() as PoolObject,
+      );
+      assert.deepEqual(
+        objects.map((x) => [x.kind, x.metadata.name]),
+        [
+          ['Pool', 'control-plane'],
+          ['Pool', 'workers'],
+        ],
+      );
+      for (const x of objects) {
+        const parsed = parsePoolSpec(x.metadata.name, x.spec);
+        assert.ok('pool' in parsed, `the operator accepts ${x.metadata.name}`);
+      }
+      const config = OperatorConfig.parse(parse(await readFile(files.config, 'utf8')));
+      const fleetFile = parse(await readFile(config.fleet, 'utf8')) as { pools: unknown[] };
+      assert.deepEqual(fleetFile.pools, []);
+      assert.equal(config.kubernetes?.declared, true);
+      const again = await tempDir('lab-operator');
+      try {
+        await initCaDir(again.path);
+        const plain = await writeOperatorConfig(
+          { ...o, kubeconfig: undefined },
+          { ...fleet, dir: again.path, pki: { dir: again.path } } as unknown as LabFleet,
+          [],
+        );
+        assert.equal(plain.pools, undefined, 'without Kubernetes the pools stay in the fleet file');
+      } finally {
+        await again.remove();
+      }
     } finally {
       await dir.remove();
     }

@@ -9,12 +9,15 @@
  *   failure. A real upgrade of a VM under TCG takes about two minutes, so the canary's soak is
  *   short next to it.
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { writePrivateFile } from '../platform/fs/private-file.ts';
 import { issueToDir } from '../platform/pki/store.ts';
 import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import type { FleetFileInput } from '../protocol/fleet-schema.ts';
+import { MoltGroup, MoltVersion } from '../protocol/kube-resources.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
 import type { LabFleet, LabMachineRecord } from './fleet/fleet.ts';
 import { writeOperatorFiles } from './fleet/operator-files.ts';
@@ -73,6 +76,11 @@ export const labDashboardUser = { name: 'lab', role: 'admin' } as const;
 export interface LabOperatorFiles {
   /** The operator config's path. */
   readonly config: string;
+  /**
+   * With Kubernetes, the lab's pools as molt.dev `Pool` objects to `kubectl apply` (docs/adr/0011):
+   * the fleet file then lists machines only, and people change pools with kubectl.
+   */
+  readonly pools?: string;
   /** The file holding the dashboard token of {@link labDashboardUser}. */
   readonly dashboardToken: string;
 }
@@ -106,10 +114,12 @@ export async function writeOperatorConfig(
     sans: [],
     days: 30,
   });
+  const declared = o.kubeconfig !== undefined;
+  const pools = declared ? await writePoolObjects(fleet.dir, labPools(o)) : undefined;
   const config = await writeOperatorFiles(
     { ...fleet, machines: [...fleet.machines, ...vms] },
     {
-      pools: labPools(o),
+      pools: declared ? [] : labPools(o),
       config: {
         pki: {
           ca: join(pki, 'ca.pem'),
@@ -126,7 +136,22 @@ export async function writeOperatorConfig(
       },
     },
   );
-  return { config, dashboardToken: access.file };
+  return { config, dashboardToken: access.file, ...(pools !== undefined && { pools }) };
+}
+
+/** The pools as `Pool` objects in the operator's namespace, in `<dir>/pools.yaml`. */
+async function writePoolObjects(dir: string, pools: FleetFileInput['pools']): Promise<string> {
+  const file = join(dir, 'pools.yaml');
+  const docs = pools.map(({ name, ...spec }) =>
+    stringify({
+      apiVersion: `${MoltGroup}/${MoltVersion}`,
+      kind: 'Pool',
+      metadata: { name, namespace: 'molt-system' },
+      spec,
+    }),
+  );
+  await writeFile(file, docs.join('---\n'));
+  return file;
 }
 
 export async function startOperator(

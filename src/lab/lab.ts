@@ -236,6 +236,19 @@ function readyState(
   };
 }
 
+/** The lab's pools as molt.dev Pools (docs/adr/0011): people change them with kubectl. */
+async function applyPools(
+  kube: KubeControlPlane | undefined,
+  pools: string | undefined,
+  log: (line: string) => void,
+): Promise<void> {
+  if (kube === undefined || pools === undefined) return;
+  await run(join(kube.bins, 'kubectl'), [
+    ...['--kubeconfig', kube.admin.kubeconfig, 'apply', '-f', pools],
+  ]);
+  log('Kubernetes: the lab’s pools applied as molt.dev Pools (molt lab kubectl get pools -A)');
+}
+
 /** Start the lab; on failure everything started so far is stopped again. */
 export async function startLab(o: LabOptions, log: (line: string) => void): Promise<RunningLab> {
   const logs = join(o.dir, 'logs');
@@ -263,6 +276,7 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       fleet,
       vms?.machines ?? [],
     );
+    await applyPools(kube, files.pools, log);
     const operator = await startOperator(o.molt, files.config, logs);
     stops.push(() => operator.process.stop(10_000));
     log(`operator: leading; dashboard at ${operator.dashboard}`);

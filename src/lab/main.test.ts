@@ -84,6 +84,25 @@ describe('molt lab', () => {
     });
   }
 
+  it('runs kubectl only on a running lab (MOLT_LAB_DIR), passing `--help` through to it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
+    try {
+      const env = { MOLT_LAB_DIR: dir };
+      let out = '';
+      await assert.rejects(
+        runLab(
+          ['kubectl', 'get', '--help'],
+          { out: (t) => (out += t), err: () => undefined, env },
+          [],
+        ),
+        (e: unknown) => isMoltError(e, 'MOLT_LAB_NOT_RUNNING') && e.message.includes(dir),
+      );
+      assert.equal(out, '', 'not the lab’s own help');
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+
   it('prints the lab usage with no verb', async () => {
     let out = '';
     assert.equal(await runLab([], { out: (t) => (out += t), err: () => undefined }, []), 0);

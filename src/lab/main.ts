@@ -82,6 +82,7 @@ const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--vms N] [--no-k
                     [--dashboard-port P] [--network auto|netns|loopback] [-o json]
        molt lab status [--dir DIR] [-o json]
        molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
+       molt lab kubectl ARGS…                # the lab's kubectl on its admin kubeconfig (MOLT_LAB_DIR)
        molt lab publish VERSION [--vm] [--channels LIST] [--broken] [--dir DIR] [-o json]
        molt lab down [--dir DIR] [-o json]
        molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
@@ -168,7 +169,6 @@ async function labOptions(
   };
 }
 
-/** What `molt lab up` prints once the lab is ready. */
 async function runLabVerb(
   verb: string,
   rest: readonly string[],
@@ -219,7 +219,7 @@ async function runLabVerb(
     }
     default:
       throw new MoltError(ErrorCode.BadFlag, `unknown lab command ${JSON.stringify(verb)}`, {
-        hint: 'molt lab up|down|status|env|publish|machine; run `molt lab --help`',
+        hint: 'molt lab up|down|status|env|publish|kubectl|machine; run `molt lab --help`',
       });
   }
 }
@@ -239,6 +239,8 @@ export async function runLab(
   molt: readonly string[],
 ): Promise<number> {
   const [verb, ...rest] = argv;
+  // Everything after `kubectl` is kubectl's, `--help` included.
+  if (verb === 'kubectl') return (await import('./kubectl.ts')).labKubectl(rest, io);
   const help = helpFor(verb, rest);
   if (help !== undefined) {
     io.out(help);

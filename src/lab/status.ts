@@ -94,7 +94,12 @@ function statusHeader(state: LabState): string {
     ...(signInLine(state) === undefined ? [] : [`             ${signInLine(state) ?? ''}`]),
     `  operator   ${state.operator.api}`,
     `  registry   ${state.registry}/${state.repository}`,
-    ...(state.kubeconfig === undefined ? [] : [`  kubeconfig ${state.kubeconfig}`]),
+    ...(state.kubeconfig === undefined
+      ? []
+      : [
+          `  kubeconfig ${state.kubeconfig}`,
+          '  kubectl    molt lab kubectl get molt -n molt-system   (edit pool workers, apply -f …)',
+        ]),
     ...(net?.mode === 'netns'
       ? [`  network    ${net.subnet ?? ''} on bridge ${net.bridge ?? ''}, a namespace per machine`]
       : []),
