@@ -5,21 +5,14 @@
  * browser's EventSource reconnects by itself and resumes after the last event it saw
  * (`Last-Event-ID`). `decision` events (holds, blocks: who did what) reach signed-in people only.
  */
+import { HistoryKinds } from '../core/rollout/vocabulary.ts';
 import type { HistoryEventView } from '../protocol/operator.ts';
 import { el, setPill } from './dom.ts';
 import { clock } from './format.ts';
 
 type Kind = HistoryEventView['kind'];
 
-const kinds: readonly Kind[] = [
-  'rollout-created',
-  'rollout-state',
-  'machine-start',
-  'machine-result',
-  'machine-rollback',
-  'decision',
-  'warning',
-];
+const kinds: readonly Kind[] = HistoryKinds;
 const kept = 300;
 
 /** Where the log goes, what it follows and what to do on each event. */

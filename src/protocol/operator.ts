@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import {
   DecisionActions,
+  HistoryKinds,
   MachinePhases,
   RolloutStates,
   type MachinePhase,
@@ -175,15 +176,7 @@ export const FleetRollbackRequestBody = z.strictObject({
   reason: z.string().min(1).max(500).optional(),
 });
 
-export const HistoryKind = z.enum([
-  'rollout-created',
-  'rollout-state',
-  'machine-start',
-  'machine-result',
-  'machine-rollback',
-  'decision',
-  'warning',
-]);
+export const HistoryKind = z.enum(HistoryKinds);
 
 /** One line of the operator's history; SSE frames carry it as `id: <seq>`, `event: <kind>`. */
 export const HistoryEventView = z.object({

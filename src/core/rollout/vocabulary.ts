@@ -56,6 +56,18 @@ export const DecisionActions = [
 ] as const;
 export type DecisionAction = (typeof DecisionActions)[number];
 
+/** The kinds of the operator's history entries (store, API, dashboard, notifications). */
+export const HistoryKinds = [
+  'rollout-created',
+  'rollout-state',
+  'machine-start',
+  'machine-result',
+  'machine-rollback',
+  'decision',
+  'warning',
+] as const;
+export type HistoryKind = (typeof HistoryKinds)[number];
+
 /** Whether `v` is a rollout state (for data read back from history or the wire). */
 export const isRolloutState = (v: unknown): v is RolloutState =>
   (RolloutStates as readonly unknown[]).includes(v);

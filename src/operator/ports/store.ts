@@ -11,6 +11,7 @@
  * write refuses a machine that already has progress in that rollout. So an operator killed at any
  * point and restarted never starts a machine twice and never forgets a start a rate limit counts.
  */
+import type { HistoryKind } from '../../core/rollout/vocabulary.ts';
 import type { MachineProgress, Role, Rollout, StartRecord } from '../../core/rollout/types.ts';
 
 /** A machine the operator manages: identity, placement and how to reach its agent. */
@@ -77,14 +78,7 @@ export interface HistoryEvent {
   readonly seq: number;
   /** Epoch ms. */
   readonly at: number;
-  readonly kind:
-    | 'rollout-created'
-    | 'rollout-state'
-    | 'machine-start'
-    | 'machine-result'
-    | 'machine-rollback'
-    | 'decision'
-    | 'warning';
+  readonly kind: HistoryKind;
   readonly rollout?: string;
   readonly machine?: string;
   readonly message: string;

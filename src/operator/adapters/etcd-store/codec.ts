@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { MachinePhases, RolloutStates } from '../../../core/rollout/vocabulary.ts';
+import { HistoryKinds, MachinePhases, RolloutStates } from '../../../core/rollout/vocabulary.ts';
 import type {
   Hold,
   HistoryEvent,
@@ -78,15 +78,7 @@ const block = z.object({
 const history = z.object({
   seq: z.number().int().positive(),
   at: z.number(),
-  kind: z.enum([
-    'rollout-created',
-    'rollout-state',
-    'machine-start',
-    'machine-result',
-    'machine-rollback',
-    'decision',
-    'warning',
-  ]),
+  kind: z.enum(HistoryKinds),
   rollout: z.string().optional(),
   machine: z.string().optional(),
   message: z.string(),
