@@ -47,18 +47,24 @@ describe('the lab operator pools', () => {
   });
 });
 
+/** A directory with a fleet CA, and the parts of a lab fleet the operator's files need. */
+async function scratchFleet() {
+  const dir = await tempDir('lab-operator');
+  await initCaDir(dir.path);
+  const fleet = {
+    dir: dir.path,
+    machines: [],
+    registry: { host: '127.0.0.1:5000' },
+    pki: { dir: dir.path },
+    storeEndpoints: ['http://127.0.0.1:2379'],
+  } as unknown as LabFleet;
+  return { dir, fleet };
+}
+
 describe('the lab operator’s dashboard', () => {
   it('lets anyone read and the lab user, an admin, act with the token in a 0600 file', async () => {
-    const dir = await tempDir('lab-operator');
+    const { dir, fleet } = await scratchFleet();
     try {
-      await initCaDir(dir.path);
-      const fleet = {
-        dir: dir.path,
-        machines: [],
-        registry: { host: '127.0.0.1:5000' },
-        pki: { dir: dir.path },
-        storeEndpoints: ['http://127.0.0.1:2379'],
-      } as unknown as LabFleet;
       const files = await writeOperatorConfig({ ...setup, workers: 0, vms: 0 }, fleet, []);
       const config = OperatorConfig.parse(parse(await readFile(files.config, 'utf8')));
       const token = (await readFile(files.dashboardToken, 'utf8')).trim();
@@ -75,16 +81,8 @@ describe('the lab operator’s dashboard', () => {
 
 describe('the lab operator’s pools with Kubernetes', () => {
   it('declares them as molt.dev Pools to apply, and the fleet file lists machines only', async () => {
-    const dir = await tempDir('lab-operator');
+    const { dir, fleet } = await scratchFleet();
     try {
-      await initCaDir(dir.path);
-      const fleet = {
-        dir: dir.path,
-        machines: [],
-        registry: { host: '127.0.0.1:5000' },
-        pki: { dir: dir.path },
-        storeEndpoints: ['http://127.0.0.1:2379'],
-      } as unknown as LabFleet;
       const o = { ...setup, workers: 3, vms: 0, kubeconfig: 'operator.kubeconfig' };
       const files = await writeOperatorConfig(o, fleet, []);
       assert.ok(files.pools !== undefined);
@@ -107,17 +105,12 @@ describe('the lab operator’s pools with Kubernetes', () => {
       const fleetFile = parse(await readFile(config.fleet, 'utf8')) as { pools: unknown[] };
       assert.deepEqual(fleetFile.pools, []);
       assert.equal(config.kubernetes?.declared, true);
-      const again = await tempDir('lab-operator');
+      const again = await scratchFleet();
       try {
-        await initCaDir(again.path);
-        const plain = await writeOperatorConfig(
-          { ...o, kubeconfig: undefined },
-          { ...fleet, dir: again.path, pki: { dir: again.path } } as unknown as LabFleet,
-          [],
-        );
+        const plain = await writeOperatorConfig({ ...o, kubeconfig: undefined }, again.fleet, []);
         assert.equal(plain.pools, undefined, 'without Kubernetes the pools stay in the fleet file');
       } finally {
-        await again.remove();
+        await again.dir.remove();
       }
     } finally {
       await dir.remove();
