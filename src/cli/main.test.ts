@@ -146,6 +146,13 @@ describe('molt CLI: help and version', () => {
     }
   });
 
+  it('leaves a verb its own --version flag (molt dev publish --version 1.4.0)', async () => {
+    const r = await run(['dev', 'publish', '--version', '1.4.0']);
+    assert.equal(r.code, 1);
+    assert.doesNotMatch(r.stdout, /^molt \d/, 'not molt’s version');
+    assert.match(r.stderr, /MOLT_BAD_FLAG/);
+  });
+
   it('lists every verb in `molt --help`, the processes and the lab’s verbs included', async () => {
     const r = await run(['--help']);
     assert.equal(r.code, 0);

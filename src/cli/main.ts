@@ -21,7 +21,10 @@ import { configCommand } from './commands/config/index.ts';
 export function buildProgram(ctx: CommandContext): Command {
   const program = new Command('molt')
     .description('Keep fleets of image-based machines on the right release.')
-    .version(versionLine(), '-V, --version', 'print the molt version');
+    .version(versionLine(), '-V, --version', 'print the molt version')
+    // `molt --version` is molt's only before a verb: `molt dev publish --version 1.4.0` is the
+    // verb's own flag (commander would otherwise take it for molt's anywhere on the line).
+    .enablePositionalOptions();
   program.addCommand(releasesCommand(ctx));
   program.addCommand(devCommand(ctx));
   program.addCommand(nodeCommand(ctx));
