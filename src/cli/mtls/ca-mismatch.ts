@@ -79,7 +79,7 @@ export function mismatchError(m: Mismatch, trust: ServerTrust): MoltError {
       ErrorCode.TlsRejected,
       `the CA in ${caPath} is not this fleet's: it issued neither the ${peer.name}'s certificate at ${m.url.origin} nor your client certificate ${certPath}`,
       {
-        hint: `use the fleet's CA: --ca (or MOLT_CA) must be the ca.pem of the fleet that issued ${certPath} (in a lab: eval "$(molt lab env)")`,
+        hint: `use the fleet's CA: --ca (or MOLT_CA) must be the ca.pem of the fleet that issued ${certPath} (in a lab: leave --ca out, the lab context has it: \`molt config use-context lab\`)`,
       },
     );
   return new MoltError(

@@ -59,7 +59,7 @@ function serverCertificateError(e: unknown, code: string, c: TransportContext): 
       `${where} presented a certificate that is not valid now (${code})`,
       { cause: e, hint: `check this machine’s clock, and the ${c.peer.name}’s certificate` },
     );
-  const fleetCa = `use the fleet's CA: --ca (or MOLT_CA) must be the ca.pem that issued the ${c.peer.name}’s certificate (in a lab: eval "$(molt lab env)")`;
+  const fleetCa = `use the fleet's CA: --ca (or MOLT_CA) must be the ca.pem that issued the ${c.peer.name}’s certificate (in a lab: leave --ca out, the lab context has it: \`molt config use-context lab\`)`;
   return new MoltError(
     ErrorCode.TlsRejected,
     c.caPath === undefined

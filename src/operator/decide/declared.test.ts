@@ -60,7 +60,24 @@ describe('declared pools', () => {
     assert.equal(v.accepted, true);
     assert.equal(v.generation, 2);
     assert.match(v.message, /follows channel stable/);
-    assert.deepEqual(v.status, { machines: 2 });
+    assert.deepEqual(v.status, { machines: 2, rollout: null }, 'no running rollout: cleared');
+  });
+
+  it('names the pool’s running rollout in its status, not an ended one', () => {
+    const p = planDeclared(
+      input(
+        { pools: [{ name: 'workers', pool: workers, generation: 1, deleting: false }] },
+        {
+          stored: stored({
+            rollouts: [
+              rollout('done', 'workers', { state: 'Completed' }),
+              rollout('halted', 'workers', { state: 'Halted' }),
+            ],
+          }),
+        },
+      ),
+    );
+    assert.deepEqual(p.verdicts[0]?.status, { machines: 2, rollout: 'halted' });
   });
 
   it('leaves a pool the fleet file defines to the file, and says so', () => {

@@ -67,10 +67,8 @@ function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions'
   const verdicts: DeclaredVerdict[] = [];
   const release: string[] = [];
   for (const d of i.declared.pools) {
-    const members = i.stored.machines.filter((m) => m.pool === d.name).length;
     const ofPool = i.stored.rollouts.filter((r) => r.pool === d.name);
-    const active = ofPool.find((r) => !isEnded(r.state));
-    const status = { machines: members, ...(active !== undefined && { rollout: active.id }) };
+    const status = poolStatus(i, d.name, ofPool);
     const verdict = (accepted: boolean, reason: string, message: string): DeclaredVerdict => ({
       kind: 'Pool',
       name: d.name,
@@ -107,6 +105,16 @@ function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions'
     else verdicts.push(verdict(true, 'Accepted', followed(d.pool)));
   }
   return { pools, accepted, verdicts, release };
+}
+
+/** A pool's status besides its verdict: its machines, and the rollout running in it. */
+function poolStatus(i: DeclaredInput, name: string, ofPool: readonly Rollout[]) {
+  const active = ofPool.find((r) => !isEnded(r.state));
+  return {
+    machines: i.stored.machines.filter((m) => m.pool === name).length,
+    // `null`, not absent: the status is merge-patched, and only null removes the last one.
+    rollout: active?.id ?? null,
+  };
 }
 
 const followed = (p: Pool): string =>

@@ -69,7 +69,7 @@ export interface DeclaredVerdict {
   readonly accepted: boolean;
   readonly reason: string;
   readonly message: string;
-  /** Extra status fields (a pool's machines and rollouts). */
+  /** Extra status fields (a pool's machines and rollouts); `null` removes a field. */
   readonly status?: Readonly<Record<string, unknown>>;
 }
 
