@@ -5,14 +5,7 @@ import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { DeclaredState } from '../ports/declared.ts';
 import type { Hold, StoredState } from '../ports/store.ts';
 import { Forever, planDeclared, type DeclaredInput } from './declared.ts';
-
-const machine = (id: string, pool: string) => ({
-  id,
-  pool,
-  endpoint: `https://${id}:7443`,
-  role: 'worker' as const,
-  labels: {},
-});
+import { worker as machine } from './fixtures.test.ts';
 
 const rollout = (id: string, pool: string, over: Partial<Rollout> = {}): Rollout => ({
   id,

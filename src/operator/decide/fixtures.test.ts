@@ -56,3 +56,12 @@ export const w1: MachineRecord = {
   pool: 'workers',
   labels: {},
 };
+
+/** A worker record of `pool` whose agent is at `https://<id>:7443`. */
+export const worker = (id: string, pool: string): MachineRecord => ({
+  id,
+  pool,
+  endpoint: `https://${id}:7443`,
+  role: 'worker',
+  labels: {},
+});

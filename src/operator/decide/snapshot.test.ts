@@ -6,15 +6,8 @@ import type { Rollout } from '../../core/rollout/types.ts';
 import type { StoredState } from '../ports/store.ts';
 import type { Observation } from './observation.ts';
 import { fleetSnapshot } from './snapshot.ts';
-import { d10, d11, idle } from './fixtures.test.ts';
+import { d10, d11, idle, worker as machine } from './fixtures.test.ts';
 
-const machine = (id: string, pool: string) => ({
-  id,
-  pool,
-  endpoint: `https://${id}:7443`,
-  role: 'worker' as const,
-  labels: {},
-});
 const active: Rollout = {
   id: 'r1',
   pool: 'gone',
