@@ -11,17 +11,34 @@
 # with its published v0.x.y twin. etcd gets its own wrapper so Kubernetes' newer gRPC is not forced
 # onto it by minimal version selection. See docs/kubernetes.md for measured cost.
 #
-# Prints the binary directory on stdout (last line); progress goes to stderr.
+# Usage: ensure-kube-bins.sh [VERSION|--all]. VERSION (e.g. v1.35.4) builds that Kubernetes with
+# the pinned etcd; none builds KUBERNETES from kube-versions.env; --all builds KUBERNETES_PREVIOUS
+# and KUBERNETES (the upgrade tests need both) and prints both directories, previous first.
+# Prints the binary directory on stdout (last line); progress goes to stderr. Builds only what is
+# missing: a cache from before etcdutl was added gets etcdutl alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=kube-versions.env
 source scripts/kube-versions.env
+if [ "${1:-}" = "--all" ]; then
+  bash "$0" "$KUBERNETES_PREVIOUS"
+  exec bash "$0" "$KUBERNETES"
+fi
+if [ -n "${1:-}" ]; then
+  [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
+    echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
+    exit 2
+  }
+  KUBERNETES="$1"
+fi
 
 CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
 OUT="$CACHE/$KUBERNETES-etcd$ETCD"
-BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
+KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+ETCD_BINS=(etcd etcdutl)
 
-have_all() { for b in "${BINS[@]}"; do [ -x "$OUT/$b" ] || return 1; done; }
+have() { for b in "$@"; do [ -x "$OUT/$b" ] || return 1; done; }
+have_all() { have "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; }
 if have_all; then echo "$OUT"; exit 0; fi
 
 command -v go >/dev/null || {
@@ -38,7 +55,7 @@ if ! flock -n 9; then
 fi
 
 started=$(date +%s)
-echo "molt: building Kubernetes $KUBERNETES and etcd $ETCD from the Go module proxy, once per" \
+echo "molt: building Kubernetes $KUBERNETES and etcd $ETCD (what is missing of them) from the Go module proxy, once per" \
   "version (measured cold on 2 cores: see docs/kubernetes.md; later runs take well under a second)" >&2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"; [ -z "${hb:-}" ] || kill "$hb" 2>/dev/null || true' EXIT
@@ -58,44 +75,53 @@ heartbeat() {
 }
 
 # --- Kubernetes -------------------------------------------------------------------------------
-stage "resolving k8s.io/kubernetes@$KUBERNETES"
-mkdir -p "$work/kube" && cd "$work/kube"
-go mod init molt.local/kube-bins >/dev/null 2>&1
-gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-go_line="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
-staging="v0.${KUBERNETES#v1.}"
-go mod edit -go="$go_line" -require="k8s.io/kubernetes@$KUBERNETES"
-godebug="$(awk '$1 == "godebug" && $2 ~ /^default=/ { print $2; exit }' "$gomod")"
-[ -z "$godebug" ] || go mod edit -godebug="$godebug"
-count=0
-while read -r mod; do
-  go mod edit -replace="$mod=$mod@$staging"
-  count=$((count + 1))
-done < <(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$gomod")
-stage "replaced $count staging modules with $staging; downloading modules"
-cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-pkgs=()
-for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-go get "${pkgs[@]/%/@$KUBERNETES}" >/dev/null 2>&1 || go get "${pkgs[@]}"
-minor="${KUBERNETES#v1.}"; minor="${minor%%.*}"
-ldf="-s -w"
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldf+=" -X $p.gitVersion=$KUBERNETES -X $p.gitMajor=1 -X $p.gitMinor=$minor"
-done
-stage "compiling ${cmds[*]} (the long part)"
-mkdir -p "$OUT.partial"
-heartbeat 876 "compiling Kubernetes" & hb=$!
-go build -trimpath -ldflags "$ldf" -o "$OUT.partial/" "${pkgs[@]}"
-kill "$hb" 2>/dev/null || true
+rm -rf "$OUT.partial" && mkdir -p "$OUT.partial"
+for b in "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; do [ ! -x "$OUT/$b" ] || cp "$OUT/$b" "$OUT.partial/"; done
+build_kube() {
+  stage "resolving k8s.io/kubernetes@$KUBERNETES"
+  mkdir -p "$work/kube" && cd "$work/kube" || return 1
+  go mod init molt.local/kube-bins >/dev/null 2>&1
+  gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  go_line="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
+  staging="v0.${KUBERNETES#v1.}"
+  go mod edit -go="$go_line" -require="k8s.io/kubernetes@$KUBERNETES"
+  godebug="$(awk '$1 == "godebug" && $2 ~ /^default=/ { print $2; exit }' "$gomod")"
+  [ -z "$godebug" ] || go mod edit -godebug="$godebug"
+  count=0
+  while read -r mod; do
+    go mod edit -replace="$mod=$mod@$staging"
+    count=$((count + 1))
+  done < <(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$gomod")
+  stage "replaced $count staging modules with $staging; downloading modules"
+  cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  pkgs=()
+  for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  go get "${pkgs[@]/%/@$KUBERNETES}" >/dev/null 2>&1 || go get "${pkgs[@]}"
+  minor="${KUBERNETES#v1.}"; minor="${minor%%.*}"
+  ldf="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $p.gitVersion=$KUBERNETES -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  done
+  stage "compiling ${cmds[*]} (the long part)"
+  heartbeat 876 "compiling Kubernetes" 9>&- & hb=$!
+  go build -trimpath -ldflags "$ldf" -o "$OUT.partial/" "${pkgs[@]}"
+  kill "$hb" 2>/dev/null || true
+}
+if ! have "${KUBE_BINS[@]}"; then build_kube; fi
 
 # --- etcd -------------------------------------------------------------------------------------
-stage "compiling etcd $ETCD"
-mkdir -p "$work/etcd" && cd "$work/etcd"
-go mod init molt.local/etcd-bin >/dev/null 2>&1
-go get "go.etcd.io/etcd/server/v3@$ETCD" >/dev/null 2>&1
-heartbeat 112 "compiling etcd" & hb=$!
-go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" go.etcd.io/etcd/server/v3
-kill "$hb" 2>/dev/null || true
+# etcd (the server) and etcdutl (snapshot restore: `molt cluster recover`) from one wrapper module.
+build_etcd() {
+  stage "compiling etcd and etcdutl $ETCD"
+  mkdir -p "$work/etcd" && cd "$work/etcd" || return 1
+  go mod init molt.local/etcd-bin >/dev/null 2>&1
+  go get "go.etcd.io/etcd/server/v3@$ETCD" "go.etcd.io/etcd/etcdutl/v3@$ETCD" >/dev/null 2>&1
+  heartbeat 140 "compiling etcd" 9>&- & hb=$!
+  go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" go.etcd.io/etcd/server/v3
+  go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcdutl" go.etcd.io/etcd/etcdutl/v3
+  kill "$hb" 2>/dev/null || true
+}
+if ! have "${ETCD_BINS[@]}"; then build_etcd; fi
 
 rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
 stage "done: $OUT"

@@ -152,6 +152,27 @@ export const ErrorCode = {
    * `molt.dev/quarantined`, and the operator skips the machine (not a failure of the release).
    */
   DrainQuarantined: 'MOLT_DRAIN_QUARANTINED',
+  // The Kubernetes version as configuration (docs/adr/0012)
+  /** No Kubernetes bundle for that version in the registry (`<repository>-kubernetes:<version>`). */
+  KubeBundleNotFound: 'MOLT_KUBE_BUNDLE_NOT_FOUND',
+  /** A bundle that is not one: wrong media types, a binary missing, a version annotation that differs. */
+  KubeBundleInvalid: 'MOLT_KUBE_BUNDLE_INVALID',
+  /** A target that skips a minor, or a minor downgrade (Kubernetes' version skew policy). */
+  KubeVersionSkew: 'MOLT_KUBE_VERSION_SKEW',
+  /** A node's release does not admit the target (its `dev.molt.kubernetes` range). */
+  KubeReleaseIncompatible: 'MOLT_KUBE_RELEASE_INCOMPATIBLE',
+  /** The configuration sets a flag the target version removed. */
+  KubeFlagRemoved: 'MOLT_KUBE_FLAG_REMOVED',
+  /** Clients still call APIs the target removed (the API server's `apiserver_requested_deprecated_apis`). */
+  KubeRemovedApiInUse: 'MOLT_KUBE_REMOVED_API_IN_USE',
+  /** A minor rollback outside the window the compatibility version (`--emulated-version`) keeps open. */
+  KubeDowngradeWindow: 'MOLT_KUBE_DOWNGRADE_WINDOW',
+  /** A component did not become healthy on its new spec (its log's tail is in the message). */
+  KubeComponentUnhealthy: 'MOLT_KUBE_COMPONENT_UNHEALTHY',
+  /** Another Kubernetes upgrade of the cluster runs; one at a time. */
+  KubeUpgradeRunning: 'MOLT_KUBE_UPGRADE_RUNNING',
+  /** The machine runs no control-plane components (a worker, or a control plane molt does not render). */
+  NotControlPlane: 'MOLT_NOT_CONTROL_PLANE',
   // operator (docs/adr/0005)
   /** A rollout policy that cannot be enforced: bad cron or zone, percent over 100, empty window, contradictions. */
   PolicyInvalid: 'MOLT_POLICY_INVALID',
