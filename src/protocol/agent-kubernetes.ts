@@ -28,6 +28,10 @@ export const KubernetesRoutes = {
   services: '/v1/services',
   /** POST {} → {@link ServiceView}: stop and start one service (admin). */
   serviceRestart: (name: string): string => `/v1/services/${encodeURIComponent(name)}/restart`,
+  /** POST {} → {@link ServiceView}: stop one service (admin); stopping a stopped one succeeds. */
+  serviceStop: (name: string): string => `/v1/services/${encodeURIComponent(name)}/stop`,
+  /** POST {} → {@link ServiceView}: start one service (admin); starting a running one succeeds. */
+  serviceStart: (name: string): string => `/v1/services/${encodeURIComponent(name)}/start`,
   /** GET `?tail=<n>&follow=true`: the service's output as text/plain lines (bounded tail). */
   serviceLogs: (name: string): string => `/v1/services/${encodeURIComponent(name)}/logs`,
   /** GET: {@link EtcdMemberView}[] as this machine's member sees the cluster. */
