@@ -10,6 +10,8 @@ import { isMoltError } from '../../core/errors.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/declared.ts';
+import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
+import { declaredKubernetes } from '../decide/declared-kubernetes.ts';
 import type { DeclaredSource } from '../ports/declared.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
@@ -41,6 +43,10 @@ export interface DeclaredDeps extends TransitionSink {
   readonly setPools: (pools: readonly Pool[]) => void;
   readonly actions: DeclaredActions;
   readonly log: (line: string) => void;
+  /** The fleet file's `clusters[].kubernetes` by cluster name (docs/adr/0012). @default none */
+  readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
+  /** Where the clusters' Kubernetes specs every pass plans with are kept. */
+  readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
 }
 
 export interface DeclaredRunner {
@@ -53,6 +59,7 @@ const text = (e: unknown): string =>
 
 export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   let lastAccepted = new Map<string, Pool>();
+  let lastKubernetes = new Map<string, KubernetesClusterSpec>();
   let lastError = '';
   const warned = new Set<string>();
 
@@ -137,7 +144,14 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
       await d.source.release(pool);
       d.log(`declared: pool ${pool} deleted; nothing of it was in flight any more`);
     }
-    await d.source.report(plan.verdicts);
+    const kube = declaredKubernetes({
+      objects: declared.clusters ?? [],
+      file: d.fileKubernetes ?? new Map(),
+      lastAccepted: lastKubernetes,
+    });
+    lastKubernetes = new Map(kube.accepted);
+    d.setKubernetes?.(kube.specs);
+    await d.source.report([...plan.verdicts, ...kube.verdicts]);
   };
 
   return {

@@ -7,6 +7,7 @@
  * rollout actions the fleet file and the API give. One model behind both sources.
  */
 import type { Pool } from '../../core/rollout/types.ts';
+import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import type { MachineRecord } from './store.ts';
 
 /** An object the operator refuses, and why (its first problem, named by field path). */
@@ -37,6 +38,11 @@ export interface DeclaredHold {
   readonly generation: number;
 }
 
+/** A declared `KubernetesCluster` (docs/adr/0012): the object's name is the cluster's. */
+export type DeclaredKubernetesCluster =
+  | { readonly name: string; readonly spec: KubernetesClusterSpec; readonly generation: number }
+  | InvalidObject;
+
 /** What a Rollout object's spec asks of the operator's rollout (level-based; absent: no opinion). */
 export interface RolloutRequest {
   /** The operator's rollout id. */
@@ -58,11 +64,13 @@ export interface DeclaredState {
   readonly pools: readonly DeclaredPool[];
   readonly holds: readonly (DeclaredHold | InvalidObject)[];
   readonly requests: readonly RolloutRequest[];
+  /** `KubernetesCluster` objects; undefined from a source that has none. */
+  readonly clusters?: readonly DeclaredKubernetesCluster[];
 }
 
 /** How the operator judged one declared object, written back as its status. */
 export interface DeclaredVerdict {
-  readonly kind: 'Pool' | 'MachineHold';
+  readonly kind: 'Pool' | 'MachineHold' | 'KubernetesCluster';
   readonly name: string;
   readonly generation: number;
   /** Accepted=True, or the reason it is not. */

@@ -210,6 +210,37 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
     assert.equal((await kubectl('get', 'pools.molt.dev', '-n', ns)).trim(), '');
   });
 
+  it('accepts a KubernetesCluster, and has the API server refuse a bad one, naming the field', async () => {
+    const cluster = (spec: Record<string, unknown>) => ({
+      apiVersion: 'molt.dev/v1alpha1',
+      kind: 'KubernetesCluster',
+      metadata: { name: 'default', namespace: ns },
+      spec,
+    });
+    await assert.rejects(apply(cluster({ version: '1.36' })), /spec\.version: Invalid value/);
+    await assert.rejects(
+      apply(cluster({ version: 'v1.36.3', apiserver: { extraArgs: { '--v': '4' } } })),
+      /spec\.apiserver\.extraArgs: Invalid value.*flag names without dashes/s,
+    );
+    await apply(cluster({ version: 'v1.36.3', apiserver: { extraArgs: { v: '2' } } }));
+    await eventually(
+      async () => {
+        const reason = await kubectl(
+          'get',
+          'kubernetescluster',
+          'default',
+          '-n',
+          ns,
+          '-o',
+          "jsonpath={.status.conditions[?(@.type=='Accepted')].reason}",
+        );
+        assert.equal(reason, 'Accepted');
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    await kubectl('delete', 'kubernetescluster', 'default', '-n', ns);
+  });
+
   it('follows an applied Pool: its release waits for the window, rolls out once the policy is edited, and a MachineHold holds its machine', async () => {
     await apply(pool({ channel: 'stable', policies: [{ concurrency: 1 }, closed] }));
     await apply({

@@ -22,6 +22,7 @@ import { nodeMachine, type NodeInventoryOptions } from './nodes.ts';
 import { PoolLabel } from '../../../protocol/kube-resources.ts';
 import {
   declaredHold,
+  declaredKubernetesCluster,
   declaredPool,
   needsFinalizer,
   rolloutRequest,
@@ -29,7 +30,12 @@ import {
 } from './read.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const plurals = { Pool: 'pools', MachineHold: 'machineholds', Rollout: 'rollouts' } as const;
+const plurals = {
+  Pool: 'pools',
+  MachineHold: 'machineholds',
+  Rollout: 'rollouts',
+  KubernetesCluster: 'kubernetesclusters',
+} as const;
 
 export interface KubeDeclaredOptions {
   readonly kc: KubeConfig;
@@ -95,10 +101,11 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
 
   return {
     async read(): Promise<DeclaredState> {
-      const [poolItems, holdItems, rolloutItems] = await Promise.all([
+      const [poolItems, holdItems, rolloutItems, clusterItems] = await Promise.all([
         list('Pool'),
         list('MachineHold'),
         list('Rollout'),
+        list('KubernetesCluster'),
       ]);
       pools.clear();
       for (const item of poolItems) {
@@ -111,6 +118,7 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
         pools: poolItems.map(declaredPool),
         holds: holdItems.map(declaredHold),
         requests: rolloutItems.flatMap((r) => rolloutRequest(r) ?? []),
+        clusters: clusterItems.map(declaredKubernetesCluster),
       };
     },
 

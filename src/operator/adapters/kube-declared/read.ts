@@ -13,7 +13,13 @@ import {
   RolloutActionFields,
   parsePoolSpec,
 } from '../../../protocol/kube-resources.ts';
-import type { DeclaredHold, DeclaredPool, RolloutRequest } from '../../ports/declared.ts';
+import { KubernetesClusterSpec } from '../../../protocol/kube-cluster.ts';
+import type {
+  DeclaredHold,
+  DeclaredKubernetesCluster,
+  DeclaredPool,
+  RolloutRequest,
+} from '../../ports/declared.ts';
 
 /** The parts of a listed object this adapter reads. */
 export interface ListedObject {
@@ -60,17 +66,30 @@ export function declaredPool(o: ListedObject): DeclaredPool {
 export const needsFinalizer = (o: ListedObject): boolean =>
   o.metadata?.deletionTimestamp == null && !(o.metadata?.finalizers ?? []).includes(PoolFinalizer);
 
+/** The first problem of a spec, named by its field path under `spec`. */
+function firstIssue(error: {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}) {
+  const issue = error.issues[0];
+  const at = ['spec', ...(issue?.path ?? []).map(String)].join('.');
+  return `${at}: ${issue?.message ?? 'invalid'}`;
+}
+
+/** A cluster's Kubernetes as configured, or why not (docs/adr/0012). */
+export function declaredKubernetesCluster(o: ListedObject): DeclaredKubernetesCluster {
+  const name = nameOf(o);
+  const r = KubernetesClusterSpec.safeParse(o.spec ?? {});
+  if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
+  return { name, spec: r.data, generation: generationOf(o) };
+}
+
 /** A hold, or why not (a `MachineHold` naming an unknown machine is judged by the loop). */
 export function declaredHold(
   o: ListedObject,
 ): DeclaredHold | { name: string; invalid: string; generation: number } {
   const name = nameOf(o);
   const r = MachineHoldSpec.safeParse(o.spec ?? {});
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const at = ['spec', ...(issue?.path ?? []).map(String)].join('.');
-    return { name, invalid: `${at}: ${issue?.message ?? 'invalid'}`, generation: generationOf(o) };
-  }
+  if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
   return {
     name,
     machine: r.data.machine,
