@@ -26,7 +26,7 @@ import {
   waitClusterHealthy,
   type ControlPlaneCluster,
 } from '../../../src/lab/fleet/control-plane.ts';
-import { createFleetPki } from '../lab/harness.ts';
+import { createFleetPki, type FleetPki } from '../lab/harness.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
@@ -38,6 +38,10 @@ export interface HostedCluster {
   readonly image: (version: string) => string;
   /** The test registry (`host:port`, plain HTTP): publish Kubernetes bundles there. */
   readonly registry: string;
+  /** Each machine's API server port, in machine order (cp-1 first). */
+  readonly apiserverPorts: readonly number[];
+  /** The fleet's CA and the operator's certificate (what calls the agents). */
+  readonly pki: FleetPki;
   stop(): Promise<void>;
 }
 
@@ -63,12 +67,14 @@ export async function startHostedCluster(o: HostedClusterOptions = {}): Promise<
     await scratch.remove();
   };
   const image = (version: string): string => `${registry.host}/${repo}:${version}`;
+  let pki: FleetPki | undefined;
   try {
     const client = createRegistryClient({ registry: registry.host, insecure: true });
     for (const version of ['1.0.0', '1.1.0'])
       await pushInstallerImage(client, repo, version, { version });
     await client.close();
-    const pki = await createFleetPki(join(scratch.path, 'pki'));
+    const fleet = await createFleetPki(join(scratch.path, 'pki'));
+    pki = fleet;
     kube = await startKubeControlPlane({
       ...(o.version !== undefined && { version: o.version }),
       hostApiservers: async (setup) => {
@@ -79,7 +85,7 @@ export async function startHostedCluster(o: HostedClusterOptions = {}): Promise<
         machines = await startControlPlaneCluster({
           molt: moltArgv,
           dir: scratch.path,
-          pki,
+          pki: fleet,
           image: image('1.0.0'),
           // The API server needs etcd 3.5; Debian's is 3.4.
           etcdBinary: join(setup.bins, 'etcd'),
@@ -111,8 +117,18 @@ export async function startHostedCluster(o: HostedClusterOptions = {}): Promise<
     await stop();
     throw e;
   }
-  if (machines === undefined) throw new Error('unreachable: the machines host the API servers');
-  return { kube, machines, balancer, image, registry: registry.host, stop };
+  if (machines === undefined || pki === undefined)
+    throw new Error('unreachable: the machines host the API servers');
+  return {
+    kube,
+    machines,
+    balancer,
+    image,
+    registry: registry.host,
+    apiserverPorts: ports,
+    pki,
+    stop,
+  };
 }
 
 export interface WriteReport {
