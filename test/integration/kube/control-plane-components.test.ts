@@ -139,16 +139,17 @@ describe('control-plane components rendered and supervised by the agents', () =>
     assert.equal(await gitVersion(c.apiserverPorts[0] ?? 0), to);
     assert.equal(await gitVersion(c.apiserverPorts[1] ?? 0), from);
     const api = byName((await one.controlPlane()).components)['kube-apiserver'];
-    assert.equal(api?.version, to);
-    assert.equal(api?.bundle, bundle);
-    assert.equal(api?.emulatedVersion, '1.35');
-    assert.equal(api?.healthy, true);
+    assert.ok(api !== undefined);
+    assert.equal(api.version, to);
+    assert.equal(api.bundle, bundle);
+    assert.equal(api.emulatedVersion, '1.35');
+    assert.equal(api.healthy, true);
     const again = await one.applyComponent('kube-apiserver', {
       version: to,
       bundle,
       emulatedVersion: '1.35',
     });
-    assert.equal(again.pid, api?.pid, 'the same apply again restarts nothing');
+    assert.equal(again.pid, api.pid, 'the same apply again restarts nothing');
   });
 
   it('restores the previous spec when the binary refuses a flag, and fails with the reason', async () => {
@@ -166,9 +167,10 @@ describe('control-plane components rendered and supervised by the agents', () =>
         isMoltError(e, ErrorCode.KubeComponentUnhealthy) && /unknown flag/.test(e.message),
     );
     const now = byName((await one.controlPlane()).components)['kube-apiserver'];
-    assert.equal(now?.hash, before?.hash, 'back on the previous spec');
-    assert.equal(now?.version, to);
-    assert.equal(now?.healthy, true, now?.message);
+    assert.ok(now !== undefined && before !== undefined);
+    assert.equal(now.hash, before.hash, 'back on the previous spec');
+    assert.equal(now.version, to);
+    assert.equal(now.healthy, true, now.message);
     assert.equal(await gitVersion(c.apiserverPorts[0] ?? 0), to);
     const core = (await loadKubeConfig(c.kube.admin.kubeconfig)).makeApiClient(CoreV1Api);
     for (let i = 0; i < 3; i++) await core.listNamespace();
