@@ -19,7 +19,6 @@ import type { StagedBundle } from '../../../protocol/agent-kubernetes.ts';
 import type { KubeBundles } from '../../ports/control-plane.ts';
 import { writeFileAtomic, renameDurable } from '../fs/atomic-write.ts';
 import type { OciKubeBundlesOptions } from './options.ts';
-import { pullBundle } from './pull.ts';
 
 export type { OciKubeBundlesOptions } from './options.ts';
 
@@ -50,8 +49,14 @@ export function createOciKubeBundles(o: OciKubeBundlesOptions): KubeBundles {
 
   const readStaged = async (dir: string): Promise<StagedBundle | undefined> => {
     const text = await readFile(join(dir, 'bundle.json'), 'utf8').catch(() => undefined);
-    const parsed = text === undefined ? undefined : StagedFile.safeParse(JSON.parse(text));
-    return parsed?.success === true
+    let json: unknown;
+    try {
+      json = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      return undefined; // not molt's: the pull that follows says what is wrong with the directory
+    }
+    const parsed = StagedFile.safeParse(json);
+    return parsed.success
       ? { bundle: parsed.data.bundle, version: parsed.data.version, dir }
       : undefined;
   };
@@ -68,6 +73,9 @@ export function createOciKubeBundles(o: OciKubeBundlesOptions): KubeBundles {
     );
     try {
       await mkdir(temp);
+      // The registry client and the signature verifier load at the first pull (P6: an idle
+      // agent's memory), as the image source's do.
+      const { pullBundle } = await import('./pull.ts');
       const plan = await pullBundle({ ...o, parts, bundle, dir: temp, version });
       for (const b of plan.binaries) await chmod(join(temp, b.name), 0o755);
       await writeFileAtomic(
