@@ -23,7 +23,7 @@ import type { HealthCheck } from './ports/health-check.ts';
 import type { Mounts } from './ports/mounts.ts';
 import type { Services } from './ports/services.ts';
 
-type RealPorts = Pick<MachinePorts, 'services' | 'mounts' | 'etcd' | 'lease'>;
+type RealPorts = Pick<MachinePorts, 'services' | 'mounts' | 'etcd' | 'lease' | 'controlPlane'>;
 
 /**
  * On a real machine the units are enabled and started by the boot, so after a reboot they hold
@@ -41,18 +41,31 @@ export function stopServicesBeforeWipe(mounts: Mounts, services: Services): Moun
   };
 }
 
-/** Services in order: etcd (when it is this machine's member) first, then the other units. */
-function servicesOf(all: SystemdUnits, etcd: SystemdUnits | undefined): SystemdUnits {
+/**
+ * Services in order: etcd (when it is this machine's member) first, then the control-plane
+ * components it renders (docs/adr/0012 §3), then the other units; stopped in reverse.
+ */
+function servicesOf(
+  all: SystemdUnits,
+  etcd: SystemdUnits | undefined,
+  components: Services | undefined,
+): SystemdUnits {
   if (etcd === undefined) return all;
   return {
     units: async () => [...(await etcd.units()), ...(await all.units())],
-    running: async () => [...(await etcd.running()), ...(await all.running())],
+    running: async () => [
+      ...(await etcd.running()),
+      ...((await components?.running()) ?? []),
+      ...(await all.running()),
+    ],
     async startAll() {
       await etcd.startAll();
+      await components?.startAll();
       await all.startAll();
     },
     async stopAll() {
       await all.stopAll();
+      await components?.stopAll();
       await etcd.stopAll();
     },
   };
@@ -95,7 +108,17 @@ export async function realMachinePorts(
     // The member's etcd.service is its own adapter (it writes etcd's environment first).
     (u) => cp === undefined || u !== etcdUnit,
   );
-  const services = servicesOf(createSystemdUnits({ units, systemctl }), cp?.service);
+  const controlPlane =
+    cp === undefined
+      ? undefined
+      : await (
+          await import('./compose-control-plane.ts')
+        ).controlPlaneOf(facts.root, config, { kind: 'systemd', systemctl }, health);
+  const services = servicesOf(
+    createSystemdUnits({ units, systemctl }),
+    cp?.service,
+    controlPlane?.services,
+  );
   health.push(
     systemdSystemHealth(systemctl),
     systemdUnitsHealth(systemctl, () => services.units()),
@@ -105,5 +128,6 @@ export async function realMachinePorts(
     services,
     mounts: stopServicesBeforeWipe(mounts, services),
     ...(cp === undefined ? {} : { etcd: cp.member, lease: cp.lease }),
+    ...(controlPlane !== undefined && { controlPlane }),
   };
 }

@@ -116,4 +116,39 @@ describe('machinePorts chooses the adapters from the machine config', () => {
       ['stop kubelet.service', 'stop etcd.service', 'start etcd.service', 'start kubelet.service'],
     );
   });
+
+  it('a lab control plane with controlPlane: its components, a health check each', async () => {
+    const component = (port: number) => ({ port, args: [`--secure-port=${String(port)}`] });
+    const { ports } = await compose({
+      node: 'cp1',
+      role: 'control-plane',
+      bootloader: 'grub',
+      etcd: {
+        name: 'cp1',
+        peerUrl: 'http://127.0.0.1:1',
+        clientUrl: 'http://127.0.0.1:2',
+        initialCluster: 'cp1=http://127.0.0.1:1',
+        endpoints: ['http://127.0.0.1:2'],
+      },
+      controlPlane: {
+        binaries: '/opt/kube',
+        version: 'v1.35.4',
+        components: { 'kube-scheduler': component(3), 'kube-apiserver': component(4) },
+      },
+    });
+    assert.deepEqual(
+      ports.health.map((h) => h.name),
+      ['kube-node-ready', 'kube-apiserver', 'kube-scheduler', 'etcd-member'],
+    );
+    const status = await ports.controlPlane?.status();
+    assert.deepEqual(
+      status?.components.map((c) => [c.name, c.version, c.running]),
+      [
+        ['kube-apiserver', 'v1.35.4', false],
+        ['kube-scheduler', 'v1.35.4', false],
+      ],
+      'in start order, from the initial binaries',
+    );
+    assert.equal((await compose(worker)).ports.controlPlane, undefined);
+  });
 });

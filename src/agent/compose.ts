@@ -67,30 +67,25 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
   const dataDir = join(root, 'ephemeral', 'etcd');
   const etcdService = createEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
+  const controlPlane = await hostedComponents(root, config, health);
   const services =
-    config.labApiserver === undefined
-      ? etcdService
-      : await hostedApiserver(root, config.labApiserver, etcdService, health);
+    controlPlane === undefined ? etcdService : await afterEtcd(etcdService, controlPlane.services);
   const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
-  return { services, etcd: member, lease };
+  return { services, etcd: member, lease, ...(controlPlane !== undefined && { controlPlane }) };
 }
 
-/** A lab control-plane machine hosting the cluster: its kube-apiserver runs after etcd. */
-async function hostedApiserver(
-  root: string,
-  apiserver: NonNullable<MachineConfig['labApiserver']>,
-  etcd: Services,
-  health: HealthCheck[],
-): Promise<Services> {
-  const { createProcessService, servicesInOrder } =
-    await import('./adapters/process-service/index.ts');
-  const { apiserverReady } = await import('./adapters/health/apiserver-ready.ts');
-  health.push(apiserverReady(apiserver.port));
-  return servicesInOrder([
-    etcd,
-    createProcessService({ root, name: 'kube-apiserver', ...apiserver }),
-  ]);
+/** A lab control-plane machine's Kubernetes components (its config's `controlPlane`), as processes. */
+async function hostedComponents(root: string, config: MachineConfig, health: HealthCheck[]) {
+  if (config.controlPlane === undefined) return undefined;
+  const { controlPlaneOf } = await import('./compose-control-plane.ts');
+  return controlPlaneOf(root, config, { kind: 'lab' }, health);
+}
+
+/** etcd first, then the components: they start after it and stop before it. */
+async function afterEtcd(etcd: Services, components: Services): Promise<Services> {
+  const { servicesInOrder } = await import('./adapters/process-service/index.ts');
+  return servicesInOrder([etcd, components]);
 }
 
 /** What the machine's ports are built from. */

@@ -63,6 +63,21 @@ describe('machine config', () => {
     ['bad node name', 'node: W_1\nrole: worker\nbootloader: grub\n', /node/],
     ['control plane without etcd', 'node: c1\nrole: control-plane\nbootloader: grub\n', /etcd/],
     [
+      'worker with control-plane components',
+      'node: w1\nrole: worker\nbootloader: grub\ncontrolPlane: {binaries: /k, components: {kube-apiserver: {port: 6443, args: [--a=1]}}}\n',
+      /controlPlane: only a control-plane machine/,
+    ],
+    [
+      'component argument that is not a flag',
+      'node: c1\nrole: control-plane\nbootloader: grub\netcd: {name: c1, peerUrl: "http://a:1", clientUrl: "http://a:2", initialCluster: "c1=http://a:1", endpoints: ["http://a:2"]}\ncontrolPlane: {binaries: /k, components: {kube-apiserver: {port: 6443, args: [etcd-servers]}}}\n',
+      /controlPlane\.components\.kube-apiserver\.args\.0: must be a flag/,
+    ],
+    [
+      'component the agent does not run',
+      'node: c1\nrole: control-plane\nbootloader: grub\netcd: {name: c1, peerUrl: "http://a:1", clientUrl: "http://a:2", initialCluster: "c1=http://a:1", endpoints: ["http://a:2"]}\ncontrolPlane: {binaries: /k, components: {kubelet: {port: 10250, args: [--a]}}}\n',
+      /controlPlane\.components/,
+    ],
+    [
       'drain policy with an unknown timeout action',
       'node: w1\nrole: worker\nbootloader: grub\nkubernetes: {kubeconfig: k, drain: {onTimeout: retry}}\n',
       /kubernetes\.drain\.onTimeout/,

@@ -152,6 +152,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     host: config.api.host,
     port: config.api.port,
     forceDelete: forceDeleteGrantOf(config.kubernetes),
+    kubernetes: ports.controlPlane,
     onInternalError: (error) => {
       io.err(`molt agent: internal error: ${String(error)}\n`);
     },

@@ -5,6 +5,7 @@
  * typed by it too (`MachineConfigInput`); reading the file is the agent's (agent/config.ts).
  */
 import { z } from 'zod';
+import { KubeVersion } from './agent-kubernetes.ts';
 
 const EtcdConfig = z
   .object({
@@ -21,19 +22,66 @@ const EtcdConfig = z
   })
   .strict();
 
-/**
- * Lab control-plane machines that host the cluster (docs/adr/0006 §10): a kube-apiserver run as a
- * service beside etcd, started after it and stopped before it around every reboot.
- */
-const LabApiserverConfig = z
+/** One control-plane component as this machine runs it: the flags only the machine knows. */
+const ComponentConfig = z
   .object({
-    binary: z.string().min(1),
-    /** Its whole command line; one argument names a path in the machine root. */
-    args: z.array(z.string()).min(1),
-    /** The secure port it listens on (its readiness is checked there). */
+    /**
+     * Its base flags, `--flag=value` or `--flag`: files, addresses, ports, etcd endpoints. The
+     * cluster's extra flags are added after them and may not override them (docs/adr/0012 §3).
+     */
+    args: z
+      .array(
+        z
+          .string()
+          .regex(/^--[a-z0-9][a-z0-9-]*(=[\s\S]*)?$/, 'must be a flag: --name=value or --name'),
+      )
+      .min(1),
+    /** The secure port on 127.0.0.1 its health is checked on (`/readyz`, or `/healthz`). */
     port: z.number().int().min(1).max(65535),
+    /** Its environment (nothing else of the agent's is passed on). @default {} */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'), z.string())
+      .default({}),
   })
   .strict();
+export type ComponentConfig = z.infer<typeof ComponentConfig>;
+
+/**
+ * The Kubernetes control-plane components this machine renders and supervises (docs/adr/0012 §3,
+ * docs/kubernetes.md): each started after etcd (kube-apiserver, kube-controller-manager,
+ * kube-scheduler, in that order) and stopped before it around every reboot; under the lab firmware
+ * as processes (`run/<name>.pid`, `run/<name>.log`), on a real machine as systemd units
+ * (`/run/systemd/system/molt-<name>.service`). Until the cluster applies a version, each runs from
+ * `binaries`; after, from the bundle staged under `state/kubernetes/`.
+ */
+const ControlPlaneConfig = z
+  .object({
+    /** Directory of the binaries the components run before any apply (`<dir>/kube-apiserver`, …). */
+    binaries: z.string().min(1),
+    /** The Kubernetes version of `binaries`, as status reports it. */
+    version: KubeVersion.optional(),
+    components: z
+      .object({
+        'kube-apiserver': ComponentConfig.optional(),
+        'kube-controller-manager': ComponentConfig.optional(),
+        'kube-scheduler': ComponentConfig.optional(),
+      })
+      .strict()
+      .refine((c) => Object.keys(c).length > 0, 'name at least one component'),
+    /**
+     * How long an applied component may take to become healthy; past it the previous spec is
+     * restored and the apply fails with MOLT_KUBE_COMPONENT_UNHEALTHY. @default 90
+     */
+    healthTimeoutSeconds: z.number().int().positive().default(90),
+    /** Largest Kubernetes bundle accepted (the sum of its binaries), in bytes. @default 1 GiB */
+    maxBundleBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1024 ** 3),
+  })
+  .strict();
+export type ControlPlaneConfig = z.infer<typeof ControlPlaneConfig>;
 
 /**
  * A machine that boots from a disk molt installed (docs/real-machines.md): its slots are
@@ -159,7 +207,7 @@ export const MachineConfig = z
     etcd: EtcdConfig.optional(),
     /** The machine is a Kubernetes node: cordon, drain and uncordon it around upgrades. */
     kubernetes: KubernetesConfig.optional(),
-    labApiserver: LabApiserverConfig.optional(),
+    controlPlane: ControlPlaneConfig.optional(),
     disk: DiskConfig.optional(),
   })
   .strict()
@@ -167,9 +215,9 @@ export const MachineConfig = z
     message: 'a control-plane machine needs an etcd section',
     path: ['etcd'],
   })
-  .refine((c) => c.labApiserver === undefined || c.etcd !== undefined, {
-    message: 'only a control-plane machine (with an etcd section) hosts a kube-apiserver',
-    path: ['labApiserver'],
+  .refine((c) => c.controlPlane === undefined || c.etcd !== undefined, {
+    message: 'only a control-plane machine (with an etcd section) runs control-plane components',
+    path: ['controlPlane'],
   });
 export type MachineConfig = z.infer<typeof MachineConfig>;
 export type MachineConfigInput = z.input<typeof MachineConfig>;

@@ -4,7 +4,8 @@
  * PID 1 is not systemd, so the real systemctl cannot answer), and the systemd adapters must still
  * be exercised through a process boundary with real argument arrays and exit codes. It is a
  * POSIX shell script keeping each unit's state in a file; it answers the calls molt makes
- * (`show -p LoadState --value`, `is-active`, `start`, `stop`, `is-system-running`,
+ * (`show -p LoadState --value`, `show -p ActiveState,MainPID,ActiveEnterTimestamp`, `is-active`,
+ * `start`, `restart`, `stop`, `daemon-reload`, `is-system-running`,
  * `list-units --failed --plain --no-legend`) with systemctl's output format and exit codes. The
  * real systemctl is proven in the VM tests (docs/real-machines.md).
  */
@@ -19,8 +20,30 @@ echo "$*" >> "$d/calls"
 unit_state() { if [ -f "$d/$1" ]; then cat "$d/$1"; else echo unknown; fi; }
 case "$1" in
   show)
-    # show -p LoadState --value UNIT
-    if [ -f "$d/$5" ]; then echo loaded; else echo not-found; fi ;;
+    [ "$2" = "--timestamp=unix" ] && shift
+    if [ "$4" = "--value" ]; then
+      # show -p LoadState --value UNIT
+      if [ -f "$d/$5" ]; then echo loaded; else echo not-found; fi
+    else
+      # show -p ActiveState,MainPID,ActiveEnterTimestamp UNIT
+      s=$(unit_state "$4"); [ "$s" = unknown ] && s=inactive
+      echo "ActiveState=$s"
+      if [ -f "$d/$4.pid" ]; then echo "MainPID=$(cat "$d/$4.pid")"; else echo "MainPID=0"; fi
+      echo "ActiveEnterTimestamp=$(cat "$d/$4.since" 2>/dev/null)"
+    fi ;;
+  daemon-reload)
+    # Units written to the unit directory (when there is one) become known, stopped.
+    if [ -f "$d/unitdir" ]; then
+      for f in "$(cat "$d/unitdir")"/*.service; do
+        [ -f "$f" ] || continue
+        u=$(basename "$f"); [ -f "$d/$u" ] || echo inactive > "$d/$u"
+      done
+    fi ;;
+  restart)
+    [ -f "$d/$2" ] || { echo "Failed to restart $2: Unit $2 not found." >&2; exit 5; }
+    [ -f "$d/$2.nostart" ] && { echo "Job for $2 failed because the control process exited with error code." >&2; echo failed > "$d/$2"; exit 1; }
+    echo "@$(date +%s)" > "$d/$2.since"
+    echo active > "$d/$2" ;;
   is-active)
     shift; rc=0
     for u in "$@"; do s=$(unit_state "$u"); [ "$s" = unknown ] && s=inactive; echo "$s"; [ "$s" = active ] || rc=3; done
@@ -28,6 +51,7 @@ case "$1" in
   start)
     [ -f "$d/$2" ] || { echo "Failed to start $2: Unit $2 not found." >&2; exit 5; }
     [ -f "$d/$2.nostart" ] && { echo "Job for $2 failed because the control process exited with error code." >&2; echo failed > "$d/$2"; exit 1; }
+    echo "@$(date +%s)" > "$d/$2.since"
     echo active > "$d/$2" ;;
   stop)
     [ -f "$d/$2" ] || { echo "Failed to stop $2: Unit $2 not loaded." >&2; exit 5; }
@@ -69,6 +93,10 @@ export interface SystemctlStandIn {
 
 export async function createSystemctlStandIn(
   units: Readonly<Record<string, 'active' | 'inactive' | 'failed'>>,
+  options: {
+    /** Units written here become known (stopped) at `daemon-reload`, as systemd loads them. */
+    readonly unitDir?: string;
+  } = {},
 ): Promise<SystemctlStandIn> {
   const dir = await tempDir('systemctl');
   const path = join(dir.path, 'systemctl');
@@ -77,6 +105,7 @@ export async function createSystemctlStandIn(
   await chmod(path, 0o755);
   await mkdir(state);
   await writeFile(join(state, 'calls'), '');
+  if (options.unitDir !== undefined) await writeFile(join(state, 'unitdir'), options.unitDir);
   const flag = async (name: string, on: boolean): Promise<void> => {
     if (on) await writeFile(join(state, name), '');
     else await rm(join(state, name), { force: true });

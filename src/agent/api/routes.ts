@@ -28,6 +28,7 @@ import {
   type ForceDeleteGrant,
 } from './drain-permission.ts';
 import { errorAnswer } from './errors.ts';
+import { registerKubernetesRoutes, type KubernetesService } from './kubernetes-routes.ts';
 import { openEventSse, type SseSink } from './sse.ts';
 import { planOperationStream, streamLogs, streamOperation } from './streams.ts';
 import { EventsQuery, LogsQuery, parseLastEventId } from './validation.ts';
@@ -42,6 +43,8 @@ export interface AgentAppDeps {
   readonly onInternalError?: (error: unknown) => void;
   /** Who may ask for force-delete drains (the machine config's). @default admin only */
   readonly forceDelete?: ForceDeleteGrant | undefined;
+  /** The machine's control-plane components; absent on machines that render none. */
+  readonly kubernetes?: KubernetesService | undefined;
 }
 
 /** Options of {@link buildAgentApp}. */
@@ -122,6 +125,7 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       streamOperation(deps.journal, sink, { ...plan, follow: query.follow ?? false }),
     );
   });
+  registerKubernetesRoutes(app, deps.kubernetes);
   app.get(AgentRoutes.logs, async (request, reply) => {
     const query = parseInput(LogsQuery, request.query, 'logs query');
     await serveStream(reply, deps, (sink) =>

@@ -11,6 +11,7 @@ import {
 } from '../../platform/https/server.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { ForceDeleteGrant } from './drain-permission.ts';
+import type { KubernetesService } from './kubernetes-routes.ts';
 import type { AgentService } from './service.ts';
 import { buildAgentApp } from './routes.ts';
 
@@ -22,6 +23,8 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly onInternalError?: (error: unknown) => void;
   /** Who may ask for force-delete drains: the machine config's (`forceDeleteGrantOf`). */
   readonly forceDelete?: ForceDeleteGrant | undefined;
+  /** The machine's control-plane components, when it renders any. */
+  readonly kubernetes?: KubernetesService | undefined;
 }
 
 /**
@@ -48,6 +51,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           identify: mtlsIdentity('this agent'),
           ...(o.onInternalError && { onInternalError: o.onInternalError }),
           ...(o.forceDelete && { forceDelete: o.forceDelete }),
+          ...(o.kubernetes && { kubernetes: o.kubernetes }),
         },
         { serverFactory },
       ),

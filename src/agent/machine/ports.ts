@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Everything the runner drives, as ports; `agent/main.ts` fills it with adapters. */
 import type { Bootloader } from '../ports/bootloader.ts';
+import type { ControlPlane } from './control-plane.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterLease } from '../ports/cluster-lease.ts';
 import type { EtcdMember } from '../ports/etcd-member.ts';
@@ -26,6 +27,8 @@ export interface MachinePorts {
   readonly lease?: ClusterLease;
   /** Control-plane machines only. */
   readonly etcd?: EtcdMember;
+  /** Control-plane machines that render Kubernetes components (config `controlPlane`) only. */
+  readonly controlPlane?: ControlPlane;
 }
 
 /** Crash injection points (lab only); a no-op everywhere else. */

@@ -1,28 +1,3 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The Kubernetes binaries the lab runs, built once per version by scripts/ensure-kube-bins.sh. */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { packageFile } from '../../platform/package-files.ts';
-
-/**
- * Build (or find cached) the binaries; resolves with their directory. The script's progress lines
- * (stderr: stages, and a progress bar while it compiles) go to `onProgress`.
- */
-export async function kubeBinaries(onProgress?: (line: string) => void): Promise<string> {
-  const script = packageFile('scripts', 'ensure-kube-bins.sh');
-  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    stderr += `${line}\n`;
-    onProgress?.(line);
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  if (code !== 0)
-    throw new Error(
-      `scripts/ensure-kube-bins.sh failed (${String(code)}):\n${stderr.slice(-3000)}`,
-    );
-  return stdout.trim().split('\n').at(-1) ?? '';
-}
+export { kubeBinaries } from '../../platform/kube/binaries.ts';

@@ -20,12 +20,16 @@ import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
 import {
   apiserverArgs,
+  controllerManagerArgs,
   kubeconfig,
-  sharedServingCert,
+  schedulerArgs,
   writeFiles,
   type Files,
 } from './kube-files.ts';
 import { kubeBinaries } from './kube-binaries.ts';
+import { hostedSetup, type ApiserverSetup } from './kube-hosted.ts';
+
+export type { ApiserverSetup, HostedComponent, HostedPorts } from './kube-hosted.ts';
 import { packageFile } from '../../platform/package-files.ts';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
@@ -45,12 +49,15 @@ export interface KubeControlPlaneOptions {
   /** Progress of a first build of the binaries (about 17 min on 2 cores). */
   readonly onProgress?: (line: string) => void;
   /**
-   * Run the API servers elsewhere — on lab control-plane machines (docs/adr/0006 §10) — instead of
-   * one etcd and one kube-apiserver here: given how to build an API server's command line, start
-   * them and resolve with the URL clients use (a balancer in front of them). They share one
-   * serving certificate, so any of them satisfies a client behind the balancer.
+   * Run the control plane elsewhere — on lab control-plane machines (docs/adr/0006 §10, 0012 §3)
+   * — instead of etcd and the three components here: given how to build each machine's
+   * components' command lines, start them and resolve with the URL clients use (a balancer in
+   * front of the API servers). The API servers share one serving certificate, so any of them
+   * satisfies a client behind the balancer; the controller managers and schedulers elect leaders.
    */
   readonly hostApiservers?: (setup: ApiserverSetup) => Promise<string>;
+  /** The Kubernetes version to build and run (a `scripts/ensure-kube-bins.sh` argument). @default kube-versions.env's */
+  readonly version?: string;
   /**
    * The address the API server listens on: a lab's bridge address, so machines in their own
    * network namespaces reach it (lab/fleet/network.ts). @default 127.0.0.1
@@ -58,17 +65,6 @@ export interface KubeControlPlaneOptions {
   readonly address?: string;
   /** Keep the control plane's files here (the lab's `kube/`); removed at stop. @default a temp dir */
   readonly dir?: string;
-}
-
-export interface ApiserverSetup {
-  /** Directory of the binaries (kube-apiserver, etcd 3.5). */
-  readonly bins: string;
-  /** One API server's arguments: its etcd servers, its port, and a scratch directory of its own. */
-  args(o: {
-    readonly etcd: readonly string[];
-    readonly port: number;
-    readonly dir: string;
-  }): string[];
 }
 
 /** A user of the API: its bearer token and a kubeconfig file that carries it. */
@@ -134,7 +130,7 @@ async function waitFor(
 export async function startKubeControlPlane(
   o: KubeControlPlaneOptions = {},
 ): Promise<KubeControlPlane> {
-  const bins = await kubeBinaries(o.onProgress);
+  const bins = await kubeBinaries(o.onProgress, o.version);
   const scratch = o.dir === undefined ? await tempDir('kube') : await ownDir(o.dir);
   const processes: ManagedProcess[] = [];
   const stop = async (): Promise<void> => {
@@ -195,7 +191,34 @@ async function installCrds(bins: string, kubeconfigFile: string): Promise<void> 
   ]);
 }
 
-/** Start the hosted API servers through `host`, or one etcd and one kube-apiserver here. */
+/** One controller manager and one scheduler here, on the admin identity. */
+async function controllers(
+  bins: string,
+  f: Files,
+  api: { readonly server: string; readonly admin: string },
+  processes: ManagedProcess[],
+): Promise<void> {
+  const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
+  const adminConfig = join(f.dir, 'controllers.kubeconfig');
+  await writeFile(adminConfig, kubeconfig(api.server, f.caFile, 'admin', api.admin), {
+    mode: 0o600,
+  });
+  const c = { kubeconfig: adminConfig, leaderElect: false };
+  processes.push(
+    startProcess(
+      'kube-controller-manager',
+      join(bins, 'kube-controller-manager'),
+      controllerManagerArgs(f, { ...c, port: kcmPort }),
+    ),
+    startProcess(
+      'kube-scheduler',
+      join(bins, 'kube-scheduler'),
+      schedulerArgs({ ...c, port: schedPort }),
+    ),
+  );
+}
+
+/** Start the hosted control plane through `host`, or one etcd and one kube-apiserver here. */
 async function apiservers(
   bins: string,
   f: Files,
@@ -203,17 +226,7 @@ async function apiservers(
   o: KubeControlPlaneOptions,
 ): Promise<string> {
   const host = o.hostApiservers;
-  if (host !== undefined) {
-    const tls = await sharedServingCert(f);
-    return host({
-      bins,
-      args: (a) => [
-        ...apiserverArgs(f, a.etcd.join(','), { address: '127.0.0.1', port: a.port }, tls),
-        // The lab firmware ends a boot's services by a path in the machine root.
-        `--cert-dir=${a.dir}`,
-      ],
-    });
-  }
+  if (host !== undefined) return host(await hostedSetup(bins, f, o.version));
   const address = o.address ?? '127.0.0.1';
   const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const etcd = `http://127.0.0.1:${String(etcdClient)}`;
@@ -249,38 +262,11 @@ async function launch(
 ): Promise<{ server: string; ca: string }> {
   const timeoutMs = o.startTimeoutMs ?? 120_000;
   const server = await apiservers(bins, f, processes, o);
-  const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
   const admin = f.users.get('admin')?.token ?? '';
   const ca = await eventually(() => readFile(f.caFile, 'utf8'), { timeoutMs, intervalMs: 100 });
   await waitFor(server, '/readyz', { ca, bearer: admin }, timeoutMs);
-  const adminConfig = join(f.dir, 'controllers.kubeconfig');
-  await writeFile(adminConfig, kubeconfig(server, f.caFile, 'admin', admin), { mode: 0o600 });
-  processes.push(
-    startProcess('kube-controller-manager', join(bins, 'kube-controller-manager'), [
-      `--kubeconfig=${adminConfig}`,
-      `--service-account-private-key-file=${join(f.dir, 'sa.key')}`,
-      `--root-ca-file=${f.caFile}`,
-      '--use-service-account-credentials=false',
-      '--leader-elect=false',
-      '--bind-address=127.0.0.1',
-      `--secure-port=${String(kcmPort)}`,
-      '--node-monitor-period=1s',
-      '--node-monitor-grace-period=10s',
-      '--kube-api-qps=200',
-      '--kube-api-burst=400',
-      '--concurrent-deployment-syncs=10',
-    ]),
-  );
-  processes.push(
-    startProcess('kube-scheduler', join(bins, 'kube-scheduler'), [
-      `--kubeconfig=${adminConfig}`,
-      '--leader-elect=false',
-      '--bind-address=127.0.0.1',
-      `--secure-port=${String(schedPort)}`,
-      '--kube-api-qps=200',
-      '--kube-api-burst=400',
-    ]),
-  );
+  // Hosted: the machines run the controller managers and schedulers beside their API servers.
+  if (o.hostApiservers === undefined) await controllers(bins, f, { server, admin }, processes);
   // The controller manager is working once its service-account controller made `default`.
   const sa = '/api/v1/namespaces/default/serviceaccounts/default';
   await waitFor(server, sa, { ca, bearer: admin }, timeoutMs);

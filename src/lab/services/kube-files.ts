@@ -99,3 +99,44 @@ export function apiserverArgs(
     '--enable-priority-and-fairness=false',
   ];
 }
+
+/**
+ * kube-controller-manager's command line: the disruption controller (PDBs), Deployments, node
+ * lifecycle (10 s grace) and the service-account controller, quick to notice silent nodes.
+ * `leaderElect` when several run (hosted on the lab's control-plane machines).
+ */
+export function controllerManagerArgs(
+  f: Files,
+  o: { readonly kubeconfig: string; readonly port: number; readonly leaderElect: boolean },
+): string[] {
+  return [
+    `--kubeconfig=${o.kubeconfig}`,
+    `--service-account-private-key-file=${join(f.dir, 'sa.key')}`,
+    `--root-ca-file=${f.caFile}`,
+    '--use-service-account-credentials=false',
+    `--leader-elect=${String(o.leaderElect)}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${String(o.port)}`,
+    '--node-monitor-period=1s',
+    '--node-monitor-grace-period=10s',
+    '--kube-api-qps=200',
+    '--kube-api-burst=400',
+    '--concurrent-deployment-syncs=10',
+  ];
+}
+
+/** kube-scheduler's command line; `leaderElect` when several run. */
+export function schedulerArgs(o: {
+  readonly kubeconfig: string;
+  readonly port: number;
+  readonly leaderElect: boolean;
+}): string[] {
+  return [
+    `--kubeconfig=${o.kubeconfig}`,
+    `--leader-elect=${String(o.leaderElect)}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${String(o.port)}`,
+    '--kube-api-qps=200',
+    '--kube-api-burst=400',
+  ];
+}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// A Kubernetes cluster hosted by three lab control-plane machines (docs/adr/0006 §10): each agent
-// runs an etcd 3.5 member and a kube-apiserver as its machine's services, a loopback TCP balancer
-// stands in front of the three API servers, and the controller manager and scheduler run beside
-// them. `rollingUpgrade` upgrades the machines one at a time (through `molt node upgrade`, as an
+// A Kubernetes cluster hosted by three lab control-plane machines (docs/adr/0006 §10, 0012 §3):
+// each agent runs an etcd 3.5 member and the three control-plane components (its config's
+// `controlPlane`: kube-apiserver, and kube-controller-manager and kube-scheduler electing
+// leaders) as its machine's services, and a loopback TCP balancer stands in front of the three
+// API servers. `rollingUpgrade` upgrades the machines one at a time (through `molt node upgrade`, as an
 // operator would) while a client keeps writing through the balancer and a monitor watches etcd's
 // quorum — the P8 benchmark and its test share it.
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ import {
   waitClusterHealthy,
   type ControlPlaneCluster,
 } from '../../../src/lab/fleet/control-plane.ts';
-import { createFleetPki } from '../lab/harness.ts';
+import { createFleetPki, type FleetPki } from '../lab/harness.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
@@ -35,10 +36,23 @@ export interface HostedCluster {
   readonly machines: ControlPlaneCluster;
   readonly balancer: TcpBalancer;
   readonly image: (version: string) => string;
+  /** The test registry (`host:port`, plain HTTP): publish Kubernetes bundles there. */
+  readonly registry: string;
+  /** Each machine's API server port, in machine order (cp-1 first). */
+  readonly apiserverPorts: readonly number[];
+  /** The fleet's CA and the operator's certificate (what calls the agents). */
+  readonly pki: FleetPki;
   stop(): Promise<void>;
 }
 
-export async function startHostedCluster(): Promise<HostedCluster> {
+export interface HostedClusterOptions {
+  /** The Kubernetes version the machines start on. @default kube-versions.env's */
+  readonly version?: string;
+  /** How long an applied component may take to become healthy. @default the agent's (90 s) */
+  readonly healthTimeoutSeconds?: number;
+}
+
+export async function startHostedCluster(o: HostedClusterOptions = {}): Promise<HostedCluster> {
   const registry: RunningRegistry = await startRegistry();
   const scratch = await tempDir('kube-hosted');
   const ports = [await freePort(), await freePort(), await freePort()];
@@ -53,33 +67,48 @@ export async function startHostedCluster(): Promise<HostedCluster> {
     await scratch.remove();
   };
   const image = (version: string): string => `${registry.host}/${repo}:${version}`;
+  let pki: FleetPki | undefined;
   try {
     const client = createRegistryClient({ registry: registry.host, insecure: true });
     for (const version of ['1.0.0', '1.1.0'])
       await pushInstallerImage(client, repo, version, { version });
     await client.close();
-    const pki = await createFleetPki(join(scratch.path, 'pki'));
+    const fleet = await createFleetPki(join(scratch.path, 'pki'));
+    pki = fleet;
     kube = await startKubeControlPlane({
+      ...(o.version !== undefined && { version: o.version }),
       hostApiservers: async (setup) => {
+        const kubeconfig = await setup.controllersKubeconfig(`https://${balancer.address}`);
+        const own = new Map<string, { kcm: number; scheduler: number }>();
+        for (const name of ['cp-1', 'cp-2', 'cp-3'])
+          own.set(name, { kcm: await freePort(), scheduler: await freePort() });
         machines = await startControlPlaneCluster({
           molt: moltArgv,
           dir: scratch.path,
-          pki,
+          pki: fleet,
           image: image('1.0.0'),
           // The API server needs etcd 3.5; Debian's is 3.4.
           etcdBinary: join(setup.bins, 'etcd'),
           healthDeadlineSeconds: 60,
-          extra: ({ name, root, endpoints }) => {
-            const port = ports[Number(name.slice(3)) - 1] ?? 0;
-            const dir = join(root, 'ephemeral', 'kube-apiserver');
-            return {
-              labApiserver: {
-                binary: join(setup.bins, 'kube-apiserver'),
-                args: setup.args({ etcd: endpoints, port, dir }),
-                port,
-              },
-            };
-          },
+          extra: ({ name, root, endpoints }) => ({
+            controlPlane: {
+              binaries: setup.bins,
+              ...(setup.version !== undefined && { version: setup.version }),
+              ...(o.healthTimeoutSeconds !== undefined && {
+                healthTimeoutSeconds: o.healthTimeoutSeconds,
+              }),
+              components: setup.components({
+                etcd: endpoints,
+                ports: {
+                  'kube-apiserver': ports[Number(name.slice(3)) - 1] ?? 0,
+                  'kube-controller-manager': own.get(name)?.kcm ?? 0,
+                  'kube-scheduler': own.get(name)?.scheduler ?? 0,
+                },
+                kubeconfig,
+                dir: join(root, 'ephemeral', 'kube'),
+              }),
+            },
+          }),
         });
         return `https://${balancer.address}`;
       },
@@ -89,7 +118,16 @@ export async function startHostedCluster(): Promise<HostedCluster> {
     throw e;
   }
   if (machines === undefined) throw new Error('unreachable: the machines host the API servers');
-  return { kube, machines, balancer, image, stop };
+  return {
+    kube,
+    machines,
+    balancer,
+    image,
+    registry: registry.host,
+    apiserverPorts: ports,
+    pki,
+    stop,
+  };
 }
 
 export interface WriteReport {

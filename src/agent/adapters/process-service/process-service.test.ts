@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
-import { freePort } from '../../../platform/process/free-port.ts';
+import { renderComponent } from '../../../core/kubernetes/render.ts';
+import { tempDir } from '../../../platform/process/managed-process.ts';
+import { componentSupervisorConformance } from '../../../testkit/component-supervisor-conformance.ts';
 import type { Services } from '../../ports/services.ts';
-import { createProcessService, servicesInOrder } from './index.ts';
+import { createProcessSupervisor, servicesInOrder } from './index.ts';
+
+const sha256 = (t: string): string => createHash('sha256').update(t).digest('hex');
 
 function recorder(name: string, calls: string[]): Services {
   return {
@@ -17,7 +21,42 @@ function recorder(name: string, calls: string[]): Services {
   };
 }
 
+/** A machine root whose `bin/<component>` is node, so a "component" is a node script. */
+async function labRoot() {
+  const dir = await tempDir('molt-components');
+  await mkdir(join(dir.path, 'bin'));
+  for (const n of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
+    await symlink(process.execPath, join(dir.path, 'bin', n));
+  const spec = (name: string, script: string, variant = '') =>
+    renderComponent({
+      name,
+      facts: { args: ['-e', script, '--', `--variant=${variant}`], port: 1, env: {} },
+      binDir: join(dir.path, 'bin'),
+      sha256,
+    });
+  return { dir, spec };
+}
+
+componentSupervisorConformance('lab processes', async () => {
+  const { dir, spec } = await labRoot();
+  const supervisor = createProcessSupervisor({ root: dir.path, stopGraceMs: 2_000 });
+  return {
+    supervisor,
+    spec: (name, variant) => spec(name, 'setInterval(() => {}, 1000)', variant),
+    close: async () => {
+      for (const n of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
+        await supervisor.stop(n);
+      await dir.remove();
+    },
+  };
+});
+
 describe('lab machine services', () => {
+  const roots: { remove(): Promise<void> }[] = [];
+  after(async () => {
+    for (const r of roots) await r.remove();
+  });
+
   it('start in order and stop in reverse: etcd before the API server that needs it', async () => {
     const calls: string[] = [];
     const all = servicesInOrder([recorder('etcd', calls), recorder('kube-apiserver', calls)]);
@@ -32,41 +71,42 @@ describe('lab machine services', () => {
     assert.deepEqual(await all.running(), ['etcd', 'kube-apiserver']);
   });
 
-  it('refuses a service the firmware could not end at a reboot (no argument in the machine root)', () => {
-    assert.throws(
-      () =>
-        createProcessService({
-          root: '/lab/cp-1',
-          name: 'kube-apiserver',
-          binary: '/bin/true',
-          args: ['--secure-port=6443'],
-          port: 6443,
-        }),
-      (e: unknown) => isMoltError(e, ErrorCode.MachineInvalid),
-    );
+  it('refuses a component the firmware could not end at a reboot (nothing in the machine root)', async () => {
+    const s = createProcessSupervisor({ root: '/lab/cp-1' });
+    const spec = renderComponent({
+      name: 'kube-apiserver',
+      facts: { args: ['--secure-port=6443'], port: 6443, env: {} },
+      binDir: '/opt/kube',
+      sha256,
+    });
+    await assert.rejects(s.run(spec), (e: unknown) => isMoltError(e, ErrorCode.MachineInvalid));
   });
 
-  it('runs a process, finds it again, and stops it', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'molt-svc-'));
-    const port = await freePort();
-    const script = `require('net').createServer().listen(${String(port)}, '127.0.0.1')`;
-    const service = createProcessService({
-      root,
-      name: 'listener',
-      binary: process.execPath,
-      args: ['-e', script, '--', `${root}/marker`],
-      port,
-    });
-    try {
-      await service.startAll();
-      assert.deepEqual(await service.running(), ['listener']);
-      await service.startAll(); // level-triggered: a running one is kept
-      assert.deepEqual(await service.running(), ['listener']);
-      await service.stopAll();
-      assert.deepEqual(await service.running(), []);
-    } finally {
-      await service.stopAll();
-      await rm(root, { recursive: true, force: true });
-    }
+  it('keeps pid and log at run/<name>.pid|log, and tails the output of the last start only', async () => {
+    const { dir, spec } = await labRoot();
+    roots.push(dir);
+    const s = createProcessSupervisor({ root: dir.path });
+    await s.run(spec('kube-scheduler', 'console.log("first start"); process.exit(1)', 'a'));
+    await waitExited(s, 'kube-scheduler');
+    await s.run(
+      spec(
+        'kube-scheduler',
+        'console.log("Error: unknown flag --no-such-flag"); process.exit(1)',
+        'b',
+      ),
+    );
+    await waitExited(s, 'kube-scheduler');
+    const tail = await s.logTail('kube-scheduler', 10);
+    assert.equal(tail, 'Error: unknown flag --no-such-flag');
+    const log = await readFile(join(dir.path, 'run', 'kube-scheduler.log'), 'utf8');
+    assert.match(log, /first start/);
+    const pid = Number(await readFile(join(dir.path, 'run', 'kube-scheduler.pid'), 'utf8'));
+    assert.ok(pid > 0);
+    assert.equal((await s.state('kube-scheduler')).running, false, 'an exited component is down');
   });
 });
+
+async function waitExited(s: ReturnType<typeof createProcessSupervisor>, name: string) {
+  for (let i = 0; i < 100 && (await s.state(name)).running; i++)
+    await new Promise((r) => setTimeout(r, 50));
+}

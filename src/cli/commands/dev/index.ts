@@ -50,5 +50,22 @@ export function devCommand(ctx: CommandContext): Command {
         await runPublish(ctx, cmd.opts());
       }),
   );
+  dev.addCommand(
+    withOutputFlag(withRegistryFlags(new Command('publish-kubernetes')))
+      .description(
+        'publish the control-plane binaries of one Kubernetes version as a Kubernetes bundle (an OCI artifact)',
+      )
+      .option('--version <version>', 'the Kubernetes version, e.g. v1.36.3 (the default tag)')
+      .option(
+        '--from <dir>',
+        'directory of the binaries (default: scripts/ensure-kube-bins.sh <version>, built if missing)',
+      )
+      .option('--tag <tag>', 'tag to push (repeatable; default: the version)', collect, [])
+      .option('--sign-key <file>', 'sign the bundle with this PEM private key (cosign .sig)')
+      .action(async (_opts, cmd: Command) => {
+        const { runPublishKubernetes } = await import('./publish-kubernetes.ts');
+        await runPublishKubernetes(ctx, cmd.opts());
+      }),
+  );
   return dev;
 }
