@@ -103,7 +103,7 @@ describe('the Kubernetes plan', () => {
         fc.uniqueArray(fc.stringMatching(/^[a-z]{1,6}$/), { minLength: 1, maxLength: 7 }),
         fc.nat(),
         (ids, pick) => {
-          const leader = ids[pick % ids.length];
+          const leader = ids[pick % ids.length] ?? '';
           const s = steps(
             input({ machines: ids.map((id) => machine(id, 'v1.35.4')), etcdLeader: leader }),
           );
