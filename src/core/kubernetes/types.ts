@@ -17,6 +17,19 @@ export type KubeComponent = (typeof KubeComponents)[number];
 /** `--flag=value` settings by flag name without dashes. */
 export type ExtraArgs = Readonly<Record<string, string>>;
 
+/**
+ * A cluster's Kubernetes as configured (the fleet file's `clusters[].kubernetes`, a molt.dev
+ * `KubernetesCluster`): protocol's `KubernetesClusterSpec`, which parses it, has this shape.
+ */
+export interface KubeClusterConfig {
+  readonly version: string;
+  readonly bundleRepository?: string | undefined;
+  readonly apiserver: { readonly extraArgs: ExtraArgs };
+  readonly controllerManager: { readonly extraArgs: ExtraArgs };
+  readonly scheduler: { readonly extraArgs: ExtraArgs };
+  readonly finalize: boolean;
+}
+
 /** One component's spec as the agent applies it (`ComponentApplyBody`). */
 export interface ComponentSpec {
   /** `v1.36.3`. */

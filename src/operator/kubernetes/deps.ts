@@ -29,3 +29,9 @@ export interface KubePlanDeps {
   /** Waits between attempts of a step whose agent did not answer. @default setTimeout */
   readonly sleep?: (ms: number) => Promise<void>;
 }
+
+/** What the Kubernetes routes need: the plans' dependencies and a way to start a runner now. */
+export interface KubernetesApi {
+  readonly plans: KubePlanDeps;
+  readonly kick: (cluster: string) => void;
+}

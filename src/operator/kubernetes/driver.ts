@@ -128,9 +128,6 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
         ...d.declared().keys(),
         ...(await d.store.kubeUpgrades()).map((p) => p.cluster),
       ]);
-      const named = new Set((await d.store.read()).machines.map((m) => m.cluster ?? 'default'));
-      for (const c of named)
-        if (!clusters.has(c) && (await d.store.kubeDesired(c)) !== undefined) clusters.add(c);
       for (const cluster of [...clusters].sort()) await clusterPass(cluster);
     },
     kick(cluster) {
