@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planNeeded, type DesiredKube } from './desired.ts';
+import { planNeeded, settledBy, type DesiredKube } from './desired.ts';
 import { target, three } from './fixtures.test.ts';
 import type { KubeUpgrade } from './types.ts';
 
@@ -89,5 +89,15 @@ describe('whether the desired Kubernetes needs a plan', () => {
       'none',
     );
     assert.equal(planNeeded(want('v1.36.3', { finalize: true }), on, undefined).kind, 'finalize');
+  });
+
+  it('says when the latest plan settles the desired spec without asking the agents', () => {
+    assert.ok(settledBy(want('v1.36.3'), latest({})));
+    assert.ok(settledBy(want('v1.36.3'), latest({ phase: 'RolledBack' })));
+    assert.ok(!settledBy(want('v1.36.3', { finalize: true }), latest({})));
+    assert.ok(settledBy(want('v1.36.3', { finalize: true }), latest({ kind: 'finalize' })));
+    assert.ok(!settledBy(want('v1.36.4'), latest({})));
+    assert.ok(!settledBy(want('v1.36.3'), latest({ phase: 'Running' })));
+    assert.ok(!settledBy(want('v1.36.3'), undefined));
   });
 });

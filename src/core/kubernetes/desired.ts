@@ -63,6 +63,25 @@ const atVersion = (machines: readonly ControlPlaneMachine[], version: string): b
     ),
   );
 
+/**
+ * Whether `latest` already settles `desired` whatever the machines run — so a pass need not ask
+ * the agents: it aimed at this version and these arguments, and there is no finalize left to make
+ * (none asked, its target emulates nothing, it is the finalize, or it did not succeed).
+ */
+export function settledBy(desired: DesiredKube, latest: KubeUpgrade | undefined): boolean {
+  if (latest === undefined || isActivePlan(latest.phase)) return false;
+  const covers =
+    compareKubeVersions(latest.target.version, desired.version) === 0 &&
+    sameExtraArgs(latest.target.extraArgs, desired.extraArgs);
+  return (
+    covers &&
+    (!desired.finalize ||
+      latest.target.emulatedVersion === undefined ||
+      latest.kind === 'finalize' ||
+      latest.phase !== 'Succeeded')
+  );
+}
+
 /** What plan, if any, `desired` needs now. */
 export function planNeeded(
   desired: DesiredKube,

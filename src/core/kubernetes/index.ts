@@ -36,4 +36,10 @@ export {
   type CheckResult,
   type MachineRelease,
 } from './checks.ts';
-export { planNeeded, sameExtraArgs, type DesiredKube, type PlanNeed } from './desired.ts';
+export {
+  planNeeded,
+  sameExtraArgs,
+  settledBy,
+  type DesiredKube,
+  type PlanNeed,
+} from './desired.ts';

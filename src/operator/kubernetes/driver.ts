@@ -11,7 +11,7 @@
  * every pass; it is tried again every pass, since the reason (etcd, an agent away) may pass.
  */
 import { isMoltError } from '../../core/errors.ts';
-import { planNeeded } from '../../core/kubernetes/desired.ts';
+import { planNeeded, settledBy } from '../../core/kubernetes/desired.ts';
 import { isActivePlan, type KubeUpgrade } from '../../core/kubernetes/types.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import { recordTransition } from '../transitions/record.ts';
@@ -109,6 +109,8 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
     }
     const spec = await effectiveDesired(d, cluster);
     if (spec === undefined) return;
+    // The common pass: the latest plan settles the desired spec, and no agent needs asking.
+    if (settledBy(desiredOf(spec), latest)) return;
     try {
       const inv = await clusterInventory(d, cluster);
       const need = planNeeded(desiredOf(spec), inv.machines, latest);
