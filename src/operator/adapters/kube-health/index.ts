@@ -3,7 +3,8 @@
  * {@link ControlPlaneHealth} through the cluster's API with @kubernetes/client-node (docs/adr/0012
  * §4): after a kube-apiserver step `/readyz` must answer 200 (client-node's `Health`); after a
  * controller-manager or scheduler step its leader Lease in kube-system must be renewed after the
- * step started — whichever machine leads, a renewal proves the component elected and works. Polled
+ * step started — whichever machine leads, a renewal proves the component elected and works (no
+ * Lease at all: leader election is off, and the agent's own health check is the gate). Polled
  * every second up to `timeoutMs`. `/metrics` is read with the kubeconfig's credentials
  * (`RequestContext`, as client-node's own `Health` does) for the removed-API check.
  */
@@ -18,7 +19,7 @@ import {
 import { fetch } from 'undici';
 import { isMoltError } from '../../../core/errors.ts';
 import type { KubeComponent } from '../../../core/kubernetes/types.ts';
-import { kubeError } from '../../../platform/kube/client.ts';
+import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 import type { ControlPlaneHealth, HealthVerdict } from '../../ports/kube-health.ts';
 
 export interface KubeHealthOptions {
@@ -66,7 +67,18 @@ export function createKubeHealth(o: KubeHealthOptions): ControlPlaneHealth {
         ? { ok: true, message: '/readyz is ok' }
         : { ok: false, message: '/readyz is not ok' };
     }
-    const l = await leases.readNamespacedLease({ name: lease, namespace: 'kube-system' });
+    const l = await leases
+      .readNamespacedLease({ name: lease, namespace: 'kube-system' })
+      .catch((e: unknown) => {
+        if (statusOf(e) === 404) return undefined;
+        throw e;
+      });
+    // Leader election off (one machine, the lab): no Lease to watch; the agent's health stands.
+    if (l === undefined)
+      return {
+        ok: true,
+        message: `no ${lease} Lease (leader election off): the agent's health check stands`,
+      };
     const renewed = l.spec?.renewTime === undefined ? 0 : new Date(l.spec.renewTime).getTime();
     return renewed > since
       ? { ok: true, message: `the ${lease} Lease was renewed by ${l.spec?.holderIdentity ?? '?'}` }
