@@ -161,6 +161,13 @@ describe('the Kubernetes routes', () => {
     assert.equal(refused.json<{ code: string }>().code, 'MOLT_ROLLOUT_STATE');
     const down = await post(a, '/v1/clusters/default/kubernetes/upgrade', { version: 'v1.35.4' });
     assert.equal(down.json<{ code: string }>().code, 'MOLT_KUBE_DOWNGRADE_WINDOW');
+    // The next minor opens its own window: the finalize asked for 1.36 does not carry over.
+    const next = await post(a, '/v1/clusters/default/kubernetes/upgrade', { version: 'v1.37.0' });
+    assert.equal(
+      next.json<{ plan: { target: { emulatedVersion: string } } }>().plan.target.emulatedVersion,
+      '1.36',
+    );
+    assert.equal((await w.store.kubeDesired('default'))?.spec.finalize, false);
   });
 
   it('rolls a moving plan back in reverse when a person asks', async () => {

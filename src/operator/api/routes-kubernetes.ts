@@ -11,6 +11,7 @@ import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
 import { rollBackPlan } from '../../core/kubernetes/progress.ts';
 import { isActivePlan, type KubePlanKind, type KubeUpgrade } from '../../core/kubernetes/types.ts';
 import { iso } from '../../core/time.ts';
+import { minorOf } from '../../core/kubernetes/version.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import {
@@ -23,7 +24,7 @@ import {
   type KubePlanAnswer,
 } from '../../protocol/operator-kubernetes.ts';
 import type { KubernetesApi } from '../kubernetes/deps.ts';
-import { effectiveDesired, requestDesired } from '../kubernetes/desired.ts';
+import { currentDesired, effectiveDesired, requestDesired } from '../kubernetes/desired.ts';
 import { recordPlan } from '../kubernetes/driver.ts';
 import { controlPlaneRecords } from '../kubernetes/inventory.ts';
 import { proposePlan } from '../kubernetes/propose.ts';
@@ -66,17 +67,16 @@ async function machinesOf(k: KubernetesApi, cluster: string): Promise<KubeMachin
 
 async function status(k: KubernetesApi, cluster: string): Promise<KubeClusterStatusView> {
   const plans = await k.plans.store.kubeUpgrades(cluster);
-  const stored = await k.plans.store.kubeDesired(cluster);
-  const desired = stored?.spec ?? k.plans.declared().get(cluster);
+  const desired = await currentDesired(k.plans, cluster);
   const latest = plans.at(-1);
   return {
     cluster,
     ...(desired !== undefined && {
       desired: {
-        version: desired.version,
-        finalize: desired.finalize,
-        by: stored?.by ?? 'declared',
-        ...(stored !== undefined && { at: iso(stored.at) }),
+        version: desired.spec.version,
+        finalize: desired.spec.finalize,
+        by: desired.by,
+        ...(desired.at !== undefined && { at: iso(desired.at) }),
       },
     }),
     machines: await machinesOf(k, cluster),
@@ -205,7 +205,10 @@ export function kubernetesRoutes(
   app.post(K.upgrade, async (request) => {
     const b = parseInput(KubeUpgradeRequestBody, request.body ?? {}, 'upgrade request');
     const cluster = clusterOf(request);
-    const spec = { ...(await current(api(), cluster, b.version)), version: b.version };
+    const was = await current(api(), cluster, b.version);
+    // A new minor is not finalized until asked again: its emulation window opens anew.
+    const finalize = was.finalize && minorOf(was.version) === minorOf(b.version);
+    const spec = { ...was, version: b.version, finalize };
     return ask(api(), {
       cluster,
       kind: 'upgrade',

@@ -14,6 +14,18 @@ import type { KubePlanDeps } from './deps.ts';
 const json = (spec: KubernetesClusterSpec | undefined): string | undefined =>
   spec === undefined ? undefined : JSON.stringify(spec);
 
+/** The desired spec of `cluster` now, without writing anything (what `GET` shows). */
+export async function currentDesired(
+  d: Pick<KubePlanDeps, 'store' | 'declared'>,
+  cluster: string,
+): Promise<{ spec: KubernetesClusterSpec; by: string; at?: number } | undefined> {
+  const declared = d.declared().get(cluster);
+  const stored = await d.store.kubeDesired(cluster);
+  if (stored !== undefined && (declared === undefined || stored.declared === json(declared)))
+    return { spec: stored.spec, by: stored.by, at: stored.at };
+  return declared === undefined ? undefined : { spec: declared, by: 'declared' };
+}
+
 /** The desired spec of `cluster` now, recording a declared spec that changed as the new word. */
 export async function effectiveDesired(
   d: Pick<KubePlanDeps, 'store' | 'declared' | 'now' | 'log'>,

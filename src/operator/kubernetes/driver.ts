@@ -10,6 +10,7 @@
  * A refused plan is said once per cluster, target and code (a `warning` in the history), not
  * every pass; it is tried again every pass, since the reason (etcd, an agent away) may pass.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMoltError } from '../../core/errors.ts';
 import { planNeeded, settledBy } from '../../core/kubernetes/desired.ts';
 import { isActivePlan, type KubeUpgrade } from '../../core/kubernetes/types.ts';
@@ -21,6 +22,9 @@ import { clusterInventory } from './inventory.ts';
 import { proposePlan } from './propose.ts';
 import { drivePlan } from './runner.ts';
 import { desiredOf } from './spec.ts';
+
+/** How long a stopping operator waits for its runners. */
+const stopGraceMs = 2_000;
 
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
@@ -149,7 +153,9 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
     },
     async stop() {
       stopping.abort();
-      await Promise.all([...runners.values()]);
+      // A step can take minutes: wait a moment for runners between steps, not for an apply. The
+      // interrupted step stays `started` in the store and the next leader runs it again.
+      await Promise.race([Promise.all([...runners.values()]), sleep(stopGraceMs)]);
     },
   };
 }
