@@ -54,6 +54,31 @@ async function runningOf(d: KubePlanDeps, m: MachineRecord): Promise<ControlPlan
   };
 }
 
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The machine whose member leads: the member's name is the machine's id (as molt names members),
+ * else the one machine whose agent's host serves the member's client URL.
+ */
+function leaderMachine(
+  records: readonly MachineRecord[],
+  members: readonly EtcdMemberView[],
+  leader: string,
+): string | undefined {
+  if (records.some((r) => r.id === leader)) return leader;
+  const hosts = new Set(
+    members.filter((m) => m.name === leader).flatMap((m) => m.clientUrls.map(hostOf)),
+  );
+  const found = records.filter((r) => hosts.has(hostOf(r.endpoint)));
+  return found.length === 1 ? found[0]?.id : undefined;
+}
+
 function etcdVerdict(
   records: readonly MachineRecord[],
   views: readonly (EtcdMemberView[] | string)[],
@@ -79,10 +104,11 @@ function etcdVerdict(
   if (learners.length > 0)
     return { healthy: false, message: `learners not promoted yet: ${learners.join(', ')}` };
   const leader = [...leaders][0] ?? '';
+  const machine = leaderMachine(records, members, leader);
   return {
     healthy: true,
     message: `${String(members.length)} voting members, leader ${leader}`,
-    ...(records.some((r) => r.id === leader) && { leader }),
+    ...(machine !== undefined && { leader: machine }),
   };
 }
 
