@@ -171,6 +171,8 @@ export const ErrorCode = {
   KubeComponentUnhealthy: 'MOLT_KUBE_COMPONENT_UNHEALTHY',
   /** Another Kubernetes upgrade of the cluster runs; one at a time. */
   KubeUpgradeRunning: 'MOLT_KUBE_UPGRADE_RUNNING',
+  /** A Kubernetes plan (or a cluster's plans) the operator does not know. */
+  KubeUpgradeNotFound: 'MOLT_KUBE_UPGRADE_NOT_FOUND',
   /** The machine runs no control-plane components (a worker, or a control plane molt does not render). */
   NotControlPlane: 'MOLT_NOT_CONTROL_PLANE',
   // operator (docs/adr/0005)

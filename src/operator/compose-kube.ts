@@ -11,6 +11,7 @@ import type { ObservationBook } from './api/observations.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { DeclaredSource } from './ports/declared.ts';
 import type { OperatorStore } from './ports/store.ts';
+import type { ControlPlaneHealth } from './ports/kube-health.ts';
 
 export interface KubeStatusRunner {
   kick(): void;
@@ -26,6 +27,8 @@ export interface KubeParts {
   readonly kubernetesVersion?: () => Promise<string>;
   /** Set when the config reads declared molt.dev objects (docs/adr/0011). */
   readonly declared?: DeclaredSource;
+  /** The Kubernetes plans' health gates and metrics through the cluster (docs/adr/0012). */
+  readonly controlPlaneHealth?: ControlPlaneHealth;
 }
 
 export async function kubeParts(
@@ -55,8 +58,10 @@ export async function kubeParts(
         nodes: k.nodes,
       })
     : undefined;
+  const { createKubeHealth } = await import('./adapters/kube-health/index.ts');
   return {
     kubernetesVersion: () => clusterVersion(kc),
+    controlPlaneHealth: createKubeHealth({ kc }),
     ...(declared !== undefined && { declared }),
     ...(leadership !== undefined && { leadership }),
     ...(k.status && {

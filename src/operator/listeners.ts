@@ -13,6 +13,7 @@ import {
 import { machineRecords, syncInventoryWhenReachable } from './compose.ts';
 import type { LoadedConfig } from './config.ts';
 import type { OperatorApiDeps } from './api/context.ts';
+import type { KubernetesApi } from './kubernetes/deps.ts';
 import { createAgentJournal } from './adapters/agent-gateway/journal.ts';
 import { createDashboardServer } from './api/dashboard-server.ts';
 import { createFleetLockServer } from './api/fleetlock-server.ts';
@@ -46,6 +47,8 @@ export interface ApiParts {
   readonly probe: AgentGateway;
   /** The registry's releases (what `molt releases block` may name). */
   readonly releases: () => Promise<readonly Release[]>;
+  /** The Kubernetes plans' routes (docs/adr/0012). */
+  readonly kubernetes?: KubernetesApi | undefined;
 }
 
 /** How a listener reports a 500 (a bug in molt): one log line with the stack. */
@@ -105,6 +108,7 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
       probe: (machine) => p.probe.status(machine),
     },
     releases: p.releases,
+    ...(p.kubernetes !== undefined && { kubernetes: p.kubernetes }),
     now: () => Date.now(),
     onInternalError: reportBug(p.log, 'API'),
   };

@@ -34,6 +34,7 @@ import { createReleaseSource, providersOf } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
 import type { DeclaredRunner } from './loop/declared.ts';
 import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
+import { kubernetesPlans } from './compose-kubernetes.ts';
 import { startConfiguredNotifications } from './compose-notify.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { serveAll } from './listeners.ts';
@@ -129,6 +130,8 @@ interface LoopParts {
   readonly releases: () => Promise<readonly Release[]>;
   /** The declared molt.dev objects, brought in at the start of each pass. */
   readonly declared?: DeclaredRunner | undefined;
+  /** The Kubernetes plans (docs/adr/0012), driven by each pass. */
+  readonly kubernetes?: ReconcileDeps['kubernetes'];
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -158,6 +161,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     log,
     ...(p.declared !== undefined && { declared: p.declared }),
     ...(p.kubernetesVersion !== undefined && { kubernetesVersion: p.kubernetesVersion }),
+    ...(p.kubernetes !== undefined && { kubernetes: p.kubernetes }),
   };
 }
 
@@ -241,8 +245,13 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const store = countingStore(state.store, metrics);
   const gateway = createAgentGateway(c.pki);
   const agents = observingGateway(gateway, observations, () => Date.now());
+  const plans = kubernetesPlans(c, {
+    ...{ store, leadership, gateway, releases: releaseSourceOf(c), log },
+    health: kube.controlPlaneHealth,
+  });
   const closeAll = async (): Promise<void> => {
     await Promise.all([
+      plans.close(),
       agents.close(),
       store.close(),
       state.leadership.close(),
@@ -252,7 +261,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   };
   const parts = {
     ...{ store, leadership, fleetLock, observations, metrics, log, probe: gateway },
-    releases: releaseSourceOf(c),
+    ...{ releases: plans.api.plans.releases, kubernetes: plans.api },
   };
   const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
@@ -266,7 +275,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
       declared:
         kube.declared &&
         declaredRunner({ source: kube.declared, filePools, fileMachines, setPools, store, log }),
-      ...{ releases: parts.releases, ...kubeVersion(kube) },
+      ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
     },
     leadership,
     metrics,

@@ -7,6 +7,9 @@
  * clusters:
  *   - name: edge-1
  *     smallControlPlane: accept-downtime   # 1 or 2 control-plane machines: upgrade anyway
+ *     kubernetes:                          # the control plane's Kubernetes (docs/adr/0012)
+ *       version: v1.36.3
+ *       apiserver: { extraArgs: { audit-log-maxage: "7" } }
  * ```
  */
 import { z } from 'zod';
@@ -14,6 +17,7 @@ import { ErrorCode } from '../core/errors.ts';
 import type { DrainOverride, DrainTimeoutAction } from '../core/drain/pods.ts';
 import type { ClusterPolicy, FleetSnapshot } from '../core/rollout/types.ts';
 import type { Report } from './fleet-references.ts';
+import { KubernetesClusterSpec } from './kube-cluster.ts';
 
 /** A pool's `drain: {timeout, onTimeout}` as the override its rollouts send (seconds). */
 export function drainOverride(d: {
@@ -30,10 +34,12 @@ export const clusterSchema = z
   .strictObject({
     name: z.string().min(1, 'must not be empty'),
     smallControlPlane: z.enum(['refuse', 'accept-downtime']).optional(),
+    kubernetes: KubernetesClusterSpec.optional(),
   })
   .transform((c): ClusterPolicy => ({
     name: c.name,
     ...(c.smallControlPlane !== undefined && { smallControlPlane: c.smallControlPlane }),
+    ...(c.kubernetes !== undefined && { kubernetes: c.kubernetes }),
   }));
 
 /**

@@ -379,6 +379,31 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     assert.match(bad.message, /clusters\[0\]\.smallControlPlane/);
   });
 
+  it("reads a cluster's Kubernetes (docs/adr/0012) with its defaults, and refuses a bad one", () => {
+    const cp = 'machines:\n  - {id: cp-1, role: control-plane, pool: p, cluster: edge}\n';
+    const s = parseFleet(
+      `pools: [{name: p}]\n${cp}clusters:\n  - name: edge\n    kubernetes:\n      version: v1.36.3\n      apiserver: {extraArgs: {audit-log-maxage: "7"}}\n`,
+    );
+    assert.deepEqual(s.clusters?.[0]?.kubernetes, {
+      version: 'v1.36.3',
+      apiserver: { extraArgs: { 'audit-log-maxage': '7' } },
+      controllerManager: { extraArgs: {} },
+      scheduler: { extraArgs: {} },
+      finalize: false,
+    });
+    const bad = failure(
+      `pools: [{name: p}]\n${cp}clusters:\n  - {name: edge, kubernetes: {version: "1.36"}}\n`,
+    );
+    assert.match(
+      bad.message,
+      /clusters\[0\]\.kubernetes\.version: must be a Kubernetes version like v1.36.3/,
+    );
+    const unknown = failure(
+      `pools: [{name: p}]\n${cp}clusters:\n  - {name: edge, kubernetes: {version: v1.36.3, etcd: {}}}\n`,
+    );
+    assert.match(unknown.message, /clusters\[0\]\.kubernetes/);
+  });
+
   it('reads promotion, a minimum release age and phased availability of a pool', () => {
     const s = parseFleet(
       'pools:\n  - {name: staging, channel: stable, minReleaseAge: 2h}\n  - {name: prod, promoteFrom: staging, phased: {startFraction: 0.1, duration: 1d}}\nmachines:\n  - {id: m1, pool: prod}\n',

@@ -17,6 +17,7 @@
  * in constant time, and refuses a timestamp more than a few minutes from its clock (a replayed
  * delivery); it de-duplicates on the event id: delivery is at least once.
  */
+import { KubePlanPhases } from '../core/kubernetes/types.ts';
 import { MachinePhases, RolloutStates } from '../core/rollout/vocabulary.ts';
 
 /** Header names, lower-case as Node and undici give them. */
@@ -43,7 +44,9 @@ export const DecisionNotificationActions = [
 
 /**
  * Every kind of notification, what a sink's `events` globs select from: `rollout.<state>` when a
- * rollout enters a state, `machine.<phase>` when a machine's upgrade ends, `decision.<action>`.
+ * rollout enters a state, `machine.<phase>` when a machine's upgrade ends, `decision.<action>`,
+ * `kubernetes.<phase>` when a Kubernetes plan is made or changes phase, `kubernetes.step` for
+ * each of its steps (docs/adr/0012).
  */
 export const NotificationKinds: readonly string[] = [
   'rollout.created',
@@ -55,6 +58,8 @@ export const NotificationKinds: readonly string[] = [
   'machine.rolling-back',
   ...DecisionNotificationActions.map((a) => `decision.${a}`),
   'warning',
+  ...KubePlanPhases.map((p) => `kubernetes.${kebab(p)}`),
+  'kubernetes.step',
 ];
 
 /** The body of a `format: json` delivery (`format: slack` is `{text, blocks}` for people). */

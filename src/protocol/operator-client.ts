@@ -23,6 +23,10 @@ import {
   RolloutSummaryView,
   RolloutView,
   DeregisterResult,
+  KubeClusterStatusView,
+  KubePlanAnswer,
+  KubernetesOperatorRoutes as K,
+  kubePath,
   operatorPath,
   type BlockRequestBody,
   type HoldRequestBody,
@@ -75,6 +79,17 @@ export interface OperatorClient {
   unblock(body: UnblockRequestBody): Promise<BlockResult>;
   /** The Prometheus exposition text of `GET /metrics`. */
   metrics(): Promise<string>;
+  /** A cluster's control plane per machine and its Kubernetes plans (docs/adr/0012). */
+  kubernetes(cluster: string): Promise<KubeClusterStatusView>;
+  kubernetesUpgrade(
+    cluster: string,
+    body: { version: string; dryRun?: boolean },
+  ): Promise<KubePlanAnswer>;
+  kubernetesFinalize(cluster: string, body?: { dryRun?: boolean }): Promise<KubePlanAnswer>;
+  kubernetesRollback(
+    cluster: string,
+    body?: { reason?: string; dryRun?: boolean },
+  ): Promise<KubePlanAnswer>;
 }
 
 /** A client for the operator at `baseUrl` (`https://host:port`). */
@@ -138,5 +153,12 @@ export function createOperatorClient(options: {
     unblock: (body) => t.json(BlockResult, OperatorRoutes.unblock, postJson(body)),
     metrics: () =>
       t.text(OperatorRoutes.metrics, { method: 'GET', headers: { accept: 'text/plain' } }),
+    kubernetes: (cluster) => t.json(KubeClusterStatusView, kubePath(K.status, cluster), getJson),
+    kubernetesUpgrade: (cluster, body) =>
+      t.json(KubePlanAnswer, kubePath(K.upgrade, cluster), postJson(body)),
+    kubernetesFinalize: (cluster, body = {}) =>
+      t.json(KubePlanAnswer, kubePath(K.finalize, cluster), postJson(body)),
+    kubernetesRollback: (cluster, body = {}) =>
+      t.json(KubePlanAnswer, kubePath(K.rollback, cluster), postJson(body)),
   };
 }

@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MemoryOperatorStore } from '../operator/adapters/memory-store/operator-store.ts';
 import { createOperatorApi, type OperatorApi } from '../operator/api/server.ts';
+import type { OperatorApiDeps } from '../operator/api/context.ts';
 import { createCa, issueCertificate } from '../platform/pki/certificates.ts';
 import { tempDir } from '../platform/process/managed-process.ts';
 import { apiFixture } from './operator-api-fixture.ts';
@@ -23,8 +24,11 @@ export interface CliOperator {
   close(): Promise<void>;
 }
 
-/** Start it. */
-export async function startCliOperator(prefix: string): Promise<CliOperator> {
+/** Start it; `over` replaces parts of the API's dependencies (a test's Kubernetes plans). */
+export async function startCliOperator(
+  prefix: string,
+  over: (deps: OperatorApiDeps) => Partial<OperatorApiDeps> = () => ({}),
+): Promise<CliOperator> {
   const dir = await tempDir(prefix);
   const ca = await createCa();
   const pairs = {
@@ -41,7 +45,8 @@ export async function startCliOperator(prefix: string): Promise<CliOperator> {
   }
   const f = await apiFixture();
   const server = await issueCertificate({ ca, role: 'node', name: 'operator-1' });
-  const api = await createOperatorApi({ deps: f.deps, tls: { ca: ca.cert, ...server } });
+  const deps = { ...f.deps, ...over(f.deps) };
+  const api = await createOperatorApi({ deps, tls: { ca: ca.cert, ...server } });
   return {
     api,
     store: f.store,

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * What every {@link OperatorStore} must do (docs/adr/0005 §4), run against the memory adapter and
- * against real etcd: CRUD of machines, rollouts, holds and blocks; compare-and-swap updates that lose no
- * write under concurrent writers; `recordStart` that is atomic and starts a machine at most once
- * even when raced; start pruning; history seqs that only increase, the history's head and the
- * notification sinks' forward-only cursors; and state that outlives the store instance (an
- * operator restart).
+ * against real etcd: CRUD of machines, rollouts, holds and blocks; compare-and-swap updates that lose
+ * no write under concurrent writers; atomic `recordStart` (a machine started at most once, even
+ * raced); start pruning; increasing history seqs, the head and forward-only notification cursors;
+ * Kubernetes plans (`operator-store-kube.ts`); state that outlives the store instance (a restart).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
@@ -26,6 +25,7 @@ import {
 import { rejectsWithCode } from './registry-conformance.ts';
 import { holdAndBlockConformance } from './operator-store-holds.ts';
 import { notifyCursorConformance } from './operator-store-notify.ts';
+import { kubeUpgradeConformance } from './operator-store-kube.ts';
 
 export type { OperatorStoreTarget } from './operator-store-fixtures.ts';
 
@@ -223,6 +223,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
 
     holdAndBlockConformance(() => store);
     notifyCursorConformance(() => store, open);
+    kubeUpgradeConformance(() => store, open);
 
     it('hands out strictly increasing history seqs under concurrent appends, and pages them', async () => {
       const before = (await store.history()).at(-1)?.seq ?? 0;

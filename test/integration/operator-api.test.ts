@@ -191,6 +191,33 @@ describe('molt operator serving its API', () => {
     assert.equal(io.stdout(), 'ROLLOUT  POOL  TARGET  STATE  DONE  IN FLIGHT  FAILED  CREATED\n');
   });
 
+  it('serves its Kubernetes plans: a cluster without control-plane machines is refused with its code (issue 18)', async () => {
+    const io = memoryIo();
+    const args = [
+      '--endpoint',
+      url,
+      '--ca',
+      file('ca.pem'),
+      '--cert',
+      file('alice.pem'),
+      '--key',
+      file('alice.key'),
+    ];
+    const code = await main(
+      ['cluster', 'kubernetes', 'upgrade', '--to', 'v1.36.3', '--dry-run', ...args],
+      io,
+    );
+    assert.equal(code, 1);
+    assert.match(io.stderr(), /MOLT_UNKNOWN_MACHINE: cluster default has no control-plane machine/);
+    const status = memoryIo();
+    assert.equal(
+      await main(['cluster', 'kubernetes', 'status', '-o', 'json', ...args], status),
+      0,
+      status.stderr(),
+    );
+    assert.deepEqual(JSON.parse(status.stdout()), { cluster: 'default', machines: [], plans: [] });
+  });
+
   it('stops on SIGTERM with exit code 0', async () => {
     await operator.stop();
     assert.equal(await operator.exited, 0, operator.output());

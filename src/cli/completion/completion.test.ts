@@ -40,6 +40,10 @@ describe('molt completion', () => {
     assert.match(bash, /^complete -o default -F _molt molt$/m);
     assert.deepEqual(await bashComplete(bash, ['rol']), ['rollout']);
     assert.deepEqual(await bashComplete(bash, ['rollout', 'p']), ['pause']);
+    assert.deepEqual(await bashComplete(bash, ['cluster', 'kubernetes', 'f']), ['finalize']);
+    assert.deepEqual(await bashComplete(bash, ['cluster', 'kubernetes', 'upgrade', '--dr']), [
+      '--dry-run',
+    ]);
     assert.deepEqual(await bashComplete(bash, ['rollout', 'list', '--end']), ['--endpoint']);
     // `molt rollout list` has a wide table too: the choices come from the command tree.
     assert.deepEqual(await bashComplete(bash, ['rollout', 'list', '-o', '']), [

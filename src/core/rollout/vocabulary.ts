@@ -56,7 +56,11 @@ export const DecisionActions = [
 ] as const;
 export type DecisionAction = (typeof DecisionActions)[number];
 
-/** The kinds of the operator's history entries (store, API, dashboard, notifications). */
+/**
+ * The kinds of the operator's history entries (store, API, dashboard, notifications).
+ * `kube-plan`: a Kubernetes plan created, or its phase changed (docs/adr/0012); `kube-step`: one
+ * of its steps started, done or failed.
+ */
 export const HistoryKinds = [
   'rollout-created',
   'rollout-state',
@@ -65,6 +69,8 @@ export const HistoryKinds = [
   'machine-rollback',
   'decision',
   'warning',
+  'kube-plan',
+  'kube-step',
 ] as const;
 export type HistoryKind = (typeof HistoryKinds)[number];
 

@@ -23,6 +23,7 @@ import { machineRoutes } from './routes-machines.ts';
 import { planRoutes } from './routes-plan.ts';
 import { releaseRoutes } from './routes-releases.ts';
 import { rolloutRoutes } from './routes-rollouts.ts';
+import { kubernetesRoutes } from './routes-kubernetes.ts';
 
 /** Options of {@link buildOperatorApp}. */
 export interface OperatorAppOptions {
@@ -89,6 +90,7 @@ export async function buildOperatorApp(
   historyRoutes(app, context);
   planRoutes(app, context);
   releaseRoutes(app, context);
+  kubernetesRoutes(app, context, deps.kubernetes);
   await registerFleetLock(app, {
     store: deps.fleetLock.store,
     groups: deps.fleetLock.groups,

@@ -12,6 +12,7 @@ import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
 import type { SelfRegistration } from './self-registration.ts';
+import type { KubernetesApi } from '../kubernetes/deps.ts';
 
 export interface OperatorApiDeps {
   readonly store: OperatorStore;
@@ -40,6 +41,8 @@ export interface OperatorApiDeps {
   readonly releases?: () => Promise<readonly Release[]>;
   /** The cluster's Kubernetes version, when the fleet is one (release ranges in `GET /v1/plan`). */
   readonly kubernetesVersion?: () => Promise<string>;
+  /** The Kubernetes plans (docs/adr/0012); none: the Kubernetes routes answer that there are none. */
+  readonly kubernetes?: KubernetesApi;
   /** Epoch ms. */
   readonly now: () => number;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */

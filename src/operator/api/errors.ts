@@ -27,6 +27,17 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.RegistryTimeout]: 504,
   [ErrorCode.EtcdUnhealthy]: 503,
   [ErrorCode.TimedOut]: 504,
+  [ErrorCode.InvalidVersion]: 400,
+  [ErrorCode.KubeUpgradeRunning]: 409,
+  [ErrorCode.KubeUpgradeNotFound]: 404,
+  [ErrorCode.KubeBundleNotFound]: 404,
+  [ErrorCode.KubeVersionSkew]: 409,
+  [ErrorCode.KubeDowngradeWindow]: 409,
+  [ErrorCode.KubeReleaseIncompatible]: 409,
+  [ErrorCode.KubeFlagRemoved]: 409,
+  [ErrorCode.KubeRemovedApiInUse]: 409,
+  [ErrorCode.KubeUnavailable]: 502,
+  [ErrorCode.NotControlPlane]: 409,
 };
 
 /** Status and body for anything a route threw. */

@@ -82,6 +82,11 @@ export function countingStore(store: OperatorStore, metrics: OperatorMetrics): O
     notifyCursor: (sink) => store.notifyCursor(sink),
     advanceNotifyCursor: (sink, seq) => store.advanceNotifyCursor(sink, seq),
     close: () => store.close(),
+    kubeUpgrades: (cluster) => store.kubeUpgrades(cluster),
+    createKubeUpgrade: (u) => store.createKubeUpgrade(u),
+    updateKubeUpgrade: (cluster, id, change) => store.updateKubeUpgrade(cluster, id, change),
+    kubeDesired: (cluster) => store.kubeDesired(cluster),
+    putKubeDesired: (record) => store.putKubeDesired(record),
   };
 }
 

@@ -43,6 +43,11 @@ export interface ReconcileDeps {
    * `settings.pools` gives this pass, holds, rollout actions. None: the fleet file alone.
    */
   readonly declared?: { refresh(): Promise<void> };
+  /**
+   * The Kubernetes plans (docs/adr/0012): each pass records the plans the desired Kubernetes asks
+   * for and keeps a runner on every moving plan. None: the operator runs no Kubernetes plans.
+   */
+  readonly kubernetes?: { pass(): Promise<void> };
   readonly settings: OperatorSettings;
   readonly now: () => number;
   /** Structured log line for the operator's own output (history goes to the store). */

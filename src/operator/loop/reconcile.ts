@@ -247,4 +247,8 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     decided = plan(snapshotOf(d, stored, seen), d.now());
   }
   await act(d, decided, stored.rollouts, stored.machines);
+  // Kubernetes plans run beside the rollouts: a failure here must not stop them (docs/adr/0012).
+  await d.kubernetes?.pass().catch((e: unknown) => {
+    d.log(`Kubernetes plans: ${describe(e)}`);
+  });
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import { KubePlanPhases } from '../../core/kubernetes/types.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MachinePhases, RolloutStates } from '../../core/rollout/vocabulary.ts';
@@ -27,9 +28,10 @@ describe('history events as notifications', () => {
       ...DecisionNotificationActions.map((action) =>
         notificationKind(e({ kind: 'decision', data: { action } })),
       ),
-      ...(['rollout-created', 'machine-start', 'machine-rollback', 'warning'] as const).map(
-        (kind) => notificationKind(e({ kind })),
-      ),
+      ...(
+        ['rollout-created', 'machine-start', 'machine-rollback', 'warning', 'kube-step'] as const
+      ).map((kind) => notificationKind(e({ kind }))),
+      ...KubePlanPhases.map((phase) => notificationKind(e({ kind: 'kube-plan', data: { phase } }))),
     ];
     assert.deepEqual([...kinds].sort(), [...NotificationKinds].sort());
     assert.equal(
@@ -43,6 +45,10 @@ describe('history events as notifications', () => {
     assert.equal(
       notificationKind(e({ kind: 'machine-result', data: { phase: 'RolledBack' } })),
       'machine.rolled-back',
+    );
+    assert.equal(
+      notificationKind(e({ kind: 'kube-plan', data: { phase: 'RollingBack' } })),
+      'kubernetes.rolling-back',
     );
   });
 

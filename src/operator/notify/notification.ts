@@ -27,6 +27,13 @@ const fixedKinds: Partial<Record<HistoryEvent['kind'], string>> = {
   'machine-start': 'machine.started',
   'machine-rollback': 'machine.rolling-back',
   warning: 'warning',
+  'kube-step': 'kubernetes.step',
+};
+
+/** `kubernetes.<phase>` of a Kubernetes plan's event (docs/adr/0012). */
+const kubePlanKind = (phase: unknown): string => {
+  const p = text(phase);
+  return p !== undefined && /^[A-Za-z]+$/.test(p) ? `kubernetes.${kebab(p)}` : 'kubernetes.plan';
 };
 
 /** The kind sinks filter on: `rollout.halted`, `machine.failed`, `decision.hold`, `warning`, … */
@@ -42,6 +49,7 @@ export function notificationKind(e: Pick<HistoryEvent, 'kind' | 'data'>): string
       ? `decision.${action}`
       : 'decision';
   }
+  if (e.kind === 'kube-plan') return kubePlanKind(data['phase']);
   return fixedKinds[e.kind] ?? e.kind;
 }
 

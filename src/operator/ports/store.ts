@@ -13,6 +13,9 @@
  */
 import type { HistoryKind } from '../../core/rollout/vocabulary.ts';
 import type { MachineProgress, Role, Rollout, StartRecord } from '../../core/rollout/types.ts';
+import type { KubeUpgradeStore } from './kube-upgrade-store.ts';
+
+export type { KubeDesiredRecord, KubeUpgradeStore } from './kube-upgrade-store.ts';
 
 /** A machine the operator manages: identity, placement and how to reach its agent. */
 export interface MachineRecord {
@@ -97,7 +100,7 @@ export interface StoredState {
   readonly blocks: readonly ReleaseBlock[];
 }
 
-export interface OperatorStore {
+export interface OperatorStore extends KubeUpgradeStore {
   read(): Promise<StoredState>;
   putMachine(machine: MachineRecord): Promise<void>;
   removeMachine(id: string): Promise<void>;

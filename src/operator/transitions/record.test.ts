@@ -23,6 +23,11 @@ function noting(store: OperatorStore, steps: string[]): OperatorStore {
     notifyCursor: (sink) => store.notifyCursor(sink),
     advanceNotifyCursor: (sink, seq) => store.advanceNotifyCursor(sink, seq),
     close: () => store.close(),
+    kubeUpgrades: (cluster) => store.kubeUpgrades(cluster),
+    createKubeUpgrade: (u) => store.createKubeUpgrade(u),
+    updateKubeUpgrade: (cluster, id, change) => store.updateKubeUpgrade(cluster, id, change),
+    kubeDesired: (cluster) => store.kubeDesired(cluster),
+    putKubeDesired: (record) => store.putKubeDesired(record),
     updateRollout: async (id, change) => {
       const r = await store.updateRollout(id, change);
       steps.push(`write ${id}`);

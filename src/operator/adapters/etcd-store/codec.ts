@@ -15,6 +15,9 @@ import type {
   Rollout,
   StartRecord,
 } from './layout.ts';
+import type { KubeUpgrade } from '../../../core/kubernetes/types.ts';
+import type { KubeDesiredRecord } from '../../ports/kube-upgrade-store.ts';
+import { kubeDesiredSchema, kubeUpgradeSchema } from './kube-codec.ts';
 
 const text = z.string().min(1);
 const time = z.number().int().nonnegative();
@@ -96,6 +99,8 @@ export interface Decoded {
   block: ReleaseBlock;
   history: HistoryEvent;
   seq: number;
+  kubeUpgrade: KubeUpgrade;
+  kubeDesired: KubeDesiredRecord;
 }
 export type Kind = keyof Decoded;
 
@@ -107,6 +112,8 @@ const schemas: { readonly [K in Kind]: z.ZodType } = {
   block,
   history,
   seq,
+  kubeUpgrade: kubeUpgradeSchema,
+  kubeDesired: kubeDesiredSchema,
 };
 
 /** Parse the value of `key`, expected to hold a `kind`; `MOLT_FLEET_INVALID` when it does not. */

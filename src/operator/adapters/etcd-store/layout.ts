@@ -12,6 +12,9 @@
  * | `history-seq` | the last history seq handed out (a counter advanced by compare-and-swap) |
  * | `history/<seq, 16 digits>` | {@link HistoryEvent} |
  * | `notify-cursors/<sink>` | the seq a notification sink has handled the history up to |
+ * | `kube-upgrades/<cluster>/<id>` | {@link KubeUpgrade}: a recorded Kubernetes plan |
+ * | `kube-upgrade-heads/<cluster>` | the id of the cluster's newest plan: the guard that makes "one moving plan per cluster" atomic |
+ * | `kube-desired/<cluster>` | {@link KubeDesiredRecord} |
  *
  * Values are JSON, readable with `etcdctl get --prefix`. A start record's key carries a random
  * nonce: it makes the key unique to one `recordStart` call, which is how a call whose answer was
@@ -37,6 +40,7 @@ export interface Layout {
   readonly history: string;
   readonly historySeq: string;
   readonly notifyCursors: string;
+  readonly kubeUpgrades: string;
   machine(id: string): string;
   rollout(id: string): string;
   /** The key of a start at `at` written by the call identified by `nonce`. */
@@ -48,6 +52,10 @@ export interface Layout {
   historyAt(seq: number): string;
   /** The cursor of the notification sink `sink` (its name URI-encoded: one key segment). */
   notifyCursor(sink: string): string;
+  /** The plans of `cluster` (a prefix), or one of them. */
+  kubeUpgrade(cluster: string, id?: string): string;
+  kubeUpgradeHead(cluster: string): string;
+  kubeDesired(cluster: string): string;
 }
 
 export function layout(prefix: string): Layout {
@@ -70,6 +78,11 @@ export function layout(prefix: string): Layout {
     block: (digest, pool) => `${p}blocks/${blockKey(digest, pool)}`,
     historyAt: (seq) => `${p}history/${pad(seq, 16)}`,
     notifyCursor: (sink) => `${p}notify-cursors/${encodeURIComponent(sink)}`,
+    kubeUpgrades: `${p}kube-upgrades/`,
+    kubeUpgrade: (cluster, id) =>
+      `${p}kube-upgrades/${encodeURIComponent(cluster)}/${id === undefined ? '' : encodeURIComponent(id)}`,
+    kubeUpgradeHead: (cluster) => `${p}kube-upgrade-heads/${encodeURIComponent(cluster)}`,
+    kubeDesired: (cluster) => `${p}kube-desired/${encodeURIComponent(cluster)}`,
   };
 }
 

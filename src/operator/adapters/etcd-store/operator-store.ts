@@ -15,6 +15,12 @@ import { appendHistory, history } from './history.ts';
 import { idOf, layout } from './layout.ts';
 import { advanceNotifyCursor, historyHead, notifyCursor } from './notify-cursors.ts';
 import { createRollout, recordStart, updateRollout } from './rollouts.ts';
+import {
+  createKubeUpgrade,
+  kubeDesired,
+  kubeUpgrades,
+  updateKubeUpgrade,
+} from './kube-upgrades.ts';
 
 export interface EtcdOperatorStoreOptions {
   /** Client URLs (`http://host:port`). */
@@ -61,6 +67,11 @@ export function createEtcdOperatorStore(o: EtcdOperatorStoreOptions): OperatorSt
     historyHead: () => historyHead(ctx),
     notifyCursor: (sink) => notifyCursor(ctx, sink),
     advanceNotifyCursor: (sink, seq) => advanceNotifyCursor(ctx, sink, seq),
+    kubeUpgrades: (cluster) => kubeUpgrades(ctx, cluster),
+    createKubeUpgrade: (plan) => createKubeUpgrade(ctx, plan),
+    updateKubeUpgrade: (cluster, id, change) => updateKubeUpgrade(ctx, cluster, id, change),
+    kubeDesired: (cluster) => kubeDesired(ctx, cluster),
+    putKubeDesired: (r) => put(ctx, k.kubeDesired(r.cluster), encode(r)),
     close: () => {
       ctx.client.close();
       return Promise.resolve();

@@ -21,7 +21,8 @@ import type {
   ReleaseBlock,
   StoredState,
 } from '../../ports/store.ts';
-import { blockKey } from '../../ports/store.ts';
+import { blockKey, type KubeUpgradeStore } from '../../ports/store.ts';
+import { MemoryKubeBackend, memoryKubeUpgrades } from './kube-upgrades.ts';
 
 /** The state memory stores opened on it share: what etcd holds. */
 export class MemoryOperatorBackend {
@@ -37,6 +38,8 @@ export class MemoryOperatorBackend {
   /** Notification cursors by sink name. */
   readonly cursors = new Map<string, number>();
   rev = 0;
+  /** Kubernetes plans and desired specs (`kube-upgrades.ts`). */
+  readonly kube = new MemoryKubeBackend();
 }
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -45,13 +48,22 @@ export class MemoryOperatorStore implements OperatorStore {
   readonly backend: MemoryOperatorBackend;
   private readonly hooks: (() => void | Promise<void>)[] = [];
   private readonly maxAttempts: number;
+  private readonly kube: KubeUpgradeStore;
 
   constructor(
     options: { readonly backend?: MemoryOperatorBackend; readonly maxAttempts?: number } = {},
   ) {
     this.backend = options.backend ?? new MemoryOperatorBackend();
     this.maxAttempts = options.maxAttempts ?? 100;
+    this.kube = memoryKubeUpgrades(this.backend.kube);
   }
+
+  kubeUpgrades: KubeUpgradeStore['kubeUpgrades'] = (cluster) => this.kube.kubeUpgrades(cluster);
+  createKubeUpgrade: KubeUpgradeStore['createKubeUpgrade'] = (u) => this.kube.createKubeUpgrade(u);
+  updateKubeUpgrade: KubeUpgradeStore['updateKubeUpgrade'] = (cluster, id, change) =>
+    this.kube.updateKubeUpgrade(cluster, id, change);
+  kubeDesired: KubeUpgradeStore['kubeDesired'] = (cluster) => this.kube.kubeDesired(cluster);
+  putKubeDesired: KubeUpgradeStore['putKubeDesired'] = (r) => this.kube.putKubeDesired(r);
 
   /**
    * Run `write` once, in the next compare-and-swap write (`updateRollout`, `recordStart`), after it

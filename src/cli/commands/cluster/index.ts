@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+import { Command } from 'commander';
+import type { CommandContext } from '../../context.ts';
+import { withOperatorFlags } from '../rollout/index.ts';
+import type * as Run from './run.ts';
+
+type Action = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
+const lazy =
+  (ctx: CommandContext, pick: (m: typeof Run) => Action) =>
+  async (...args: unknown[]): Promise<void> => {
+    const m = await import('./run.ts');
+    await pick(m)(ctx, (args.at(-1) as Command).opts());
+  };
+
+/** `--cluster` (every `molt cluster kubernetes` verb). */
+const withCluster = (cmd: Command): Command =>
+  withOperatorFlags(cmd).option(
+    '--cluster <name>',
+    'the cluster (a machine’s `cluster` in the fleet file)',
+    'default',
+  );
+
+/** `molt cluster kubernetes upgrade|status|finalize|rollback` (docs/adr/0012). */
+function kubernetesCommand(ctx: CommandContext): Command {
+  const k = new Command('kubernetes').description(
+    "the cluster's Kubernetes control plane: version, recorded plans (through the operator)",
+  );
+  k.addCommand(
+    withCluster(new Command('upgrade'))
+      .description(
+        'move the control plane to a version (up one minor, a patch up or down, or a minor back inside the emulation window); it becomes the desired version',
+      )
+      .requiredOption('--to <version>', 'the Kubernetes version, like v1.36.3')
+      .option('--dry-run', 'print the checks and the steps; change nothing')
+      .option('--follow', 'print the plan’s steps as they run until it ends')
+      .action(lazy(ctx, (m) => m.runUpgrade)),
+  );
+  k.addCommand(
+    withCluster(new Command('status'))
+      .description(
+        'every control-plane machine × component (version, emulation, health) and the latest plan',
+      )
+      .action(lazy(ctx, (m) => m.runStatus)),
+  );
+  k.addCommand(
+    withCluster(new Command('finalize'))
+      .description('drop the emulated version of the last minor upgrade: the point of no return')
+      .option('--dry-run', 'print the checks and the steps; change nothing')
+      .option('--follow', 'print the plan’s steps as they run until it ends')
+      .action(lazy(ctx, (m) => m.runFinalize)),
+  );
+  k.addCommand(
+    withCluster(new Command('rollback'))
+      .description(
+        'undo the plan in progress in reverse, or reverse the last plan that succeeded back to its recorded from',
+      )
+      .option('--reason <text>', 'why, for the history')
+      .option('--dry-run', 'print the steps; change nothing')
+      .option('--follow', 'print the plan’s steps as they run until it ends')
+      .action(lazy(ctx, (m) => m.runRollback)),
+  );
+  return k;
+}
+
+/** `molt cluster …`: a cluster as a whole. */
+export function clusterCommand(ctx: CommandContext): Command {
+  const cluster = new Command('cluster').description('a cluster as a whole (through the operator)');
+  cluster.addCommand(kubernetesCommand(ctx));
+  return cluster;
+}
