@@ -6,7 +6,9 @@
  * actions the API runs. `main.ts` calls these; nothing else constructs them.
  */
 import type { Pool } from '../core/rollout/types.ts';
+import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
 import { actOn, rollbackOn } from './api/routes-rollouts.ts';
+import { liveKubernetes } from './compose-kubernetes.ts';
 import type { LoadedConfig } from './config.ts';
 import { createDeclaredRunner, type DeclaredRunner } from './loop/declared.ts';
 import type { DeclaredSource } from './ports/declared.ts';
@@ -23,6 +25,8 @@ export function withLivePools(c: LoadedConfig): {
   /** The fleet file's machine ids. */
   fileMachines: ReadonlySet<string>;
   setPools: (pools: readonly Pool[]) => void;
+  /** The clusters' Kubernetes specs, live (docs/adr/0012). */
+  kubernetes: ReturnType<typeof liveKubernetes>;
 } {
   let pools = c.fleet.pools;
   const fleet = {
@@ -38,6 +42,7 @@ export function withLivePools(c: LoadedConfig): {
     setPools: (next) => {
       pools = next;
     },
+    kubernetes: liveKubernetes(c),
   };
 }
 
@@ -48,6 +53,9 @@ export function declaredRunner(o: {
   readonly setPools: (pools: readonly Pool[]) => void;
   readonly store: OperatorStore;
   readonly log: (line: string) => void;
+  /** The fleet file's Kubernetes per cluster, and where the live specs go (docs/adr/0012). */
+  readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
+  readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
 }): DeclaredRunner {
   return createDeclaredRunner({
     ...o,

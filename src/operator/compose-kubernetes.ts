@@ -20,18 +20,32 @@ import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
 import type { Release } from '../core/releases/release.ts';
 
+/** The fleet file's `clusters[].kubernetes` by cluster name. */
+export function fileKubernetes(c: LoadedConfig): ReadonlyMap<string, KubernetesClusterSpec> {
+  const found = new Map<string, KubernetesClusterSpec>();
+  for (const cluster of c.fleet.clusters ?? [])
+    if (cluster.kubernetes !== undefined) found.set(cluster.name, cluster.kubernetes);
+  return found;
+}
+
 /**
- * The desired Kubernetes of each cluster, read when called: the fleet file's
- * `clusters[].kubernetes`. (molt.dev `KubernetesCluster` objects join here.)
+ * The desired Kubernetes of each cluster, live: the fleet file's at start, then what each pass of
+ * the declared runner sets (the file's and the accepted molt.dev `KubernetesCluster` objects,
+ * the file winning a name both define).
  */
-export function declaredKubernetes(
-  c: LoadedConfig,
-): () => ReadonlyMap<string, KubernetesClusterSpec> {
-  return () => {
-    const found = new Map<string, KubernetesClusterSpec>();
-    for (const cluster of c.fleet.clusters ?? [])
-      if (cluster.kubernetes !== undefined) found.set(cluster.name, cluster.kubernetes);
-    return found;
+export function liveKubernetes(c: LoadedConfig): {
+  readonly fileKubernetes: ReadonlyMap<string, KubernetesClusterSpec>;
+  readonly declared: () => ReadonlyMap<string, KubernetesClusterSpec>;
+  readonly setKubernetes: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
+} {
+  const file = fileKubernetes(c);
+  let specs = file;
+  return {
+    fileKubernetes: file,
+    declared: () => specs,
+    setKubernetes: (next) => {
+      specs = next;
+    },
   };
 }
 
@@ -60,6 +74,8 @@ export function kubernetesPlans(
     readonly releases: () => Promise<readonly Release[]>;
     readonly health?: ControlPlaneHealth | undefined;
     readonly log: (line: string) => void;
+    /** The desired spec per cluster, live. @default the fleet file's */
+    readonly declared?: (() => ReadonlyMap<string, KubernetesClusterSpec>) | undefined;
   },
 ): KubernetesPlans {
   const agents = createKubeAgents(c.pki);
@@ -70,7 +86,7 @@ export function kubernetesPlans(
     bundles: createOciBundleResolver({ registry: c.config.registry, insecure: c.config.insecure }),
     releases: o.releases,
     booted: async (m) => booted(await o.gateway.status(m)).digest,
-    declared: declaredKubernetes(c),
+    declared: o.declared ?? liveKubernetes(c).declared,
     bundleRepository: `${c.config.repository}-kubernetes`,
     now: () => Date.now(),
     log: o.log,

@@ -226,6 +226,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
     setPools,
     filePools,
     fileMachines,
+    kubernetes: live,
   } = withLivePools(await loadOperatorConfig(path));
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
   const log = (line: string): void => {
@@ -247,7 +248,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const agents = observingGateway(gateway, observations, () => Date.now());
   const plans = kubernetesPlans(c, {
     ...{ store, leadership, gateway, releases: releaseSourceOf(c), log },
-    health: kube.controlPlaneHealth,
+    ...{ health: kube.controlPlaneHealth, declared: live.declared },
   });
   const closeAll = async (): Promise<void> => {
     await Promise.all([
@@ -274,7 +275,10 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
       ...{ store, agents, observations, log, status },
       declared:
         kube.declared &&
-        declaredRunner({ source: kube.declared, filePools, fileMachines, setPools, store, log }),
+        declaredRunner({
+          ...{ source: kube.declared, filePools, fileMachines, setPools, store, log },
+          ...{ fileKubernetes: live.fileKubernetes, setKubernetes: live.setKubernetes },
+        }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
     },
     leadership,
