@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writePrivateFile } from '../platform/fs/private-file.ts';
-import { issueToDir } from '../platform/pki/store.ts';
+import { issueOperatorApiCert } from './fleet/operator-pki.ts';
 import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import type { FleetFileInput } from '../protocol/fleet-schema.ts';
@@ -106,14 +106,6 @@ export async function writeOperatorConfig(
 ): Promise<LabOperatorFiles> {
   const pki = fleet.pki.dir;
   const access = await dashboardAccess(fleet.dir);
-  await issueToDir({
-    caDir: pki,
-    outDir: pki,
-    role: 'node',
-    name: 'operator-api',
-    sans: [],
-    days: 30,
-  });
   const declared = o.kubeconfig !== undefined;
   const pools = declared ? await writePoolObjects(fleet.dir, labPools(o)) : undefined;
   const config = await writeOperatorFiles(
@@ -121,13 +113,7 @@ export async function writeOperatorConfig(
     {
       pools: declared ? [] : labPools(o),
       config: {
-        pki: {
-          ca: join(pki, 'ca.pem'),
-          cert: join(pki, 'operator.pem'),
-          key: join(pki, 'operator.key'),
-          serverCert: join(pki, 'operator-api.pem'),
-          serverKey: join(pki, 'operator-api.key'),
-        },
+        pki: await issueOperatorApiCert(pki),
         id: 'lab-operator',
         discoverEvery: '2s',
         listen: { host: '127.0.0.1', port: o.ports.api },

@@ -25,7 +25,9 @@ export interface OperatorFiles {
 
 /** Write `fleet.yaml` and `operator.yaml` into the fleet's directory; resolves with the config's path. */
 export async function writeOperatorFiles(
-  fleet: Pick<LabFleet, 'dir' | 'machines' | 'registry' | 'pki' | 'storeEndpoints'>,
+  fleet: Pick<LabFleet, 'dir' | 'machines' | 'pki' | 'storeEndpoints'> & {
+    readonly registry: { readonly host: string };
+  },
   o: OperatorFiles,
 ): Promise<string> {
   const fleetFile = join(fleet.dir, 'fleet.yaml');
