@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import { createGrubBootloader } from './adapters/grub/index.ts';
 import { etcdMemberHealthy, kubeNodeReady } from './adapters/health/checks.ts';
 import { createDirMounts } from './adapters/dir-mounts/index.ts';
+import {
+  createLabServiceControl,
+  type NamedService,
+} from './adapters/lab-service-control/index.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
@@ -26,6 +30,7 @@ import { systemClock } from './ports/clock.system.ts';
 import type { HealthCheck } from './ports/health-check.ts';
 import type { ImageSource } from './ports/image-source.ts';
 import type { Power } from './ports/power.ts';
+import type { ServiceControl } from './ports/service-control.ts';
 import type { Services } from './ports/services.ts';
 
 export function bootloaderFor(root: string, config: MachineConfig): Bootloader {
@@ -58,22 +63,42 @@ const noServices: Services = {
 
 async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
   const etcd = config.etcd;
-  if (etcd === undefined) return { services: noServices };
-  const [{ createEtcdService }, { createEtcdMember }, { clusterLeaseOf }] = await Promise.all([
-    import('./adapters/etcd-service/index.ts'),
-    import('./adapters/etcd/etcd-member.ts'),
-    import('./adapters/etcd/cluster-lease.ts'),
-  ]);
+  if (etcd === undefined)
+    return { services: noServices, serviceControl: labServiceControl(root, []) };
+  const [{ createEtcdService }, { createEtcdMember }, { clusterLeaseOf }, { createEtcdRecovery }] =
+    await Promise.all([
+      import('./adapters/etcd-service/index.ts'),
+      import('./adapters/etcd/etcd-member.ts'),
+      import('./adapters/etcd/cluster-lease.ts'),
+      import('./adapters/etcd/recovery.ts'),
+    ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
   const etcdService = createEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
-  const services =
+  // Each service by name, for `molt node service …` (docs/adr/0012 §6).
+  const named: NamedService[] = [{ name: 'etcd', service: etcdService }];
+  const hosted =
     config.labApiserver === undefined
-      ? etcdService
+      ? undefined
       : await hostedApiserver(root, config.labApiserver, etcdService, health);
+  if (hosted !== undefined) named.push({ name: 'kube-apiserver', service: hosted.apiserver });
+  const services = hosted?.services ?? etcdService;
   const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
-  return { services, etcd: member, lease };
+  const etcdRecovery = createEtcdRecovery({
+    ...etcd,
+    service: etcdService,
+    dataDir,
+    services,
+    member,
+  });
+  const serviceControl = labServiceControl(root, named);
+  return { services, etcd: member, lease, etcdRecovery, serviceControl };
+}
+
+/** A lab machine's services by name (none on a worker). */
+function labServiceControl(root: string, services: readonly NamedService[]): ServiceControl {
+  return createLabServiceControl({ root, services });
 }
 
 /** A lab control-plane machine hosting the cluster: its kube-apiserver runs after etcd. */
@@ -82,15 +107,13 @@ async function hostedApiserver(
   apiserver: NonNullable<MachineConfig['labApiserver']>,
   etcd: Services,
   health: HealthCheck[],
-): Promise<Services> {
+): Promise<{ services: Services; apiserver: Services }> {
   const { createProcessService, servicesInOrder } =
     await import('./adapters/process-service/index.ts');
   const { apiserverReady } = await import('./adapters/health/apiserver-ready.ts');
   health.push(apiserverReady(apiserver.port));
-  return servicesInOrder([
-    etcd,
-    createProcessService({ root, name: 'kube-apiserver', ...apiserver }),
-  ]);
+  const service = createProcessService({ root, name: 'kube-apiserver', ...apiserver });
+  return { services: servicesInOrder([etcd, service]), apiserver: service };
 }
 
 /** What the machine's ports are built from. */
@@ -112,7 +135,7 @@ async function rolePorts(facts: MachineFacts, health: HealthCheck[]) {
   const cp =
     config.role === 'control-plane'
       ? await controlPlanePorts(root, config, health)
-      : { services: noServices };
+      : { services: noServices, serviceControl: labServiceControl(root, []) };
   return { mounts: createDirMounts(root), ...cp };
 }
 

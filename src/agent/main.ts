@@ -152,6 +152,11 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     host: config.api.host,
     port: config.api.port,
     forceDelete: forceDeleteGrantOf(config.kubernetes),
+    recovery: {
+      services: ports.serviceControl,
+      etcd: ports.etcdRecovery,
+      uploadDir: join(root, 'state', 'tmp'),
+    },
     onInternalError: (error) => {
       io.err(`molt agent: internal error: ${String(error)}\n`);
     },

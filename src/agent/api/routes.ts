@@ -28,6 +28,7 @@ import {
   type ForceDeleteGrant,
 } from './drain-permission.ts';
 import { errorAnswer } from './errors.ts';
+import { registerRecoveryRoutes, type RecoveryDeps } from './recovery-routes.ts';
 import { openEventSse, type SseSink } from './sse.ts';
 import { planOperationStream, streamLogs, streamOperation } from './streams.ts';
 import { EventsQuery, LogsQuery, parseLastEventId } from './validation.ts';
@@ -42,6 +43,8 @@ export interface AgentAppDeps {
   readonly onInternalError?: (error: unknown) => void;
   /** Who may ask for force-delete drains (the machine config's). @default admin only */
   readonly forceDelete?: ForceDeleteGrant | undefined;
+  /** Services and etcd for recovery with Kubernetes down (docs/adr/0012 §6). @default none */
+  readonly recovery?: RecoveryDeps | undefined;
 }
 
 /** Options of {@link buildAgentApp}. */
@@ -128,6 +131,7 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       streamLogs(deps.journal, sink, { follow: query.follow ?? false, tail: query.tail }),
     );
   });
+  registerRecoveryRoutes(app, { recovery: deps.recovery ?? {}, service: deps.service, who });
   return app;
 }
 

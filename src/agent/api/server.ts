@@ -12,6 +12,7 @@ import {
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { AgentService } from './service.ts';
+import type { RecoveryDeps } from './recovery-routes.ts';
 import { buildAgentApp } from './routes.ts';
 
 /** Options of {@link createAgentApi}. */
@@ -22,6 +23,8 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly onInternalError?: (error: unknown) => void;
   /** Who may ask for force-delete drains: the machine config's (`forceDeleteGrantOf`). */
   readonly forceDelete?: ForceDeleteGrant | undefined;
+  /** Services and etcd for recovery (docs/adr/0012 §6). */
+  readonly recovery?: RecoveryDeps | undefined;
 }
 
 /**
@@ -48,6 +51,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           identify: mtlsIdentity('this agent'),
           ...(o.onInternalError && { onInternalError: o.onInternalError }),
           ...(o.forceDelete && { forceDelete: o.forceDelete }),
+          ...(o.recovery && { recovery: o.recovery }),
         },
         { serverFactory },
       ),
