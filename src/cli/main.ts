@@ -16,6 +16,7 @@ import { rolloutCommand } from './commands/rollout/index.ts';
 import { machineCommand } from './commands/machine/index.ts';
 import { historyCommand } from './commands/history/index.ts';
 import { configCommand } from './commands/config/index.ts';
+import { clusterCommand } from './commands/cluster/index.ts';
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -32,6 +33,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(planCommand(ctx));
   program.addCommand(rolloutCommand(ctx));
   program.addCommand(machineCommand(ctx));
+  program.addCommand(clusterCommand(ctx));
   program.addCommand(historyCommand(ctx));
   program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));

@@ -54,7 +54,7 @@ export async function anyView(ctx: MemberCtx): Promise<{ members: IMember[]; lea
 
 export async function members(ctx: MemberCtx): Promise<EtcdMemberView[]> {
   const { members: list, leader } = await anyView(ctx);
-  return list.map((m) => memberView(m, leader));
+  return list.map((m) => memberView(m, leader, ctx));
 }
 
 /** The snapshot's blobs from this member, within `timeoutMs`; the first is awaited before returning. */

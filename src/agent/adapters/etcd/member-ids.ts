@@ -21,8 +21,15 @@ export function decimalId(hex: string): string {
   return BigInt(`0x${hex}`).toString(10);
 }
 
-/** `leader` is etcd3's decimal id of the leader ('0': none known). */
-export function memberView(m: IMember, leader: string): EtcdMemberView {
+/**
+ * `leader` is etcd3's decimal id of the leader ('0': none known); `self` names this machine's
+ * member (an unstarted one has no name yet, only its peer URL).
+ */
+export function memberView(
+  m: IMember,
+  leader: string,
+  self: { readonly name: string; readonly peerUrl: string },
+): EtcdMemberView {
   return {
     id: hexId(m.ID),
     name: m.name,
@@ -30,6 +37,7 @@ export function memberView(m: IMember, leader: string): EtcdMemberView {
     clientUrls: [...m.clientURLs],
     isLeader: leader !== '0' && m.ID === leader,
     isLearner: m.isLearner,
+    self: m.name === self.name || m.peerURLs.includes(self.peerUrl),
   };
 }
 
