@@ -47,8 +47,16 @@ const ServiceLogsQuery = z
   })
   .strict();
 
+/** The Fastify pattern of a route the protocol builds from a value (`/v1/services/:name/stop`). */
+const pattern = (route: (value: string) => string, param = 'name'): string =>
+  decodeURIComponent(route(`:${param}`));
+
 const Name = z.object({ name: z.string().min(1).max(253) });
-const Id = z.object({ id: z.string().min(1).max(64) });
+const Id = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{1,16}$/i, 'must be a hex etcd member id (molt node etcd members)'),
+});
 const Empty = z.strictObject({});
 
 /** Register the routes on `app`; `who` is the identity the app's hook found. */
@@ -73,9 +81,9 @@ export function registerRecoveryRoutes(
 
   app.get(R.services, () => services().list());
   for (const [action, route] of [
-    ['start', R.serviceStart(':name')],
-    ['stop', R.serviceStop(':name')],
-    ['restart', R.serviceRestart(':name')],
+    ['start', pattern(R.serviceStart)],
+    ['stop', pattern(R.serviceStop)],
+    ['restart', pattern(R.serviceRestart)],
   ] as const) {
     app.post(route, admin, async (request) => {
       parseInput(Empty, request.body ?? {}, `${action} request`);
@@ -83,7 +91,7 @@ export function registerRecoveryRoutes(
       return services()[action](name(request));
     });
   }
-  app.get(R.serviceLogs(':name'), async (request, reply) => {
+  app.get(pattern(R.serviceLogs), async (request, reply) => {
     const q = parseInput(ServiceLogsQuery, request.query, 'logs query');
     const aborted = closeSignal(reply);
     const lines = await services().logs(name(request), { ...q, signal: aborted });
@@ -120,7 +128,7 @@ function registerEtcdRoutes(
     const body = parseInput(ForfeitBody, request.body ?? {}, 'forfeit request');
     return etcd().forfeitLeadership(body.to);
   });
-  app.post(R.etcdRemove(':id'), admin, async (request) => {
+  app.post(pattern(R.etcdRemove, 'id'), admin, async (request) => {
     parseInput(Empty, request.body ?? {}, 'remove request');
     await idle();
     return etcd().removeMember(parseInput(Id, request.params, 'member id').id);

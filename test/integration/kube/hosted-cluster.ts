@@ -25,7 +25,7 @@ import {
   waitClusterHealthy,
   type ControlPlaneCluster,
 } from '../../../src/lab/fleet/control-plane.ts';
-import { createFleetPki } from '../lab/harness.ts';
+import { createFleetPki, type FleetPki } from '../lab/harness.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const repo = 'molt/installer';
@@ -35,6 +35,8 @@ export interface HostedCluster {
   readonly machines: ControlPlaneCluster;
   readonly balancer: TcpBalancer;
   readonly image: (version: string) => string;
+  /** The fleet CA (and the operator's certificate) the machines trust. */
+  readonly pki: FleetPki;
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export async function startHostedCluster(): Promise<HostedCluster> {
   const balancer = await startTcpBalancer(ports);
   let machines: ControlPlaneCluster | undefined;
   let kube: KubeControlPlane | undefined;
+  let pki: FleetPki | undefined;
   const stop = async (): Promise<void> => {
     await kube?.stop();
     await machines?.stop();
@@ -58,13 +61,14 @@ export async function startHostedCluster(): Promise<HostedCluster> {
     for (const version of ['1.0.0', '1.1.0'])
       await pushInstallerImage(client, repo, version, { version });
     await client.close();
-    const pki = await createFleetPki(join(scratch.path, 'pki'));
+    pki = await createFleetPki(join(scratch.path, 'pki'));
+    const fleet = pki;
     kube = await startKubeControlPlane({
       hostApiservers: async (setup) => {
         machines = await startControlPlaneCluster({
           molt: moltArgv,
           dir: scratch.path,
-          pki,
+          pki: fleet,
           image: image('1.0.0'),
           // The API server needs etcd 3.5; Debian's is 3.4.
           etcdBinary: join(setup.bins, 'etcd'),
@@ -89,7 +93,7 @@ export async function startHostedCluster(): Promise<HostedCluster> {
     throw e;
   }
   if (machines === undefined) throw new Error('unreachable: the machines host the API servers');
-  return { kube, machines, balancer, image, stop };
+  return { kube, machines, balancer, image, pki, stop };
 }
 
 export interface WriteReport {

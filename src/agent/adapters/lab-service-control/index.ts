@@ -76,9 +76,8 @@ export function createLabServiceControl(o: {
       await s.service.startAll();
       return view(s);
     },
-    logs(name, options) {
-      const s = find(name);
-      return Promise.resolve(logLines(join(run, `${s.name}.log`), options));
-    },
+    // An unknown name rejects (it does not throw before the promise).
+    logs: (name, options) =>
+      Promise.resolve().then(() => logLines(join(run, `${find(name).name}.log`), options)),
   };
 }
