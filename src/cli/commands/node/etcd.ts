@@ -32,10 +32,10 @@ export function runEtcdMembers(ctx: CommandContext, raw: Record<string, unknown>
  * download never looks like one.
  */
 export function runEtcdSnapshot(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  const { file } = parseFlags(
-    z.object({ file: z.string({ message: 'is required: the file to write' }).min(1, 'is empty') }),
-    { file: raw['output'] },
-  );
+  // `--output` is the file here (this command has no output format).
+  const { output: file } = parseFlags(z.object({ output: z.string().min(1, 'is empty') }), {
+    output: raw['output'],
+  });
   return withRecovery(ctx, { ...raw, output: undefined }, async ({ client }) => {
     const part = `${file}.part`;
     try {
