@@ -2,7 +2,10 @@
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [
+  ...(previous ?? []),
+  value,
+];
 
 /** `molt cluster recover`: a cluster's control plane through the agents (docs/adr/0012 §6). */
 export function clusterCommand(ctx: CommandContext): Command {
@@ -19,7 +22,6 @@ export function clusterCommand(ctx: CommandContext): Command {
         '--machine <name|url>',
         'a control-plane machine by name (through the operator) or agent URL; repeat, first is restored',
         collect,
-        [],
       )
       .option('--rejoin-timeout <ms>', 'how long each machine may take to become a voter', '300000')
       .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
