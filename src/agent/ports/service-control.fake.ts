@@ -12,6 +12,8 @@ export interface FakeServiceControl extends ServiceControl {
   readonly logLines: Record<string, string[]>;
   /** The options of the last `logs` call. */
   lastLogs?: { name: string; tail: number; follow: boolean };
+  /** Followed logs whose signal aborted (their client left). */
+  followsEnded: number;
 }
 
 export function createFakeServiceControl(
@@ -29,6 +31,7 @@ export function createFakeServiceControl(
   const fake: FakeServiceControl = {
     calls: [],
     logLines: {},
+    followsEnded: 0,
     list: () => Promise.resolve(names.map(view)),
     start(name) {
       fake.calls.push(`start ${find(name)}`);
@@ -56,6 +59,7 @@ export function createFakeServiceControl(
             await new Promise((resolve) => {
               o.signal.addEventListener('abort', resolve);
             });
+          if (o.follow) fake.followsEnded++;
         })(),
       );
     },

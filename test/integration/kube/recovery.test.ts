@@ -35,6 +35,8 @@ before(async () => {
     MOLT_CERT: join(scratch.path, 'admin.pem'),
     MOLT_KEY: join(scratch.path, 'admin.key'),
     MOLT_CA: join(c.pki.dir, 'ca.pem'),
+    // `molt cluster recover` checks the snapshot with etcdutl where it finds one.
+    MOLT_ETCDUTL: join(c.kube.bins, 'etcdutl'),
   };
 });
 
@@ -98,6 +100,7 @@ describe('recovery with Kubernetes down, through the agents only', () => {
     process.stderr.write(
       `recover: ${((performance.now() - started) / 1000).toFixed(1)} s\n${recover.stdout}`,
     );
+    assert.match(recover.stdout, /^snapshot .*: \d+ bytes, revision \d+, \d+ keys$/m);
     for (const m of c.machines.machines)
       await molt(['node', 'service', 'start', 'kube-apiserver', '--endpoint', m.apiUrl]);
 

@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode } from '../../../protocol/index.ts';
+import { eventually } from '../../../platform/process/managed-process.ts';
 import { startRecoveryAgents, type RecoveryAgents } from '../../../testkit/cli-recovery-agents.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
@@ -69,6 +70,34 @@ describe('molt node service|etcd', () => {
     assert.equal(r.stdout, 'two\nthree\n');
     const tooMany = await molt(['node', 'logs', '--service', 'etcd', '--tail', '10001']);
     assert.match(tooMany.stderr, /MOLT_BAD_FLAG: --tail is at most 10000 lines/);
+  });
+
+  it('follows a service’s log until ctrl-C, which exits 0 and ends the agent’s follower', async () => {
+    agent().services.logLines['kube-apiserver'] = ['started'];
+    const io = memoryIo({});
+    const running = main(
+      [
+        'node',
+        'logs',
+        '--service',
+        'kube-apiserver',
+        '--follow',
+        '--endpoint',
+        agent().api.url,
+        ...f.flags('admin'),
+      ],
+      io,
+    );
+    await eventually(async () => {
+      assert.equal(io.stdout(), 'started\n');
+      await Promise.resolve();
+    });
+    io.interrupt();
+    assert.equal(await running, 0);
+    await eventually(async () => {
+      assert.equal(agent().services.followsEnded, 1, 'the agent saw its client leave');
+      await Promise.resolve();
+    });
   });
 
   it('saves a snapshot to a private file, and refuses what is not one', async () => {

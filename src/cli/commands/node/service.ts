@@ -9,6 +9,7 @@ import { MaxLogTail } from '../../../protocol/agent-kubernetes.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags } from '../../flags.ts';
 import { renderData, renderTable } from '../../output.ts';
+import { untilInterrupted } from '../../watch.ts';
 import { withRecovery } from './recovery-connection.ts';
 import { serviceColumns, serviceLine } from './recovery-render.ts';
 
@@ -64,12 +65,18 @@ export function runServiceLogs(ctx: CommandContext, raw: Record<string, unknown>
   return withRecovery(
     ctx,
     raw,
-    async ({ client }) => {
-      for await (const line of client.bytes.serviceLogs(o.service, {
-        follow: o.follow,
-        ...(o.tail !== undefined && { tail: o.tail }),
-      }))
-        ctx.io.out(`${line}\n`);
+    async ({ client, abort }) => {
+      const print = async (signal?: AbortSignal): Promise<void> => {
+        for await (const line of client.bytes.serviceLogs(o.service, {
+          follow: o.follow,
+          ...(o.tail !== undefined && { tail: o.tail }),
+        })) {
+          if (signal?.aborted === true) return;
+          ctx.io.out(`${line}\n`);
+        }
+      };
+      // Following runs until ctrl-C, which ends it with exit 0 and drops the connection.
+      await (o.follow ? untilInterrupted(ctx, print, abort) : print());
     },
     { quietStreams: o.follow },
   );
