@@ -71,11 +71,10 @@ export function registerRecoveryRoutes(
   const { recovery } = deps;
   const admin = { onRequest: adminOnly(deps.who) };
   const idle = () => assertIdle(deps.service);
-  const services = (): ServiceControl =>
-    recovery.services ??
-    (() => {
-      throw new MoltError(ErrorCode.ServiceNotFound, 'this machine runs no services molt manages');
-    })();
+  const services = (): ServiceControl => {
+    if (recovery.services !== undefined) return recovery.services;
+    throw new MoltError(ErrorCode.ServiceNotFound, 'this machine runs no services molt manages');
+  };
   const name = (request: FastifyRequest): string =>
     parseInput(Name, request.params, 'service name').name;
 

@@ -118,7 +118,7 @@ async function waitVoter(m: Machine, timeoutMs: number) {
         ErrorCode.EtcdUnhealthy,
         `${m.spec} did not become a voting member in time`,
         {
-          hint: `see molt node logs --service etcd on ${m.spec}; run the recovery again to retry it`,
+          hint: `see molt node logs --service etcd on ${m.spec}; then molt node etcd rejoin on it (the others are recovered)`,
           retryable: true,
         },
       );

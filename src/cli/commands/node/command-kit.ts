@@ -8,9 +8,13 @@ import type * as NodeRun from './run.ts';
 /**
  * Flags every `molt node` command shares: the machine by name (found in the operator's inventory)
  * or its agent by `--endpoint`; certificates by flag, environment or context; `-o` unless the
- * command has its own `--output` (`molt node etcd snapshot --output FILE`).
+ * command has its own `--output` (`molt node etcd snapshot --output FILE`); a longer `--timeout`
+ * where the agent answers only once a long step is done (`molt node etcd rejoin`).
  */
-export function withAgentFlags(cmd: Command, o: { output?: boolean } = {}): Command {
+export function withAgentFlags(
+  cmd: Command,
+  o: { output?: boolean; timeoutMs?: number } = {},
+): Command {
   return (o.output === false ? cmd : withOutputFlag(cmd, { contextDefault: true }))
     .argument(
       '[machine]',
@@ -25,7 +29,7 @@ export function withAgentFlags(cmd: Command, o: { output?: boolean } = {}): Comm
     .option('--cert <file>', 'client certificate, PEM (env MOLT_CERT)')
     .option('--key <file>', 'client private key, PEM (env MOLT_KEY)')
     .option('--ca <file>', 'fleet CA that issued the agent’s certificate (env MOLT_CA)')
-    .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
+    .option('--timeout <ms>', 'per-request timeout in milliseconds', String(o.timeoutMs ?? 30_000));
 }
 
 /** Flags of commands that can follow an operation to its result. */

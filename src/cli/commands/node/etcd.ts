@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * `molt node etcd members|snapshot|forfeit-leadership|remove-member`: a control-plane machine's
+ * `molt node etcd members|snapshot|forfeit-leadership|rejoin|remove-member`: a control-plane machine's
  * etcd member through its agent (docs/adr/0012 §6). All but `members` need an admin certificate.
  */
 import { createWriteStream } from 'node:fs';
@@ -80,6 +80,18 @@ export function runEtcdForfeit(ctx: CommandContext, raw: Record<string, unknown>
         : answer.moved
           ? `leadership moved to member ${answer.leader}\n`
           : `this member does not lead; the leader is ${answer.leader === '0' ? 'unknown' : `member ${answer.leader}`}\n`,
+    );
+  });
+}
+
+/** `molt node etcd rejoin`: this machine's member back into the live cluster as a new one. */
+export function runEtcdRejoin(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
+  return withRecovery(ctx, raw, async ({ client, output }) => {
+    const members = await client.kube.rejoin();
+    ctx.io.out(
+      output === 'table'
+        ? `rejoined\n${renderTable(memberColumns, members)}`
+        : renderData(output, members),
     );
   });
 }

@@ -61,6 +61,13 @@ export function etcdCommand(ctx: CommandContext): Command {
       .action(lazy(ctx, (m) => m.runEtcdForfeit)),
   );
   etcd.addCommand(
+    withAgentFlags(new Command('rejoin'), { timeoutMs: 300_000 })
+      .description(
+        'stop etcd and the components, keep the data dir aside, join the live cluster as a new member',
+      )
+      .action(lazy(ctx, (m) => m.runEtcdRejoin)),
+  );
+  etcd.addCommand(
     withAgentFlags(new Command('remove-member').argument('<id>', 'hex member id (etcd members)'))
       .description('remove a member from the cluster (never the last voter)')
       .action(withFirst(ctx, 'id', (m) => m.runEtcdRemove)),

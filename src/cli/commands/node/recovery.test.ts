@@ -128,6 +128,8 @@ describe('molt node service|etcd', () => {
     const removed = await molt(['node', 'etcd', 'remove-member', 'c3']);
     assert.equal(removed.code, 0, removed.stderr);
     assert.doesNotMatch(removed.stdout, /cp-3/);
-    assert.deepEqual(agent().etcd.calls.slice(-2), ['forfeit c3', 'remove c3']);
+    const rejoined = await molt(['node', 'etcd', 'rejoin']);
+    assert.match(rejoined.stdout, /^rejoined\nID/);
+    assert.deepEqual(agent().etcd.calls.slice(-3), ['forfeit c3', 'remove c3', 'rejoin']);
   });
 });
