@@ -17,13 +17,22 @@ import {
   type SystemdUnits,
 } from './adapters/systemd-units/index.ts';
 import { systemdSystemHealth, systemdUnitsHealth } from './adapters/systemd-health/index.ts';
+import {
+  createJournalReader,
+  createSystemdServiceControl,
+  serviceNameOf,
+} from './adapters/systemd-service-control/index.ts';
 import type { DiskConfig, MachineConfig } from '../protocol/machine-config.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { HealthCheck } from './ports/health-check.ts';
 import type { Mounts } from './ports/mounts.ts';
+import type { ServiceControl } from './ports/service-control.ts';
 import type { Services } from './ports/services.ts';
 
-type RealPorts = Pick<MachinePorts, 'services' | 'mounts' | 'etcd' | 'lease' | 'controlPlane'>;
+type RealPorts = Pick<
+  MachinePorts,
+  'services' | 'mounts' | 'etcd' | 'lease' | 'controlPlane' | 'serviceControl' | 'etcdRecovery'
+>;
 
 /**
  * On a real machine the units are enabled and started by the boot, so after a reboot they hold
@@ -84,16 +93,42 @@ async function etcdPorts(m: RealMachine, health: HealthCheck[]) {
   const etcd = config.etcd;
   if (etcd === undefined) return undefined;
   // The etcd client library is loaded only on control planes, as in compose.ts.
-  const [{ createEtcdMember }, { clusterLeaseOf }] = await Promise.all([
+  const [{ createEtcdMember }, { clusterLeaseOf }, { createEtcdRecovery }] = await Promise.all([
     import('./adapters/etcd/etcd-member.ts'),
     import('./adapters/etcd/cluster-lease.ts'),
+    import('./adapters/etcd/recovery.ts'),
   ]);
   const dataDir = join(disk.ephemeral, 'etcd');
   const service = createSystemdEtcdService({ root, dataDir, ...etcd, systemctl });
   const member = createEtcdMember({ ...etcd, service, dataDir });
   const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
-  return { service, member, lease };
+  // Restore and rejoin stop and start every service of the machine (set once they are composed).
+  const recovery = (services: Services) =>
+    createEtcdRecovery({ ...etcd, service, dataDir, services, member });
+  return { service, member, lease, recovery };
+}
+
+/**
+ * The machine's units by name for `molt node service …` (docs/adr/0012 §6): etcd through its own
+ * adapter (it writes etcd's environment first), every other unit on its own.
+ */
+function unitsByName(
+  units: readonly string[],
+  etcd: SystemdUnits | undefined,
+  systemctl: Systemctl,
+): ServiceControl {
+  const one = (unit: string): SystemdUnits => createSystemdUnits({ units: [unit], systemctl });
+  const all = [...(etcd === undefined ? [] : [etcdUnit]), ...units];
+  return createSystemdServiceControl({
+    units: all.map((unit) => ({
+      name: serviceNameOf(unit),
+      unit,
+      service: unit === etcdUnit && etcd !== undefined ? etcd : one(unit),
+    })),
+    systemctl,
+    journal: createJournalReader(),
+  });
 }
 
 export async function realMachinePorts(
@@ -127,7 +162,10 @@ export async function realMachinePorts(
   return {
     services,
     mounts: stopServicesBeforeWipe(mounts, services),
-    ...(cp === undefined ? {} : { etcd: cp.member, lease: cp.lease }),
+    serviceControl: unitsByName(units, cp?.service, systemctl),
+    ...(cp === undefined
+      ? {}
+      : { etcd: cp.member, lease: cp.lease, etcdRecovery: cp.recovery(services) }),
     ...(controlPlane !== undefined && { controlPlane }),
   };
 }

@@ -11,6 +11,10 @@ import { join } from 'node:path';
 import { createGrubBootloader } from './adapters/grub/index.ts';
 import { etcdMemberHealthy, kubeNodeReady } from './adapters/health/checks.ts';
 import { createDirMounts } from './adapters/dir-mounts/index.ts';
+import {
+  createLabServiceControl,
+  type NamedService,
+} from './adapters/lab-service-control/index.ts';
 import { labSlotHealth } from './adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from './adapters/no-cluster/index.ts';
 import { createOciImageSource } from './adapters/oci-image-source/index.ts';
@@ -26,6 +30,7 @@ import { systemClock } from './ports/clock.system.ts';
 import type { HealthCheck } from './ports/health-check.ts';
 import type { ImageSource } from './ports/image-source.ts';
 import type { Power } from './ports/power.ts';
+import type { ServiceControl } from './ports/service-control.ts';
 import type { Services } from './ports/services.ts';
 
 export function bootloaderFor(root: string, config: MachineConfig): Bootloader {
@@ -58,12 +63,15 @@ const noServices: Services = {
 
 async function controlPlanePorts(root: string, config: MachineConfig, health: HealthCheck[]) {
   const etcd = config.etcd;
-  if (etcd === undefined) return { services: noServices };
-  const [{ createEtcdService }, { createEtcdMember }, { clusterLeaseOf }] = await Promise.all([
-    import('./adapters/etcd-service/index.ts'),
-    import('./adapters/etcd/etcd-member.ts'),
-    import('./adapters/etcd/cluster-lease.ts'),
-  ]);
+  if (etcd === undefined)
+    return { services: noServices, serviceControl: labServiceControl(root, []) };
+  const [{ createEtcdService }, { createEtcdMember }, { clusterLeaseOf }, { createEtcdRecovery }] =
+    await Promise.all([
+      import('./adapters/etcd-service/index.ts'),
+      import('./adapters/etcd/etcd-member.ts'),
+      import('./adapters/etcd/cluster-lease.ts'),
+      import('./adapters/etcd/recovery.ts'),
+    ]);
   const dataDir = join(root, 'ephemeral', 'etcd');
   const etcdService = createEtcdService({ root, dataDir, ...etcd });
   const member = createEtcdMember({ ...etcd, service: etcdService, dataDir });
@@ -72,7 +80,30 @@ async function controlPlanePorts(root: string, config: MachineConfig, health: He
     controlPlane === undefined ? etcdService : await afterEtcd(etcdService, controlPlane.services);
   const lease = clusterLeaseOf({ ...config, etcd });
   health.push(etcdMemberHealthy(member));
-  return { services, etcd: member, lease, ...(controlPlane !== undefined && { controlPlane }) };
+  // Each service by name, for `molt node service …` (docs/adr/0012 §6).
+  const named: NamedService[] = [
+    { name: 'etcd', service: etcdService },
+    ...(controlPlane === undefined
+      ? []
+      : controlPlane.names.map((name) => ({ name, service: controlPlane.component(name) }))),
+  ];
+  const etcdRecovery = createEtcdRecovery({
+    ...etcd,
+    service: etcdService,
+    dataDir,
+    services,
+    member,
+  });
+  const serviceControl = labServiceControl(root, named);
+  return {
+    ...{ services, etcd: member, lease, etcdRecovery, serviceControl },
+    ...(controlPlane !== undefined && { controlPlane }),
+  };
+}
+
+/** A lab machine's services by name (none on a worker). */
+function labServiceControl(root: string, services: readonly NamedService[]): ServiceControl {
+  return createLabServiceControl({ root, services });
 }
 
 /** A lab control-plane machine's Kubernetes components (its config's `controlPlane`), as processes. */
@@ -107,7 +138,7 @@ async function rolePorts(facts: MachineFacts, health: HealthCheck[]) {
   const cp =
     config.role === 'control-plane'
       ? await controlPlanePorts(root, config, health)
-      : { services: noServices };
+      : { services: noServices, serviceControl: labServiceControl(root, []) };
   return { mounts: createDirMounts(root), ...cp };
 }
 

@@ -153,6 +153,11 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     port: config.api.port,
     forceDelete: forceDeleteGrantOf(config.kubernetes),
     kubernetes: ports.controlPlane,
+    recovery: {
+      services: ports.serviceControl,
+      etcd: ports.etcdRecovery,
+      uploadDir: join(root, 'state', 'tmp'),
+    },
     onInternalError: (error) => {
       io.err(`molt agent: internal error: ${String(error)}\n`);
     },

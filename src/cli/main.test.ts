@@ -156,7 +156,15 @@ describe('molt CLI: help and version', () => {
   it('lists every verb in `molt --help`, the processes and the lab’s verbs included', async () => {
     const r = await run(['--help']);
     assert.equal(r.code, 0);
-    for (const verb of ['releases', 'node', 'rollout', 'machine', 'completion', 'version'])
+    for (const verb of [
+      'releases',
+      'node',
+      'rollout',
+      'machine',
+      'cluster',
+      'completion',
+      'version',
+    ])
       assert.match(r.stdout, new RegExp(`^  ${verb}\\b`, 'm'), verb);
     const processes = r.stdout.slice(r.stdout.indexOf('Processes:'));
     for (const verb of ['agent', 'operator', 'lab', 'image', 'install'])

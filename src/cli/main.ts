@@ -33,8 +33,8 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(planCommand(ctx));
   program.addCommand(rolloutCommand(ctx));
   program.addCommand(machineCommand(ctx));
-  program.addCommand(historyCommand(ctx));
   program.addCommand(clusterCommand(ctx));
+  program.addCommand(historyCommand(ctx));
   program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));
   program.addCommand(completionCommand(ctx));

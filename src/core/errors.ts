@@ -175,6 +175,15 @@ export const ErrorCode = {
   KubeUpgradeNotFound: 'MOLT_KUBE_UPGRADE_NOT_FOUND',
   /** The machine runs no control-plane components (a worker, or a control plane molt does not render). */
   NotControlPlane: 'MOLT_NOT_CONTROL_PLANE',
+  // recovery with Kubernetes down, through the agents (docs/adr/0012 §6)
+  /** A service name the machine does not run (`molt node service list` shows the names). */
+  ServiceNotFound: 'MOLT_SERVICE_NOT_FOUND',
+  /** An etcd member id the cluster does not list (`molt node etcd members` shows the ids). */
+  EtcdMemberNotFound: 'MOLT_ETCD_MEMBER_NOT_FOUND',
+  /** A file that is not an etcd snapshot (no bbolt header, or `etcdutl snapshot status` refuses it). */
+  EtcdSnapshotInvalid: 'MOLT_ETCD_SNAPSHOT_INVALID',
+  /** A snapshot upload larger than the agent accepts (`MaxSnapshotBytes`). */
+  EtcdSnapshotTooLarge: 'MOLT_ETCD_SNAPSHOT_TOO_LARGE',
   // operator (docs/adr/0005)
   /** A rollout policy that cannot be enforced: bad cron or zone, percent over 100, empty window, contradictions. */
   PolicyInvalid: 'MOLT_POLICY_INVALID',

@@ -38,7 +38,8 @@ describe('agent client', () => {
     assert.ok(call);
     assert.equal(call.url, 'https://agent:9443/v1/upgrade');
     assert.equal(call.init.method, 'POST');
-    assert.deepEqual(JSON.parse(call.init.body ?? ''), { image: 'reg/os:1', preserve: false });
+    assert.equal(typeof call.init.body, 'string');
+    assert.deepEqual(JSON.parse(call.init.body as string), { image: 'reg/os:1', preserve: false });
   });
 
   it('turns an error body into a MoltError with the agent’s code, hint and details', async () => {

@@ -145,6 +145,8 @@ export const EtcdMemberView = z.object({
   clientUrls: z.array(z.string()),
   isLeader: z.boolean(),
   isLearner: z.boolean(),
+  /** The answering machine's own member (by name or peer URL). */
+  self: z.boolean().optional(),
 });
 export type EtcdMemberView = z.infer<typeof EtcdMemberView>;
 

@@ -20,11 +20,11 @@ export interface HttpResponse {
   readonly body: AsyncIterable<Uint8Array> | null;
 }
 
-/** The request a client makes. */
+/** The request a client makes; a byte-stream body (an etcd snapshot upload) is sent as it comes. */
 export interface HttpRequest {
   readonly method: 'GET' | 'POST' | 'DELETE';
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
+  readonly body?: string | AsyncIterable<Uint8Array>;
 }
 
 /** A `fetch`-like function (the CLI passes undici's `fetch` over an mTLS `Agent`). */
@@ -51,6 +51,8 @@ export interface Transport {
   readonly baseUrl: string;
   /** The body of a 2xx answer; any other status throws the server's error. */
   text(path: string, init: HttpRequest): Promise<string>;
+  /** A 2xx answer, its body unread (a byte stream); any other status throws the server's error. */
+  open(path: string, init: HttpRequest): Promise<HttpResponse>;
   /** A 2xx answer parsed with `schema`. */
   json<S extends z.ZodType>(schema: S, path: string, init: HttpRequest): Promise<z.output<S>>;
   /** The events of an SSE answer, each parsed with `schema`, until the stream ends. */
@@ -108,9 +110,16 @@ export function createTransport(o: { baseUrl: string; fetch: HttpFetch; peer: Pe
       throw errorFromAnswer(peer, res.status, body, baseUrl + path);
     return body;
   };
+  const open = async (path: string, init: HttpRequest): Promise<HttpResponse> => {
+    const res = await call(path, init);
+    if (res.status < 200 || res.status >= 300)
+      throw errorFromAnswer(peer, res.status, await res.text(), baseUrl + path);
+    return res;
+  };
   return {
     baseUrl,
     text,
+    open,
     json: async (schema, path, init) =>
       parseAnswer(peer, schema, await text(path, init), baseUrl + path),
     stream: (schema, r) =>

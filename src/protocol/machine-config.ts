@@ -19,6 +19,11 @@ const EtcdConfig = z
     endpoints: z.array(z.url()).min(1),
     /** Lab machines: the etcd binary to run. @default /usr/bin/etcd (Debian's) */
     binary: z.string().min(1).optional(),
+    /**
+     * The `etcdutl` that restores a snapshot (`molt cluster recover`, docs/adr/0012 §6).
+     * @default `etcdutl` beside `binary` (/usr/bin/etcdutl)
+     */
+    etcdutl: z.string().min(1).optional(),
   })
   .strict();
 

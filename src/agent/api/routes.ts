@@ -29,6 +29,7 @@ import {
 } from './drain-permission.ts';
 import { errorAnswer } from './errors.ts';
 import { registerKubernetesRoutes, type KubernetesService } from './kubernetes-routes.ts';
+import { registerRecoveryRoutes, type RecoveryDeps } from './recovery-routes.ts';
 import { openEventSse, type SseSink } from './sse.ts';
 import { planOperationStream, streamLogs, streamOperation } from './streams.ts';
 import { EventsQuery, LogsQuery, parseLastEventId } from './validation.ts';
@@ -45,6 +46,8 @@ export interface AgentAppDeps {
   readonly forceDelete?: ForceDeleteGrant | undefined;
   /** The machine's control-plane components; absent on machines that render none. */
   readonly kubernetes?: KubernetesService | undefined;
+  /** Services and etcd for recovery with Kubernetes down (docs/adr/0012 §6). @default none */
+  readonly recovery?: RecoveryDeps | undefined;
 }
 
 /** Options of {@link buildAgentApp}. */
@@ -132,6 +135,7 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
       streamLogs(deps.journal, sink, { follow: query.follow ?? false, tail: query.tail }),
     );
   });
+  registerRecoveryRoutes(app, { recovery: deps.recovery ?? {}, service: deps.service, who });
   return app;
 }
 

@@ -13,6 +13,7 @@ import type { JournalStore } from '../ports/journal-store.ts';
 import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { KubernetesService } from './kubernetes-routes.ts';
 import type { AgentService } from './service.ts';
+import type { RecoveryDeps } from './recovery-routes.ts';
 import { buildAgentApp } from './routes.ts';
 
 /** Options of {@link createAgentApi}. */
@@ -25,6 +26,8 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly forceDelete?: ForceDeleteGrant | undefined;
   /** The machine's control-plane components, when it renders any. */
   readonly kubernetes?: KubernetesService | undefined;
+  /** Services and etcd for recovery (docs/adr/0012 §6). */
+  readonly recovery?: RecoveryDeps | undefined;
 }
 
 /**
@@ -52,6 +55,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           ...(o.onInternalError && { onInternalError: o.onInternalError }),
           ...(o.forceDelete && { forceDelete: o.forceDelete }),
           ...(o.kubernetes && { kubernetes: o.kubernetes }),
+          ...(o.recovery && { recovery: o.recovery }),
         },
         { serverFactory },
       ),

@@ -59,7 +59,12 @@ export interface ControlPlane {
   status(): Promise<ControlPlaneView>;
   prepull(bundle: string): Promise<StagedBundle>;
   apply(name: KubeComponentName, body: ComponentApplyBody): Promise<ComponentView>;
+  /** All components: started in order after etcd, stopped in reverse before it. */
   readonly services: Services;
+  /** One component by itself (`molt node service start|stop kube-apiserver`). */
+  component(name: KubeComponentName): Services;
+  /** The components this machine runs, in start order. */
+  readonly names: readonly KubeComponentName[];
 }
 
 export function createControlPlane(d: ControlPlaneDeps): ControlPlane {
@@ -167,16 +172,19 @@ export function createControlPlane(d: ControlPlaneDeps): ControlPlane {
     return view(name, rec);
   };
 
+  /** Start one component on its recorded spec unless it already runs it. */
+  const start = async (name: KubeComponentName): Promise<void> => {
+    const rec = await current(name);
+    const state = await d.supervisor.state(name);
+    if (state.running && state.hash === rec.spec.hash) return;
+    await d.supervisor.run(rec.spec);
+    await waitListening(waits, rec.spec, d.startTimeoutMs ?? 60_000);
+  };
+
   const services: Services = {
     startAll: () =>
       serially(async () => {
-        for (const name of names) {
-          const rec = await current(name);
-          const state = await d.supervisor.state(name);
-          if (state.running && state.hash === rec.spec.hash) continue;
-          await d.supervisor.run(rec.spec);
-          await waitListening(waits, rec.spec, d.startTimeoutMs ?? 60_000);
-        }
+        for (const name of names) await start(name);
       }),
     stopAll: () =>
       serially(async () => {
@@ -196,6 +204,12 @@ export function createControlPlane(d: ControlPlaneDeps): ControlPlane {
     prepull: (bundle) => d.bundles.stage(bundle),
     apply: (name, body) => serially(() => apply(name, body)),
     services,
+    component: (name) => ({
+      startAll: () => serially(() => start(name)),
+      stopAll: () => serially(() => d.supervisor.stop(name)),
+      running: async () => ((await d.supervisor.state(name)).running ? [name] : []),
+    }),
+    names,
   };
 }
 

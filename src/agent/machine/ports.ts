@@ -5,11 +5,13 @@ import type { ControlPlane } from './control-plane.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterLease } from '../ports/cluster-lease.ts';
 import type { EtcdMember } from '../ports/etcd-member.ts';
+import type { EtcdRecovery } from '../ports/etcd-recovery.ts';
 import type { HealthCheck } from '../ports/health-check.ts';
 import type { ImageSource } from '../ports/image-source.ts';
 import type { KubeNode } from '../ports/kube-node.ts';
 import type { Mounts } from '../ports/mounts.ts';
 import type { Power } from '../ports/power.ts';
+import type { ServiceControl } from '../ports/service-control.ts';
 import type { Services } from '../ports/services.ts';
 import type { SlotStore } from '../ports/slot-store.ts';
 
@@ -29,6 +31,10 @@ export interface MachinePorts {
   readonly etcd?: EtcdMember;
   /** Control-plane machines that render Kubernetes components (config `controlPlane`) only. */
   readonly controlPlane?: ControlPlane;
+  /** The machine's services one by name (the API's; the runner uses `services`). */
+  readonly serviceControl?: ServiceControl;
+  /** Control-plane machines only: etcd's recovery (the API's; docs/adr/0012 §6). */
+  readonly etcdRecovery?: EtcdRecovery;
 }
 
 /** Crash injection points (lab only); a no-op everywhere else. */

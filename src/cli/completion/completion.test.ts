@@ -61,6 +61,13 @@ describe('molt completion', () => {
     assert.deepEqual(await bashComplete(bash, ['lab', 'up', '--network', 'n']), ['netns']);
     assert.deepEqual(await bashComplete(bash, ['help', 'op']), ['operator']);
     assert.deepEqual(await bashComplete(bash, ['completion', 'z']), ['zsh']);
+    // Recovery with Kubernetes down (docs/adr/0012 §6).
+    assert.deepEqual(await bashComplete(bash, ['node', 'service', 'st']), ['start', 'stop']);
+    assert.deepEqual(await bashComplete(bash, ['node', 'etcd', 'f']), ['forfeit-leadership']);
+    assert.deepEqual(await bashComplete(bash, ['node', 'logs', '--ser']), ['--service']);
+    assert.deepEqual(await bashComplete(bash, ['cluster', 'recover', '--etcd']), [
+      '--etcd-snapshot',
+    ]);
   });
 
   it('gives zsh the same tables and a compdef', async () => {

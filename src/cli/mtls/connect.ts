@@ -80,11 +80,13 @@ export async function connectMtls<C>(
     connect: { ...tls, timeout: o.timeout },
     headersTimeout: o.timeout,
     // Followed streams get a keep-alive comment every 15 s; a minute of silence is a dead daemon.
-    bodyTimeout: Math.max(o.timeout, 60_000),
+    bodyTimeout: peer.quietStreams === true ? 0 : Math.max(o.timeout, 60_000),
   });
   const mtlsFetch: AgentFetch = async (target, init) => {
     try {
-      const res = await fetch(target, { ...init, dispatcher: agent });
+      // A byte-stream body (a snapshot upload) is sent while the answer may already come.
+      const duplex = typeof init.body === 'object' ? { duplex: 'half' as const } : {};
+      const res = await fetch(target, { ...init, ...duplex, dispatcher: agent });
       return { status: res.status, text: () => res.text(), body: res.body };
     } catch (e) {
       throw await classifyTransport(e, { peer, url, tls, caPath: o.ca });

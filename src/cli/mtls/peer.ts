@@ -15,6 +15,11 @@ export interface DaemonPeer {
   readonly unreachable: ErrorCode;
   /** What to check when it cannot be reached. */
   readonly unreachableHint: string;
+  /**
+   * Answers that may stay silent for long (a followed service log is plain text, without the
+   * event streams' keep-alive comments): no body timeout; the person ends them.
+   */
+  readonly quietStreams?: boolean;
 }
 
 export const AgentPeer: DaemonPeer = {

@@ -34,6 +34,7 @@ export function createMtlsFetch(o: MtlsFetchOptions): MtlsFetch {
     fetch: async (target, init) => {
       const res = await fetch(target, {
         ...init,
+        ...(typeof init.body === 'object' && { duplex: 'half' as const }),
         dispatcher,
         signal: AbortSignal.timeout(timeout),
       });

@@ -1,54 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import type * as NodeRun from './run.ts';
-import { withOutputFlag } from '../../flags.ts';
+import { lazy, withAgentFlags, withFollowFlags } from './command-kit.ts';
+import { etcdCommand, serviceCommand } from './recovery-commands.ts';
 
-/**
- * Flags every `molt node` command shares: the machine by name (found in the operator's inventory)
- * or its agent by `--endpoint`; certificates by flag, environment or context.
- */
-function withAgentFlags(cmd: Command): Command {
-  return withOutputFlag(cmd, { contextDefault: true })
-    .argument(
-      '[machine]',
-      'the machine by name, found through the operator (instead of --endpoint)',
-    )
-    .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
-    .option('--endpoint <url>', 'the agent, https://host:port (env MOLT_ENDPOINT)')
-    .option(
-      '--operator <url>',
-      'the operator that finds a named machine (env MOLT_OPERATOR; default: the context’s)',
-    )
-    .option('--cert <file>', 'client certificate, PEM (env MOLT_CERT)')
-    .option('--key <file>', 'client private key, PEM (env MOLT_KEY)')
-    .option('--ca <file>', 'fleet CA that issued the agent’s certificate (env MOLT_CA)')
-    .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
-}
-
-/** Flags of commands that can follow an operation to its result. */
-function withFollowFlags(cmd: Command): Command {
-  return cmd
-    .option('--follow', 'stream the operation’s events until its result, across reboots')
-    .option(
-      '--reconnect-timeout <ms>',
-      'give up following after the agent is unreachable this long',
-      '600000',
-    );
-}
-
-type Run = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
-/** The action: the machine argument joins the flags as `machine`. */
-const lazy =
-  (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    const cmd = args.at(-1) as Command;
-    const machine = typeof args[0] === 'string' ? { machine: args[0] } : {};
-    await pick(m)(ctx, { ...cmd.opts(), ...machine });
-  };
-
-/** `molt node status|upgrade|rollback|reboot|hold|release|cancel|events|operations|logs`: one machine's agent. */
+/** `molt node status|upgrade|…|logs|service|etcd`: one machine's agent. */
 export function nodeCommand(ctx: CommandContext): Command {
   const node = new Command('node').description('talk to one machine’s agent over mutual TLS');
   node.addCommand(
@@ -115,10 +71,19 @@ export function nodeCommand(ctx: CommandContext): Command {
   );
   node.addCommand(
     withAgentFlags(new Command('logs'))
-      .description('every journalled event')
-      .option('--tail <n>', 'only the last n events')
-      .option('--follow', 'keep streaming new events')
-      .action(lazy(ctx, (m) => m.runLogs)),
+      .description('every journalled event, or with --service a service’s own output')
+      .option('--service <name>', 'a service’s output instead (molt node service list)')
+      .option('--tail <n>', 'only the last n events (lines; a service’s: 100 by default)')
+      .option('--follow', 'keep streaming new events (lines)')
+      .action(
+        lazy(
+          ctx,
+          (m) => (c, raw) =>
+            raw['service'] === undefined ? m.runLogs(c, raw) : m.runServiceLogs(c, raw),
+        ),
+      ),
   );
+  node.addCommand(serviceCommand(ctx));
+  node.addCommand(etcdCommand(ctx));
   return node;
 }

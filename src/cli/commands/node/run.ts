@@ -19,6 +19,14 @@ import { followOperation } from './follow.ts';
 import { createEventPrinter, describeStatus } from './render.ts';
 
 export { runHold, runRelease } from './hold.ts';
+export { runServiceAction, runServiceList, runServiceLogs } from './service.ts';
+export {
+  runEtcdForfeit,
+  runEtcdMembers,
+  runEtcdRejoin,
+  runEtcdRemove,
+  runEtcdSnapshot,
+} from './etcd.ts';
 
 /** `molt node status`. */
 export function runStatus(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
