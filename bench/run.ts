@@ -3,7 +3,8 @@
  * `npm run bench` runs every known benchmark; `npm run bench -- P1` runs the named ones. Each
  * benchmark prints a human-readable table and then, as its last line, `BENCH <ID> key=value …`.
  * P1–P8 measure molt against peers, P9 a real VM upgrade against the boot it cannot avoid (issue
- * 15), P10 a gzip bomb against the pull; R1 measures the operator under load (issue 14).
+ * 15), P10 a gzip bomb against the pull, P11 a Kubernetes minor upgrade of the hosted control
+ * plane under writes (issue 18); R1 measures the operator under load (issue 14).
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P1: async () => {
@@ -45,6 +46,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P10: async () => {
     const { runP10 } = await import('./p10.ts');
     await runP10();
+  },
+  P11: async () => {
+    const { runP11 } = await import('./p11.ts');
+    await runP11();
   },
   R1: async () => {
     const { runR1 } = await import('./r1.ts');

@@ -5,10 +5,10 @@
  * come from, and the service and etcd endpoints that recover a cluster with Kubernetes down.
  * Field names are a public contract: add fields, never rename them. Bodies are `.strict()`.
  *
- * Who may call what (agent/api): every GET is `read`; pre-pull and component apply are `operate`
- * (the operator runs the upgrade plan); everything under services/ and etcd/ that is not a GET —
- * restarts, snapshots (the whole cluster's data), leadership, membership, restore — is `force`
- * (admin certificates only).
+ * Who may call what (agent/api): every GET is `read`; pre-pull, component apply and handing etcd
+ * leadership over are `operate` (the operator's upgrade plans do them); everything else under
+ * services/ and etcd/ — restarts, snapshots (the whole cluster's data), membership, restore — is
+ * `force` (admin certificates only).
  */
 import { z } from 'zod';
 
@@ -38,7 +38,7 @@ export const KubernetesRoutes = {
   etcdMembers: '/v1/etcd/members',
   /** POST {} → application/octet-stream: a snapshot of the cluster's data (admin). */
   etcdSnapshot: '/v1/etcd/snapshot',
-  /** POST {@link ForfeitBody} → {@link ForfeitAnswer}: hand leadership to another member (admin). */
+  /** POST {@link ForfeitBody} → {@link ForfeitAnswer}: hand leadership to another member (operator, admin). */
   etcdForfeit: '/v1/etcd/forfeit-leadership',
   /** POST {} → {@link EtcdMemberView}[]: remove a member by its hex id (admin). */
   etcdRemove: (id: string): string => `/v1/etcd/members/${encodeURIComponent(id)}/remove`,

@@ -45,7 +45,6 @@ const changes = [
   { url: R.serviceStop('etcd'), payload: {} },
   { url: R.serviceRestart('etcd'), payload: {} },
   { url: R.etcdSnapshot, payload: {} },
-  { url: R.etcdForfeit, payload: {} },
   { url: R.etcdRemove('b2'), payload: {} },
   { url: R.etcdRejoin, payload: {} },
 ] as const;
@@ -71,12 +70,23 @@ describe('agent recovery routes', () => {
     assert.deepEqual(etcd.calls, []);
   });
 
+  it('lets the operator hand etcd leadership over, as its upgrade plans do, and no more', async () => {
+    const { app, etcd } = await setup('operator');
+    const res = await app.inject({ method: 'POST', url: R.etcdForfeit, payload: {} });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(etcd.calls, ['forfeit -']);
+    const node = await setup('node');
+    const refused = await node.app.inject({ method: 'POST', url: R.etcdForfeit, payload: {} });
+    assert.equal(refused.statusCode, 403);
+    assert.deepEqual(node.etcd.calls, []);
+  });
+
   it('lets an admin act, and every role read', async () => {
     const admin = await setup('admin');
     for (const c of changes)
       assert.equal((await admin.app.inject({ method: 'POST', ...c })).statusCode, 200, c.url);
     assert.deepEqual(admin.services.calls, ['start etcd', 'stop etcd', 'restart etcd']);
-    assert.deepEqual(admin.etcd.calls, ['snapshot', 'forfeit -', 'remove b2', 'rejoin']);
+    assert.deepEqual(admin.etcd.calls, ['snapshot', 'remove b2', 'rejoin']);
     const node = await setup('node');
     const list = await node.app.inject({ method: 'GET', url: R.services });
     assert.equal(list.statusCode, 200);

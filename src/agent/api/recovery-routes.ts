@@ -2,8 +2,9 @@
 /**
  * The agent's recovery routes (docs/adr/0012 §6, `protocol/agent-kubernetes.ts`): the machine's
  * services one by one, their logs, and etcd's members, snapshot, leadership, membership, restore
- * and rejoin — what brings a cluster back with Kubernetes down. Every GET is `read`; everything
- * else is `force` (admin certificates only), checked before a body is read. Changes that stop
+ * and rejoin — what brings a cluster back with Kubernetes down. Every GET is `read`; handing etcd
+ * leadership over is `operate` (the operator's upgrade plans do it); everything else is `force`
+ * (admin certificates only), checked before a body is read. Changes that stop
  * services or move data are refused while an upgrade operation runs (MOLT_AGENT_BUSY).
  */
 import { Readable } from 'node:stream';
@@ -123,7 +124,9 @@ function registerEtcdRoutes(
     const bytes = await etcd().snapshot(closeSignal(reply));
     return sendBytes(reply, bytes);
   });
-  app.post(R.etcdForfeit, admin, async (request) => {
+  // Handing leadership over is part of every control-plane upgrade (the operator's Kubernetes
+  // plans forfeit before they restart the leader's components): `operate`, not admin only.
+  app.post(R.etcdForfeit, async (request) => {
     const body = parseInput(ForfeitBody, request.body ?? {}, 'forfeit request');
     return etcd().forfeitLeadership(body.to);
   });

@@ -20,7 +20,7 @@ import {
   startProcess,
   type ManagedProcess,
 } from '../../../src/platform/process/managed-process.ts';
-import { KubePlanView } from '../../../src/protocol/operator-kubernetes.ts';
+import { KubeClusterStatusView } from '../../../src/protocol/operator-kubernetes.ts';
 import type { KubernetesClusterSpecInput } from '../../../src/protocol/kube-cluster.ts';
 import { MoltGroup, MoltVersion } from '../../../src/protocol/kube-resources.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
@@ -55,8 +55,8 @@ export interface UpgradeRig {
   cluster(args: readonly string[]): Promise<MoltRun>;
   /** `molt dev publish-kubernetes` of a directory's control-plane binaries; resolves with the bundle. */
   publish(version: string, from: string, repository?: string): Promise<string>;
-  /** The plan the operator keeps (from `molt cluster kubernetes status -o json`). */
-  plans(): Promise<KubePlanView[]>;
+  /** The operator's status of the cluster (`molt cluster kubernetes status -o json`). */
+  status(): Promise<KubeClusterStatusView>;
   stop(): Promise<void>;
 }
 
@@ -180,10 +180,10 @@ export async function startUpgradeRig(): Promise<UpgradeRig> {
       api,
       cluster,
       publish,
-      plans: async () => {
+      status: async () => {
         const r = await cluster(['kubernetes', 'status', '-o', 'json']);
         if (r.code !== 0) throw new Error(`molt cluster kubernetes status: ${r.stderr}`);
-        return KubePlanView.array().parse((JSON.parse(r.stdout) as { plans: unknown }).plans);
+        return KubeClusterStatusView.parse(JSON.parse(r.stdout));
       },
       stop,
     };

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// Issue 18: the Kubernetes version as configuration, end to end on the hosted cluster (three lab
+// control-plane machines running etcd and the three components from their agents) with the real
+// operator process (kube-upgrade-rig.ts). Bad input is refused before anything changes; `molt
+// cluster kubernetes upgrade` moves v1.35 → v1.36 under continuous writes, one machine at a time,
+// apiserver → controller-manager → scheduler, the etcd leader last; `molt cluster kubernetes
+// rollback` takes the minor back inside the emulation window; and editing the KubernetesCluster
+// object to v1.36 with a flag the new scheduler refuses fails on the first machine and is rolled
+// back by itself, in reverse.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Agent, fetch } from 'undici';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
+import type { KubePlanView, KubeStepView } from '../../../src/protocol/operator-kubernetes.ts';
+import {
+  applyCluster,
+  current,
+  previous,
+  startUpgradeRig,
+  upgradeUnderWrites,
+  type UpgradeRig,
+} from './kube-upgrade-rig.ts';
+
+let rig: UpgradeRig;
+
+before(async () => {
+  rig = await startUpgradeRig();
+});
+
+after(async () => {
+  await (rig as UpgradeRig | undefined)?.stop();
+});
+
+/** What each machine's components run, from `molt cluster kubernetes status -o json`. */
+async function running(): Promise<string[]> {
+  const status = await rig.status();
+  return status.machines.flatMap((m) =>
+    m.components.map(
+      (c) =>
+        `${m.machine} ${c.name} ${c.version ?? '?'}${c.emulatedVersion === undefined ? '' : ` (emulating ${c.emulatedVersion})`}${c.healthy ? '' : ' UNHEALTHY'}`,
+    ),
+  );
+}
+
+/** Every component of every machine on `version` (emulating `emulated`), healthy. */
+async function assertAllOn(version: string, emulated?: string): Promise<void> {
+  const lines = await running();
+  assert.equal(lines.length, 9, lines.join('\n'));
+  const suffix = emulated === undefined ? '' : ` (emulating ${emulated})`;
+  for (const line of lines)
+    assert.match(
+      line,
+      new RegExp(` ${version.replace(/\./g, '\\.')}${suffix.replace(/[()]/g, '\\$&')}$`),
+      lines.join('\n'),
+    );
+}
+
+/** What the API server behind the balancer says it is (public `/version`). */
+async function servedVersion(): Promise<string> {
+  const dispatcher = new Agent({ connect: { ca: rig.c.kube.ca } });
+  try {
+    const res = await fetch(`https://${rig.c.balancer.address}/version`, { dispatcher });
+    return ((await res.json()) as { gitVersion: string }).gitVersion;
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+const applies = (steps: readonly KubeStepView[]) => steps.filter((s) => s.action === 'apply');
+
+/** The ids of the plans the operator has recorded so far. */
+const planIds = async (): Promise<Set<string>> =>
+  new Set((await rig.status()).plans.map((p) => p.id));
+
+/** The plan to `version` not among `known`, once it has ended. */
+async function ended(
+  version: string,
+  known: ReadonlySet<string> = new Set(),
+  timeoutMs = 300_000,
+): Promise<KubePlanView> {
+  return eventually(
+    async () => {
+      const { plan } = await rig.status();
+      assert.ok(
+        plan !== undefined && plan.target.version === version && !known.has(plan.id),
+        `a new plan to ${version}`,
+      );
+      assert.ok(plan.endedAt !== undefined, `plan ${plan.id} still ${plan.phase}`);
+      return plan;
+    },
+    { timeoutMs, intervalMs: 2_000 },
+  );
+}
+
+describe('the Kubernetes version as configuration, on the hosted control plane', () => {
+  it('refuses a version without a bundle, a skipped minor and a minor downgrade, changing nothing', async () => {
+    const refused = async (to: string, code: RegExp) => {
+      const r = await rig.cluster(['kubernetes', 'upgrade', '--to', to]);
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, code);
+    };
+    await refused('v1.36.99', /MOLT_KUBE_BUNDLE_NOT_FOUND/);
+    await refused('v1.37.2', /MOLT_KUBE_VERSION_SKEW/);
+    await refused('v1.34.0', /MOLT_KUBE_DOWNGRADE_WINDOW|MOLT_KUBE_VERSION_SKEW/);
+    assert.deepEqual((await rig.status()).plans, []);
+    await assertAllOn(previous);
+  });
+
+  it('upgrades v1.35 → v1.36 under continuous writes: one machine at a time, in component order, no failed write, quorum kept', async (t) => {
+    const r = await upgradeUnderWrites(rig, current);
+    t.diagnostic(
+      `upgrade ${r.seconds.toFixed(1)} s, ${String(r.writes)} writes, ${String(r.failed)} failed, ${String(r.retries)} retried, longest run without quorum ${String(r.longestBadRun)}`,
+    );
+    assert.equal(r.run.code, 0, `${r.run.stdout}\n${r.run.stderr}`);
+    const plan = await ended(current);
+    assert.equal(plan.phase, 'Succeeded', JSON.stringify(plan.steps, null, 1));
+    // The recorded plan: pre-pulls first, then each machine's three components in order, one
+    // machine after the other (each machine's steps end before the next machine's start).
+    const steps = applies(plan.steps);
+    assert.equal(steps.length, 9);
+    const machines = [...new Set(steps.map((s) => s.machine))];
+    assert.equal(machines.length, 3);
+    for (const [i, m] of machines.entries()) {
+      assert.deepEqual(
+        steps.slice(i * 3, i * 3 + 3).map((s) => `${s.machine} ${s.component ?? ''}`),
+        ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => `${m} ${c}`),
+      );
+    }
+    for (let i = 1; i < steps.length; i++)
+      assert.ok(
+        (steps[i]?.startedAt ?? '') >= (steps[i - 1]?.finishedAt ?? '~'),
+        `step ${String(i)} started after the one before ended`,
+      );
+    const firstApply = plan.steps.findIndex((s) => s.action === 'apply');
+    assert.ok(
+      plan.steps.slice(0, firstApply).filter((s) => s.action === 'prepull').length === 3,
+      'every machine pre-pulled before any component restarted',
+    );
+    for (const s of plan.steps) assert.equal(s.state, 'done', `${s.id}: ${s.error ?? ''}`);
+    assert.equal(r.failed, 0, `failed writes; last error: ${r.lastError ?? '-'}`);
+    assert.ok(r.writes > 50, `the client kept writing (${String(r.writes)})`);
+    assert.ok(r.longestBadRun <= 1, `etcd kept quorum: ${r.worstPoll}`);
+    await assertAllOn(current, '1.35');
+    assert.equal(await servedVersion(), current);
+  });
+
+  it('rolls the minor back to v1.35 with `molt cluster kubernetes rollback`, inside the emulation window', async () => {
+    const known = await planIds();
+    const r = await rig.cluster(['kubernetes', 'rollback', '--reason', 'test', '--follow']);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    const plan = await ended(previous, known);
+    assert.equal(plan.phase, 'Succeeded', JSON.stringify(plan.steps, null, 1));
+    assert.equal(plan.kind, 'rollback');
+    await assertAllOn(previous);
+    assert.equal(await servedVersion(), previous);
+  });
+
+  it('rolls back by itself when the edited KubernetesCluster gives the new scheduler a flag it refuses, ending on v1.35 everywhere', async () => {
+    const known = await planIds();
+    await applyCluster(rig.c, {
+      version: current,
+      scheduler: { extraArgs: { 'no-such-flag': 'x' } },
+    });
+    const plan = await ended(current, known);
+    assert.equal(plan.phase, 'RolledBack', JSON.stringify(plan, null, 1));
+    const failed = plan.steps.find((s) => s.state === 'failed');
+    assert.ok(failed !== undefined, 'a failed step');
+    assert.equal(failed.component, 'kube-scheduler');
+    assert.match(failed.error ?? '', /MOLT_KUBE_COMPONENT_UNHEALTHY/);
+    // The undo ran the first machine's controller-manager and then its API server back.
+    const undone = applies(plan.rollback).map((s) => `${s.machine} ${s.component ?? ''}`);
+    assert.deepEqual(
+      undone.filter((u) => !u.endsWith('kube-scheduler')),
+      [`${failed.machine} kube-controller-manager`, `${failed.machine} kube-apiserver`],
+      undone.join(', '),
+    );
+    await assertAllOn(previous);
+    assert.equal(await servedVersion(), previous);
+  });
+});
