@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, fetch as mtlsFetch } from 'undici';
-import { issueToDir } from '../../../src/platform/pki/store.ts';
+import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
 import { sha256Hex } from '../../../src/platform/pki/tokens.ts';
 import type { DashboardStateView } from '../../../src/protocol/dashboard.ts';
 import {
@@ -43,15 +43,7 @@ let url: string;
 let api: string;
 
 async function writeConfig(): Promise<string> {
-  const pki = fleet.pki.dir;
-  await issueToDir({
-    caDir: pki,
-    outDir: pki,
-    role: 'node',
-    name: 'operator-api',
-    sans: [],
-    days: 1,
-  });
+  const pki = await issueOperatorApiCert(fleet.pki.dir);
   return writeOperatorFiles(fleet, {
     pools: [
       { name: 'control-plane', channel: 'stable', policies: [{ concurrency: 1 }] },
@@ -69,13 +61,7 @@ async function writeConfig(): Promise<string> {
     // Zones a, b, c in each pool (the last character of the machine's name).
     labels: (id) => ({ zone: ['a', 'b', 'c'][(Number(id.at(-1)) - 1) % 3] ?? 'a' }),
     config: {
-      pki: {
-        ca: join(pki, 'ca.pem'),
-        cert: join(pki, 'operator.pem'),
-        key: join(pki, 'operator.key'),
-        serverCert: join(pki, 'operator-api.pem'),
-        serverKey: join(pki, 'operator-api.key'),
-      },
+      pki,
       listen: { host: '127.0.0.1', port: 0 },
       dashboard: {
         listen: { host: '127.0.0.1', port: 0 },
