@@ -89,6 +89,9 @@ describe('recovery with Kubernetes down, through the agents only', () => {
       [
         ['etcd', true],
         ['kube-apiserver', false],
+        // The controller-manager and scheduler keep running: they wait for an API server.
+        ['kube-controller-manager', true],
+        ['kube-scheduler', true],
       ],
     );
 
