@@ -7,6 +7,7 @@
  * balancer (a write may be retried for up to 5 s; one that still fails counts). Target: 0 failed
  * writes. Same run as test/integration/kube/kubernetes-upgrade.test.ts's upgrade.
  */
+import { eventually } from '../src/platform/process/managed-process.ts';
 import {
   current,
   startUpgradeRig,
@@ -21,8 +22,19 @@ export async function runP11(): Promise<void> {
   try {
     const r = await upgradeUnderWrites(rig, current);
     if (r.run.code !== 0) throw new Error(`the upgrade failed: ${r.run.stderr}`);
-    const plan = (await rig.status()).plan;
-    if (plan?.phase !== 'Succeeded') throw new Error(`the plan ended ${plan?.phase ?? 'nowhere'}`);
+    // The plan as the operator keeps it once its end is recorded (the follow may end a poll early).
+    const plan = await eventually(
+      async () => {
+        const p = (await rig.status()).plan;
+        if (p?.target.version !== current || p.endedAt === undefined)
+          throw new Error(
+            `plan ${p?.id ?? '-'} (${p?.kind ?? '-'} to ${p?.target.version ?? '-'}) is ${p?.phase ?? 'absent'}`,
+          );
+        return p;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    if (plan.phase !== 'Succeeded') throw new Error(`the plan ended ${plan.phase}`);
     const row = (k: string, v: string): string => `${k.padEnd(44)}${v}\n`;
     const steps = plan.steps.map((s) =>
       row(`  ${s.id}`, `${seconds(s.startedAt, s.finishedAt).toFixed(1)} s`),
