@@ -17,6 +17,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { kubeBinaries } from '../../../src/platform/kube/binaries.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import {
+  eventually,
   startProcess,
   type ManagedProcess,
 } from '../../../src/platform/process/managed-process.ts';
@@ -172,6 +173,20 @@ export async function startUpgradeRig(): Promise<UpgradeRig> {
     });
     const api =
       (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? '';
+    // The operator has read the KubernetesCluster once (its Accepted condition is written): a
+    // request before that first read would be overtaken by it (see the issue 18 note).
+    await eventually(
+      async () => {
+        const reason = await kubectl(
+          c,
+          ...['get', 'kubernetescluster', 'default', '-n', 'molt-system', '-o'],
+          "jsonpath={.status.conditions[?(@.type=='Accepted')].reason}",
+        );
+        if (reason !== 'Accepted')
+          throw new Error(`KubernetesCluster default: ${reason || 'not read yet'}`);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
     const cluster = (args: readonly string[]) =>
       runMolt(['cluster', ...args, '--endpoint', api], c.pki.operatorEnv);
     return {
