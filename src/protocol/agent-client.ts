@@ -71,15 +71,18 @@ export interface AgentClient {
   logs(options?: { follow?: boolean; tail?: number }): AsyncIterable<AgentEvent>;
 }
 
+/** How errors name the agent, with its codes (every agent client's transport). */
+export const AgentPeer = {
+  name: 'agent',
+  unreachable: ErrorCode.AgentUnreachable,
+  protocol: ErrorCode.AgentProtocol,
+} as const;
+
 /** A client for the agent at `baseUrl` (`https://host:port`). */
 export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch }): AgentClient {
   const t = createTransport({
     ...options,
-    peer: {
-      name: 'agent',
-      unreachable: ErrorCode.AgentUnreachable,
-      protocol: ErrorCode.AgentProtocol,
-    },
+    peer: AgentPeer,
   });
   return {
     baseUrl: t.baseUrl,

@@ -5,7 +5,6 @@
  * etcd snapshot, a restore upload, a service's log — have their own client.
  */
 import type { z } from 'zod';
-import { ErrorCode } from '../core/errors.ts';
 import {
   ComponentView,
   ControlPlaneView,
@@ -19,6 +18,7 @@ import {
   type KubeComponentName,
   type PrepullBody,
 } from './agent-kubernetes.ts';
+import { AgentPeer } from './agent-client.ts';
 import { createTransport, getJson, postJson, type HttpFetch } from './http-client.ts';
 
 /** The agent's control-plane and recovery routes, typed. */
@@ -48,11 +48,7 @@ export function createKubernetesAgentClient(options: {
 }): KubernetesAgentClient {
   const t = createTransport({
     ...options,
-    peer: {
-      name: 'agent',
-      unreachable: ErrorCode.AgentUnreachable,
-      protocol: ErrorCode.AgentProtocol,
-    },
+    peer: AgentPeer,
   });
   return {
     baseUrl: t.baseUrl,

@@ -6,6 +6,7 @@
  */
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { EtcdMemberView, KubernetesRoutes as R } from './agent-kubernetes.ts';
+import { AgentPeer } from './agent-client.ts';
 import { createTransport, postJson, queryString, type HttpFetch } from './http-client.ts';
 
 /** UTF-8 decoding is a global in every runtime molt's clients run in (Node, browsers). */
@@ -29,11 +30,7 @@ export function createRecoveryAgentClient(options: {
 }): RecoveryAgentClient {
   const t = createTransport({
     ...options,
-    peer: {
-      name: 'agent',
-      unreachable: ErrorCode.AgentUnreachable,
-      protocol: ErrorCode.AgentProtocol,
-    },
+    peer: AgentPeer,
   });
   const broke = (what: string, e: unknown): MoltError =>
     new MoltError(ErrorCode.AgentUnreachable, `${what} from ${t.baseUrl} broke off: ${String(e)}`, {
