@@ -9,7 +9,7 @@
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
 import { createKubeAgents } from './adapters/kube-agents/index.ts';
 import { createOciBundleResolver } from './adapters/oci-bundles/index.ts';
-import type { KubernetesApi } from './kubernetes/deps.ts';
+import type { DeclaredKubernetes, KubernetesApi } from './kubernetes/deps.ts';
 import type { LoadedConfig } from './config.ts';
 import { booted } from './decide/observation.ts';
 import type { KubePlanDeps } from './kubernetes/deps.ts';
@@ -29,22 +29,23 @@ export function fileKubernetes(c: LoadedConfig): ReadonlyMap<string, KubernetesC
 }
 
 /**
- * The desired Kubernetes of each cluster, live: the fleet file's at start, then what each pass of
+ * The declared Kubernetes of each cluster, live: the fleet file's at start, then what each pass of
  * the declared runner sets (the file's and the accepted molt.dev `KubernetesCluster` objects,
- * the file winning a name both define).
+ * the file winning a name both define). Unread until that first pass when the config reads
+ * declared objects.
  */
 export function liveKubernetes(c: LoadedConfig): {
   readonly fileKubernetes: ReadonlyMap<string, KubernetesClusterSpec>;
-  readonly declared: () => ReadonlyMap<string, KubernetesClusterSpec>;
+  readonly declared: () => DeclaredKubernetes;
   readonly setKubernetes: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
 } {
   const file = fileKubernetes(c);
-  let specs = file;
+  let view: DeclaredKubernetes = { specs: file, read: c.config.kubernetes?.declared !== true };
   return {
     fileKubernetes: file,
-    declared: () => specs,
-    setKubernetes: (next) => {
-      specs = next;
+    declared: () => view,
+    setKubernetes: (specs) => {
+      view = { specs, read: true };
     },
   };
 }
@@ -75,7 +76,7 @@ export function kubernetesPlans(
     readonly health?: ControlPlaneHealth | undefined;
     readonly log: (line: string) => void;
     /** The desired spec per cluster, live. @default the fleet file's */
-    readonly declared?: (() => ReadonlyMap<string, KubernetesClusterSpec>) | undefined;
+    readonly declared?: (() => DeclaredKubernetes) | undefined;
   },
 ): KubernetesPlans {
   const agents = createKubeAgents(c.pki);

@@ -191,5 +191,9 @@ export function kubeUpgradeConformance(
     assert.deepEqual(await open().kubeDesired(cluster), record);
     await store.putKubeDesired({ ...record, by: 'declared', at: 6 });
     assert.equal((await open().kubeDesired(cluster))?.by, 'declared');
+    const { cluster: c, spec, by, at } = record;
+    const early = { cluster: c, spec, by, at, declaredUnread: true };
+    await store.putKubeDesired(early);
+    assert.deepEqual(await open().kubeDesired(cluster), early);
   });
 }

@@ -6,6 +6,18 @@ import type { KubeAgents } from '../ports/kube-agents.ts';
 import type { BundleResolver, ControlPlaneHealth } from '../ports/kube-health.ts';
 import type { MachineRecord, OperatorStore } from '../ports/store.ts';
 
+/**
+ * The declared Kubernetes of each cluster as last read: the fleet file's `clusters[].kubernetes`
+ * and the accepted molt.dev `KubernetesCluster` objects. `read` is false until the objects have
+ * been read once (always true when the operator reads none): until then a cluster the file does
+ * not define has an unknown declared spec, not "none" — a request made then is not overturned by
+ * the first read (`desired.ts`).
+ */
+export interface DeclaredKubernetes {
+  readonly specs: ReadonlyMap<string, KubernetesClusterSpec>;
+  readonly read: boolean;
+}
+
 export interface KubePlanDeps {
   readonly store: OperatorStore;
   readonly agents: KubeAgents;
@@ -15,11 +27,8 @@ export interface KubePlanDeps {
   readonly releases: () => Promise<readonly Release[]>;
   /** The digest of the release a machine boots, as its agent says; undefined when unknown. */
   readonly booted: (machine: MachineRecord) => Promise<string | undefined>;
-  /**
-   * The declared Kubernetes of each cluster, read each pass: the fleet file's
-   * `clusters[].kubernetes` (and, later, molt.dev `KubernetesCluster` objects).
-   */
-  readonly declared: () => ReadonlyMap<string, KubernetesClusterSpec>;
+  /** The declared Kubernetes of each cluster, read each pass (`DeclaredKubernetes`). */
+  readonly declared: () => DeclaredKubernetes;
   /** Where bundles live when the spec names no repository (the release repository + `-kubernetes`). */
   readonly bundleRepository: string;
   readonly now: () => number;

@@ -4,7 +4,8 @@
  * `clusters[].kubernetes`; later molt.dev objects) or asked for through the API (`molt cluster
  * kubernetes upgrade --to`), which the operator records in its store. The newer word wins: a
  * person's request holds until the declared spec changes — then the declared one does, and the
- * history says who set what.
+ * history says who set what. A request made before the operator first read the declared objects
+ * holds against what that read finds (it is not a change the request could have seen).
  */
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import type { KubeDesiredRecord } from '../ports/store.ts';
@@ -19,11 +20,38 @@ export async function currentDesired(
   d: Pick<KubePlanDeps, 'store' | 'declared'>,
   cluster: string,
 ): Promise<{ spec: KubernetesClusterSpec; by: string; at?: number } | undefined> {
-  const declared = d.declared().get(cluster);
+  const declared = d.declared().specs.get(cluster);
   const stored = await d.store.kubeDesired(cluster);
-  if (stored !== undefined && (declared === undefined || stored.declared === json(declared)))
+  if (stored !== undefined && (declared === undefined || holds(stored, json(declared))))
     return { spec: stored.spec, by: stored.by, at: stored.at };
   return declared === undefined ? undefined : { spec: declared, by: 'declared' };
+}
+
+/** Whether a recorded word still stands against the declared spec `seen` (JSON). */
+const holds = (stored: KubeDesiredRecord, seen: string | undefined): boolean =>
+  stored.declaredUnread === true || stored.declared === seen;
+
+/**
+ * A request made before the declared objects were read takes what they say now as its baseline:
+ * the request is the newer word, and only a later change of the objects replaces it.
+ */
+async function adoptBaseline(
+  d: Pick<KubePlanDeps, 'store' | 'log'>,
+  stored: KubeDesiredRecord,
+  seen: KubernetesClusterSpec | undefined,
+): Promise<void> {
+  const { cluster, spec, by, at } = stored;
+  const declared = json(seen);
+  await d.store.putKubeDesired({
+    cluster,
+    spec,
+    by,
+    at,
+    ...(declared !== undefined && { declared }),
+  });
+  d.log(
+    `${cluster}: the declared Kubernetes (${seen?.version ?? 'none'}), read after ${by} asked for ${spec.version}, does not replace that request; a change of it will`,
+  );
 }
 
 /** The desired spec of `cluster` now, recording a declared spec that changed as the new word. */
@@ -31,8 +59,13 @@ export async function effectiveDesired(
   d: Pick<KubePlanDeps, 'store' | 'declared' | 'now' | 'log'>,
   cluster: string,
 ): Promise<KubernetesClusterSpec | undefined> {
-  const declared = d.declared().get(cluster);
+  const view = d.declared();
+  const declared = view.specs.get(cluster);
   const stored = await d.store.kubeDesired(cluster);
+  if (stored?.declaredUnread === true && view.read) {
+    await adoptBaseline(d, stored, declared);
+    return stored.spec;
+  }
   const seen = json(declared);
   if (declared === undefined || stored?.declared === seen) return stored?.spec ?? declared;
   const record: KubeDesiredRecord = {
@@ -70,7 +103,8 @@ export async function requestDesired(
   d: Pick<KubePlanDeps, 'store' | 'declared' | 'now' | 'log'>,
   o: { readonly cluster: string; readonly spec: KubernetesClusterSpec; readonly by: string },
 ): Promise<void> {
-  const declared = json(d.declared().get(o.cluster));
+  const view = d.declared();
+  const declared = json(view.specs.get(o.cluster));
   await recordTransition(d, {
     write: (store) =>
       store.putKubeDesired({
@@ -79,6 +113,7 @@ export async function requestDesired(
         by: o.by,
         at: d.now(),
         ...(declared !== undefined && { declared }),
+        ...(declared === undefined && !view.read && { declaredUnread: true }),
       }),
     record: {
       event: {

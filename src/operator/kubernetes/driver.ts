@@ -131,7 +131,7 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
     async pass() {
       if (!d.isLeader()) return;
       const clusters = new Set([
-        ...d.declared().keys(),
+        ...d.declared().specs.keys(),
         ...(await d.store.kubeUpgrades()).map((p) => p.cluster),
       ]);
       for (const cluster of [...clusters].sort()) await clusterPass(cluster);

@@ -44,6 +44,8 @@ export interface World {
   readonly health: FakeControlPlaneHealth;
   readonly bundles: FakeBundleResolver;
   readonly declared: Map<string, KubernetesClusterSpec>;
+  /** Whether the declared objects have been read (`DeclaredKubernetes.read`). */
+  read: boolean;
   /** The `dev.molt.kubernetes` range of the release every machine boots. */
   range: string;
   leader: boolean;
@@ -87,6 +89,7 @@ export async function world(o: { version?: string; emulated?: string } = {}): Pr
       ),
     ),
     declared: new Map(),
+    read: true,
     range: '>=1.35.0 <1.38.0',
     leader: true,
     logs: [],
@@ -99,7 +102,7 @@ export async function world(o: { version?: string; emulated?: string } = {}): Pr
         bundles: w.bundles,
         releases: () => Promise.resolve([release('sha256:os', w.range)]),
         booted: () => Promise.resolve('sha256:os'),
-        declared: () => w.declared,
+        declared: () => ({ specs: w.declared, read: w.read }),
         bundleRepository: repo,
         now: () => ++w.clock,
         log: (l) => w.logs.push(l),

@@ -5,7 +5,7 @@ import {
   KubernetesClusterSpec,
   type KubernetesClusterSpecInput,
 } from '../../protocol/kube-cluster.ts';
-import { effectiveDesired, requestDesired } from './desired.ts';
+import { currentDesired, effectiveDesired, requestDesired } from './desired.ts';
 import { proposePlan } from './propose.ts';
 import { actions, world, type World } from './fixtures.test.ts';
 
@@ -113,6 +113,28 @@ describe('bad input to a Kubernetes plan is refused before anything changes', ()
 });
 
 describe('the desired Kubernetes of a cluster', () => {
+  it('keeps a request made before the declared objects were first read: the read is its baseline, not a change', async () => {
+    const w = await world();
+    const d = w.deps();
+    w.read = false;
+    await requestDesired(d, {
+      cluster: 'default',
+      spec: KubernetesClusterSpec.parse({ version: 'v1.36.3' }),
+      by: 'alice',
+    });
+    assert.equal((await effectiveDesired(d, 'default'))?.version, 'v1.36.3');
+    // The first read finds the object at the version the request replaces.
+    w.read = true;
+    w.declare({ version: 'v1.35.4' });
+    assert.equal((await currentDesired(d, 'default'))?.by, 'alice');
+    assert.equal((await effectiveDesired(d, 'default'))?.version, 'v1.36.3');
+    assert.equal((await effectiveDesired(d, 'default'))?.version, 'v1.36.3');
+    assert.equal((await w.store.kubeDesired('default'))?.declaredUnread, undefined);
+    // A later change of the object is the newer word.
+    w.declare({ version: 'v1.35.5' });
+    assert.equal((await effectiveDesired(d, 'default'))?.version, 'v1.35.5');
+  });
+
   it('keeps a person’s request until the declared spec changes, then the declared one wins, in the history', async () => {
     const w = await world();
     const d = w.deps();

@@ -28,6 +28,11 @@ export interface KubeDesiredRecord {
    * changed since, and wins over a person's request (a later change of the file is the newer word).
    */
   readonly declared?: string;
+  /**
+   * Written before the operator had read the declared objects, so `declared` is unknown: the first
+   * read becomes its baseline (the request is the newer word) instead of counting as a change.
+   */
+  readonly declaredUnread?: boolean;
 }
 
 export interface KubeUpgradeStore {

@@ -17,7 +17,6 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { kubeBinaries } from '../../../src/platform/kube/binaries.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import {
-  eventually,
   startProcess,
   type ManagedProcess,
 } from '../../../src/platform/process/managed-process.ts';
@@ -38,6 +37,8 @@ import {
 const run = promisify(execFile);
 export const previous = 'v1.35.4';
 export const current = 'v1.36.3';
+/** An earlier patch of `current`: the patch downgrade's target (KUBERNETES_EARLIER_PATCH, test/kube-versions). */
+export const earlierPatch = 'v1.36.1';
 /** The operator's release repository is `molt/installer`: bundles go to its `-kubernetes` twin. */
 export const bundleRepository = 'molt/installer-kubernetes';
 
@@ -116,8 +117,15 @@ export async function applyCluster(
   await kubectl(c, 'apply', '-f', file);
 }
 
-export async function startUpgradeRig(): Promise<UpgradeRig> {
-  const c = await startHostedCluster({ version: previous });
+/**
+ * The rig: the hosted cluster on `from` (its KubernetesCluster object says so too), a bundle of
+ * each of `bundles` published, the operator serving.
+ */
+export async function startUpgradeRig(
+  o: { readonly from?: string; readonly bundles?: readonly string[] } = {},
+): Promise<UpgradeRig> {
+  const from = o.from ?? previous;
+  const c = await startHostedCluster({ version: from });
   let operator: ManagedProcess | undefined;
   const stop = async (): Promise<void> => {
     await operator?.stop(10_000);
@@ -135,9 +143,10 @@ export async function startUpgradeRig(): Promise<UpgradeRig> {
       if (r.code !== 0) throw new Error(`publish-kubernetes ${version}: ${r.stderr}`);
       return (JSON.parse(r.stdout) as { bundle: string }).bundle;
     };
-    for (const v of [previous, current]) await publish(v, await controlPlaneBins(dir, v));
+    for (const v of o.bundles ?? [previous, current])
+      await publish(v, await controlPlaneBins(dir, v));
     await kubectl(c, 'create', 'namespace', 'molt-system');
-    await applyCluster(c, { version: previous });
+    await applyCluster(c, { version: from });
     const config = await writeOperatorFiles(
       {
         dir,
@@ -173,20 +182,6 @@ export async function startUpgradeRig(): Promise<UpgradeRig> {
     });
     const api =
       (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? '';
-    // The operator has read the KubernetesCluster once (its Accepted condition is written): a
-    // request before that first read would be overtaken by it (see the issue 18 note).
-    await eventually(
-      async () => {
-        const reason = await kubectl(
-          c,
-          ...['get', 'kubernetescluster', 'default', '-n', 'molt-system', '-o'],
-          "jsonpath={.status.conditions[?(@.type=='Accepted')].reason}",
-        );
-        if (reason !== 'Accepted')
-          throw new Error(`KubernetesCluster default: ${reason || 'not read yet'}`);
-      },
-      { timeoutMs: 60_000, intervalMs: 250 },
-    );
     const cluster = (args: readonly string[]) =>
       runMolt(['cluster', ...args, '--endpoint', api], c.pki.operatorEnv);
     return {
@@ -223,13 +218,21 @@ export interface UpgradeUnderWrites {
 
 /** Ask for `to` and follow the plan to its end while a client writes and a monitor watches etcd. */
 export async function upgradeUnderWrites(rig: UpgradeRig, to: string): Promise<UpgradeUnderWrites> {
+  return underWrites(rig, () => rig.cluster(['kubernetes', 'upgrade', '--to', to, '--follow']));
+}
+
+/** Run `change` (which ends when the plan has) while a client writes and a monitor watches etcd. */
+export async function underWrites(
+  rig: UpgradeRig,
+  change: () => Promise<MoltRun>,
+): Promise<UpgradeUnderWrites> {
   const admin = await loadKubeConfig(rig.c.kube.admin.kubeconfig);
   const ns = `p11-${String(Date.now())}`;
   await admin.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
   const started = performance.now();
   const writer = startKubeWriter(admin, ns);
   const quorum = watchQuorum(rig.c.machines.endpoints);
-  const run = await rig.cluster(['kubernetes', 'upgrade', '--to', to, '--follow']);
+  const run = await change();
   const q = await quorum.stop();
   const w = await writer.stop();
   return {

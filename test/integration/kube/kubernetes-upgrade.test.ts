@@ -9,9 +9,7 @@
 // back by itself, in reverse.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Agent, fetch } from 'undici';
-import { eventually } from '../../../src/platform/process/managed-process.ts';
-import type { KubePlanView, KubeStepView } from '../../../src/protocol/operator-kubernetes.ts';
+import { applies, assertAllOn, ended, planIds, servedVersion } from './kube-upgrade-checks.ts';
 import {
   applyCluster,
   current,
@@ -31,67 +29,6 @@ after(async () => {
   await (rig as UpgradeRig | undefined)?.stop();
 });
 
-/** What each machine's components run, from `molt cluster kubernetes status -o json`. */
-async function running(): Promise<string[]> {
-  const status = await rig.status();
-  return status.machines.flatMap((m) =>
-    m.components.map(
-      (c) =>
-        `${m.machine} ${c.name} ${c.version ?? '?'}${c.emulatedVersion === undefined ? '' : ` (emulating ${c.emulatedVersion})`}${c.healthy ? '' : ' UNHEALTHY'}`,
-    ),
-  );
-}
-
-/** Every component of every machine on `version` (emulating `emulated`), healthy. */
-async function assertAllOn(version: string, emulated?: string): Promise<void> {
-  const lines = await running();
-  assert.equal(lines.length, 9, lines.join('\n'));
-  const suffix = emulated === undefined ? '' : ` (emulating ${emulated})`;
-  for (const line of lines)
-    assert.match(
-      line,
-      new RegExp(` ${version.replace(/\./g, '\\.')}${suffix.replace(/[()]/g, '\\$&')}$`),
-      lines.join('\n'),
-    );
-}
-
-/** What the API server behind the balancer says it is (public `/version`). */
-async function servedVersion(): Promise<string> {
-  const dispatcher = new Agent({ connect: { ca: rig.c.kube.ca } });
-  try {
-    const res = await fetch(`https://${rig.c.balancer.address}/version`, { dispatcher });
-    return ((await res.json()) as { gitVersion: string }).gitVersion;
-  } finally {
-    await dispatcher.close();
-  }
-}
-
-const applies = (steps: readonly KubeStepView[]) => steps.filter((s) => s.action === 'apply');
-
-/** The ids of the plans the operator has recorded so far. */
-const planIds = async (): Promise<Set<string>> =>
-  new Set((await rig.status()).plans.map((p) => p.id));
-
-/** The plan to `version` not among `known`, once it has ended. */
-async function ended(
-  version: string,
-  known: ReadonlySet<string> = new Set(),
-  timeoutMs = 300_000,
-): Promise<KubePlanView> {
-  return eventually(
-    async () => {
-      const { plan } = await rig.status();
-      assert.ok(
-        plan !== undefined && plan.target.version === version && !known.has(plan.id),
-        `a new plan to ${version}`,
-      );
-      assert.ok(plan.endedAt !== undefined, `plan ${plan.id} still ${plan.phase}`);
-      return plan;
-    },
-    { timeoutMs, intervalMs: 2_000 },
-  );
-}
-
 describe('the Kubernetes version as configuration, on the hosted control plane', () => {
   it('refuses a version without a bundle, a skipped minor and a minor downgrade, changing nothing', async () => {
     const refused = async (to: string, code: RegExp) => {
@@ -103,7 +40,7 @@ describe('the Kubernetes version as configuration, on the hosted control plane',
     await refused('v1.37.2', /MOLT_KUBE_VERSION_SKEW/);
     await refused('v1.34.0', /MOLT_KUBE_DOWNGRADE_WINDOW|MOLT_KUBE_VERSION_SKEW/);
     assert.deepEqual((await rig.status()).plans, []);
-    await assertAllOn(previous);
+    await assertAllOn(rig, previous);
   });
 
   it('upgrades v1.35 → v1.36 under continuous writes: one machine at a time, in component order, no failed write, quorum kept', async (t) => {
@@ -112,7 +49,7 @@ describe('the Kubernetes version as configuration, on the hosted control plane',
       `upgrade ${r.seconds.toFixed(1)} s, ${String(r.writes)} writes, ${String(r.failed)} failed, ${String(r.retries)} retried, longest run without quorum ${String(r.longestBadRun)}`,
     );
     assert.equal(r.run.code, 0, `${r.run.stdout}\n${r.run.stderr}`);
-    const plan = await ended(current);
+    const plan = await ended(rig, current);
     assert.equal(plan.phase, 'Succeeded', JSON.stringify(plan.steps, null, 1));
     // The recorded plan: pre-pulls first, then each machine's three components in order, one
     // machine after the other (each machine's steps end before the next machine's start).
@@ -140,28 +77,28 @@ describe('the Kubernetes version as configuration, on the hosted control plane',
     assert.equal(r.failed, 0, `failed writes; last error: ${r.lastError ?? '-'}`);
     assert.ok(r.writes > 50, `the client kept writing (${String(r.writes)})`);
     assert.ok(r.longestBadRun <= 1, `etcd kept quorum: ${r.worstPoll}`);
-    await assertAllOn(current, '1.35');
-    assert.equal(await servedVersion(), current);
+    await assertAllOn(rig, current, '1.35');
+    assert.equal(await servedVersion(rig), current);
   });
 
   it('rolls the minor back to v1.35 with `molt cluster kubernetes rollback`, inside the emulation window', async () => {
-    const known = await planIds();
+    const known = await planIds(rig);
     const r = await rig.cluster(['kubernetes', 'rollback', '--reason', 'test', '--follow']);
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
-    const plan = await ended(previous, known);
+    const plan = await ended(rig, previous, known);
     assert.equal(plan.phase, 'Succeeded', JSON.stringify(plan.steps, null, 1));
     assert.equal(plan.kind, 'rollback');
-    await assertAllOn(previous);
-    assert.equal(await servedVersion(), previous);
+    await assertAllOn(rig, previous);
+    assert.equal(await servedVersion(rig), previous);
   });
 
   it('rolls back by itself when the edited KubernetesCluster gives the new scheduler a flag it refuses, ending on v1.35 everywhere', async () => {
-    const known = await planIds();
+    const known = await planIds(rig);
     await applyCluster(rig.c, {
       version: current,
       scheduler: { extraArgs: { 'no-such-flag': 'x' } },
     });
-    const plan = await ended(current, known);
+    const plan = await ended(rig, current, known);
     assert.equal(plan.phase, 'RolledBack', JSON.stringify(plan, null, 1));
     const failed = plan.steps.find((s) => s.state === 'failed');
     assert.ok(failed !== undefined, 'a failed step');
@@ -174,7 +111,7 @@ describe('the Kubernetes version as configuration, on the hosted control plane',
       [`${failed.machine} kube-controller-manager`, `${failed.machine} kube-apiserver`],
       undone.join(', '),
     );
-    await assertAllOn(previous);
-    assert.equal(await servedVersion(), previous);
+    await assertAllOn(rig, previous);
+    assert.equal(await servedVersion(rig), previous);
   });
 });

@@ -66,4 +66,5 @@ export const kubeDesiredSchema = z.object({
   by: z.string(),
   at: time,
   declared: z.string().optional(),
+  declaredUnread: z.boolean().optional(),
 });
