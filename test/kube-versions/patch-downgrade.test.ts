@@ -9,6 +9,7 @@ import {
   applies,
   assertAllOn,
   ended,
+  objectShows,
   planIds,
   servedVersion,
 } from '../integration/kube/kube-upgrade-checks.ts';
@@ -57,6 +58,7 @@ describe('a patch downgrade of the hosted control plane, by configuration', () =
     assert.ok(r.longestBadRun <= 1, `etcd kept quorum: ${r.worstPoll}`);
     await assertAllOn(rig, earlierPatch);
     assert.equal(await servedVersion(rig), earlierPatch);
+    await objectShows(rig, 'Succeeded');
   });
 
   it('goes back up to v1.36.3 when asked, the request holding against the object', async () => {
@@ -68,5 +70,8 @@ describe('a patch downgrade of the hosted control plane, by configuration', () =
     assert.equal(r.failed, 0, `failed writes; last error: ${r.lastError ?? '-'}`);
     await assertAllOn(rig, current);
     assert.equal((await rig.status()).desired?.version, current);
+    // The object still says v1.36.1; its status says what is in force, and who asked for it.
+    const table = await objectShows(rig, 'Succeeded');
+    assert.match(table, /^default\s+v1\.36\.1\s+v1\.36\.3\s+Succeeded\s/m, table);
   });
 });

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import { declaredKubernetesCluster } from '../adapters/kube-declared/read.ts';
-import { declaredKubernetes } from './declared-kubernetes.ts';
+import { proposePlan } from '../kubernetes/propose.ts';
+import { world } from '../kubernetes/fixtures.test.ts';
+import { declaredKubernetes, kubeClusterStatus } from './declared-kubernetes.ts';
 
 const spec = (version: string) => KubernetesClusterSpec.parse({ version });
 
@@ -66,5 +68,36 @@ describe('declared KubernetesClusters', () => {
     });
     assert.equal(r.specs.get('default')?.version, 'v1.35.4');
     assert.equal(r.verdicts[0]?.reason, 'DefinedInFleetFile');
+  });
+
+  it('puts the desired version in force, who set it and the latest plan in the status', async () => {
+    const w = await world();
+    const plan = await proposePlan(w.deps(), {
+      cluster: 'default',
+      kind: 'upgrade',
+      spec: spec('v1.36.3'),
+      by: 'alice',
+    });
+    const status = kubeClusterStatus({
+      desired: { spec: spec('v1.36.3'), by: 'alice' },
+      plan: {
+        ...plan,
+        phase: 'Running',
+        steps: plan.steps.map((s, i) => (i < 3 ? { ...s, state: 'done' } : s)),
+      },
+    });
+    assert.deepEqual(status.desired, { version: 'v1.36.3', finalize: false, by: 'alice' });
+    assert.deepEqual(status.plan, {
+      id: plan.id,
+      kind: 'upgrade',
+      phase: 'Running',
+      target: 'v1.36.3',
+      by: 'alice',
+      progress: `3/${String(plan.steps.length)}`,
+    });
+    assert.deepEqual(kubeClusterStatus({ desired: undefined, plan: undefined }), {
+      desired: null,
+      plan: null,
+    });
   });
 });

@@ -5,6 +5,7 @@
  * configures stays the file's. An object whose new spec is refused keeps its last accepted spec,
  * so a typo never turns into an upgrade or a downgrade; one never accepted configures nothing.
  */
+import type { KubeUpgrade } from '../../core/kubernetes/types.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import type { DeclaredKubernetesCluster, DeclaredVerdict } from '../ports/declared.ts';
 
@@ -57,4 +58,49 @@ export function declaredKubernetes(i: {
     verdicts.push({ ...base, accepted: true, reason: 'Accepted', message: 'in force' });
   }
   return { specs, accepted, verdicts };
+}
+
+/** A type, not an interface: it goes where a `Record<string, unknown>` is wanted. */
+export type KubeClusterStatus = {
+  readonly desired: { version: string; finalize: boolean; by: string } | null;
+  readonly plan: {
+    id: string;
+    kind: string;
+    phase: string;
+    target: string;
+    by: string;
+    progress: string;
+    reason?: string;
+  } | null;
+};
+
+/**
+ * What a `KubernetesCluster`'s status says besides its verdict: the desired Kubernetes in force and
+ * who set it (a person's request may hold against the object: `kubernetes/desired.ts`), and the
+ * cluster's latest plan — so `kubectl get kubernetesclusters` shows an upgrade moving. `null`
+ * removes a field.
+ */
+export function kubeClusterStatus(o: {
+  readonly desired: { readonly spec: KubernetesClusterSpec; readonly by: string } | undefined;
+  readonly plan: KubeUpgrade | undefined;
+}): KubeClusterStatus {
+  const { desired, plan } = o;
+  return {
+    desired:
+      desired === undefined
+        ? null
+        : { version: desired.spec.version, finalize: desired.spec.finalize, by: desired.by },
+    plan:
+      plan === undefined
+        ? null
+        : {
+            id: plan.id,
+            kind: plan.kind,
+            phase: plan.phase,
+            target: plan.target.version,
+            by: plan.by,
+            progress: `${String(plan.steps.filter((s) => s.state === 'done').length)}/${String(plan.steps.length)}`,
+            ...(plan.reason !== undefined && { reason: plan.reason }),
+          },
+  };
 }

@@ -11,7 +11,8 @@ import type { Pool } from '../../core/rollout/types.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/declared.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
-import { declaredKubernetes } from '../decide/declared-kubernetes.ts';
+import { declaredKubernetes, kubeClusterStatus } from '../decide/declared-kubernetes.ts';
+import { currentDesired } from '../kubernetes/desired.ts';
 import type { DeclaredSource } from '../ports/declared.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
@@ -151,7 +152,17 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     });
     lastKubernetes = new Map(kube.accepted);
     d.setKubernetes?.(kube.specs);
-    await d.source.report([...plan.verdicts, ...kube.verdicts]);
+    const read = { store: d.store, declared: () => ({ specs: kube.specs, read: true }) };
+    const clusters = await Promise.all(
+      kube.verdicts.map(async (v) => ({
+        ...v,
+        status: kubeClusterStatus({
+          desired: await currentDesired(read, v.name),
+          plan: (await d.store.kubeUpgrades(v.name)).at(-1),
+        }),
+      })),
+    );
+    await d.source.report([...plan.verdicts, ...clusters]);
   };
 
   return {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Agent, fetch } from 'undici';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
 import type { KubePlanView, KubeStepView } from '../../../src/protocol/operator-kubernetes.ts';
-import type { UpgradeRig } from './kube-upgrade-rig.ts';
+import { kubectl, type UpgradeRig } from './kube-upgrade-rig.ts';
 
 /** What each machine's components run, from `molt cluster kubernetes status -o json`. */
 async function running(rig: UpgradeRig): Promise<string[]> {
@@ -71,5 +71,17 @@ export async function ended(
       return plan;
     },
     { timeoutMs, intervalMs: 2_000 },
+  );
+}
+
+/** `kubectl get kubernetesclusters` (the printer columns), once its Plan column shows `phase`. */
+export async function objectShows(rig: UpgradeRig, phase: string): Promise<string> {
+  return eventually(
+    async () => {
+      const table = await kubectl(rig.c, 'get', 'kubernetesclusters', '-n', 'molt-system');
+      assert.match(table, new RegExp(`^default\\s.*\\s${phase}\\s`, 'm'), table);
+      return table;
+    },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
   );
 }

@@ -9,7 +9,14 @@
 // back by itself, in reverse.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { applies, assertAllOn, ended, planIds, servedVersion } from './kube-upgrade-checks.ts';
+import {
+  applies,
+  assertAllOn,
+  ended,
+  objectShows,
+  planIds,
+  servedVersion,
+} from './kube-upgrade-checks.ts';
 import {
   applyCluster,
   current,
@@ -113,5 +120,10 @@ describe('the Kubernetes version as configuration, on the hosted control plane',
     );
     await assertAllOn(rig, previous);
     assert.equal(await servedVersion(rig), previous);
+    // `kubectl get kubernetesclusters` says so too: the object's version, the plan's end.
+    const table = await objectShows(rig, 'RolledBack');
+    assert.match(table, /VERSION\s+DESIRED\s+PLAN\s+PROGRESS\s+ACCEPTED/);
+    const v = current.replace(/\./g, '\\.');
+    assert.match(table, new RegExp(`^default\\s+${v}\\s+${v}\\s+RolledBack\\s`, 'm'), table);
   });
 });
