@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The image policy as written (docs/adr/0013): a fleet file's `images:` item and a molt.dev
+ * `ImagePolicy`'s spec with its name — one schema, so both are checked alike. Durations are text
+ * ("10m"); the output is core's {@link ImagePolicy}.
+ */
+import { validRange } from 'semver';
+import { z } from 'zod';
+import {
+  WorkloadKinds,
+  type ImageFollow,
+  type ImagePolicy,
+  type WorkloadSelector,
+} from '../core/images/types.ts';
+import { duration, policySchema } from './policy-schema.ts';
+
+const name = z.string().min(1, 'must not be empty');
+const digest = z
+  .string()
+  .regex(/^sha256:[a-f0-9]{64}$/, 'must be a digest like sha256:<64 hex digits>');
+const platform = z
+  .string()
+  .regex(/^[a-z0-9]+\/[a-z0-9_]+(?:\/[a-z0-9]+)?$/, 'must be os/arch[/variant], e.g. linux/amd64');
+/** `host[:port]/path`: a registry host, then a repository path; no tag, no digest. */
+const repository = z
+  .string()
+  .regex(
+    /^[a-zA-Z0-9.-]+(?::[0-9]{1,5})?\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/,
+    'must be a repository with its registry, no tag or digest: registry.example.com/acme/web',
+  );
+
+const semverFollow = z
+  .strictObject({
+    semver: z.string().refine((r) => validRange(r) !== null, 'is not a semver range'),
+  })
+  .transform((s): ImageFollow => ({ kind: 'semver', range: s.semver }));
+
+/** A tier by name, or `{semver: range}` — read by hand so a bad range is named, not "no union matched". */
+const follow = z.unknown().transform((v, ctx): ImageFollow => {
+  if (v === 'rebuilds' || v === 'revisions') return { kind: v };
+  if (typeof v === 'object' && v !== null) {
+    const r = semverFollow.safeParse(v);
+    if (r.success) return r.data;
+    for (const i of r.error.issues)
+      ctx.addIssue({ code: 'custom', message: i.message, path: i.path });
+    return z.NEVER;
+  }
+  ctx.addIssue({ code: 'custom', message: 'must be rebuilds, revisions or {semver: "<range>"}' });
+  return z.NEVER;
+});
+
+const workloadSchema = z
+  .strictObject({
+    namespaces: z.array(name).min(1).optional(),
+    matchLabels: z.record(z.string(), z.string()).optional(),
+    kinds: z.array(z.enum(WorkloadKinds)).min(1).optional(),
+    names: z.array(name).min(1).optional(),
+    containers: z.array(name).min(1).optional(),
+  })
+  .transform((w): WorkloadSelector => ({
+    ...(w.namespaces !== undefined && { namespaces: w.namespaces }),
+    ...(w.matchLabels !== undefined && { matchLabels: w.matchLabels }),
+    ...(w.kinds !== undefined && { kinds: w.kinds }),
+    ...(w.names !== undefined && { names: w.names }),
+    ...(w.containers !== undefined && { containers: w.containers }),
+  }));
+
+/** One image policy: a fleet file's `images` item, and a molt.dev `ImagePolicy`'s spec with its name. */
+export const imagePolicySchema = z
+  .strictObject({
+    name,
+    repository,
+    follow,
+    workloads: z
+      .array(workloadSchema)
+      .min(1, 'names no workload: give at least one selector (namespaces, names, matchLabels)'),
+    canary: z
+      .strictObject({
+        namespaces: z.array(name).min(1).optional(),
+        workloads: z.array(name).min(1).optional(),
+        soak: duration.optional(),
+      })
+      .refine((c) => c.namespaces !== undefined || c.workloads !== undefined, {
+        message: 'a canary names namespaces or workloads',
+      })
+      .optional(),
+    policies: z.array(policySchema).default([]),
+    requireApproval: z.boolean().optional(),
+    requireSignature: z.boolean().optional(),
+    platforms: z.array(platform).min(1).optional(),
+    settle: duration.optional(),
+    progressTimeout: duration.optional(),
+    gm: z.array(z.strictObject({ digest, reason: name })).default([]),
+  })
+  .transform((p): ImagePolicy => ({
+    name: p.name,
+    repository: p.repository,
+    follow: p.follow,
+    workloads: p.workloads,
+    policies: p.policies,
+    gm: p.gm,
+    ...(p.canary !== undefined && {
+      canary: {
+        ...(p.canary.namespaces !== undefined && { namespaces: p.canary.namespaces }),
+        ...(p.canary.workloads !== undefined && { workloads: p.canary.workloads }),
+        soakMs: p.canary.soak ?? 0,
+      },
+    }),
+    ...(p.requireApproval !== undefined && { requireApproval: p.requireApproval }),
+    ...(p.requireSignature !== undefined && { requireSignature: p.requireSignature }),
+    ...(p.platforms !== undefined && { platforms: p.platforms }),
+    ...(p.settle !== undefined && { settleMs: p.settle }),
+    ...(p.progressTimeout !== undefined && { progressTimeoutMs: p.progressTimeout }),
+  }));
+
+export type ImagePolicyInput = z.input<typeof imagePolicySchema>;
