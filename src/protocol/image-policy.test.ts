@@ -49,7 +49,7 @@ describe('image policies in the fleet file', () => {
       progressTimeoutMs: 300_000,
       gm: [{ digest: `sha256:${'a'.repeat(64)}`, reason: 'GM of 4.0' }],
     });
-    assert.deepEqual(f.images?.[1].follow, { kind: 'semver', range: '~1.11.0' });
+    assert.deepEqual(f.images[1]?.follow, { kind: 'semver', range: '~1.11.0' });
   });
 
   const bad: [string, string, RegExp][] = [
