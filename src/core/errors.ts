@@ -230,6 +230,17 @@ export const ErrorCode = {
   // OS images (docs/image.md)
   /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
   ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',
+  // container images followed by digest (docs/adr/0013)
+  /** Two image policies select the same container: each container follows one policy. */
+  ImagePolicyConflict: 'MOLT_IMAGE_POLICY_CONFLICT',
+  /** A workload's image changed under molt (someone else edited it): its image rollout pauses. */
+  WorkloadEdited: 'MOLT_WORKLOAD_EDITED',
+  /** A Deployment, DaemonSet or StatefulSet molt follows is gone. */
+  WorkloadNotFound: 'MOLT_WORKLOAD_NOT_FOUND',
+  /** A workload did not become available on its new image within the policy's progress timeout. */
+  WorkloadUnavailable: 'MOLT_WORKLOAD_UNAVAILABLE',
+  /** An image digest molt follows or keeps (a GM pin) is not in the registry any more. */
+  ImageMissing: 'MOLT_IMAGE_MISSING',
   // the CLI's own configuration (docs/adr/0010)
   /** A client command that found no daemon to talk to: no flag, no environment, no context. */
   NoEndpoint: 'MOLT_NO_ENDPOINT',
