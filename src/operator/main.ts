@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Composition root of `molt operator --config FILE` (docs/adr/0005 §4, STYLE §1): with the files
- * it splits into (`compose.ts`, `compose-kube.ts`, `listeners.ts`), the only place that chooses
+ * it splits into (`compose.ts`, `compose-loop.ts`, `compose-kube.ts`, `listeners.ts`), the only place that chooses
  * and constructs adapters. It loads the config and fleet file, opens the store, leader election
  * and FleetLock semaphores, syncs the fleet file's machines into the store, starts the listeners
  * the config asks for (`listeners.ts`), and runs the reconcile loop until SIGINT/SIGTERM; then it
@@ -16,12 +16,10 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
 import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
 import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
-import { createHttpGateProbe } from './adapters/http-gate/index.ts';
 import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
 import {
   createMemoryLeadership,
@@ -29,19 +27,15 @@ import {
 } from './adapters/memory-leadership/leadership.ts';
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
-import { MemoryObservationBook, observingGateProbe, observingGateway } from './api/observations.ts';
-import { createReleaseSource, providersOf } from './compose.ts';
+import { MemoryObservationBook, observingGateway } from './api/observations.ts';
+import { createReleaseSource } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
-import type { DeclaredRunner } from './loop/declared.ts';
-import { kubeParts, type KubeParts, type KubeStatusRunner } from './compose-kube.ts';
+import { startLoop, type LoopParts } from './compose-loop.ts';
+import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
-import { startConfiguredNotifications } from './compose-notify.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { serveAll } from './listeners.ts';
 import type { Release } from '../core/releases/release.ts';
-import type { ReconcileDeps } from './loop/deps.ts';
-import { startWatchedLoop } from './loop/watch.ts';
-import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
@@ -115,89 +109,6 @@ async function untilSignal(): Promise<string> {
         resolve(signal);
       });
   });
-}
-
-interface LoopParts {
-  readonly store: OperatorStore;
-  readonly agents: AgentGateway;
-  readonly observations: MemoryObservationBook;
-  readonly log: (line: string) => void;
-  /** The Kubernetes status mirror, refreshed after each of the leader's passes. */
-  readonly status?: KubeStatusRunner | undefined;
-  /** The cluster's Kubernetes version, when the fleet is a Kubernetes cluster. */
-  readonly kubernetesVersion?: (() => Promise<string>) | undefined;
-  /** Discovery over the registry (one cache, shared with the API). */
-  readonly releases: () => Promise<readonly Release[]>;
-  /** The declared molt.dev objects, brought in at the start of each pass. */
-  readonly declared?: DeclaredRunner | undefined;
-  /** The Kubernetes plans (docs/adr/0012), driven by each pass. */
-  readonly kubernetes?: ReconcileDeps['kubernetes'];
-}
-
-/** The reconcile loop's dependencies: the real adapters the config names. */
-function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watch'> {
-  const { store, agents, log } = p;
-  return {
-    store,
-    agents,
-    gates: observingGateProbe(createHttpGateProbe(), p.observations),
-    providers: providersOf(c),
-    releases: p.releases,
-    settings: {
-      // Read at each use: declared pools change from pass to pass (compose-declared.ts).
-      get pools() {
-        return c.fleet.pools;
-      },
-      fleetPolicies: c.fleet.fleetPolicies,
-      ...(c.fleet.clusters !== undefined && { clusters: c.fleet.clusters }),
-      imageFor: (digest) => `${c.config.registry}/${c.config.repository}@${digest}`,
-      unreachableFailMs: c.config.unreachableFail,
-      discoverEveryMs: c.config.discoverEvery,
-      resyncMs: c.config.resync,
-      gateGraceMs: c.config.gateGrace,
-      ...(c.publicKeyPem !== undefined && { requireSignature: true }),
-    },
-    now: () => Date.now(),
-    log,
-    ...(p.declared !== undefined && { declared: p.declared }),
-    ...(p.kubernetesVersion !== undefined && { kubernetesVersion: p.kubernetesVersion }),
-    ...(p.kubernetes !== undefined && { kubernetes: p.kubernetes }),
-  };
-}
-
-/**
- * The reconcile loop, woken by the agents' event streams, and the webhook notifications of what
- * it records (`compose-notify.ts`); `stop` ends the loop, then the notifications and the streams.
- */
-function startLoop(
-  c: LoadedConfig,
-  p: LoopParts,
-  leadership: Leadership,
-  metrics: OperatorMetrics,
-): { stop(): Promise<void> } {
-  const events = createAgentEventSource(c.pki);
-  const notify = startConfiguredNotifications(c, {
-    store: p.store,
-    leadership,
-    metrics,
-    log: p.log,
-  });
-  const loop = startWatchedLoop(reconcileDeps(c, p), events, leadership, {
-    intervalMs: c.config.interval,
-    onPass: (pass) => {
-      metrics.recordPass(pass);
-      p.status?.kick();
-      notify?.kick();
-    },
-  });
-  return {
-    async stop() {
-      await loop.stop();
-      await notify?.stop();
-      await p.status?.stop();
-      await events.close();
-    },
-  };
 }
 
 /** Discovery over the registry the config names: one cache, shared by the loop and the API. */
