@@ -8,6 +8,7 @@
 import type { Pool } from '../core/rollout/types.ts';
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
 import { actOn, rollbackOn } from './api/routes-rollouts.ts';
+import type { ImagePolicy } from '../core/images/types.ts';
 import { liveKubernetes } from './compose-kubernetes.ts';
 import type { LoadedConfig } from './config.ts';
 import { createDeclaredRunner, type DeclaredRunner } from './loop/declared.ts';
@@ -56,6 +57,8 @@ export function declaredRunner(o: {
   /** The fleet file's Kubernetes per cluster, and where the live specs go (docs/adr/0012). */
   readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
   readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
+  /** The fleet file's image policies (docs/adr/0013): checked beside the objects, verdicts written. */
+  readonly fileImages?: readonly ImagePolicy[];
 }): DeclaredRunner {
   return createDeclaredRunner({
     ...o,

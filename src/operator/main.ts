@@ -189,6 +189,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
         declaredRunner({
           ...{ source: kube.declared, filePools, fileMachines, setPools, store, log },
           ...{ fileKubernetes: live.fileKubernetes, setKubernetes: live.setKubernetes },
+          fileImages: c.fleet.images ?? [],
         }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
     },

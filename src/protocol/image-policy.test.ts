@@ -83,6 +83,11 @@ describe('image policies in the fleet file', () => {
       '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], canary: {soak: 1m}}',
       /canary.*names namespaces or workloads/,
     ],
+    [
+      'a machine-only policy',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], policies: [{controlPlaneFirst: true}]}',
+      /images\[0\]\.policies.*machine policies/,
+    ],
   ];
   for (const [what, images, message] of bad)
     it(`refuses ${what}, naming the field`, () => {

@@ -65,6 +65,9 @@ const workloadSchema = z
     ...(w.containers !== undefined && { containers: w.containers }),
   }));
 
+/** Policies that only mean something for machines (roles, zones); the canary orders workloads. */
+const machineOnly: ReadonlySet<string> = new Set(['control-plane-first', 'zones']);
+
 /** One image policy: a fleet file's `images` item, and a molt.dev `ImagePolicy`'s spec with its name. */
 export const imagePolicySchema = z
   .strictObject({
@@ -84,7 +87,13 @@ export const imagePolicySchema = z
         message: 'a canary names namespaces or workloads',
       })
       .optional(),
-    policies: z.array(policySchema).default([]),
+    policies: z
+      .array(policySchema)
+      .default([])
+      .refine((ps) => ps.every((p) => !machineOnly.has(p.kind)), {
+        message:
+          'controlPlaneFirst and zones are machine policies: an image policy orders workloads with canary',
+      }),
     requireApproval: z.boolean().optional(),
     requireSignature: z.boolean().optional(),
     platforms: z.array(platform).min(1).optional(),

@@ -11,9 +11,10 @@ import type { Pool } from '../../core/rollout/types.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/declared.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
-import { declaredKubernetes, kubeClusterStatus } from '../decide/declared-kubernetes.ts';
+import { declaredImages, declaredKubernetes, kubeClusterStatus } from '../decide/declared-named.ts';
+import type { ImagePolicy } from '../../core/images/types.ts';
 import { currentDesired } from '../kubernetes/desired.ts';
-import type { DeclaredSource } from '../ports/declared.ts';
+import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../ports/declared.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
 /** The rollout actions a person may take, as the API runs them (wired by the composition root). */
@@ -48,6 +49,10 @@ export interface DeclaredDeps extends TransitionSink {
   readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
   /** Where the clusters' Kubernetes specs every pass plans with are kept. */
   readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
+  /** The fleet file's image policies (docs/adr/0013). @default none */
+  readonly fileImages?: readonly ImagePolicy[];
+  /** Where the image policies every pass follows are kept. */
+  readonly setImages?: (policies: readonly ImagePolicy[]) => void;
 }
 
 export interface DeclaredRunner {
@@ -61,6 +66,7 @@ const text = (e: unknown): string =>
 export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   let lastAccepted = new Map<string, Pool>();
   let lastKubernetes = new Map<string, KubernetesClusterSpec>();
+  let lastImages = new Map<string, ImagePolicy>();
   let lastError = '';
   const warned = new Set<string>();
 
@@ -107,22 +113,8 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
       );
   };
 
-  const apply = async (): Promise<void> => {
-    const declared = await d.source.read();
-    const stored = await d.store.read();
-    const plan = planDeclared({
-      declared,
-      filePools: d.filePools,
-      fileMachines: d.fileMachines,
-      stored,
-      lastAccepted,
-      objectName: (id) => d.source.objectName(id),
-      now: d.now(),
-    });
-    d.setPools(plan.pools);
-    lastAccepted = new Map(plan.accepted);
-    await syncNodeMachines(plan.inventory);
-    for (const h of plan.holds)
+  const applyHolds = async (holds: ReturnType<typeof planDeclared>['holds']): Promise<void> => {
+    for (const h of holds)
       await recordTransition(d, {
         write: (store) => store.setHold(h.machine, h.hold),
         record: {
@@ -140,11 +132,10 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
           },
         },
       });
-    for (const s of plan.actions) await runAction(s);
-    for (const pool of plan.release) {
-      await d.source.release(pool);
-      d.log(`declared: pool ${pool} deleted; nothing of it was in flight any more`);
-    }
+  };
+
+  /** The clusters' Kubernetes in force, and their objects' verdicts with the plan in the status. */
+  const applyKubernetes = async (declared: DeclaredState): Promise<DeclaredVerdict[]> => {
     const kube = declaredKubernetes({
       objects: declared.clusters ?? [],
       file: d.fileKubernetes ?? new Map(),
@@ -153,7 +144,7 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     lastKubernetes = new Map(kube.accepted);
     d.setKubernetes?.(kube.specs);
     const read = { store: d.store, declared: () => ({ specs: kube.specs, read: true }) };
-    const clusters = await Promise.all(
+    return Promise.all(
       kube.verdicts.map(async (v) => ({
         ...v,
         status: kubeClusterStatus({
@@ -162,7 +153,43 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
         }),
       })),
     );
-    await d.source.report([...plan.verdicts, ...clusters]);
+  };
+
+  /** The image policies in force (docs/adr/0013), and their objects' verdicts. */
+  const applyImages = (declared: DeclaredState): readonly DeclaredVerdict[] => {
+    const images = declaredImages({
+      objects: declared.images ?? [],
+      file: d.fileImages ?? [],
+      lastAccepted: lastImages,
+    });
+    lastImages = new Map(images.accepted);
+    d.setImages?.([...images.specs.values()]);
+    return images.verdicts;
+  };
+
+  const apply = async (): Promise<void> => {
+    const declared = await d.source.read();
+    const stored = await d.store.read();
+    const plan = planDeclared({
+      declared,
+      filePools: d.filePools,
+      fileMachines: d.fileMachines,
+      stored,
+      lastAccepted,
+      objectName: (id) => d.source.objectName(id),
+      now: d.now(),
+    });
+    d.setPools(plan.pools);
+    lastAccepted = new Map(plan.accepted);
+    await syncNodeMachines(plan.inventory);
+    await applyHolds(plan.holds);
+    for (const s of plan.actions) await runAction(s);
+    for (const pool of plan.release) {
+      await d.source.release(pool);
+      d.log(`declared: pool ${pool} deleted; nothing of it was in flight any more`);
+    }
+    const clusters = await applyKubernetes(declared);
+    await d.source.report([...plan.verdicts, ...clusters, ...applyImages(declared)]);
   };
 
   return {

@@ -7,6 +7,7 @@
  * rollout actions the fleet file and the API give. One model behind both sources.
  */
 import type { Pool } from '../../core/rollout/types.ts';
+import type { ImagePolicy } from '../../core/images/types.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import type { MachineRecord } from './store.ts';
 
@@ -43,6 +44,11 @@ export type DeclaredKubernetesCluster =
   | { readonly name: string; readonly spec: KubernetesClusterSpec; readonly generation: number }
   | InvalidObject;
 
+/** A declared `ImagePolicy` (docs/adr/0013): the object's name is the policy's. */
+export type DeclaredImagePolicy =
+  | { readonly name: string; readonly policy: ImagePolicy; readonly generation: number }
+  | InvalidObject;
+
 /** What a Rollout object's spec asks of the operator's rollout (level-based; absent: no opinion). */
 export interface RolloutRequest {
   /** The operator's rollout id. */
@@ -66,11 +72,13 @@ export interface DeclaredState {
   readonly requests: readonly RolloutRequest[];
   /** `KubernetesCluster` objects; undefined from a source that has none. */
   readonly clusters?: readonly DeclaredKubernetesCluster[];
+  /** `ImagePolicy` objects; undefined from a source that has none. */
+  readonly images?: readonly DeclaredImagePolicy[];
 }
 
 /** How the operator judged one declared object, written back as its status. */
 export interface DeclaredVerdict {
-  readonly kind: 'Pool' | 'MachineHold' | 'KubernetesCluster';
+  readonly kind: 'Pool' | 'MachineHold' | 'KubernetesCluster' | 'ImagePolicy';
   readonly name: string;
   readonly generation: number;
   /** Accepted=True, or the reason it is not. */

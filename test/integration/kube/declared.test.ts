@@ -241,6 +241,39 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
     await kubectl('delete', 'kubernetescluster', 'default', '-n', ns);
   });
 
+  it('accepts an ImagePolicy, has the API server refuse one naming no workload, and the operator one following no tier', async () => {
+    const policy = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: 'molt.dev/v1alpha1',
+      kind: 'ImagePolicy',
+      metadata: { name, namespace: ns },
+      spec: { repository: 'registry.example.com/acme/web', follow: 'rebuilds', ...spec },
+    });
+    await assert.rejects(apply(policy('web', { workloads: [] })), /spec\.workloads: Invalid value/);
+    await apply(
+      policy('web', {
+        workloads: [{ namespaces: ['shop'] }],
+        canary: { namespaces: ['shop-canary'], soak: '5m' },
+      }),
+    );
+    await apply(policy('latest', { follow: 'latest', workloads: [{ names: ['web'] }] }));
+    const accepted = (name: string) =>
+      kubectl(
+        ...['get', 'imagepolicy', name, '-n', ns, '-o'],
+        "jsonpath={.status.conditions[?(@.type=='Accepted')].reason} {.status.conditions[?(@.type=='Accepted')].message}",
+      );
+    await eventually(
+      async () => {
+        assert.equal(await accepted('web'), 'Accepted in force');
+        assert.match(
+          await accepted('latest'),
+          /^InvalidSpec spec\.follow: must be rebuilds, revisions or \{semver/,
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    await kubectl('delete', 'imagepolicy', 'web', 'latest', '-n', ns);
+  });
+
   it('follows an applied Pool: its release waits for the window, rolls out once the policy is edited, and a MachineHold holds its machine', async () => {
     await apply(pool({ channel: 'stable', policies: [{ concurrency: 1 }, closed] }));
     await apply({

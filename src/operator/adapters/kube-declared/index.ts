@@ -22,6 +22,7 @@ import { nodeMachine, type NodeInventoryOptions } from './nodes.ts';
 import { PoolLabel } from '../../../protocol/kube-resources.ts';
 import {
   declaredHold,
+  declaredImagePolicy,
   declaredKubernetesCluster,
   declaredPool,
   needsFinalizer,
@@ -35,6 +36,7 @@ const plurals = {
   MachineHold: 'machineholds',
   Rollout: 'rollouts',
   KubernetesCluster: 'kubernetesclusters',
+  ImagePolicy: 'imagepolicies',
 } as const;
 
 export interface KubeDeclaredOptions {
@@ -101,11 +103,12 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
 
   return {
     async read(): Promise<DeclaredState> {
-      const [poolItems, holdItems, rolloutItems, clusterItems] = await Promise.all([
+      const [poolItems, holdItems, rolloutItems, clusterItems, imageItems] = await Promise.all([
         list('Pool'),
         list('MachineHold'),
         list('Rollout'),
         list('KubernetesCluster'),
+        list('ImagePolicy'),
       ]);
       pools.clear();
       for (const item of poolItems) {
@@ -119,6 +122,7 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
         holds: holdItems.map(declaredHold),
         requests: rolloutItems.flatMap((r) => rolloutRequest(r) ?? []),
         clusters: clusterItems.map(declaredKubernetesCluster),
+        images: imageItems.map(declaredImagePolicy),
       };
     },
 

@@ -13,9 +13,11 @@ import {
   RolloutActionFields,
   parsePoolSpec,
 } from '../../../protocol/kube-resources.ts';
+import { imagePolicySchema } from '../../../protocol/image-policy.ts';
 import { KubernetesClusterSpec } from '../../../protocol/kube-cluster.ts';
 import type {
   DeclaredHold,
+  DeclaredImagePolicy,
   DeclaredKubernetesCluster,
   DeclaredPool,
   RolloutRequest,
@@ -81,6 +83,14 @@ export function declaredKubernetesCluster(o: ListedObject): DeclaredKubernetesCl
   const r = KubernetesClusterSpec.safeParse(o.spec ?? {});
   if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
   return { name, spec: r.data, generation: generationOf(o) };
+}
+
+/** An image policy, or why not (docs/adr/0013): the fleet file's schema, named by the object. */
+export function declaredImagePolicy(o: ListedObject): DeclaredImagePolicy {
+  const name = nameOf(o);
+  const r = imagePolicySchema.safeParse({ ...(o.spec ?? {}), name });
+  if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
+  return { name, policy: r.data, generation: generationOf(o) };
 }
 
 /** A hold, or why not (a `MachineHold` naming an unknown machine is judged by the loop). */

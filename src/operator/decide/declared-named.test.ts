@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
-import { declaredKubernetesCluster } from '../adapters/kube-declared/read.ts';
+import { declaredImagePolicy, declaredKubernetesCluster } from '../adapters/kube-declared/read.ts';
 import { proposePlan } from '../kubernetes/propose.ts';
 import { world } from '../kubernetes/fixtures.test.ts';
-import { declaredKubernetes, kubeClusterStatus } from './declared-kubernetes.ts';
+import { declaredImages, declaredKubernetes, kubeClusterStatus } from './declared-named.ts';
 
 const spec = (version: string) => KubernetesClusterSpec.parse({ version });
 
@@ -99,5 +99,61 @@ describe('declared KubernetesClusters', () => {
       desired: null,
       plan: null,
     });
+  });
+});
+
+describe('declared ImagePolicies', () => {
+  const spec = {
+    repository: 'registry.example.com/acme/web',
+    follow: 'rebuilds',
+    workloads: [{ namespaces: ['shop'] }],
+  };
+
+  it('reads an object with the fleet file’s schema, named by the object, problems by spec field', () => {
+    const ok = declaredImagePolicy({ metadata: { name: 'web', generation: 3 }, spec });
+    assert.ok('policy' in ok);
+    assert.equal(ok.policy.name, 'web');
+    assert.deepEqual(ok.policy.follow, { kind: 'rebuilds' });
+    assert.equal(ok.generation, 3);
+    const none = declaredImagePolicy({
+      metadata: { name: 'web' },
+      spec: { ...spec, workloads: [] },
+    });
+    assert.ok('invalid' in none);
+    assert.match(none.invalid, /^spec\.workloads: names no workload/);
+  });
+
+  it('merges objects with the fleet file’s policies: the file wins a name, a refused edit keeps the last accepted', () => {
+    const read = (s: Record<string, unknown>, generation: number) =>
+      declaredImagePolicy({ metadata: { name: 'web', generation }, spec: s });
+    const file = declaredImagePolicy({ metadata: { name: 'dns' }, spec });
+    assert.ok('policy' in file);
+    const first = declaredImages({
+      objects: [read(spec, 1)],
+      file: [file.policy],
+      lastAccepted: new Map(),
+    });
+    assert.deepEqual([...first.specs.keys()].sort(), ['dns', 'web']);
+    assert.equal(first.verdicts[0]?.reason, 'Accepted');
+    const typo = declaredImages({
+      objects: [read({ ...spec, follow: 'latest' }, 2)],
+      file: [],
+      lastAccepted: first.accepted,
+    });
+    assert.equal(typo.specs.get('web')?.follow.kind, 'rebuilds');
+    assert.match(
+      typo.verdicts[0]?.message ?? '',
+      /spec\.follow: must be rebuilds.*last accepted spec \(registry\.example\.com\/acme\/web, follow rebuilds\) stays/,
+    );
+    const clash = declaredImages({
+      objects: [declaredImagePolicy({ metadata: { name: 'dns' }, spec })],
+      file: [file.policy],
+      lastAccepted: new Map(),
+    });
+    assert.equal(clash.verdicts[0]?.reason, 'DefinedInFleetFile');
+    assert.match(
+      clash.verdicts[0]?.message ?? '',
+      /image policy dns is configured by the operator's fleet file/,
+    );
   });
 });
