@@ -150,10 +150,9 @@ describe('declared ImagePolicies', () => {
       file: [file.policy],
       lastAccepted: new Map(),
     });
-    assert.equal(clash.verdicts[0]?.reason, 'DefinedInFleetFile');
-    assert.match(
-      clash.verdicts[0]?.message ?? '',
-      /image policy dns is configured by the operator's fleet file/,
-    );
+    const [v] = clash.verdicts;
+    assert.ok(v !== undefined);
+    assert.equal(v.reason, 'DefinedInFleetFile');
+    assert.match(v.message, /image policy dns is configured by the operator's fleet file/);
   });
 });
