@@ -8,6 +8,14 @@ import type { ImagePolicy } from './types.ts';
 const ctx = { platforms: ['linux/amd64'], now: T0 };
 const resolve = (p: ImagePolicy, image: string, r: RepositoryView, now = T0): TargetDecision =>
   resolveTarget(p, image, r, { ...ctx, now });
+function asMove(d: TargetDecision): Extract<TargetDecision, { kind: 'move' }> {
+  assert.equal(d.kind, 'move', JSON.stringify(d));
+  return d;
+}
+function asSkip(d: TargetDecision): Extract<TargetDecision, { kind: 'skip' }> {
+  assert.equal(d.kind, 'skip', JSON.stringify(d));
+  return d;
+}
 const reasonOf = (d: TargetDecision): string =>
   d.kind === 'wait' || d.kind === 'skip' ? d.reason : d.kind;
 
@@ -32,13 +40,14 @@ describe('resolveTarget: rebuilds', () => {
       tag: '1.8.0-rev2',
       digest: dig(2),
       image: `${REPO}:1.8.0-rev2@${dig(2)}`,
+      from: dig(1),
     });
   });
 
   it('follows the intermediate tag of a long tag', () => {
     const d = resolve(policy(), `${REPO}:1.8.0-rev2-b1`, rebuilt);
     assert.equal(d.kind, 'move');
-    assert.equal(d.kind === 'move' && d.tag, '1.8.0-rev2');
+    assert.equal(asMove(d).tag, '1.8.0-rev2');
   });
 
   it('ignores a new revision: the rebuilt digest is already running', () => {
@@ -55,7 +64,8 @@ describe('resolveTarget: rebuilds', () => {
   it('pins by digest a container whose tag discovery has not seen', () => {
     const r = repo({ '1.8.0-rev2': dig(2) });
     const d = resolve(policy(), `${REPO}:1.8.0-rev2-b9`, r);
-    assert.equal(d.kind === 'move' && d.image, `${REPO}:1.8.0-rev2@${dig(2)}`);
+    assert.equal(asMove(d).image, `${REPO}:1.8.0-rev2@${dig(2)}`);
+    assert.equal(asMove(d).from, undefined);
   });
 
   for (const [image, reason, message] of [
@@ -73,7 +83,7 @@ describe('resolveTarget: rebuilds', () => {
       const d = resolve(policy(), image, rebuilt);
       assert.equal(d.kind, 'skip');
       assert.equal(reasonOf(d), reason);
-      assert.match(d.kind === 'skip' ? d.message : '', message);
+      assert.match(asSkip(d).message, message);
     });
   }
 
@@ -89,22 +99,18 @@ describe('resolveTarget: revisions and semver', () => {
 
   it('takes a new revision, written with the intermediate tag that points at it', () => {
     const d = resolve(revisions, running, rebuilt);
-    assert.equal(d.kind === 'move' && d.image, `${REPO}:1.8.0-rev3@${dig(3)}`);
+    assert.equal(asMove(d).image, `${REPO}:1.8.0-rev3@${dig(3)}`);
   });
 
   it('writes the short tag when no intermediate tag points at the target', () => {
     const d = resolve(revisions, running, repo({ '1.8.0': dig(7) }));
-    assert.equal(d.kind === 'move' && d.tag, '1.8.0');
+    assert.equal(asMove(d).tag, '1.8.0');
   });
 
   it('follows the highest short tag in range, by version not by text or listing order', () => {
     const r = repo({ '1.10.0': dig(10), '1.9.0': dig(9), '2.0.0': dig(20), 'v1.10.0': dig(11) });
     const d = resolve(policy({ follow: { kind: 'semver', range: '^1.8.0' } }), running, r);
-    assert.equal(
-      d.kind === 'move' && d.digest,
-      dig(10),
-      '1.10.0 over 1.9.0; 1.10.0 before v1.10.0',
-    );
+    assert.equal(asMove(d).digest, dig(10), '1.10.0 over 1.9.0; 1.10.0 before v1.10.0');
     const none = resolve(policy({ follow: { kind: 'semver', range: '^3' } }), running, r);
     assert.equal(reasonOf(none), 'TagMissing');
   });
@@ -115,7 +121,7 @@ describe('resolveTarget: revisions and semver', () => {
       `${REPO}@${dig(1)}`,
       rebuilt,
     );
-    assert.equal(d.kind === 'move' && d.tag, '1.9.0-rev1');
+    assert.equal(asMove(d).tag, '1.9.0-rev1');
   });
 });
 
@@ -125,8 +131,9 @@ describe('resolveTarget: GM pins, signatures, platforms', () => {
     const d = resolve(p, running, rebuilt);
     assert.equal(d.kind, 'skip');
     assert.equal(reasonOf(d), 'GMPinned');
-    assert.match(d.kind === 'skip' ? d.message : '', /SLE 16 GM/);
-    assert.deepEqual(d.kind === 'skip' && d.wouldMoveTo, { tag: '1.8.0-rev2', digest: dig(2) });
+    assert.match(asSkip(d).message, /SLE 16 GM/);
+    assert.deepEqual(asSkip(d).pin, p.gm[0]);
+    assert.deepEqual(asSkip(d).wouldMoveTo, { tag: '1.8.0-rev2', digest: dig(2) });
     const revisions = resolve({ ...p, follow: { kind: 'revisions' } }, running, rebuilt);
     assert.equal(reasonOf(revisions), 'GMPinned');
     // A pinned container running by tag: its digest is the tag's now.
@@ -164,7 +171,7 @@ describe('resolveTarget: GM pins, signatures, platforms', () => {
       now: T0 + HOUR,
     });
     assert.equal(later.kind, 'move');
-    assert.deepEqual(later.kind === 'move' && later.missingPlatforms, ['linux/amd64']);
+    assert.deepEqual(asMove(later).missingPlatforms, ['linux/amd64']);
   });
 
   it('reads the policy platforms and settle over the cluster', () => {

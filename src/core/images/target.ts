@@ -21,13 +21,13 @@
  *    it was first seen; then it is taken, `missingPlatforms` saying what it lacks. A platform
  *    without a variant (a Node's `linux/arm64`) is carried by any variant of it (`linux/arm64/v8`).
  * 8. Otherwise `move`: the tag written is the newest intermediate tag pointing at the target
- *    digest, else the followed tag; `image` is `repository:tag@digest`.
+ *    digest, else the followed tag; `image` is `repository:tag@digest`; `from` the current digest.
  */
 import { isMoltError } from '../errors.ts';
 import { parseImageReference, type ImageReference } from '../slots/reference.ts';
 import { iso } from '../time.ts';
 import { followedTag, intermediateAt } from './followed-tag.ts';
-import type { ImagePolicy } from './types.ts';
+import type { GmPin, ImagePolicy } from './types.ts';
 
 /** What discovery knows of one repository now (the operator fills it from its OCI discovery). */
 export interface RepositoryView {
@@ -57,6 +57,8 @@ export type TargetDecision =
       readonly digest: string;
       /** `repository:tag@digest`, as written into the pod template. */
       readonly image: string;
+      /** The digest the container runs now, when known (a tag discovery has not seen: unknown). */
+      readonly from?: string;
       /** Platforms the index lacks, taken anyway after the settle. */
       readonly missingPlatforms?: readonly string[];
     }
@@ -67,6 +69,8 @@ export type TargetDecision =
       readonly kind: 'skip';
       readonly reason: string;
       readonly message: string;
+      /** GMPinned only: the pin that keeps the container. */
+      readonly pin?: GmPin;
       /** GMPinned only: the target the container would move to were it not pinned. */
       readonly wouldMoveTo?: TagTarget;
     };
@@ -93,13 +97,14 @@ export function resolveTarget(
     return { kind: 'skip', reason: 'NotFollowed', message };
   }
   const current = ref.digest ?? (ref.tag === undefined ? undefined : repo.tags.get(ref.tag));
-  const decision = unpinned(policy, ref, current, repo, ctx);
+  const decision = unpinned({ policy, repo, ctx }, ref, current);
   const pin = policy.gm.find((p) => p.digest === current);
   if (pin === undefined) return decision;
   return {
     kind: 'skip',
     reason: 'GMPinned',
     message: `${pin.digest} is a GM image, kept for good: ${pin.reason}`,
+    pin,
     ...(decision.kind === 'move' && {
       wouldMoveTo: { tag: decision.tag, digest: decision.digest },
     }),
@@ -115,13 +120,16 @@ function readReference(image: string): ImageReference | undefined {
   }
 }
 
-function unpinned(
-  policy: ImagePolicy,
-  ref: ImageReference,
-  current: string | undefined,
-  repo: RepositoryView,
-  ctx: TargetContext,
-): TargetDecision {
+/** What one resolution reads. */
+interface Reading {
+  readonly policy: ImagePolicy;
+  readonly repo: RepositoryView;
+  readonly ctx: TargetContext;
+}
+
+/** Rules 4–8: the decision were the current digest not a GM pin. */
+function unpinned(r: Reading, ref: ImageReference, current: string | undefined): TargetDecision {
+  const { policy, repo } = r;
   const followed = followedTag(policy.follow, ref.tag, repo.tags.keys());
   if (!followed.ok) {
     const kind = followed.reason === 'TagMissing' ? 'wait' : 'skip';
@@ -133,26 +141,40 @@ function unpinned(
     return { kind: 'wait', reason: 'TagMissing', message };
   }
   if (digest === current) return { kind: 'current', digest };
-  if (policy.requireSignature === true && !repo.signed.has(digest)) {
-    const message = `${followed.tag} (${digest}) has no valid signature`;
-    return { kind: 'wait', reason: 'Unsigned', message };
-  }
-  const missing = missingPlatforms(policy.platforms ?? ctx.platforms, repo, digest);
-  if (missing !== undefined) {
-    const ends = missing.firstSeen + (policy.settleMs ?? DEFAULT_SETTLE_MS);
-    if (ctx.now < ends) {
-      const message = `${followed.tag} (${digest}) lacks ${missing.platforms.join(', ')}; taken anyway at ${iso(ends)} unless they appear`;
-      return { kind: 'wait', reason: 'PlatformsMissing', message };
-    }
-  }
+  const missing = missingPlatforms(policy.platforms ?? r.ctx.platforms, repo, digest);
+  const waiting = waitFor(r, { tag: followed.tag, digest }, missing);
+  if (waiting !== undefined) return waiting;
   const tag = intermediateAt(repo.tags, digest) ?? followed.tag;
   return {
     kind: 'move',
     tag,
     digest,
     image: `${policy.repository}:${tag}@${digest}`,
+    ...(current !== undefined && { from: current }),
     ...(missing !== undefined && { missingPlatforms: missing.platforms }),
   };
+}
+
+/** Rules 6–7: a target not signed, or an index missing platforms within its settle, waits. */
+function waitFor(
+  { policy, repo, ctx }: Reading,
+  target: TagTarget,
+  missing: Missing | undefined,
+): TargetDecision | undefined {
+  const what = `${target.tag} (${target.digest})`;
+  if (policy.requireSignature === true && !repo.signed.has(target.digest)) {
+    return { kind: 'wait', reason: 'Unsigned', message: `${what} has no valid signature` };
+  }
+  if (missing === undefined) return undefined;
+  const ends = missing.firstSeen + (policy.settleMs ?? DEFAULT_SETTLE_MS);
+  if (ctx.now >= ends) return undefined;
+  const message = `${what} lacks ${missing.platforms.join(', ')}; taken anyway at ${iso(ends)} unless they appear`;
+  return { kind: 'wait', reason: 'PlatformsMissing', message };
+}
+
+interface Missing {
+  readonly platforms: readonly string[];
+  readonly firstSeen: number;
 }
 
 /** The required platforms an index lacks (undefined: not an index, or it has them all). */
@@ -160,7 +182,7 @@ function missingPlatforms(
   required: readonly string[],
   repo: RepositoryView,
   digest: string,
-): { readonly platforms: readonly string[]; readonly firstSeen: number } | undefined {
+): Missing | undefined {
   const index = repo.indexes.get(digest);
   if (index === undefined) return undefined;
   const platforms = required.filter((p) => !index.platforms.some((have) => carries(have, p)));
