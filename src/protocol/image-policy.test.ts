@@ -88,6 +88,11 @@ describe('image policies in the fleet file', () => {
       '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], policies: [{controlPlaneFirst: true}]}',
       /images\[0\]\.policies.*machine policies/,
     ],
+    [
+      'a canary given twice',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], canary: {namespaces: [c]}, policies: [{canary: {count: 1}}]}',
+      /images\[0\]\.canary.*given twice/,
+    ],
   ];
   for (const [what, images, message] of bad)
     it(`refuses ${what}, naming the field`, () => {

@@ -101,6 +101,11 @@ export const imagePolicySchema = z
     progressTimeout: duration.optional(),
     gm: z.array(z.strictObject({ digest, reason: name })).default([]),
   })
+  .refine((p) => p.canary === undefined || p.policies.every((x) => x.kind !== 'canary'), {
+    message:
+      'the canary is given twice: keep canary: {namespaces|workloads, soak} or a canary policy, not both',
+    path: ['canary'],
+  })
   .transform((p): ImagePolicy => ({
     name: p.name,
     repository: p.repository,
