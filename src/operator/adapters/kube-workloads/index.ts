@@ -158,16 +158,19 @@ export function createKubeWorkloads(o: KubeWorkloadsOptions): Workloads {
     async setImages(ref, changes) {
       if (changes.length === 0) return;
       const current = await read(ref);
-      const edited = editedIn(current, changes);
-      if (edited.length > 0) throw workloadEdited(ref, edited);
+      // The indices come from this read; whether the images are still `from` is the API
+      // server's to decide, atomically, by the patch's `test` ops.
+      const gone = changes.filter((ch) => locate(current, ch.container) === undefined);
+      if (gone.length > 0) throw workloadEdited(ref, editedIn(current, gone));
       const ops = changes.flatMap((ch) => {
         const at = locate(current, ch.container);
-        if (at === undefined) return [];
-        return [
-          { op: 'test', path: `${at.path}/name`, value: ch.container },
-          { op: 'test', path: `${at.path}/image`, value: ch.from },
-          { op: 'replace', path: `${at.path}/image`, value: ch.to },
-        ];
+        return at === undefined
+          ? []
+          : [
+              { op: 'test', path: `${at.path}/name`, value: ch.container },
+              { op: 'test', path: `${at.path}/image`, value: ch.from },
+              { op: 'replace', path: `${at.path}/image`, value: ch.to },
+            ];
       });
       try {
         await patch(ref, ops);
