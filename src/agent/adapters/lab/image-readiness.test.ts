@@ -76,9 +76,14 @@ describe('image readiness in the lab', () => {
     });
     try {
       const missing = `${registry.host}/app:nope`;
-      const v = await r.check(missing);
+      const [v, again] = await Promise.all([r.check(missing), r.check(missing)]);
       assert.equal(v.ready, true);
       assert.match(v.reason ?? '', /^not read: /);
+      assert.deepEqual(again, v);
+      // Not asked again until retryMs: one attempt for every pod on it meanwhile.
+      const seen = registry.requests.length;
+      assert.deepEqual(await r.check(missing), v);
+      assert.equal(registry.requests.length, seen);
       assert.deepEqual(errors, [missing]);
     } finally {
       await r.close();

@@ -5,7 +5,8 @@
  * platform manifest of an index — linux/amd64 by default), cached by digest; the label
  * `dev.molt.lab.ready` set to `"false"` keeps the pod Running but never Ready, so a bad rebuild
  * really fails its rollout. An image that cannot be read (a made-up name, a registry away) is
- * ready, not cached, and told to `onError`: only a readable label makes an image bad.
+ * ready, told to `onError` once, and asked again only after `retryMs`: only a readable label makes
+ * an image bad, and a name that does not resolve must not slow every pod start down.
  */
 import type { ImageReference } from '../../../core/slots/reference.ts';
 import { parseImageReference, referenceTarget } from '../../../core/slots/reference.ts';
@@ -33,6 +34,8 @@ export interface ImageReadinessOptions {
   readonly platform?: Platform;
   /** Told why an image could not be read. */
   readonly onError?: (image: string, e: unknown) => void;
+  /** How long an unreadable image's verdict is kept before it is read again. @default 60000 */
+  readonly retryMs?: number;
 }
 
 export interface ImageReadiness {
@@ -53,6 +56,8 @@ export function createImageReadiness(o: ImageReadinessOptions = {}): ImageReadin
   const clients = new Map<string, OciRegistryClient>();
   /** Verdicts by `registry/repository@digest`. */
   const byDigest = new Map<string, ImageVerdict>();
+  /** Checks by reference: in flight, or unreadable (until `until`). */
+  const byReference = new Map<string, { verdict: Promise<ImageVerdict>; until: number }>();
   const clientFor = (registry: string): OciRegistryClient => {
     const address = o.mirrors?.[registry] ?? registry;
     let c = clients.get(address);
@@ -84,14 +89,30 @@ export function createImageReadiness(o: ImageReadinessOptions = {}): ImageReadin
     return verdict;
   };
 
+  const checkOnce = async (image: string): Promise<ImageVerdict> => {
+    try {
+      const verdict = await read(image);
+      byReference.delete(image);
+      return verdict;
+    } catch (e) {
+      o.onError?.(image, e);
+      const until = Date.now() + (o.retryMs ?? 60_000);
+      const verdict = {
+        ready: true,
+        reason: `not read: ${e instanceof Error ? e.message : String(e)}`,
+      };
+      byReference.set(image, { verdict: Promise.resolve(verdict), until });
+      return verdict;
+    }
+  };
+
   return {
-    async check(image) {
-      try {
-        return await read(image);
-      } catch (e) {
-        o.onError?.(image, e);
-        return { ready: true, reason: `not read: ${e instanceof Error ? e.message : String(e)}` };
-      }
+    check(image) {
+      const known = byReference.get(image);
+      if (known !== undefined && known.until > Date.now()) return known.verdict;
+      const verdict = checkOnce(image);
+      byReference.set(image, { verdict, until: Number.POSITIVE_INFINITY });
+      return verdict;
     },
     async close() {
       await Promise.all([...clients.values()].map((c) => c.close()));
