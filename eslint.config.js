@@ -170,6 +170,7 @@ export default tseslint.config(
       'src/platform/kube/**/*.ts',
       'src/agent/adapters/kube-node/**/*.ts',
       'src/agent/adapters/lab/kubelet-node.ts',
+      'src/agent/adapters/lab/kubelet-pods.ts',
       'src/operator/adapters/kube-*/**/*.ts',
       'src/lab/services/kube-*.ts',
       'src/lab/fleet/workloads.ts',

@@ -9,22 +9,10 @@
  */
 import { ErrorCode, isMoltError, MoltError } from '../errors.ts';
 import { parseImageReference } from '../slots/reference.ts';
-import type { ImagePolicy, WorkloadKind, WorkloadSelector } from './types.ts';
+import type { WorkloadView } from './workload.ts';
+import type { ImagePolicy, WorkloadSelector } from './types.ts';
 
-/** A workload as the adapter read it. */
-export interface WorkloadView {
-  readonly kind: WorkloadKind;
-  readonly namespace: string;
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly containers: readonly {
-    readonly name: string;
-    readonly image: string;
-    readonly init?: boolean;
-  }[];
-  /** The workload is fully rolled out and available (the adapter decides). */
-  readonly available: boolean;
-}
+export type { WorkloadView } from './workload.ts';
 
 /** The containers one policy follows in one workload. */
 export interface ImageUnit {

@@ -20,9 +20,9 @@ import {
   setHeaderOptions,
   type KubeConfig,
   V1MicroTime,
-  type V1Pod,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tendPods } from './kubelet-pods.ts';
 
 export interface LabKubeletOptions {
   readonly kc: KubeConfig;
@@ -35,6 +35,14 @@ export interface LabKubeletOptions {
   readonly periodMs?: number;
   /** Told about failed registrations, heartbeats and pod updates (retried next period). */
   readonly onError?: (e: unknown) => void;
+  /**
+   * Whether pods of `image` become Ready (docs/adr/0013 §7; `image-readiness.ts` reads it from
+   * the image's labels). A pod with any container (init ones included) on an image not ready
+   * still runs, but is never Ready: `Ready` and `ContainersReady` False with the reason in their
+   * message, that container `ready: false`. A rejection leaves the pod Pending until next period.
+   * @default every image is ready
+   */
+  readonly imageReady?: (image: string) => Promise<{ ready: boolean; reason?: string }>;
 }
 
 export interface LabKubelet {
@@ -128,66 +136,6 @@ async function renewLease(lease: CoordinationV1Api, name: string): Promise<void>
   }
 }
 
-const bound = (p: V1Pod) => ({
-  name: p.metadata?.name ?? '',
-  namespace: p.metadata?.namespace ?? '',
-});
-
-async function tendPods(
-  core: CoreV1Api,
-  node: string,
-  onError: ((e: unknown) => void) | undefined,
-): Promise<void> {
-  const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
-  const now = new Date().toISOString();
-  await Promise.all(
-    pods.items.map(async (p) => {
-      if (p.metadata?.deletionTimestamp !== undefined) {
-        await core
-          .deleteNamespacedPod({
-            ...bound(p),
-            gracePeriodSeconds: 0,
-            body: { gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid ?? '' } },
-          })
-          .catch((e: unknown) => onError?.(e));
-        return;
-      }
-      if (p.status?.phase !== 'Pending') return;
-      const ready = ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
-        type,
-        status: 'True',
-        lastTransitionTime: now,
-      }));
-      await core
-        .patchNamespacedPodStatus(
-          {
-            ...bound(p),
-            body: {
-              status: {
-                phase: 'Running',
-                conditions: ready,
-                hostIP: '127.0.0.1',
-                podIP: '10.244.0.1',
-                startTime: now,
-                containerStatuses: (p.spec?.containers ?? []).map((c) => ({
-                  name: c.name,
-                  image: c.image,
-                  imageID: '',
-                  ready: true,
-                  restartCount: 0,
-                  started: true,
-                  state: { running: { startedAt: now } },
-                })),
-              },
-            },
-          },
-          merge,
-        )
-        .catch(() => undefined);
-    }),
-  );
-}
-
 /** Start registering and reporting the node in the background; see {@link LabKubelet.ready}. */
 export function startLabKubelet(o: LabKubeletOptions): LabKubelet {
   const core = o.kc.makeApiClient(CoreV1Api);
@@ -226,7 +174,7 @@ export function startLabKubelet(o: LabKubeletOptions): LabKubelet {
           await beat();
           lastBeat = Date.now();
         }
-        await tendPods(core, o.name, o.onError);
+        await tendPods(core, o);
       } catch (e) {
         // The API server may be restarting (control-plane upgrades): try again next period.
         o.onError?.(e);

@@ -2,7 +2,9 @@
 /**
  * In the lab the agent plays its node's kubelet (docs/adr/0006 §8): registered and reported Ready
  * with the booted release while the agent runs, silent while the machine reboots, and reported
- * NotReady by a clean shutdown. The Kubernetes client is imported only when the config asks.
+ * NotReady by a clean shutdown. Its pods are Ready unless their image's labels say
+ * `dev.molt.lab.ready=false` (docs/adr/0013 §7), read from the registry with the machine's registry
+ * settings. The Kubernetes client is imported only when the config asks.
  */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { MachineConfig } from '../../../protocol/machine-config.ts';
@@ -24,12 +26,22 @@ export async function startKubeletFor(
       { hint: 'remove kubernetes.labKubelet from the machine config' },
     );
   }
-  const [{ loadKubeConfig }, { startLabKubelet }] = await Promise.all([
+  const [{ loadKubeConfig }, { startLabKubelet }, { createImageReadiness }] = await Promise.all([
     import('../../../platform/kube/client.ts'),
     import('./kubelet-node.ts'),
+    import('./image-readiness.ts'),
   ]);
   let last = '';
-  return startLabKubelet({
+  const { username, password, insecure, mirrors } = config.registry;
+  const images = createImageReadiness({
+    registry: {
+      insecure,
+      ...(username !== undefined &&
+        password !== undefined && { credentials: { username, password } }),
+    },
+    mirrors,
+  });
+  const node = startLabKubelet({
     kc: await loadKubeConfig(kubelet.kubeconfig),
     name: config.kubernetes?.nodeName ?? config.node,
     version: opts.version,
@@ -40,5 +52,12 @@ export async function startKubeletFor(
       if (line !== last) opts.log(`lab kubelet: ${line}`);
       last = line;
     },
+    imageReady: (image) => images.check(image),
   });
+  return {
+    async shutdown() {
+      await node.shutdown();
+      await images.close();
+    },
+  };
 }
