@@ -5,6 +5,9 @@
 // StatefulSet out for real; then a Deployment moved to an image labelled dev.molt.lab.ready=false
 // keeps Running-but-unready pods, stays progressing, and fails with ProgressDeadlineExceeded.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
   AppsV1Api,
@@ -42,6 +45,8 @@ interface Cluster {
   cp: KubeControlPlane;
   registry: TestRegistry;
   admin: KubeConfig;
+  /** As molt-operator, under deploy/kubernetes/operator-rbac.yaml. */
+  operator: KubeConfig;
   readiness: ImageReadiness;
   kubelets: LabKubelet[];
   /** `ready1..3` (ready, distinct digests) and `bad` (labelled not ready), by tag. */
@@ -75,6 +80,12 @@ async function startCluster(): Promise<Cluster> {
   await Promise.all(kubelets.map((k) => k.ready));
   const admin = await loadKubeConfig(cp.admin.kubeconfig);
   const core = admin.makeApiClient(CoreV1Api);
+  // The operator reads and patches workloads as itself, under the RBAC molt ships.
+  await promisify(execFile)(join(cp.bins, 'kubectl'), [
+    ...['--kubeconfig', cp.admin.kubeconfig, 'apply', '-f'],
+    join(import.meta.dirname, '../../../deploy/kubernetes/operator-rbac.yaml'),
+  ]);
+  const operator = await loadKubeConfig(cp.operator.kubeconfig);
   // The scheduler places nothing on a node until the node controller has untainted it.
   await eventually(
     async () => {
@@ -87,6 +98,7 @@ async function startCluster(): Promise<Cluster> {
     cp,
     registry,
     admin,
+    operator,
     readiness,
     kubelets,
     image: (tag) => `${registry.host}/lab/app:${tag}@${digests.get(tag) ?? ''}`,
@@ -170,7 +182,7 @@ workloadsConformance({
   name: 'a real control plane with lab kubelets',
   async start(): Promise<WorkloadsRig> {
     const c = await cluster();
-    const workloads = createKubeWorkloads({ kc: c.admin, pageSize: 2 });
+    const workloads = createKubeWorkloads({ kc: c.operator, pageSize: 2 });
     return {
       workloads,
       async create(ref, image, labels) {
@@ -207,7 +219,7 @@ describe('an image the lab labels not ready', () => {
   const ref: WorkloadRef = { kind: 'Deployment', namespace: 'unready', name: 'stuck' };
   before(async () => {
     c = await cluster();
-    workloads = createKubeWorkloads({ kc: c.admin });
+    workloads = createKubeWorkloads({ kc: c.operator });
     await create(c.admin, ref, c.image('ready1'), { spec: { progressDeadlineSeconds: 10 } });
     await eventually(
       async () => {
