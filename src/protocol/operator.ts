@@ -20,6 +20,7 @@ export { isEnded } from '../core/rollout/vocabulary.ts';
 export * from './operator-machines.ts';
 export * from './operator-blocks.ts';
 export * from './operator-kubernetes.ts';
+export * from './operator-images.ts';
 
 export const OperatorRoutes = {
   rollouts: '/v1/rollouts',
