@@ -26,6 +26,8 @@ import {
   KubeClusterStatusView,
   KubePlanAnswer,
   KubernetesOperatorRoutes as K,
+  ImagesOperatorRoutes,
+  ImagesView,
   kubePath,
   operatorPath,
   type BlockRequestBody,
@@ -79,6 +81,8 @@ export interface OperatorClient {
   unblock(body: UnblockRequestBody): Promise<BlockResult>;
   /** The Prometheus exposition text of `GET /metrics`. */
   metrics(): Promise<string>;
+  /** What every image policy's followed containers run and would move to (docs/adr/0013). */
+  images(): Promise<ImagesView>;
   /** A cluster's control plane per machine and its Kubernetes plans (docs/adr/0012). */
   kubernetes(cluster: string): Promise<KubeClusterStatusView>;
   kubernetesUpgrade(
@@ -153,6 +157,7 @@ export function createOperatorClient(options: {
     unblock: (body) => t.json(BlockResult, OperatorRoutes.unblock, postJson(body)),
     metrics: () =>
       t.text(OperatorRoutes.metrics, { method: 'GET', headers: { accept: 'text/plain' } }),
+    images: () => t.json(ImagesView, ImagesOperatorRoutes.list, getJson),
     kubernetes: (cluster) => t.json(KubeClusterStatusView, kubePath(K.status, cluster), getJson),
     kubernetesUpgrade: (cluster, body) =>
       t.json(KubePlanAnswer, kubePath(K.upgrade, cluster), postJson(body)),

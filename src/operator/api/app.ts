@@ -24,6 +24,7 @@ import { planRoutes } from './routes-plan.ts';
 import { releaseRoutes } from './routes-releases.ts';
 import { rolloutRoutes } from './routes-rollouts.ts';
 import { kubernetesRoutes } from './routes-kubernetes.ts';
+import { imageRoutes } from './routes-images.ts';
 
 /** Options of {@link buildOperatorApp}. */
 export interface OperatorAppOptions {
@@ -91,6 +92,7 @@ export async function buildOperatorApp(
   planRoutes(app, context);
   releaseRoutes(app, context);
   kubernetesRoutes(app, context, deps.kubernetes);
+  imageRoutes(app, deps.images);
   await registerFleetLock(app, {
     store: deps.fleetLock.store,
     groups: deps.fleetLock.groups,

@@ -13,6 +13,7 @@ import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
 import type { SelfRegistration } from './self-registration.ts';
 import type { KubernetesApi } from '../kubernetes/deps.ts';
+import type { ImagesDeps } from '../images/observe.ts';
 
 export interface OperatorApiDeps {
   readonly store: OperatorStore;
@@ -43,6 +44,8 @@ export interface OperatorApiDeps {
   readonly kubernetesVersion?: () => Promise<string>;
   /** The Kubernetes plans (docs/adr/0012); none: the Kubernetes routes answer that there are none. */
   readonly kubernetes?: KubernetesApi;
+  /** What image policies follow (docs/adr/0013); none: `GET /v1/images` answers there are none. */
+  readonly images?: ImagesDeps;
   /** Epoch ms. */
   readonly now: () => number;
   /** Told about every 500 (a bug), since Fastify's logger is off and the body carries no stack. */

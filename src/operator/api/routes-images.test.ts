@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// `GET /v1/images` on inject(): any fleet identity (the viewer's read permission) reads the view, which parses; without images the
+// answer is a stable code.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Identity } from '../../platform/https/identity.ts';
+import { dig, policy, REPO, T0 } from '../../core/images/fixtures.test.ts';
+import { ImagesView } from '../../protocol/operator-images.ts';
+import { apiFixture } from '../../testkit/operator-api-fixture.ts';
+import type { ImagesDeps } from '../images/observe.ts';
+import { FakeWorkloads } from '../ports/workloads.fake.ts';
+import { buildOperatorApp } from './app.ts';
+
+async function app(images: ImagesDeps | undefined) {
+  const f = await apiFixture();
+  return buildOperatorApp(
+    { ...f.deps, ...(images !== undefined && { images }) },
+    {
+      identify: (request) => {
+        const [role, name] = String(request.headers['x-as'] ?? 'node:w-9').split(':');
+        return { role, name } as Identity;
+      },
+    },
+  );
+}
+
+function images(): ImagesDeps {
+  const workloads = new FakeWorkloads();
+  workloads.put({
+    kind: 'Deployment',
+    namespace: 'shop',
+    name: 'web',
+    labels: {},
+    containers: [{ name: 'web', image: `${REPO}:1.8.0-rev2@${dig(1)}` }],
+  });
+  return {
+    policies: () => [policy()],
+    workloads,
+    scan: () =>
+      Promise.resolve({
+        tags: new Map([['1.8.0-rev2', dig(2)]]),
+        indexes: new Map(),
+        signed: new Set(),
+        moved: [],
+        rebuilds: [],
+        skipped: [],
+        requests: {
+          ...{ ping: 0, tagList: 1, manifestHead: 1, manifestGet: 0, blobHead: 0, blobGet: 0 },
+          ...{ referrers: 0, token: 0, push: 0, retries: 0 },
+        },
+      }),
+    now: () => T0,
+  };
+}
+
+describe('GET /v1/images', () => {
+  it('any fleet identity (a node’s, the least) reads what every followed container runs and would move to', async () => {
+    const a = await app(images());
+    const res = await a.inject({
+      method: 'GET',
+      url: '/v1/images',
+      headers: { 'x-as': 'node:w-9' },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const view = ImagesView.parse(res.json());
+    assert.equal(view.policies[0]?.units[0]?.id, 'Deployment/shop/web');
+    assert.equal(view.policies[0]?.units[0]?.decision.kind, 'move');
+    assert.equal(view.policies[0]?.units[0]?.decision.image, `${REPO}:1.8.0-rev2@${dig(2)}`);
+  });
+
+  it('without images answers MOLT_BAD_INPUT saying the operator follows none', async () => {
+    const a = await app(undefined);
+    const res = await a.inject({
+      method: 'GET',
+      url: '/v1/images',
+      headers: { 'x-as': 'node:w-9' },
+    });
+    assert.equal(res.statusCode, 400);
+    const body = res.json<{ code: string; message: string; hint: string }>();
+    assert.equal(body.code, 'MOLT_BAD_INPUT');
+    assert.match(body.message, /follows no images/);
+    assert.match(body.hint, /kubernetes/);
+  });
+});
