@@ -9,6 +9,7 @@ import type { Pool } from '../core/rollout/types.ts';
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
 import { actOn, rollbackOn } from './api/routes-rollouts.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
+import { liveImages } from './compose-images.ts';
 import { liveKubernetes } from './compose-kubernetes.ts';
 import type { LoadedConfig } from './config.ts';
 import { createDeclaredRunner, type DeclaredRunner } from './loop/declared.ts';
@@ -28,6 +29,8 @@ export function withLivePools(c: LoadedConfig): {
   setPools: (pools: readonly Pool[]) => void;
   /** The clusters' Kubernetes specs, live (docs/adr/0012). */
   kubernetes: ReturnType<typeof liveKubernetes>;
+  /** The image policies in force, live (docs/adr/0013). */
+  images: ReturnType<typeof liveImages>;
 } {
   let pools = c.fleet.pools;
   const fleet = {
@@ -44,6 +47,7 @@ export function withLivePools(c: LoadedConfig): {
       pools = next;
     },
     kubernetes: liveKubernetes(c),
+    images: liveImages(c),
   };
 }
 
@@ -59,6 +63,8 @@ export function declaredRunner(o: {
   readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
   /** The fleet file's image policies (docs/adr/0013): checked beside the objects, verdicts written. */
   readonly fileImages?: readonly ImagePolicy[];
+  /** Where the image policies in force go (`liveImages`). */
+  readonly setImages?: (policies: readonly ImagePolicy[]) => void;
 }): DeclaredRunner {
   return createDeclaredRunner({
     ...o,

@@ -14,6 +14,7 @@ import { machineRecords, syncInventoryWhenReachable } from './compose.ts';
 import type { LoadedConfig } from './config.ts';
 import type { OperatorApiDeps } from './api/context.ts';
 import type { KubernetesApi } from './kubernetes/deps.ts';
+import type { ImagesDeps } from './images/observe.ts';
 import { createAgentJournal } from './adapters/agent-gateway/journal.ts';
 import { createDashboardServer } from './api/dashboard-server.ts';
 import { createFleetLockServer } from './api/fleetlock-server.ts';
@@ -49,6 +50,8 @@ export interface ApiParts {
   readonly releases: () => Promise<readonly Release[]>;
   /** The Kubernetes plans' routes (docs/adr/0012). */
   readonly kubernetes?: KubernetesApi | undefined;
+  /** What image policies follow (docs/adr/0013): `GET /v1/images`. */
+  readonly images?: ImagesDeps | undefined;
 }
 
 /** How a listener reports a 500 (a bug in molt): one log line with the stack. */
@@ -109,6 +112,7 @@ function apiDeps(c: LoadedConfig, p: ApiParts): OperatorApiDeps {
     },
     releases: p.releases,
     ...(p.kubernetes !== undefined && { kubernetes: p.kubernetes }),
+    ...(p.images !== undefined && { images: p.images }),
     now: () => Date.now(),
     onInternalError: reportBug(p.log, 'API'),
   };

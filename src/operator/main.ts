@@ -30,6 +30,7 @@ import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
+import { imagesDeps } from './compose-images.ts';
 import { startLoop, type LoopParts } from './compose-loop.ts';
 import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
@@ -138,13 +139,17 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
     filePools,
     fileMachines,
     kubernetes: live,
+    images: liveImages,
   } = withLivePools(await loadOperatorConfig(path));
   const id = c.config.id ?? `${hostname()}-${String(process.pid)}`;
   const log = (line: string): void => {
     io.out(`${new Date().toISOString()} ${line}\n`);
   };
   const state = stateOf(c, id);
-  const kube = await kubeParts(c, path, id, log).catch(async (e: unknown) => {
+  const [kube, images] = await Promise.all([
+    kubeParts(c, path, id, log),
+    imagesDeps(c, path, liveImages.policies),
+  ]).catch(async (e: unknown) => {
     await Promise.all([state.store.close(), state.leadership.close(), state.fleetLock.close()]);
     throw e;
   });
@@ -173,7 +178,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   };
   const parts = {
     ...{ store, leadership, fleetLock, observations, metrics, log, probe: gateway },
-    ...{ releases: plans.api.plans.releases, kubernetes: plans.api },
+    ...{ releases: plans.api.plans.releases, kubernetes: plans.api, images },
   };
   const servers = await serveAll(c, path, parts, io).catch(async (e: unknown) => {
     await closeAll();
@@ -189,7 +194,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
         declaredRunner({
           ...{ source: kube.declared, filePools, fileMachines, setPools, store, log },
           ...{ fileKubernetes: live.fileKubernetes, setKubernetes: live.setKubernetes },
-          fileImages: c.fleet.images ?? [],
+          ...{ fileImages: liveImages.fileImages, setImages: liveImages.setImages },
         }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
     },

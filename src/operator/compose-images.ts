@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The operator's image policies, composed (docs/adr/0013): the policies in force, live — the fleet
+ * file's at start, then what each pass of the declared runner sets (the file's and the accepted
+ * molt.dev `ImagePolicy` objects) — and what observing them needs: the cluster's workloads (only
+ * when the config reads a cluster: `kubernetes`), one image scanner for the operator, and a
+ * registry client per host, opened for one scan and closed after it. A host is spoken to over
+ * plain HTTP only when it is the operator's own registry and the config says `insecure`, or when
+ * it is a loopback address (a lab).
+ */
+import { dirname, resolve } from 'node:path';
+import type { ImagePolicy } from '../core/images/types.ts';
+import { createRegistryClient } from '../oci/index.ts';
+import { createImageScanner } from '../releases/discovery/images.ts';
+import type { LoadedConfig } from './config.ts';
+import type { ImagesDeps } from './images/observe.ts';
+
+/** The image policies in force, live; `setImages` is the declared runner's `setImages`. */
+export function liveImages(c: LoadedConfig): {
+  readonly fileImages: readonly ImagePolicy[];
+  readonly policies: () => readonly ImagePolicy[];
+  readonly setImages: (policies: readonly ImagePolicy[]) => void;
+} {
+  const file: readonly ImagePolicy[] = c.fleet.images ?? [];
+  let current = file;
+  return {
+    fileImages: file,
+    policies: () => current,
+    setImages: (policies) => {
+      current = policies;
+    },
+  };
+}
+
+/** `localhost`, `127.x.y.z` or `[::1]`, with or without a port. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
+  return name === 'localhost' || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name ?? '');
+}
+
+/** `host[:port]/path` split at the first slash. */
+export function splitRepository(repository: string): { host: string; path: string } {
+  const slash = repository.indexOf('/');
+  return { host: repository.slice(0, slash), path: repository.slice(slash + 1) };
+}
+
+/** One scan of a repository: the operator's scanner over a client opened for it and closed after. */
+export function repositoryScanner(
+  c: LoadedConfig,
+  now: () => number = () => Date.now(),
+): ImagesDeps['scan'] {
+  const scanner = createImageScanner({ now });
+  return async (repository) => {
+    const { host, path } = splitRepository(repository);
+    const insecure = (host === c.config.registry && c.config.insecure) || isLoopbackHost(host);
+    const reader = createRegistryClient({ registry: host, insecure });
+    try {
+      return await scanner.scan({
+        reader,
+        registry: host,
+        repository: path,
+        publicKeyPem: c.publicKeyPem,
+      });
+    } finally {
+      await reader.close();
+    }
+  };
+}
+
+/**
+ * What `GET /v1/images` observes with, when the config reads a cluster (`kubernetes`); otherwise
+ * undefined, and the route answers that this operator follows no images.
+ */
+export async function imagesDeps(
+  c: LoadedConfig,
+  configPath: string,
+  policies: () => readonly ImagePolicy[],
+): Promise<ImagesDeps | undefined> {
+  const k = c.config.kubernetes;
+  if (k === undefined) return undefined;
+  const { loadKubeConfig } = await import('../platform/kube/client.ts');
+  const { createKubeWorkloads } = await import('./adapters/kube-workloads/index.ts');
+  const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
+  const now = (): number => Date.now();
+  return { policies, workloads: createKubeWorkloads({ kc }), scan: repositoryScanner(c, now), now };
+}
