@@ -17,6 +17,7 @@ import { machineCommand } from './commands/machine/index.ts';
 import { historyCommand } from './commands/history/index.ts';
 import { configCommand } from './commands/config/index.ts';
 import { clusterCommand } from './commands/cluster/index.ts';
+import { imagesCommand } from './commands/images/index.ts';
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -34,6 +35,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(rolloutCommand(ctx));
   program.addCommand(machineCommand(ctx));
   program.addCommand(clusterCommand(ctx));
+  program.addCommand(imagesCommand(ctx));
   program.addCommand(historyCommand(ctx));
   program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));
