@@ -63,9 +63,11 @@ describe('GET /v1/images', () => {
     });
     assert.equal(res.statusCode, 200, res.body);
     const view = ImagesView.parse(res.json());
-    assert.equal(view.policies[0]?.units[0]?.id, 'Deployment/shop/web');
-    assert.equal(view.policies[0]?.units[0]?.decision.kind, 'move');
-    assert.equal(view.policies[0]?.units[0]?.decision.image, `${REPO}:1.8.0-rev2@${dig(2)}`);
+    const unit = view.policies[0]?.units[0];
+    assert.ok(unit !== undefined);
+    assert.equal(unit.id, 'Deployment/shop/web');
+    assert.equal(unit.decision.kind, 'move');
+    assert.equal(unit.decision.image, `${REPO}:1.8.0-rev2@${dig(2)}`);
   });
 
   it('without images answers MOLT_BAD_INPUT saying the operator follows none', async () => {

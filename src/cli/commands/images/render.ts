@@ -36,7 +36,8 @@ export function nextText(d: ImageDecisionView): string {
       return '=';
     case 'move':
       return `→ ${d.tag ?? '?'}@${shortDigest(d.digest ?? '', 12, false)}`;
-    default:
+    case 'wait':
+    case 'skip':
       return `${d.kind}: ${d.reason ?? ''}`;
   }
 }
