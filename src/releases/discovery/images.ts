@@ -16,6 +16,7 @@
  * Tags outside the scheme (`latest`, `sha256-…` signature tags) are not followed and not asked.
  */
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import type { RepositoryView } from '../../core/images/target.ts';
 import { MoveKind, detectMovedTags, type MovedTag } from '../../core/releases/rebuilds.ts';
 import type { SkippedTag } from '../../core/releases/release.ts';
 import { partitionTags } from '../../core/releases/tag.ts';
@@ -39,17 +40,8 @@ interface RepositoryMemory {
   signatures: Record<string, SignatureEntry>;
 }
 
-/** One scan's view of a followed repository (core/images `RepositoryView` plus what moved). */
-export interface ImageRepositoryScan {
-  /** Scheme tag → digest. */
-  readonly tags: ReadonlyMap<string, string>;
-  /** Digests that are indexes: their platforms and when this scanner first saw them (epoch ms). */
-  readonly indexes: ReadonlyMap<
-    string,
-    { readonly platforms: readonly string[]; readonly firstSeen: number }
-  >;
-  /** Digests whose signature verified against the key (empty without a key). */
-  readonly signed: ReadonlySet<string>;
+/** One scan's view of a followed repository: what `resolveTarget` reads, plus what moved. */
+export interface ImageRepositoryScan extends RepositoryView {
   /** Tags that point elsewhere than at the last scan (rebuilds, new revisions, withdrawals). */
   readonly moved: readonly MovedTag[];
   readonly rebuilds: readonly MovedTag[];
@@ -95,7 +87,7 @@ const tagFaults: ReadonlySet<string> = new Set([
   ErrorCode.RegistryNotFound,
 ]);
 
-type Indexes = ImageRepositoryScan['indexes'];
+type Indexes = RepositoryView['indexes'];
 
 /** Resolve every scheme tag to a digest, learning what each new digest is; faults skip a tag. */
 async function resolveTags(
