@@ -21,6 +21,8 @@ export interface CliOperator {
   readonly dir: string;
   /** `ca`, and `<who>.pem` / `<who>.key` for `operator` (alice) and `node` (w-9). */
   readonly files: Readonly<Record<string, string>>;
+  /** `--endpoint … --ca … --cert … --key …` as `who`. */
+  flags(who: 'operator' | 'node'): string[];
   close(): Promise<void>;
 }
 
@@ -52,6 +54,10 @@ export async function startCliOperator(
     store: f.store,
     dir: dir.path,
     files,
+    flags: (who) => [
+      ...['--endpoint', api.url, '--ca', files['ca'] ?? ''],
+      ...['--cert', files[`${who}.pem`] ?? '', '--key', files[`${who}.key`] ?? ''],
+    ],
     close: async () => {
       await api.close();
       await dir.remove();

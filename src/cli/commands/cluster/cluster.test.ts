@@ -35,21 +35,7 @@ describe('molt cluster kubernetes', () => {
 
   async function molt(args: string[]): Promise<{ code: number; out: string; err: string }> {
     const io = memoryIo({});
-    const f = op.files;
-    const code = await main(
-      [
-        ...args,
-        '--endpoint',
-        op.api.url,
-        '--ca',
-        f['ca'] ?? '',
-        '--cert',
-        f['operator.pem'] ?? '',
-        '--key',
-        f['operator.key'] ?? '',
-      ],
-      io,
-    );
+    const code = await main([...args, ...op.flags('operator')], io);
     return { code, out: io.stdout(), err: io.stderr() };
   }
 

@@ -67,21 +67,7 @@ describe('molt images list', () => {
 
   async function molt(args: string[]): Promise<{ code: number; out: string; err: string }> {
     const io = memoryIo({});
-    const f = op.files;
-    const code = await main(
-      [
-        ...args,
-        '--endpoint',
-        op.api.url,
-        '--ca',
-        f['ca'] ?? '',
-        '--cert',
-        f['node.pem'] ?? '',
-        '--key',
-        f['node.key'] ?? '',
-      ],
-      io,
-    );
+    const code = await main([...args, ...op.flags('node')], io);
     return { code, out: io.stdout(), err: io.stderr() };
   }
 
