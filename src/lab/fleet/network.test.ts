@@ -17,6 +17,15 @@ describe('lab network', () => {
     assert.equal(n.record(), undefined);
   });
 
+  it('never gives out a port twice, though the kernel may offer the same free port again', async () => {
+    const offered = [5000, 5000, 5001, 5000, 5002];
+    const n = loopbackNetwork({ freePort: () => Promise.resolve(offered.shift() ?? 0) });
+    assert.deepEqual(
+      [await n.port('api'), await n.port('etcd-client'), await n.port('etcd-peer')],
+      [5000, 5001, 5002],
+    );
+  });
+
   it('keeps an asked-for loopback mode, and picks netns only as root', async () => {
     assert.equal(await chooseNetworkMode('loopback'), 'loopback');
     const auto = await chooseNetworkMode('auto');

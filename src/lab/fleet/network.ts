@@ -63,14 +63,30 @@ export interface LabNetwork {
   remove(): Promise<void>;
 }
 
-/** Every machine on 127.0.0.1 at free ports. */
-export function loopbackNetwork(): LabNetwork {
+/**
+ * Every machine on 127.0.0.1 at free ports. A port is free once it is closed again, so the kernel
+ * may hand the same one out twice in a row: the ports given out are remembered, and a repeat is
+ * asked for again (CI once saw two machines' ports collide).
+ */
+export function loopbackNetwork(o: { readonly freePort?: () => Promise<number> } = {}): LabNetwork {
+  const given = new Set<number>();
+  const ask = o.freePort ?? freePort;
+  const port = async (): Promise<number> => {
+    for (let tries = 0; tries < 100; tries++) {
+      const p = await ask();
+      if (!given.has(p)) {
+        given.add(p);
+        return p;
+      }
+    }
+    throw new MoltError(ErrorCode.Internal, 'no free port on 127.0.0.1 after 100 tries');
+  };
   return {
     mode: 'loopback',
     hostAddress: '127.0.0.1',
     record: () => undefined,
     machine: (name) => Promise.resolve({ name, address: '127.0.0.1', exec: [] }),
-    port: () => freePort(),
+    port,
     remove: () => Promise.resolve(),
   };
 }
