@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `GET /v1/images` on inject(): any fleet identity (the viewer's read permission) reads the view, which parses; without images the
 // answer is a stable code.
+import { scanOf } from '../../testkit/image-scan.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Identity } from '../../platform/https/identity.ts';
@@ -36,19 +37,7 @@ function images(): ImagesDeps {
   return {
     policies: () => [policy()],
     workloads,
-    scan: () =>
-      Promise.resolve({
-        tags: new Map([['1.8.0-rev2', dig(2)]]),
-        indexes: new Map(),
-        signed: new Set(),
-        moved: [],
-        rebuilds: [],
-        skipped: [],
-        requests: {
-          ...{ ping: 0, tagList: 1, manifestHead: 1, manifestGet: 0, blobHead: 0, blobGet: 0 },
-          ...{ referrers: 0, token: 0, push: 0, retries: 0 },
-        },
-      }),
+    scan: () => Promise.resolve(scanOf({ '1.8.0-rev2': dig(2) })),
     now: () => T0,
   };
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // observeImages over the Workloads fake and a fake scan: one decision per unit, a failing registry
 // confined to its policy, conflicts and empty policies reported.
+import { scanOf } from '../../testkit/image-scan.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -12,23 +13,6 @@ import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { observeImages } from './observe.ts';
 
 const DNS = 'registry.example.com/acme/dns';
-
-const stats = {
-  ...{ ping: 0, tagList: 1, manifestHead: 0, manifestGet: 0, blobHead: 0, blobGet: 0 },
-  ...{ referrers: 0, token: 0, push: 0, retries: 0 },
-};
-
-function scanOf(tags: Record<string, string>): ImageRepositoryScan {
-  return {
-    tags: new Map(Object.entries(tags)),
-    indexes: new Map(),
-    signed: new Set(),
-    moved: [],
-    rebuilds: [],
-    skipped: [],
-    requests: stats,
-  };
-}
 
 interface Setup {
   readonly policies: readonly ImagePolicy[];

@@ -1,32 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt images list` in-process against a real operator API over mutual TLS whose images are the
 // Workloads fake and a fake scan: the table, `--policy` and `-o json`.
+import { scanOf } from '../../../testkit/image-scan.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { dig, policy, REPO, T0 } from '../../../core/images/fixtures.test.ts';
 import { FakeWorkloads } from '../../../operator/ports/workloads.fake.ts';
 import { ImagesView } from '../../../protocol/operator-images.ts';
-import type { ImageRepositoryScan } from '../../../releases/discovery/images.ts';
 import { startCliOperator, type CliOperator } from '../../../testkit/cli-operator.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
 import { nextText, shortImage } from './render.ts';
 
 const DNS = 'registry.example.com/acme/dns';
-
-const scanOf = (tags: Record<string, string>): ImageRepositoryScan => ({
-  tags: new Map(Object.entries(tags)),
-  indexes: new Map(),
-  signed: new Set(),
-  moved: [],
-  rebuilds: [],
-  skipped: [],
-  requests: {
-    ...{ ping: 0, tagList: 1, manifestHead: 0, manifestGet: 0, blobHead: 0, blobGet: 0 },
-    ...{ referrers: 0, token: 0, push: 0, retries: 0 },
-  },
-});
 
 describe('molt images list', () => {
   let op: CliOperator;
