@@ -30,6 +30,21 @@ export function fullRolloutFixture(id: string): Rollout {
     endReason: 'cancelled by alice',
     repairOf: 'workers-2.0.0-abababab',
     phased: { startFraction: 0.1, durationMs: 3_600_000 },
+    images: {
+      policy: 'web',
+      repository: 'registry.lab:5000/web',
+      units: {
+        'Deployment/shop/web': {
+          changes: [
+            {
+              container: 'web',
+              from: `registry.lab:5000/web:1.2-rev1@sha256:${'a1'.repeat(32)}`,
+              to: `registry.lab:5000/web:1.2-rev1@sha256:${'b2'.repeat(32)}`,
+            },
+          ],
+        },
+      },
+    },
   };
 }
 

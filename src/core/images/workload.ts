@@ -18,3 +18,37 @@ export interface WorkloadView {
   /** `workloadProgress(...).state === 'available'` */
   readonly available: boolean;
 }
+
+export interface WorkloadRef {
+  readonly kind: WorkloadKind;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** One container's image, from what molt read to what it writes. */
+export interface ImageChange {
+  /** The container's name (an init container's too). */
+  readonly container: string;
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * What an image rollout changes (docs/adr/0013 decision 9), kept on its `Rollout`: the policy, the
+ * repository, and per unit the changes molt made — each container's image before and after,
+ * recorded before the change is written, so a rollback writes them back under the same test.
+ */
+export interface ImageRolloutRecord {
+  readonly policy: string;
+  readonly repository: string;
+  /** Per unit id (`Kind/namespace/name`): the changes made or being made. */
+  readonly units: Readonly<Record<string, { readonly changes: readonly ImageChange[] }>>;
+}
+
+/** `Kind/namespace/name` → the workload it names; undefined when it is not one. */
+export function workloadRefOf(id: string): WorkloadRef | undefined {
+  const [kind, namespace, name, ...rest] = id.split('/');
+  if (rest.length > 0 || namespace === undefined || name === undefined) return undefined;
+  if (kind !== 'Deployment' && kind !== 'DaemonSet' && kind !== 'StatefulSet') return undefined;
+  return { kind, namespace, name };
+}

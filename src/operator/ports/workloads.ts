@@ -7,26 +7,12 @@
  * (`adapters/kube-workloads`) uses @kubernetes/client-node; `workloads.fake.ts` is the fake; both
  * pass `testkit/workloads-conformance.ts`.
  */
-import type { WorkloadKind } from '../../core/images/types.ts';
-import type { WorkloadView } from '../../core/images/workload.ts';
+import type { ImageChange, WorkloadRef, WorkloadView } from '../../core/images/workload.ts';
 import type { WorkloadProgress } from '../../core/images/workload-progress.ts';
 
-export type { WorkloadView } from '../../core/images/workload.ts';
+export type { ImageChange, WorkloadRef, WorkloadView } from '../../core/images/workload.ts';
 export type { WorkloadProgress } from '../../core/images/workload-progress.ts';
 
-export interface WorkloadRef {
-  readonly kind: WorkloadKind;
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/** One container's image, from what molt read to what it writes. */
-export interface ImageChange {
-  /** The container's name (an init container's too). */
-  readonly container: string;
-  readonly from: string;
-  readonly to: string;
-}
 
 export interface Workloads {
   /** Every Deployment, DaemonSet and StatefulSet (paged lists). */

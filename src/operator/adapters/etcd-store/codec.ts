@@ -57,6 +57,18 @@ const rollout = z.object({
   rollbackOf: text.optional(),
   endReason: z.string().optional(),
   repairOf: text.optional(),
+  images: z
+    .object({
+      policy: text,
+      repository: text,
+      units: z.record(
+        z.string(),
+        z.object({
+          changes: z.array(z.object({ container: text, from: text, to: text })),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 const start = z.object({ machine: text, pool: text, rollout: text, at: time });
