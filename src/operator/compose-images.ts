@@ -13,7 +13,9 @@ import type { ImagePolicy } from '../core/images/types.ts';
 import { createRegistryClient } from '../oci/index.ts';
 import { createImageScanner } from '../releases/discovery/images.ts';
 import type { LoadedConfig } from './config.ts';
+import { imagePass } from './images/drive.ts';
 import type { ImagesDeps } from './images/observe.ts';
+import type { OperatorStore } from './ports/store.ts';
 
 /** The image policies in force, live; `setImages` is the declared runner's `setImages`. */
 export function liveImages(c: LoadedConfig): {
@@ -83,4 +85,13 @@ export async function imagesDeps(
   const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
   const now = (): number => Date.now();
   return { policies, workloads: createKubeWorkloads({ kc }), scan: repositoryScanner(c, now), now };
+}
+
+/** The image driver over what observing uses, writing to the operator's store (the leader's pass). */
+export function imageDriver(
+  deps: ImagesDeps,
+  store: OperatorStore,
+  log: (line: string) => void,
+): { pass(): Promise<void> } {
+  return { pass: () => imagePass({ ...deps, store, log }) };
 }

@@ -35,6 +35,8 @@ export interface LoopParts {
   readonly declared?: DeclaredRunner | undefined;
   /** The Kubernetes plans (docs/adr/0012), driven by each pass. */
   readonly kubernetes?: ReconcileDeps['kubernetes'];
+  /** The image driver (docs/adr/0013), driven by each pass. */
+  readonly images?: ReconcileDeps['images'];
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -65,6 +67,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     ...(p.declared !== undefined && { declared: p.declared }),
     ...(p.kubernetesVersion !== undefined && { kubernetesVersion: p.kubernetesVersion }),
     ...(p.kubernetes !== undefined && { kubernetes: p.kubernetes }),
+    ...(p.images !== undefined && { images: p.images }),
   };
 }
 

@@ -30,7 +30,7 @@ import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
-import { imagesDeps } from './compose-images.ts';
+import { imageDriver, imagesDeps } from './compose-images.ts';
 import { startLoop, type LoopParts } from './compose-loop.ts';
 import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
@@ -197,6 +197,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
           ...{ fileImages: liveImages.fileImages, setImages: liveImages.setImages },
         }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
+      ...(images !== undefined && { images: imageDriver(images, store, log) }),
     },
     leadership,
     metrics,

@@ -99,6 +99,7 @@ export const imagePolicySchema = z
     platforms: z.array(platform).min(1).optional(),
     settle: duration.optional(),
     progressTimeout: duration.optional(),
+    onHalt: z.enum(['stop', 'rollback']).optional(),
     gm: z.array(z.strictObject({ digest, reason: name })).default([]),
   })
   .refine((p) => p.canary === undefined || p.policies.every((x) => x.kind !== 'canary'), {
@@ -125,6 +126,7 @@ export const imagePolicySchema = z
     ...(p.platforms !== undefined && { platforms: p.platforms }),
     ...(p.settle !== undefined && { settleMs: p.settle }),
     ...(p.progressTimeout !== undefined && { progressTimeoutMs: p.progressTimeout }),
+    ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
   }));
 
 export type ImagePolicyInput = z.input<typeof imagePolicySchema>;

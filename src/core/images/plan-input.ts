@@ -50,7 +50,7 @@ function tagOf(unit: ImageUnit): string | undefined {
   return image === undefined ? undefined : parseImageReference(image).tag;
 }
 
-function machineOf(
+export function machineOf(
   policy: ImagePolicy,
   unit: ImageUnit,
   pool: string,
@@ -74,7 +74,7 @@ function machineOf(
  * pool, which holds only the units moving to one tag: a canary count is at most its movers, and a
  * `zones` on a label no unit of the pool carries orders nothing and is left out.
  */
-function poolPolicies(policy: ImagePolicy, members: readonly Machine[]): readonly Policy[] {
+export function poolPolicies(policy: ImagePolicy, members: readonly Machine[]): readonly Policy[] {
   const movers = members.filter((m) => m.pin === undefined);
   if (policy.canary !== undefined) {
     const rest = policy.policies.filter((p) => p.kind !== 'canary' && p.kind !== 'zones');

@@ -73,5 +73,10 @@ export interface ImagePolicy {
   readonly settleMs?: number;
   /** How long a workload may take to become available on a new image. @default 10 min */
   readonly progressTimeoutMs?: number;
+  /**
+   * What a halted rollout does: put every changed workload back on the image it ran (`rollback`,
+   * under the same test ops), or wait for a person (`stop`). @default 'rollback'
+   */
+  readonly onHalt?: 'stop' | 'rollback';
   readonly gm: readonly GmPin[];
 }

@@ -31,9 +31,13 @@ export function decisionView(d: MachineDecision): DecisionView {
   };
 }
 
-/** Machine ids of the rollout: its pool's managed machines, then any with progress no longer managed. */
+/** Machine ids of the rollout: its pool's managed machines (an image rollout's changed workloads), then any with progress no longer managed. */
 function memberIds(r: Rollout, machines: readonly MachineRecord[]): string[] {
-  const ids = machines.filter((m) => m.pool === r.pool).map((m) => m.id);
+  // An image rollout's members are workloads: those it changed, and those it started.
+  const ids =
+    r.images === undefined
+      ? machines.filter((m) => m.pool === r.pool).map((m) => m.id)
+      : Object.keys(r.images.units);
   const known = new Set(ids);
   return [...ids, ...Object.keys(r.machines).filter((id) => !known.has(id))];
 }

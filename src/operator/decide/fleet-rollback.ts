@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The coordinated fleet rollback of a rollout (docs/adr/0005 "Health gates, pausing, fleet rollback"). */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { imageRollbackOf } from '../../core/images/rollback.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 
 /**
@@ -17,6 +18,9 @@ export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
     throw refuse(`it is ${original.state}; pause it first (molt rollout pause ${original.id})`);
   if (original.rollbackOf !== undefined)
     throw refuse('it is a rollback itself; roll forward with a new release');
+  // An image rollout puts back each workload it changed, on the image that workload ran.
+  if (original.images !== undefined)
+    return imageRollbackOf({ ...original, images: original.images }, now);
   if (original.from === undefined)
     throw refuse('it does not record the release the pool ran before');
   return {

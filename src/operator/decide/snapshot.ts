@@ -13,6 +13,7 @@ import type {
   Pool,
 } from '../../core/rollout/types.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
+import { workloadRefOf } from '../../core/images/workload.ts';
 import type { StoredState } from '../ports/store.ts';
 import { plannerMachine, type Observation } from './observation.ts';
 
@@ -29,11 +30,25 @@ export interface Seen {
   readonly gates: Readonly<Record<string, GateResult>>;
 }
 
-export function fleetSnapshot(
-  stored: StoredState,
-  seen: Seen,
-  fleet: FleetPolicies,
-): FleetSnapshot {
+/**
+ * The stored state without the image rollouts and their starts (docs/adr/0013 decision 9): the
+ * machine loop's part. Image rollouts are the image driver's; their units are workloads.
+ */
+export function machinePart(stored: StoredState): StoredState {
+  const images = new Set(stored.rollouts.filter((r) => r.images !== undefined).map((r) => r.id));
+  if (images.size === 0 && !stored.starts.some((s) => workloadRefOf(s.machine) !== undefined))
+    return stored;
+  return {
+    ...stored,
+    rollouts: stored.rollouts.filter((r) => !images.has(r.id)),
+    starts: stored.starts.filter(
+      (s) => !images.has(s.rollout) && workloadRefOf(s.machine) === undefined,
+    ),
+  };
+}
+
+export function fleetSnapshot(all: StoredState, seen: Seen, fleet: FleetPolicies): FleetSnapshot {
+  const stored = machinePart(all);
   return {
     machines: stored.machines.map((m) => plannerMachine(m, seen.agent(m.id), stored.holds[m.id])),
     pools: withUnknownFrozen(fleet.pools, stored),

@@ -10,7 +10,8 @@
 import { isMoltError } from '../../core/errors.ts';
 import { resolveTarget, type TargetDecision } from '../../core/images/target.ts';
 import type { ImageFollow, ImagePolicy } from '../../core/images/types.ts';
-import { selectUnits, type ImageUnit } from '../../core/images/units.ts';
+import { selectUnits, unitId, type ImageUnit, type Selection } from '../../core/images/units.ts';
+import type { WorkloadView } from '../../core/images/workload.ts';
 import { iso } from '../../core/time.ts';
 import type {
   ImageDecisionView,
@@ -32,7 +33,7 @@ export interface ImagesDeps {
 }
 
 /** A scan's outcome: the repository, or why it could not be read. */
-type Scanned =
+export type Scanned =
   | { readonly ok: true; readonly scan: ImageRepositoryScan }
   | { readonly ok: false; readonly reason: string; readonly message: string };
 
@@ -95,8 +96,20 @@ async function scanAll(
   return new Map<string, Scanned>(done);
 }
 
+/** One read of everything image policies need: what the driver plans from and the views show. */
+export interface ImagesRead {
+  readonly policies: readonly ImagePolicy[];
+  /** Every workload listed, by unit id (`Kind/namespace/name`), followed or not. */
+  readonly workloads: ReadonlyMap<string, WorkloadView>;
+  readonly platforms: readonly string[];
+  readonly selection: Selection;
+  /** By repository; a failed scan is kept with its reason. */
+  readonly scans: ReadonlyMap<string, Scanned>;
+  readonly now: number;
+}
+
 /** See the module comment. Fails only when the workloads or the Nodes cannot be listed. */
-export async function observeImages(d: ImagesDeps): Promise<ImagesView> {
+export async function readImages(d: ImagesDeps): Promise<ImagesRead> {
   const policies = d.policies();
   const [workloads, platforms] = await Promise.all([d.workloads.list(), d.workloads.platforms()]);
   const now = d.now();
@@ -104,23 +117,39 @@ export async function observeImages(d: ImagesDeps): Promise<ImagesView> {
   const byName = new Map(policies.map((p) => [p.name, p]));
   const followed = new Set(selection.units.flatMap((u) => byName.get(u.policy)?.repository ?? []));
   const scans = await scanAll(d, followed);
+  return {
+    policies,
+    workloads: new Map(workloads.map((w) => [unitId(w), w])),
+    platforms,
+    selection,
+    scans,
+    now,
+  };
+}
 
-  const unitView = (p: ImagePolicy, u: ImageUnit, s: Scanned | undefined): ImageUnitView => {
-    const image = imageOf(u);
-    const decision: ImageDecisionView =
-      s === undefined || !s.ok
-        ? {
-            kind: 'wait',
-            reason: s?.reason ?? 'NotScanned',
-            message: s?.message ?? `${p.repository} was not scanned`,
-          }
-        : decisionView(resolveTarget(p, image, s.scan, { platforms, now }));
+/** The decision of one unit: its repository's scan read against the unit's first container. */
+export function decide(r: ImagesRead, p: ImagePolicy, u: ImageUnit): TargetDecision {
+  const s = r.scans.get(p.repository);
+  if (s === undefined || !s.ok)
+    return {
+      kind: 'wait',
+      reason: s?.reason ?? 'NotScanned',
+      message: s?.message ?? `${p.repository} was not scanned`,
+    };
+  return resolveTarget(p, imageOf(u), s.scan, { platforms: r.platforms, now: r.now });
+}
+
+/** What `GET /v1/images` shows. */
+export async function observeImages(d: ImagesDeps): Promise<ImagesView> {
+  const read = await readImages(d);
+  const { policies, selection, scans, platforms, now } = read;
+  const unitView = (p: ImagePolicy, u: ImageUnit): ImageUnitView => {
     return {
       id: u.id,
       containers: [...u.containers],
-      image,
+      image: imageOf(u),
       available: u.workload.available,
-      decision,
+      decision: decisionView(decide(read, p, u)),
     };
   };
 
@@ -131,7 +160,7 @@ export async function observeImages(d: ImagesDeps): Promise<ImagesView> {
       name: p.name,
       repository: p.repository,
       follow: followText(p.follow),
-      units: units.map((u) => unitView(p, u, s)),
+      units: units.map((u) => unitView(p, u)),
       conflicts: selection.conflicts
         .filter((c) => c.policies.includes(p.name))
         .map((c) => ({ unit: c.unit, container: c.container, policies: [...c.policies] })),

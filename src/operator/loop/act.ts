@@ -8,7 +8,7 @@ import { isMoltError } from '../../core/errors.ts';
 import type { MachineDecision, MachineProgress, Plan, Rollout } from '../../core/rollout/types.ts';
 import { CANNOT_APPLY, REPLACE_PREFIX } from '../decide/progress.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import { recordTransition } from '../transitions/record.ts';
+import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
 import { settleRefusal } from './refused.ts';
@@ -230,7 +230,7 @@ export async function rollBack(
  * Pause an Active rollout for `reason` (a withdrawn release, an agent answering garbage): the
  * operator stops starting machines rather than guess; machines in flight finish.
  */
-export async function pauseRollout(d: ReconcileDeps, id: string, reason: string): Promise<void> {
+export async function pauseRollout(d: TransitionSink, id: string, reason: string): Promise<void> {
   const message = `rollout ${id} paused: ${reason}`;
   await recordTransition(d, {
     write: async (store) => {

@@ -8,12 +8,12 @@
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
-import { recordTransition } from '../transitions/record.ts';
+import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { supersede } from './discover.ts';
 
-async function create(d: ReconcileDeps, back: Rollout): Promise<void> {
-  const message = `rollout ${back.id}: pool ${back.pool} back to ${back.target.version}, rolling back the halted ${back.rollbackOf ?? ''} (pool policy onHalt: rollback)`;
+export async function createRollback(d: TransitionSink, back: Rollout): Promise<void> {
+  const message = `rollout ${back.id}: pool ${back.pool} back to ${back.target.version}, rolling back the halted ${back.rollbackOf ?? ''} (${back.images === undefined ? 'pool' : 'image'} policy onHalt: rollback)`;
   try {
     await recordTransition(d, {
       write: (store) => store.createRollout(back),
@@ -37,6 +37,6 @@ export async function rollBackHalted(
   rollouts: readonly Rollout[],
 ): Promise<void> {
   const backs = automaticRollbacks(d.settings.pools, rollouts, d.now());
-  for (const back of backs) await create(d, back);
+  for (const back of backs) await createRollback(d, back);
   for (const s of haltedAndRolledBack([...rollouts, ...backs])) await supersede(d, s);
 }

@@ -48,6 +48,11 @@ export interface ReconcileDeps {
    * for and keeps a runner on every moving plan. None: the operator runs no Kubernetes plans.
    */
   readonly kubernetes?: { pass(): Promise<void> };
+  /**
+   * The image driver (docs/adr/0013 decision 9): each pass settles, records, plans and starts the
+   * image rollouts. None: the operator reads no cluster, and follows no images.
+   */
+  readonly images?: { pass(): Promise<void> };
   readonly settings: OperatorSettings;
   readonly now: () => number;
   /** Structured log line for the operator's own output (history goes to the store). */

@@ -26,7 +26,7 @@ import { syncHolds } from './holds.ts';
 import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
 import type { Observation } from '../decide/observation.ts';
-import { fleetSnapshot } from '../decide/snapshot.ts';
+import { fleetSnapshot, machinePart } from '../decide/snapshot.ts';
 import {
   isReplaceOperation,
   progressStep,
@@ -215,7 +215,7 @@ async function setResult(
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   await d.declared?.refresh();
-  const first = await d.store.read();
+  const first = machinePart(await d.store.read());
   d.watch?.track(first.machines);
   const { agents, asked } = await observePass(d, state, first);
   const seen: PassSeen = { agents, gates: await checkGates(d) };
@@ -225,14 +225,14 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
   try {
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.
     if (untilDiscovery(d, state) === 0) {
-      const now = await d.store.read();
+      const now = machinePart(await d.store.read());
       await discover(d, snapshotOf(d, now, seen), state, now);
     }
   } catch (e) {
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
   }
-  const stored = await d.store.read();
+  const stored = machinePart(await d.store.read());
   await rollBackHalted(d, stored.rollouts);
   let decided = plan(snapshotOf(d, stored, seen), d.now());
   // A start never rests on a kept observation: those machines are asked, and the plan made again.
@@ -250,5 +250,9 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
   // Kubernetes plans run beside the rollouts: a failure here must not stop them (docs/adr/0012).
   await d.kubernetes?.pass().catch((e: unknown) => {
     d.log(`Kubernetes plans: ${describe(e)}`);
+  });
+  // So do image rollouts (docs/adr/0013): the cluster or a registry away stops only them.
+  await d.images?.pass().catch((e: unknown) => {
+    d.log(`image rollouts: ${describe(e)}`);
   });
 }

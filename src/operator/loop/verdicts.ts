@@ -5,8 +5,7 @@
  * machine done completes.
  */
 import type { Plan, Rollout } from '../../core/rollout/types.ts';
-import { recordTransition } from '../transitions/record.ts';
-import type { ReconcileDeps } from './deps.ts';
+import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
 /** The state a verdict moves `r` to; undefined when it stays (already so, or ended). */
 function nextState(r: Rollout, verdict: 'halt' | 'complete'): 'Halted' | 'Completed' | undefined {
@@ -16,7 +15,7 @@ function nextState(r: Rollout, verdict: 'halt' | 'complete'): 'Halted' | 'Comple
 }
 
 export async function verdicts(
-  d: ReconcileDeps,
+  d: TransitionSink,
   plan: Plan,
   rollouts: ReadonlyMap<string, Rollout>,
 ): Promise<void> {
@@ -44,8 +43,9 @@ export async function verdicts(
  * that pool again until a person unblocks it (`molt releases unblock`) or resumes the rollout
  * with force. A rollback rollout's target is the release the pool ran before: it is not blocked.
  */
-async function blockHalted(d: ReconcileDeps, r: Rollout, reason: string): Promise<void> {
-  if (r.rollbackOf !== undefined) return;
+async function blockHalted(d: TransitionSink, r: Rollout, reason: string): Promise<void> {
+  // An image rollout's target is never offered again once its rollout ended (core/images/rollouts.ts).
+  if (r.rollbackOf !== undefined || r.images !== undefined) return;
   const at = d.now();
   const block = {
     ...{ digest: r.target.digest, pool: r.pool, version: r.target.version },

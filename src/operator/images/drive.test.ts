@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// The image driver (docs/adr/0013 decision 9) over the memory store and the fake workloads: a
+// rebuild reaches the canary first, then the rest after the soak; a bad rebuild halts after the
+// canary and is put back; an edit by someone else pauses; a tag gone pauses; a GM pin stays; a
+// newer rebuild supersedes; the machine loop's view leaves image rollouts out.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ImagePolicy } from '../../core/images/types.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
+import { scanOf } from '../../testkit/image-scan.ts';
+import { nth } from '../../testkit/operator-store-fixtures.ts';
+import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
+import { machinePart } from '../decide/snapshot.ts';
+import { FakeWorkloads } from '../ports/workloads.fake.ts';
+import { imagePass } from './drive.ts';
+
+const repo = 'registry.lab:5000/acme/web';
+const d = (n: number): string => `sha256:${String(n).padStart(2, '0').repeat(32)}`;
+const at = (digest: string): string => `${repo}:1.8.0-rev2@${digest}`;
+
+function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: boolean } = {}) {
+  let now = 1_000_000;
+  let tags: Record<string, string> = {
+    '1.8.0': d(1),
+    '1.8.0-rev2': d(1),
+    '1.8.0-rev2-b1': d(1),
+  };
+  const workloads = new FakeWorkloads(1);
+  const names = o.workloads ?? ['canary-web', 'web-a', 'web-b'];
+  for (const name of names)
+    workloads.put({
+      kind: 'Deployment',
+      namespace: name.startsWith('canary') ? 'canary' : 'shop',
+      name,
+      labels: {},
+      containers: [{ name: 'web', image: at(d(1)) }],
+    });
+  const policy: ImagePolicy = {
+    name: 'web',
+    repository: repo,
+    follow: { kind: 'rebuilds' },
+    workloads: [{ kinds: ['Deployment'] }],
+    ...(o.canary !== false && { canary: { namespaces: ['canary'], soakMs: 60_000 } }),
+    policies: [],
+    gm: [],
+    ...o.policy,
+  };
+  const store = new MemoryOperatorStore();
+  const log: string[] = [];
+  const deps = {
+    policies: () => [policy],
+    workloads,
+    scan: (r: string) =>
+      r === repo ? Promise.resolve(scanOf(tags)) : Promise.reject(new Error('unknown')),
+    now: () => now,
+    store,
+    log: (l: string) => log.push(l),
+  };
+  return {
+    workloads,
+    store,
+    log,
+    pass: () => imagePass(deps),
+    push: (digest: string) => {
+      tags = {
+        ...tags,
+        '1.8.0': digest,
+        '1.8.0-rev2': digest,
+        [`1.8.0-rev2-b${digest.slice(7, 9)}`]: digest,
+      };
+    },
+    dropTag: (tag: string) => {
+      tags = Object.fromEntries(Object.entries(tags).filter(([t]) => t !== tag));
+    },
+    tick: (ms: number) => (now += ms),
+    image: async (name: string) =>
+      (await workloads.list()).find((w) => w.name === name)?.containers[0]?.image,
+    rollouts: async (): Promise<readonly Rollout[]> => (await store.read()).rollouts,
+  };
+}
+
+type Rig = ReturnType<typeof rig>;
+
+async function passes(r: Rig, n: number, stepMs = 1_000): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await r.pass();
+    r.tick(stepMs);
+  }
+}
+
+describe('the image driver', () => {
+  it('moves a rebuild to the canary first, and to the rest after its soak', async () => {
+    const r = rig();
+    await r.pass();
+    assert.deepEqual(await r.rollouts(), [], 'nothing moves while every unit is current');
+    r.push(d(2));
+    await r.pass();
+    assert.equal(await r.image('canary-web'), at(d(2)));
+    assert.equal(await r.image('web-a'), at(d(1)), 'the rest waits for the canary');
+    await passes(r, 5);
+    assert.equal(await r.image('web-a'), at(d(1)), 'and for its soak');
+    r.tick(60_000);
+    await passes(r, 6);
+    assert.equal(await r.image('web-a'), at(d(2)));
+    assert.equal(await r.image('web-b'), at(d(2)));
+    const ro = nth(await r.rollouts(), 0);
+    assert.equal(ro.state, 'Completed');
+    assert.equal(ro.pool, 'web/1.8.0-rev2');
+    assert.deepEqual(ro.target, { version: '1.8.0-rev2', digest: d(2) });
+    assert.deepEqual(Object.keys(ro.images?.units ?? {}).sort(), [
+      'Deployment/canary/canary-web',
+      'Deployment/shop/web-a',
+      'Deployment/shop/web-b',
+    ]);
+    assert.deepEqual(ro.images?.units['Deployment/shop/web-a']?.changes, [
+      { container: 'web', from: at(d(1)), to: at(d(2)) },
+    ]);
+    const starts = (await r.store.read()).starts;
+    assert.equal(starts.length, 3, 'each start is recorded (rate limits count them)');
+  });
+
+  it('halts a bad rebuild after the canary and puts the canary back on its previous digest', async () => {
+    const r = rig({ policy: { progressTimeoutMs: 30_000 } });
+    await r.pass();
+    r.workloads.unready.add(at(d(3)));
+    r.push(d(3));
+    await passes(r, 4, 20_000);
+    const rollouts = await r.rollouts();
+    const bad = nth(
+      rollouts.filter((x) => x.rollbackOf === undefined),
+      0,
+    );
+    const canary = bad.machines['Deployment/canary/canary-web'];
+    assert.equal(canary?.phase, 'Failed');
+    assert.match(canary.reason ?? '', /^ProgressTimeout/);
+    assert.equal(bad.state, 'Superseded', 'the halted rollout ends, naming its rollback');
+    const back = rollouts.find((x) => x.rollbackOf === bad.id);
+    assert.ok(back, 'onHalt defaults to rollback');
+    assert.deepEqual(Object.keys(back.images?.units ?? {}), ['Deployment/canary/canary-web']);
+    await passes(r, 3);
+    assert.equal(await r.image('canary-web'), at(d(1)), 'the canary runs its previous digest');
+    assert.equal(await r.image('web-a'), at(d(1)), 'the others were never touched');
+    assert.equal((await r.rollouts()).find((x) => x.id === back.id)?.state, 'Completed');
+    await passes(r, 3);
+    assert.equal(await r.image('canary-web'), at(d(1)), 'the bad digest is not offered again');
+    assert.equal((await r.rollouts()).length, 2);
+  });
+
+  it('stops at a halt with onHalt: stop, changing nothing back', async () => {
+    const r = rig({ policy: { progressTimeoutMs: 30_000, onHalt: 'stop' } });
+    await r.pass();
+    r.workloads.unready.add(at(d(3)));
+    r.push(d(3));
+    await passes(r, 3, 20_000);
+    const rollouts = await r.rollouts();
+    assert.deepEqual(
+      rollouts.map((x) => x.state),
+      ['Halted'],
+    );
+    assert.equal(await r.image('canary-web'), at(d(3)));
+  });
+
+  it('pauses with the reason when someone else edits a workload before its change', async () => {
+    const r = rig({ workloads: ['web-a'], canary: false });
+    await r.pass();
+    r.push(d(2));
+    // The workload is listed, then edited before the driver writes: the patch's test op fails.
+    const list = r.workloads.list.bind(r.workloads);
+    r.workloads.list = async () => {
+      const seen = await list();
+      r.workloads.edit(
+        { kind: 'Deployment', namespace: 'shop', name: 'web-a' },
+        'web',
+        `${repo}:hotfix`,
+      );
+      return seen;
+    };
+    await r.pass();
+    const ro = nth(await r.rollouts(), 0);
+    assert.equal(ro.state, 'Paused');
+    assert.equal(ro.machines['Deployment/shop/web-a'], undefined, 'the unit is Pending again');
+    assert.equal(await r.image('web-a'), `${repo}:hotfix`, 'the edit is kept');
+    assert.ok(
+      r.log.some((l) => l.includes('MOLT_WORKLOAD_EDITED')),
+      r.log.join('\n'),
+    );
+  });
+
+  it('pauses a rollout whose tag disappears mid-rollout (MOLT_IMAGE_MISSING)', async () => {
+    const r = rig();
+    await r.pass();
+    r.push(d(2));
+    await r.pass();
+    r.dropTag('1.8.0-rev2');
+    await r.pass();
+    const [ro] = await r.rollouts();
+    assert.equal(ro?.state, 'Paused');
+    assert.ok(
+      r.log.some((l) => l.includes('MOLT_IMAGE_MISSING')),
+      r.log.join('\n'),
+    );
+  });
+
+  it('never replaces a GM digest', async () => {
+    const r = rig({
+      workloads: ['web-a', 'web-b'],
+      canary: false,
+      policy: { gm: [{ digest: d(1), reason: 'GM of 1.8' }] },
+    });
+    r.workloads.put({
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'web-c',
+      labels: {},
+      containers: [{ name: 'web', image: `${repo}:1.8.0-rev2@${d(4)}` }],
+    });
+    r.push(d(2));
+    await passes(r, 5);
+    assert.equal(await r.image('web-a'), at(d(1)));
+    assert.equal(await r.image('web-b'), at(d(1)));
+    assert.equal(await r.image('web-c'), at(d(2)), 'a workload off the GM digest moves');
+    assert.equal((await r.rollouts())[0]?.state, 'Completed');
+  });
+
+  it('supersedes a rollout when the tag moves again, and moves to the newer digest', async () => {
+    const r = rig({
+      workloads: ['web-a', 'web-b'],
+      canary: false,
+      policy: { policies: [{ kind: 'concurrency', limit: { count: 1 } }] },
+    });
+    await r.pass();
+    r.push(d(2));
+    await r.pass();
+    r.push(d(5));
+    await passes(r, 8);
+    const rollouts = await r.rollouts();
+    assert.deepEqual(
+      rollouts.map((x) => [x.target.digest, x.state]),
+      [
+        [d(2), 'Superseded'],
+        [d(5), 'Completed'],
+      ],
+    );
+    assert.equal(await r.image('web-a'), at(d(5)));
+    assert.equal(await r.image('web-b'), at(d(5)));
+  });
+
+  it("is left out of the machine loop: its rollouts and starts are not the machines'", async () => {
+    const r = rig({ workloads: ['web-a'], canary: false });
+    await r.pass();
+    r.push(d(2));
+    await r.pass();
+    const stored = await r.store.read();
+    assert.equal(stored.rollouts.length, 1);
+    assert.equal(stored.starts.length, 1);
+    const machines = machinePart(stored);
+    assert.deepEqual([machines.rollouts.length, machines.starts.length], [0, 0]);
+  });
+});

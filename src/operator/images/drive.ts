@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The image driver (docs/adr/0013 decision 9): one pass beside the machine loop, on the leader.
+ * Read the policies, workloads and repositories once (`observe.ts` `readImages`); settle the units
+ * in flight (`settle.ts`); record the rollouts the targets ask for — created, superseded, paused
+ * when their tag is gone (`core/images/rollouts.ts`); roll back halted ones (`onHalt`, default
+ * `rollback`); plan with the one planner over the units as machines (`core/images/snapshot.ts`);
+ * then apply its verdicts and start units: each recorded in flight before its spec changes.
+ * Level-based like the machine loop: an operator stopped anywhere finishes the job next pass.
+ */
+import { planningInput } from '../../core/images/plan-input.ts';
+import { rolloutChanges, type PolicyState } from '../../core/images/rollouts.ts';
+import { imageSnapshot } from '../../core/images/snapshot.ts';
+import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
+import { plan } from '../../core/rollout/plan.ts';
+import type { MachineDecision, Rollout } from '../../core/rollout/types.ts';
+import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
+import { createRollback } from '../loop/auto-rollback.ts';
+import { pauseRollout } from '../loop/act.ts';
+import { verdicts } from '../loop/verdicts.ts';
+import type { StoredState } from '../ports/store.ts';
+import { recordTransition } from '../transitions/record.ts';
+import { decide, readImages, type ImagesDeps, type ImagesRead } from './observe.ts';
+import { settleUnits } from './settle.ts';
+import { recordUnitStart, writeUnit, type UnitWriter } from './unit-write.ts';
+
+export interface ImageDriverDeps extends ImagesDeps, UnitWriter {}
+
+const imageRollouts = (s: StoredState): Rollout[] =>
+  s.rollouts.filter((r) => r.images !== undefined);
+
+/** Each policy's units, decisions, scan and rollouts this pass. */
+function policyStates(read: ImagesRead, rollouts: readonly Rollout[]): PolicyState[] {
+  return read.policies.map((policy) => {
+    const units = read.selection.units.filter((u) => u.policy === policy.name);
+    const s = read.scans.get(policy.repository);
+    return {
+      policy,
+      units,
+      decisions: new Map(units.map((u) => [u.id, decide(read, policy, u)])),
+      scan: s?.ok === true ? s.scan : undefined,
+      rollouts: rollouts.filter((r) => r.images?.policy === policy.name),
+      now: read.now,
+    };
+  });
+}
+
+/** End a live image rollout another one replaces (any live state, unlike a machine rollout). */
+async function supersede(d: ImageDriverDeps, id: string, reason: string): Promise<void> {
+  const message = `rollout ${id} superseded: ${reason}`;
+  await recordTransition(d, {
+    write: async (store) => {
+      let changed = false;
+      await store.updateRollout(id, (cur) => {
+        changed =
+          cur.state !== 'Completed' && cur.state !== 'Superseded' && cur.state !== 'Cancelled';
+        return changed ? { ...cur, state: 'Superseded', endReason: reason } : cur;
+      });
+      return changed;
+    },
+    record: (changed) =>
+      changed
+        ? {
+            log: message,
+            event: {
+              kind: 'rollout-state',
+              rollout: id,
+              message,
+              data: { state: 'Superseded', reason },
+            },
+          }
+        : undefined,
+  });
+}
+
+async function createRollout(d: ImageDriverDeps, r: Rollout): Promise<void> {
+  const units = r.images?.policy ?? '';
+  const message = `rollout ${r.id}: image policy ${units} moves to ${r.target.version}@${r.target.digest}`;
+  await recordTransition(d, {
+    write: (store) => store.createRollout(r),
+    record: {
+      log: message,
+      event: {
+        kind: 'rollout-created',
+        rollout: r.id,
+        message,
+        data: {
+          target: r.target,
+          policy: units,
+          ...(r.repairOf !== undefined && { repairOf: r.repairOf }),
+        },
+      },
+    },
+  });
+}
+
+/** Write what the targets ask for: new rollouts, superseded ones, paused ones. */
+async function recordRollouts(d: ImageDriverDeps, states: readonly PolicyState[]): Promise<void> {
+  for (const s of states) {
+    const c = rolloutChanges(s, planningInput(s));
+    for (const x of c.supersede) await supersede(d, x.rollout, x.reason);
+    for (const r of c.create) await createRollout(d, r);
+    for (const x of c.missing) await pauseRollout(d, x.rollout, x.reason);
+  }
+}
+
+/** Halted rollouts of policies with `onHalt: rollback` (the default) put their units back. */
+async function rollBackHalted(
+  d: ImageDriverDeps,
+  states: readonly PolicyState[],
+): Promise<boolean> {
+  const rollouts = states.flatMap((s) => s.rollouts);
+  const pools = states.flatMap((s) =>
+    [...new Set(s.rollouts.map((r) => r.pool))].map((name) => ({
+      name,
+      policies: [],
+      onHalt: s.policy.onHalt ?? ('rollback' as const),
+    })),
+  );
+  const backs = automaticRollbacks(pools, rollouts, d.now());
+  for (const back of backs) await createRollback(d, back);
+  for (const s of haltedAndRolledBack([...rollouts, ...backs]))
+    await supersede(d, s.rollout, s.reason);
+  return backs.length > 0;
+}
+
+/** The changes a start of `unit` makes: a rollback's recorded ones, else each followed container to the target. */
+function changesOf(read: ImagesRead, r: Rollout, unit: string): ImageChange[] {
+  if (r.rollbackOf !== undefined) return [...(r.images?.units[unit]?.changes ?? [])];
+  const u = read.selection.units.find((x) => x.id === unit && x.policy === r.images?.policy);
+  if (u === undefined || r.images === undefined) return [];
+  const to = `${r.images.repository}:${r.target.version}@${r.target.digest}`;
+  return u.containers.flatMap((name) => {
+    const from = u.workload.containers.find((c) => c.name === name)?.image;
+    return from === undefined || from === to ? [] : [{ container: name, from, to }];
+  });
+}
+
+async function start(
+  d: ImageDriverDeps,
+  read: ImagesRead,
+  r: Rollout,
+  decision: MachineDecision,
+): Promise<void> {
+  const ref = workloadRefOf(decision.machine);
+  const changes = changesOf(read, r, decision.machine);
+  if (ref === undefined || changes.length === 0) return;
+  if (!(await recordUnitStart(d, r, decision.machine, changes))) return;
+  await writeUnit(d, r, { id: decision.machine, ref }, changes);
+}
+
+/** One pass; see the module comment. Throws when the cluster or the store cannot be read. */
+export async function imagePass(d: ImageDriverDeps): Promise<void> {
+  const read = await readImages(d);
+  const policies = new Map(read.policies.map((p) => [p.name, p]));
+  await settleUnits(d, imageRollouts(await d.store.read()), {
+    workloads: read.workloads,
+    policies,
+  });
+  await recordRollouts(d, policyStates(read, imageRollouts(await d.store.read())));
+  let stored = await d.store.read();
+  if (await rollBackHalted(d, policyStates(read, imageRollouts(stored))))
+    stored = await d.store.read();
+  const states = policyStates(read, imageRollouts(stored));
+  const ids = new Set(states.flatMap((s) => s.rollouts.map((r) => r.id)));
+  const decided = plan(
+    imageSnapshot(
+      states,
+      stored.starts.filter((s) => ids.has(s.rollout)),
+    ),
+    d.now(),
+  );
+  const byId = new Map(states.flatMap((s) => s.rollouts.map((r) => [r.id, r] as const)));
+  await verdicts(d, decided, byId);
+  const halted = new Set(
+    decided.rollouts.filter((v) => v.verdict === 'halt').map((v) => v.rollout),
+  );
+  for (const decision of decided.decisions) {
+    const r = byId.get(decision.rollout);
+    if (decision.action !== 'start' || r === undefined || halted.has(r.id)) continue;
+    await start(d, read, r, decision);
+  }
+}
