@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Composition of the operator's reconcile loop (docs/adr/0005 §4), for `main.ts`: the real
- * adapters the config names, the agents' event streams that wake the loop, and the webhook
- * notifications of what it records.
+ * adapters the config names, the agents' event streams that wake the loop, the webhook
+ * notifications of what it records, and the GM image checks (`compose-gm.ts`).
  */
 import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
@@ -10,7 +10,9 @@ import type { OperatorMetrics } from './api/metrics.ts';
 import { observingGateProbe, type MemoryObservationBook } from './api/observations.ts';
 import { providersOf } from './compose.ts';
 import type { KubeStatusRunner } from './compose-kube.ts';
+import { gmChecks } from './compose-gm.ts';
 import { startConfiguredNotifications } from './compose-notify.ts';
+import type { GmWatch } from './images/gm-check.ts';
 import type { LoadedConfig } from './config.ts';
 import type { Release } from '../core/releases/release.ts';
 import type { DeclaredRunner } from './loop/declared.ts';
@@ -37,6 +39,8 @@ export interface LoopParts {
   readonly kubernetes?: ReconcileDeps['kubernetes'];
   /** The image driver (docs/adr/0013), driven by each pass. */
   readonly images?: ReconcileDeps['images'];
+  /** The GM checks' watch (docs/adr/0013 decision 5), run by the leader beside the loop. */
+  readonly gm?: GmWatch | undefined;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -88,6 +92,7 @@ export function startLoop(
     metrics,
     log: p.log,
   });
+  const gm = gmChecks(c, p.gm, { store: p.store, leadership, log: p.log });
   const loop = startWatchedLoop(reconcileDeps(c, p), events, leadership, {
     intervalMs: c.config.interval,
     onPass: (pass) => {
@@ -99,6 +104,7 @@ export function startLoop(
   return {
     async stop() {
       await loop.stop();
+      await gm?.stop();
       await notify?.stop();
       await p.status?.stop();
       await events.close();

@@ -30,7 +30,8 @@ import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
 import { declaredRunner, withLivePools } from './compose-declared.ts';
-import { imageDriver, imagesDeps } from './compose-images.ts';
+import { imageDriver } from './compose-images.ts';
+import { imagesDepsWithGm } from './compose-gm.ts';
 import { startLoop, type LoopParts } from './compose-loop.ts';
 import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
@@ -148,7 +149,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const state = stateOf(c, id);
   const [kube, images] = await Promise.all([
     kubeParts(c, path, id, log),
-    imagesDeps(c, path, liveImages.policies),
+    imagesDepsWithGm(c, path, liveImages.policies),
   ]).catch(async (e: unknown) => {
     await Promise.all([state.store.close(), state.leadership.close(), state.fleetLock.close()]);
     throw e;
@@ -194,10 +195,11 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
         declaredRunner({
           ...{ source: kube.declared, filePools, fileMachines, setPools, store, log },
           ...{ fileKubernetes: live.fileKubernetes, setKubernetes: live.setKubernetes },
-          ...{ fileImages: liveImages.fileImages, setImages: liveImages.setImages },
+          ...{ fileImages: liveImages.fileImages, setImages: liveImages.setImages, gm: images?.gm },
         }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
       ...(images !== undefined && { images: imageDriver(images, store, log) }),
+      gm: images?.gm,
     },
     leadership,
     metrics,

@@ -11,6 +11,8 @@ import { MachinePhases, RolloutStates } from '../../core/rollout/vocabulary.ts';
 import type { OperatorStore, StoredState } from '../ports/store.ts';
 import { family, sample } from './exposition.ts';
 import { fleetFamilies, type FleetLockSlots } from './metrics-fleet.ts';
+import type { GmFinding } from '../images/gm-check.ts';
+import { imageFamilies } from './metrics-images.ts';
 import { notifyFamilies, NotificationMetrics } from './metrics-notify.ts';
 import type { ObservationBook } from './observations.ts';
 import { PassHistogram } from './pass-histogram.ts';
@@ -144,6 +146,8 @@ export interface MetricsInput {
   readonly observations?: ObservationBook;
   /** Each FleetLock group's slots and holders, as the store has them. */
   readonly fleetLock?: readonly FleetLockSlots[];
+  /** The GM checks' last findings (docs/adr/0013); none before the first or on a standby. */
+  readonly gm?: readonly GmFinding[] | undefined;
 }
 
 /** The exposition text. */
@@ -209,6 +213,7 @@ export function renderMetrics(i: MetricsInput): string {
     ]),
     ...fleetFamilies(i),
     ...notifyFamilies(m.notifications),
+    ...imageFamilies(i.gm ?? []),
   ];
   return lines.join('\n') + '\n';
 }

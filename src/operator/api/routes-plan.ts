@@ -161,6 +161,7 @@ function metricsRoute(app: FastifyInstance, deps: OperatorApiDeps): void {
       now: deps.now(),
       observations: deps.observations,
       fleetLock: await readFleetLockSlots(pools, groups, store),
+      gm: deps.images?.gm?.findings(),
     });
     return reply.type(metricsContentType).send(text);
   });

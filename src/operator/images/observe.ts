@@ -21,6 +21,7 @@ import type {
 } from '../../protocol/operator-images.ts';
 import type { ImageRepositoryScan } from '../../releases/discovery/images.ts';
 import type { Workloads } from '../ports/workloads.ts';
+import type { GmWatch } from './gm-check.ts';
 
 export interface ImagesDeps {
   /** The image policies in force, live (the fleet file's and the accepted ImagePolicy objects). */
@@ -30,6 +31,8 @@ export interface ImagesDeps {
   readonly scan: (repository: string) => Promise<ImageRepositoryScan>;
   /** Epoch ms. */
   readonly now: () => number;
+  /** The GM checks' last findings (decision 5, `compose-gm.ts`): the metric reads them. */
+  readonly gm?: Pick<GmWatch, 'findings'>;
 }
 
 /** A scan's outcome: the repository, or why it could not be read. */

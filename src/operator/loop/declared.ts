@@ -13,6 +13,8 @@ import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import { declaredImages, declaredKubernetes, kubeClusterStatus } from '../decide/declared-named.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
+import type { GmWatch } from '../images/gm-check.ts';
+import { withGmConditions } from '../images/gm-status.ts';
 import { currentDesired } from '../kubernetes/desired.ts';
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../ports/declared.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
@@ -53,6 +55,8 @@ export interface DeclaredDeps extends TransitionSink {
   readonly fileImages?: readonly ImagePolicy[];
   /** Where the image policies every pass follows are kept. */
   readonly setImages?: (policies: readonly ImagePolicy[]) => void;
+  /** The GM checks' last findings: each policy object's `GMImageMissing` condition. @default none */
+  readonly gm?: Pick<GmWatch, 'findings'> | undefined;
 }
 
 export interface DeclaredRunner {
@@ -164,7 +168,7 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     });
     lastImages = new Map(images.accepted);
     d.setImages?.([...images.specs.values()]);
-    return images.verdicts;
+    return withGmConditions(images.verdicts, images.accepted, d.gm?.findings());
   };
 
   const apply = async (): Promise<void> => {

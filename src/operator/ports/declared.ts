@@ -87,6 +87,16 @@ export interface DeclaredVerdict {
   readonly message: string;
   /** Extra status fields (a pool's machines and rollouts); `null` removes a field. */
   readonly status?: Readonly<Record<string, unknown>>;
+  /** Conditions beside `Accepted` (an ImagePolicy's `GMImageMissing`); the list is written whole. */
+  readonly conditions?: readonly VerdictCondition[];
+}
+
+/** A status condition besides `Accepted`; the source stamps its transition time. */
+export interface VerdictCondition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
 }
 
 export interface DeclaredSource {

@@ -3,8 +3,9 @@
  * The declared molt.dev objects as a {@link DeclaredSource} (docs/adr/0011): `Pool`s and
  * `MachineHold`s a person applies, and the action fields of the `Rollout`s the status mirror
  * writes. Reading puts the operator's finalizer on every pool, so a pool deleted mid-rollout stays
- * until nothing of it is in flight; reporting writes each object's `Accepted` condition and
- * `observedGeneration` through the status subresource, only when they changed.
+ * until nothing of it is in flight; reporting writes each object's `Accepted` condition (and the
+ * conditions a verdict adds, an ImagePolicy's `GMImageMissing`) and `observedGeneration` through the
+ * status subresource, only when they changed.
  */
 import {
   CoreV1Api,
@@ -137,10 +138,11 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
           message: v.message,
         };
         const body = { observedGeneration: v.generation, ...v.status };
-        const compared = JSON.stringify({ condition, body });
+        const next = [condition, ...(v.conditions ?? [])];
+        const compared = JSON.stringify({ next, body });
         const before = statuses.get(key);
         if (before?.compared === compared) continue;
-        const conditions = stampTransitions([condition], before?.conditions ?? [], now).map(
+        const conditions = stampTransitions(next, before?.conditions ?? [], now).map(
           (c) => ({ ...c, observedGeneration: v.generation }),
         );
         await custom
