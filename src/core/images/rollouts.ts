@@ -6,7 +6,7 @@
  *
  * - One rollout per (policy, tag, digest), id {@link imageRolloutId}, in pool `<policy>/<tag>`
  *   (`plan-input.ts`). It is created when a unit moves to a target no rollout of the policy ever
- *   had; a target whose rollout halted, was cancelled or superseded is never offered again (its
+ *   had (by tag and digest); a target whose rollout halted, was cancelled or superseded is never offered again (its
  *   units wait); one whose rollout completed gets a repair rollout (`-r<n>`, `repairOf`) when a
  *   unit moves there again (a new workload, an edit back).
  * - A new rollout supersedes the live rollouts of its pool: a newer digest of the same tag wins,
@@ -63,14 +63,19 @@ function toCreate(s: PolicyState, pool: string, input: PlanningInput): Rollout |
   const t = input.targets.get(pool);
   if (t === undefined) return undefined;
   const id = imageRolloutId(s.policy.name, t.tag, t.digest);
-  const same = s.rollouts.filter(
-    (r) => r.rollbackOf === undefined && (r.id === id || r.id.startsWith(`${id}-r`)),
-  );
+  const same = s.rollouts
+    .filter(
+      (r) =>
+        r.rollbackOf === undefined && r.target.version === t.tag && r.target.digest === t.digest,
+    )
+    .sort((a, b) => a.createdAt - b.createdAt);
   if (same.some((r) => r.state !== 'Completed')) return undefined; // live, or refused for good
   const from = fromOf(pool, input);
   const previous = same.at(-1);
+  // Ids carry 8 hex digits of the digest: two digests sharing them get `-r<n>` as a repair does.
+  const taken = s.rollouts.filter((r) => r.id === id || r.id.startsWith(`${id}-r`)).length;
   return {
-    id: same.length === 0 ? id : `${id}-r${String(same.length)}`,
+    id: taken === 0 ? id : `${id}-r${String(taken)}`,
     pool: `${s.policy.name}/${t.tag}`,
     target: { version: t.tag, digest: t.digest },
     state: s.policy.requireApproval === true ? 'AwaitingApproval' : 'Active',

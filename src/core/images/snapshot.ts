@@ -68,11 +68,14 @@ function claims(s: PolicyState, live: readonly Rollout[]): Map<string, Rollout> 
   return out;
 }
 
+/** A hold for an unavailable canary is made again each pass; it names this horizon. */
+const CANARY_RECHECK_MS = 60_000;
+
 /**
  * A canary unit that is unavailable before it started holds the others of its rollout: the
  * planner would otherwise take an available production workload as the canary in its place.
  */
-function holdForCanaries(machines: Machine[], live: readonly Rollout[]): void {
+function holdForCanaries(machines: Machine[], live: readonly Rollout[], now: number): void {
   for (const r of live) {
     if (r.rollbackOf !== undefined) continue;
     const waiting = machines.find(
@@ -86,7 +89,7 @@ function holdForCanaries(machines: Machine[], live: readonly Rollout[]): void {
     if (waiting === undefined) continue;
     const hold = {
       reason: `the canary ${waiting.id} is not available`,
-      until: Number.MAX_SAFE_INTEGER,
+      until: now + CANARY_RECHECK_MS,
     };
     machines.forEach((m, i) => {
       if (m.pool === r.pool && m.labels[CANARY_LABEL] !== 'yes') machines[i] = { ...m, hold };
@@ -120,7 +123,7 @@ function policyPart(s: PolicyState): { machines: Machine[]; pools: FleetSnapshot
           },
     );
   }
-  holdForCanaries(machines, live);
+  holdForCanaries(machines, live, s.now);
   const pools = [...new Set(live.map((r) => r.pool))].map((name) => ({
     name,
     policies: poolPolicies(

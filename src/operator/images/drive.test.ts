@@ -245,6 +245,46 @@ describe('the image driver', () => {
     assert.equal(await r.image('web-b'), at(d(5)));
   });
 
+  it('writes a change again when it did not land (the API was away), without a second start', async () => {
+    const r = rig({ workloads: ['web-a'], canary: false });
+    await r.pass();
+    r.push(d(2));
+    const setImages = r.workloads.setImages.bind(r.workloads);
+    let refused = 1;
+    r.workloads.setImages = (ref, changes) =>
+      refused-- > 0 ? Promise.reject(new Error('connection refused')) : setImages(ref, changes);
+    await r.pass();
+    assert.equal(await r.image('web-a'), at(d(1)), 'the first write failed');
+    assert.equal(nth(await r.rollouts(), 0).machines['Deployment/shop/web-a']?.phase, 'InFlight');
+    await passes(r, 3);
+    assert.equal(await r.image('web-a'), at(d(2)));
+    assert.equal(nth(await r.rollouts(), 0).state, 'Completed');
+    assert.equal((await r.store.read()).starts.length, 1, 'one start, written twice');
+  });
+
+  it('skips a unit someone else changes while it rolls out, and pauses the rollout with what it runs now', async () => {
+    const r = rig({ workloads: ['web-a', 'web-b'], canary: false });
+    r.workloads.unready.add(at(d(2)));
+    await r.pass();
+    r.push(d(2));
+    await r.pass();
+    r.workloads.edit(
+      { kind: 'Deployment', namespace: 'shop', name: 'web-a' },
+      'web',
+      `${repo}:pinned`,
+    );
+    await r.pass();
+    const ro = nth(await r.rollouts(), 0);
+    assert.equal(ro.state, 'Paused');
+    const unit = ro.machines['Deployment/shop/web-a'];
+    assert.equal(unit?.phase, 'Skipped', 'not a failure of the image');
+    assert.match(
+      unit.reason ?? '',
+      /^MOLT_WORKLOAD_EDITED: .*web runs registry\.lab:5000\/acme\/web:pinned/,
+    );
+    assert.equal(await r.image('web-a'), `${repo}:pinned`, 'the edit is kept');
+  });
+
   it("is left out of the machine loop: its rollouts and starts are not the machines'", async () => {
     const r = rig({ workloads: ['web-a'], canary: false });
     await r.pass();
