@@ -285,6 +285,26 @@ describe('the image driver', () => {
     assert.equal(await r.image('web-a'), `${repo}:pinned`, 'the edit is kept');
   });
 
+  it('lists nothing while it follows no image and has nothing in flight', async () => {
+    const workloads = new FakeWorkloads();
+    let listed = 0;
+    workloads.list = () => {
+      listed++;
+      return Promise.resolve([]);
+    };
+    const store = new MemoryOperatorStore();
+    const deps = {
+      policies: () => [],
+      workloads,
+      scan: () => Promise.reject(new Error('no')),
+      now: () => 0,
+      store,
+      log: () => undefined,
+    };
+    await imagePass(deps);
+    assert.equal(listed, 0);
+  });
+
   it("is left out of the machine loop: its rollouts and starts are not the machines'", async () => {
     const r = rig({ workloads: ['web-a'], canary: false });
     await r.pass();

@@ -9,7 +9,7 @@
  * Level-based like the machine loop: an operator stopped anywhere finishes the job next pass.
  */
 import { planningInput } from '../../core/images/plan-input.ts';
-import { rolloutChanges, type PolicyState } from '../../core/images/rollouts.ts';
+import { isLive, rolloutChanges, type PolicyState } from '../../core/images/rollouts.ts';
 import { imageSnapshot } from '../../core/images/snapshot.ts';
 import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
 import { plan } from '../../core/rollout/plan.ts';
@@ -28,6 +28,10 @@ export interface ImageDriverDeps extends ImagesDeps, UnitWriter {}
 
 const imageRollouts = (s: StoredState): Rollout[] =>
   s.rollouts.filter((r) => r.images !== undefined);
+
+/** A rollout the driver still has work for: live, or with a unit in flight. */
+const moving = (r: Rollout): boolean =>
+  isLive(r) || Object.values(r.machines).some((p) => p.phase === 'InFlight');
 
 /** Each policy's units, decisions, scan and rollouts this pass. */
 function policyStates(read: ImagesRead, rollouts: readonly Rollout[]): PolicyState[] {
@@ -151,6 +155,8 @@ async function start(
 
 /** One pass; see the module comment. Throws when the cluster or the store cannot be read. */
 export async function imagePass(d: ImageDriverDeps): Promise<void> {
+  // No policy and nothing in flight: the cluster is not listed at all.
+  if (d.policies().length === 0 && !imageRollouts(await d.store.read()).some(moving)) return;
   const read = await readImages(d);
   const policies = new Map(read.policies.map((p) => [p.name, p]));
   await settleUnits(d, imageRollouts(await d.store.read()), {

@@ -466,4 +466,51 @@ describe('reconcile with holds (issue 16)', () => {
     assert.equal(upgrades(g.asked).length, 1, 'not asked again while held');
     assert.deepEqual(r.machines, {});
   });
+  it('leaves image rollouts to the image driver, whose failure stops only it', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    const unit = 'Deployment/shop/web';
+    await store.createRollout({
+      id: 'img-web-1.8.0-rev2-0000000a',
+      pool: 'web/1.8.0-rev2',
+      target: { version: '1.8.0-rev2', digest: d11 },
+      state: 'Active',
+      createdAt: Date.now(),
+      machines: { [unit]: { phase: 'InFlight', startedAt: Date.now() } },
+      images: { policy: 'web', repository: 'reg/web', units: {} },
+    });
+    await store.recordStart(
+      {
+        machine: 'Deployment/shop/other',
+        pool: 'web/1.8.0-rev2',
+        rollout: 'img-web-1.8.0-rev2-0000000a',
+        at: Date.now(),
+      },
+      { phase: 'InFlight', startedAt: Date.now() },
+    );
+    const lines: string[] = [];
+    const withImages: ReconcileDeps = {
+      ...d,
+      settings: {
+        ...testSettings([{ name: 'workers', channel: 'stable', policies: [] }]),
+        fleetPolicies: [{ kind: 'rate', count: 1, periodMs: 3_600_000 }],
+      },
+      log: (l) => lines.push(l),
+      images: { pass: () => Promise.reject(new Error('the cluster is away')) },
+    };
+    await reconcile(withImages, state);
+    const machine = (await store.read()).rollouts.find((r) => r.images === undefined);
+    assert.equal(
+      machine?.machines['w-1']?.phase,
+      'InFlight',
+      'the rate limit did not count the image start',
+    );
+    assert.deepEqual(g.asked, [`w-1 reg/molt@${d11}`]);
+    assert.ok(
+      lines.some((l) => l === 'image rollouts: the cluster is away'),
+      lines.join('\n'),
+    );
+    const image = (await store.read()).rollouts.find((r) => r.images !== undefined);
+    assert.equal(image?.machines[unit]?.phase, 'InFlight', 'the machine loop did not settle it');
+    assert.equal(image.state, 'Active', 'nor judged it complete for want of machines');
+  });
 });
