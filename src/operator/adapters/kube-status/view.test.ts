@@ -70,6 +70,19 @@ describe('the Kubernetes status view', () => {
     assert.match(cond(r, 'Progressing')?.message ?? '', /1 of 3 machines on 1\.1\.0/);
   });
 
+  it('counts an image rollout in workloads, and names it by its id', () => {
+    const image = rollout({
+      id: 'img-web-1.8.0-rev2-cccccccc',
+      pool: 'web/1.8.0-rev2',
+      target: { version: '1.8.0-rev2', digest: d11 },
+      machines: { 'Deployment/shop/web': { phase: 'Succeeded' } },
+      images: { policy: 'web', repository: 'reg/web', units: {} },
+    });
+    const r = find(view([image]), 'Rollout', 'img-web-1.8.0-rev2-cccccccc');
+    assert.equal(r.status['progress'], '1/1');
+    assert.match(cond(r, 'Progressing')?.message ?? '', /^1 of 1 workloads on 1\.8\.0-rev2$/);
+  });
+
   it('names the failed machine and its reason on a halted rollout', () => {
     const halted = rollout({
       state: 'Halted',

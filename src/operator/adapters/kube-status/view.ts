@@ -89,7 +89,8 @@ function rolloutConditions(r: Rollout, c: ReturnType<typeof counts>): Condition[
     failure === undefined
       ? ''
       : `: ${failure.id} ${failure.p?.phase ?? ''}${failure.p?.reason === undefined ? '' : ` (${failure.p.reason})`}`;
-  const progress = `${String(c.succeeded)} of ${String(c.total)} machines on ${r.target.version}`;
+  const what = r.images === undefined ? 'machines' : 'workloads';
+  const progress = `${String(c.succeeded)} of ${String(c.total)} ${what} on ${r.target.version}`;
   return [
     condition('Progressing', r.state === 'Active', r.state, `${progress}${why}`),
     condition('Complete', r.state === 'Completed', r.state, progress),
