@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * P12's rig: a real control plane (no kubelet: only spec changes are watched), the real registry
- * behind a counting proxy (`p12-proxy.ts`), `repositories` repositories `bench/app-NN` with the
- * 3-tier tags `1.0.0`, `1.0.0-rev1`, `1.0.0-rev1-b1`, `perRepository` Deployments each (spread over
- * a few namespaces, labelled `app=app-NN`) running `<repo>:1.0.0-rev1@<digest>`, and the real
- * `molt operator` process under the shipped RBAC (`deploy/kubernetes/operator-rbac.yaml`) with a
- * fleet file that only follows images: one policy per repository, `follow: rebuilds`, defaults.
+ * P12's rig: a real control plane (no kubelet: only spec changes are watched, on Deployments of 0
+ * replicas), the real registry behind a counting proxy (`p12-proxy.ts`), `repositories`
+ * repositories `bench/app-NN` with the 3-tier tags `1.0.0`, `1.0.0-rev1`, `1.0.0-rev1-b1`,
+ * `perRepository` Deployments each (spread over a few namespaces, labelled `app=app-NN`) running
+ * `<repo>:1.0.0-rev1@<digest>`, and the real `molt operator` process under the shipped RBAC
+ * (`deploy/kubernetes/operator-rbac.yaml`) with a fleet file that only follows images: one policy
+ * per repository, `follow: rebuilds`, default settings.
  */
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -172,12 +173,17 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
   }
 }
 
-/** One Deployment of `app` (1 replica, one container `app`): never available, no kubelet. */
+/**
+ * One Deployment of `app` (one container `app`) with 0 replicas: there is no kubelet here, and a
+ * workload that is not available is down for reasons of its own, which the planner never starts
+ * (`core/rollout/types.ts` `available`). With 0 replicas it is available once its controller has
+ * observed the spec, so a unit the driver changes also finishes, and the driver's pace shows.
+ */
 function deployment(name: string, app: string, image: string): V1Deployment {
   return {
     metadata: { name, labels: { app } },
     spec: {
-      replicas: 1,
+      replicas: 0,
       selector: { matchLabels: { app, unit: name } },
       template: {
         metadata: { labels: { app, unit: name } },

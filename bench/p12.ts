@@ -31,13 +31,13 @@ const since = (t0: number): number => (performance.now() - t0) / 1000;
 const digestOf = (d: V1Deployment): string =>
   /@(sha256:[a-f0-9]{64})$/.exec(d.spec?.template.spec?.containers[0]?.image ?? '')?.[1] ?? '';
 
-/** Until every unit of every policy is `current`; resolves with the unit count. */
+/** Until every unit of every policy is `current` and available; resolves with the unit count. */
 async function warmUp(rig: P12Rig): Promise<number> {
   return eventually(
     async () => {
       const view = await rig.images();
       const units = view.policies.flatMap((p) => p.units);
-      const off = units.filter((u) => u.decision.kind !== 'current');
+      const off = units.filter((u) => u.decision.kind !== 'current' || !u.available);
       const errors = view.policies.flatMap((p) =>
         p.scan?.error === undefined ? [] : [p.scan.error],
       );
@@ -46,7 +46,7 @@ async function warmUp(rig: P12Rig): Promise<number> {
           `${String(units.length)} units, ${String(off.length)} not current` +
             (off[0] === undefined
               ? ''
-              : ` (${off[0].id}: ${off[0].decision.kind} ${off[0].decision.reason ?? ''})`) +
+              : ` (${off[0].id}: ${off[0].decision.kind} ${off[0].decision.reason ?? ''}${off[0].available ? '' : ' unavailable'})`) +
             (errors[0] === undefined ? '' : `; scan: ${errors[0]}`),
         );
       return units.length;
@@ -69,7 +69,7 @@ async function watchUpdates(
   return { seconds: Number.NaN, updated };
 }
 
-const row = (k: string, v: string): string => `${k.padEnd(56)}${v}\n`;
+const row = (k: string, v: string): string => `${k.padEnd(60)}${v}\n`;
 const asked = (c: RegistryCounts): string =>
   `${String(c.tagList)} tag lists, ${String(c.manifestHead)} HEAD / ${String(c.manifestGet)} GET manifests, ` +
   `${String(c.blobGet)} GET blobs`;
@@ -91,7 +91,9 @@ export async function runP12(): Promise<void> {
     );
     t = performance.now();
     const units = await warmUp(rig);
-    out.push(row('warm-up (operator start → every unit current)', `${since(t).toFixed(1)} s`));
+    out.push(
+      row('warm-up (operator start → every unit current, available)', `${since(t).toFixed(1)} s`),
+    );
     const before = rig.proxy.counts();
     t = performance.now();
     const view = await rig.images();
