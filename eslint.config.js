@@ -177,6 +177,7 @@ export default tseslint.config(
       'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',
       'bench/p4.ts',
+      'bench/p12-rig.ts',
     ],
     rules: {
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',

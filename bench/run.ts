@@ -4,7 +4,8 @@
  * benchmark prints a human-readable table and then, as its last line, `BENCH <ID> key=value …`.
  * P1–P8 measure molt against peers, P9 a real VM upgrade against the boot it cannot avoid (issue
  * 15), P10 a gzip bomb against the pull, P11 a Kubernetes minor upgrade of the hosted control
- * plane under writes (issue 18); R1 measures the operator under load (issue 14).
+ * plane under writes (issue 18), P12 an image rebuild to the first workload spec updated and the
+ * warm re-scan's blob GETs (issue 19); R1 measures the operator under load (issue 14).
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P1: async () => {
@@ -50,6 +51,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P11: async () => {
     const { runP11 } = await import('./p11.ts');
     await runP11();
+  },
+  P12: async () => {
+    const { runP12 } = await import('./p12.ts');
+    await runP12();
   },
   R1: async () => {
     const { runR1 } = await import('./r1.ts');
