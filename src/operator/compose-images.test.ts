@@ -117,4 +117,17 @@ describe('the repository scanner', () => {
     const warm = await scan(`${registry.host}/acme/web`);
     assert.equal(warm.requests.manifestGet, 0);
   });
+  it('answers two scans of one repository asked together with one scan (P12: cold scans side by side)', async () => {
+    const image = buildImage({ labels: { build: 'c1' } });
+    await pushImage(client, 'acme/twice', ['2.0.0-rev1', '2.0.0-rev1-b1'], image);
+    const scan = repositoryScanner(config(), () => 1_000);
+    const [a, b] = await Promise.all([
+      scan(`${registry.host}/acme/twice`),
+      scan(`${registry.host}/acme/twice`),
+    ]);
+    assert.equal(a, b, 'the same answer');
+    assert.equal(a.requests.tagList, 1);
+    const later = await scan(`${registry.host}/acme/twice`);
+    assert.notEqual(later, a, 'a scan asked after it ended is a new one');
+  });
 });

@@ -11,7 +11,7 @@
 import { dirname, resolve } from 'node:path';
 import type { ImagePolicy } from '../core/images/types.ts';
 import { createRegistryClient } from '../oci/index.ts';
-import { createImageScanner } from '../releases/discovery/images.ts';
+import { createImageScanner, type ImageRepositoryScan } from '../releases/discovery/images.ts';
 import type { LoadedConfig } from './config.ts';
 import { imagePass } from './images/drive.ts';
 import type { ImagesDeps } from './images/observe.ts';
@@ -46,13 +46,26 @@ export function splitRepository(repository: string): { host: string; path: strin
   return { host: repository.slice(0, slash), path: repository.slice(slash + 1) };
 }
 
-/** One scan of a repository: the operator's scanner over a client opened for it and closed after. */
+/**
+ * One scan of a repository: the operator's scanner over a client opened for it and closed after;
+ * a scan asked for while one of the same repository runs gets that one's answer.
+ */
 export function repositoryScanner(
   c: LoadedConfig,
   now: () => number = () => Date.now(),
 ): ImagesDeps['scan'] {
   const scanner = createImageScanner({ now });
-  return async (repository) => {
+  // One scan of a repository at a time: the API's first call and the loop's first pass used to
+  // scan the same repositories cold side by side (P12: 60–120 manifest GETs for 60 tags).
+  const inFlight = new Map<string, Promise<ImageRepositoryScan>>();
+  const once = (repository: string): Promise<ImageRepositoryScan> => {
+    const running = inFlight.get(repository);
+    if (running !== undefined) return running;
+    const scan = scanOnce(repository).finally(() => inFlight.delete(repository));
+    inFlight.set(repository, scan);
+    return scan;
+  };
+  const scanOnce = async (repository: string): Promise<ImageRepositoryScan> => {
     const { host, path } = splitRepository(repository);
     const insecure = (host === c.config.registry && c.config.insecure) || isLoopbackHost(host);
     const reader = createRegistryClient({ registry: host, insecure });
@@ -67,6 +80,7 @@ export function repositoryScanner(
       await reader.close();
     }
   };
+  return once;
 }
 
 /**

@@ -89,6 +89,11 @@ describe('image policies in the fleet file', () => {
       /images\[0\]\.policies.*machine policies/,
     ],
     [
+      'a gate (a workload is healthy when its own rollout is available)',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], policies: [{gate: {name: g, url: "http://127.0.0.1/ok"}}]}',
+      /images\[0\]\.policies.*gate are machine policies/,
+    ],
+    [
       'a canary given twice',
       '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], canary: {namespaces: [c]}, policies: [{canary: {count: 1}}]}',
       /images\[0\]\.canary.*given twice/,

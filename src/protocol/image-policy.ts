@@ -65,8 +65,11 @@ const workloadSchema = z
     ...(w.containers !== undefined && { containers: w.containers }),
   }));
 
-/** Policies that only mean something for machines (roles, zones); the canary orders workloads. */
-const machineOnly: ReadonlySet<string> = new Set(['control-plane-first', 'zones']);
+/**
+ * Policies that only mean something for machines: roles and zones (the canary orders workloads),
+ * and gates (a workload's health is its own rollout's availability, read by the image driver).
+ */
+const machineOnly: ReadonlySet<string> = new Set(['control-plane-first', 'zones', 'gate']);
 
 /** One image policy: a fleet file's `images` item, and a molt.dev `ImagePolicy`'s spec with its name. */
 export const imagePolicySchema = z
@@ -92,7 +95,7 @@ export const imagePolicySchema = z
       .default([])
       .refine((ps) => ps.every((p) => !machineOnly.has(p.kind)), {
         message:
-          'controlPlaneFirst and zones are machine policies: an image policy orders workloads with canary',
+          'controlPlaneFirst, zones and gate are machine policies: an image policy orders workloads with canary, and a workload is healthy when its own rollout is available',
       }),
     requireApproval: z.boolean().optional(),
     requireSignature: z.boolean().optional(),
