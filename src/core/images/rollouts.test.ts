@@ -146,7 +146,7 @@ describe('imageSnapshot', () => {
         units: { 'Deployment/shop/a': { changes: [{ container: 'web', from: at(1), to: at(2) }] } },
       },
     });
-    const snap = imageSnapshot([stateOf(policy(), [moved], { rollouts: [r] })], []);
+    const snap = imageSnapshot(stateOf(policy(), [moved], { rollouts: [r] }), []);
     assert.deepEqual(
       snap.machines.map((m) => [m.id, m.pool, m.digest]),
       [['Deployment/shop/a', 'web/1.8.0-rev2', dig(2)]],
@@ -160,7 +160,7 @@ describe('imageSnapshot', () => {
       workload('b'),
       workload('z', { namespace: 'canary', available: false }),
     ];
-    const snap = imageSnapshot([stateOf(canary, fleet, { rollouts: [rolloutTo(2)] })], []);
+    const snap = imageSnapshot(stateOf(canary, fleet, { rollouts: [rolloutTo(2)] }), []);
     const decided = plan(snap, T0);
     assert.deepEqual(
       decided.decisions.filter((d) => d.action === 'start').map((d) => d.machine),
@@ -172,7 +172,7 @@ describe('imageSnapshot', () => {
 
   it('starts the canary alone first when it is available', () => {
     const fleet = [workload('a'), workload('b'), workload('z', { namespace: 'canary' })];
-    const snap = imageSnapshot([stateOf(canary, fleet, { rollouts: [rolloutTo(2)] })], []);
+    const snap = imageSnapshot(stateOf(canary, fleet, { rollouts: [rolloutTo(2)] }), []);
     assert.deepEqual(
       plan(snap, T0)
         .decisions.filter((d) => d.action === 'start')
@@ -193,7 +193,7 @@ describe('imageSnapshot', () => {
       },
     });
     const snap = imageSnapshot(
-      [stateOf(policy(), [broken], { tags: { '1.8.0-rev2': dig(3) }, rollouts: [back] })],
+      stateOf(policy(), [broken], { tags: { '1.8.0-rev2': dig(3) }, rollouts: [back] }),
       [],
     );
     assert.deepEqual(
@@ -204,9 +204,34 @@ describe('imageSnapshot', () => {
     );
   });
 
+  it("counts a policy's concurrency over all its tags, not per tag", () => {
+    const limited = policy({ policies: [{ kind: 'concurrency', limit: { count: 1 } }] });
+    const on19 = [{ name: 'web', image: `${REPO}:1.9.0-rev1@${dig(3)}` }];
+    const fleet = [workload('a'), workload('b', { containers: on19 })];
+    const r19 = rolloutTo(4, {
+      id: 'img-web-1.9.0-rev1-4',
+      pool: 'web/1.9.0-rev1',
+      target: { version: '1.9.0-rev1', digest: dig(4) },
+    });
+    const s = stateOf(limited, fleet, {
+      tags: { '1.8.0-rev2': dig(2), '1.9.0-rev1': dig(4) },
+      rollouts: [rolloutTo(2), r19],
+    });
+    const snap = imageSnapshot(s, []);
+    assert.deepEqual(
+      snap.pools.map((p) => [p.name, p.policies]),
+      [
+        ['web/1.8.0-rev2', []],
+        ['web/1.9.0-rev1', []],
+      ],
+    );
+    const starts = plan(snap, T0).decisions.filter((d) => d.action === 'start');
+    assert.equal(starts.length, 1, JSON.stringify(starts));
+  });
+
   it('leaves ended rollouts out, and carries only the starts it is given', () => {
     const snap = imageSnapshot(
-      [stateOf(policy(), [workload('a')], { rollouts: [rolloutTo(2, { state: 'Superseded' })] })],
+      stateOf(policy(), [workload('a')], { rollouts: [rolloutTo(2, { state: 'Superseded' })] }),
       [],
     );
     assert.deepEqual([snap.rollouts.length, snap.machines.length, snap.pools.length], [0, 0, 0]);

@@ -13,7 +13,7 @@
  * workload is its point); an unavailable canary holds the rest of its rollout (`Held`).
  */
 import { parseImageReference } from '../slots/reference.ts';
-import type { FleetSnapshot, Machine, Rollout, StartRecord } from '../rollout/types.ts';
+import type { FleetSnapshot, Machine, Policy, Rollout, StartRecord } from '../rollout/types.ts';
 import { CANARY_LABEL, machineOf, poolPolicies } from './plan-input.ts';
 import { isLive, type PolicyState } from './rollouts.ts';
 import type { TargetDecision } from './target.ts';
@@ -135,17 +135,26 @@ function policyPart(s: PolicyState): { machines: Machine[]; pools: FleetSnapshot
   return { machines, pools };
 }
 
-/** See the module comment. `starts` are the image rollouts' (rate limits count them). */
-export function imageSnapshot(
-  states: readonly PolicyState[],
-  starts: readonly StartRecord[],
-): FleetSnapshot {
-  const parts = states.map(policyPart);
+/** Limits counted over every unit of the policy, whatever tag it moves to (its pools are per tag). */
+const policyWide: ReadonlySet<Policy['kind']> = new Set(['concurrency', 'rate', 'window']);
+
+/**
+ * The snapshot of one policy: its live rollouts, their units as machines, one pool per rollout
+ * carrying the shaping policies (canary, batches, soak, failure budget), and the policy's limits
+ * (concurrency, rate, windows) as the snapshot's fleet policies — so they count every unit of the
+ * policy, not each tag's pool apart. `starts` are the policy's rollouts' (rate limits count them).
+ */
+export function imageSnapshot(s: PolicyState, starts: readonly StartRecord[]): FleetSnapshot {
+  const shaping = {
+    ...s.policy,
+    policies: s.policy.policies.filter((p) => !policyWide.has(p.kind)),
+  };
+  const { machines, pools } = policyPart({ ...s, policy: shaping });
   return {
-    machines: parts.flatMap((p) => p.machines),
-    pools: parts.flatMap((p) => p.pools),
-    fleetPolicies: [],
-    rollouts: states.flatMap((s) => s.rollouts.filter(isLive)),
+    machines,
+    pools,
+    fleetPolicies: s.policy.policies.filter((p) => policyWide.has(p.kind)),
+    rollouts: s.rollouts.filter(isLive),
     starts,
   };
 }

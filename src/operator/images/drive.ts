@@ -153,6 +153,28 @@ async function start(
   await writeUnit(d, r, { id: decision.machine, ref }, changes);
 }
 
+/** Plan one policy's rollouts (its limits count all its units), apply the verdicts, start units. */
+async function planPolicy(
+  d: ImageDriverDeps,
+  read: ImagesRead,
+  s: PolicyState,
+  stored: StoredState,
+): Promise<void> {
+  const ids = new Set(s.rollouts.map((r) => r.id));
+  const starts = stored.starts.filter((x) => ids.has(x.rollout));
+  const decided = plan(imageSnapshot(s, starts), d.now());
+  const byId = new Map(s.rollouts.map((r) => [r.id, r] as const));
+  await verdicts(d, decided, byId);
+  const halted = new Set(
+    decided.rollouts.filter((v) => v.verdict === 'halt').map((v) => v.rollout),
+  );
+  for (const decision of decided.decisions) {
+    const r = byId.get(decision.rollout);
+    if (decision.action !== 'start' || r === undefined || halted.has(r.id)) continue;
+    await start(d, read, r, decision);
+  }
+}
+
 /** One pass; see the module comment. Throws when the cluster or the store cannot be read. */
 export async function imagePass(d: ImageDriverDeps): Promise<void> {
   // No policy and nothing in flight: the cluster is not listed at all.
@@ -167,23 +189,5 @@ export async function imagePass(d: ImageDriverDeps): Promise<void> {
   let stored = await d.store.read();
   if (await rollBackHalted(d, policyStates(read, imageRollouts(stored))))
     stored = await d.store.read();
-  const states = policyStates(read, imageRollouts(stored));
-  const ids = new Set(states.flatMap((s) => s.rollouts.map((r) => r.id)));
-  const decided = plan(
-    imageSnapshot(
-      states,
-      stored.starts.filter((s) => ids.has(s.rollout)),
-    ),
-    d.now(),
-  );
-  const byId = new Map(states.flatMap((s) => s.rollouts.map((r) => [r.id, r] as const)));
-  await verdicts(d, decided, byId);
-  const halted = new Set(
-    decided.rollouts.filter((v) => v.verdict === 'halt').map((v) => v.rollout),
-  );
-  for (const decision of decided.decisions) {
-    const r = byId.get(decision.rollout);
-    if (decision.action !== 'start' || r === undefined || halted.has(r.id)) continue;
-    await start(d, read, r, decision);
-  }
+  for (const s of policyStates(read, imageRollouts(stored))) await planPolicy(d, read, s, stored);
 }
