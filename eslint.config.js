@@ -177,7 +177,6 @@ export default tseslint.config(
       'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',
       'bench/p4.ts',
-      'bench/p12-rig.ts',
     ],
     rules: {
       '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * P12's rig: a real control plane (no kubelet: only spec changes are watched, on Deployments of 0
- * replicas), the real registry behind a counting proxy (`p12-proxy.ts`), `repositories`
+ * The image operator rig (benchmark P12, `images-operator.test.ts`): a real control plane (no kubelet: only spec changes are watched, on Deployments of 0
+ * replicas), the real registry behind a counting proxy (`registry-counting-proxy.ts`), `repositories`
  * repositories `bench/app-NN` with the 3-tier tags `1.0.0`, `1.0.0-rev1`, `1.0.0-rev1-b1`,
  * `perRepository` Deployments each (spread over a few namespaces, labelled `app=app-NN`) running
  * `<repo>:1.0.0-rev1@<digest>`, and the real `molt operator` process under the shipped RBAC
@@ -18,27 +18,27 @@ import { stringify } from 'yaml';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
-} from '../src/lab/services/kube-control-plane.ts';
-import { pushInstallerImage } from '../src/lab/services/installer-image.ts';
-import { startRegistry, type RunningRegistry } from '../src/lab/services/registry.ts';
-import { buildImage, createRegistryClient, pushImage, type BuiltImage } from '../src/oci/index.ts';
-import { mapConcurrent } from '../src/releases/discovery/pool.ts';
-import { loadKubeConfig } from '../src/platform/kube/client.ts';
-import { initCaDir, issueToDir } from '../src/platform/pki/store.ts';
+} from '../../../src/lab/services/kube-control-plane.ts';
+import { pushInstallerImage } from '../../../src/lab/services/installer-image.ts';
+import { startRegistry, type RunningRegistry } from '../../../src/lab/services/registry.ts';
+import { buildImage, createRegistryClient, pushImage, type BuiltImage } from '../../../src/oci/index.ts';
+import { mapConcurrent } from '../../../src/releases/discovery/pool.ts';
+import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import { initCaDir, issueToDir } from '../../../src/platform/pki/store.ts';
 import {
   startProcess,
   tempDir,
   type ManagedProcess,
-} from '../src/platform/process/managed-process.ts';
-import { OperatorServingPrefix } from '../src/protocol/operator.ts';
-import { ImagesView } from '../src/protocol/operator-images.ts';
-import { moltEntry } from '../src/testkit/molt-entry.ts';
-import { startCountingProxy, type CountingProxy } from './p12-proxy.ts';
+} from '../../../src/platform/process/managed-process.ts';
+import { OperatorServingPrefix } from '../../../src/protocol/operator.ts';
+import { ImagesView } from '../../../src/protocol/operator-images.ts';
+import { moltEntry } from '../../../src/testkit/molt-entry.ts';
+import { startCountingProxy, type CountingProxy } from './registry-counting-proxy.ts';
 
 const exec = promisify(execFile);
 /** The operator's release repository: one release in it, so machine discovery has nothing to say. */
 const installer = 'bench/installer';
-const rbac = join(import.meta.dirname, '../deploy/kubernetes/operator-rbac.yaml');
+const rbac = join(import.meta.dirname, '../../../deploy/kubernetes/operator-rbac.yaml');
 
 export const repositoryName = (r: number): string => `bench/app-${String(r).padStart(2, '0')}`;
 const appOf = (r: number): string => `app-${String(r).padStart(2, '0')}`;
@@ -50,6 +50,8 @@ export interface P12Options {
   readonly repositories: number;
   readonly perRepository: number;
   readonly namespaces: number;
+  /** Added to every image policy (a canary, policies, …). */
+  readonly policy?: Readonly<Record<string, unknown>>;
 }
 
 export interface P12Rig {
@@ -68,6 +70,8 @@ export interface P12Rig {
   allDeployments(): Promise<V1Deployment[]>;
   /** `GET /v1/images` on the operator's API (mTLS), parsed. */
   images(): Promise<ImagesView>;
+  /** `GET <path>` on the operator's API (mTLS): the JSON answered, or a throw naming the status. */
+  get(path: string): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -132,6 +136,7 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
         repository: repository(r),
         follow: 'rebuilds',
         workloads: [{ matchLabels: { app: appOf(r) } }],
+        ...o.policy,
       })),
     );
     operator = startProcess('molt operator', process.execPath, [
@@ -154,17 +159,19 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
       bodyTimeout: 120_000,
     });
     const dispatcher = api;
+    const get = async (path: string): Promise<unknown> => {
+      const res = await fetch(`${url}${path}`, { dispatcher });
+      if (res.status !== 200)
+        throw new Error(`GET ${path}: ${String(res.status)} ${await res.text()}`);
+      return res.json();
+    };
     return {
       ...{ cp, registry, proxy, operator, repository, digests, stop },
       deployments: async (r) =>
         (await apps.listDeploymentForAllNamespaces({ labelSelector: `app=${appOf(r)}` })).items,
       allDeployments: async () => (await apps.listDeploymentForAllNamespaces()).items,
-      images: async () => {
-        const res = await fetch(`${url}/v1/images`, { dispatcher });
-        if (res.status !== 200)
-          throw new Error(`GET /v1/images: ${String(res.status)} ${await res.text()}`);
-        return ImagesView.parse(await res.json());
-      },
+      images: async () => ImagesView.parse(await get('/v1/images')),
+      get,
     };
   } catch (e) {
     if (operator !== undefined) process.stderr.write(operator.output().slice(-3000));

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Issue 19 through the real `molt operator` process (docs/adr/0013 decision 9): its image driver,
+// run by the leader's reconcile pass, follows a rebuild pushed to the real registry and writes the
+// new digest into real Deployments on a real control plane as molt-operator under the shipped RBAC
+// — the canary first, the rest after its soak — and records the rollout, its units' changes and
+// their starts where `molt rollout` reads them. (Deployments of 0 replicas: no kubelet here; the
+// lab kubelet's readiness is `images-rollout.test.ts`'s.)
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createRegistryClient, pushImage } from '../../../src/oci/index.ts';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
+import {
+  HistoryEventView,
+  RolloutSummaryView,
+  RolloutView,
+} from '../../../src/protocol/operator.ts';
+import { rebuildOf, repositoryName, startP12Rig, type P12Rig } from './images-operator-rig.ts';
+
+const SOAK_MS = 4_000;
+let rig: P12Rig;
+
+describe('image rollouts through the molt operator process', () => {
+  before(async () => {
+    rig = await startP12Rig({
+      repositories: 1,
+      perRepository: 3,
+      namespaces: 2,
+      policy: { canary: { workloads: ['app-00-0'], soak: `${String(SOAK_MS / 1000)}s` } },
+    });
+  });
+  after(async () => {
+    await rig.stop();
+  });
+
+  it('moves a pushed rebuild to the canary, then to the rest after its soak, and records it', async () => {
+    await eventually(
+      async () => {
+        const units = (await rig.images()).policies.flatMap((p) => p.units);
+        assert.equal(units.length, 3);
+        assert.ok(units.every((u) => u.decision.kind === 'current' && u.available));
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const client = createRegistryClient({ registry: rig.registry.host, insecure: true });
+    const b2 = await pushImage(
+      client,
+      repositoryName(0),
+      ['1.0.0', '1.0.0-rev1', '1.0.0-rev1-b2'],
+      rebuildOf(0, 2),
+    ).finally(() => client.close());
+    const target = `${rig.repository(0)}:1.0.0-rev1@${b2}`;
+    await eventually(
+      async () => {
+        const images = (await rig.deployments(0)).map(
+          (d) => d.spec?.template.spec?.containers[0]?.image,
+        );
+        assert.deepEqual(images, [target, target, target]);
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    const id = await eventually(
+      async () => {
+        const list = RolloutSummaryView.array().parse(await rig.get('/v1/rollouts'));
+        assert.equal(list.length, 1);
+        const [r] = list;
+        assert.equal(r?.state, 'Completed');
+        return r.id;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    const r = RolloutView.parse(await rig.get(`/v1/rollouts/${id}`));
+    assert.equal(r.pool, 'app-00/1.0.0-rev1');
+    assert.deepEqual(r.target, { version: '1.0.0-rev1', digest: b2 });
+    assert.deepEqual([r.counts.total, r.counts.Succeeded], [3, 3]);
+    const at = (unit: string, k: 'startedAt' | 'finishedAt'): number =>
+      Date.parse(r.machines.find((m) => m.machine.endsWith(`/${unit}`))?.[k] ?? '');
+    const canaryDone = at('app-00-0', 'finishedAt');
+    for (const other of ['app-00-1', 'app-00-2'])
+      assert.ok(
+        at(other, 'startedAt') >= canaryDone + SOAK_MS,
+        `${other} started ${String(at(other, 'startedAt') - canaryDone)} ms after the canary finished`,
+      );
+    const history = HistoryEventView.array().parse(
+      await rig.get(`/v1/history?rollout=${encodeURIComponent(id)}`),
+    );
+    const starts = history.filter((e) => e.kind === 'machine-start');
+    assert.equal(starts.length, 3, JSON.stringify(history));
+    assert.match(starts[0]?.message ?? '', /app-00-0: moving app → .*1\.0\.0-rev1@sha256:/);
+  });
+});
