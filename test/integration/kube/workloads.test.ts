@@ -5,58 +5,36 @@
 // StatefulSet out for real; then a Deployment moved to an image labelled dev.molt.lab.ready=false
 // keeps Running-but-unready pods, stays progressing, and fails with ProgressDeadlineExceeded.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
   AppsV1Api,
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
-  type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
-import {
-  createImageReadiness,
-  LabReadyLabel,
-  type ImageReadiness,
-} from '../../../src/agent/adapters/lab/image-readiness.ts';
-import { startLabKubelet, type LabKubelet } from '../../../src/agent/adapters/lab/kubelet-node.ts';
-import {
-  startKubeControlPlane,
-  type KubeControlPlane,
-} from '../../../src/lab/services/kube-control-plane.ts';
+import { LabReadyLabel } from '../../../src/agent/adapters/lab/image-readiness.ts';
 import { buildImage, createRegistryClient, pushImage } from '../../../src/oci/index.ts';
 import { createKubeWorkloads } from '../../../src/operator/adapters/kube-workloads/index.ts';
 import type { WorkloadRef, Workloads } from '../../../src/operator/ports/workloads.ts';
-import { loadKubeConfig, statusOf } from '../../../src/platform/kube/client.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
-import { startRegistry, type TestRegistry } from '../../../src/testkit/registry-process.ts';
 import {
   workloadsConformance,
   type WorkloadsRig,
 } from '../../../src/testkit/workloads-conformance.ts';
+import { createWorkload, startWorkloadCluster, type WorkloadCluster } from './workload-cluster.ts';
 
 const nodes = ['wl-1', 'wl-2'];
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
-interface Cluster {
-  cp: KubeControlPlane;
-  registry: TestRegistry;
-  admin: KubeConfig;
-  /** As molt-operator, under deploy/kubernetes/operator-rbac.yaml. */
-  operator: KubeConfig;
-  readiness: ImageReadiness;
-  kubelets: LabKubelet[];
+interface Cluster extends WorkloadCluster {
   /** `ready1..3` (ready, distinct digests) and `bad` (labelled not ready), by tag. */
   image: (tag: string) => string;
-  stop(): Promise<void>;
 }
 
 async function startCluster(): Promise<Cluster> {
-  const [cp, registry] = await Promise.all([startKubeControlPlane({ nodes }), startRegistry()]);
-  const client = createRegistryClient({ registry: registry.host, insecure: true });
+  const c = await startWorkloadCluster(nodes);
+  const client = createRegistryClient({ registry: c.registry.host, insecure: true });
   const digests = new Map<string, string>();
   for (const [tag, labels] of [
     ['ready1', { build: '1' }],
@@ -66,110 +44,10 @@ async function startCluster(): Promise<Cluster> {
   ] as const)
     digests.set(tag, await pushImage(client, 'lab/app', [tag], buildImage({ labels })));
   await client.close();
-  const readiness = createImageReadiness({ registry: { insecure: true } });
-  const kubelets: LabKubelet[] = [];
-  for (const name of nodes)
-    kubelets.push(
-      startLabKubelet({
-        kc: await loadKubeConfig(cp.node(name).kubeconfig),
-        name,
-        version: '1.0.0',
-        imageReady: (i) => readiness.check(i),
-      }),
-    );
-  await Promise.all(kubelets.map((k) => k.ready));
-  const admin = await loadKubeConfig(cp.admin.kubeconfig);
-  const core = admin.makeApiClient(CoreV1Api);
-  // The operator reads and patches workloads as itself, under the RBAC molt ships.
-  await promisify(execFile)(join(cp.bins, 'kubectl'), [
-    ...['--kubeconfig', cp.admin.kubeconfig, 'apply', '-f'],
-    join(import.meta.dirname, '../../../deploy/kubernetes/operator-rbac.yaml'),
-  ]);
-  const operator = await loadKubeConfig(cp.operator.kubeconfig);
-  // The scheduler places nothing on a node until the node controller has untainted it.
-  await eventually(
-    async () => {
-      for (const name of nodes)
-        assert.deepEqual((await core.readNode({ name })).spec?.taints ?? [], [], name);
-    },
-    { timeoutMs: 60_000, intervalMs: 250 },
-  );
   return {
-    cp,
-    registry,
-    admin,
-    operator,
-    readiness,
-    kubelets,
-    image: (tag) => `${registry.host}/lab/app:${tag}@${digests.get(tag) ?? ''}`,
-    async stop() {
-      for (const k of kubelets) await k.stop();
-      await readiness.close();
-      await cp.stop();
-      await registry.stop();
-    },
+    ...c,
+    image: (tag) => `${c.registry.host}/lab/app:${tag}@${digests.get(tag) ?? ''}`,
   };
-}
-
-/** Create `ref` with init container `init` and containers `app`, `side` on `image`. */
-async function create(
-  admin: KubeConfig,
-  ref: WorkloadRef,
-  image: string,
-  o: { labels?: Record<string, string>; spec?: Record<string, unknown> } = {},
-): Promise<void> {
-  const { labels = {}, spec: extra = {} } = o;
-  const apps = admin.makeApiClient(AppsV1Api);
-  await admin
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: ref.namespace } } })
-    .catch((e: unknown) => {
-      if (statusOf(e) !== 409) throw e;
-    });
-  const app = ref.name;
-  const template = {
-    metadata: { labels: { app } },
-    spec: {
-      initContainers: [{ name: 'init', image }],
-      containers: [
-        { name: 'app', image },
-        { name: 'side', image },
-      ],
-      terminationGracePeriodSeconds: 1,
-    },
-  };
-  const metadata = { name: ref.name, labels };
-  const selector = { matchLabels: { app } };
-  const namespace = ref.namespace;
-  switch (ref.kind) {
-    case 'Deployment':
-      await apps.createNamespacedDeployment({
-        namespace,
-        body: { metadata, spec: { replicas: 2, selector, template, ...extra } },
-      });
-      return;
-    case 'DaemonSet':
-      await apps.createNamespacedDaemonSet({
-        namespace,
-        body: { metadata, spec: { selector, template } },
-      });
-      return;
-    case 'StatefulSet':
-      await apps.createNamespacedStatefulSet({
-        namespace,
-        body: {
-          metadata,
-          spec: {
-            replicas: 2,
-            serviceName: app,
-            podManagementPolicy: 'Parallel',
-            selector,
-            template,
-          },
-        },
-      });
-      return;
-  }
 }
 
 let shared: Cluster | undefined;
@@ -186,7 +64,7 @@ workloadsConformance({
     return {
       workloads,
       async create(ref, image, labels) {
-        await create(c.admin, ref, image, { labels });
+        await createWorkload(c.admin, ref, image, { labels });
         await eventually(
           async () => {
             assert.equal((await workloads.progress(ref)).state, 'available');
@@ -220,7 +98,9 @@ describe('an image the lab labels not ready', () => {
   before(async () => {
     c = await cluster();
     workloads = createKubeWorkloads({ kc: c.operator });
-    await create(c.admin, ref, c.image('ready1'), { spec: { progressDeadlineSeconds: 10 } });
+    await createWorkload(c.admin, ref, c.image('ready1'), {
+      spec: { progressDeadlineSeconds: 10 },
+    });
     await eventually(
       async () => {
         assert.equal((await workloads.progress(ref)).state, 'available');
