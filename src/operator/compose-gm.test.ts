@@ -4,15 +4,10 @@
 // goes missing, the periodic task checking only while leading, and the declared runner writing
 // each ImagePolicy object's `GMImageMissing` condition beside `Accepted`.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { policy } from '../core/images/fixtures.test.ts';
-import {
-  buildImage,
-  createRegistryClient,
-  pushImage,
-  type OciRegistryClient,
-} from '../oci/index.ts';
-import { startFakeRegistry, type FakeRegistry } from '../testkit/fake-registry.ts';
+import { buildImage, pushImage } from '../oci/index.ts';
+import { useFakeRegistry } from '../testkit/fake-registry-hooks.ts';
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { declaredRunner } from './compose-declared.ts';
 import { gmPass, registryExists, startGmChecks } from './compose-gm.ts';
@@ -31,32 +26,27 @@ const web = policy({
 });
 
 describe('the GM HEAD on a registry', () => {
-  let registry: FakeRegistry;
-  let client: OciRegistryClient;
-  before(async () => {
-    registry = await startFakeRegistry();
-    client = createRegistryClient({ registry: registry.url, insecure: true });
-  });
-  after(async () => {
-    await client.close();
-    await registry.close();
-  });
+  const fake = useFakeRegistry();
 
   it('is true for a pushed digest, false for one the registry does not have, and fails on a 500', async () => {
     const image = buildImage({
       platform: { os: 'linux', architecture: 'amd64' },
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', bytes: new Uint8Array([7]) }],
     });
-    const digest = await pushImage(client, 'acme/web', ['1.8.0-rev1-b1'], image);
+    const digest = await pushImage(fake.client(), 'acme/web', ['1.8.0-rev1-b1'], image);
     const exists = registryExists(config);
-    const repository = `${registry.host}/acme/web`;
+    const repository = `${fake.registry().host}/acme/web`;
     assert.equal(await exists(repository, digest), true);
     assert.equal(await exists(repository, A), false);
-    assert.equal(await exists(`${registry.host}/acme/gone`, A), false);
-    registry.inject({ method: 'HEAD', path: /manifests/, fault: { kind: 'status', status: 500 } });
+    assert.equal(await exists(`${fake.registry().host}/acme/gone`, A), false);
+    fake
+      .registry()
+      .inject({ method: 'HEAD', path: /manifests/, fault: { kind: 'status', status: 500 } });
     await assert.rejects(exists(repository, digest));
-    registry.clearFaults();
-    const heads = registry.requests.filter((r) => r.method === 'HEAD' && r.path.includes(digest));
+    fake.registry().clearFaults();
+    const heads = fake
+      .registry()
+      .requests.filter((r) => r.method === 'HEAD' && r.path.includes(digest));
     assert.ok(heads.length >= 1);
   });
 });

@@ -2,15 +2,10 @@
 // The composition of image policies: the live policies the declared runner sets, and the scan of a
 // followed repository over a registry client of its own host (plain HTTP on loopback).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { policy } from '../core/images/fixtures.test.ts';
-import {
-  buildImage,
-  createRegistryClient,
-  pushImage,
-  type OciRegistryClient,
-} from '../oci/index.ts';
-import { startFakeRegistry, type FakeRegistry } from '../testkit/fake-registry.ts';
+import { buildImage, pushImage } from '../oci/index.ts';
+import { useFakeRegistry } from '../testkit/fake-registry-hooks.ts';
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { declaredRunner } from './compose-declared.ts';
 import {
@@ -90,16 +85,7 @@ describe('the host of a followed repository', () => {
 });
 
 describe('the repository scanner', () => {
-  let registry: FakeRegistry;
-  let client: OciRegistryClient;
-  before(async () => {
-    registry = await startFakeRegistry();
-    client = createRegistryClient({ registry: registry.url, insecure: true });
-  });
-  after(async () => {
-    await client.close();
-    await registry.close();
-  });
+  const fake = useFakeRegistry();
 
   it('scans a loopback registry over plain HTTP with a client of its own, warm the second time', async () => {
     const image = buildImage({
@@ -107,27 +93,32 @@ describe('the repository scanner', () => {
       platform: { os: 'linux', architecture: 'amd64' },
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', bytes: new Uint8Array([1]) }],
     });
-    const digest = await pushImage(client, 'acme/web', ['1.8.0-rev1', '1.8.0-rev1-b1'], image);
+    const digest = await pushImage(
+      fake.client(),
+      'acme/web',
+      ['1.8.0-rev1', '1.8.0-rev1-b1'],
+      image,
+    );
     const scan = repositoryScanner(config(), () => 1_000);
-    const first = await scan(`${registry.host}/acme/web`);
+    const first = await scan(`${fake.registry().host}/acme/web`);
     assert.deepEqual(Object.fromEntries(first.tags), {
       '1.8.0-rev1': digest,
       '1.8.0-rev1-b1': digest,
     });
-    const warm = await scan(`${registry.host}/acme/web`);
+    const warm = await scan(`${fake.registry().host}/acme/web`);
     assert.equal(warm.requests.manifestGet, 0);
   });
   it('answers two scans of one repository asked together with one scan (P12: cold scans side by side)', async () => {
     const image = buildImage({ labels: { build: 'c1' } });
-    await pushImage(client, 'acme/twice', ['2.0.0-rev1', '2.0.0-rev1-b1'], image);
+    await pushImage(fake.client(), 'acme/twice', ['2.0.0-rev1', '2.0.0-rev1-b1'], image);
     const scan = repositoryScanner(config(), () => 1_000);
     const [a, b] = await Promise.all([
-      scan(`${registry.host}/acme/twice`),
-      scan(`${registry.host}/acme/twice`),
+      scan(`${fake.registry().host}/acme/twice`),
+      scan(`${fake.registry().host}/acme/twice`),
     ]);
     assert.equal(a, b, 'the same answer');
     assert.equal(a.requests.tagList, 1);
-    const later = await scan(`${registry.host}/acme/twice`);
+    const later = await scan(`${fake.registry().host}/acme/twice`);
     assert.notEqual(later, a, 'a scan asked after it ended is a new one');
   });
 });

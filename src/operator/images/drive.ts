@@ -13,10 +13,11 @@ import { isLive, rolloutChanges, type PolicyState } from '../../core/images/roll
 import { imageSnapshot } from '../../core/images/snapshot.ts';
 import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
 import { plan } from '../../core/rollout/plan.ts';
+import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { MachineDecision, Rollout } from '../../core/rollout/types.ts';
 import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
 import { createRollback } from '../loop/auto-rollback.ts';
-import { pauseRollout } from '../loop/act.ts';
+import { changeRolloutState, pauseRollout } from '../loop/act.ts';
 import { verdicts } from '../loop/verdicts.ts';
 import type { StoredState } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
@@ -50,32 +51,12 @@ function policyStates(read: ImagesRead, rollouts: readonly Rollout[]): PolicySta
 }
 
 /** End a live image rollout another one replaces (any live state, unlike a machine rollout). */
-async function supersede(d: ImageDriverDeps, id: string, reason: string): Promise<void> {
-  const message = `rollout ${id} superseded: ${reason}`;
-  await recordTransition(d, {
-    write: async (store) => {
-      let changed = false;
-      await store.updateRollout(id, (cur) => {
-        changed =
-          cur.state !== 'Completed' && cur.state !== 'Superseded' && cur.state !== 'Cancelled';
-        return changed ? { ...cur, state: 'Superseded', endReason: reason } : cur;
-      });
-      return changed;
-    },
-    record: (changed) =>
-      changed
-        ? {
-            log: message,
-            event: {
-              kind: 'rollout-state',
-              rollout: id,
-              message,
-              data: { state: 'Superseded', reason },
-            },
-          }
-        : undefined,
+const supersede = (d: ImageDriverDeps, id: string, reason: string): Promise<void> =>
+  changeRolloutState(d, id, {
+    to: 'Superseded',
+    reason,
+    from: (s) => !isEnded(s) && s !== 'Completed',
   });
-}
 
 async function createRollout(d: ImageDriverDeps, r: Rollout): Promise<void> {
   const units = r.images?.policy ?? '';

@@ -226,34 +226,47 @@ export async function rollBack(
   });
 }
 
+/** A state change of a rollout for a reason, made only from the states `from` accepts. */
+export interface StateChange {
+  readonly to: 'Paused' | 'Superseded';
+  readonly reason: string;
+  readonly from: (state: Rollout['state']) => boolean;
+}
+
+/** Set rollout `id`'s state as `change` says, and record it; nothing when it was not in a `from` state. */
+export async function changeRolloutState(
+  d: TransitionSink,
+  id: string,
+  change: StateChange,
+): Promise<void> {
+  const { to, reason } = change;
+  const message = `rollout ${id} ${to.toLowerCase()}: ${reason}`;
+  await recordTransition(d, {
+    write: async (store) => {
+      const outcome = { changed: false };
+      await store.updateRollout(id, (r) => {
+        outcome.changed = change.from(r.state);
+        if (!outcome.changed) return r;
+        return { ...r, state: to, ...(to === 'Superseded' && { endReason: reason }) };
+      });
+      return outcome.changed;
+    },
+    record: (changed) =>
+      changed
+        ? {
+            log: message,
+            event: { kind: 'rollout-state', rollout: id, message, data: { state: to, reason } },
+          }
+        : undefined,
+  });
+}
+
 /**
  * Pause an Active rollout for `reason` (a withdrawn release, an agent answering garbage): the
  * operator stops starting machines rather than guess; machines in flight finish.
  */
 export async function pauseRollout(d: TransitionSink, id: string, reason: string): Promise<void> {
-  const message = `rollout ${id} paused: ${reason}`;
-  await recordTransition(d, {
-    write: async (store) => {
-      const outcome = { paused: false };
-      await store.updateRollout(id, (r) => {
-        outcome.paused = r.state === 'Active';
-        return outcome.paused ? { ...r, state: 'Paused' } : r;
-      });
-      return outcome.paused;
-    },
-    record: (paused) =>
-      paused
-        ? {
-            log: message,
-            event: {
-              kind: 'rollout-state',
-              rollout: id,
-              message,
-              data: { state: 'Paused', reason },
-            },
-          }
-        : undefined,
-  });
+  await changeRolloutState(d, id, { to: 'Paused', reason, from: (s) => s === 'Active' });
 }
 
 /** Apply a plan: rollout verdicts first (a halt stops its starts), then the starts in order. */

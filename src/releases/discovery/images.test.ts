@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { MoveKind } from '../../core/releases/rebuilds.ts';
-import {
-  buildImage,
-  buildIndex,
-  createRegistryClient,
-  pushImage,
-  type OciRegistryClient,
-} from '../../oci/index.ts';
-import { startFakeRegistry, type FakeRegistry } from '../../testkit/fake-registry.ts';
+import { buildImage, buildIndex, pushImage } from '../../oci/index.ts';
+import { useFakeRegistry } from '../../testkit/fake-registry-hooks.ts';
 import { createImageScanner } from './images.ts';
 
 const repo = 'acme/web';
@@ -27,34 +21,26 @@ const image = (build: string, architecture = 'amd64') =>
   });
 
 describe('image repository discovery', () => {
-  let registry: FakeRegistry;
-  let client: OciRegistryClient;
+  const fake = useFakeRegistry();
   let clock = 1_000;
   const scanner = createImageScanner({ now: () => clock });
-  const scan = () => scanner.scan({ reader: client, registry: registry.host, repository: repo });
-  before(async () => {
-    registry = await startFakeRegistry();
-    client = createRegistryClient({ registry: registry.url, insecure: true });
-  });
-  after(async () => {
-    await client.close();
-    await registry.close();
-  });
+  const scan = () =>
+    scanner.scan({ reader: fake.client(), registry: fake.registry().host, repository: repo });
 
   it('resolves the scheme tags, tells indexes and their platforms, and reads no blob', async () => {
     const single = await pushImage(
-      client,
+      fake.client(),
       repo,
       ['1.8.0', '1.8.0-rev1', '1.8.0-rev1-b1'],
       image('b1'),
     );
     const multi = await pushImage(
-      client,
+      fake.client(),
       repo,
       ['1.9.0', '1.9.0-rev1'],
       buildIndex([image('m1'), image('m1-arm', 'arm64')]),
     );
-    await pushImage(client, repo, ['latest'], image('latest'));
+    await pushImage(fake.client(), repo, ['latest'], image('latest'));
     const first = await scan();
     assert.deepEqual(Object.fromEntries(first.tags), {
       '1.8.0': single,
@@ -82,7 +68,7 @@ describe('image repository discovery', () => {
   it('sees a rebuild behind the intermediate tag, reading only the new digest’s manifest', async () => {
     clock = 3_000;
     const rebuilt = await pushImage(
-      client,
+      fake.client(),
       repo,
       ['1.8.0', '1.8.0-rev1', '1.8.0-rev1-b2'],
       image('b2'),
