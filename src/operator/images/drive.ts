@@ -9,7 +9,7 @@
  * Level-based like the machine loop: an operator stopped anywhere finishes the job next pass.
  */
 import { planningInput } from '../../core/images/plan-input.ts';
-import { rolloutChanges, type PolicyState } from '../../core/images/rollouts.ts';
+import { isLive, rolloutChanges, type PolicyState } from '../../core/images/rollouts.ts';
 import { imageSnapshot } from '../../core/images/snapshot.ts';
 import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
 import { plan } from '../../core/rollout/plan.ts';
@@ -171,6 +171,7 @@ export async function imagePass(d: ImageDriverDeps): Promise<void> {
     d.now(),
   );
   const byId = new Map(states.flatMap((s) => s.rollouts.map((r) => [r.id, r] as const)));
+  d.lastPlan?.set(decided, [...byId.values()].filter(isLive));
   await verdicts(d, decided, byId);
   const halted = new Set(
     decided.rollouts.filter((v) => v.verdict === 'halt').map((v) => v.rollout),
