@@ -73,7 +73,7 @@ async function app(holder: ImagePlanHolder | undefined) {
   };
   return buildOperatorApp(
     { ...f.deps, ...(images !== undefined && { images }) },
-    { identify: () => ({ role: 'node', name: 'w-9' }) as Identity },
+    { identify: () => ({ role: 'node', name: 'w-9' }) satisfies Identity },
   );
 }
 

@@ -57,11 +57,12 @@ describe('the image driver’s last plan', () => {
     tags = { ...tags, '1.8.0-rev2': d(2) };
     await imagePass(deps);
     const last = lastPlan.last();
+    assert.ok(last !== undefined);
     assert.deepEqual(
-      last?.rollouts.map((r) => [r.id, r.state, r.images?.policy]),
+      last.rollouts.map((r) => [r.id, r.state, r.images?.policy]),
       [['img-web-1.8.0-rev2-02020202', 'Active', 'web']],
     );
-    const byUnit = new Map(last?.plan.decisions.map((x) => [x.machine, x]));
+    const byUnit = new Map(last.plan.decisions.map((x) => [x.machine, x]));
     assert.equal(byUnit.get('Deployment/canary/canary-web')?.action, 'start');
     assert.equal(byUnit.get('Deployment/shop/web-a')?.action, 'wait');
     assert.ok(byUnit.get('Deployment/shop/web-a')?.reason?.code);
