@@ -14,6 +14,7 @@ import { createRegistryClient } from '../oci/index.ts';
 import { createImageScanner, type ImageRepositoryScan } from '../releases/discovery/images.ts';
 import type { LoadedConfig } from './config.ts';
 import { imagePass } from './images/drive.ts';
+import { createImagePlanHolder } from './images/last-plan.ts';
 import type { ImagesDeps } from './images/observe.ts';
 import type { OperatorStore } from './ports/store.ts';
 
@@ -98,7 +99,10 @@ export async function imagesDeps(
   const { createKubeWorkloads } = await import('./adapters/kube-workloads/index.ts');
   const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
   const now = (): number => Date.now();
-  return { policies, workloads: createKubeWorkloads({ kc }), scan: repositoryScanner(c, now), now };
+  return {
+    ...{ policies, workloads: createKubeWorkloads({ kc }), scan: repositoryScanner(c, now), now },
+    lastPlan: createImagePlanHolder(),
+  };
 }
 
 /** The image driver over what observing uses, writing to the operator's store (the leader's pass). */

@@ -9,6 +9,7 @@ export * from './agent-hold.ts';
 export * from './agent-client.ts';
 export * from './agent-columns.ts';
 export * from './operator.ts';
+export * from './operator-image-plan.ts';
 export * from './operator-client.ts';
 export * from './operator-columns.ts';
 export * from './dashboard.ts';

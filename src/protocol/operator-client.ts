@@ -35,6 +35,7 @@ import {
   type UnblockRequestBody,
   type RegisterMachineBody,
 } from './operator.ts';
+import { ImagePlanView } from './operator-image-plan.ts';
 
 /** A `fetch`-like function (the same shape the agent client takes). */
 export type OperatorFetch = AgentFetch;
@@ -83,6 +84,11 @@ export interface OperatorClient {
   metrics(): Promise<string>;
   /** What every image policy's followed containers run and would move to (docs/adr/0013). */
   images(): Promise<ImagesView>;
+  /**
+   * The image driver's last plan (`GET /v1/images/plan`). MOLT_BAD_INPUT when the operator follows
+   * no images, or is older than the route (its 404 is MOLT_BAD_INPUT too).
+   */
+  imagePlan(): Promise<ImagePlanView>;
   /** A cluster's control plane per machine and its Kubernetes plans (docs/adr/0012). */
   kubernetes(cluster: string): Promise<KubeClusterStatusView>;
   kubernetesUpgrade(
@@ -158,6 +164,7 @@ export function createOperatorClient(options: {
     metrics: () =>
       t.text(OperatorRoutes.metrics, { method: 'GET', headers: { accept: 'text/plain' } }),
     images: () => t.json(ImagesView, ImagesOperatorRoutes.list, getJson),
+    imagePlan: () => t.json(ImagePlanView, ImagesOperatorRoutes.plan, getJson),
     kubernetes: (cluster) => t.json(KubeClusterStatusView, kubePath(K.status, cluster), getJson),
     kubernetesUpgrade: (cluster, body) =>
       t.json(KubePlanAnswer, kubePath(K.upgrade, cluster), postJson(body)),

@@ -11,7 +11,7 @@ import type { PrintColumn } from './releases.ts';
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);
 /** `2026-11-24T10:00:00.000Z` → `2026-11-24 10:00`. */
-const minute = (iso: string | undefined): string =>
+export const isoMinute = (iso: string | undefined): string =>
   iso === undefined ? '-' : iso.slice(0, 16).replace('T', ' ');
 
 /** `3/6 done` where done = succeeded (+ skipped: already on the target). */
@@ -28,23 +28,26 @@ export const rolloutColumns: readonly PrintColumn<RolloutSummaryView>[] = [
   { header: 'DONE', value: (r) => progressOf(r.counts) },
   { header: 'IN FLIGHT', value: (r) => String(r.counts.InFlight) },
   { header: 'FAILED', value: (r) => String(r.counts.Failed + r.counts.RolledBack) },
-  { header: 'CREATED', value: (r) => minute(r.createdAt) },
+  { header: 'CREATED', value: (r) => isoMinute(r.createdAt) },
 ];
+
+/** Why a machine of a rollout is where it is: its progress's reason, else the planner's. */
+export function whyOf(m: MachineProgressView): string {
+  return (
+    m.reason ??
+    (m.decision?.reason === undefined
+      ? ''
+      : `${m.decision.reason.code}: ${m.decision.reason.message}`)
+  );
+}
 
 /** Columns of the machine table under `molt rollout status`. */
 export const rolloutMachineColumns: readonly PrintColumn<MachineProgressView>[] = [
   { header: 'MACHINE', value: (m) => m.machine },
   { header: 'PHASE', value: (m) => m.phase },
   { header: 'DECISION', value: (m) => m.decision?.action ?? '-' },
-  {
-    header: 'WHY',
-    value: (m) =>
-      m.reason ??
-      (m.decision?.reason === undefined
-        ? ''
-        : `${m.decision.reason.code}: ${m.decision.reason.message}`),
-  },
-  { header: 'STARTED', value: (m) => minute(m.startedAt) },
+  { header: 'WHY', value: (m) => whyOf(m) },
+  { header: 'STARTED', value: (m) => isoMinute(m.startedAt) },
 ];
 
 function observed(m: MachineView): string {
@@ -65,7 +68,8 @@ export const machineColumns: readonly PrintColumn<MachineView>[] = [
   { header: 'STATE', value: observed },
   {
     header: 'HOLD',
-    value: (m) => (m.hold === undefined ? '' : `until ${minute(m.hold.until)}: ${m.hold.reason}`),
+    value: (m) =>
+      m.hold === undefined ? '' : `until ${isoMinute(m.hold.until)}: ${m.hold.reason}`,
   },
 ];
 
@@ -75,7 +79,7 @@ export const blockColumns: readonly PrintColumn<BlockView>[] = [
   { header: 'DIGEST', value: (b) => shortDigest(b.digest) },
   { header: 'POOL', value: (b) => b.pool ?? '(all)' },
   { header: 'BY', value: (b) => b.by },
-  { header: 'SINCE', value: (b) => minute(b.at) },
+  { header: 'SINCE', value: (b) => isoMinute(b.at) },
   { header: 'REASON', value: (b) => b.reason },
 ];
 
@@ -120,13 +124,13 @@ export const machineWideColumns: readonly PrintColumn<MachineView>[] = [
         .map(([k, v]) => `${k}=${v}`)
         .join(',') || '-',
   },
-  { header: 'SEEN', value: (m) => minute(m.observed?.at) },
+  { header: 'SEEN', value: (m) => isoMinute(m.observed?.at) },
   {
     header: 'HOLD',
     value: (m) =>
       m.hold === undefined
         ? ''
-        : `until ${minute(m.hold.until)} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}`,
+        : `until ${isoMinute(m.hold.until)} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}`,
   },
 ];
 
@@ -136,7 +140,7 @@ export const blockWideColumns: readonly PrintColumn<BlockView>[] = [
   { header: 'DIGEST', value: (b) => b.digest },
   { header: 'POOL', value: (b) => b.pool ?? '(all)' },
   { header: 'BY', value: (b) => b.by },
-  { header: 'SINCE', value: (b) => minute(b.at) },
+  { header: 'SINCE', value: (b) => isoMinute(b.at) },
   { header: 'ROLLOUT', value: (b) => b.rollout ?? '-' },
   { header: 'REASON', value: (b) => b.reason },
 ];

@@ -9,7 +9,29 @@ import { z } from 'zod';
 export const ImagesOperatorRoutes = {
   /** GET {@link ImagesView}. */
   list: '/v1/images',
+  /** GET {@link ImagePlanView}: the image driver's last plan. */
+  plan: '/v1/images/plan',
 } as const;
+
+/** One container's image in an image rollout, before and after (`core/images/workload.ts` `ImageChange`). */
+export const ImageChangeView = z.object({
+  container: z.string(),
+  from: z.string(),
+  to: z.string(),
+});
+export type ImageChangeView = z.infer<typeof ImageChangeView>;
+
+/**
+ * What an image rollout changes, on its rollout views (`RolloutSummaryView.images`): its policy,
+ * repository, and per unit (`Kind/namespace/name`) the changes recorded — a unit appears once
+ * molt has started it. Absent on a machine rollout.
+ */
+export const ImageRolloutView = z.object({
+  policy: z.string(),
+  repository: z.string(),
+  units: z.record(z.string(), z.object({ changes: z.array(ImageChangeView) })),
+});
+export type ImageRolloutView = z.infer<typeof ImageRolloutView>;
 
 /** The kinds of a unit's decision (`core/images/target.ts` `TargetDecision`). */
 export const ImageDecisionKinds = ['current', 'move', 'wait', 'skip'] as const;

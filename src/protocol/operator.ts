@@ -14,6 +14,7 @@ import {
   RolloutStates,
   type MachinePhase,
 } from '../core/rollout/vocabulary.ts';
+import { ImageRolloutView } from './operator-images.ts';
 
 export { isEnded } from '../core/rollout/vocabulary.ts';
 
@@ -139,6 +140,10 @@ export const RolloutSummaryView = z.object({
   state: RolloutStateSchema,
   createdAt: z.string(),
   counts: RolloutCounts,
+  /** The rollout this one reverses (a fleet rollback). */
+  rollbackOf: z.string().optional(),
+  /** An image rollout's record (docs/adr/0013): its machines are workloads. Absent: machines. */
+  images: ImageRolloutView.optional(),
 });
 export type RolloutSummaryView = z.infer<typeof RolloutSummaryView>;
 

@@ -92,7 +92,7 @@ export async function buildOperatorApp(
   planRoutes(app, context);
   releaseRoutes(app, context);
   kubernetesRoutes(app, context, deps.kubernetes);
-  imageRoutes(app, deps.images);
+  imageRoutes(app, deps.images, deps.isLeader);
   await registerFleetLock(app, {
     store: deps.fleetLock.store,
     groups: deps.fleetLock.groups,

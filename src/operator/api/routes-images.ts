@@ -1,20 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * `GET /v1/images` (docs/adr/0013): every image policy's units — what each followed container
- * runs and what it would move to — read now (`images/observe.ts`). Any fleet identity may read
- * it. An operator that follows no images (its config reads no cluster) answers MOLT_BAD_INPUT.
+ * runs and what it would move to — read now (`images/observe.ts`); `GET /v1/images/plan`: the
+ * image driver's last plan (`image-plan.ts`). Any fleet identity may read them. An operator that
+ * follows no images (its config reads no cluster) answers MOLT_BAD_INPUT.
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { ImagesOperatorRoutes } from '../../protocol/operator-images.ts';
 import { observeImages, type ImagesDeps } from '../images/observe.ts';
+import { imagePlanView } from './image-plan.ts';
 
-export function imageRoutes(app: FastifyInstance, images: ImagesDeps | undefined): void {
-  app.get(ImagesOperatorRoutes.list, async () => {
-    if (images === undefined)
-      throw new MoltError(ErrorCode.BadInput, 'this operator follows no images', {
-        hint: 'image policies need the operator config’s `kubernetes` section (a cluster to read workloads from) and `images:` in the fleet file or ImagePolicy objects',
-      });
-    return observeImages(images);
-  });
+function followed(images: ImagesDeps | undefined): ImagesDeps {
+  if (images === undefined)
+    throw new MoltError(ErrorCode.BadInput, 'this operator follows no images', {
+      hint: 'image policies need the operator config’s `kubernetes` section (a cluster to read workloads from) and `images:` in the fleet file or ImagePolicy objects',
+    });
+  return images;
+}
+
+export function imageRoutes(
+  app: FastifyInstance,
+  images: ImagesDeps | undefined,
+  isLeader: () => boolean,
+): void {
+  app.get(ImagesOperatorRoutes.list, async () => observeImages(followed(images)));
+  app.get(ImagesOperatorRoutes.plan, () =>
+    Promise.resolve(imagePlanView(followed(images).lastPlan?.last(), isLeader())),
+  );
 }

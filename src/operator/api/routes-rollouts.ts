@@ -31,6 +31,7 @@ import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';
+import { imageDecisions } from './image-plan.ts';
 import { rolloutView, summaryView, type RolloutContext } from './views.ts';
 
 const Params = (request: { params: unknown }): string => {
@@ -40,13 +41,18 @@ const Params = (request: { params: unknown }): string => {
   return id;
 };
 
-/** What rollout views need: the machines and the plan now (the decisions each machine shows). */
+/**
+ * What rollout views need: the machines and the plan now (the decisions each machine shows), and
+ * the image driver's last plan (the decisions each workload of an image rollout shows).
+ */
 export function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutContext {
   const { index } = planNow(snapshotOf(stored, deps.observations, deps.fleet), deps.now());
+  const images = imageDecisions(deps.images?.lastPlan?.last());
+  const units = new Set([...images.values()].map((d) => d.machine));
   return {
     machines: stored.machines,
-    decisions: index,
-    observed: (m) => deps.observations.get(m) !== undefined,
+    decisions: new Map([...index, ...images]),
+    observed: (m) => deps.observations.get(m) !== undefined || units.has(m),
   };
 }
 

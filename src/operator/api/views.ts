@@ -6,8 +6,10 @@
  */
 import { iso } from '../../core/time.ts';
 import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
+import type { ImageRolloutRecord } from '../../core/images/workload.ts';
 import type {
   DecisionView,
+  ImageRolloutView,
   HistoryEventView,
   MachineProgressView,
   RolloutCounts,
@@ -31,13 +33,22 @@ export function decisionView(d: MachineDecision): DecisionView {
   };
 }
 
-/** Machine ids of the rollout: its pool's managed machines (an image rollout's changed workloads), then any with progress no longer managed. */
-function memberIds(r: Rollout, machines: readonly MachineRecord[]): string[] {
-  // An image rollout's members are workloads: those it changed, and those it started.
+/**
+ * Machine ids of the rollout: its pool's managed machines (an image rollout's workloads: those it
+ * changed, then those the image driver's last plan decided on), then any with progress no longer
+ * managed.
+ */
+function memberIds(r: Rollout, machines: readonly MachineRecord[], d: DecisionIndex): string[] {
+  const prefix = decisionKey(r.id, '');
   const ids =
     r.images === undefined
       ? machines.filter((m) => m.pool === r.pool).map((m) => m.id)
-      : Object.keys(r.images.units);
+      : [
+          ...new Set([
+            ...Object.keys(r.images.units),
+            ...[...d.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)),
+          ]),
+        ];
   const known = new Set(ids);
   return [...ids, ...Object.keys(r.machines).filter((id) => !known.has(id))];
 }
@@ -77,7 +88,7 @@ export interface RolloutContext {
 }
 
 export function rolloutView(r: Rollout, c: RolloutContext): RolloutView {
-  const machines = memberIds(r, c.machines).map((id) =>
+  const machines = memberIds(r, c.machines, c.decisions).map((id) =>
     progressView(r, id, c.observed(id) ? c.decisions.get(decisionKey(r.id, id)) : undefined),
   );
   return { ...rolloutSummary(r, machines), machines };
@@ -95,6 +106,21 @@ function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): R
     state: r.state,
     createdAt: iso(r.createdAt),
     counts: countsOf(machines),
+    ...(r.rollbackOf !== undefined && { rollbackOf: r.rollbackOf }),
+    ...(r.images !== undefined && { images: imageRecordView(r.images) }),
+  };
+}
+
+function imageRecordView(i: ImageRolloutRecord): ImageRolloutView {
+  return {
+    policy: i.policy,
+    repository: i.repository,
+    units: Object.fromEntries(
+      Object.entries(i.units).map(([id, u]) => [
+        id,
+        { changes: u.changes.map((c) => ({ container: c.container, from: c.from, to: c.to })) },
+      ]),
+    ),
   };
 }
 

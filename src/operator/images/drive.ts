@@ -14,7 +14,7 @@ import { imageSnapshot } from '../../core/images/snapshot.ts';
 import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
-import type { MachineDecision, Rollout } from '../../core/rollout/types.ts';
+import type { MachineDecision, Plan, Rollout } from '../../core/rollout/types.ts';
 import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
 import { createRollback } from '../loop/auto-rollback.ts';
 import { changeRolloutState, pauseRollout } from '../loop/act.ts';
@@ -140,7 +140,7 @@ async function planPolicy(
   read: ImagesRead,
   s: PolicyState,
   stored: StoredState,
-): Promise<void> {
+): Promise<Plan> {
   const ids = new Set(s.rollouts.map((r) => r.id));
   const starts = stored.starts.filter((x) => ids.has(x.rollout));
   const decided = plan(imageSnapshot(s, starts), d.now());
@@ -154,6 +154,7 @@ async function planPolicy(
     if (decision.action !== 'start' || r === undefined || halted.has(r.id)) continue;
     await start(d, read, r, decision);
   }
+  return decided;
 }
 
 /** One pass; see the module comment. Throws when the cluster or the store cannot be read. */
@@ -170,5 +171,15 @@ export async function imagePass(d: ImageDriverDeps): Promise<void> {
   let stored = await d.store.read();
   if (await rollBackHalted(d, policyStates(read, imageRollouts(stored))))
     stored = await d.store.read();
-  for (const s of policyStates(read, imageRollouts(stored))) await planPolicy(d, read, s, stored);
+  const states = policyStates(read, imageRollouts(stored));
+  const plans: Plan[] = [];
+  for (const s of states) plans.push(await planPolicy(d, read, s, stored));
+  d.lastPlan?.set(
+    {
+      at: d.now(),
+      decisions: plans.flatMap((x) => x.decisions),
+      rollouts: plans.flatMap((x) => x.rollouts),
+    },
+    states.flatMap((s) => s.rollouts.filter(isLive)),
+  );
 }

@@ -22,6 +22,7 @@ import type {
 import type { ImageRepositoryScan } from '../../releases/discovery/images.ts';
 import type { Workloads } from '../ports/workloads.ts';
 import type { GmWatch } from './gm-check.ts';
+import type { ImagePlanHolder } from './last-plan.ts';
 
 export interface ImagesDeps {
   /** The image policies in force, live (the fleet file's and the accepted ImagePolicy objects). */
@@ -33,6 +34,8 @@ export interface ImagesDeps {
   readonly now: () => number;
   /** The GM checks' last findings (decision 5, `compose-gm.ts`): the metric reads them. */
   readonly gm?: Pick<GmWatch, 'findings'>;
+  /** The driver's last plan: the driver writes it each pass, the API reads it (`last-plan.ts`). */
+  readonly lastPlan?: ImagePlanHolder;
 }
 
 /** A scan's outcome: the repository, or why it could not be read. */

@@ -55,7 +55,7 @@ const releaseColumns: readonly PrintColumn<PoolReleasesView>[] = [
 ];
 
 /** A decision with the refusals after its first named on its reason (`… (also: Window, Rate)`). */
-function decisionRow(d: PlanDecisionView): DecisionRow {
+export function decisionRow(d: PlanDecisionView): DecisionRow {
   const also = (d.refusals ?? []).slice(1).map((r) => r.code);
   const reason =
     d.reason === undefined

@@ -30,12 +30,15 @@ export function describeRollout(r: RolloutView): string {
   return `${lines.join('\n')}\n\n${renderTable(rolloutMachineColumns, r.machines)}`;
 }
 
-/** `4/6 machines done (1 in flight, 1 failed, 0 pending)`, and `, 1 quarantined` when there are. */
-export function progressLine(r: Pick<RolloutView, 'counts'>): string {
+/**
+ * `4/6 machines done (1 in flight, 1 failed, 0 pending)`, and `, 1 quarantined` when there are;
+ * `noun` names what is counted (an image rollout's `workloads`).
+ */
+export function progressLine(r: Pick<RolloutView, 'counts'>, noun = 'machines'): string {
   const c = r.counts;
   const pending = c.Pending - c.skipped;
   const quarantined = c.Skipped > 0 ? `, ${String(c.Skipped)} quarantined` : '';
-  return `${progressOf(c)} machines done (${String(c.InFlight)} in flight, ${String(c.Failed + c.RolledBack)} failed${quarantined}, ${String(pending)} pending)`;
+  return `${progressOf(c)} ${noun} done (${String(c.InFlight)} in flight, ${String(c.Failed + c.RolledBack)} failed${quarantined}, ${String(pending)} pending)`;
 }
 
 /** One history event as a line. */
