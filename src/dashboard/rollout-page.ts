@@ -25,17 +25,33 @@ function decisionText(m: MachineProgressView): string {
   return `${d.action}${why === undefined ? '' : `: ${why}`}${next}`;
 }
 
-function machineRow(m: MachineProgressView): HTMLTableRowElement {
+/** `sha256:abcdef123456` of an image reference's digest (or the reference when it has none). */
+const shortImage = (image: string): string => {
+  const at = image.indexOf('@sha256:');
+  return at < 0 ? image : image.slice(at + 1, at + 20);
+};
+
+/** An image rollout's change of one workload: `container: from → to` (short digests). */
+function changeText(r: RolloutView, unit: string): string {
+  const changes = r.images?.units[unit]?.changes ?? [];
+  return changes
+    .map((c) => `${c.container}: ${shortImage(c.from)} → ${shortImage(c.to)}`)
+    .join(', ');
+}
+
+function machineRow(r: RolloutView, m: MachineProgressView): HTMLTableRowElement {
+  // An image rollout's units are workloads: no machine page to link, their change instead.
+  const image = r.images !== undefined;
   return el(
     'tr',
     { 'data-machine': m.machine, 'data-phase': m.phase },
-    el('td', {}, machineLink(m.machine)),
+    el('td', {}, image ? m.machine : machineLink(m.machine)),
     el('td', { class: `phase-${m.phase}` }, m.phase),
     el('td', {}, m.decision === undefined ? '–' : batchLabel(m.decision)),
     el('td', {}, when(m.startedAt)),
     el('td', {}, when(m.finishedAt)),
     el('td', {}, decisionText(m)),
-    el('td', { class: 'muted' }, m.operationId ?? ''),
+    el('td', { class: 'muted' }, image ? changeText(r, m.machine) : (m.operationId ?? '')),
   );
 }
 
@@ -43,8 +59,16 @@ function machineRow(m: MachineProgressView): HTMLTableRowElement {
 function facts(r: RolloutView): HTMLElement {
   const pairs: [string, string | Node][] = [
     ['id', r.id],
-    ['pool', r.pool],
-    ['release', `${r.from === undefined ? '' : `${r.from.version} → `}${r.target.version}`],
+    ...(r.images === undefined
+      ? [['pool', r.pool] as [string, string]]
+      : [
+          ['image policy', r.images.policy] as [string, string],
+          ['repository', r.images.repository] as [string, string],
+        ]),
+    [
+      r.images === undefined ? 'release' : 'tag',
+      `${r.from === undefined ? '' : `${r.from.version} → `}${r.target.version}`,
+    ],
     ['digest', r.target.digest],
     ['created', new Date(r.createdAt).toLocaleString()],
   ];
@@ -62,6 +86,13 @@ function facts(r: RolloutView): HTMLElement {
   );
 }
 
+/** `pool → version`; an image rollout's `policy → tag@digest` (a rebuild keeps its tag). */
+function titleOf(id: string, r: RolloutView | undefined): string {
+  if (r === undefined) return id;
+  if (r.images === undefined) return `${r.pool} → ${r.target.version}`;
+  return `image policy ${r.images.policy} → ${r.target.version}@${r.target.digest.slice(0, 19)}`;
+}
+
 /** Draw rollout `r` (undefined: the operator has no such rollout) on its page. */
 export function drawRolloutPage(
   id: string,
@@ -69,7 +100,7 @@ export function drawRolloutPage(
   s: DashboardStateView,
   c: ActContext,
 ): void {
-  find('#rollout-title').textContent = r === undefined ? id : `${r.pool} → ${r.target.version}`;
+  find('#rollout-title').textContent = titleOf(id, r);
   const body = find('#rollout-body');
   if (r === undefined) {
     body.replaceChildren(el('p', { class: 'muted' }, `The operator has no rollout ${id}.`));
@@ -83,7 +114,7 @@ export function drawRolloutPage(
     rolloutActionBar(r, c),
     progressBar(r),
     el('div', { class: 'muted' }, countsLine(r.counts, r.id)),
-    el('h3', {}, 'Machines'),
+    el('h3', {}, r.images === undefined ? 'Machines' : 'Workloads'),
     el(
       'table',
       { id: 'rollout-machines' },
@@ -93,12 +124,17 @@ export function drawRolloutPage(
         el(
           'tr',
           {},
-          ['Machine', 'Phase', 'Wave', 'Started', 'Finished', 'Decision', 'Operation'].map((h) =>
-            el('th', {}, h),
-          ),
+          (r.images === undefined
+            ? ['Machine', 'Phase', 'Wave', 'Started', 'Finished', 'Decision', 'Operation']
+            : ['Workload', 'Phase', 'Wave', 'Started', 'Finished', 'Decision', 'Image']
+          ).map((h) => el('th', {}, h)),
         ),
       ),
-      el('tbody', {}, r.machines.map(machineRow)),
+      el(
+        'tbody',
+        {},
+        r.machines.map((m) => machineRow(r, m)),
+      ),
     ),
     el('h3', {}, 'Timeline'),
     el(

@@ -21,7 +21,12 @@ import {
 } from '../../../src/lab/services/kube-control-plane.ts';
 import { pushInstallerImage } from '../../../src/lab/services/installer-image.ts';
 import { startRegistry, type RunningRegistry } from '../../../src/lab/services/registry.ts';
-import { buildImage, createRegistryClient, pushImage, type BuiltImage } from '../../../src/oci/index.ts';
+import {
+  buildImage,
+  createRegistryClient,
+  pushImage,
+  type BuiltImage,
+} from '../../../src/oci/index.ts';
 import { mapConcurrent } from '../../../src/releases/discovery/pool.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import { initCaDir, issueToDir } from '../../../src/platform/pki/store.ts';
@@ -30,7 +35,8 @@ import {
   tempDir,
   type ManagedProcess,
 } from '../../../src/platform/process/managed-process.ts';
-import { OperatorServingPrefix } from '../../../src/protocol/operator.ts';
+import { OperatorDashboardPrefix, OperatorServingPrefix } from '../../../src/protocol/operator.ts';
+import { sha256Hex } from '../../../src/platform/pki/tokens.ts';
 import { ImagesView } from '../../../src/protocol/operator-images.ts';
 import { moltEntry } from '../../../src/testkit/molt-entry.ts';
 import { startCountingProxy, type CountingProxy } from './registry-counting-proxy.ts';
@@ -52,6 +58,8 @@ export interface P12Options {
   readonly namespaces: number;
   /** Added to every image policy (a canary, policies, …). */
   readonly policy?: Readonly<Record<string, unknown>>;
+  /** Serve the dashboard too, with this operator-role user's token. */
+  readonly dashboardToken?: string;
 }
 
 export interface P12Rig {
@@ -70,6 +78,8 @@ export interface P12Rig {
   allDeployments(): Promise<V1Deployment[]>;
   /** `GET /v1/images` on the operator's API (mTLS), parsed. */
   images(): Promise<ImagesView>;
+  /** The dashboard's `http://127.0.0.1:port/` when asked for (`dashboardToken`). */
+  readonly dashboard: string | undefined;
   /** `GET <path>` on the operator's API (mTLS): the JSON answered, or a throw naming the status. */
   get(path: string): Promise<unknown>;
   stop(): Promise<void>;
@@ -127,18 +137,16 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
         ),
       }),
     );
-    const config = await writeFiles(
-      scratch.path,
-      cp,
-      registry.host,
-      repos.map((r) => ({
+    const config = await writeFiles(scratch.path, cp, registry.host, {
+      images: repos.map((r) => ({
         name: appOf(r),
         repository: repository(r),
         follow: 'rebuilds',
         workloads: [{ matchLabels: { app: appOf(r) } }],
         ...o.policy,
       })),
-    );
+      dashboardToken: o.dashboardToken,
+    });
     operator = startProcess('molt operator', process.execPath, [
       moltEntry,
       'operator',
@@ -148,6 +156,10 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
     const url = (
       (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 120_000))[1] ?? ''
     ).replace(/\/$/, '');
+    const dashboard =
+      o.dashboardToken === undefined
+        ? undefined
+        : (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), 60_000))[1];
     const pki = (f: string): Promise<string> => readFile(join(scratch.path, 'pki', f), 'utf8');
     api = new Agent({
       connect: {
@@ -166,7 +178,7 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
       return res.json();
     };
     return {
-      ...{ cp, registry, proxy, operator, repository, digests, stop },
+      ...{ cp, registry, proxy, operator, repository, digests, stop, dashboard },
       deployments: async (r) =>
         (await apps.listDeploymentForAllNamespaces({ labelSelector: `app=${appOf(r)}` })).items,
       allDeployments: async () => (await apps.listDeploymentForAllNamespaces()).items,
@@ -205,8 +217,9 @@ async function writeFiles(
   dir: string,
   cp: KubeControlPlane,
   registry: string,
-  images: readonly object[],
+  o: { readonly images: readonly object[]; readonly dashboardToken: string | undefined },
 ): Promise<string> {
+  const { images, dashboardToken } = o;
   const pkiDir = join(dir, 'pki');
   await initCaDir(pkiDir);
   for (const [role, name] of [
@@ -227,6 +240,12 @@ async function writeFiles(
     store: 'memory',
     id: 'bench-p12',
     listen: { host: '127.0.0.1', port: 0 },
+    ...(dashboardToken !== undefined && {
+      dashboard: {
+        listen: { host: '127.0.0.1', port: 0 },
+        users: [{ name: 'alice', role: 'operator', tokenSha256: sha256Hex(dashboardToken) }],
+      },
+    }),
     kubernetes: { kubeconfig: cp.operator.kubeconfig },
   };
   const path = join(dir, 'operator.yaml');

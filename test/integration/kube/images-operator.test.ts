@@ -4,9 +4,13 @@
 // new digest into real Deployments on a real control plane as molt-operator under the shipped RBAC
 // — the canary first, the rest after its soak — and records the rollout, its units' changes and
 // their starts where `molt rollout` reads them. (Deployments of 0 replicas: no kubelet here; the
-// lab kubelet's readiness is `images-rollout.test.ts`'s.)
+// lab kubelet's readiness is `images-rollout.test.ts`'s.) The dashboard's page of that rollout,
+// in real headless Chromium, lists its workloads and each one's change.
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
 import { createRegistryClient, pushImage } from '../../../src/oci/index.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
 import {
@@ -17,7 +21,10 @@ import {
 import { rebuildOf, repositoryName, startP12Rig, type P12Rig } from './images-operator-rig.ts';
 
 const SOAK_MS = 4_000;
+const TOKEN = 'alice-dashboard-token-0123456789';
+const artifacts = join(import.meta.dirname, '../../../test-artifacts');
 let rig: P12Rig;
+let rolloutId: string | undefined;
 
 describe('image rollouts through the molt operator process', () => {
   before(async () => {
@@ -26,6 +33,7 @@ describe('image rollouts through the molt operator process', () => {
       perRepository: 3,
       namespaces: 2,
       policy: { canary: { workloads: ['app-00-0'], soak: `${String(SOAK_MS / 1000)}s` } },
+      dashboardToken: TOKEN,
     });
   });
   after(async () => {
@@ -68,6 +76,7 @@ describe('image rollouts through the molt operator process', () => {
       },
       { timeoutMs: 30_000, intervalMs: 500 },
     );
+    rolloutId = id;
     const r = RolloutView.parse(await rig.get(`/v1/rollouts/${id}`));
     assert.equal(r.pool, 'app-00/1.0.0-rev1');
     assert.deepEqual(r.target, { version: '1.0.0-rev1', digest: b2 });
@@ -86,5 +95,30 @@ describe('image rollouts through the molt operator process', () => {
     const starts = history.filter((e) => e.kind === 'machine-start');
     assert.equal(starts.length, 3, JSON.stringify(history));
     assert.match(starts[0]?.message ?? '', /app-00-0: moving app → .*1\.0\.0-rev1@sha256:/);
+  });
+  it('shows the image rollout on the dashboard: its workloads and the change of each', async () => {
+    assert.ok(rolloutId !== undefined && rig.dashboard !== undefined, 'the rollout ran first');
+    const browser = await chromium.launch({
+      executablePath: process.env['MOLT_CHROMIUM'] ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-dev-shm-usage'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(new URL(`/#/rollout/${encodeURIComponent(rolloutId)}`, rig.dashboard).href);
+      await page.fill('#login-token', TOKEN);
+      await page.click('#login-form button[type="submit"]');
+      const rows = page.locator('#rollout-machines tbody tr');
+      await rows.nth(2).waitFor({ state: 'attached', timeout: 20_000 });
+      assert.equal(await page.locator('#rollout-body h3').first().textContent(), 'Workloads');
+      const first = await rows.first().locator('td').allTextContents();
+      assert.match(first[0] ?? '', /^Deployment\/bench-\d\/app-00-\d$/);
+      assert.equal(first[1], 'Succeeded');
+      assert.match(first[6] ?? '', /^app: sha256:[0-9a-f]{12} → sha256:[0-9a-f]{12}$/);
+      assert.equal(await rows.first().locator('td a').count(), 0, 'a workload has no machine page');
+      await mkdir(artifacts, { recursive: true });
+      await page.screenshot({ path: join(artifacts, 'image-rollout.png'), fullPage: true });
+    } finally {
+      await browser.close();
+    }
   });
 });
