@@ -64,6 +64,11 @@ export const ImageUnitView = z.object({
   /** The workload's own rollout is done. */
   available: z.boolean(),
   decision: ImageDecisionView,
+  /**
+   * A move's image rollout, when there is one: its id and state. A target whose rollout halted,
+   * was cancelled or superseded is not offered again: the unit stays where it is.
+   */
+  rollout: z.object({ id: z.string(), state: z.string() }).optional(),
 });
 export type ImageUnitView = z.infer<typeof ImageUnitView>;
 

@@ -92,7 +92,7 @@ export async function buildOperatorApp(
   planRoutes(app, context);
   releaseRoutes(app, context);
   kubernetesRoutes(app, context, deps.kubernetes);
-  imageRoutes(app, deps.images, deps.isLeader);
+  imageRoutes(app, deps.images, { isLeader: deps.isLeader, store: deps.store });
   await registerFleetLock(app, {
     store: deps.fleetLock.store,
     groups: deps.fleetLock.groups,

@@ -10,6 +10,7 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { ImagesOperatorRoutes } from '../../protocol/operator-images.ts';
 import { observeImages, type ImagesDeps } from '../images/observe.ts';
 import { imagePlanView } from './image-plan.ts';
+import type { OperatorStore } from '../ports/store.ts';
 
 function followed(images: ImagesDeps | undefined): ImagesDeps {
   if (images === undefined)
@@ -22,9 +23,12 @@ function followed(images: ImagesDeps | undefined): ImagesDeps {
 export function imageRoutes(
   app: FastifyInstance,
   images: ImagesDeps | undefined,
-  isLeader: () => boolean,
+  o: { readonly isLeader: () => boolean; readonly store: OperatorStore },
 ): void {
-  app.get(ImagesOperatorRoutes.list, async () => observeImages(followed(images)));
+  const { isLeader } = o;
+  app.get(ImagesOperatorRoutes.list, async () =>
+    observeImages(followed(images), (await o.store.read()).rollouts),
+  );
   app.get(ImagesOperatorRoutes.plan, () =>
     Promise.resolve(imagePlanView(followed(images).lastPlan?.last(), isLeader())),
   );

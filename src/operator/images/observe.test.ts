@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { dig, policy, REPO, T0 } from '../../core/images/fixtures.test.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
 import { ImagesView } from '../../protocol/operator-images.ts';
 import type { ImageRepositoryScan } from '../../releases/discovery/images.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
@@ -22,22 +23,25 @@ interface Setup {
 function world(s: Setup): {
   workloads: FakeWorkloads;
   scanned: string[];
-  run: () => Promise<ImagesView>;
+  run: (rollouts?: readonly Rollout[]) => Promise<ImagesView>;
 } {
   const workloads = new FakeWorkloads();
   const scanned: string[] = [];
-  const run = () =>
-    observeImages({
-      policies: () => s.policies,
-      workloads,
-      scan: (r) => {
-        scanned.push(r);
-        const got = s.repositories[r];
-        if (got === undefined) return Promise.reject(new Error(`no ${r}`));
-        return got instanceof Error ? Promise.reject(got) : Promise.resolve(got);
+  const run = (rollouts: readonly Rollout[] = []) =>
+    observeImages(
+      {
+        policies: () => s.policies,
+        workloads,
+        scan: (r) => {
+          scanned.push(r);
+          const got = s.repositories[r];
+          if (got === undefined) return Promise.reject(new Error(`no ${r}`));
+          return got instanceof Error ? Promise.reject(got) : Promise.resolve(got);
+        },
+        now: () => T0,
       },
-      now: () => T0,
-    });
+      rollouts,
+    );
   return { workloads, scanned, run };
 }
 
@@ -50,6 +54,34 @@ const web = (name: string, image: string, namespace = 'shop') => ({
 });
 
 describe('observeImages', () => {
+  it('names the image rollout of a move, so a target refused after a halt says so', async () => {
+    const w = world({
+      policies: [policy()],
+      repositories: { [REPO]: scanOf({ '1.8.0-rev2': dig(2) }) },
+    });
+    w.workloads.put(web('old', `${REPO}:1.8.0-rev2@${dig(1)}`));
+    const halted: Rollout = {
+      id: 'img-web-1.8.0-rev2-00000000',
+      pool: 'web/1.8.0-rev2',
+      target: { version: '1.8.0-rev2', digest: dig(2) },
+      state: 'Superseded',
+      createdAt: T0,
+      machines: {},
+      images: { policy: 'web', repository: REPO, units: {} },
+    };
+    const back = {
+      ...halted,
+      id: `${halted.id}-rollback`,
+      rollbackOf: halted.id,
+      state: 'Completed' as const,
+    };
+    const other = { ...halted, id: 'x', images: { ...halted.images, policy: 'dns' } } as Rollout;
+    const [unit] = ImagesView.parse(await w.run([halted, back, other])).policies[0]?.units ?? [];
+    assert.deepEqual(unit?.rollout, { id: halted.id, state: 'Superseded' });
+    const [fresh] = ImagesView.parse(await w.run()).policies[0]?.units ?? [];
+    assert.equal(fresh?.rollout, undefined);
+  });
+
   it('a rebuild behind the intermediate tag is a move; the digest it runs is current', async () => {
     const w = world({
       policies: [policy()],

@@ -12,6 +12,7 @@ import { resolveTarget, type TargetDecision } from '../../core/images/target.ts'
 import type { ImageFollow, ImagePolicy } from '../../core/images/types.ts';
 import { selectUnits, unitId, type ImageUnit, type Selection } from '../../core/images/units.ts';
 import type { WorkloadView } from '../../core/images/workload.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
 import { iso } from '../../core/time.ts';
 import type {
   ImageDecisionView,
@@ -145,17 +146,42 @@ export function decide(r: ImagesRead, p: ImagePolicy, u: ImageUnit): TargetDecis
   return resolveTarget(p, imageOf(u), s.scan, { platforms: r.platforms, now: r.now });
 }
 
-/** What `GET /v1/images` shows. */
-export async function observeImages(d: ImagesDeps): Promise<ImagesView> {
+/** The newest image rollout of `policy` to the move's tag and digest (not a rollback). */
+function rolloutOf(
+  rollouts: readonly Rollout[],
+  policy: string,
+  d: ImageDecisionView,
+): { id: string; state: string } | undefined {
+  if (d.kind !== 'move') return undefined;
+  const r = rollouts
+    .filter(
+      (x) =>
+        x.images?.policy === policy &&
+        x.rollbackOf === undefined &&
+        x.target.version === d.tag &&
+        x.target.digest === d.digest,
+    )
+    .sort((a, b) => b.createdAt - a.createdAt)[0];
+  return r === undefined ? undefined : { id: r.id, state: r.state };
+}
+
+/** What `GET /v1/images` shows; `rollouts` (the store's) name each move's image rollout. */
+export async function observeImages(
+  d: ImagesDeps,
+  rollouts: readonly Rollout[] = [],
+): Promise<ImagesView> {
   const read = await readImages(d);
   const { policies, selection, scans, platforms, now } = read;
   const unitView = (p: ImagePolicy, u: ImageUnit): ImageUnitView => {
+    const decision = decisionView(decide(read, p, u));
+    const rollout = rolloutOf(rollouts, p.name, decision);
     return {
       id: u.id,
       containers: [...u.containers],
       image: imageOf(u),
       available: u.workload.available,
-      decision: decisionView(decide(read, p, u)),
+      decision,
+      ...(rollout !== undefined && { rollout }),
     };
   };
 

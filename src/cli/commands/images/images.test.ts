@@ -11,7 +11,7 @@ import { ImagesView } from '../../../protocol/operator-images.ts';
 import { startCliOperator, type CliOperator } from '../../../testkit/cli-operator.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
-import { nextText, shortImage } from './render.ts';
+import { nextText, rolloutNote, shortImage } from './render.ts';
 
 const DNS = 'registry.example.com/acme/dns';
 
@@ -114,5 +114,21 @@ describe('the images table cells', () => {
     assert.equal(nextText({ kind: 'move', tag: 't', digest: dig(1) }), '→ t@sha256:000000000000');
     assert.equal(nextText({ kind: 'wait', reason: 'TagMissing' }), 'wait: TagMissing');
     assert.equal(nextText({ kind: 'current' }), '=');
+    const unit = {
+      id: 'Deployment/shop/web',
+      containers: ['web'],
+      image: 'r/web:t@sha256:1',
+      available: true,
+      decision: { kind: 'move' as const, tag: 't', digest: dig(1) },
+    };
+    assert.equal(rolloutNote(unit), '');
+    assert.equal(
+      rolloutNote({ ...unit, rollout: { id: 'img-1', state: 'Active' } }),
+      ' (img-1 Active)',
+    );
+    assert.equal(
+      rolloutNote({ ...unit, rollout: { id: 'img-1', state: 'Halted' } }),
+      ' (img-1 Halted, not offered again)',
+    );
   });
 });

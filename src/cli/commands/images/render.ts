@@ -42,13 +42,23 @@ export function nextText(d: ImageDecisionView): string {
   }
 }
 
+/** ` (img-… Active)`: the move's image rollout; a halted or cancelled one says the move is refused. */
+export function rolloutNote(u: ImagePolicyView['units'][number]): string {
+  const r = u.rollout;
+  if (r === undefined) return '';
+  const refused = ['Halted', 'Cancelled', 'Superseded'].includes(r.state)
+    ? ', not offered again'
+    : '';
+  return ` (${r.id} ${r.state}${refused})`;
+}
+
 const columns: readonly PrintColumn<Row>[] = [
   { header: 'POLICY', value: (r) => r.policy },
   { header: 'WORKLOAD', value: (r) => r.unit.id },
   { header: 'CONTAINER(S)', value: (r) => r.unit.containers.join(',') },
   { header: 'IMAGE', value: (r) => shortImage(r.unit.image) },
   { header: 'AVAILABLE', value: (r) => (r.unit.available ? 'yes' : 'no') },
-  { header: 'NEXT', value: (r) => nextText(r.unit.decision) },
+  { header: 'NEXT', value: (r) => nextText(r.unit.decision) + rolloutNote(r.unit) },
 ];
 
 /** What the table cannot say: conflicts (once each), policies that select nothing, failed scans. */
