@@ -78,6 +78,9 @@ export interface P12Rig {
   allDeployments(): Promise<V1Deployment[]>;
   /** `GET /v1/images` on the operator's API (mTLS), parsed. */
   images(): Promise<ImagesView>;
+  /** The operator API's `https://127.0.0.1:port`, and the PKI (CA, `operator.pem`/`.key`). */
+  readonly api: string;
+  readonly pkiDir: string;
   /** The dashboard's `http://127.0.0.1:port/` when asked for (`dashboardToken`). */
   readonly dashboard: string | undefined;
   /** `GET <path>` on the operator's API (mTLS): the JSON answered, or a throw naming the status. */
@@ -179,6 +182,7 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
     };
     return {
       ...{ cp, registry, proxy, operator, repository, digests, stop, dashboard },
+      ...{ api: url, pkiDir: join(scratch.path, 'pki') },
       deployments: async (r) =>
         (await apps.listDeploymentForAllNamespaces({ labelSelector: `app=${appOf(r)}` })).items,
       allDeployments: async () => (await apps.listDeploymentForAllNamespaces()).items,
