@@ -7,6 +7,7 @@
  * entry, so writing it twice (a retry, a new leader) is a harmless conflict, not a duplicate.
  */
 import { createHash } from 'node:crypto';
+import { workloadRefOf } from '../../../core/images/workload.ts';
 import {
   isMachinePhase,
   isRolloutState,
@@ -69,9 +70,22 @@ function classify(e: HistoryEvent): EventKind | undefined {
   return fixed[e.kind];
 }
 
+/** An image rollout's unit is a workload (`Kind/namespace/name`): its reasons say so. */
+const workloadReasons: Readonly<Record<string, string>> = {
+  MachineUpgrading: 'WorkloadUpdating',
+  MachineUpgraded: 'WorkloadUpdated',
+  MachineFailed: 'WorkloadFailed',
+  MachineQuarantined: 'WorkloadSkipped',
+  MachineResult: 'WorkloadResult',
+};
+
 export function eventFor(e: HistoryEvent): EventSpec | undefined {
-  const kind = classify(e);
-  if (kind === undefined) return undefined;
+  const classified = classify(e);
+  if (classified === undefined) return undefined;
+  const workload = e.machine !== undefined && workloadRefOf(e.machine) !== undefined;
+  const kind: EventKind = workload
+    ? [classified[0], workloadReasons[classified[1]] ?? classified[1]]
+    : classified;
   const involved =
     e.rollout !== undefined
       ? ({ kind: 'Rollout', name: kubeName(e.rollout) } as const)
@@ -89,8 +103,10 @@ export function eventFor(e: HistoryEvent): EventSpec | undefined {
     message: e.message.slice(0, 1024),
     at: new Date(e.at).toISOString(),
     involved,
+    // A workload has no NodeUpgrade to relate.
     ...(e.rollout !== undefined &&
-      e.machine !== undefined && {
+      e.machine !== undefined &&
+      !workload && {
         related: { kind: 'NodeUpgrade', name: kubeName(e.machine) } as const,
       }),
   };

@@ -209,6 +209,30 @@ describe('operator history as Kubernetes Events', () => {
     assert.equal(eventFor(h({ data: { phase: 'Skipped' } }))?.type, 'Warning');
   });
 
+  it("says an image rollout's units are workloads, with no NodeUpgrade to relate", () => {
+    const unit = (kind: HistoryEvent['kind'], phase?: string) =>
+      eventFor(
+        h({
+          kind,
+          rollout: 'img-web-1.8.0-rev2-cccccccc',
+          machine: 'Deployment/shop/web',
+          ...(phase === undefined ? { data: {} } : { data: { phase } }),
+        }),
+      );
+    assert.deepEqual(
+      [
+        unit('machine-start'),
+        unit('machine-result', 'Succeeded'),
+        unit('machine-result', 'Failed'),
+      ].map((e) => [e?.type, e?.reason, e?.related]),
+      [
+        ['Normal', 'WorkloadUpdating', undefined],
+        ['Normal', 'WorkloadUpdated', undefined],
+        ['Warning', 'WorkloadFailed', undefined],
+      ],
+    );
+  });
+
   it('names an Event after its history entry, so writing it again is a conflict, not a copy', () => {
     assert.equal(eventFor(h({}))?.name, eventFor(h({}))?.name);
     assert.notEqual(eventFor(h({}))?.name, eventFor(h({ seq: 8 }))?.name);
