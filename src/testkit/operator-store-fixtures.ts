@@ -30,6 +30,7 @@ export function fullRolloutFixture(id: string): Rollout {
     endReason: 'cancelled by alice',
     repairOf: 'workers-2.0.0-abababab',
     phased: { startFraction: 0.1, durationMs: 3_600_000 },
+    only: ['w-1'],
     images: {
       policy: 'web',
       repository: 'registry.lab:5000/web',

@@ -45,6 +45,25 @@ describe('plan: machines and rollout state', () => {
     });
   }
 
+  it('moves only the machines a targeted rollout names, and completes when they are done (ADR 0014)', () => {
+    const targeted = rollout({ only: ['w02'] });
+    const p = plan(snapshot({ rollouts: [targeted] }), T0);
+    assert.deepEqual(started(p), ['w02']);
+    const others = p.decisions.filter((d) => d.machine !== 'w02');
+    assert.deepEqual(
+      others.map((d) => [d.action, d.reason?.code]),
+      others.map(() => ['skipped', 'NotTargeted']),
+    );
+    const done = rollout({ only: ['w02'], machines: { w02: succeeded(T0 - MIN) } });
+    assert.deepEqual(plan(snapshot({ rollouts: [done] }), T0).rollouts, [
+      {
+        rollout: 'r1',
+        verdict: 'complete',
+        message: 'every machine finished (0 failures)',
+      },
+    ]);
+  });
+
   it('holds a machine until the hold expires', () => {
     const machines = [machine('a', { hold: { reason: 'disk swap', until: T0 + HOUR } })];
     const s = snapshot({ machines });

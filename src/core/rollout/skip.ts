@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Which pending machines a rollout passes over for good (ADR 0005 §2): pinned to another version,
- * already on the target, or ahead of it — a rollout never downgrades.
+ * Which pending machines a rollout passes over for good (ADR 0005 §2): outside a targeted
+ * rollout's machines, pinned to another version, already on the target, or ahead of it — a
+ * rollout never downgrades.
  */
 import { compareVersions } from '../releases/order.ts';
 import { parseTag } from '../releases/tag.ts';
@@ -50,11 +51,15 @@ const aheadOf = (m: Machine, r: Rollout): boolean =>
   m.version !== undefined && newerThan(m.version, r.target.version);
 
 /**
+ * `NotTargeted` by a targeted rollout (`only`: a Cluster API update of one machine, ADR 0014),
  * `Pinned` to another version, `AlreadyOnTarget` digest, or `AheadOfTarget`: a rollout never
  * downgrades a machine (a step of a multi-hop path, a machine upgraded by hand); only a fleet
  * rollback goes back on purpose. Only for Pending machines.
  */
 export function skipOf(m: Machine, r: Rollout): Reason | undefined {
+  if (r.only !== undefined && !r.only.includes(m.id)) {
+    return { code: 'NotTargeted', message: `rollout ${r.id} moves only ${r.only.join(', ')}` };
+  }
   if (m.pin !== undefined && m.pin.version !== r.target.version) {
     return { code: 'Pinned', message: `pinned to ${m.pin.version}: ${m.pin.reason}` };
   }

@@ -145,6 +145,11 @@ export interface Rollout {
    * image driver.
    */
   readonly images?: ImageRolloutRecord;
+  /**
+   * A targeted rollout (ADR 0014, Cluster API's `UpdateMachine`): only these machines of the pool
+   * move; the others are skipped (`NotTargeted`) and the pool's policies still count them.
+   */
+  readonly only?: readonly string[];
 }
 
 /** One recorded machine upgrade start (for rate limits; kept for at least the longest period). */
@@ -231,7 +236,7 @@ export interface MachineDecision {
   readonly machine: string;
   readonly action: DecisionAction;
   /**
-   * For `wait` (and `skipped`: `Pinned`/`AlreadyOnTarget`/`AheadOfTarget`): the first refusing
+   * For `wait` (and `skipped`: `NotTargeted`/`Pinned`/`AlreadyOnTarget`/`AheadOfTarget`): the first refusing
    * check. On a `start`, a cost the start accepts (`EtcdDowntime`: a small control plane).
    */
   readonly reason?: { readonly code: string; readonly message: string };

@@ -57,6 +57,7 @@ const rollout = z.object({
   rollbackOf: text.optional(),
   endReason: z.string().optional(),
   repairOf: text.optional(),
+  only: z.array(text).optional(),
   images: z
     .object({
       policy: text,
