@@ -16,6 +16,8 @@ export interface ReleaseView {
   readonly created: string | null;
   readonly kubernetes: string | null;
   readonly upgradeFrom: string | null;
+  /** The Kubernetes version the image carries (`dev.molt.kubernetes.version`), when it says. */
+  readonly kubernetesVersion?: string;
   /** `verified`, `unsigned`, `invalid` or `unchecked` (no public key given). */
   readonly signature: string;
 }
@@ -53,6 +55,7 @@ export function toReleaseView(r: Release): ReleaseView {
     created: r.created ?? null,
     kubernetes: r.kubernetes ?? null,
     upgradeFrom: r.upgradeFrom ?? null,
+    ...(r.kubernetesVersion !== undefined && { kubernetesVersion: r.kubernetesVersion }),
     signature: r.signature.status,
   };
 }

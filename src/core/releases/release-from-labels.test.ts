@@ -36,6 +36,7 @@ describe('releaseFromLabels', () => {
           [ReleaseLabel.Official]: 'true',
           [ReleaseLabel.Kubernetes]: '>=1.30.0 <1.33.0',
           [ReleaseLabel.UpgradeFrom]: '>=1.7.0',
+          [ReleaseLabel.KubernetesVersion]: 'v1.32.4',
         }),
         signature: { status: 'verified', format: 'cosign-legacy' },
       }),
@@ -49,6 +50,7 @@ describe('releaseFromLabels', () => {
       official: true,
       created: '2025-03-01T10:00:00Z',
       kubernetes: '>=1.30.0 <1.33.0',
+      kubernetesVersion: 'v1.32.4',
       upgradeFrom: '>=1.7.0',
       signature: { status: 'verified', format: 'cosign-legacy' },
     });
@@ -120,6 +122,12 @@ describe('releaseFromLabels', () => {
         { [ReleaseLabel.UpgradeFrom]: 'latest' },
         'MOLT_INVALID_RANGE',
         /dev\.molt\.upgrade-from/,
+      ],
+      [
+        'a carried Kubernetes version without its v',
+        { [ReleaseLabel.KubernetesVersion]: '1.35.0' },
+        'MOLT_INVALID_VERSION',
+        /dev\.molt\.kubernetes\.version "1\.35\.0" is not a Kubernetes version like v1\.35\.0/,
       ],
       [
         'an invalid channel name',

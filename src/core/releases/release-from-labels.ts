@@ -5,7 +5,7 @@
  * is skipped with a code and a reason — never fatal for discovery, and never half-read: a release
  * whose Kubernetes range cannot be parsed must not become "compatible with everything".
  */
-import { validRange } from 'semver';
+import { valid, validRange } from 'semver';
 import { ErrorCode } from '../errors.ts';
 import { parseChannelList } from './channel.ts';
 import { bySpecificity, compareVersions } from './order.ts';
@@ -54,6 +54,7 @@ export function releaseFromLabels(input: ReleaseInput): ReleaseOutcome {
   const problem = checkLabels(input.labels, best);
   if (problem !== undefined) return skipped(input.digest, best.tag, problem.code, problem.reason);
   const label = (key: string): string | undefined => readLabel(input.labels, key);
+  const carries = label(ReleaseLabel.KubernetesVersion);
   return {
     ok: true,
     release: {
@@ -65,6 +66,7 @@ export function releaseFromLabels(input: ReleaseInput): ReleaseOutcome {
       official: input.labels?.[ReleaseLabel.Official] === 'true',
       created: label(ReleaseLabel.Created) ?? nonEmpty(input.created),
       kubernetes: label(ReleaseLabel.Kubernetes),
+      ...(carries !== undefined && { kubernetesVersion: carries }),
       upgradeFrom: label(ReleaseLabel.UpgradeFrom),
       signature: input.signature,
     },
@@ -92,7 +94,8 @@ function checkLabels(
   return (
     (version === undefined ? undefined : checkVersion(version, best)) ??
     checkRange(labels, ReleaseLabel.Kubernetes) ??
-    checkRange(labels, ReleaseLabel.UpgradeFrom)
+    checkRange(labels, ReleaseLabel.UpgradeFrom) ??
+    checkKubernetesVersion(labels)
   );
 }
 
@@ -118,6 +121,18 @@ function checkRange(
   const range = readLabel(labels, key);
   if (range === undefined || validRange(range) !== null) return undefined;
   return { code: ErrorCode.InvalidRange, reason: `label ${key} "${range}" is not a semver range` };
+}
+
+/** `dev.molt.kubernetes.version` is a Kubernetes version, `v` and semver (`v1.35.0`). */
+function checkKubernetesVersion(
+  labels: Readonly<Record<string, string>> | undefined,
+): Problem | undefined {
+  const v = readLabel(labels, ReleaseLabel.KubernetesVersion);
+  if (v === undefined || (v.startsWith('v') && valid(v.slice(1)) !== null)) return undefined;
+  return {
+    code: ErrorCode.InvalidVersion,
+    reason: `label ${ReleaseLabel.KubernetesVersion} "${v}" is not a Kubernetes version like v1.35.0`,
+  };
 }
 
 function readLabel(

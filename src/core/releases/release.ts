@@ -11,6 +11,8 @@ export const ReleaseLabel = {
   Channels: 'dev.molt.channels',
   Official: 'dev.molt.official',
   Kubernetes: 'dev.molt.kubernetes',
+  /** The Kubernetes version the image carries (`vX.Y.Z`): what a Cluster API Machine's `spec.version` maps to (ADR 0014). */
+  KubernetesVersion: 'dev.molt.kubernetes.version',
   UpgradeFrom: 'dev.molt.upgrade-from',
 } as const;
 
@@ -37,6 +39,11 @@ export interface Release {
   readonly created: string | undefined;
   /** Semver range of supported Kubernetes versions; undefined = no constraint declared. */
   readonly kubernetes: string | undefined;
+  /**
+   * The Kubernetes version the image carries (`vX.Y.Z`, label `dev.molt.kubernetes.version`):
+   * what a Cluster API Machine's `spec.version` maps to (ADR 0014). Optional: most releases do not say.
+   */
+  readonly kubernetesVersion?: string;
   /** Semver range of versions that may upgrade directly to this one; undefined = any. */
   readonly upgradeFrom: string | undefined;
   readonly signature: SignatureState;
