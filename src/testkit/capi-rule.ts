@@ -51,8 +51,7 @@ function patched(current: unknown, patch: Patch | undefined): unknown {
 }
 
 function cleanMachineSpec(spec: unknown): unknown {
-  const s = { ...(spec as Json) };
-  for (const k of [
+  const ignored: readonly string[] = [
     'clusterName',
     'bootstrap',
     'infrastructureRef',
@@ -60,9 +59,8 @@ function cleanMachineSpec(spec: unknown): unknown {
     'minReadySeconds',
     'readinessGates',
     'taints',
-  ])
-    delete s[k];
-  return s;
+  ];
+  return Object.fromEntries(Object.entries(spec as Json).filter(([k]) => !ignored.includes(k)));
 }
 
 const at = (o: unknown, ...path: string[]): unknown =>

@@ -36,16 +36,15 @@ export const IgnoredDeletionFields = [
 
 /** A Machine spec as CAPI compares it: the ignored fields removed. */
 export function machineSpecForDiff(spec: JsonObject): JsonObject {
-  const out: Record<string, unknown> = { ...spec };
-  for (const f of IgnoredMachineSpecFields) delete out[f];
+  const out = without(spec, IgnoredMachineSpecFields);
   const deletion = out['deletion'];
-  if (isObject(deletion)) {
-    const d: Record<string, unknown> = { ...deletion };
-    for (const f of IgnoredDeletionFields) delete d[f];
-    if (Object.keys(d).length === 0) delete out['deletion'];
-    else out['deletion'] = d;
-  }
-  return out;
+  if (!isObject(deletion)) return out;
+  const d = without(deletion, IgnoredDeletionFields);
+  return Object.keys(d).length === 0 ? without(out, ['deletion']) : { ...out, deletion: d };
+}
+
+function without(o: JsonObject, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
 }
 
 /** Deep equality of JSON values (object key order ignored, array order kept). */

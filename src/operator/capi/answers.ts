@@ -14,13 +14,15 @@ import {
   type InPlaceDecision,
   type ReleaseForVersion,
 } from '../../core/capi/in-place.ts';
-import {
+import type {
   CanUpdateMachineRequest,
   CanUpdateMachineSetRequest,
+  UpdateMachineRequest,
+} from '../../protocol/capi-hooks.ts';
+import {
   CapiHandlerName,
   CapiHook,
   HookApiVersion,
-  UpdateMachineRequest,
   jsonWithinLimits,
   type CanUpdateMachineResponse,
   type CanUpdateMachineSetResponse,

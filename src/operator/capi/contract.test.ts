@@ -67,7 +67,7 @@ describe('CAPI v1.14.2 hook contract (live fixtures)', () => {
       fixture('canupdatemachine.kcp-version.response.minimal')['machinePatch'],
     );
     assert.equal(answer.infrastructureMachinePatch, undefined);
-    assert.ok(capiAcceptsMachine(req as never, answer as never));
+    assert.ok(capiAcceptsMachine(req as never, answer));
   });
 
   it('offers no patch for a change it cannot cover (certSANs), so CAPI replaces, never blocks', async () => {
@@ -87,7 +87,7 @@ describe('CAPI v1.14.2 hook contract (live fixtures)', () => {
       await canUpdateMachineSet(CanUpdateMachineSetRequest.parse(req), deps()),
     );
     assert.ok(answer.machineSetPatch);
-    assert.ok(capiAcceptsMachineSet(req as never, answer as never));
+    assert.ok(capiAcceptsMachineSet(req as never, answer));
     assert.equal(
       capiAcceptsMachineSet(req as never, { status: 'Success' }),
       false,

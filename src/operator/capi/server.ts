@@ -102,7 +102,7 @@ export function buildCapiApp(
       `molt serves no hook at ${request.method} ${request.url.split('?')[0] ?? ''}`,
     ),
   );
-  app.post(hookPath('Discovery'), async () => discoveryAnswer());
+  app.post(hookPath('Discovery'), () => Promise.resolve(discoveryAnswer()));
   app.post<{ Params: { hook: string; handler: string } }>(
     `/${HookApiVersion}/:hook/:handler`,
     async (request, reply) => {
