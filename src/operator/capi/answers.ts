@@ -42,7 +42,7 @@ export interface HookDeps {
 /** How long CAPI waits for each handler (CAPI allows 0–30 s; molt's answers never wait on a machine). */
 export const HandlerTimeoutSeconds = 10;
 /** How soon CAPI asks UpdateMachine again while an update is in progress. */
-export const UpdateRetrySeconds = 5;
+export const UpdateRetrySeconds = 10;
 
 /** The discovery answer: molt's three in-place handlers, each `Fail` (with `Ignore`, a transport error would read as "done" or "replace"). */
 export function discoveryAnswer(): DiscoveryResponse {
@@ -121,7 +121,7 @@ export async function canUpdateMachineSet(
     : { ...head, message: d.reason };
 }
 
-/** UpdateMachine: start or follow the machine's move; in progress → ask again in 5 s. */
+/** UpdateMachine: start or follow the machine's move; in progress → ask again in 10 s (ADR 0014). */
 export async function updateMachine(
   req: UpdateMachineRequest,
   deps: HookDeps,

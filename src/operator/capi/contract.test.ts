@@ -103,11 +103,11 @@ describe('CAPI v1.14.2 hook contract (live fixtures)', () => {
   });
 
   for (const which of ['kcp-machine', 'md-machine'])
-    it(`follows UpdateMachine for the ${which} to done (in progress → retry in 5 s, then 0)`, async () => {
+    it(`follows UpdateMachine for the ${which} to done (in progress → retry in 10 s, then 0)`, async () => {
       const d = deps();
       const req = UpdateMachineRequest.parse(fixture(`updatemachine.${which}.request`));
       const first = UpdateMachineResponse.parse(await updateMachine(req, d));
-      assert.deepEqual([first.status, first.retryAfterSeconds], ['Success', 5]);
+      assert.deepEqual([first.status, first.retryAfterSeconds], ['Success', 10]);
       const second = UpdateMachineResponse.parse(await updateMachine(req, d));
       assert.deepEqual([second.status, second.retryAfterSeconds], ['Success', 0]);
       assert.deepEqual(

@@ -108,7 +108,7 @@ describe('the CAPI extension listener', () => {
     const body = fixtureText('updatemachine.kcp-machine.request');
     const first = await post(`${base}/updatemachine/update-machine`, body);
     const second = await post(`${base}/updatemachine/update-machine`, body);
-    assert.deepEqual([first.body['status'], first.body['retryAfterSeconds']], ['Success', 5]);
+    assert.deepEqual([first.body['status'], first.body['retryAfterSeconds']], ['Success', 10]);
     assert.deepEqual([second.body['status'], second.body['retryAfterSeconds']], ['Success', 0]);
   });
 

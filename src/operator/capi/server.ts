@@ -33,6 +33,12 @@ import { answerHook } from './routes.ts';
 /** Request bodies above this are refused (413); a live CanUpdateMachineSetRequest is ≈ 9 KiB. */
 export const CapiBodyLimit = 1024 * 1024;
 
+/**
+ * A whole request (headers and body) must arrive within this, well below the handlers' 10 s
+ * `timeoutSeconds`, so a slow sender is cut before CAPI gives up on the call anyway.
+ */
+export const CapiRequestTimeoutMs = 5_000;
+
 /** Options of {@link createCapiExtensionServer}. */
 export interface CapiExtensionServerOptions {
   readonly deps: HookDeps;
@@ -62,7 +68,10 @@ export async function createCapiExtensionServer(
       : { ca: o.tls.clientCa, requestCert: true, rejectUnauthorized: true };
   const app = buildCapiApp(
     o,
-    limitedServerFactory({ cert: o.tls.cert, key: o.tls.key, ...mtls }, o.limits),
+    limitedServerFactory(
+      { cert: o.tls.cert, key: o.tls.key, ...mtls },
+      { requestTimeoutMs: CapiRequestTimeoutMs, ...o.limits },
+    ),
   );
   await app.listen({ host, port: o.port ?? 0 });
   return { url: listenUrl(app, host, 'https'), close: () => app.close() };
