@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * molt's answers to the Cluster API in-place hooks (issue 20), from a raw request body to the exact
+ * response: the body is held to size bounds and its hook's schema (a problem → `Failure` naming the
+ * field), core decides what molt can change in place, the port moves the machine. A Machine molt
+ * does not manage is left alone: CanUpdate* offers no patch (CAPI replaces it as it would without
+ * molt), UpdateMachine fails (molt never touches it).
+ */
+import { Buffer } from 'node:buffer';
+import type { z } from 'zod';
+import {
+  decideMachine,
+  decideMachineSet,
+  type InPlaceDecision,
+  type ReleaseForVersion,
+} from '../../core/capi/in-place.ts';
+import type {
+  CanUpdateMachineRequest,
+  CanUpdateMachineSetRequest,
+  UpdateMachineRequest,
+} from '../../protocol/capi-hooks.ts';
+import {
+  CapiHandlerName,
+  CapiHook,
+  HookApiVersion,
+  jsonWithinLimits,
+  type CanUpdateMachineResponse,
+  type CanUpdateMachineSetResponse,
+  type DiscoveryResponse,
+  type HookPatch,
+  type UpdateMachineResponse,
+} from '../../protocol/capi-hooks.ts';
+import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
+import type { CapiMachineRef, InPlaceUpdates } from '../ports/in-place-updates.ts';
+
+/** What the answers need. */
+export interface HookDeps {
+  readonly updates: InPlaceUpdates;
+  readonly releaseForVersion: ReleaseForVersion;
+}
+
+/** How long CAPI waits for each handler (CAPI allows 0–30 s; molt's answers never wait on a machine). */
+export const HandlerTimeoutSeconds = 10;
+/** How soon CAPI asks UpdateMachine again while an update is in progress. */
+export const UpdateRetrySeconds = 10;
+
+/** The discovery answer: molt's three in-place handlers, each `Fail` (with `Ignore`, a transport error would read as "done" or "replace"). */
+export function discoveryAnswer(): DiscoveryResponse {
+  return {
+    apiVersion: HookApiVersion,
+    kind: 'DiscoveryResponse',
+    status: 'Success',
+    handlers: Object.values(CapiHook).map((hook) => ({
+      name: CapiHandlerName[hook],
+      requestHook: { apiVersion: HookApiVersion, hook },
+      timeoutSeconds: HandlerTimeoutSeconds,
+      failurePolicy: 'Fail' as const,
+    })),
+  };
+}
+
+/** Parse a hook's body (raw JSON text): the request, or the problem named by field. */
+export function parseHookBody<S extends z.ZodType>(
+  schema: S,
+  body: string,
+): { ok: z.output<S> } | { invalid: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (e) {
+    return { invalid: `the body is not JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  const bound = jsonWithinLimits(value);
+  if (bound !== undefined) return { invalid: bound };
+  const r = schema.safeParse(value);
+  if (r.success) return { ok: r.data };
+  const issue = r.error.issues[0];
+  return {
+    invalid: `${(issue?.path ?? []).map(String).join('.') || '(body)'}: ${issue?.message ?? 'invalid'}`,
+  };
+}
+
+/** The patch document CAPI reads: base64 of the JSON. */
+export function jsonPatch(ops: readonly unknown[]): HookPatch {
+  return { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
+}
+
+/** CanUpdateMachine: a patch on `/spec/version` where molt covers every difference, else none. */
+export async function canUpdateMachine(
+  req: CanUpdateMachineRequest,
+  deps: HookDeps,
+): Promise<CanUpdateMachineResponse> {
+  const head = {
+    apiVersion: HookApiVersion,
+    kind: 'CanUpdateMachineResponse',
+    status: 'Success',
+  } as const;
+  const ref = machineRef(req.current.machine);
+  if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
+  const d = decideMachine(req.current, req.desired, deps.releaseForVersion);
+  return d.kind === 'inPlace'
+    ? { ...head, message: inPlaceMessage(d), machinePatch: jsonPatch(d.patch) }
+    : { ...head, message: d.reason };
+}
+
+/** CanUpdateMachineSet: a patch on `/spec/template/spec/version` under the same rule. */
+export async function canUpdateMachineSet(
+  req: CanUpdateMachineSetRequest,
+  deps: HookDeps,
+): Promise<CanUpdateMachineSetResponse> {
+  const head = {
+    apiVersion: HookApiVersion,
+    kind: 'CanUpdateMachineSetResponse',
+    status: 'Success',
+  } as const;
+  const ref = machineSetRef(req.desired.machineSet);
+  if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
+  const d = decideMachineSet(req.current, req.desired, deps.releaseForVersion);
+  return d.kind === 'inPlace'
+    ? { ...head, message: inPlaceMessage(d), machineSetPatch: jsonPatch(d.patch) }
+    : { ...head, message: d.reason };
+}
+
+/** UpdateMachine: start or follow the machine's move; in progress → ask again in 10 s (ADR 0014). */
+export async function updateMachine(
+  req: UpdateMachineRequest,
+  deps: HookDeps,
+): Promise<UpdateMachineResponse> {
+  const head = { apiVersion: HookApiVersion, kind: 'UpdateMachineResponse' } as const;
+  const ref = machineRef(req.desired.machine);
+  const version = req.desired.machine.spec.version;
+  if (!(await deps.updates.manages(ref)))
+    return { ...head, status: 'Failure', message: notManaged(ref), retryAfterSeconds: 0 };
+  if (version === undefined)
+    return {
+      ...head,
+      status: 'Failure',
+      message: 'desired.machine.spec.version: the Machine names no Kubernetes version',
+      retryAfterSeconds: 0,
+    };
+  const s = await deps.updates.update(ref, version);
+  if (s.state === 'failed')
+    return { ...head, status: 'Failure', message: s.message, retryAfterSeconds: 0 };
+  return {
+    ...head,
+    status: 'Success',
+    message: s.message,
+    retryAfterSeconds: s.state === 'done' ? 0 : UpdateRetrySeconds,
+  };
+}
+
+function machineRef(m: Machine): CapiMachineRef {
+  return {
+    kind: 'Machine',
+    namespace: m.metadata.namespace ?? 'default',
+    name: m.metadata.name,
+    clusterName: m.spec.clusterName,
+    providerID: m.spec.providerID,
+  };
+}
+
+function machineSetRef(s: MachineSet): CapiMachineRef {
+  const m = s.metadata;
+  return {
+    kind: 'MachineSet',
+    namespace: m.namespace ?? 'default',
+    name: m.name,
+    clusterName: s.spec.clusterName,
+  };
+}
+
+function notManaged(ref: CapiMachineRef): string {
+  return `molt does not manage ${ref.kind} ${ref.namespace}/${ref.name}: nothing changed`;
+}
+
+function inPlaceMessage(d: Extract<InPlaceDecision, { kind: 'inPlace' }>): string {
+  return `molt updates in place to Kubernetes ${d.version} (release ${d.release})`;
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * An in-memory {@link InPlaceUpdates} for the CAPI extension server's tests: manages the Machines
+ * (and MachineSets) named `namespace/name` in `managed`; each update reports `in-progress` for
+ * `steps` calls, then `done` (or `failed` for a version in `failing`). It records every call.
+ */
+import type { CapiMachineRef, InPlaceUpdateState, InPlaceUpdates } from './in-place-updates.ts';
+
+export interface FakeInPlaceUpdatesOptions {
+  readonly managed: readonly string[];
+  /** Calls answered `in-progress` before `done`. @default 1 */
+  readonly steps?: number;
+  /** Versions whose update fails. */
+  readonly failing?: readonly string[];
+}
+
+export class FakeInPlaceUpdates implements InPlaceUpdates {
+  readonly calls: { machine: string; version: string }[] = [];
+  readonly #o: FakeInPlaceUpdatesOptions;
+  readonly #seen = new Map<string, number>();
+
+  constructor(o: FakeInPlaceUpdatesOptions) {
+    this.#o = o;
+  }
+
+  manages(ref: CapiMachineRef): Promise<boolean> {
+    return Promise.resolve(this.#o.managed.includes(`${ref.namespace}/${ref.name}`));
+  }
+
+  update(machine: CapiMachineRef, version: string): Promise<InPlaceUpdateState> {
+    const key = `${machine.namespace}/${machine.name}`;
+    this.calls.push({ machine: key, version });
+    if (this.#o.failing?.includes(version))
+      return Promise.resolve({
+        state: 'failed',
+        message: `${key}: ${version} failed its health checks; rolled back`,
+      });
+    const seen = (this.#seen.get(`${key}@${version}`) ?? 0) + 1;
+    this.#seen.set(`${key}@${version}`, seen);
+    return Promise.resolve(
+      seen > (this.#o.steps ?? 1)
+        ? { state: 'done', message: `${key} runs Kubernetes ${version}` }
+        : { state: 'in-progress', message: `${key}: writing slot B` },
+    );
+  }
+}

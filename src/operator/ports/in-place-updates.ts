@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The port behind Cluster API's UpdateMachine hook (issue 20): move one machine molt manages to the
+ * molt release of a Kubernetes version, and say how far it got. CAPI asks again every
+ * `retryAfterSeconds` until the answer is done or failed, so `update` is called many times for one
+ * update and must be idempotent: the first call starts it, later ones report on it.
+ */
+
+/** A CAPI Machine (or the MachineSet a MachineDeployment rolls out) as molt keys it. */
+export interface CapiMachineRef {
+  readonly kind: 'Machine' | 'MachineSet';
+  readonly namespace: string;
+  readonly name: string;
+  /** The CAPI Cluster (`spec.clusterName`). */
+  readonly clusterName: string;
+  /** The Machine's `spec.providerID` (`in-memory://…`), where it has one. */
+  readonly providerID?: string | undefined;
+}
+
+/** Where an in-place update stands; `message` is shown in the Machine's Updating condition. */
+export interface InPlaceUpdateState {
+  readonly state: 'in-progress' | 'done' | 'failed';
+  readonly message: string;
+}
+
+/** molt's in-place updates of CAPI Machines. */
+export interface InPlaceUpdates {
+  /** Whether molt manages this Machine (or every Machine of this MachineSet); others are not touched. */
+  manages(ref: CapiMachineRef): Promise<boolean>;
+  /** Start, or report on, moving `machine` to the release of Kubernetes `desiredVersion`. */
+  update(machine: CapiMachineRef, desiredVersion: string): Promise<InPlaceUpdateState>;
+}
