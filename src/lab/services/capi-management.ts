@@ -10,6 +10,7 @@
  * by {@link CapiManagement.pki}'s CA. Every process is stopped by the PID this harness started.
  */
 import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { fetch } from 'undici';
@@ -96,6 +97,7 @@ export async function startCapiManagement(
     for (const name of CapiManagers)
       managers.push(await startManager(name, { bins, dir: scratch.path, kubeconfig, pki }));
     await Promise.all(managers.map((m) => ready(m, timeoutMs)));
+    await waitServed(join(kube.bins, 'kubectl'), kubeconfig, join(bins, 'crds'), timeoutMs);
     return {
       version: basename(bins),
       bins,
@@ -133,6 +135,30 @@ export async function installCapiCrds(
   const labelled = LabelledCrdDirs.flatMap((d) => ['-f', join(crds, d)]);
   await run(kubectl, [...k, 'label', '--overwrite', ...labelled, ...ContractLabels]);
   await run(kubectl, [...k, 'wait', '--for=condition=Established', '--timeout=60s', ...files]);
+}
+
+/**
+ * Wait until every CAPI resource lists: a new CRD's watch cache answers 429 "storage is
+ * (re)initializing" for a while after Established, longer on a loaded machine.
+ */
+export async function waitServed(
+  kubectl: string,
+  kubeconfig: string,
+  crds: string,
+  timeoutMs: number,
+): Promise<void> {
+  const resources: string[] = [];
+  for (const d of CrdDirs)
+    for (const f of await readdir(join(crds, d))) {
+      // `<group>_<plural>.yaml`, as controller-gen names them.
+      const m = /^(.+)_(.+)\.yaml$/.exec(f);
+      if (m !== null) resources.push(`${m[2] ?? ''}.${m[1] ?? ''}`);
+    }
+  await eventually(
+    () =>
+      run(kubectl, ['--kubeconfig', kubeconfig, 'get', resources.join(','), '-A', '-o', 'name']),
+    { timeoutMs, intervalMs: 500 },
+  );
 }
 
 interface Launch {
