@@ -17,8 +17,19 @@ export async function kubeBinaries(
   onProgress?: (line: string) => void,
   version?: string,
 ): Promise<string> {
-  const script = packageFile('scripts', 'ensure-kube-bins.sh');
-  const child = spawn('bash', [script, ...(version === undefined ? [] : [version])], {
+  return runBuildScript('ensure-kube-bins.sh', version === undefined ? [] : [version], onProgress);
+}
+
+/**
+ * Run `scripts/<script>` (an ensure-*-bins.sh: builds once, caches, prints the directory on its
+ * last stdout line) and resolve with that directory; its stderr lines go to `onProgress`.
+ */
+export async function runBuildScript(
+  script: string,
+  args: readonly string[],
+  onProgress?: (line: string) => void,
+): Promise<string> {
+  const child = spawn('bash', [packageFile('scripts', script), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -30,8 +41,6 @@ export async function kubeBinaries(
   });
   const [code] = (await once(child, 'close')) as [number | null];
   if (code !== 0)
-    throw new Error(
-      `scripts/ensure-kube-bins.sh failed (${String(code)}):\n${stderr.slice(-3000)}`,
-    );
+    throw new Error(`scripts/${script} failed (${String(code)}):\n${stderr.slice(-3000)}`);
   return stdout.trim().split('\n').at(-1) ?? '';
 }
