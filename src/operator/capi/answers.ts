@@ -33,10 +33,30 @@ import {
 import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
 import type { CapiMachineRef, InPlaceUpdates } from '../ports/in-place-updates.ts';
 
+/**
+ * The molt release that brings Kubernetes `version` to the machines `ref` names (its pool's
+ * channel), or undefined when none does.
+ */
+export type ReleaseFor = (
+  version: string,
+  ref: CapiMachineRef,
+) => string | undefined | Promise<string | undefined>;
+
 /** What the answers need. */
 export interface HookDeps {
   readonly updates: InPlaceUpdates;
-  readonly releaseForVersion: ReleaseForVersion;
+  readonly releaseForVersion: ReleaseFor;
+}
+
+/** The release for the desired version, looked up once, as the pure decision's synchronous function. */
+async function releaseLookup(
+  deps: HookDeps,
+  version: unknown,
+  ref: CapiMachineRef,
+): Promise<ReleaseForVersion> {
+  if (typeof version !== 'string') return () => undefined;
+  const release = await deps.releaseForVersion(version, ref);
+  return (v) => (v === version ? release : undefined);
 }
 
 /** How long CAPI waits for each handler (CAPI allows 0–30 s; molt's answers never wait on a machine). */
@@ -97,7 +117,8 @@ export async function canUpdateMachine(
   } as const;
   const ref = machineRef(req.current.machine);
   if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
-  const d = decideMachine(req.current, req.desired, deps.releaseForVersion);
+  const lookup = await releaseLookup(deps, req.desired.machine.spec.version, ref);
+  const d = decideMachine(req.current, req.desired, lookup);
   return d.kind === 'inPlace'
     ? { ...head, message: inPlaceMessage(d), machinePatch: jsonPatch(d.patch) }
     : { ...head, message: d.reason };
@@ -115,7 +136,9 @@ export async function canUpdateMachineSet(
   } as const;
   const ref = machineSetRef(req.desired.machineSet);
   if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
-  const d = decideMachineSet(req.current, req.desired, deps.releaseForVersion);
+  const desiredVersion = req.desired.machineSet.spec.template.spec['version'];
+  const lookup = await releaseLookup(deps, desiredVersion, ref);
+  const d = decideMachineSet(req.current, req.desired, lookup);
   return d.kind === 'inPlace'
     ? { ...head, message: inPlaceMessage(d), machineSetPatch: jsonPatch(d.patch) }
     : { ...head, message: d.reason };
