@@ -2,10 +2,13 @@
 /**
  * The operator's listeners, part of its composition root (docs/adr/0005 §5): the operator API
  * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock.listen`, the
- * dashboard when it has `dashboard`. Each prints where it serves; a 500 (a bug in molt) is one log
+ * dashboard when it has `dashboard`, the Cluster API extension when it has `capi`. Each prints where it serves; a 500 (a bug in molt) is one log
  * line with its stack.
  */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import {
+  OperatorCapiPrefix,
   OperatorDashboardPrefix,
   OperatorFleetLockPrefix,
   OperatorServingPrefix,
@@ -21,6 +24,8 @@ import { createFleetLockServer } from './api/fleetlock-server.ts';
 import type { OperatorMetrics } from './api/metrics.ts';
 import type { MemoryObservationBook } from './api/observations.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
+import { moltUpdates } from './capi/molt-updates.ts';
+import { createCapiExtensionServer } from './capi/server.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
@@ -145,6 +150,39 @@ async function serveDashboard(
   };
 }
 
+/** The Cluster API extension (docs/adr/0014) when the config has `capi`; prints where it serves. */
+async function serveCapi(
+  c: LoadedConfig,
+  path: string,
+  p: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi | undefined> {
+  const k = c.config.capi;
+  if (k === undefined) return undefined;
+  const updates = moltUpdates({
+    store: p.store,
+    releases: p.releases,
+    pools: () => c.fleet.pools,
+    clusters: k.clusters,
+    observed: (m) => p.observations.get(m),
+    now: () => Date.now(),
+    log: p.log,
+  });
+  const clientCa =
+    k.clientCa === undefined
+      ? undefined
+      : await readFile(resolve(dirname(path), k.clientCa), 'utf8');
+  const server = await createCapiExtensionServer({
+    deps: { updates, releaseForVersion: (v, ref) => updates.releaseFor(v, ref) },
+    tls: { ...(await readServerTls(path, c.config)), clientCa },
+    host: k.listen.host,
+    port: k.listen.port,
+    onInternalError: reportBug(p.log, 'Cluster API extension'),
+  });
+  io.out(`${OperatorCapiPrefix}${server.url}\n`);
+  return server;
+}
+
 async function serveApi(
   c: LoadedConfig,
   path: string,
@@ -176,7 +214,7 @@ export async function serveAll(
   const servers: OperatorApi[] = [];
   try {
     await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
-    for (const serve of [serveApi, serveFleetLock, serveDashboard]) {
+    for (const serve of [serveApi, serveFleetLock, serveDashboard, serveCapi]) {
       const server = await serve(c, path, parts, io);
       if (server !== undefined) servers.push(server);
     }

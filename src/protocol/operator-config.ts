@@ -188,6 +188,18 @@ export const OperatorConfig = z
     selfRegistration: z.array(SelfRegistrationRule).default([]),
     /** Webhook sinks every transition is sent to; none by default. */
     notifications,
+    /**
+     * molt as a Cluster API in-place update extension (docs/adr/0014): its own HTTPS listener
+     * (the API's `pki.serverCert`), CAPI's client certificates from `clientCa` when given, and the
+     * pool each CAPI Cluster's MachineSets are in.
+     */
+    capi: z
+      .strictObject({
+        listen: listenAddress,
+        clientCa: z.string().min(1).optional(),
+        clusters: z.record(z.string().min(1).max(253), z.string().min(1)).default({}),
+      })
+      .optional(),
     kubernetes: z
       .strictObject({
         kubeconfig: z.string().min(1),
@@ -220,7 +232,9 @@ export const OperatorConfig = z
           ? 'fleetLock.tls'
           : c.dashboard?.tls === true
             ? 'dashboard.tls'
-            : undefined;
+            : c.capi !== undefined
+              ? 'capi'
+              : undefined;
     if (why === undefined) return;
     for (const field of ['serverCert', 'serverKey'] as const)
       if (c.pki[field] === undefined)
