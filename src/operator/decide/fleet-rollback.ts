@@ -32,6 +32,8 @@ export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
     machines: {},
     from: original.target,
     rollbackOf: original.id,
+    // A targeted rollout's rollback moves back only the machines it targeted.
+    ...(original.only !== undefined && { only: original.only }),
   };
 }
 

@@ -273,6 +273,8 @@ describe('reconcile', () => {
       [back.target.digest, back.from?.digest, back.rollbackOf],
       [d10, d11, halted.id],
     );
+    assert.equal(back.only, undefined, 'a pool rollout rolls back the pool');
+    assert.deepEqual(rollbackRolloutOf({ ...halted, only: ['w-1'] }, 5).only, ['w-1']);
     await store.createRollout(back);
     await reconcile(d, state);
     assert.deepEqual(g.asked, ['w-1 rollback'], 'switched slots, nothing pulled');
