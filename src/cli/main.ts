@@ -18,6 +18,7 @@ import { historyCommand } from './commands/history/index.ts';
 import { configCommand } from './commands/config/index.ts';
 import { clusterCommand } from './commands/cluster/index.ts';
 import { imagesCommand } from './commands/images/index.ts';
+import { capiCommand } from './commands/capi/index.ts';
 
 /** Build the `molt` command tree. Each verb's module is small; heavy work is imported lazily. */
 export function buildProgram(ctx: CommandContext): Command {
@@ -36,6 +37,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(machineCommand(ctx));
   program.addCommand(clusterCommand(ctx));
   program.addCommand(imagesCommand(ctx));
+  program.addCommand(capiCommand(ctx));
   program.addCommand(historyCommand(ctx));
   program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));
