@@ -7,7 +7,6 @@
  * config). `update` records the machine's targeted rollout once (`decide/capi-update.ts`) and
  * answers from where it is; the reconcile loop moves the machine under the pool's policies.
  */
-import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import type { Release } from '../../core/releases/release.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import { capiUpdate, releaseCarrying } from '../decide/capi-update.ts';
@@ -18,7 +17,7 @@ import type {
   InPlaceUpdates,
 } from '../ports/in-place-updates.ts';
 import type { MachineRecord, OperatorStore } from '../ports/store.ts';
-import { recordTransition } from '../transitions/record.ts';
+import { createRecorded } from '../transitions/rollout-created.ts';
 import type { ReleaseFor } from './answers.ts';
 
 export interface MoltUpdatesDeps {
@@ -94,23 +93,14 @@ async function create(
   ref: CapiMachineRef,
 ): Promise<void> {
   const message = `rollout ${r.id}: Cluster API updates ${ref.namespace}/${ref.name} in place to ${r.target.version}`;
-  try {
-    await recordTransition(
-      { store: d.store, now: d.now, ...(d.log !== undefined && { log: d.log }) },
-      {
-        write: (store) => store.createRollout(r),
-        record: {
-          log: message,
-          event: {
-            kind: 'rollout-created',
-            rollout: r.id,
-            message,
-            data: { target: r.target, only: r.only, by: `capi:${ref.namespace}/${ref.name}` },
-          },
-        },
-      },
-    );
-  } catch (e) {
-    if (!isMoltError(e, ErrorCode.RolloutExists)) throw e; // CAPI asked twice at once
-  }
+  // CAPI may ask twice at once: the second finds the rollout there.
+  await createRecorded(
+    { store: d.store, now: d.now, ...(d.log !== undefined && { log: d.log }) },
+    r,
+    {
+      message,
+      data: { target: r.target, only: r.only, by: `capi:${ref.namespace}/${ref.name}` },
+      ifAbsent: true,
+    },
+  );
 }

@@ -20,7 +20,7 @@ import { createRollback } from '../loop/auto-rollback.ts';
 import { changeRolloutState, pauseRollout } from '../loop/act.ts';
 import { verdicts } from '../loop/verdicts.ts';
 import type { StoredState } from '../ports/store.ts';
-import { recordTransition } from '../transitions/record.ts';
+import { createRecorded } from '../transitions/rollout-created.ts';
 import { decide, readImages, type ImagesDeps, type ImagesRead } from './observe.ts';
 import { settleUnits } from './settle.ts';
 import { recordUnitStart, writeUnit, type UnitWriter } from './unit-write.ts';
@@ -59,23 +59,10 @@ const supersede = (d: ImageDriverDeps, id: string, reason: string): Promise<void
   });
 
 async function createRollout(d: ImageDriverDeps, r: Rollout): Promise<void> {
-  const units = r.images?.policy ?? '';
-  const message = `rollout ${r.id}: image policy ${units} moves to ${r.target.version}@${r.target.digest}`;
-  await recordTransition(d, {
-    write: (store) => store.createRollout(r),
-    record: {
-      log: message,
-      event: {
-        kind: 'rollout-created',
-        rollout: r.id,
-        message,
-        data: {
-          target: r.target,
-          policy: units,
-          ...(r.repairOf !== undefined && { repairOf: r.repairOf }),
-        },
-      },
-    },
+  const policy = r.images?.policy ?? '';
+  await createRecorded(d, r, {
+    message: `rollout ${r.id}: image policy ${policy} moves to ${r.target.version}@${r.target.digest}`,
+    data: { target: r.target, policy, ...(r.repairOf !== undefined && { repairOf: r.repairOf }) },
   });
 }
 

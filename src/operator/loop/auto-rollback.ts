@@ -5,31 +5,21 @@
  * person's `molt rollout rollback`) ends Superseded. Level-based on the pass's stored state, so an
  * operator stopped half-way finishes the job on its next pass.
  */
-import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
-import { recordTransition, type TransitionSink } from '../transitions/record.ts';
+import type { TransitionSink } from '../transitions/record.ts';
+import { createRecorded } from '../transitions/rollout-created.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { supersede } from './discover.ts';
 
 export async function createRollback(d: TransitionSink, back: Rollout): Promise<void> {
   const message = `rollout ${back.id}: pool ${back.pool} back to ${back.target.version}, rolling back the halted ${back.rollbackOf ?? ''} (${back.images === undefined ? 'pool' : 'image'} policy onHalt: rollback)`;
-  try {
-    await recordTransition(d, {
-      write: (store) => store.createRollout(back),
-      record: {
-        log: message,
-        event: {
-          kind: 'rollout-created',
-          rollout: back.id,
-          message,
-          data: { target: back.target, rollbackOf: back.rollbackOf, by: 'operator' },
-        },
-      },
-    });
-  } catch (e) {
-    if (!isMoltError(e, ErrorCode.RolloutExists)) throw e; // a person asked at the same time
-  }
+  // A person may ask for the same rollback at the same time.
+  await createRecorded(d, back, {
+    message,
+    data: { target: back.target, rollbackOf: back.rollbackOf, by: 'operator' },
+    ifAbsent: true,
+  });
 }
 
 export async function rollBackHalted(
