@@ -8,15 +8,12 @@ import { describe, it } from 'node:test';
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import { scanOf } from '../../testkit/image-scan.ts';
+import { at, d, followRebuilds, putDeployments, repo } from '../../testkit/image-world.ts';
 import { nth } from '../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { machinePart } from '../decide/snapshot.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { imagePass } from './drive.ts';
-
-const repo = 'registry.lab:5000/acme/web';
-const d = (n: number): string => `sha256:${String(n).padStart(2, '0').repeat(32)}`;
-const at = (digest: string): string => `${repo}:1.8.0-rev2@${digest}`;
 
 function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: boolean } = {}) {
   let now = 1_000_000;
@@ -27,24 +24,15 @@ function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: 
   };
   const workloads = new FakeWorkloads(1);
   const names = o.workloads ?? ['canary-web', 'web-a', 'web-b'];
-  for (const name of names)
-    workloads.put({
-      kind: 'Deployment',
-      namespace: name.startsWith('canary') ? 'canary' : 'shop',
-      name,
-      labels: {},
-      containers: [{ name: 'web', image: at(d(1)) }],
-    });
-  const policy: ImagePolicy = {
-    name: 'web',
-    repository: repo,
-    follow: { kind: 'rebuilds' },
-    workloads: [{ kinds: ['Deployment'] }],
+  putDeployments(
+    workloads,
+    names.map((name) => [name.startsWith('canary') ? 'canary' : 'shop', name] as const),
+    at(d(1)),
+  );
+  const policy = followRebuilds({
     ...(o.canary !== false && { canary: { namespaces: ['canary'], soakMs: 60_000 } }),
-    policies: [],
-    gm: [],
     ...o.policy,
-  };
+  });
   const store = new MemoryOperatorStore();
   const log: string[] = [];
   const deps = {

@@ -4,41 +4,26 @@
 // those rollouts — the canary starting, the rest waiting on it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ImagePolicy } from '../../core/images/types.ts';
 import { scanOf } from '../../testkit/image-scan.ts';
+import { at, d, followRebuilds, putDeployments } from '../../testkit/image-world.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { imagePass } from './drive.ts';
 import { createImagePlanHolder } from './last-plan.ts';
 
-const repo = 'registry.lab:5000/acme/web';
-const d = (n: number): string => `sha256:${String(n).padStart(2, '0').repeat(32)}`;
-const at = (digest: string): string => `${repo}:1.8.0-rev2@${digest}`;
-
 describe('the image driver’s last plan', () => {
   it('is empty before a pass, then holds each pass’s decisions and live image rollouts', async () => {
     let tags: Record<string, string> = { '1.8.0': d(1), '1.8.0-rev2': d(1) };
     const workloads = new FakeWorkloads(1);
-    for (const [ns, name] of [
-      ['canary', 'canary-web'],
-      ['shop', 'web-a'],
-    ] as const)
-      workloads.put({
-        kind: 'Deployment',
-        namespace: ns,
-        name,
-        labels: {},
-        containers: [{ name: 'web', image: at(d(1)) }],
-      });
-    const policy: ImagePolicy = {
-      name: 'web',
-      repository: repo,
-      follow: { kind: 'rebuilds' },
-      workloads: [{ kinds: ['Deployment'] }],
-      canary: { namespaces: ['canary'], soakMs: 60_000 },
-      policies: [],
-      gm: [],
-    };
+    putDeployments(
+      workloads,
+      [
+        ['canary', 'canary-web'],
+        ['shop', 'web-a'],
+      ],
+      at(d(1)),
+    );
+    const policy = followRebuilds({ canary: { namespaces: ['canary'], soakMs: 60_000 } });
     const lastPlan = createImagePlanHolder();
     const deps = {
       ...{ policies: () => [policy], workloads, now: () => 1_000_000, lastPlan },

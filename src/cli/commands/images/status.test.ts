@@ -12,24 +12,15 @@ import { FakeWorkloads } from '../../../operator/ports/workloads.fake.ts';
 import { RolloutSummaryView } from '../../../protocol/operator.ts';
 import { startCliOperator, type CliOperator } from '../../../testkit/cli-operator.ts';
 import { scanOf } from '../../../testkit/image-scan.ts';
+import { at, d, followRebuilds, putDeployments, repo } from '../../../testkit/image-world.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
 
-const repo = 'registry.lab:5000/acme/web';
-const d = (n: number): string => `sha256:${String(n).padStart(2, '0').repeat(32)}`;
-const at = (digest: string): string => `${repo}:1.8.0-rev2@${digest}`;
 const ID = 'img-web-1.8.0-rev2-02020202';
 const GATED = 'img-gated-1.8.0-rev2-02020202';
 
-const policy = (name: string, namespaces: string[], o: Partial<ImagePolicy> = {}): ImagePolicy => ({
-  name,
-  repository: repo,
-  follow: { kind: 'rebuilds' },
-  workloads: [{ kinds: ['Deployment'], namespaces }],
-  policies: [],
-  gm: [],
-  ...o,
-});
+const policy = (name: string, namespaces: string[], o: Partial<ImagePolicy> = {}): ImagePolicy =>
+  followRebuilds({ name, workloads: [{ kinds: ['Deployment'], namespaces }], ...o });
 
 describe('molt images status|rollback|approve, and molt plan', () => {
   let op: CliOperator;
@@ -38,18 +29,15 @@ describe('molt images status|rollback|approve, and molt plan', () => {
   before(async () => {
     let tags: Record<string, string> = { '1.8.0': d(1), '1.8.0-rev2': d(1) };
     const workloads = new FakeWorkloads(1);
-    for (const [ns, name] of [
-      ['canary', 'canary-web'],
-      ['shop', 'web-a'],
-      ['gated', 'gated-web'],
-    ] as const)
-      workloads.put({
-        kind: 'Deployment',
-        namespace: ns,
-        name,
-        labels: {},
-        containers: [{ name: 'web', image: at(d(1)) }],
-      });
+    putDeployments(
+      workloads,
+      [
+        ['canary', 'canary-web'],
+        ['shop', 'web-a'],
+        ['gated', 'gated-web'],
+      ],
+      at(d(1)),
+    );
     const images = {
       policies: () => [
         policy('web', ['canary', 'shop'], { canary: { namespaces: ['canary'], soakMs: 600_000 } }),
