@@ -85,7 +85,7 @@ describe('lab machine services', () => {
   it('keeps pid and log at run/<name>.pid|log, and tails the output of the last start only', async () => {
     const { dir, spec } = await labRoot();
     roots.push(dir);
-    const s = createProcessSupervisor({ root: dir.path });
+    const s = createProcessSupervisor({ root: dir.path, restartAfterMs: false });
     await s.run(spec('kube-scheduler', 'console.log("first start"); process.exit(1)', 'a'));
     await waitExited(s, 'kube-scheduler');
     await s.run(
@@ -104,7 +104,38 @@ describe('lab machine services', () => {
     assert.ok(pid > 0);
     assert.equal((await s.state('kube-scheduler')).running, false, 'an exited component is down');
   });
+
+  it('starts a component that died by itself again on its spec, as Restart=always; never a stopped one', async () => {
+    const { dir, spec } = await labRoot();
+    roots.push(dir);
+    const s = createProcessSupervisor({ root: dir.path, restartAfterMs: 100, stopGraceMs: 2_000 });
+    const scheduler = spec('kube-scheduler', 'setInterval(() => {}, 1000)', 'a');
+    await s.run(scheduler);
+    const first = await s.state('kube-scheduler');
+    assert.ok(first.pid !== undefined);
+    process.kill(first.pid, 'SIGKILL'); // as a scheduler that lost its leader lease exits
+    const again = await until(s, 'kube-scheduler', (st) => st.running && st.pid !== first.pid);
+    assert.equal(again.hash, scheduler.hash, 'the same spec');
+    const log = await readFile(join(dir.path, 'run', 'kube-scheduler.log'), 'utf8');
+    assert.match(log, /\(restarted: it exited\)/);
+    await s.stop('kube-scheduler');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await s.state('kube-scheduler')).running, false, 'a stop stays a stop');
+  });
 });
+
+async function until(
+  s: ReturnType<typeof createProcessSupervisor>,
+  name: string,
+  ok: (st: Awaited<ReturnType<typeof s.state>>) => boolean,
+) {
+  for (let i = 0; i < 200; i++) {
+    const st = await s.state(name);
+    if (ok(st)) return st;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return s.state(name);
+}
 
 async function waitExited(s: ReturnType<typeof createProcessSupervisor>, name: string) {
   for (let i = 0; i < 100 && (await s.state(name)).running; i++)
