@@ -31,7 +31,11 @@ import {
   type UpdateMachineResponse,
 } from '../../protocol/capi-hooks.ts';
 import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
-import type { CapiMachineRef, InPlaceUpdates } from '../ports/in-place-updates.ts';
+import {
+  MoltMachineAnnotation,
+  type CapiMachineRef,
+  type InPlaceUpdates,
+} from '../ports/in-place-updates.ts';
 
 /**
  * The molt release that brings Kubernetes `version` to the machines `ref` names (its pool's
@@ -179,6 +183,7 @@ function machineRef(m: Machine): CapiMachineRef {
     name: m.metadata.name,
     clusterName: m.spec.clusterName,
     providerID: m.spec.providerID,
+    moltMachine: m.metadata.annotations?.[MoltMachineAnnotation],
   };
 }
 

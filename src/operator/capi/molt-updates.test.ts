@@ -41,8 +41,11 @@ async function rig() {
 }
 
 describe('moltUpdates', () => {
-  it('maps a Machine by providerID molt://<id>, else by name; a MachineSet by its Cluster', async () => {
+  it('maps a Machine by its molt.dev/machine annotation, else providerID molt://<id>, else by name; a MachineSet by its Cluster', async () => {
     const { updates } = await rig();
+    const named = ref({ name: 'c1-md-x', providerID: 'molt://w-9', moltMachine: 'w-1' });
+    assert.equal(moltMachineId(named), 'w-1');
+    assert.equal(await updates.manages(named), true);
     assert.equal(moltMachineId(ref({ name: 'x', providerID: 'molt://w-1' })), 'w-1');
     assert.equal(moltMachineId(ref({ providerID: 'in-memory://x' })), 'w-1');
     assert.equal(await updates.manages(ref()), true);

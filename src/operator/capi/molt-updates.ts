@@ -2,7 +2,8 @@
 /**
  * molt's in-place updates of Cluster API Machines (docs/adr/0014 decisions 2–4), over the
  * operator's store, its release discovery and what it last saw of each agent: a Machine is the
- * molt machine its `spec.providerID` names (`molt://<id>`), else the one named like it; a
+ * molt machine its annotation `molt.dev/machine` names (a Machine of any infrastructure provider
+ * whose machine runs molt), else its `spec.providerID` (`molt://<id>`), else the one named like it; a
  * MachineSet is molt's when its Cluster is mapped to a pool (`capi.clusters` in the operator
  * config). `update` records the machine's targeted rollout once (`decide/capi-update.ts`) and
  * answers from where it is; the reconcile loop moves the machine under the pool's policies.
@@ -34,11 +35,15 @@ export interface MoltUpdatesDeps {
   readonly log?: (line: string) => void;
 }
 
-/** The molt machine id a CAPI Machine names: `molt://<id>` as its providerID, else its name. */
+/**
+ * The molt machine id a CAPI Machine names: its `molt.dev/machine` annotation, else `molt://<id>`
+ * as its providerID, else its name.
+ */
 export const moltMachineId = (ref: CapiMachineRef): string =>
-  ref.providerID?.startsWith('molt://') === true
+  ref.moltMachine ??
+  (ref.providerID?.startsWith('molt://') === true
     ? ref.providerID.slice('molt://'.length)
-    : ref.name;
+    : ref.name);
 
 async function machineOf(
   d: MoltUpdatesDeps,

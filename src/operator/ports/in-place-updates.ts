@@ -15,7 +15,12 @@ export interface CapiMachineRef {
   readonly clusterName: string;
   /** The Machine's `spec.providerID` (`in-memory://…`), where it has one. */
   readonly providerID?: string | undefined;
+  /** The Machine's annotation `molt.dev/machine`: the molt machine it is, named by a person. */
+  readonly moltMachine?: string | undefined;
 }
+
+/** The Machine annotation that names the molt machine behind it (any infrastructure provider). */
+export const MoltMachineAnnotation = 'molt.dev/machine';
 
 /** Where an in-place update stands; `message` is shown in the Machine's Updating condition. */
 export interface InPlaceUpdateState {
