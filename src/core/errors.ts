@@ -227,6 +227,9 @@ export const ErrorCode = {
   WebhookUnreachable: 'MOLT_WEBHOOK_UNREACHABLE',
   /** A webhook sink refused a delivery (4xx, a redirect): not retried, the event is dropped. */
   WebhookRefused: 'MOLT_WEBHOOK_REFUSED',
+  // Cluster API (docs/adr/0014)
+  /** A write to a CAPI Machine (its MoltInPlaceUpdate condition, a remediation) failed; retried at CAPI's next call. */
+  CapiWriteFailed: 'MOLT_CAPI_WRITE_FAILED',
   // OS images (docs/image.md)
   /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
   ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',

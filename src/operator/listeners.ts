@@ -26,6 +26,9 @@ import type { MemoryObservationBook } from './api/observations.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
 import { moltUpdates } from './capi/molt-updates.ts';
 import { createCapiExtensionServer } from './capi/server.ts';
+import { machineStatus, type MachineStatus } from './capi/machine-status.ts';
+import { createKubeCapiMachines } from './adapters/capi-machines/index.ts';
+import { loadKubeConfig } from '../platform/kube/client.ts';
 import { fleetLockGroups, readServerTls } from './api/wiring.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
@@ -150,6 +153,27 @@ async function serveDashboard(
   };
 }
 
+/** The Machines' conditions and remediation (docs/adr/0014 decision 5) when `capi.kubeconfig` is set. */
+async function capiMachineStatus(
+  k: NonNullable<LoadedConfig['config']['capi']>,
+  path: string,
+  log: (line: string) => void,
+): Promise<MachineStatus | undefined> {
+  if (k.kubeconfig === undefined) {
+    log(
+      'Cluster API: no capi.kubeconfig: molt only answers the hooks (no MoltInPlaceUpdate condition, no remediation of failed updates)',
+    );
+    return undefined;
+  }
+  const kc = await loadKubeConfig(resolve(dirname(path), k.kubeconfig));
+  return machineStatus({
+    machines: createKubeCapiMachines({ kc }),
+    onFailure: k.onFailure,
+    now: () => Date.now(),
+    log,
+  });
+}
+
 /** The Cluster API extension (docs/adr/0014) when the config has `capi`; prints where it serves. */
 async function serveCapi(
   c: LoadedConfig,
@@ -173,7 +197,11 @@ async function serveCapi(
       ? undefined
       : await readFile(resolve(dirname(path), k.clientCa), 'utf8');
   const server = await createCapiExtensionServer({
-    deps: { updates, releaseForVersion: (v, ref) => updates.releaseFor(v, ref) },
+    deps: {
+      updates,
+      releaseForVersion: (v, ref) => updates.releaseFor(v, ref),
+      status: await capiMachineStatus(k, path, p.log),
+    },
     tls: { ...(await readServerTls(path, c.config)), clientCa },
     host: k.listen.host,
     port: k.listen.port,

@@ -191,13 +191,21 @@ export const OperatorConfig = z
     /**
      * molt as a Cluster API in-place update extension (docs/adr/0014): its own HTTPS listener
      * (the API's `pki.serverCert`), CAPI's client certificates from `clientCa` when given, and the
-     * pool each CAPI Cluster's MachineSets are in.
+     * pool each CAPI Cluster's MachineSets are in. With `kubeconfig` (the management cluster,
+     * relative to this file; patch on `machines/status`, patch and delete on `machines` of
+     * cluster.x-k8s.io) molt writes each Machine's condition `MoltInPlaceUpdate` and, when an
+     * update failed (rolled back), ends CAPI's retry loop: `onFailure: remediate` (the default)
+     * annotates a control-plane Machine `cluster.x-k8s.io/remediate-machine` or deletes a
+     * MachineSet's, so CAPI replaces it; `report` only answers `Failure`. Without `kubeconfig`
+     * molt only answers the hooks.
      */
     capi: z
       .strictObject({
         listen: listenAddress,
         clientCa: z.string().min(1).optional(),
         clusters: z.record(z.string().min(1).max(253), z.string().min(1)).default({}),
+        kubeconfig: z.string().min(1).optional(),
+        onFailure: z.enum(['remediate', 'report']).default('remediate'),
       })
       .optional(),
     kubernetes: z

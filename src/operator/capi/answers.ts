@@ -31,6 +31,8 @@ import {
   type UpdateMachineResponse,
 } from '../../protocol/capi-hooks.ts';
 import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
+import { ControlPlaneLabel } from '../ports/capi-machines.ts';
+import type { MachineStatus } from './machine-status.ts';
 import {
   MoltMachineAnnotation,
   type CapiMachineRef,
@@ -50,6 +52,8 @@ export type ReleaseFor = (
 export interface HookDeps {
   readonly updates: InPlaceUpdates;
   readonly releaseForVersion: ReleaseFor;
+  /** The Machine's condition and remediation after each UpdateMachine (`capi.kubeconfig`). */
+  readonly status?: MachineStatus | undefined;
 }
 
 /** The release for the desired version, looked up once, as the pure decision's synchronous function. */
@@ -148,7 +152,10 @@ export async function canUpdateMachineSet(
     : { ...head, message: d.reason };
 }
 
-/** UpdateMachine: start or follow the machine's move; in progress → ask again in 10 s (ADR 0014). */
+/**
+ * UpdateMachine: start or follow the machine's move; in progress → ask again in 10 s (ADR 0014).
+ * The Machine's condition (and, after a failure, its remediation) follows within a bounded time.
+ */
 export async function updateMachine(
   req: UpdateMachineRequest,
   deps: HookDeps,
@@ -166,6 +173,7 @@ export async function updateMachine(
       retryAfterSeconds: 0,
     };
   const s = await deps.updates.update(ref, version);
+  await deps.status?.report(ref, s);
   if (s.state === 'failed')
     return { ...head, status: 'Failure', message: s.message, retryAfterSeconds: 0 };
   return {
@@ -184,6 +192,7 @@ function machineRef(m: Machine): CapiMachineRef {
     clusterName: m.spec.clusterName,
     providerID: m.spec.providerID,
     moltMachine: m.metadata.annotations?.[MoltMachineAnnotation],
+    controlPlane: m.metadata.labels?.[ControlPlaneLabel] !== undefined,
   };
 }
 

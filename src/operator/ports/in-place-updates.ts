@@ -17,6 +17,8 @@ export interface CapiMachineRef {
   readonly providerID?: string | undefined;
   /** The Machine's annotation `molt.dev/machine`: the molt machine it is, named by a person. */
   readonly moltMachine?: string | undefined;
+  /** A Machine with the label `cluster.x-k8s.io/control-plane` (KCP's). */
+  readonly controlPlane?: boolean | undefined;
 }
 
 /** The Machine annotation that names the molt machine behind it (any infrastructure provider). */

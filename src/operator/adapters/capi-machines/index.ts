@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * {@link CapiMachines} on the management cluster's API (`capi.kubeconfig`), through the official
+ * client. The condition goes in by server-side apply on the Machine's `status` subresource with
+ * field manager `molt`: v1beta2 `status.conditions` is a map list keyed by `type`, so molt owns its
+ * one entry and CAPI's conditions are left as they are (a merge patch would replace the list).
+ * Remediation: a control-plane Machine is annotated `cluster.x-k8s.io/remediate-machine` (a merge
+ * patch of that one key), another Machine is deleted. Every call is bounded by `timeoutMs`.
+ */
+import {
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type ConfigurationOptions,
+  Observable,
+  type KubeConfig,
+  type ObservableMiddleware,
+} from '@kubernetes/client-node';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { kubeError, statusOf } from '../../../platform/kube/client.ts';
+import {
+  MoltInPlaceCondition,
+  RemediateMachineAnnotation,
+  type CapiMachineKey,
+  type CapiMachines,
+  type MoltCondition,
+  type Remediation,
+} from '../../ports/capi-machines.ts';
+
+/** The field manager of molt's writes (its entry in the Machine's managedFields). */
+export const CapiFieldManager = 'molt';
+/** Each call's bound (CAPI waits 10 s for the whole hook answer). @default 3000 */
+export const CapiWriteTimeoutMs = 3_000;
+
+const machines = { group: 'cluster.x-k8s.io', version: 'v1beta2', plural: 'machines' } as const;
+
+/** A middleware that aborts each request after `ms`. */
+function deadline(ms: number): ObservableMiddleware {
+  return {
+    pre: (request) => {
+      request.setSignal(AbortSignal.timeout(ms));
+      return new Observable(Promise.resolve(request));
+    },
+    post: (response) => new Observable(Promise.resolve(response)),
+  };
+}
+
+export interface KubeCapiMachinesOptions {
+  readonly kc: KubeConfig;
+  readonly timeoutMs?: number;
+}
+
+export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines {
+  const api = o.kc.makeApiClient(CustomObjectsApi);
+  const bounded: ConfigurationOptions = {
+    middleware: [deadline(o.timeoutMs ?? CapiWriteTimeoutMs)],
+    middlewareMergeStrategy: 'append',
+  };
+  const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, bounded);
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, bounded);
+  const fail = (e: unknown, what: string): MoltError => {
+    const k = kubeError(e, what);
+    return new MoltError(ErrorCode.CapiWriteFailed, k.message, {
+      cause: e,
+      retryable: k.retryable,
+      ...(k.hint !== undefined && { hint: k.hint }),
+    });
+  };
+  return {
+    async setCondition(ref: CapiMachineKey, c: MoltCondition): Promise<void> {
+      const body = {
+        apiVersion: `${machines.group}/${machines.version}`,
+        kind: 'Machine',
+        metadata: { name: ref.name, namespace: ref.namespace },
+        status: { conditions: [{ type: MoltInPlaceCondition, ...c }] },
+      };
+      await api
+        .patchNamespacedCustomObjectStatus(
+          {
+            ...machines,
+            namespace: ref.namespace,
+            name: ref.name,
+            body,
+            fieldManager: CapiFieldManager,
+            force: true,
+          },
+          apply,
+        )
+        .catch((e: unknown) => {
+          throw fail(
+            e,
+            `set the ${MoltInPlaceCondition} condition of Machine ${ref.namespace}/${ref.name}`,
+          );
+        });
+    },
+    async remediate(ref: CapiMachineKey): Promise<Remediation> {
+      const at = { ...machines, namespace: ref.namespace, name: ref.name };
+      const gone = (e: unknown, what: string): 'gone' => {
+        if (statusOf(e) === 404) return 'gone';
+        throw fail(e, `${what} Machine ${ref.namespace}/${ref.name}`);
+      };
+      if (ref.controlPlane)
+        return api
+          .patchNamespacedCustomObject(
+            {
+              ...at,
+              body: { metadata: { annotations: { [RemediateMachineAnnotation]: '' } } },
+              fieldManager: CapiFieldManager,
+            },
+            merge,
+          )
+          .then(
+            () => 'annotated' as const,
+            (e: unknown) => gone(e, 'annotate for remediation'),
+          );
+      return api.deleteNamespacedCustomObject(at, bounded).then(
+        () => 'deleted' as const,
+        (e: unknown) => gone(e, 'delete'),
+      );
+    },
+  };
+}

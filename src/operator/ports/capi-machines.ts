@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The Cluster API Machines molt writes to on the management cluster (docs/adr/0014 decision 5):
+ * the Machine's condition `MoltInPlaceUpdate` (molt's own words on an in-place update: CAPI shows
+ * only a generic message), and the end of CAPI's retry loop after a failed update — a control-plane
+ * Machine is annotated `cluster.x-k8s.io/remediate-machine` (KCP replaces it), another one is
+ * deleted (its MachineSet creates a new one). Failures are MoltErrors `MOLT_CAPI_WRITE_FAILED`.
+ */
+
+/** The condition type molt owns on a Machine. */
+export const MoltInPlaceCondition = 'MoltInPlaceUpdate';
+/** The annotation KCP reads as "replace this Machine". */
+export const RemediateMachineAnnotation = 'cluster.x-k8s.io/remediate-machine';
+/** The label every control-plane Machine carries. */
+export const ControlPlaneLabel = 'cluster.x-k8s.io/control-plane';
+
+/** One Machine on the management cluster. */
+export interface CapiMachineKey {
+  readonly namespace: string;
+  readonly name: string;
+  /** Whether it carries {@link ControlPlaneLabel} (KCP owns it). */
+  readonly controlPlane: boolean;
+}
+
+/** molt's condition on a Machine (a CAPI v1beta2 condition of type {@link MoltInPlaceCondition}). */
+export interface MoltCondition {
+  readonly status: 'True' | 'False' | 'Unknown';
+  /** CamelCase, as CAPI's schema requires. */
+  readonly reason: string;
+  readonly message: string;
+  /** RFC 3339: when `status` last changed. */
+  readonly lastTransitionTime: string;
+}
+
+/** How a Machine was handed back to CAPI for replacement. */
+export type Remediation = 'annotated' | 'deleted' | 'gone';
+
+export interface CapiMachines {
+  /** Set the Machine's {@link MoltInPlaceCondition}, leaving every other condition as it is. */
+  setCondition(ref: CapiMachineKey, condition: MoltCondition): Promise<void>;
+  /** Ask CAPI to replace the Machine; idempotent (already annotated, or gone, is success). */
+  remediate(ref: CapiMachineKey): Promise<Remediation>;
+}
