@@ -154,7 +154,7 @@ async function serveDashboard(
 }
 
 /** The Machines' conditions and remediation (docs/adr/0014 decision 5) when `capi.kubeconfig` is set. */
-async function capiMachineStatus(
+export async function capiMachineStatus(
   k: NonNullable<LoadedConfig['config']['capi']>,
   path: string,
   log: (line: string) => void,

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+/** ADR 0014 decision 5: the Machine's MoltInPlaceUpdate condition and the remediation of a failed update. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { UpdateMachineRequest } from '../../protocol/capi-hooks.ts';
+import type { CapiMachines, MoltCondition } from '../ports/capi-machines.ts';
+import { FakeCapiMachines } from '../ports/capi-machines.fake.ts';
+import { FakeInPlaceUpdates } from '../ports/in-place-updates.fake.ts';
+import { capiMachineStatus } from '../listeners.ts';
+import { updateMachine, type HookDeps } from './answers.ts';
+import { machineStatus, type MachineStatusDeps } from './machine-status.ts';
+
+const fixture = (name: string): UpdateMachineRequest =>
+  UpdateMachineRequest.parse(
+    JSON.parse(readFileSync(new URL(`testdata/${name}.json`, import.meta.url), 'utf8')),
+  );
+/** A KCP Machine (label cluster.x-k8s.io/control-plane) and a MachineDeployment's, both to v1.35.0. */
+const cp = fixture('updatemachine.kcp-machine.request');
+const worker = fixture('updatemachine.md-machine.request');
+const CP = 'demo/c1-cp-85mnm';
+const WORKER = 'demo/c1-md-qbjnv-mn4b6';
+
+function world(
+  o: { failing?: boolean; onFailure?: 'remediate' | 'report'; machines?: CapiMachines } = {},
+) {
+  const machines = new FakeCapiMachines();
+  const lines: string[] = [];
+  let now = Date.parse('2026-01-02T03:04:05Z');
+  const statusDeps: MachineStatusDeps = {
+    machines: o.machines ?? machines,
+    onFailure: o.onFailure ?? 'remediate',
+    now: () => now,
+    log: (l) => lines.push(l),
+    budgetMs: 200,
+  };
+  const deps: HookDeps = {
+    updates: new FakeInPlaceUpdates({
+      managed: [CP, WORKER],
+      steps: 2,
+      ...(o.failing === true && { failing: ['v1.35.0'] }),
+    }),
+    releaseForVersion: () => 'molt-2.4.0',
+    status: machineStatus(statusDeps),
+  };
+  return {
+    machines,
+    lines,
+    deps,
+    tick: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+const condition = (w: { machines: FakeCapiMachines }, key: string): MoltCondition | undefined =>
+  w.machines.machines.get(key)?.condition;
+
+describe('the MoltInPlaceUpdate condition', () => {
+  it('is Unknown/InProgress with molt’s message while the update runs, written once per change', async () => {
+    const w = world();
+    const a = await updateMachine(worker, w.deps);
+    assert.equal(a.status, 'Success');
+    assert.deepEqual(condition(w, WORKER), {
+      status: 'Unknown',
+      reason: 'InProgress',
+      message: `${WORKER}: writing slot B`,
+      lastTransitionTime: '2026-01-02T03:04:05.000Z',
+    });
+    w.tick(10_000);
+    await updateMachine(worker, w.deps); // the same answer: no second write
+    assert.equal(w.machines.writes.length, 1);
+  });
+
+  it('turns True/Updated when the machine runs the release, stamped when it changed', async () => {
+    const w = world();
+    await updateMachine(worker, w.deps);
+    await updateMachine(worker, w.deps);
+    w.tick(10_000);
+    const a = await updateMachine(worker, w.deps);
+    assert.equal(a.retryAfterSeconds, 0);
+    assert.deepEqual(condition(w, WORKER), {
+      status: 'True',
+      reason: 'Updated',
+      message: `${WORKER} runs Kubernetes v1.35.0`,
+      lastTransitionTime: '2026-01-02T03:04:15.000Z',
+    });
+    assert.deepEqual(w.machines.remediations, []);
+  });
+
+  it('without capi.kubeconfig the operator says once that it only answers', async () => {
+    const lines: string[] = [];
+    const status = await capiMachineStatus(
+      { listen: { host: '127.0.0.1', port: 0 }, clusters: {}, onFailure: 'remediate' },
+      '/nonexistent/operator.yaml',
+      (l) => lines.push(l),
+    );
+    assert.equal(status, undefined);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', /no capi.kubeconfig: molt only answers the hooks/);
+  });
+});
+
+describe('a failed in-place update', () => {
+  it('is False/RolledBack, and a control-plane Machine is annotated for KCP once', async () => {
+    const w = world({ failing: true });
+    const first = await updateMachine(cp, w.deps);
+    const again = await updateMachine(cp, w.deps);
+    assert.equal(first.status, 'Failure');
+    assert.deepEqual(again, first);
+    assert.deepEqual(condition(w, CP), {
+      status: 'False',
+      reason: 'RolledBack',
+      message: `${CP}: v1.35.0 failed its health checks; rolled back`,
+      lastTransitionTime: '2026-01-02T03:04:05.000Z',
+    });
+    assert.deepEqual(w.machines.remediations, [{ machine: CP, how: 'annotated' }]);
+    assert.deepEqual(w.machines.machine(CP).annotations, {
+      'cluster.x-k8s.io/remediate-machine': '',
+    });
+    assert.match(w.lines.join('\n'), /Machine demo\/c1-cp-85mnm failed .* annotated it/);
+  });
+
+  it('deletes a worker Machine (its MachineSet replaces it)', async () => {
+    const w = world({ failing: true });
+    await updateMachine(worker, w.deps);
+    assert.deepEqual(w.machines.remediations, [{ machine: WORKER, how: 'deleted' }]);
+    assert.equal(w.machines.machine(WORKER).deleted, true);
+    assert.equal(condition(w, WORKER)?.reason, 'RolledBack');
+  });
+
+  it('with onFailure report, only sets the condition', async () => {
+    const w = world({ failing: true, onFailure: 'report' });
+    const a = await updateMachine(worker, w.deps);
+    assert.equal(a.status, 'Failure');
+    assert.equal(condition(w, WORKER)?.status, 'False');
+    assert.deepEqual(w.machines.remediations, []);
+    assert.equal(w.machines.machine(WORKER).deleted, false);
+  });
+
+  it('a write that fails is logged, the answer is unchanged, and the next call tries again', async () => {
+    const w = world({ failing: true });
+    w.machines.fail = true;
+    const a = await updateMachine(worker, w.deps);
+    assert.equal(a.status, 'Failure');
+    assert.match(a.message ?? '', /rolled back/);
+    assert.match(
+      w.lines.join('\n'),
+      /Machine demo\/c1-md-qbjnv-mn4b6: could not write Machine demo\/c1-md-qbjnv-mn4b6.*tried again/,
+    );
+    assert.deepEqual(w.machines.remediations, []);
+    w.machines.fail = false;
+    await updateMachine(worker, w.deps);
+    assert.equal(condition(w, WORKER)?.reason, 'RolledBack');
+    assert.deepEqual(w.machines.remediations, [{ machine: WORKER, how: 'deleted' }]);
+  });
+});
+
+describe('the hook answer', () => {
+  it('does not wait past the budget for a Machine write that hangs', async () => {
+    const hanging: CapiMachines = {
+      setCondition: () => new Promise<void>(() => undefined),
+      remediate: () => new Promise(() => undefined),
+    };
+    const w = world({ machines: hanging });
+    const started = performance.now();
+    const a = await updateMachine(worker, w.deps);
+    const took = performance.now() - started;
+    assert.equal(a.status, 'Success');
+    assert.ok(took >= 190 && took < 1_000, `answered after ${String(took)} ms`);
+  });
+
+  it('without capi.kubeconfig nothing is written: the same answers', async () => {
+    const w = world({ failing: true });
+    const a = await updateMachine(worker, { ...w.deps, status: undefined });
+    assert.equal(a.status, 'Failure');
+    assert.equal(w.machines.writes.length, 0);
+    assert.deepEqual(w.machines.remediations, []);
+  });
+
+  it('without capi.kubeconfig the operator says once that it only answers', async () => {
+    const lines: string[] = [];
+    const status = await capiMachineStatus(
+      { listen: { host: '127.0.0.1', port: 0 }, clusters: {}, onFailure: 'remediate' },
+      '/nonexistent/operator.yaml',
+      (l) => lines.push(l),
+    );
+    assert.equal(status, undefined);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', /no capi.kubeconfig: molt only answers the hooks/);
+  });
+});
