@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// ADR 0014 decision 5 against the real API server and CAPI v1.14.2's Machine CRD (no managers
+// needed): molt's MoltInPlaceUpdate condition goes in by server-side apply on machines/status and
+// leaves CAPI's conditions alone, both ways round; remediation annotates a control-plane Machine and
+// deletes a worker, idempotently. `npm run test:capi test/capi/machines.test.ts`.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Agent, fetch } from 'undici';
+import { ErrorCode, isMoltError } from '../../src/core/errors.ts';
+import {
+  capiBinaries,
+  installCapiCrds,
+  waitServed,
+} from '../../src/lab/services/capi-management.ts';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../src/lab/services/kube-control-plane.ts';
+import { createKubeCapiMachines } from '../../src/operator/adapters/capi-machines/index.ts';
+import type { CapiMachines } from '../../src/operator/ports/capi-machines.ts';
+import { loadKubeConfig } from '../../src/platform/kube/client.ts';
+
+let kube: KubeControlPlane;
+let dispatcher: Agent;
+let machines: CapiMachines;
+
+const base = '/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines';
+
+before(async () => {
+  kube = await startKubeControlPlane();
+  const crds = join(await capiBinaries(), 'crds');
+  const kubectl = join(kube.bins, 'kubectl');
+  await installCapiCrds(kubectl, kube.admin.kubeconfig, crds);
+  await waitServed(kubectl, kube.admin.kubeconfig, crds, 120_000);
+  dispatcher = new Agent({ connect: { ca: kube.ca } });
+  machines = createKubeCapiMachines({ kc: await loadKubeConfig(kube.admin.kubeconfig) });
+});
+
+after(async () => {
+  await (dispatcher as Agent | undefined)?.close();
+  await (kube as KubeControlPlane | undefined)?.stop();
+});
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTransitionTime?: string;
+}
+interface MachineJson {
+  metadata: { annotations?: Record<string, string>; resourceVersion?: string };
+  status?: { conditions?: Condition[] };
+}
+
+/** A request to the API as admin (CAPI's managers' identity here). */
+async function api(
+  path: string,
+  init: { method?: string; body?: unknown; contentType?: string } = {},
+): Promise<{ status: number; body: MachineJson & Record<string, unknown> }> {
+  const res = await fetch(`${kube.server}${path}`, {
+    dispatcher,
+    method: init.method ?? 'GET',
+    headers: {
+      authorization: `Bearer ${kube.admin.token}`,
+      'content-type': init.contentType ?? 'application/json',
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  return { status: res.status, body: (await res.json()) as MachineJson & Record<string, unknown> };
+}
+
+/** A complete v1beta2 Machine (no webhooks default it), with CAPI's own conditions in status. */
+async function createMachine(name: string, controlPlane: boolean): Promise<void> {
+  const created = await api(base, {
+    method: 'POST',
+    body: {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: {
+        name,
+        labels: {
+          'cluster.x-k8s.io/cluster-name': 'c1',
+          ...(controlPlane && { 'cluster.x-k8s.io/control-plane': '' }),
+        },
+      },
+      spec: {
+        clusterName: 'c1',
+        version: 'v1.34.0',
+        bootstrap: { dataSecretName: `${name}-bootstrap` },
+        infrastructureRef: {
+          apiGroup: 'infrastructure.cluster.x-k8s.io',
+          kind: 'DevMachine',
+          name,
+        },
+      },
+    },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  // As CAPI's Machine controller writes status: its own field manager, its own conditions.
+  const status = await api(`${base}/${name}/status?fieldManager=manager`, {
+    method: 'PATCH',
+    contentType: 'application/merge-patch+json',
+    body: {
+      status: {
+        conditions: [
+          capiCondition('Ready', 'True', 'Ready', ''),
+          capiCondition('Updating', 'True', 'InPlaceUpdating', 'In-place update in progress'),
+        ],
+      },
+    },
+  });
+  assert.equal(status.status, 200, JSON.stringify(status.body));
+}
+
+const capiCondition = (type: string, status: string, reason: string, message: string) => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: '2026-01-01T00:00:00Z',
+});
+
+const conditions = async (name: string): Promise<Condition[]> =>
+  (await api(`${base}/${name}`)).body.status?.conditions ?? [];
+
+describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
+  it('sets MoltInPlaceUpdate by server-side apply and keeps CAPI’s conditions, both ways round', async () => {
+    await createMachine('md-0', false);
+    const ref = { namespace: 'default', name: 'md-0', controlPlane: false };
+    await machines.setCondition(ref, {
+      status: 'Unknown',
+      reason: 'InProgress',
+      message: 'upgrading to molt-2.4.0 (rollout capi-md-0)',
+      lastTransitionTime: '2026-01-02T00:00:00Z',
+    });
+    await machines.setCondition(ref, {
+      status: 'False',
+      reason: 'RolledBack',
+      message: 'md-0 failed on molt-2.4.0 and rolled back by itself: kubelet not ready',
+      lastTransitionTime: '2026-01-02T00:01:00Z',
+    });
+    let all = await conditions('md-0');
+    assert.deepEqual(
+      all.map((c) => c.type),
+      ['Ready', 'Updating', 'MoltInPlaceUpdate'],
+      JSON.stringify(all),
+    );
+    assert.deepEqual(all[0], capiCondition('Ready', 'True', 'Ready', ''));
+    assert.deepEqual(
+      all.find((c) => c.type === 'MoltInPlaceUpdate'),
+      {
+        type: 'MoltInPlaceUpdate',
+        status: 'False',
+        reason: 'RolledBack',
+        message: 'md-0 failed on molt-2.4.0 and rolled back by itself: kubelet not ready',
+        lastTransitionTime: '2026-01-02T00:01:00Z',
+      },
+    );
+
+    // CAPI's patch helper then writes its conditions from a fresh read (an update of status):
+    // molt's entry stays, and molt's next apply keeps CAPI's change.
+    const m = (await api(`${base}/md-0`)).body;
+    const changed = (m.status?.conditions ?? []).map((c) =>
+      c.type === 'Updating'
+        ? capiCondition('Updating', 'True', 'InPlaceUpdateFailed', 'failed')
+        : c,
+    );
+    const put = await api(`${base}/md-0/status?fieldManager=manager`, {
+      method: 'PUT',
+      body: { ...m, status: { ...m.status, conditions: changed } },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    await machines.setCondition(ref, {
+      status: 'False',
+      reason: 'RolledBack',
+      message: 'still rolled back',
+      lastTransitionTime: '2026-01-02T00:01:00Z',
+    });
+    all = await conditions('md-0');
+    assert.equal(all.find((c) => c.type === 'Updating')?.reason, 'InPlaceUpdateFailed');
+    assert.equal(all.find((c) => c.type === 'MoltInPlaceUpdate')?.message, 'still rolled back');
+    assert.equal(all.length, 3, JSON.stringify(all));
+  });
+
+  it('remediates a control-plane Machine by the annotation KCP reads, twice the same', async () => {
+    await createMachine('cp-0', true);
+    const ref = { namespace: 'default', name: 'cp-0', controlPlane: true };
+    assert.equal(await machines.remediate(ref), 'annotated');
+    assert.equal(await machines.remediate(ref), 'annotated');
+    const m = (await api(`${base}/cp-0`)).body;
+    assert.equal(m.metadata.annotations?.['cluster.x-k8s.io/remediate-machine'], '');
+    assert.deepEqual(
+      (m.status?.conditions ?? []).map((c) => c.type),
+      ['Ready', 'Updating'],
+    );
+  });
+
+  it('remediates a worker Machine by deleting it; a Machine already gone is success', async () => {
+    await createMachine('md-1', false);
+    const ref = { namespace: 'default', name: 'md-1', controlPlane: false };
+    assert.equal(await machines.remediate(ref), 'deleted');
+    assert.equal((await api(`${base}/md-1`)).status, 404);
+    assert.equal(await machines.remediate(ref), 'gone');
+  });
+
+  it('a write to a Machine that is not there is MOLT_CAPI_WRITE_FAILED', async () => {
+    await assert.rejects(
+      machines.setCondition(
+        { namespace: 'default', name: 'nope', controlPlane: false },
+        {
+          status: 'True',
+          reason: 'Updated',
+          message: 'x',
+          lastTransitionTime: '2026-01-02T00:00:00Z',
+        },
+      ),
+      (e: unknown) => isMoltError(e, ErrorCode.CapiWriteFailed) && /nope/.test(e.message),
+    );
+  });
+});
