@@ -16,6 +16,24 @@ const issues = (input: unknown): string[] =>
   [];
 
 describe('the operator config', () => {
+  it('capi: remediates a failed Machine by default, only with a kubeconfig to write with', () => {
+    const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
+    const capi = { listen: { port: 9443 } };
+    assert.equal(OperatorConfig.parse({ ...minimal, pki, capi }).capi?.onFailure, 'remediate');
+    const c = OperatorConfig.parse({
+      ...minimal,
+      pki,
+      capi: { ...capi, kubeconfig: 'mgmt.kubeconfig', onFailure: 'report' },
+    });
+    assert.deepEqual([c.capi?.kubeconfig, c.capi?.onFailure], ['mgmt.kubeconfig', 'report']);
+    assert.deepEqual(
+      issues({ ...minimal, pki, capi: { ...capi, onFailure: 'delete' } }).map(
+        (m) => m.split(':')[0],
+      ),
+      ['capi.onFailure'],
+    );
+  });
+
   it('defaults the FleetLock listener to TLS, which needs the server certificate', () => {
     const fleetLock = { listen: { port: 8443 }, clients: [] };
     assert.deepEqual(
