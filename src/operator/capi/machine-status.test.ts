@@ -39,6 +39,7 @@ function world(
       managed: [CP, WORKER],
       steps: 2,
       ...(o.failing === true && { failing: ['v1.35.0'] }),
+      uncarried: ['v1.99.0'],
     }),
     releaseForVersion: () => 'molt-2.4.0',
     status: machineStatus(statusDeps),
@@ -127,6 +128,17 @@ describe('a failed in-place update', () => {
     assert.deepEqual(w.machines.remediations, [{ machine: WORKER, how: 'deleted' }]);
     assert.equal(w.machines.machine(WORKER).deleted, true);
     assert.equal(condition(w, WORKER)?.reason, 'RolledBack');
+  });
+
+  it('does not hand a Machine to CAPI for a failure of molt’s own (no release carries the version)', async () => {
+    const w = world();
+    const uncarried = UpdateMachineRequest.parse(
+      JSON.parse(JSON.stringify(worker).replaceAll('v1.35.0', 'v1.99.0')),
+    );
+    const a = await updateMachine(uncarried, w.deps);
+    assert.equal(a.status, 'Failure');
+    assert.equal(condition(w, WORKER)?.reason, 'NotUpdated');
+    assert.deepEqual(w.machines.remediations, []);
   });
 
   it('with onFailure report, only sets the condition', async () => {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * What molt writes back to a CAPI Machine after each UpdateMachine (docs/adr/0014 decision 5): its
- * condition `MoltInPlaceUpdate` — Unknown/`InProgress`, True/`Updated`, False/`RolledBack`, each
- * with molt's message, written only when it changed — and, once an update failed and
- * `capi.onFailure` is `remediate`, one remediation (CAPI would otherwise retry for ever). The hook
+ * condition `MoltInPlaceUpdate` — Unknown/`InProgress`, True/`Updated`, False/`RolledBack` (the
+ * machine failed the release and rolled back) or False/`NotUpdated` (molt could not start it: no
+ * release carries the version, …), each with molt's message, written only when it changed — and,
+ * once the machine itself failed and `capi.onFailure` is `remediate`, one remediation (CAPI would
+ * otherwise retry for ever; a failure of molt's configuration is not fixed by a new Machine). The hook
  * answer never waits longer than `budgetMs` for these writes (they go on behind it, each bounded
  * by the adapter), and a failed write is logged, never answered: CAPI's next call tries again.
  */
@@ -16,7 +18,10 @@ const conditionOf = {
   'in-progress': { status: 'Unknown', reason: 'InProgress' },
   done: { status: 'True', reason: 'Updated' },
   failed: { status: 'False', reason: 'RolledBack' },
+  refused: { status: 'False', reason: 'NotUpdated' },
 } as const;
+const conditionFor = (s: InPlaceUpdateState) =>
+  conditionOf[s.state === 'failed' && s.machineFailed !== true ? 'refused' : s.state];
 
 /** How long the hook answer waits for the writes at most. */
 export const MachineStatusBudgetMs = 3_000;
@@ -43,7 +48,7 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
   const remediated = new Set<string>();
 
   const setCondition = async (key: string, ref: CapiMachineKey, s: InPlaceUpdateState) => {
-    const c = conditionOf[s.state];
+    const c = conditionFor(s);
     const last = written.get(key);
     if (last?.status === c.status && last.reason === c.reason && last.message === s.message) return;
     const since =
@@ -74,7 +79,8 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
     };
     try {
       await setCondition(key, machine, s);
-      if (s.state === 'failed' && d.onFailure === 'remediate') await remediate(key, machine);
+      if (s.state === 'failed' && s.machineFailed === true && d.onFailure === 'remediate')
+        await remediate(key, machine);
     } catch (e) {
       d.log(
         `Cluster API: Machine ${key}: ${e instanceof Error ? e.message : String(e)} (tried again at CAPI's next call)`,

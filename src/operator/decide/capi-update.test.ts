@@ -77,6 +77,7 @@ describe('capiUpdate', () => {
     assert.deepEqual(capiUpdate(input({ rollouts: [back] })).answer, {
       state: 'failed',
       message: 'w-1 failed on 1.1.0 and rolled back by itself: kubelet not ready',
+      machineFailed: true,
     });
   });
 
@@ -87,6 +88,7 @@ describe('capiUpdate', () => {
     const none = capiUpdate(input({ version: 'v1.36.0' }));
     assert.equal(none.create, undefined);
     assert.match(none.answer.message, /no release of channel stable carries Kubernetes v1\.36\.0/);
+    assert.equal(none.answer.machineFailed, undefined, 'not the machine’s failure');
     const blocked = capiUpdate(
       input({ blocks: [{ digest: d11, reason: 'bad', by: 'alice', at: 1 }] }),
     );

@@ -17,6 +17,8 @@ export type UpdateState = 'in-progress' | 'done' | 'failed';
 export interface UpdateAnswer {
   readonly state: UpdateState;
   readonly message: string;
+  /** The machine itself failed the release (see InPlaceUpdateState). */
+  readonly machineFailed?: boolean;
 }
 
 export interface CapiUpdateInput {
@@ -54,8 +56,8 @@ export function releaseCarrying(
   );
 }
 
-const failed = (message: string): { answer: UpdateAnswer } => ({
-  answer: { state: 'failed', message },
+const failed = (message: string, machineFailed = false): { answer: UpdateAnswer } => ({
+  answer: { state: 'failed', message, ...(machineFailed && { machineFailed }) },
 });
 const progress = (message: string): { answer: UpdateAnswer } => ({
   answer: { state: 'in-progress', message },
@@ -87,10 +89,11 @@ function answerOf(r: Rollout, id: string, i: CapiUpdateInput): { answer: UpdateA
         ? { answer: { state: 'done', message: `booted on ${r.target.version}` } }
         : progress(`upgraded; waiting for the agent to report ${r.target.version}`);
     case 'RolledBack':
-      return failed(`${id} failed on ${r.target.version} and rolled back by itself${why}`);
+      return failed(`${id} failed on ${r.target.version} and rolled back by itself${why}`, true);
     case 'Failed':
+      return failed(`${id} Failed on ${r.target.version}${why}`, true);
     case 'Skipped':
-      return failed(`${id} ${p.phase} on ${r.target.version}${why}`);
+      return failed(`${id} Skipped on ${r.target.version}${why}`);
   }
 }
 

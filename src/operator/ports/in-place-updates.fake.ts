@@ -10,8 +10,10 @@ export interface FakeInPlaceUpdatesOptions {
   readonly managed: readonly string[];
   /** Calls answered `in-progress` before `done`. @default 1 */
   readonly steps?: number;
-  /** Versions whose update fails. */
+  /** Versions whose update fails on the machine (it rolls back). */
   readonly failing?: readonly string[];
+  /** Versions molt cannot update to before touching the machine (no release carries them). */
+  readonly uncarried?: readonly string[];
 }
 
 export class FakeInPlaceUpdates implements InPlaceUpdates {
@@ -34,6 +36,12 @@ export class FakeInPlaceUpdates implements InPlaceUpdates {
       return Promise.resolve({
         state: 'failed',
         message: `${key}: ${version} failed its health checks; rolled back`,
+        machineFailed: true,
+      });
+    if (this.#o.uncarried?.includes(version))
+      return Promise.resolve({
+        state: 'failed',
+        message: `no release carries Kubernetes ${version}`,
       });
     const seen = (this.#seen.get(`${key}@${version}`) ?? 0) + 1;
     this.#seen.set(`${key}@${version}`, seen);

@@ -28,6 +28,12 @@ export const MoltMachineAnnotation = 'molt.dev/machine';
 export interface InPlaceUpdateState {
   readonly state: 'in-progress' | 'done' | 'failed';
   readonly message: string;
+  /**
+   * Failed on the machine itself (it failed the release and rolled back): a replacement may
+   * help. A failure molt had before touching it (no release carries the version, its pool is not
+   * configured) leaves it false — replacing the Machine would not fix molt's configuration.
+   */
+  readonly machineFailed?: boolean;
 }
 
 /** molt's in-place updates of CAPI Machines. */
