@@ -21,6 +21,7 @@ import { startWatchedLoop } from './loop/watch.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
+import type { CapiMachines } from './ports/capi-machines.ts';
 
 export interface LoopParts {
   readonly store: OperatorStore;
@@ -41,6 +42,8 @@ export interface LoopParts {
   readonly images?: ReconcileDeps['images'];
   /** The GM checks' watch (docs/adr/0013 decision 5), run by the leader beside the loop. */
   readonly gm?: GmWatch | undefined;
+  /** The management cluster's Machines (`capi.kubeconfig`): pools with `provider: {capi: {}}`. */
+  readonly capiMachines?: CapiMachines | undefined;
 }
 
 /** The reconcile loop's dependencies: the real adapters the config names. */
@@ -50,7 +53,7 @@ function reconcileDeps(c: LoadedConfig, p: LoopParts): Omit<ReconcileDeps, 'watc
     store,
     agents,
     gates: observingGateProbe(createHttpGateProbe(), p.observations),
-    providers: providersOf(c),
+    providers: providersOf(c, p.capiMachines),
     releases: p.releases,
     settings: {
       // Read at each use: declared pools change from pass to pass (compose-declared.ts).

@@ -14,6 +14,8 @@ import type { MachineRecord, OperatorStore } from './ports/store.ts';
 import type { MachineProvider } from './ports/provider.ts';
 import type { LoadedConfig } from './config.ts';
 import { createHttpProvider } from './adapters/http-provider/index.ts';
+import { createCapiProvider } from './adapters/capi-provider/index.ts';
+import type { CapiMachines } from './ports/capi-machines.ts';
 
 export interface ReleaseSourceOptions {
   readonly registry: string;
@@ -105,17 +107,41 @@ export async function syncInventoryWhenReachable(
 }
 
 /**
- * The HTTP machine provider of a pool that configures one (replace strategy and its fallback),
- * looked up in the pools as they are now (declared pools change) and made once per setting.
+ * A pool's machine provider when it configures one (replace strategy and its fallback), looked up
+ * in the pools as they are now (declared pools change) and made once per setting: the HTTP
+ * extension, or Cluster API over `capi` (the Machines of `capi.kubeconfig`). A declared pool that
+ * names Cluster API when the config has no `capi.kubeconfig` gets a provider that refuses.
  */
-export function providersOf(c: LoadedConfig): (pool: string) => MachineProvider | undefined {
+export function providersOf(
+  c: LoadedConfig,
+  capi?: CapiMachines,
+): (pool: string) => MachineProvider | undefined {
   const made = new Map<string, MachineProvider>();
   return (name) => {
     const provider = c.fleet.pools.find((p) => p.name === name)?.provider;
     if (provider === undefined) return undefined;
     const key = JSON.stringify(provider);
-    const known = made.get(key) ?? createHttpProvider(provider);
+    const known =
+      made.get(key) ??
+      ('capi' in provider
+        ? capi === undefined
+          ? noCapi
+          : createCapiProvider(capi)
+        : createHttpProvider(provider));
     made.set(key, known);
     return known;
   };
 }
+
+const noCapiError = (): MoltError =>
+  new MoltError(
+    ErrorCode.ProviderFailed,
+    'the pool names Cluster API as its provider, but the operator config has no capi.kubeconfig',
+    { hint: 'set capi.kubeconfig (the management cluster) in the operator config' },
+  );
+
+/** The provider of a Cluster API pool the operator cannot reach Cluster API for. */
+const noCapi: MachineProvider = {
+  replace: () => Promise.reject(noCapiError()),
+  status: () => Promise.reject(noCapiError()),
+};

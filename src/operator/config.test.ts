@@ -47,6 +47,29 @@ describe('loading the operator config', () => {
     );
   });
 
+  it('refuses a pool whose provider is Cluster API when the config has no capi.kubeconfig', async () => {
+    const fleet = join(dir, 'capi-fleet.yaml');
+    await writeFile(
+      fleet,
+      stringify({
+        pools: [{ name: 'md', strategy: 'replace', provider: { capi: {} } }],
+        machines: [],
+      }),
+    );
+    const capi = { listen: { host: '127.0.0.1', port: 0 } };
+    const pem = 'ca.pem';
+    const tls = { pki: { ca: pem, cert: pem, key: pem, serverCert: pem, serverKey: pem } };
+    await assert.rejects(loadOperatorConfig(await config([], { fleet, ...tls, capi })), {
+      code: 'MOLT_CONFIG_INVALID',
+      message:
+        /pool md names Cluster API as its provider .* but the config has no capi\.kubeconfig/,
+    });
+    const c = await loadOperatorConfig(
+      await config([], { fleet, ...tls, capi: { ...capi, kubeconfig: 'mgmt.kubeconfig' } }),
+    );
+    assert.deepEqual(c.fleet.pools[0]?.provider, { capi: {} });
+  });
+
   it('refuses a rule naming a pool the fleet file does not define', async () => {
     await assert.rejects(loadOperatorConfig(await config([{ nodes: ['w-*'], pool: 'wrokers' }])), {
       code: 'MOLT_CONFIG_INVALID',

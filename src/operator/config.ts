@@ -77,6 +77,20 @@ function checkSelfRegistrationPools(
   });
 }
 
+/** A pool that names Cluster API as its provider needs the management cluster: `capi.kubeconfig`. */
+function checkCapiProviders(config: OperatorConfig, fleet: FleetSnapshot, path: string): void {
+  if (config.capi?.kubeconfig !== undefined) return;
+  const pool = fleet.pools.find((p) => p.provider !== undefined && 'capi' in p.provider);
+  if (pool !== undefined)
+    throw new MoltError(
+      ErrorCode.ConfigInvalid,
+      `${path}: pool ${pool.name} names Cluster API as its provider (provider: {capi: {}}), but the config has no capi.kubeconfig`,
+      {
+        hint: 'set capi.kubeconfig to the management cluster, where molt asks Cluster API to replace Machines',
+      },
+    );
+}
+
 export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   const config = parseConfig(
     await text(path, 'the operator config', ErrorCode.ConfigInvalid),
@@ -92,6 +106,7 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   // Declared pools come and go: a registration naming one that does not exist is refused then.
   if (!declared) checkSelfRegistrationPools(config, fleet, path);
   checkNotificationEvents(config, path);
+  checkCapiProviders(config, fleet, path);
   const pki = {
     ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
     cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),

@@ -34,6 +34,7 @@ import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
+import type { CapiMachines } from './ports/capi-machines.ts';
 import type { Release } from '../core/releases/release.ts';
 
 /** Where a listener prints the address it serves at (`molt operator`'s standard output). */
@@ -172,6 +173,16 @@ export async function capiMachineStatus(
     now: () => Date.now(),
     log,
   });
+}
+
+/** The management cluster's Machines when the config has `capi.kubeconfig` (docs/adr/0014). */
+export async function capiMachinesOf(
+  c: LoadedConfig,
+  path: string,
+): Promise<CapiMachines | undefined> {
+  const file = c.config.capi?.kubeconfig;
+  if (file === undefined) return undefined;
+  return createKubeCapiMachines({ kc: await loadKubeConfig(resolve(dirname(path), file)) });
 }
 
 /** The Cluster API extension (docs/adr/0014) when the config has `capi`; prints where it serves. */

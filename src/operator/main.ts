@@ -36,7 +36,7 @@ import { startLoop, type LoopParts } from './compose-loop.ts';
 import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
-import { serveAll } from './listeners.ts';
+import { capiMachinesOf, serveAll } from './listeners.ts';
 import type { Release } from '../core/releases/release.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
@@ -147,9 +147,10 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
     io.out(`${new Date().toISOString()} ${line}\n`);
   };
   const state = stateOf(c, id);
-  const [kube, images] = await Promise.all([
+  const [kube, images, capiMachines] = await Promise.all([
     kubeParts(c, path, id, log),
     imagesDepsWithGm(c, path, liveImages.policies),
+    capiMachinesOf(c, path),
   ]).catch(async (e: unknown) => {
     await Promise.all([state.store.close(), state.leadership.close(), state.fleetLock.close()]);
     throw e;
@@ -200,6 +201,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
       ...(images !== undefined && { images: imageDriver(images, store, log) }),
       gm: images?.gm,
+      capiMachines,
     },
     leadership,
     metrics,

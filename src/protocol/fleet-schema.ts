@@ -15,6 +15,7 @@ import type {
   Machine,
   MachineProgress,
   Pool,
+  ProviderSettings,
   Rollout,
   StartRecord,
 } from '../core/rollout/types.ts';
@@ -65,6 +66,13 @@ const machineSchema = z
     ...(m.endpoint !== undefined && { endpoint: m.endpoint }),
   }));
 
+function providerSettings(
+  p: { url: string; timeout?: number | undefined } | { capi: Record<string, never> },
+): ProviderSettings {
+  if ('capi' in p) return { capi: {} };
+  return { url: p.url, ...(p.timeout !== undefined && { timeoutMs: p.timeout }) };
+}
+
 /** One pool: a fleet file's `pools` item, and a molt.dev `Pool`'s spec with its name. */
 export const poolSchema = z
   .strictObject({
@@ -78,12 +86,18 @@ export const poolSchema = z
     phased: z.strictObject({ startFraction: z.number().min(0).max(1), duration }).optional(),
     /** `in-place` (A/B through the agent, the default) or `replace` (through the provider). */
     strategy: z.enum(['in-place', 'replace']).optional(),
-    /** The machine provider extension: re-images machines (ADR 0005, "Replace strategy"). */
+    /**
+     * The machine provider: an HTTP extension that re-images machines (ADR 0005, "Replace
+     * strategy"), or Cluster API replacing their Machines (`{capi: {}}`, ADR 0014 decision 6).
+     */
     provider: z
-      .strictObject({
-        url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
-        timeout: duration.optional(),
-      })
+      .union([
+        z.strictObject({
+          url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
+          timeout: duration.optional(),
+        }),
+        z.strictObject({ capi: z.strictObject({}) }),
+      ])
       .optional(),
     /** The drain policy its rollouts send with each upgrade, over each machine's own. */
     drain: z
@@ -99,7 +113,7 @@ export const poolSchema = z
     message: 'a pool follows a channel or promotes from another pool, not both',
   })
   .refine((p) => p.strategy !== 'replace' || p.provider !== undefined, {
-    message: 'strategy replace needs a provider: {url: …}',
+    message: 'strategy replace needs a provider: {url: …} or {capi: {}}',
     path: ['strategy'],
   })
   .transform((p): Pool => ({
@@ -115,12 +129,7 @@ export const poolSchema = z
     ...(p.strategy !== undefined && { strategy: p.strategy }),
     ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
     ...(p.drain !== undefined && { drain: drainOverride(p.drain) }),
-    ...(p.provider !== undefined && {
-      provider: {
-        url: p.provider.url,
-        ...(p.provider.timeout !== undefined && { timeoutMs: p.provider.timeout }),
-      },
-    }),
+    ...(p.provider !== undefined && { provider: providerSettings(p.provider) }),
   }));
 
 const progressSchema = z

@@ -450,6 +450,24 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     assert.match(other.message, /pools\[0\]\.strategy/);
   });
 
+  it('reads Cluster API as a pool’s provider, and refuses anything more in it', () => {
+    const s = parseFleet(
+      'pools:\n  - {name: md, strategy: replace, provider: {capi: {}}}\nmachines: []\n',
+    );
+    assert.deepEqual(s.pools[0]?.provider, { capi: {} });
+    for (const provider of [
+      '{capi: {cluster: c1}}',
+      '{capi: {}, url: "http://x"}',
+      '{capi: true}',
+    ]) {
+      const e = failure(
+        `pools:\n  - {name: md, strategy: replace, provider: ${provider}}\nmachines: []\n`,
+      );
+      assert.equal(e.code, ErrorCode.FleetInvalid, provider);
+      assert.match(e.message, /pools\[0\]\.provider/, provider);
+    }
+  });
+
   it('refuses a pool that both follows a channel and promotes from another pool', () => {
     const e = failure(
       'pools:\n  - {name: a, channel: stable}\n  - {name: b, channel: beta, promoteFrom: a}\nmachines: []\n',

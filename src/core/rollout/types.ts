@@ -71,7 +71,10 @@ export interface Pool {
    * @default 'in-place'
    */
   readonly strategy?: Strategy;
-  /** The provider extension (HTTP) that replaces machines; required by `strategy: 'replace'`. */
+  /**
+   * The provider that replaces machines — an HTTP extension, or Cluster API (docs/adr/0014
+   * decision 6); required by `strategy: 'replace'`.
+   */
   readonly provider?: ProviderSettings;
   /**
    * The drain policy this pool's rollouts send with each upgrade, over the machine's own
@@ -89,8 +92,19 @@ export interface Pool {
 
 export type Strategy = 'in-place' | 'replace';
 
+/** A pool's machine provider: an HTTP extension, or Cluster API on the management cluster. */
+export type ProviderSettings = HttpProviderSettings | CapiProviderSettings;
+
+/**
+ * Cluster API replaces the machine's Machine (docs/adr/0014 decision 6), on the management cluster
+ * of the operator config's `capi.kubeconfig`.
+ */
+export interface CapiProviderSettings {
+  readonly capi: Readonly<Record<string, never>>;
+}
+
 /** Where a pool's machine provider listens (the protocol is in ADR 0005, "Replace strategy"). */
-export interface ProviderSettings {
+export interface HttpProviderSettings {
   /** `http(s)://host[:port][/prefix]`; requests go to `{url}/v1/replace`. */
   readonly url: string;
   /** Per request. @default 10000 */

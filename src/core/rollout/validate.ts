@@ -218,7 +218,10 @@ export function validatePolicies(
   pools.forEach(validateStrategy);
 }
 
-/** A replace pool needs a provider; a provider is an http(s) URL with a positive timeout. */
+/**
+ * A replace pool needs a provider; an HTTP provider is an http(s) URL with a positive timeout
+ * (Cluster API has nothing to check here: the operator config must name its management cluster).
+ */
 function validateStrategy(pool: Pool, i: number): void {
   const at = `pools[${String(i)}]`;
   if (pool.provider === undefined) {
@@ -226,6 +229,7 @@ function validateStrategy(pool: Pool, i: number): void {
       throw invalid(`${at}.provider`, `pool ${pool.name} replaces machines but has no provider`);
     return;
   }
+  if ('capi' in pool.provider) return;
   if (!/^https?:\/\/[^\s/]+/.test(pool.provider.url))
     throw invalid(`${at}.provider.url`, `'${pool.provider.url}' is not an http:// or https:// URL`);
   if (pool.provider.timeoutMs !== undefined)

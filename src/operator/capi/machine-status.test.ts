@@ -173,6 +173,7 @@ describe('the hook answer', () => {
     const hanging: CapiMachines = {
       setCondition: () => new Promise<void>(() => undefined),
       remediate: () => new Promise(() => undefined),
+      find: () => new Promise(() => undefined),
     };
     const w = world({ machines: hanging });
     const started = performance.now();

@@ -5,6 +5,7 @@
  * only a generic message), and the end of CAPI's retry loop after a failed update — a control-plane
  * Machine is annotated `cluster.x-k8s.io/remediate-machine` (KCP replaces it), another one is
  * deleted (its MachineSet creates a new one). Failures are MoltErrors `MOLT_CAPI_WRITE_FAILED`.
+ * The replace direction (decision 6) finds the Machines a molt machine maps to.
  */
 
 /** The condition type molt owns on a Machine. */
@@ -13,6 +14,10 @@ export const MoltInPlaceCondition = 'MoltInPlaceUpdate';
 export const RemediateMachineAnnotation = 'cluster.x-k8s.io/remediate-machine';
 /** The label every control-plane Machine carries. */
 export const ControlPlaneLabel = 'cluster.x-k8s.io/control-plane';
+/** The annotation that names a Machine's molt machine (else its providerID `molt://<id>`). */
+export const MoltMachineAnnotation = 'molt.dev/machine';
+/** The providerID scheme of a molt-aware infrastructure provider: `molt://<machine id>`. */
+export const MoltProviderIdPrefix = 'molt://';
 
 /** One Machine on the management cluster. */
 export interface CapiMachineKey {
@@ -20,6 +25,15 @@ export interface CapiMachineKey {
   readonly name: string;
   /** Whether it carries {@link ControlPlaneLabel} (KCP owns it). */
   readonly controlPlane: boolean;
+}
+
+/** A Machine found by the molt machine it maps to. */
+export interface CapiMachineFound extends CapiMachineKey {
+  readonly uid: string;
+  /** It has a deletionTimestamp (CAPI is draining and deleting it). */
+  readonly deleting: boolean;
+  /** The name of its Node in the workload cluster, once it has one. */
+  readonly nodeRef?: string;
 }
 
 /** molt's condition on a Machine (a CAPI v1beta2 condition of type {@link MoltInPlaceCondition}). */
@@ -40,4 +54,22 @@ export interface CapiMachines {
   setCondition(ref: CapiMachineKey, condition: MoltCondition): Promise<void>;
   /** Ask CAPI to replace the Machine; idempotent (already annotated, or gone, is success). */
   remediate(ref: CapiMachineKey): Promise<Remediation>;
+  /**
+   * The Machines, in every namespace, that map to molt machine `moltMachine`: by the
+   * {@link MoltMachineAnnotation} annotation, else by providerID `molt://<id>` — never by name
+   * (too loose for a destructive call).
+   */
+  find(moltMachine: string): Promise<readonly CapiMachineFound[]>;
+}
+
+/** The molt machine a Machine maps to by annotation or providerID (not by name), if any. */
+export function mappedMoltMachine(m: {
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
+  readonly providerID?: string | undefined;
+}): string | undefined {
+  const annotated = m.annotations?.[MoltMachineAnnotation];
+  if (annotated !== undefined && annotated !== '') return annotated;
+  return m.providerID?.startsWith(MoltProviderIdPrefix) === true
+    ? m.providerID.slice(MoltProviderIdPrefix.length)
+    : undefined;
 }

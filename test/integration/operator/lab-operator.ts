@@ -74,7 +74,8 @@ export async function startBenchOperator(
 ): Promise<BenchOperator> {
   const providers = new Map<string, MachineProvider>();
   for (const p of pools)
-    if (p.provider !== undefined) providers.set(p.name, createHttpProvider(p.provider));
+    if (p.provider !== undefined && 'url' in p.provider)
+      providers.set(p.name, createHttpProvider(p.provider));
   const defaults = operatorDefaults();
   const endpoints = fleet.storeEndpoints;
   const store = createEtcdOperatorStore({ endpoints });

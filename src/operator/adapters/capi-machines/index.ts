@@ -5,7 +5,9 @@
  * field manager `molt`: v1beta2 `status.conditions` is a map list keyed by `type`, so molt owns its
  * one entry and CAPI's conditions are left as they are (a merge patch would replace the list).
  * Remediation: a control-plane Machine is annotated `cluster.x-k8s.io/remediate-machine` (a merge
- * patch of that one key), another Machine is deleted. Every call is bounded by `timeoutMs`.
+ * patch of that one key), another Machine is deleted. `find` lists Machines cluster-wide (every
+ * namespace) and keeps those mapped to the molt machine by annotation or providerID. Every call is
+ * bounded by `timeoutMs`.
  */
 import {
   CustomObjectsApi,
@@ -16,11 +18,15 @@ import {
   type KubeConfig,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
+import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 import {
+  ControlPlaneLabel,
+  mappedMoltMachine,
   MoltInPlaceCondition,
   RemediateMachineAnnotation,
+  type CapiMachineFound,
   type CapiMachineKey,
   type CapiMachines,
   type MoltCondition,
@@ -42,6 +48,33 @@ function deadline(ms: number): ObservableMiddleware {
       return new Observable(Promise.resolve(request));
     },
     post: (response) => new Observable(Promise.resolve(response)),
+  };
+}
+
+/** What `find` reads of a Machine; everything else is CAPI's and passes through unread. */
+const listedMachine = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string(),
+    uid: z.string(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    deletionTimestamp: z.string().optional(),
+  }),
+  spec: z.looseObject({ providerID: z.string().optional() }).optional(),
+  status: z.looseObject({ nodeRef: z.looseObject({ name: z.string() }).optional() }).optional(),
+});
+const machineList = z.looseObject({ items: z.array(listedMachine) });
+
+function found(m: z.infer<typeof listedMachine>): CapiMachineFound {
+  const node = m.status?.nodeRef?.name;
+  return {
+    namespace: m.metadata.namespace,
+    name: m.metadata.name,
+    uid: m.metadata.uid,
+    controlPlane: m.metadata.labels?.[ControlPlaneLabel] !== undefined,
+    deleting: m.metadata.deletionTimestamp !== undefined,
+    ...(node !== undefined && node !== '' && { nodeRef: node }),
   };
 }
 
@@ -92,6 +125,29 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
             `set the ${MoltInPlaceCondition} condition of Machine ${ref.namespace}/${ref.name}`,
           );
         });
+    },
+    async find(moltMachine: string): Promise<readonly CapiMachineFound[]> {
+      const what = `list the Cluster API Machines (to find those mapped to ${moltMachine})`;
+      const raw: unknown = await api
+        .listClusterCustomObject(machines, bounded)
+        .catch((e: unknown) => {
+          throw fail(e, what);
+        });
+      const list = machineList.safeParse(raw);
+      if (!list.success)
+        throw new MoltError(
+          ErrorCode.CapiWriteFailed,
+          `${what}: not a Machine list: ${list.error.message}`,
+        );
+      return list.data.items
+        .filter(
+          (m) =>
+            mappedMoltMachine({
+              annotations: m.metadata.annotations,
+              providerID: m.spec?.providerID,
+            }) === moltMachine,
+        )
+        .map(found);
     },
     async remediate(ref: CapiMachineKey): Promise<Remediation> {
       const at = { ...machines, namespace: ref.namespace, name: ref.name };

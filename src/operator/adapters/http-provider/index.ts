@@ -18,7 +18,7 @@
  */
 import { fetch } from 'undici';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import type { ProviderSettings } from '../../../core/rollout/types.ts';
+import type { HttpProviderSettings } from '../../../core/rollout/types.ts';
 import type { MachineProvider, ProviderOperation } from '../../ports/provider.ts';
 
 const STATES: ReadonlySet<string> = new Set(['running', 'succeeded', 'failed']);
@@ -36,7 +36,7 @@ function failed(what: string, message: string): MoltError {
 
 /** One request; transport failures and timeouts are `MOLT_PROVIDER_UNREACHABLE`. */
 async function send(
-  s: ProviderSettings,
+  s: HttpProviderSettings,
   what: string,
   path: string,
   init: { method: 'GET' | 'POST'; body?: unknown },
@@ -72,7 +72,7 @@ function parse(text: string): Record<string, unknown> | undefined {
 
 /** A 2xx JSON object, or the error its status calls for (5xx retryable, the rest refused). */
 async function call(
-  s: ProviderSettings,
+  s: HttpProviderSettings,
   what: string,
   path: string,
   init: { method: 'GET' | 'POST'; body?: unknown },
@@ -90,7 +90,7 @@ async function call(
   throw failed(what, message);
 }
 
-export function createHttpProvider(settings: ProviderSettings): MachineProvider {
+export function createHttpProvider(settings: HttpProviderSettings): MachineProvider {
   return {
     async replace(machine, request) {
       const what = `replace ${machine.id}`;
