@@ -2,7 +2,8 @@
 // ADR 0014 decision 5 against the real API server and CAPI v1.14.2's Machine CRD (no managers
 // needed): molt's MoltInPlaceUpdate condition goes in by server-side apply on machines/status and
 // leaves CAPI's conditions alone, both ways round; remediation annotates a control-plane Machine and
-// deletes a worker, idempotently. `npm run test:capi test/capi/machines.test.ts`.
+// deletes a worker, idempotently; `find` (decision 6) lists Machines across namespaces mapped to a
+// molt machine by annotation or providerID, never by name. `npm run test:capi test/capi/machines.test.ts`.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -71,15 +72,28 @@ async function api(
   return { status: res.status, body: (await res.json()) as MachineJson & Record<string, unknown> };
 }
 
+interface MachineOptions {
+  readonly namespace?: string;
+  readonly annotations?: Record<string, string>;
+  readonly providerID?: string;
+  readonly nodeRef?: string;
+}
+
 /** A complete v1beta2 Machine (no webhooks default it), with CAPI's own conditions in status. */
-async function createMachine(name: string, controlPlane: boolean): Promise<void> {
-  const created = await api(base, {
+async function createMachine(
+  name: string,
+  controlPlane: boolean,
+  o: MachineOptions = {},
+): Promise<void> {
+  const at = `/apis/cluster.x-k8s.io/v1beta2/namespaces/${o.namespace ?? 'default'}/machines`;
+  const created = await api(at, {
     method: 'POST',
     body: {
       apiVersion: 'cluster.x-k8s.io/v1beta2',
       kind: 'Machine',
       metadata: {
         name,
+        ...(o.annotations !== undefined && { annotations: o.annotations }),
         labels: {
           'cluster.x-k8s.io/cluster-name': 'c1',
           ...(controlPlane && { 'cluster.x-k8s.io/control-plane': '' }),
@@ -94,16 +108,18 @@ async function createMachine(name: string, controlPlane: boolean): Promise<void>
           kind: 'DevMachine',
           name,
         },
+        ...(o.providerID !== undefined && { providerID: o.providerID }),
       },
     },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   // As CAPI's Machine controller writes status: its own field manager, its own conditions.
-  const status = await api(`${base}/${name}/status?fieldManager=manager`, {
+  const status = await api(`${at}/${name}/status?fieldManager=manager`, {
     method: 'PATCH',
     contentType: 'application/merge-patch+json',
     body: {
       status: {
+        ...(o.nodeRef !== undefined && { nodeRef: { name: o.nodeRef } }),
         conditions: [
           capiCondition('Ready', 'True', 'Ready', ''),
           capiCondition('Updating', 'True', 'InPlaceUpdating', 'In-place update in progress'),
@@ -218,5 +234,63 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
       ),
       (e: unknown) => isMoltError(e, ErrorCode.CapiWriteFailed) && /nope/.test(e.message),
     );
+  });
+
+  it('finds the Machines mapped to a molt machine in every namespace, by annotation or providerID, not by name', async () => {
+    const ns = await api('/api/v1/namespaces', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'capi-a' } },
+    });
+    assert.equal(ns.status, 201, JSON.stringify(ns.body));
+    await createMachine('cp-x', true, {
+      namespace: 'capi-a',
+      annotations: { 'molt.dev/machine': 'n-1' },
+      nodeRef: 'node-1',
+    });
+    await createMachine('md-x', false, { providerID: 'molt://n-1' });
+    await createMachine('n-1', false, { namespace: 'capi-a' }); // named like it: not mapped
+    await createMachine('md-y', false, { providerID: 'molt://n-2' });
+    const found = [...(await machines.find('n-1'))].sort((a, b) => a.name.localeCompare(b.name));
+    assert.equal(found.length, 2, JSON.stringify(found));
+    assert.match(found[0]?.uid ?? '', /^[0-9a-f-]{36}$/);
+    assert.deepEqual(
+      found.map((m) => ({ ...m, uid: m.uid.length })),
+      [
+        {
+          namespace: 'capi-a',
+          name: 'cp-x',
+          controlPlane: true,
+          deleting: false,
+          nodeRef: 'node-1',
+          uid: 36,
+        },
+        { namespace: 'default', name: 'md-x', controlPlane: false, deleting: false, uid: 36 },
+      ],
+    );
+    assert.deepEqual(
+      (await machines.find('n-2')).map((m) => m.name),
+      ['md-y'],
+    );
+    assert.deepEqual(await machines.find('nope'), []);
+
+    // Deleted but held by a finalizer (CAPI draining it): listed as deleting.
+    const at = `${base}/md-y`;
+    const held = await api(at, {
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { finalizers: ['test.molt.dev/hold'] } },
+    });
+    assert.equal(held.status, 200, JSON.stringify(held.body));
+    assert.equal((await api(at, { method: 'DELETE' })).status, 200);
+    assert.deepEqual(
+      (await machines.find('n-2')).map((m) => [m.name, m.deleting]),
+      [['md-y', true]],
+    );
+    await api(at, {
+      method: 'PATCH',
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { finalizers: null } },
+    });
+    assert.deepEqual(await machines.find('n-2'), []);
   });
 });
