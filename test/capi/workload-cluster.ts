@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // A Cluster API workload cluster for the slow CAPI suite (issue 20): CAPD's in-memory backend
 // (its fake API server, etcd and Nodes, served by capd-manager on 127.0.0.1), a KubeadmControlPlane
-// of one replica (`maxSurge: 0`: in place before replacing) and a MachineDeployment of one
-// (`maxSurge: 0, maxUnavailable: 1`), all in namespace `demo` — the shapes the issue 20 research
+// of one replica (`maxSurge: 0`: in place before replacing), a MachineDeployment `c1-md` of one
+// and `c1-md2` of two, `c1-md3` of one (`maxSurge: 0`, `maxUnavailable` all of them), all in
+// namespace `demo` — the shapes the issue 20 research
 // ran. The webhooks are not registered (docs/adr/0014), so what they would default is written here:
 // the MachineDeployment's selector and template labels.
 import {
@@ -78,12 +79,47 @@ export function workloadCluster(version: string): Obj[] {
   }));
 }
 
-function objects(version: string): Obj[] {
-  const ref = (apiGroup: string, kind: string, name: string) => ({ apiGroup, kind, name });
-  const mdLabels = {
+const ref = (apiGroup: string, kind: string, name: string) => ({ apiGroup, kind, name });
+
+/**
+ * A MachineDeployment of `replicas` that CAPI updates all at once (`maxUnavailable` = replicas,
+ * `maxSurge: 0`): it asks for every Machine together, and molt's pool decides the pace.
+ */
+function machineDeployment(name: string, version: string, replicas: number): Obj {
+  const labels = {
     'cluster.x-k8s.io/cluster-name': cluster,
-    'cluster.x-k8s.io/deployment-name': `${cluster}-md`,
+    'cluster.x-k8s.io/deployment-name': name,
   };
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDeployment',
+    metadata: { name, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': cluster } },
+    spec: {
+      clusterName: cluster,
+      replicas,
+      rollout: {
+        strategy: {
+          type: 'RollingUpdate',
+          rollingUpdate: { maxSurge: 0, maxUnavailable: replicas },
+        },
+      },
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          clusterName: cluster,
+          version,
+          bootstrap: {
+            configRef: ref('bootstrap.cluster.x-k8s.io', 'KubeadmConfigTemplate', `${cluster}-md`),
+          },
+          infrastructureRef: ref(infra, 'DevMachineTemplate', `${cluster}-md`),
+        },
+      },
+    },
+  };
+}
+
+function objects(version: string): Obj[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     {
@@ -136,38 +172,9 @@ function objects(version: string): Obj[] {
       metadata: { name: `${cluster}-md`, namespace: ns },
       spec: { template: { spec: { joinConfiguration: criSocket } } },
     },
-    {
-      apiVersion: 'cluster.x-k8s.io/v1beta2',
-      kind: 'MachineDeployment',
-      metadata: {
-        name: `${cluster}-md`,
-        namespace: ns,
-        labels: { 'cluster.x-k8s.io/cluster-name': cluster },
-      },
-      spec: {
-        clusterName: cluster,
-        replicas: 1,
-        rollout: {
-          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
-        },
-        selector: { matchLabels: mdLabels },
-        template: {
-          metadata: { labels: mdLabels },
-          spec: {
-            clusterName: cluster,
-            version,
-            bootstrap: {
-              configRef: ref(
-                'bootstrap.cluster.x-k8s.io',
-                'KubeadmConfigTemplate',
-                `${cluster}-md`,
-              ),
-            },
-            infrastructureRef: ref(infra, 'DevMachineTemplate', `${cluster}-md`),
-          },
-        },
-      },
-    },
+    machineDeployment(`${cluster}-md`, version, 1),
+    machineDeployment(`${cluster}-md2`, version, 2),
+    machineDeployment(`${cluster}-md3`, version, 1),
   ];
 }
 
@@ -194,13 +201,21 @@ export const conditionOf = (m: CapiMachine, type: string): Condition | undefined
 export interface Management {
   create(o: Obj): Promise<void>;
   machines(): Promise<CapiMachine[]>;
-  /** The MachineDeployment's Machines (not the control plane's). */
-  workers(): Promise<CapiMachine[]>;
-  /** Merge-patch the MachineDeployment's `spec.template.spec`. */
-  patchMachineDeployment(spec: Record<string, unknown>): Promise<void>;
+  /** The Machines of MachineDeployment `md` (default `c1-md`; not the control plane's). */
+  workers(md?: string): Promise<CapiMachine[]>;
+  /** Merge-patch `spec.template.spec` of MachineDeployment `md` (default `c1-md`). */
+  patchMachineDeployment(spec: Record<string, unknown>, md?: string): Promise<void>;
+  /** The KubeadmControlPlane's one Machine, once it has a Node. */
+  controlPlaneReady(timeoutMs: number): Promise<CapiMachine>;
+  /** Merge-patch the KubeadmControlPlane's `spec`. */
+  patchControlPlane(spec: Record<string, unknown>): Promise<void>;
+  /** The `count` Machines of `md`, once each has a Node. */
+  workersReady(md: string, count: number, timeoutMs: number): Promise<CapiMachine[]>;
   annotate(machine: string, annotations: Record<string, string>): Promise<void>;
-  /** The one worker Machine with a Node (other than `not`), once there is exactly one. */
+  /** The one worker Machine of `c1-md` with a Node (other than `not`), once there is exactly one. */
   oneWorker(timeoutMs: number, not?: string): Promise<CapiMachine>;
+  /** The same for MachineDeployment `md`. */
+  oneWorkerOf(md: string, timeoutMs: number, not?: string): Promise<CapiMachine>;
   /** The workload cluster's own API (CAPD's in-memory server), by its kubeconfig Secret. */
   workloadNodes(): Promise<CoreV1Api>;
 }
@@ -222,9 +237,20 @@ export function management(kubeconfig: string): Management {
   };
   const machines = async (): Promise<CapiMachine[]> =>
     (await objects.list<CapiMachine>('cluster.x-k8s.io/v1beta2', 'Machine', ns)).items;
-  const workers = async (): Promise<CapiMachine[]> =>
+  const workers = async (md = `${cluster}-md`): Promise<CapiMachine[]> =>
     (await machines()).filter(
-      (m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === `${cluster}-md`,
+      (m) => m.metadata.labels?.['cluster.x-k8s.io/deployment-name'] === md,
+    );
+  const oneWorkerOf = (md: string, timeoutMs: number, not?: string): Promise<CapiMachine> =>
+    eventually(
+      async () => {
+        const all = await workers(md);
+        const m = all.find((x) => x.metadata.name !== not);
+        if (all.length !== 1 || m?.status?.nodeRef === undefined)
+          throw new Error(`${md} Machines: ${all.map((x) => x.metadata.name).join(', ')}`);
+        return m;
+      },
+      { timeoutMs, intervalMs: 1_000 },
     );
   return {
     async create(o) {
@@ -232,11 +258,11 @@ export function management(kubeconfig: string): Management {
     },
     machines,
     workers,
-    patchMachineDeployment: (spec) =>
+    patchMachineDeployment: (spec, md = `${cluster}-md`) =>
       mergePatch({
         apiVersion: 'cluster.x-k8s.io/v1beta2',
         kind: 'MachineDeployment',
-        metadata: { name: `${cluster}-md`, namespace: ns },
+        metadata: { name: md, namespace: ns },
         spec: { template: { spec } },
       }),
     annotate: (machine, annotations) =>
@@ -245,14 +271,35 @@ export function management(kubeconfig: string): Management {
         kind: 'Machine',
         metadata: { name: machine, namespace: ns, annotations },
       }),
-    oneWorker: (timeoutMs, not) =>
+    oneWorker: (timeoutMs, not) => oneWorkerOf(`${cluster}-md`, timeoutMs, not),
+    oneWorkerOf,
+    controlPlaneReady: (timeoutMs) =>
       eventually(
         async () => {
-          const all = await workers();
-          const m = all.find((x) => x.metadata.name !== not);
-          if (all.length !== 1 || m?.status?.nodeRef === undefined)
-            throw new Error(`worker Machines: ${all.map((x) => x.metadata.name).join(', ')}`);
+          const cp = (await machines()).filter(
+            (m) => m.metadata.labels?.['cluster.x-k8s.io/control-plane'] !== undefined,
+          );
+          const [m] = cp;
+          if (cp.length !== 1 || m?.status?.nodeRef === undefined)
+            throw new Error(`control-plane Machines: ${cp.map((x) => x.metadata.name).join(', ')}`);
           return m;
+        },
+        { timeoutMs, intervalMs: 1_000 },
+      ),
+    patchControlPlane: (spec) =>
+      mergePatch({
+        apiVersion: 'controlplane.cluster.x-k8s.io/v1beta2',
+        kind: 'KubeadmControlPlane',
+        metadata: { name: `${cluster}-cp`, namespace: ns },
+        spec,
+      }),
+    workersReady: (md, count, timeoutMs) =>
+      eventually(
+        async () => {
+          const all = await workers(md);
+          if (all.length !== count || all.some((m) => m.status?.nodeRef === undefined))
+            throw new Error(`${md}: ${all.map((x) => x.metadata.name).join(', ')}`);
+          return all;
         },
         { timeoutMs, intervalMs: 1_000 },
       ),

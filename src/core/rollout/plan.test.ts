@@ -262,6 +262,19 @@ describe('plan: limits', () => {
     assert.deepEqual(started(plan(s, T0)), []);
   });
 
+  it('moves two machines Cluster API asks for at once one at a time under concurrency 1 (ADR 0014)', () => {
+    // CAPI's MachineDeployment with maxUnavailable 2 calls UpdateMachine for two Machines at
+    // once: two targeted rollouts of one pool, and the pool's limit counts both.
+    const capi = (id: string, only: string, createdAt: number) =>
+      rollout({ id, only: [only], createdAt });
+    const policies = [{ kind: 'concurrency' as const, limit: { count: 1 } }];
+    const both = [capi('capi-w01', 'w01', T0 - 2 * MIN), capi('capi-w02', 'w02', T0 - MIN)];
+    assert.deepEqual(started(plan(snapshot({ rollouts: both, policies }), T0)), ['w01']);
+    const first = { ...both[0], machines: { w01: inFlight() } } as Rollout;
+    const next = plan(snapshot({ rollouts: [first, both[1] as Rollout], policies }), T0);
+    assert.deepEqual(started(next), [], 'w02 waits while w01 is in flight');
+  });
+
   it('counts a fleet limit over every pool', () => {
     const machines = [...workers(2), ...workers(2, 'db')];
     const s = snapshot({

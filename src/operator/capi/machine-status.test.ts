@@ -190,16 +190,4 @@ describe('the hook answer', () => {
     assert.equal(w.machines.writes.length, 0);
     assert.deepEqual(w.machines.remediations, []);
   });
-
-  it('without capi.kubeconfig the operator says once that it only answers', async () => {
-    const lines: string[] = [];
-    const status = await capiMachineStatus(
-      { listen: { host: '127.0.0.1', port: 0 }, clusters: {}, onFailure: 'remediate' },
-      '/nonexistent/operator.yaml',
-      (l) => lines.push(l),
-    );
-    assert.equal(status, undefined);
-    assert.equal(lines.length, 1);
-    assert.match(lines[0] ?? '', /no capi.kubeconfig: molt only answers the hooks/);
-  });
 });

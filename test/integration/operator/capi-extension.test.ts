@@ -15,16 +15,8 @@ import { stringify } from 'yaml';
 import type { z } from 'zod';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { initCaDir, issueToDir } from '../../../src/platform/pki/store.ts';
-import {
-  startProcess,
-  tempDir,
-  type ManagedProcess,
-} from '../../../src/platform/process/managed-process.ts';
-import {
-  OperatorCapiPrefix,
-  OperatorServingPrefix,
-  RolloutSummaryView,
-} from '../../../src/protocol/operator.ts';
+import { tempDir, type ManagedProcess } from '../../../src/platform/process/managed-process.ts';
+import { RolloutSummaryView } from '../../../src/protocol/operator.ts';
 import {
   CanUpdateMachineResponse,
   DiscoveryResponse,
@@ -32,7 +24,7 @@ import {
   UpdateMachineResponse,
 } from '../../../src/protocol/capi-hooks.ts';
 import { publishRelease } from '../../../src/releases/publish.ts';
-import { moltEntry } from '../../../src/testkit/molt-entry.ts';
+import { startCapiOperator } from '../../../src/testkit/capi-operator.ts';
 import { startRegistry, type TestRegistry } from '../../../src/testkit/registry-process.ts';
 
 const fixture = async (name: string): Promise<Record<string, unknown>> =>
@@ -132,18 +124,10 @@ describe('the Cluster API extension of the molt operator process', () => {
         capi: { listen: { host: '127.0.0.1', port: 0 } },
       }),
     );
-    operator = startProcess('molt operator', process.execPath, [
-      moltEntry,
-      'operator',
-      '--config',
-      config,
-    ]);
-    api = (
-      (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? ''
-    ).replace(/\/$/, '');
-    extension = (
-      (await operator.waitFor(new RegExp(`${OperatorCapiPrefix}(\\S+)`), 60_000))[1] ?? ''
-    ).replace(/\/$/, '');
+    const started = await startCapiOperator(config);
+    operator = started.process;
+    api = started.api;
+    extension = started.extension;
     const read = (f: string): Promise<string> => readFile(join(pki, f), 'utf8');
     tls = new Agent({
       connect: {
