@@ -132,6 +132,10 @@ before(async () => {
   kube = await startKubeControlPlane();
   capi = await startCapiManagement(kube);
   mgmt = management(capi.kubeconfig);
+  await run(join(kube.bins, 'kubectl'), [
+    ...['--kubeconfig', kube.admin.kubeconfig, 'apply', '-f'],
+    join(import.meta.dirname, '../../deploy/kubernetes/capi-rbac.yaml'),
+  ]);
   fleet = await startLabFleet({ molt: moltArgv, workers: 4 });
   await fleet.publish('1.1.0', {
     ...official,
@@ -155,8 +159,9 @@ before(async () => {
           listen: { host: '127.0.0.1', port: 0 },
           clientCa: capi.pki.caFile,
           clusters: { c1: 'workers' },
-          // molt writes back to the management cluster: its condition, and remediation.
-          kubeconfig: capi.kubeconfig,
+          // molt writes back to the management cluster (its condition, remediation, replace)
+          // as molt-operator, under the RBAC molt ships for it.
+          kubeconfig: kube.operator.kubeconfig,
         },
       },
     },
