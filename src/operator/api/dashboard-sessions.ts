@@ -5,6 +5,7 @@
  * that ends the oldest — so a stream of sign-ins cannot grow the operator without limit. A restart
  * signs everybody out (nothing about sessions is stored); so does a standby taking over.
  */
+import { makeRoom } from '../../core/bounded.ts';
 import type { DashboardUser } from '../../protocol/dashboard-config.ts';
 
 /** One sign-in. */
@@ -45,11 +46,7 @@ export class SessionBook {
   /** Start a session for `user`; past `max`, the oldest ends. */
   create(user: Session['user']): Session {
     this.sweep();
-    while (this.sessions.size >= this.max) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.sessions.delete(oldest);
-    }
+    makeRoom(this.sessions, this.max);
     const session: Session = {
       id: this.o.secret(),
       user: { name: user.name, role: user.role },

@@ -5,6 +5,7 @@
  * Tokens are 256-bit random values, so this is defence in depth against weak hand-made tokens and
  * against using the listener to burn CPU, not what makes guessing hopeless.
  */
+import { makeRoom } from '../../core/bounded.ts';
 
 /** A bucket's size and how fast it refills. */
 export interface BucketRate {
@@ -85,10 +86,7 @@ export class LoginLimiter {
   private bucketOf(client: string, now: number): Bucket {
     const known = this.clients.get(client);
     if (known !== undefined) return known;
-    if (this.clients.size >= (this.o.maxClients ?? 10_000)) {
-      const oldest = this.clients.keys().next().value;
-      if (oldest !== undefined) this.clients.delete(oldest);
-    }
+    makeRoom(this.clients, this.o.maxClients ?? 10_000);
     const fresh = { tokens: this.perClientRate.burst, at: now };
     this.clients.set(client, fresh);
     return fresh;

@@ -191,3 +191,29 @@ describe('the hook answer', () => {
     assert.deepEqual(w.machines.remediations, []);
   });
 });
+
+describe('what machine status remembers', () => {
+  it('forgets the oldest Machine past its bound: one more write, nothing else', async () => {
+    const machines = new FakeCapiMachines();
+    const status = machineStatus({
+      machines,
+      onFailure: 'remediate',
+      now: () => 0,
+      log: () => undefined,
+      remember: 1,
+    });
+    const ref = (name: string) =>
+      ({ kind: 'Machine', namespace: 'demo', name, clusterName: 'c1' }) as const;
+    const running = { state: 'in-progress', message: 'writing slot B' } as const;
+    await status.report(ref('a'), running);
+    await status.report(ref('a'), running);
+    assert.equal(machines.writes.length, 1, 'unchanged: not written again');
+    await status.report(ref('b'), running);
+    await status.report(ref('a'), running);
+    assert.deepEqual(
+      machines.writes.map((x) => x.machine),
+      ['demo/a', 'demo/b', 'demo/a'],
+      'a was forgotten when b came',
+    );
+  });
+});

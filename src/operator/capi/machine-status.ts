@@ -10,6 +10,7 @@
  * by the adapter), and a failed write is logged, never answered: CAPI's next call tries again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { makeRoom } from '../../core/bounded.ts';
 import type { CapiMachineKey, CapiMachines, MoltCondition } from '../ports/capi-machines.ts';
 import type { CapiMachineRef, InPlaceUpdateState } from '../ports/in-place-updates.ts';
 
@@ -23,6 +24,13 @@ const conditionOf = {
 const conditionFor = (s: InPlaceUpdateState) =>
   conditionOf[s.state === 'failed' && s.machineFailed !== true ? 'refused' : s.state];
 
+/**
+ * Machines remembered (last condition, remediated): the oldest are forgotten past this, so an
+ * operator living through many Machine churns keeps bounded memory. A forgotten Machine costs one
+ * extra condition write; a remediated one that comes back is already deleting (found so).
+ */
+export const MachinesRemembered = 10_000;
+
 /** How long the hook answer waits for the writes at most. */
 export const MachineStatusBudgetMs = 3_000;
 
@@ -34,6 +42,8 @@ export interface MachineStatusDeps {
   readonly log: (line: string) => void;
   /** @default MachineStatusBudgetMs */
   readonly budgetMs?: number;
+  /** @default MachinesRemembered */
+  readonly remember?: number;
 }
 
 /** Follows each UpdateMachine answer onto its Machine. */
@@ -55,11 +65,14 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
       last?.status === c.status ? last.lastTransitionTime : new Date(d.now()).toISOString();
     const condition: MoltCondition = { ...c, message: s.message, lastTransitionTime: since };
     await d.machines.setCondition(ref, condition);
+    written.delete(key);
+    makeRoom(written, d.remember ?? MachinesRemembered);
     written.set(key, condition);
   };
 
   const remediate = async (key: string, ref: CapiMachineKey) => {
     if (remediated.has(key)) return;
+    makeRoom(remediated, d.remember ?? MachinesRemembered);
     remediated.add(key);
     try {
       const how = await d.machines.remediate(ref);

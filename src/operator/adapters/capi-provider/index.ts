@@ -19,6 +19,7 @@
  * Transport failures and retryable API answers are `MOLT_PROVIDER_UNREACHABLE` (the operator asks
  * again next pass); any other refusal is `MOLT_PROVIDER_FAILED`.
  */
+import { makeRoom } from '../../../core/bounded.ts';
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
 import type { CapiMachineFound, CapiMachines } from '../../ports/capi-machines.ts';
 import type { MachineProvider, ProviderOperation } from '../../ports/provider.ts';
@@ -95,8 +96,15 @@ function choose(
   );
 }
 
+/** Replaces remembered (the oldest forgotten past it: a long-lived operator's memory is bounded). */
+const ReplacesRemembered = 10_000;
+
 export function createCapiProvider(machines: CapiMachines): MachineProvider {
-  /** The operation answered per molt machine and digest (asked again after the Machine is gone). */
+  /**
+   * The operation answered per molt machine and digest (asked again after the Machine is gone).
+   * The executor records the operation id and asks `status` after, so `replace` is asked again
+   * only around its start: the newest entries are the ones that matter.
+   */
   const started = new Map<string, string>();
   return {
     async replace(machine, request) {
@@ -108,6 +116,7 @@ export function createCapiProvider(machines: CapiMachines): MachineProvider {
       const { target, remediate } = choose(what, machine.id, found);
       if (remediate) await asked(what, () => machines.remediate(target));
       const operationId = capiOperationId(target);
+      makeRoom(started, ReplacesRemembered);
       started.set(key, operationId);
       return { operationId };
     },
