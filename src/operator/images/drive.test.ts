@@ -29,7 +29,7 @@ function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: 
     names.map((name) => [name.startsWith('canary') ? 'canary' : 'shop', name] as const),
     at(d(1)),
   );
-  const policy = followRebuilds({
+  let policy = followRebuilds({
     ...(o.canary !== false && { canary: { namespaces: ['canary'], soakMs: 60_000 } }),
     ...o.policy,
   });
@@ -61,6 +61,10 @@ function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: 
       tags = Object.fromEntries(Object.entries(tags).filter(([t]) => t !== tag));
     },
     tick: (ms: number) => (now += ms),
+    /** A person edits the policy. */
+    edit: (over: Partial<ImagePolicy>) => {
+      policy = { ...policy, ...over };
+    },
     image: async (name: string) =>
       (await workloads.list()).find((w) => w.name === name)?.containers[0]?.image,
     rollouts: async (): Promise<readonly Rollout[]> => (await store.read()).rollouts,
@@ -189,7 +193,7 @@ describe('the image driver', () => {
     );
   });
 
-  it('never replaces a GM digest', async () => {
+  it('never replaces a GM digest until a person drops the pin, then moves it in a repair rollout', async () => {
     const r = rig({
       workloads: ['web-a', 'web-b'],
       canary: false,
@@ -207,7 +211,19 @@ describe('the image driver', () => {
     assert.equal(await r.image('web-a'), at(d(1)));
     assert.equal(await r.image('web-b'), at(d(1)));
     assert.equal(await r.image('web-c'), at(d(2)), 'a workload off the GM digest moves');
-    assert.equal((await r.rollouts())[0]?.state, 'Completed');
+    const [done] = await r.rollouts();
+    assert.equal(done?.state, 'Completed');
+
+    r.edit({ gm: [] }); // a person says so: the pin is dropped
+    await passes(r, 5);
+    assert.equal(await r.image('web-a'), at(d(2)));
+    assert.equal(await r.image('web-b'), at(d(2)));
+    const repair = (await r.rollouts()).find((x) => x.repairOf === done.id);
+    assert.equal(repair?.state, 'Completed');
+    assert.deepEqual(Object.keys(repair.images?.units ?? {}).sort(), [
+      'Deployment/shop/web-a',
+      'Deployment/shop/web-b',
+    ]);
   });
 
   it('supersedes a rollout when the tag moves again, and moves to the newer digest', async () => {
