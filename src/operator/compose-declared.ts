@@ -9,6 +9,7 @@ import type { Pool } from '../core/rollout/types.ts';
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
 import { actOn, rollbackOn } from './api/routes-rollouts.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
+import type { Selection } from '../core/images/units.ts';
 import type { GmWatch } from './images/gm-check.ts';
 import { liveImages } from './compose-images.ts';
 import { liveKubernetes } from './compose-kubernetes.ts';
@@ -68,6 +69,8 @@ export function declaredRunner(o: {
   readonly setImages?: (policies: readonly ImagePolicy[]) => void;
   /** The GM checks (`compose-gm.ts`): each ImagePolicy object's `GMImageMissing` condition. */
   readonly gm?: Pick<GmWatch, 'findings'> | undefined;
+  /** The image driver's last selection: each ImagePolicy object's `Following` condition. */
+  readonly selection?: (() => Selection | undefined) | undefined;
 }): DeclaredRunner {
   return createDeclaredRunner({
     ...o,

@@ -197,6 +197,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
           ...{ source: kube.declared, filePools, fileMachines, setPools, store, log },
           ...{ fileKubernetes: live.fileKubernetes, setKubernetes: live.setKubernetes },
           ...{ fileImages: liveImages.fileImages, setImages: liveImages.setImages, gm: images?.gm },
+          selection: images && (() => images.lastPlan?.last()?.selection),
         }),
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
       ...(images !== undefined && { images: imageDriver(images, store, log) }),

@@ -168,5 +168,6 @@ export async function imagePass(d: ImageDriverDeps): Promise<void> {
       rollouts: plans.flatMap((x) => x.rollouts),
     },
     states.flatMap((s) => s.rollouts.filter(isLive)),
+    read.selection,
   );
 }

@@ -80,7 +80,7 @@ export function withGmConditions(
   return verdicts.map((v) => {
     const policy = v.reason === 'DefinedInFleetFile' ? undefined : accepted.get(v.name);
     const condition = policy && gmCondition(policy, findings);
-    return condition === undefined ? v : { ...v, conditions: [condition] };
+    return condition === undefined ? v : { ...v, conditions: [...(v.conditions ?? []), condition] };
   });
 }
 

@@ -13,7 +13,9 @@ import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
 import { declaredImages, declaredKubernetes, kubeClusterStatus } from '../decide/declared-named.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
+import type { Selection } from '../../core/images/units.ts';
 import type { GmWatch } from '../images/gm-check.ts';
+import { withFollowingConditions } from '../images/following-status.ts';
 import { withGmConditions } from '../images/gm-status.ts';
 import { currentDesired } from '../kubernetes/desired.ts';
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../ports/declared.ts';
@@ -57,6 +59,8 @@ export interface DeclaredDeps extends TransitionSink {
   readonly setImages?: (policies: readonly ImagePolicy[]) => void;
   /** The GM checks' last findings: each policy object's `GMImageMissing` condition. @default none */
   readonly gm?: Pick<GmWatch, 'findings'> | undefined;
+  /** The image driver's last selection: each policy object's `Following` condition. @default none */
+  readonly selection?: (() => Selection | undefined) | undefined;
 }
 
 export interface DeclaredRunner {
@@ -168,7 +172,11 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
     });
     lastImages = new Map(images.accepted);
     d.setImages?.([...images.specs.values()]);
-    return withGmConditions(images.verdicts, images.accepted, d.gm?.findings());
+    const following =
+      d.selection === undefined
+        ? images.verdicts
+        : withFollowingConditions(images.verdicts, images.accepted, d.selection());
+    return withGmConditions(following, images.accepted, d.gm?.findings());
   };
 
   const apply = async (): Promise<void> => {

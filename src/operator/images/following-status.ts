@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Whether an image policy follows anything (docs/adr/0013 decision 1, "bad input"): the `Following`
+ * condition of an `ImagePolicy` object, from the image driver's last selection. A policy that
+ * selects nothing, or a container two policies select (neither takes it), is said on the object —
+ * `kubectl get imagepolicies` shows it — instead of the policy quietly doing nothing.
+ *
+ * - True `Selected`: how many containers of how many workloads it follows.
+ * - False `Conflict`: `MOLT_IMAGE_POLICY_CONFLICT`, each container another policy selects too.
+ * - False `SelectsNothing`: no container of the workloads it names runs its repository.
+ * - Unknown `NotReadYet`: no driver pass yet (a new leader, a standby).
+ */
+import { conflictError, type Selection } from '../../core/images/units.ts';
+import type { ImagePolicy } from '../../core/images/types.ts';
+import type { DeclaredVerdict, VerdictCondition } from '../ports/declared.ts';
+
+export const FollowingConditionType = 'Following';
+
+const plural = (n: number, word: string): string => `${String(n)} ${word}${n === 1 ? '' : 's'}`;
+
+/** See the module comment. */
+export function followingCondition(
+  policy: ImagePolicy,
+  selection: Selection | undefined,
+): VerdictCondition {
+  const base = { type: FollowingConditionType } as const;
+  if (selection === undefined)
+    return {
+      ...base,
+      status: 'Unknown',
+      reason: 'NotReadYet',
+      message: 'the image driver has not read the cluster yet',
+    };
+  const conflicts = selection.conflicts.filter((c) => c.policies.includes(policy.name));
+  const [first] = conflicts;
+  if (first !== undefined) {
+    const e = conflictError(first);
+    const more =
+      conflicts.length > 1 ? ` (and ${plural(conflicts.length - 1, 'more container')})` : '';
+    return {
+      ...base,
+      status: 'False',
+      reason: 'Conflict',
+      message: `${e.code}: ${e.message}${more}; ${e.hint ?? ''}`,
+    };
+  }
+  const units = selection.units.filter((u) => u.policy === policy.name);
+  if (units.length === 0)
+    return {
+      ...base,
+      status: 'False',
+      reason: 'SelectsNothing',
+      message: `no container of the workloads it names runs ${policy.repository}: check workloads (namespaces, names, matchLabels, kinds, containers) and repository`,
+    };
+  const containers = units.reduce((n, u) => n + u.containers.length, 0);
+  return {
+    ...base,
+    status: 'True',
+    reason: 'Selected',
+    message: `follows ${plural(containers, 'container')} of ${plural(units.length, 'workload')} in ${policy.repository}`,
+  };
+}
+
+/**
+ * The `ImagePolicy` objects' verdicts with their `Following` condition: each object whose policy
+ * is in force gets it; an object the fleet file overrides, or never accepted, gets none.
+ */
+export function withFollowingConditions(
+  verdicts: readonly DeclaredVerdict[],
+  accepted: ReadonlyMap<string, ImagePolicy>,
+  selection: Selection | undefined,
+): DeclaredVerdict[] {
+  return verdicts.map((v) => {
+    const policy = v.reason === 'DefinedInFleetFile' ? undefined : accepted.get(v.name);
+    if (policy === undefined) return v;
+    const condition = followingCondition(policy, selection);
+    return { ...v, conditions: [...(v.conditions ?? []), condition] };
+  });
+}
