@@ -2,9 +2,10 @@
 /**
  * The world the image driver's tests run in (tests only): one repository, digests by number,
  * Deployments on the fake workloads running `1.8.0-rev2@<digest>`, and a policy following its
- * rebuilds.
+ * rebuilds; and an ImagePolicy object's verdict (the condition tests).
  */
 import type { ImagePolicy } from '../core/images/types.ts';
+import type { DeclaredVerdict } from '../operator/ports/declared.ts';
 import type { FakeWorkloads } from '../operator/ports/workloads.fake.ts';
 
 export const repo = 'registry.lab:5000/acme/web';
@@ -38,4 +39,14 @@ export const followRebuilds = (over: Partial<ImagePolicy> = {}): ImagePolicy => 
   policies: [],
   gm: [],
   ...over,
+});
+
+/** An ImagePolicy object's verdict: `Accepted`, or the reason it is not. */
+export const verdict = (name: string, reason: string): DeclaredVerdict => ({
+  kind: 'ImagePolicy',
+  name,
+  generation: 1,
+  accepted: reason === 'Accepted',
+  reason,
+  message: '',
 });

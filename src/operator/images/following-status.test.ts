@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { policy, workload } from '../../core/images/fixtures.test.ts';
 import { selectUnits } from '../../core/images/units.ts';
-import type { DeclaredVerdict } from '../ports/declared.ts';
 import { followingCondition, withFollowingConditions } from './following-status.ts';
+import { verdict } from '../../testkit/image-world.ts';
 
 const web = policy({ name: 'web', workloads: [{ namespaces: ['shop'] }] });
 const other = policy({ name: 'other', workloads: [{ names: ['front'] }] });
@@ -42,14 +42,6 @@ describe('the Following condition', () => {
   });
 
   it('goes on the verdict of an object whose policy is in force, not one the fleet file overrides', () => {
-    const verdict = (name: string, reason: string): DeclaredVerdict => ({
-      kind: 'ImagePolicy',
-      name,
-      generation: 1,
-      accepted: reason === 'Accepted',
-      reason,
-      message: '',
-    });
     const verdicts = [verdict('web', 'Accepted'), verdict('none', 'DefinedInFleetFile')];
     const out = withFollowingConditions(
       verdicts,

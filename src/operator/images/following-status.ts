@@ -13,6 +13,7 @@
 import { conflictError, type Selection } from '../../core/images/units.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { DeclaredVerdict, VerdictCondition } from '../ports/declared.ts';
+import { withPolicyCondition } from './policy-conditions.ts';
 
 export const FollowingConditionType = 'Following';
 
@@ -61,19 +62,10 @@ export function followingCondition(
   };
 }
 
-/**
- * The `ImagePolicy` objects' verdicts with their `Following` condition: each object whose policy
- * is in force gets it; an object the fleet file overrides, or never accepted, gets none.
- */
-export function withFollowingConditions(
+/** The `ImagePolicy` objects' verdicts, each in force with its `Following` condition. */
+export const withFollowingConditions = (
   verdicts: readonly DeclaredVerdict[],
   accepted: ReadonlyMap<string, ImagePolicy>,
   selection: Selection | undefined,
-): DeclaredVerdict[] {
-  return verdicts.map((v) => {
-    const policy = v.reason === 'DefinedInFleetFile' ? undefined : accepted.get(v.name);
-    if (policy === undefined) return v;
-    const condition = followingCondition(policy, selection);
-    return { ...v, conditions: [...(v.conditions ?? []), condition] };
-  });
-}
+): DeclaredVerdict[] =>
+  withPolicyCondition(verdicts, accepted, (p) => followingCondition(p, selection));

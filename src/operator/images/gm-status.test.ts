@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { policy } from '../../core/images/fixtures.test.ts';
-import type { DeclaredVerdict } from '../ports/declared.ts';
+import { verdict } from '../../testkit/image-world.ts';
 import type { GmFinding, GmState } from './gm-check.ts';
 import { gmChangeLine, gmChanges, gmCondition, withGmConditions } from './gm-status.ts';
 
@@ -67,14 +67,6 @@ describe('the GMImageMissing condition', () => {
   });
 
   it('goes on the verdict of an object whose policy is in force, not one the fleet file overrides', () => {
-    const verdict = (name: string, reason: string): DeclaredVerdict => ({
-      kind: 'ImagePolicy',
-      name,
-      generation: 1,
-      accepted: reason === 'Accepted',
-      reason,
-      message: '',
-    });
     const out = withGmConditions(
       [
         verdict('web', 'Accepted'),

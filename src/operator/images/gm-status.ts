@@ -7,6 +7,7 @@
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { DeclaredVerdict } from '../ports/declared.ts';
 import type { GmFinding, GmState } from './gm-check.ts';
+import { withPolicyCondition } from './policy-conditions.ts';
 
 export const GmConditionType = 'GMImageMissing';
 
@@ -67,22 +68,12 @@ export function gmCondition(
   };
 }
 
-/**
- * The `ImagePolicy` objects' verdicts with their `GMImageMissing` condition: each object whose
- * policy is in force (`accepted`: accepted now, or its last accepted spec kept) gets the condition
- * of that policy; an object the fleet file overrides, or never accepted, gets none.
- */
-export function withGmConditions(
+/** The `ImagePolicy` objects' verdicts, each in force with its `GMImageMissing` condition. */
+export const withGmConditions = (
   verdicts: readonly DeclaredVerdict[],
   accepted: ReadonlyMap<string, ImagePolicy>,
   findings: readonly GmFinding[] | undefined,
-): DeclaredVerdict[] {
-  return verdicts.map((v) => {
-    const policy = v.reason === 'DefinedInFleetFile' ? undefined : accepted.get(v.name);
-    const condition = policy && gmCondition(policy, findings);
-    return condition === undefined ? v : { ...v, conditions: [...(v.conditions ?? []), condition] };
-  });
-}
+): DeclaredVerdict[] => withPolicyCondition(verdicts, accepted, (p) => gmCondition(p, findings));
 
 /** One digest whose state changed since the last check. */
 export interface GmChange {
