@@ -60,6 +60,8 @@ export interface P12Options {
   readonly policy?: Readonly<Record<string, unknown>>;
   /** Serve the dashboard too, with this operator-role user's token. */
   readonly dashboardToken?: string;
+  /** Read molt.dev objects (`ImagePolicy`) in molt-system too (`kubernetes.declared`). */
+  readonly declared?: boolean;
 }
 
 export interface P12Rig {
@@ -149,6 +151,7 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
         ...o.policy,
       })),
       dashboardToken: o.dashboardToken,
+      declared: o.declared === true,
     });
     operator = startProcess('molt operator', process.execPath, [
       moltEntry,
@@ -221,7 +224,11 @@ async function writeFiles(
   dir: string,
   cp: KubeControlPlane,
   registry: string,
-  o: { readonly images: readonly object[]; readonly dashboardToken: string | undefined },
+  o: {
+    readonly images: readonly object[];
+    readonly dashboardToken: string | undefined;
+    readonly declared: boolean;
+  },
 ): Promise<string> {
   const { images, dashboardToken } = o;
   const pkiDir = join(dir, 'pki');
@@ -250,7 +257,7 @@ async function writeFiles(
         users: [{ name: 'alice', role: 'operator', tokenSha256: sha256Hex(dashboardToken) }],
       },
     }),
-    kubernetes: { kubeconfig: cp.operator.kubeconfig },
+    kubernetes: { kubeconfig: cp.operator.kubeconfig, ...(o.declared && { declared: true }) },
   };
   const path = join(dir, 'operator.yaml');
   await writeFile(path, stringify(config));

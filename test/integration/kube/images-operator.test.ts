@@ -7,10 +7,13 @@
 // lab kubelet's readiness is `images-rollout.test.ts`'s.) The dashboard's page of that rollout,
 // in real headless Chromium, lists its workloads and each one's change.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { stringify } from 'yaml';
 import { createRegistryClient, pushImage } from '../../../src/oci/index.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
 import {
@@ -20,6 +23,7 @@ import {
 } from '../../../src/protocol/operator.ts';
 import { rebuildOf, repositoryName, startP12Rig, type P12Rig } from './images-operator-rig.ts';
 
+const exec = promisify(execFile);
 const SOAK_MS = 4_000;
 const TOKEN = 'alice-dashboard-token-0123456789';
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
@@ -34,6 +38,7 @@ describe('image rollouts through the molt operator process', () => {
       namespaces: 2,
       policy: { canary: { workloads: ['app-00-0'], soak: `${String(SOAK_MS / 1000)}s` } },
       dashboardToken: TOKEN,
+      declared: true,
     });
   });
   after(async () => {
@@ -120,5 +125,50 @@ describe('image rollouts through the molt operator process', () => {
     } finally {
       await browser.close();
     }
+  });
+
+  it('says on ImagePolicy objects what they follow, and that one naming no workload selects nothing', async () => {
+    const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
+      const child = exec(join(rig.cp.bins, 'kubectl'), [
+        ...['--kubeconfig', rig.cp.admin.kubeconfig],
+        ...args,
+      ]);
+      child.child.stdin?.end(input ?? '');
+      return (await child).stdout;
+    };
+    const object = (name: string, workloads: object) =>
+      stringify({
+        apiVersion: 'molt.dev/v1alpha1',
+        kind: 'ImagePolicy',
+        metadata: { name, namespace: 'molt-system' },
+        spec: { repository: rig.repository(0), follow: 'rebuilds', workloads: [workloads] },
+      });
+    // `extra` follows a Deployment the fleet file's policy does not (another label).
+    await kubectl(['create', 'namespace', 'extra']);
+    await kubectl(
+      ['create', 'deployment', 'web', '-n', 'extra', '--replicas=0'].concat(
+        `--image=${rig.repository(0)}:1.0.0-rev1@${rig.digests[0] ?? ''}`,
+      ),
+    );
+    await kubectl(['apply', '-f', '-'], object('extra', { namespaces: ['extra'] }));
+    await kubectl(['apply', '-f', '-'], object('nowhere', { namespaces: ['nowhere'] }));
+    const table = await eventually(
+      async () => {
+        const out = await kubectl(['get', 'imagepolicies', '-n', 'molt-system']);
+        assert.match(out, /^extra\s.*\sAccepted\s+Selected\s/m, out);
+        assert.match(out, /^nowhere\s.*\sAccepted\s+SelectsNothing\s/m, out);
+        return out;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+    assert.match(table, /FOLLOWING/);
+    const message = await kubectl([
+      ...['get', 'imagepolicy', 'nowhere', '-n', 'molt-system', '-o'],
+      "jsonpath={.status.conditions[?(@.type=='Following')].message}",
+    ]);
+    assert.match(
+      message,
+      /^no container of the workloads it names runs 127\.0\.0\.1:\d+\/bench\/app-00/,
+    );
   });
 });

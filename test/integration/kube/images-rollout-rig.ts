@@ -10,6 +10,7 @@ import type { ImagePolicy } from '../../../src/core/images/types.ts';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
 import { startEtcd, type EtcdCluster } from '../../../src/lab/services/etcd.ts';
 import { buildImage, createRegistryClient, pushImage, type Built } from '../../../src/oci/index.ts';
+import { attachLegacySignature, signLegacy } from '../../../src/releases/index.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import { createKubeWorkloads } from '../../../src/operator/adapters/kube-workloads/index.ts';
 import { repositoryScanner } from '../../../src/operator/compose-images.ts';
@@ -33,8 +34,18 @@ export interface Rig {
   ): Promise<string>;
   /** Create a workload on `image` and wait until it is available. */
   create(ref: WorkloadRef, image: string, spec?: Record<string, unknown>): Promise<void>;
-  /** The driver over `policies`, a fresh etcd store under its own prefix, logging to `log`. */
-  driver(policies: readonly ImagePolicy[]): Driver;
+  /**
+   * The driver over `policies` (a function: what a person edits between passes), a fresh etcd
+   * store under its own prefix, logging to `log`; signatures checked with `publicKeyPem`.
+   */
+  driver(
+    policies: readonly ImagePolicy[] | (() => readonly ImagePolicy[]),
+    o?: { readonly publicKeyPem?: string },
+  ): Driver;
+  /** Sign `digest` of `path` as cosign does (a legacy `.sig` tag) with `privateKeyPem`. */
+  sign(path: string, digest: string, privateKeyPem: string): Promise<void>;
+  /** Delete a manifest through the registry API (its tags go with it). */
+  deleteManifest(path: string, digest: string): Promise<void>;
   /** The pod template's images by container (init ones too). */
   template(ref: WorkloadRef): Promise<Record<string, string>>;
   /** `metadata.generation`: 1 for a workload nobody changed since it was created. */
@@ -54,9 +65,11 @@ export interface Driver {
   rollouts(): Promise<readonly Rollout[]>;
 }
 
-const config = {
-  config: { registry: 'registry.example.com', insecure: false },
-} as unknown as LoadedConfig;
+const config = (publicKeyPem: string | undefined) =>
+  ({
+    config: { registry: 'registry.example.com', insecure: false },
+    ...(publicKeyPem !== undefined && { publicKeyPem }),
+  }) as unknown as LoadedConfig;
 
 const isBuilt = (b: Built | Record<string, string>): b is Built =>
   typeof b.kind === 'string' && 'manifest' in b;
@@ -74,12 +87,13 @@ export async function startRig(): Promise<Rig> {
     return apps.readNamespacedStatefulSet(q);
   };
   let prefixes = 0;
+  const client = () => createRegistryClient({ registry: c.registry.host, insecure: true });
   return {
     c,
     etcd,
     repo: (path) => `${c.registry.host}/${path}`,
     async push(path, tags, built) {
-      const client = createRegistryClient({ registry: c.registry.host, insecure: true });
+      const writer = client();
       try {
         const b = isBuilt(built)
           ? built
@@ -90,10 +104,26 @@ export async function startRig(): Promise<Rig> {
                 ...(built['ready'] === 'false' && { [LabReadyLabel]: 'false' }),
               },
             });
-        return await pushImage(client, path, tags, b);
+        return await pushImage(writer, path, tags, b);
       } finally {
-        await client.close();
+        await writer.close();
       }
+    },
+    async sign(path, digest, privateKeyPem) {
+      const writer = client();
+      try {
+        const reference = `${c.registry.host}/${path}`;
+        const signature = signLegacy({ privateKeyPem, digest, reference });
+        await attachLegacySignature({ client: writer, repository: path, digest, signature });
+      } finally {
+        await writer.close();
+      }
+    },
+    async deleteManifest(path, digest) {
+      const res = await fetch(`${c.registry.url}/v2/${path}/manifests/${digest}`, {
+        method: 'DELETE',
+      });
+      assert.equal(res.status, 202, await res.text());
     },
     async create(ref, image, spec = {}) {
       await createWorkload(c.admin, ref, image, { spec });
@@ -104,7 +134,7 @@ export async function startRig(): Promise<Rig> {
         { timeoutMs: 60_000, intervalMs: 250 },
       );
     },
-    driver(policies) {
+    driver(policies, o = {}) {
       const store = createEtcdOperatorStore({
         endpoints: etcd.endpoints,
         prefix: `/images-${String(++prefixes)}/`,
@@ -112,9 +142,9 @@ export async function startRig(): Promise<Rig> {
       stores.push(store);
       const log: string[] = [];
       const deps: ImageDriverDeps = {
-        policies: () => policies,
+        policies: typeof policies === 'function' ? policies : () => policies,
         workloads,
-        scan: repositoryScanner(config),
+        scan: repositoryScanner(config(o.publicKeyPem)),
         now: () => Date.now(),
         store,
         log: (l) => log.push(l),

@@ -10,6 +10,7 @@ import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import type { ImagePolicy } from '../../../src/core/images/types.ts';
 import type { Rollout } from '../../../src/core/rollout/types.ts';
 import { buildImage, buildIndex } from '../../../src/oci/index.ts';
+import { generateKeyPair } from '../../../src/releases/index.ts';
 import { observeImages } from '../../../src/operator/images/observe.ts';
 import type { WorkloadRef } from '../../../src/operator/ports/workloads.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
@@ -206,7 +207,7 @@ describe('image rollouts on a real control plane', { timeout: 300_000 }, () => {
     await runs(rig, ref, `${repo}:1.8.0-rev2@${b3}`);
   });
 
-  it('never replaces a GM-pinned digest while the others move', async () => {
+  it('never replaces a GM-pinned digest while the others move; moves it once a person drops the pin', async () => {
     const repo = rig.repo('acme/gm');
     const b0 = await rig.push('acme/gm', ['1.8.0-rev2-b0'], { build: '0' });
     const b1 = await rig.push('acme/gm', rebuild('b1'), { build: '1' });
@@ -214,16 +215,94 @@ describe('image rollouts on a real control plane', { timeout: 300_000 }, () => {
     const mover = deploy('gm', 'mover');
     await rig.create(pinned, `${repo}:1.8.0-rev2@${b1}`, fast);
     await rig.create(mover, `${repo}:1.8.0-rev2@${b0}`, fast);
-    const d = rig.driver([policy('gm', repo, { gm: [{ digest: b1, reason: 'GM of 1.8' }] })]);
+    let gm = [{ digest: b1, reason: 'GM of 1.8' }];
+    const d = rig.driver(() => [policy('gm', repo, { gm })]);
     const b2 = await rig.push('acme/gm', rebuild('b2'), { build: '2' });
     const done = await d.until(ended(d, 'Completed'));
     assert.equal(done.target.digest, b2);
     assert.deepEqual(Object.keys(done.images?.units ?? {}), [id(mover)]);
     await runs(rig, mover, `${repo}:1.8.0-rev2@${b2}`);
+    for (let i = 0; i < 3; i++) await d.pass();
     assert.equal(await rig.generation(pinned), 1, 'the pinned workload was never changed');
     await runs(rig, pinned, `${repo}:1.8.0-rev2@${b1}`);
     const seen = (await observeImages(d.deps)).policies[0]?.units.find((u) => u.id === id(pinned));
     assert.equal(seen?.decision.reason, 'GMPinned');
+
+    gm = []; // a person says so: the digest is no longer pinned
+    const repair = await d.until(async () => {
+      const r = only(await d.rollouts(), (x) => x.repairOf === done.id);
+      assert.equal(r.state, 'Completed', JSON.stringify(r));
+      return r;
+    });
+    assert.deepEqual(repair.target, done.target);
+    assert.deepEqual(Object.keys(repair.images?.units ?? {}), [id(pinned)]);
+    await runs(rig, pinned, `${repo}:1.8.0-rev2@${b2}`);
+  });
+
+  it('follows an add-on in kube-system, taking a rebuild only once it is signed', async () => {
+    const keys = generateKeyPair();
+    const repo = rig.repo('acme/coredns');
+    const b1 = await rig.push('acme/coredns', rebuild('b1'), { build: '1' });
+    const dns = deploy('kube-system', 'coredns');
+    await rig.create(dns, `${repo}:1.8.0-rev2@${b1}`, fast);
+    const d = rig.driver(
+      [
+        policy('dns', repo, {
+          workloads: [{ namespaces: ['kube-system'], names: ['coredns'] }],
+          requireSignature: true,
+        }),
+      ],
+      { publicKeyPem: keys.publicKeyPem },
+    );
+    const b2 = await rig.push('acme/coredns', rebuild('b2'), { build: '2' });
+    const waiting = await d.until(async () => {
+      const unit = (await observeImages(d.deps)).policies[0]?.units[0];
+      assert.equal(unit?.decision.reason, 'Unsigned', JSON.stringify(unit));
+      return unit.decision;
+    });
+    assert.equal(waiting.kind, 'wait');
+    for (let i = 0; i < 3; i++) await d.pass();
+    assert.deepEqual(await d.rollouts(), [], 'an unsigned rebuild is not taken');
+    assert.equal(await rig.generation(dns), 1);
+
+    await rig.sign('acme/coredns', b2, keys.privateKeyPem);
+    const done = await d.until(ended(d, 'Completed'));
+    assert.equal(done.target.digest, b2);
+    await runs(rig, dns, `${repo}:1.8.0-rev2@${b2}`);
+  });
+
+  it('pauses with MOLT_IMAGE_MISSING when the tag is deleted mid-rollout; the rest never change', async () => {
+    const repo = rig.repo('acme/gone');
+    const b1 = await rig.push('acme/gone', rebuild('b1'), { build: '1' });
+    const canary = deploy('gone-canary', 'web');
+    const rest = deploy('gone', 'web');
+    const from = `${repo}:1.8.0-rev2@${b1}`;
+    await Promise.all([canary, rest].map((r) => rig.create(r, from, fast)));
+    const d = rig.driver([
+      policy('gone', repo, {
+        workloads: [{ namespaces: ['gone', 'gone-canary'] }],
+        // A soak long enough that the rest cannot start before the tag is deleted.
+        canary: { namespaces: ['gone-canary'], soakMs: 600_000 },
+      }),
+    ]);
+    await d.pass();
+    const b2 = await rig.push('acme/gone', rebuild('b2'), { build: '2' });
+    await d.until(async () => {
+      const r = only(await d.rollouts(), () => true);
+      assert.equal(r.machines[id(canary)]?.phase, 'Succeeded', JSON.stringify(r));
+    });
+    await rig.deleteManifest('acme/gone', b2);
+    await d.until(ended(d, 'Paused'));
+    const said = (await d.store.history()).filter((e) => e.kind === 'rollout-state');
+    assert.ok(
+      said.some((e) =>
+        /MOLT_IMAGE_MISSING: .*acme\/gone:1\.8\.0-rev2 is no longer/.test(e.message),
+      ),
+      JSON.stringify(said),
+    );
+    for (let i = 0; i < 3; i++) await d.pass();
+    assert.equal(await rig.generation(rest), 1, 'the rest never moved to a missing image');
+    await runs(rig, rest, from);
   });
 
   it('pauses with MOLT_WORKLOAD_EDITED when someone else edits a workload in flight', async () => {
