@@ -31,12 +31,16 @@ function line(r: RolloutView): string {
   const moving = r.machines.filter((m) => m.phase === 'InFlight').map((m) => m.machine);
   const failed = r.machines.filter((m) => m.phase === 'Failed' || m.phase === 'RolledBack');
   const detail = [
-    moving.length > 0 ? `upgrading ${moving.join(', ')}` : '',
+    moving.length > 0
+      ? `${r.images === undefined ? 'upgrading' : 'moving'} ${moving.join(', ')}`
+      : '',
     failed.length > 0 ? red(failed.map((m) => `${m.machine} ${m.phase}`).join(', ')) : '',
   ]
     .filter((x) => x !== '')
     .join('; ');
-  return `${r.pool.padEnd(14)} → ${r.target.version}  ${bar(r.counts.Succeeded, r.counts.total)} ${String(r.counts.Succeeded)}/${String(r.counts.total)}  ${r.state.padEnd(9)} ${detail}`;
+  // An image rollout's pool names its tag already: the digest is what moves.
+  const target = r.images === undefined ? r.target.version : r.target.digest.slice(0, 19);
+  return `${r.pool.padEnd(14)} → ${target}  ${bar(r.counts.Succeeded, r.counts.total)} ${String(r.counts.Succeeded)}/${String(r.counts.total)}  ${r.state.padEnd(9)} ${detail}`;
 }
 
 /** Print each rollout to `version` whenever it changes, until `done` says so (or the timeout). */

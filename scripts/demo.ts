@@ -9,7 +9,9 @@
 //      a third at a time — progress shown as it happens;
 //   4. a broken 1.2.0 (boots, never healthy) on `beta`, which the workers follow: the canary rolls
 //      back by itself and the rollout halts, with the reason;
-//   5. the lab stays up (unless --down): the dashboard URL and commands to explore.
+//   5. (with Kubernetes) a container image two Deployments run is rebuilt: an ImagePolicy moves
+//      them to the new digest, the canary first, without rebooting a machine (demo-images.ts);
+//   6. the lab stays up (unless --down): the dashboard URL and commands to explore.
 //
 // Flags: --fast (2 workers, short soaks), --down (stop the lab at the end), --no-kubernetes,
 // --network auto|netns|loopback (auto: a namespace per machine when root), --dir DIR (default
@@ -26,6 +28,7 @@ import { readLabState, signInLine, type LabState } from '../src/lab/state.ts';
 import type { MachineView } from '../src/protocol/operator.ts';
 import { describeError } from '../src/cli/errors.ts';
 import { parseDemoFlags, type DemoFlags } from './demo-flags.ts';
+import { imageRebuild } from './demo-images.ts';
 import { api, follow } from './demo-progress.ts';
 import { bold, dim, red, started, check, demoIo, failures } from './demo-terminal.ts';
 
@@ -131,7 +134,7 @@ async function brokenRelease(lab: LabState): Promise<void> {
 }
 
 function explore(lab: LabState): void {
-  console.log(bold('\n5. Explore:'));
+  console.log(bold(`\n${lab.kubeconfig === undefined ? '5' : '6'}. Explore:`));
   console.log(`    dashboard        ${lab.operator.dashboard}`);
   const signIn = signInLine(lab);
   if (signIn !== undefined) console.log(`                     ${signIn}`);
@@ -144,10 +147,12 @@ function explore(lab: LabState): void {
       `    npm run -s molt -- node events ${worker.id} --follow   # its journal, live (found by name)`,
     );
   console.log('    npm run -s molt -- history --follow | plan | lab status | lab down');
-  if (lab.kubectl !== undefined && lab.kubeconfig !== undefined)
+  if (lab.kubectl !== undefined && lab.kubeconfig !== undefined) {
     console.log(
       '    npm run -s molt -- lab kubectl get molt -n molt-system   # edit pool workers, too',
     );
+    console.log('    npm run -s molt -- images list | images status   # the followed images');
+  }
 }
 
 /** Step 1: `molt lab up` (after stopping a lab an earlier run left up), checked. */
@@ -204,6 +209,7 @@ async function main(): Promise<number> {
     await baseline(lab);
     await rollout(lab);
     await brokenRelease(lab);
+    await imageRebuild(lab);
   } catch (e) {
     failures.push(String(e));
     console.log(red(`  ✘ ${String(e)}`));
