@@ -2,7 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { emptyCounts, type MachineProgressView, type RolloutView } from '../protocol/operator.ts';
-import { chart, startInstants, timeAxis, timelineRows, windowsOnAxis } from './timeline-layout.ts';
+import {
+  chart,
+  LABEL_CHARS,
+  rowLabel,
+  startInstants,
+  timeAxis,
+  timelineRows,
+  windowsOnAxis,
+} from './timeline-layout.ts';
 
 const at = (hhmm: string): string => `2026-11-24T${hhmm}:00.000Z`;
 const ms = (hhmm: string): number => Date.parse(at(hhmm));
@@ -101,5 +109,46 @@ describe('the timeline’s rows', () => {
     });
     const plan = { decisions: [wait('gone'), { ...wait('live'), notBefore: at('12:00') }] };
     assert.deepEqual(startInstants(plan, new Set(['live'])), [ms('12:00')]);
+  });
+});
+
+describe('a timeline row’s label', () => {
+  const done = (machine: string, batch?: number): MachineProgressView => ({
+    machine,
+    phase: 'Succeeded',
+    startedAt: at('10:00'),
+    finishedAt: at('10:10'),
+    ...(batch !== undefined && { decision: { action: 'done', batch } }),
+  });
+
+  it('names a machine, its pool and release and its wave, linking its page', () => {
+    const [row] = timelineRows([rollout('workers', [done('w-1', 0)])], ms('10:30'));
+    assert.ok(row);
+    assert.deepEqual(rowLabel(row), {
+      text: 'w-1 · workers 1.1.0 · canary',
+      title: 'w-1 · workers 1.1.0 · canary',
+      link: '#/machine/w-1',
+    });
+  });
+
+  it('leaves out a wave it does not know', () => {
+    const [row] = timelineRows([rollout('workers', [done('w-1')])], ms('10:30'));
+    assert.ok(row);
+    assert.equal(rowLabel(row).text, 'w-1 · workers 1.1.0');
+  });
+
+  it('names a workload and its tag, links nowhere, and cuts a long one to fit with the whole as its title', () => {
+    const image: RolloutView = {
+      ...rollout('web/1.8.0-rev2', [done('Deployment/shop-production/storefront-web-frontend')]),
+      target: { version: '1.8.0-rev2', digest: 'sha256:0' },
+      images: { policy: 'web', repository: 'r.example/acme/web', units: {} },
+    };
+    const [row] = timelineRows([image], ms('10:30'));
+    assert.ok(row);
+    const label = rowLabel(row);
+    assert.equal(label.title, 'Deployment/shop-production/storefront-web-frontend · 1.8.0-rev2');
+    assert.equal(label.text.length, LABEL_CHARS);
+    assert.ok(label.text.endsWith('…') && label.title.startsWith(label.text.slice(0, -1)));
+    assert.equal(label.link, undefined);
   });
 });

@@ -54,6 +54,32 @@ export function timelineRows(rollouts: readonly RolloutView[], now: number): Tim
   return rows.sort((a, b) => a.start - b.start);
 }
 
+/** The longest row label drawn (in characters): the labels' column is {@link chart}`.label` wide. */
+export const LABEL_CHARS = 40;
+
+/**
+ * A row's words: the machine, its pool and release, and its wave when known; an image rollout's
+ * row the workload and its tag (the pool repeats it). `title` is the whole text (hovered) when
+ * `text` is cut to fit the labels' column; `link` the machine's page (a workload has none).
+ */
+export function rowLabel(row: TimelineRow): {
+  readonly text: string;
+  readonly title: string;
+  readonly link?: string;
+} {
+  const r = row.rollout;
+  const wave = row.machine.decision?.batch === undefined ? [] : [row.batch];
+  const parts =
+    r.images === undefined
+      ? [row.machine.machine, `${r.pool} ${r.target.version}`, ...wave]
+      : [row.machine.machine, r.target.version, ...wave];
+  const title = parts.join(' · ');
+  const text = title.length <= LABEL_CHARS ? title : `${title.slice(0, LABEL_CHARS - 1)}…`;
+  return r.images === undefined
+    ? { text, title, link: `#/machine/${encodeURIComponent(row.machine.machine)}` }
+    : { text, title };
+}
+
 /** The chart's size in SVG units: the labels take the left, bars the rest. */
 export const chart = { width: 1000, label: 260, rowHeight: 22 } as const;
 

@@ -12,6 +12,7 @@ import { clock, phaseColour } from './format.ts';
 import { spanText, timeTicks, type Tick } from './time-axis.ts';
 import {
   chart,
+  rowLabel,
   timeAxis,
   timelineRows,
   windowsOnAxis,
@@ -45,12 +46,12 @@ function rowShapes(
       'data-window': row.rollout.pool,
     }),
   );
-  const label = `${row.machine.machine} · ${row.rollout.pool} ${row.rollout.target.version} · ${row.batch}`;
-  const link = svg('a', { href: `#/machine/${encodeURIComponent(row.machine.machine)}` });
-  link.append(svg('text', { x: 4, y: y + 14 }, label));
+  const label = rowLabel(row);
+  const text = svg('text', { x: 4, y: y + 14 }, svg('title', {}, label.title), label.text);
+  const named: Element = label.link === undefined ? text : svg('a', { href: label.link }, text);
   return [
     ...shading,
-    link,
+    named,
     svg('rect', {
       x: axis.x(row.start),
       y,

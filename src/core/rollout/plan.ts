@@ -119,13 +119,15 @@ function finishedBadly(c: Candidate, phase: 'Failed' | 'RolledBack' | 'Skipped')
 
 function verdictOf(shape: RolloutShape, halted: boolean, soaking: number): RolloutVerdict {
   const r = shape.rollout;
+  // An image rollout's units are workloads (docs/adr/0013): its messages say so.
+  const unit = r.images === undefined ? 'machine' : 'workload';
   if (halted || r.state === 'Halted') {
-    const message = `failure budget: ${plural(shape.failed, 'machine')} failed (budget ${shape.rules.maxFailed})`;
+    const message = `failure budget: ${plural(shape.failed, unit)} failed (budget ${shape.rules.maxFailed})`;
     return { rollout: r.id, verdict: 'halt', message };
   }
   if (r.state === 'Completed' || (shape.open === 0 && soaking === 0)) {
-    const skipped = shape.skipped > 0 ? `, ${plural(shape.skipped, 'machine')} skipped` : '';
-    const message = `every machine finished (${plural(shape.failed, 'failure')}${skipped})`;
+    const skipped = shape.skipped > 0 ? `, ${plural(shape.skipped, unit)} skipped` : '';
+    const message = `every ${unit} finished (${plural(shape.failed, 'failure')}${skipped})`;
     return { rollout: r.id, verdict: 'complete', message };
   }
   return { rollout: r.id, verdict: 'continue' };

@@ -109,6 +109,11 @@ describe('the image driver', () => {
     ]);
     const starts = (await r.store.read()).starts;
     assert.equal(starts.length, 3, 'each start is recorded (rate limits count them)');
+    const said = (await r.store.history()).map((e) => e.message);
+    assert.ok(
+      said.some((m) => m.endsWith('completed: every workload finished (0 failures)')),
+      said.join('\n'),
+    );
   });
 
   it('halts a bad rebuild after the canary and puts the canary back on its previous digest', async () => {
@@ -126,6 +131,11 @@ describe('the image driver', () => {
     assert.equal(canary?.phase, 'Failed');
     assert.match(canary.reason ?? '', /^ProgressTimeout/);
     assert.equal(bad.state, 'Superseded', 'the halted rollout ends, naming its rollback');
+    const said = (await r.store.history()).map((e) => e.message);
+    assert.ok(
+      said.some((m) => m.includes('failure budget: 1 workload failed')),
+      said.join('\n'),
+    );
     const back = rollouts.find((x) => x.rollbackOf === bad.id);
     assert.ok(back, 'onHalt defaults to rollback');
     assert.deepEqual(Object.keys(back.images?.units ?? {}), ['Deployment/canary/canary-web']);

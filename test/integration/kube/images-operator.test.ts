@@ -120,6 +120,20 @@ describe('image rollouts through the molt operator process', () => {
       assert.equal(first[1], 'Succeeded');
       assert.match(first[6] ?? '', /^app: sha256:[0-9a-f]{12} → sha256:[0-9a-f]{12}$/);
       assert.equal(await rows.first().locator('td a').count(), 0, 'a workload has no machine page');
+      await page
+        .locator('#rollout-body .timeline text title')
+        .nth(2)
+        .waitFor({ state: 'attached', timeout: 20_000 });
+      const labels = await page.locator('#rollout-body .timeline text title').allTextContents();
+      assert.ok(
+        labels.some((t) => /^Deployment\/bench-\d\/app-00-\d · 1\.0\.0-rev1$/.test(t)),
+        labels.join('\n'),
+      );
+      assert.equal(
+        await page.locator('#rollout-body .timeline a').count(),
+        0,
+        'nor a link in the timeline',
+      );
       await mkdir(artifacts, { recursive: true });
       await page.screenshot({ path: join(artifacts, 'image-rollout.png'), fullPage: true });
     } finally {
