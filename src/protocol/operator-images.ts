@@ -65,10 +65,13 @@ export const ImageUnitView = z.object({
   available: z.boolean(),
   decision: ImageDecisionView,
   /**
-   * A move's image rollout, when there is one: its id and state. A target whose rollout halted,
-   * was cancelled or superseded is not offered again: the unit stays where it is.
+   * A move's image rollout, when there is one: its id and state, and `refused` when its target is
+   * not offered again (it halted, was cancelled or superseded, or a person rolled it back): the
+   * unit stays where it is.
    */
-  rollout: z.object({ id: z.string(), state: z.string() }).optional(),
+  rollout: z
+    .object({ id: z.string(), state: z.string(), refused: z.literal(true).optional() })
+    .optional(),
 });
 export type ImageUnitView = z.infer<typeof ImageUnitView>;
 

@@ -89,6 +89,16 @@ describe('rolloutChanges', () => {
     }
   });
 
+  it('creates nothing for a completed target a person rolled back, in any state of the rollback', () => {
+    const done = rolloutTo(2, { state: 'Completed' });
+    for (const state of ['Active', 'Completed'] as const) {
+      const back = rolloutTo(1, { id: `${id2}-rollback`, rollbackOf: id2, state });
+      const c = changesOf(stateOf(policy(), [workload('a')], { rollouts: [done, back] }));
+      assert.deepEqual(c.create, [], state);
+      assert.deepEqual(c.supersede, [], `${state}: the rollback is not superseded by a repair`);
+    }
+  });
+
   it('repairs a completed rollout when a unit moves to its target again', () => {
     const done = rolloutTo(2, { state: 'Completed' });
     const c = changesOf(stateOf(policy(), [workload('a')], { rollouts: [done] }));

@@ -6,9 +6,10 @@
  *
  * - One rollout per (policy, tag, digest), id {@link imageRolloutId}, in pool `<policy>/<tag>`
  *   (`plan-input.ts`). It is created when a unit moves to a target no rollout of the policy ever
- *   had (by tag and digest); a target whose rollout halted, was cancelled or superseded is never offered again (its
- *   units wait); one whose rollout completed gets a repair rollout (`-r<n>`, `repairOf`) when a
- *   unit moves there again (a new workload, an edit back).
+ *   had (by tag and digest); a target whose rollout halted, was cancelled or superseded, or that a
+ *   person rolled back, is never offered again ({@link refusesTarget}: its units wait); one whose
+ *   rollout completed gets a repair rollout (`-r<n>`, `repairOf`) when a unit moves there again
+ *   (a new workload, an edit back).
  * - A new rollout supersedes the live rollouts of its pool: a newer digest of the same tag wins,
  *   as a newer release does for machines, and so does a tag moving while a rollback runs.
  * - A live forward rollout whose tag is gone from the registry pauses (`MOLT_IMAGE_MISSING`):
@@ -30,6 +31,16 @@ export function imageRolloutId(policy: string, tag: string, digest: string): str
 
 /** Moving, or waiting on a person, but not over: what the image planner plans. */
 export const isLive = (r: Rollout): boolean => r.state !== 'Completed' && !isEnded(r.state);
+
+/**
+ * Whether `r`'s target is never offered again: it halted, was cancelled or superseded, or a person
+ * rolled it back after it completed (`all` holds its rollback). That digest was judged; a newer one
+ * is offered as usual.
+ */
+export const refusesTarget = (r: Rollout, all: readonly Rollout[]): boolean =>
+  r.state === 'Halted' ||
+  (r.state !== 'Completed' && isEnded(r.state)) ||
+  all.some((x) => x.rollbackOf === r.id);
 
 export interface RolloutChanges {
   readonly create: readonly Rollout[];
@@ -69,7 +80,8 @@ function toCreate(s: PolicyState, pool: string, input: PlanningInput): Rollout |
         r.rollbackOf === undefined && r.target.version === t.tag && r.target.digest === t.digest,
     )
     .sort((a, b) => a.createdAt - b.createdAt);
-  if (same.some((r) => r.state !== 'Completed')) return undefined; // live, or refused for good
+  // Live, or refused for good (halted, cancelled, superseded, rolled back by a person).
+  if (same.some((r) => isLive(r) || refusesTarget(r, s.rollouts))) return undefined;
   const from = fromOf(pool, input);
   const previous = same.at(-1);
   // Ids carry 8 hex digits of the digest: two digests sharing them get `-r<n>` as a repair does.

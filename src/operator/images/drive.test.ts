@@ -11,6 +11,7 @@ import { scanOf } from '../../testkit/image-scan.ts';
 import { at, d, followRebuilds, putDeployments, repo } from '../../testkit/image-world.ts';
 import { nth } from '../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
+import { rollbackOn } from '../api/routes-rollouts.ts';
 import { machinePart } from '../decide/snapshot.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { imagePass } from './drive.ts';
@@ -48,6 +49,8 @@ function rig(o: { policy?: Partial<ImagePolicy>; workloads?: string[]; canary?: 
     workloads,
     store,
     log,
+    /** Where a person's actions are recorded (the API's sink). */
+    sink: { store, log: (l: string) => log.push(l), now: () => now },
     pass: () => imagePass(deps),
     push: (digest: string) => {
       tags = {
@@ -114,6 +117,26 @@ describe('the image driver', () => {
       said.some((m) => m.endsWith('completed: every workload finished (0 failures)')),
       said.join('\n'),
     );
+  });
+
+  it("keeps a person's rollback of a completed rollout: its digest is not offered again, a newer one is", async () => {
+    const r = rig({ canary: false });
+    await r.pass();
+    r.push(d(2));
+    await passes(r, 4);
+    const done = nth(await r.rollouts(), 0);
+    assert.equal(done.state, 'Completed');
+    const who = { name: 'alice', role: 'operator' as const };
+    await rollbackOn(r.sink, { id: done.id, who, reason: 'the rebuild breaks checkout' });
+    await passes(r, 6);
+    for (const name of ['canary-web', 'web-a', 'web-b'])
+      assert.equal(await r.image(name), at(d(1)), `${name} stays where the person put it`);
+    const all = await r.rollouts();
+    assert.equal(all.length, 2, JSON.stringify(all.map((x) => [x.id, x.state])));
+    assert.equal(all.find((x) => x.rollbackOf === done.id)?.state, 'Completed');
+    r.push(d(3));
+    await passes(r, 4);
+    assert.equal(await r.image('web-a'), at(d(3)), 'a newer rebuild is offered as usual');
   });
 
   it('halts a bad rebuild after the canary and puts the canary back on its previous digest', async () => {

@@ -77,7 +77,13 @@ describe('observeImages', () => {
     };
     const other = { ...halted, id: 'x', images: { ...halted.images, policy: 'dns' } } as Rollout;
     const [unit] = ImagesView.parse(await w.run([halted, back, other])).policies[0]?.units ?? [];
-    assert.deepEqual(unit?.rollout, { id: halted.id, state: 'Superseded' });
+    assert.deepEqual(unit?.rollout, { id: halted.id, state: 'Superseded', refused: true });
+    // A completed rollout a person rolled back refuses its target too.
+    const done = { ...halted, state: 'Completed' as const };
+    const [kept] = ImagesView.parse(await w.run([done, back])).policies[0]?.units ?? [];
+    assert.deepEqual(kept?.rollout, { id: halted.id, state: 'Completed', refused: true });
+    const [repairable] = ImagesView.parse(await w.run([done])).policies[0]?.units ?? [];
+    assert.deepEqual(repairable?.rollout, { id: halted.id, state: 'Completed' });
     const [fresh] = ImagesView.parse(await w.run()).policies[0]?.units ?? [];
     assert.equal(fresh?.rollout, undefined);
   });

@@ -8,6 +8,7 @@
  * repository's units `wait` with the error's code and message — never the whole call.
  */
 import { isMoltError } from '../../core/errors.ts';
+import { refusesTarget } from '../../core/images/rollouts.ts';
 import { resolveTarget, type TargetDecision } from '../../core/images/target.ts';
 import type { ImageFollow, ImagePolicy } from '../../core/images/types.ts';
 import { selectUnits, unitId, type ImageUnit, type Selection } from '../../core/images/units.ts';
@@ -146,12 +147,12 @@ export function decide(r: ImagesRead, p: ImagePolicy, u: ImageUnit): TargetDecis
   return resolveTarget(p, imageOf(u), s.scan, { platforms: r.platforms, now: r.now });
 }
 
-/** The newest image rollout of `policy` to the move's tag and digest (not a rollback). */
+/** The newest image rollout of `policy` to the move's tag and digest (not a rollback), refused or not. */
 function rolloutOf(
   rollouts: readonly Rollout[],
   policy: string,
   d: ImageDecisionView,
-): { id: string; state: string } | undefined {
+): { id: string; state: string; refused?: true } | undefined {
   if (d.kind !== 'move') return undefined;
   const r = rollouts
     .filter(
@@ -162,7 +163,8 @@ function rolloutOf(
         x.target.digest === d.digest,
     )
     .sort((a, b) => b.createdAt - a.createdAt)[0];
-  return r === undefined ? undefined : { id: r.id, state: r.state };
+  if (r === undefined) return undefined;
+  return { id: r.id, state: r.state, ...(refusesTarget(r, rollouts) && { refused: true }) };
 }
 
 /** What `GET /v1/images` shows; `rollouts` (the store's) name each move's image rollout. */

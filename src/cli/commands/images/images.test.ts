@@ -130,5 +130,13 @@ describe('the images table cells', () => {
       rolloutNote({ ...unit, rollout: { id: 'img-1', state: 'Halted' } }),
       ' (img-1 Halted, not offered again)',
     );
+    assert.equal(
+      rolloutNote({ ...unit, rollout: { id: 'img-1', state: 'Completed', refused: true } }),
+      ' (img-1 Completed, rolled back: not offered again)',
+    );
+    assert.equal(
+      rolloutNote({ ...unit, rollout: { id: 'img-1', state: 'Completed' } }),
+      ' (img-1 Completed)',
+    );
   });
 });

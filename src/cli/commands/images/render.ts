@@ -42,13 +42,17 @@ export function nextText(d: ImageDecisionView): string {
   }
 }
 
-/** ` (img-… Active)`: the move's image rollout; a halted or cancelled one says the move is refused. */
+/** ` (img-… Active)`: the move's image rollout; a refused one (halted, cancelled, rolled back) says so. */
 export function rolloutNote(u: ImagePolicyView['units'][number]): string {
   const r = u.rollout;
   if (r === undefined) return '';
-  const refused = ['Halted', 'Cancelled', 'Superseded'].includes(r.state)
-    ? ', not offered again'
-    : '';
+  // `refused` is said by the operator; an older one said only the state.
+  const judged = r.refused === true || ['Halted', 'Cancelled', 'Superseded'].includes(r.state);
+  const refused = !judged
+    ? ''
+    : r.state === 'Completed'
+      ? ', rolled back: not offered again'
+      : ', not offered again';
   return ` (${r.id} ${r.state}${refused})`;
 }
 
