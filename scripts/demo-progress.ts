@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// The demo's rollout progress: each rollout to a version as a line with a bar, redrawn in place on
-// a terminal and printed on every change otherwise (logs, CI), read from the dashboard listener.
+// The demo's reach into the lab (its API, its kubectl) and its rollout progress: each rollout to a
+// version as a line with a bar, redrawn in place on a terminal and printed on every change
+// otherwise (logs, CI), read from the dashboard listener.
+import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type { LabState } from '../src/lab/state.ts';
 import type { RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
 import { elapsed, red, tty } from './demo-terminal.ts';
+
+const run = promisify(execFile);
+
+/** The lab's kubectl with its admin kubeconfig; '' without Kubernetes (`--no-kubernetes`). */
+export async function kubectl(lab: LabState, ...args: string[]): Promise<string> {
+  if (lab.kubeconfig === undefined || lab.kubectl === undefined) return '';
+  const { stdout } = await run(lab.kubectl, ['--kubeconfig', lab.kubeconfig, ...args]);
+  return stdout;
+}
 
 export async function api<T>(lab: LabState, path: string): Promise<T> {
   const res = await fetch(new URL(path, lab.operator.dashboard));

@@ -18,9 +18,7 @@
 // .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
 // (release discovery, signatures, one machine's A/B upgrade and rollback); `npm run demo -- --vm`
 // one real VM upgraded live by the operator, then a release whose kernel panics (demo-vm.ts).
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labUp } from '../src/lab/commands.ts';
 import { labPublish } from '../src/lab/publish.ts';
@@ -29,10 +27,8 @@ import type { MachineView } from '../src/protocol/operator.ts';
 import { describeError } from '../src/cli/errors.ts';
 import { parseDemoFlags, type DemoFlags } from './demo-flags.ts';
 import { imageRebuild } from './demo-images.ts';
-import { api, follow } from './demo-progress.ts';
+import { api, follow, kubectl } from './demo-progress.ts';
 import { bold, dim, red, started, check, demoIo, failures } from './demo-terminal.ts';
-
-const run = promisify(execFile);
 
 const io = demoIo;
 
@@ -47,12 +43,6 @@ async function observedAll(lab: LabState): Promise<MachineView[]> {
     if (all.every((m) => m.observed?.version !== undefined) || i >= 60) return all;
     await sleep(500);
   }
-}
-
-async function kubectl(lab: LabState, ...args: string[]): Promise<string> {
-  if (lab.kubeconfig === undefined || lab.kubectl === undefined) return '';
-  const { stdout } = await run(lab.kubectl, ['--kubeconfig', lab.kubeconfig, ...args]);
-  return stdout;
 }
 
 async function showNodes(lab: LabState): Promise<void> {

@@ -11,13 +11,12 @@
  * - Unknown `NotReadYet`: no driver pass yet (a new leader, a standby).
  */
 import { conflictError, type Selection } from '../../core/images/units.ts';
+import { plural } from '../../core/rollout/format.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { DeclaredVerdict, VerdictCondition } from '../ports/declared.ts';
 import { withPolicyCondition } from './policy-conditions.ts';
 
 export const FollowingConditionType = 'Following';
-
-const plural = (n: number, word: string): string => `${String(n)} ${word}${n === 1 ? '' : 's'}`;
 
 /** See the module comment. */
 export function followingCondition(
