@@ -3,24 +3,19 @@
 // rebuilt (a new digest behind the same `1.0.0-rev1` tag); an ImagePolicy object makes the operator
 // write the new digest into the canary Deployment first, then, after its soak, into the other — the
 // lab kubelets run the new pods, and no machine reboots. Checked like every other step.
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { LabState } from '../src/lab/state.ts';
 import { buildImage, createRegistryClient, pushImage } from '../src/oci/index.ts';
 import type { MachineView, RolloutSummaryView, RolloutView } from '../src/protocol/operator.ts';
-import { api, follow } from './demo-progress.ts';
+import { api, follow, kubectl } from './demo-progress.ts';
 import { bold, check, dim } from './demo-terminal.ts';
 
-const run = promisify(execFile);
 const TAG = '1.0.0-rev1';
-const NAMESPACES = ['shop-canary', 'shop'] as const;
-
-const kubectl = async (lab: LabState, ...args: string[]): Promise<string> =>
-  (await run(lab.kubectl ?? 'kubectl', ['--kubeconfig', lab.kubeconfig ?? '', ...args])).stdout;
+// Namespaces of their own: the lab's `shop` holds its own workloads under PodDisruptionBudgets.
+const NAMESPACES = ['catalog-canary', 'catalog'] as const;
 
 /** Push build `n` of acme/web under its three tags; its digest. */
 async function pushBuild(lab: LabState, n: number): Promise<string> {
@@ -58,7 +53,7 @@ function objects(repository: string, image: string): string {
       repository,
       follow: 'rebuilds',
       workloads: [{ namespaces: [...NAMESPACES] }],
-      canary: { namespaces: ['shop-canary'], soak: '5s' },
+      canary: { namespaces: ['catalog-canary'], soak: '5s' },
     },
   };
   return [
@@ -99,8 +94,8 @@ async function checkOrder(
   r: RolloutView | undefined,
   machinesBefore: number,
 ): Promise<void> {
-  const canary = r?.machines.find((m) => m.machine === 'Deployment/shop-canary/web');
-  const rest = r?.machines.find((m) => m.machine === 'Deployment/shop/web');
+  const canary = r?.machines.find((m) => m.machine === 'Deployment/catalog-canary/web');
+  const rest = r?.machines.find((m) => m.machine === 'Deployment/catalog/web');
   check(
     Date.parse(canary?.finishedAt ?? '') + 5_000 <= Date.parse(rest?.startedAt ?? ''),
     'the canary finished and soaked 5 s before the other started',
