@@ -130,6 +130,11 @@ export const ErrorCode = {
   DiskTooSmall: 'MOLT_DISK_TOO_SMALL',
   /** The disk holds a partition table or filesystem that is not molt's; `--wipe` replaces it. */
   DiskNotMolt: 'MOLT_DISK_NOT_MOLT',
+  /**
+   * The disk has molt's layout and its STATE holds a machine (its config, keys, journal): another
+   * machine's disk, or this one's; `--overwrite-machine` replaces it (`--wipe` does not).
+   */
+  DiskHoldsMachine: 'MOLT_DISK_HOLDS_MACHINE',
   /** The disk, or one of its partitions, is mounted, used as swap, held (dm, md) or backs a loop device. */
   DiskInUse: 'MOLT_DISK_IN_USE',
   /** A program molt runs (sfdisk, mkfs.vfat, mtools, mke2fs, grub-mkimage) or a file it installs (the systemd-boot EFI binary) is missing. */
