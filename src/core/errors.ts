@@ -93,6 +93,11 @@ export const ErrorCode = {
   Forbidden: 'MOLT_FORBIDDEN',
   /** The TLS handshake failed or would: an expired, foreign or missing certificate, or a CA of another fleet. */
   TlsRejected: 'MOLT_TLS_REJECTED',
+  /**
+   * A listener refused a connection or an event stream at a cap: the peer (one certificate, or one
+   * address without one) holds its most, or the listener is full; retryable once some close.
+   */
+  ConnectionLimit: 'MOLT_CONNECTION_LIMIT',
   /** The machine did not become healthy on the new slot before its deadline. */
   HealthDeadline: 'MOLT_HEALTH_DEADLINE',
   /** The new slot did not boot; the bootloader fell back to the previous one. */
