@@ -4,6 +4,7 @@
 // session; operators and admins act through the API's own routes (recorded as dashboard:<name>),
 // viewers cannot; a write needs this origin and the session's CSRF header; sign-ins are limited.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { ListeningApi } from '../../platform/https/server.ts';
 import { sha256Hex } from '../../platform/pki/tokens.ts';
@@ -94,6 +95,35 @@ const act = (s: Signed, path: string, body: unknown = {}, over: Record<string, s
     },
     body: JSON.stringify(body),
   });
+
+/** A sign-in posted from local address `from` (any 127.0.0.0/8 address is this host's). */
+function signInFrom(from: string, token: string): Promise<{ status: number; body: string }> {
+  const url = new URL('/v1/session', server.url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: from,
+        // A connection each, closed after its answer (idle ones would fill the listener's cap).
+        agent: false,
+        headers: { 'content-type': 'application/json', origin, connection: 'close' },
+      },
+      (res) => {
+        res.setEncoding('utf8');
+        let body = '';
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ token }));
+  });
+}
 
 const code = async (res: Response): Promise<string> =>
   ((await res.json()) as { code: string }).code;
@@ -246,6 +276,26 @@ describe('the dashboard without anonymousRead', () => {
     assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     assert.match(res.headers.get('content-security-policy') ?? '', /script-src 'self';/);
     assert.equal(res.headers.get('x-frame-options'), 'DENY');
+  });
+
+  it('lets a right token in while wrong ones from rotating addresses flood the limiter', async () => {
+    // Two wrong tokens a second (the listener forgets one a second), each from another loopback
+    // address, for ten minutes of the clock; a real sign-in each minute, from an address of its
+    // own, must never be refused.
+    const start = clock;
+    try {
+      for (let i = 0; i < 1200; i++) {
+        clock = start + i * 500;
+        const from = `127.0.${String(1 + (i >> 8))}.${String(i & 255)}`;
+        const guess = await signInFrom(from, `guess-${String(i)}`);
+        assert.notEqual(guess.status, 200, `guess ${String(i)}: ${guess.body}`);
+        if (i % 120 !== 119) continue;
+        const real = await signInFrom('127.0.9.1', tokens.vic);
+        assert.equal(real.status, 200, `sign-in after guess ${String(i)}: ${real.body}`);
+      }
+    } finally {
+      clock = start;
+    }
   });
 
   it('limits sign-in attempts from one address: 429 with Retry-After', async () => {

@@ -5,8 +5,8 @@
  * page's scripts never see it), SameSite=Strict (no other site's page sends it), Secure on a TLS
  * listener, ending with the session. A write must also come from the listener's own origin
  * (`Origin`) and carry the session's CSRF token in `x-molt-csrf` — three defences, any one of which
- * stops a forged cross-site request. Sign-ins are rate-limited (`login-limiter.ts`); every user's
- * hash is compared, in constant time, on every try.
+ * stops a forged cross-site request. Failed sign-ins are rate-limited (`login-limiter.ts`); every
+ * user's hash is compared, in constant time, on every try.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookie, stringifySetCookie } from 'cookie';
@@ -116,21 +116,24 @@ export class DashboardAuth {
   /** Sign in with `token`: a new session and its cookie on `reply`. */
   login(request: FastifyRequest, reply: FastifyReply, token: string): Session {
     this.checkOrigin(request);
-    const verdict = this.o.limiter.attempt(request.ip);
+    // Only this address's own failures refuse it before its token is checked; failures elsewhere
+    // never turn a right token away (`login-limiter.ts`).
+    const verdict = this.o.limiter.check(request.ip);
     if (!verdict.ok) {
       const seconds = Math.ceil(verdict.retryAfterMs / 1000);
       void reply.header('retry-after', String(seconds));
       throw new MoltError(
         ErrorCode.RateLimited,
-        `too many sign-in attempts: try again in ${seconds} s`,
+        `too many failed sign-ins from this address: try again in ${seconds} s`,
       );
     }
     const user = userOf(this.o.users, token);
-    if (user === undefined)
+    if (user === undefined) {
+      this.o.limiter.fail(request.ip);
       throw new MoltError(ErrorCode.Unauthenticated, 'no dashboard user has this token', {
         hint: 'ask for a token, or check it was copied whole (`molt pki dashboard-token` prints it once)',
       });
-    this.o.limiter.refund(request.ip);
+    }
     const session = this.o.sessions.create(user);
     void reply.header(
       'set-cookie',

@@ -48,33 +48,50 @@ describe('the dashboard’s sessions', () => {
 });
 
 describe('the sign-in limiter', () => {
-  it('allows a burst per address, then one attempt per refill period', () => {
+  it('allows a burst of failures per address, then one per refill period', () => {
     let now = 0;
     const l = new LoginLimiter({ now: () => now, perClient: { burst: 2, refillMs: 10_000 } });
-    assert.deepEqual([l.attempt('a').ok, l.attempt('a').ok], [true, true]);
-    assert.deepEqual(l.attempt('a'), { ok: false, retryAfterMs: 10_000 });
-    assert.equal(l.attempt('b').ok, true, 'another address has its own bucket');
+    l.fail('a');
+    assert.equal(l.check('a').ok, true);
+    l.fail('a');
+    assert.deepEqual(l.check('a'), { ok: false, retryAfterMs: 10_000 });
+    assert.equal(l.check('b').ok, true, 'another address has its own bucket');
     now = 9_999;
-    assert.equal(l.attempt('a').ok, false);
+    assert.equal(l.check('a').ok, false);
     now = 10_000;
-    assert.equal(l.attempt('a').ok, true);
-    assert.equal(l.attempt('a').ok, false);
+    assert.equal(l.check('a').ok, true);
+    l.fail('a');
+    assert.equal(l.check('a').ok, false);
   });
 
-  it('limits all addresses together', () => {
-    const l = new LoginLimiter({ now: () => 0, overall: { burst: 3, refillMs: 1000 } });
-    assert.deepEqual(
-      ['a', 'b', 'c', 'd'].map((c) => l.attempt(c).ok),
-      [true, true, true, false],
-    );
-  });
-
-  it('gives back the attempt of a sign-in that succeeded', () => {
+  it('counts only failures: checks alone never refuse', () => {
     const l = new LoginLimiter({ now: () => 0, perClient: { burst: 1, refillMs: 60_000 } });
-    assert.equal(l.attempt('a').ok, true);
-    l.refund('a');
-    assert.equal(l.attempt('a').ok, true);
-    assert.equal(l.attempt('a').ok, false);
+    for (let i = 0; i < 100; i++) assert.equal(l.check('a').ok, true);
+  });
+
+  it('never refuses an address that has not failed, however many others failed', () => {
+    let now = 0;
+    const l = new LoginLimiter({ now: () => now, overall: { burst: 3, refillMs: 1000 } });
+    // One guess a second from a new address each time, for ten minutes.
+    for (let i = 0; i < 600; i++, now += 1000) {
+      l.fail(`10.0.${String(i >> 8)}.${String(i & 255)}`);
+      assert.equal(l.check('192.0.2.1').ok, true, `second ${String(i)}`);
+    }
+  });
+
+  it('while failures from everywhere keep the listener’s bucket empty, one failure empties an address', () => {
+    let now = 0;
+    const l = new LoginLimiter({
+      now: () => now,
+      perClient: { burst: 5, refillMs: 12_000 },
+      overall: { burst: 3, refillMs: 1000 },
+    });
+    for (const c of ['a', 'b', 'c']) l.fail(c);
+    assert.equal(l.check('a').ok, true, 'before the flood, a failure takes one of five');
+    l.fail('d');
+    assert.deepEqual(l.check('d'), { ok: false, retryAfterMs: 12_000 });
+    now = 12_000;
+    assert.equal(l.check('d').ok, true, 'its refill period ends its wait');
   });
 });
 

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * How often the dashboard lets anyone try a token (docs/adr/0007 §12): a token bucket per client
- * address and one for the whole listener, so guessing is slow from one address and from many.
- * Tokens are 256-bit random values, so this is defence in depth against weak hand-made tokens and
- * against using the listener to burn CPU, not what makes guessing hopeless.
+ * How often the dashboard lets anyone try a token (docs/adr/0007 §12). Only failures count: a
+ * token bucket per client address, drawn by each wrong token, and one for the whole listener. An
+ * address whose bucket is empty is refused before its token is looked at; the listener's bucket
+ * never refuses anyone by itself. It used to be drawn before the token was checked, so guesses
+ * from many addresses (one a second was enough) emptied it and every real sign-in was refused: an
+ * attacker spent the users' sign-ins. Now, while failures from everywhere keep it empty, each
+ * wrong token empties its own address's bucket instead of taking one, so a flood from many
+ * addresses gets one guess per address per refill period, and a right token from an address that
+ * has not failed is always let in. Tokens are 256-bit random values, so this is defence in depth
+ * against weak hand-made tokens and against using the listener to burn CPU, not what makes
+ * guessing hopeless.
  */
 import { makeRoom } from '../../core/bounded.ts';
 
 /** A bucket's size and how fast it refills. */
 export interface BucketRate {
-  /** Attempts allowed at once. */
+  /** Failures allowed at once. */
   readonly burst: number;
-  /** One attempt comes back every `refillMs`. */
+  /** One failure is forgotten every `refillMs`. */
   readonly refillMs: number;
 }
 
@@ -43,10 +50,16 @@ function refill(b: Bucket, rate: BucketRate, now: number): void {
   b.at = b.tokens === rate.burst ? now : b.at + back * rate.refillMs;
 }
 
+/** Take `n` (at most all); a full bucket starts its refill period now. */
+function take(b: Bucket, rate: BucketRate, now: number, n: number): void {
+  if (b.tokens >= rate.burst) b.at = now;
+  b.tokens = Math.max(0, b.tokens - n);
+}
+
 const waitFor = (b: Bucket, rate: BucketRate, now: number): number =>
   Math.max(1, b.at + rate.refillMs - now);
 
-/** Sign-in attempts, limited per client address and overall. */
+/** Failed sign-ins, counted per client address and overall. */
 export class LoginLimiter {
   private readonly clients = new Map<string, Bucket>();
   private readonly overall: Bucket;
@@ -62,25 +75,31 @@ export class LoginLimiter {
     this.overall = { tokens: this.overallRate.burst, at: o.now() };
   }
 
-  /** Take one attempt for `client` (its address); refused when either bucket is empty. */
-  attempt(client: string): LimitVerdict {
+  /**
+   * Whether `client` (its address) may try a token now: refused only while its own failures have
+   * emptied its bucket. Draws nothing; {@link fail} counts a wrong token.
+   */
+  check(client: string): LimitVerdict {
+    const now = this.o.now();
+    const mine = this.clients.get(client);
+    if (mine === undefined) return { ok: true };
+    refill(mine, this.perClientRate, now);
+    if (mine.tokens >= 1) return { ok: true };
+    return { ok: false, retryAfterMs: waitFor(mine, this.perClientRate, now) };
+  }
+
+  /**
+   * Count a wrong token from `client`: one from its bucket and one from the listener's; while
+   * the listener's is empty (failures from many addresses), its whole bucket.
+   */
+  fail(client: string): void {
     const now = this.o.now();
     const mine = this.bucketOf(client, now);
     refill(mine, this.perClientRate, now);
     refill(this.overall, this.overallRate, now);
-    if (mine.tokens < 1) return { ok: false, retryAfterMs: waitFor(mine, this.perClientRate, now) };
-    if (this.overall.tokens < 1)
-      return { ok: false, retryAfterMs: waitFor(this.overall, this.overallRate, now) };
-    mine.tokens--;
-    this.overall.tokens--;
-    return { ok: true };
-  }
-
-  /** Give back `client`'s attempt: it signed in (only failures count against an address). */
-  refund(client: string): void {
-    const mine = this.clients.get(client);
-    if (mine !== undefined) mine.tokens = Math.min(this.perClientRate.burst, mine.tokens + 1);
-    this.overall.tokens = Math.min(this.overallRate.burst, this.overall.tokens + 1);
+    const flood = this.overall.tokens < 1;
+    take(mine, this.perClientRate, now, flood ? mine.tokens : 1);
+    if (!flood) take(this.overall, this.overallRate, now, 1);
   }
 
   private bucketOf(client: string, now: number): Bucket {
