@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import type { MachineConfig } from '../protocol/machine-config.ts';
 import { createFsComponentRecords } from './adapters/fs-component-records/index.ts';
 import { componentHealthChecks, httpsComponentProbe } from './adapters/health/component-probe.ts';
+import { referencedRegistryOptions } from './adapters/oci-image-source/config-options.ts';
 import { createOciKubeBundles } from './adapters/oci-kube-bundle/index.ts';
 import { createProcessSupervisor } from './adapters/process-service/supervisor.ts';
 import { createSystemdComponents } from './adapters/systemd-units/component-unit.ts';
@@ -44,7 +45,6 @@ export async function controlPlaneOf(
 ): Promise<ControlPlane | undefined> {
   const cp = config.controlPlane;
   if (cp === undefined) return undefined;
-  const { username, password, insecure } = config.registry;
   const publicKeyPem =
     config.publicKeyFile === undefined ? undefined : await readFile(config.publicKeyFile, 'utf8');
   const components = cp.components;
@@ -62,12 +62,7 @@ export async function controlPlaneOf(
     probe: httpsComponentProbe,
     bundles: createOciKubeBundles({
       root,
-      registry: {
-        insecure,
-        ...(username !== undefined && password !== undefined
-          ? { credentials: { username, password } }
-          : {}),
-      },
+      registry: referencedRegistryOptions(config.registry),
       mirrors: config.registry.mirrors,
       maxBytes: cp.maxBundleBytes,
       ...(publicKeyPem !== undefined && { publicKeyPem }),

@@ -22,6 +22,7 @@ import { createBlockSlotStore } from './adapters/block-slot-store/index.ts';
 import { createFsSlotStore } from './adapters/fs-slot-store/index.ts';
 import { createSdBootBootloader } from './adapters/sdboot/index.ts';
 import { realMachinePorts } from './compose-real.ts';
+import { referencedRegistryOptions } from './adapters/oci-image-source/config-options.ts';
 import type { MachineConfig } from '../protocol/machine-config.ts';
 import type { MachinePorts } from './machine/ports.ts';
 import type { BootInfo } from './ports/boot-info.ts';
@@ -40,15 +41,9 @@ export function bootloaderFor(root: string, config: MachineConfig): Bootloader {
 export async function imageSourceFor(root: string, config: MachineConfig): Promise<ImageSource> {
   const publicKeyPem =
     config.publicKeyFile === undefined ? undefined : await readFile(config.publicKeyFile, 'utf8');
-  const { username, password } = config.registry;
   return createOciImageSource({
     root,
-    registry: {
-      insecure: config.registry.insecure,
-      ...(username !== undefined && password !== undefined
-        ? { credentials: { username, password } }
-        : {}),
-    },
+    registry: referencedRegistryOptions(config.registry),
     mirrors: config.registry.mirrors,
     ...(publicKeyPem === undefined ? {} : { publicKeyPem }),
     maxBytes: config.maxImageBytes,

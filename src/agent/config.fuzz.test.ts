@@ -18,7 +18,7 @@ const machine = {
   role: 'control-plane',
   bootloader: 'grub',
   api: { host: '127.0.0.1', port: 7443 },
-  registry: { insecure: true, username: 'u', password: 'p' },
+  registry: { insecure: true, host: '127.0.0.1:5000', username: 'u', password: 'p' },
   etcd: {
     name: 'cp-1',
     peerUrl: 'http://127.0.0.1:2380',

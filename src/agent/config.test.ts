@@ -17,7 +17,7 @@ async function rootWith(config: string | undefined, mode = 0o600): Promise<strin
 describe('machine config', () => {
   it('refuses to start on a registry password others can read (issue 14)', async () => {
     const withPassword =
-      'node: w1\nrole: worker\nbootloader: grub\nregistry: {username: u, password: p}\n';
+      'node: w1\nrole: worker\nbootloader: grub\nregistry: {host: reg.example, username: u, password: p}\n';
     const open = await rootWith(withPassword, 0o644);
     await assert.rejects(
       loadMachineConfig(open),
@@ -29,6 +29,17 @@ describe('machine config', () => {
     assert.equal(closed.registry.password, 'p');
     // Nothing secret in it: its mode is the owner's business.
     await loadMachineConfig(await rootWith('node: w1\nrole: worker\nbootloader: grub\n', 0o644));
+  });
+
+  it('refuses a registry password that does not name the registry it belongs to', async () => {
+    const head = 'node: w1\nrole: worker\nbootloader: grub\n';
+    for (const registry of ['{username: u, password: p}', '{host: reg.example, username: u}']) {
+      await assert.rejects(
+        loadMachineConfig(await rootWith(`${head}registry: ${registry}\n`)),
+        (e) => isMoltError(e, 'MOLT_MACHINE_INVALID') && /registry\.(host|password)/.test(e.message),
+        registry,
+      );
+    }
   });
 
   it('fills defaults for a worker', async () => {

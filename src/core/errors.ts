@@ -22,6 +22,12 @@ export const ErrorCode = {
   RegistryProtocol: 'MOLT_REGISTRY_PROTOCOL',
   /** A registry reached over HTTPS that speaks plain HTTP (`--insecure` is for such registries). */
   RegistryPlainHttp: 'MOLT_REGISTRY_PLAIN_HTTP',
+  /**
+   * The registry's credentials would have gone where molt does not send them: over plain HTTP or
+   * unverified TLS to a host that is not loopback, or to a token service that is not https on the
+   * registry's own host (nor listed in `tokenRealms`).
+   */
+  RegistryCredentialsWithheld: 'MOLT_REGISTRY_CREDENTIALS_WITHHELD',
   ManifestInvalid: 'MOLT_MANIFEST_INVALID',
   ManifestTooLarge: 'MOLT_MANIFEST_TOO_LARGE',
   UnsupportedMediaType: 'MOLT_UNSUPPORTED_MEDIA_TYPE',

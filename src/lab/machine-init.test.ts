@@ -31,7 +31,7 @@ describe('a lab machine config', () => {
       const given = join(dir.path, 'given.yaml');
       await writeFile(
         given,
-        'node: m2\nrole: worker\nbootloader: grub\nregistry: {username: u, password: p}\n',
+        'node: m2\nrole: worker\nbootloader: grub\nregistry: {host: reg.example, username: u, password: p}\n',
         { mode: 0o644 },
       );
       const root2 = join(dir.path, 'm2');

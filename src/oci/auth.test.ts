@@ -2,12 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../protocol/index.ts';
-import { Authenticator, type TokenResponse } from './auth.ts';
+import { Authenticator, type AuthenticatorOptions, type TokenResponse } from './auth.ts';
 
 const challenge = 'Bearer realm="https://auth.example/token",service="reg"';
 const scope = ['repository:acme/installer:pull'];
 
-function setup(answer: (n: number) => TokenResponse): {
+function setup(
+  answer: (n: number) => TokenResponse,
+  more: Partial<AuthenticatorOptions> = {},
+): {
   auth: Authenticator;
   urls: string[];
   headers: Record<string, string>[];
@@ -19,6 +22,9 @@ function setup(answer: (n: number) => TokenResponse): {
   const auth = new Authenticator({
     registry: 'reg.example',
     credentials: { username: 'u', password: 'p' },
+    // Docker Hub's shape: the token service on a host of its own, listed by the owner.
+    realms: { tokenRealms: ['auth.example'] },
+    ...more,
     requestToken: (url, h) => {
       urls.push(url);
       headers.push(h);
@@ -113,5 +119,67 @@ describe('Authenticator', () => {
     const basic = await auth.authorization(scope);
     assert.match(basic ?? '', /^Basic /);
     assert.equal(auth.challenged('Basic realm="r"', scope, basic), undefined);
+  });
+
+  describe('where the password goes', () => {
+    const basicUp = `Basic ${Buffer.from('u:p').toString('base64')}`;
+    const ok = (): TokenResponse => ({ status: 200, body: '{"token":"t"}' });
+    const withheld = (e: unknown): boolean =>
+      isMoltError(e, ErrorCode.RegistryCredentialsWithheld);
+
+    it('to a token service over https on the registry’s own host, whatever its port', async () => {
+      const { auth, headers } = setup(ok, { realms: {} });
+      auth.challenged('Bearer realm="https://reg.example:5001/token"', scope, undefined);
+      assert.equal(await auth.authorization(scope), 'Bearer t');
+      assert.equal(headers[0]?.['authorization'], basicUp);
+    });
+
+    it('never to a token service on another host the challenge names', async () => {
+      const { auth, urls } = setup(ok, { realms: {} });
+      auth.challenged('Bearer realm="https://collector.example/token"', scope, undefined);
+      await assert.rejects(auth.authorization(scope), withheld);
+      assert.deepEqual(urls, [], 'no request at all went to the other host');
+    });
+
+    it('never to a plain-HTTP token service, even on the registry’s host or a listed one', async () => {
+      for (const realm of ['http://reg.example/token', 'http://auth.example/token']) {
+        const { auth, urls } = setup(ok, { realms: { tokenRealms: ['auth.example'], insecure: true } });
+        auth.challenged(`Bearer realm="${realm}"`, scope, undefined);
+        await assert.rejects(auth.authorization(scope), withheld, realm);
+        assert.deepEqual(urls, [], realm);
+      }
+    });
+
+    it('over plain HTTP only to a loopback token service of an insecure loopback registry (the tests’ own)', async () => {
+      const origin = new URL('http://127.0.0.1:5000');
+      const { auth, headers } = setup(ok, {
+        registry: '127.0.0.1:5000',
+        realms: { origin, insecure: true },
+      });
+      auth.challenged('Bearer realm="http://127.0.0.1:5097/token"', scope, undefined);
+      assert.equal(await auth.authorization(scope), 'Bearer t');
+      assert.equal(headers[0]?.['authorization'], basicUp);
+      const strict = setup(ok, { registry: '127.0.0.1:5000', realms: { origin } });
+      strict.auth.challenged('Bearer realm="http://127.0.0.1:5097/token"', scope, undefined);
+      await assert.rejects(strict.auth.authorization(scope), withheld, 'not without insecure');
+    });
+
+    it('without credentials, asks any https token service anonymously', async () => {
+      const urls: string[] = [];
+      const heads: Record<string, string>[] = [];
+      const auth = new Authenticator({
+        registry: 'reg.example',
+        requestToken: (url, h) => {
+          urls.push(url);
+          heads.push(h);
+          return Promise.resolve(ok());
+        },
+        now: () => 0,
+      });
+      auth.challenged('Bearer realm="https://auth.other/token"', scope, undefined);
+      assert.equal(await auth.authorization(scope), 'Bearer t');
+      assert.equal(urls.length, 1);
+      assert.equal(heads[0]?.['authorization'], undefined);
+    });
   });
 });

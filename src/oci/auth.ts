@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { ErrorCode } from '../protocol/index.ts';
 import { parseChallenges, type Challenge } from './challenge.ts';
+import { realmRefusal, type RealmPolicy } from './credential-scope.ts';
 import { RegistryError, describeErrorBody } from './http-errors.ts';
 import type { Credentials } from './types.ts';
 
@@ -14,6 +15,8 @@ export interface TokenResponse {
 export interface AuthenticatorOptions {
   readonly registry: string;
   readonly credentials?: Credentials;
+  /** Which token services may receive `credentials` (credential-scope.ts); default: https on `registry`'s host. */
+  readonly realms?: Partial<RealmPolicy>;
   /** GET `url` with `headers` (no redirects across hosts, same timeouts); counts as a token request. */
   readonly requestToken: (url: string, headers: Record<string, string>) => Promise<TokenResponse>;
   readonly now: () => number;
@@ -92,7 +95,10 @@ export class Authenticator {
     const url = tokenUrl(realm, c.params['service'], scopes, this.options.registry);
     const headers: Record<string, string> = {};
     const basic = this.basic();
-    if (basic !== undefined) headers['authorization'] = basic;
+    if (basic !== undefined) {
+      this.checkRealm(url);
+      headers['authorization'] = basic;
+    }
     const started = this.options.now();
     const res = await this.options.requestToken(url.href, headers);
     if (res.status !== 200) throw this.refused(realm, scopes, res);
@@ -102,6 +108,29 @@ export class Authenticator {
       token,
       expiresAt: started + expiresInSec * 1000 - Math.min(expirySkewMs, (expiresInSec * 1000) / 4),
     };
+  }
+
+  /**
+   * The challenge names the token service, and a registry (or whatever answered in its place)
+   * may name any URL: the password goes there only over https on the registry's own host or a
+   * host the owner listed. Anywhere else the request is not made at all, rather than made
+   * anonymously, so the owner learns why instead of reading "check the username and password".
+   */
+  private checkRealm(url: URL): void {
+    const policy: RealmPolicy = {
+      origin: this.options.realms?.origin ?? new URL(`https://${this.options.registry}`),
+      insecure: this.options.realms?.insecure ?? false,
+      tokenRealms: this.options.realms?.tokenRealms ?? [],
+    };
+    const why = realmRefusal(url, policy);
+    if (why === undefined) return;
+    throw new RegistryError(
+      ErrorCode.RegistryCredentialsWithheld,
+      `registry ${this.options.registry} sent molt to the token service ${url.origin}; molt did not send it the registry's password: ${why}`,
+      {
+        hint: `if ${url.host} is this registry's token service, list it in the registry's tokenRealms (it must be https)`,
+      },
+    );
   }
 
   private refused(realm: string, scopes: readonly string[], res: TokenResponse): RegistryError {

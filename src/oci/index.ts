@@ -38,6 +38,7 @@ export type {
 } from './image.ts';
 export { pushImage, pushReferrer } from './push.ts';
 export { RegistryError } from './http-errors.ts';
+export { clientOptionsFor, credentialsFor, isLoopbackHost } from './credential-scope.ts';
 export type { BlobSink } from './body.ts';
 
 /** Create a registry client for one registry; call `close()` on it when done to free connections. */

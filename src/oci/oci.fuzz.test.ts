@@ -47,6 +47,9 @@ const challenges = [
   'Bearer realm="https://auth.example/token",service="registry",scope="repository:a/b:pull"',
   'Basic realm="x", Bearer realm="http://127.0.0.1:1/t",error="insufficient_scope"',
   'Bearer realm="a\\"b,c"',
+  'Bearer realm="https://r.io:5001/token",service="r"',
+  'Bearer realm="http://r.io/token"',
+  'Bearer realm="https://r.io.evil/token"',
 ];
 const links = [
   '</v2/_catalog?last=a&n=1>; rel="next"',
@@ -111,7 +114,7 @@ describe('fuzz: registry answers', () => {
     );
   });
 
-  it('a challenge and a token answer authenticate or fail with a registry code', async () => {
+  it('a challenge and a token answer authenticate or fail with a registry code; the password reaches only https on the registry host', async () => {
     const tokenBody = fc.oneof(
       fuzzJson([{ token: 'abc', expires_in: 300 }, { access_token: 'x' }]).map((j) =>
         JSON.stringify(j),
@@ -127,7 +130,14 @@ describe('fuzz: registry answers', () => {
           const auth = new Authenticator({
             registry: 'r.io',
             credentials: { username: 'u', password: 'p' },
-            requestToken: () => Promise.resolve({ status, body }),
+            requestToken: (to, headers) => {
+              if (headers['authorization'] !== undefined) {
+                const target = new URL(to);
+                assert.equal(target.protocol, 'https:', `the password went to ${to}`);
+                assert.equal(target.hostname, 'r.io', `the password went to ${to}`);
+              }
+              return Promise.resolve({ status, body });
+            },
             now: () => 0,
           });
           const scopes = outcome(() => auth.challenged(header, ['repository:a:pull'], undefined));
@@ -142,6 +152,7 @@ describe('fuzz: registry answers', () => {
               ErrorCode.RegistryProtocol,
               ErrorCode.RegistryUnauthorized,
               ErrorCode.RegistryServerError,
+              ErrorCode.RegistryCredentialsWithheld,
             )
           )
             return;

@@ -4,6 +4,7 @@ import { Agent } from 'undici';
 import { ErrorCode, MoltError } from '../protocol/index.ts';
 import { Authenticator } from './auth.ts';
 import { abandon, discard, readErrorText } from './body.ts';
+import { checkCredentialTransport } from './credential-scope.ts';
 import {
   RegistryError,
   afterAttempts,
@@ -58,6 +59,7 @@ export class Transport {
     };
     this.origin = registryOrigin(options.registry, this.o.insecure);
     this.registry = this.origin.host;
+    checkCredentialTransport(this.origin, this.o.insecure, options.credentials);
     const concurrency = options.concurrency ?? 16;
     this.slots = new Semaphore(concurrency);
     this.agent = new Agent({
@@ -74,6 +76,11 @@ export class Transport {
     this.auth = new Authenticator({
       registry: this.registry,
       ...(options.credentials !== undefined && { credentials: options.credentials }),
+      realms: {
+        origin: this.origin,
+        insecure: this.o.insecure,
+        tokenRealms: options.tokenRealms ?? [],
+      },
       requestToken: (url, headers) => this.requestToken(url, headers),
       now: () => Date.now(),
     });

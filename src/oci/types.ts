@@ -62,13 +62,32 @@ export interface Credentials {
   readonly password: string;
 }
 
+/**
+ * Credentials that belong to one registry: `registry` is its `host[:port]` as image references
+ * name it. A client for references of any host takes them only for that one
+ * ({@link credentialsFor}): a reference naming another host must not collect the password.
+ */
+export interface ScopedCredentials extends Credentials {
+  readonly registry: string;
+}
+
 /** How to reach one registry. */
 export interface RegistryClientOptions {
   /** `host[:port]`, or a URL (`http://…` / `https://…`). */
   readonly registry: string;
   /** Allow plain HTTP (and an unverified TLS certificate) — meant for loopback registries. */
   readonly insecure?: boolean;
+  /**
+   * Sent to this registry's own origin only (never across a redirect), and to its token service
+   * only over https on the registry's host or a host in `tokenRealms`. With `insecure`, only to a
+   * loopback registry: plain HTTP or an unverified certificate would hand them to anyone on the path.
+   */
   readonly credentials?: Credentials;
+  /**
+   * Token-service hosts (`host` or `host:port`) besides the registry's own that may receive the
+   * credentials, over https: e.g. `auth.docker.io` for Docker Hub. @default []
+   */
+  readonly tokenRealms?: readonly string[];
   /** Per-request timeout. @default 30000 */
   readonly timeoutMs?: number;
   /** Retries on connection errors, 429 and 5xx, with exponential backoff. @default 4 */
@@ -81,6 +100,17 @@ export interface RegistryClientOptions {
   readonly concurrency?: number;
   /** PEM CA bundle to trust in addition to the system store. */
   readonly ca?: string;
+}
+
+/**
+ * Client options for whichever registry an image reference names (the agent's pulls): the
+ * credentials go only to the registry they name ({@link ScopedCredentials}).
+ */
+export interface ReferencedRegistryOptions extends Omit<
+  RegistryClientOptions,
+  'registry' | 'credentials'
+> {
+  readonly credentials?: ScopedCredentials;
 }
 
 /** Reading from a registry. Every method verifies digests of what it returns. */

@@ -190,8 +190,19 @@ export const MachineConfig = z
       .object({
         /** Plain-HTTP registries (the lab's). */
         insecure: z.boolean().default(false),
+        /**
+         * The registry `username` and `password` belong to: `host[:port]` as release and bundle
+         * references name it. They are sent to no other host a reference names (nor to a mirror
+         * but this host's), and to its token service only over https on its own host.
+         */
+        host: z.string().min(1).optional(),
         username: z.string().optional(),
         password: z.string().optional(),
+        /**
+         * Token-service hosts besides `host` itself that may receive the password, over https
+         * (Docker Hub's `auth.docker.io`). @default []
+         */
+        tokenRealms: z.array(z.string().min(1)).default([]),
         /**
          * Registry hosts reached at another address (`host[:port]` → `host[:port]`), as a
          * container runtime's mirrors: a VM reaches its host's loopback registry at 10.0.2.2.
@@ -200,7 +211,16 @@ export const MachineConfig = z
         mirrors: z.record(z.string().min(1), z.string().min(1)).default({}),
       })
       .strict()
-      .default({ insecure: false, mirrors: {} }),
+      .refine((r) => (r.username === undefined) === (r.password === undefined), {
+        message: 'give both username and password, or neither',
+        path: ['password'],
+      })
+      .refine((r) => r.username === undefined || r.host !== undefined, {
+        message:
+          'name the registry the username and password belong to (host[:port], as references name it): they go to no other host',
+        path: ['host'],
+      })
+      .default({ insecure: false, mirrors: {}, tokenRealms: [] }),
     /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
     publicKeyFile: z.string().optional(),
     /** Largest installer image accepted, in bytes. */

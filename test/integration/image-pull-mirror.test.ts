@@ -82,7 +82,8 @@ describe('image pull through a registry mirror (docker-registry 2.8)', () => {
       });
       const source = createOciImageSource({
         root: dir.path,
-        registry: { insecure: true, credentials: alice },
+        // The credentials name the published registry: its mirror gets them as its stand-in.
+        registry: { insecure: true, credentials: { registry: published, ...alice } },
         mirrors: { [published]: token.host },
       });
       const staged = await source.pull(`${published}/${repo}:1.1.0`, 'B');

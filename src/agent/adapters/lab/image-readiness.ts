@@ -11,10 +11,11 @@
 import type { ImageReference } from '../../../core/slots/reference.ts';
 import { parseImageReference, referenceTarget } from '../../../core/slots/reference.ts';
 import {
+  clientOptionsFor,
   createRegistryClient,
   type OciRegistryClient,
   type Platform,
-  type RegistryClientOptions,
+  type ReferencedRegistryOptions,
 } from '../../../oci/index.ts';
 
 /** The image config label that makes pods of the image never Ready when `"false"`. */
@@ -26,8 +27,11 @@ export interface ImageVerdict {
 }
 
 export interface ImageReadinessOptions {
-  /** Client options for every registry (`insecure` for the lab's plain-HTTP one, credentials). */
-  readonly registry?: Omit<RegistryClientOptions, 'registry'>;
+  /**
+   * Client options for every registry (`insecure` for the lab's plain-HTTP one); the credentials
+   * only for their own registry: any pod names any image, and must not collect the password.
+   */
+  readonly registry?: ReferencedRegistryOptions;
   /** Registry hosts reached at another address, as the agent's pulls do. @default {} */
   readonly mirrors?: Readonly<Record<string, string>>;
   /** @default linux/amd64 */
@@ -60,10 +64,15 @@ export function createImageReadiness(o: ImageReadinessOptions = {}): ImageReadin
   const byReference = new Map<string, { verdict: Promise<ImageVerdict>; until: number }>();
   const clientFor = (registry: string): OciRegistryClient => {
     const address = o.mirrors?.[registry] ?? registry;
-    let c = clients.get(address);
+    // Keyed by the name, not the address: the credentials go with the name a reference uses.
+    let c = clients.get(registry);
     if (c === undefined) {
-      c = createRegistryClient({ retries: 1, timeoutMs: 5_000, ...o.registry, registry: address });
-      clients.set(address, c);
+      c = createRegistryClient({
+        retries: 1,
+        timeoutMs: 5_000,
+        ...clientOptionsFor(o.registry, registry, address),
+      });
+      clients.set(registry, c);
     }
     return c;
   };

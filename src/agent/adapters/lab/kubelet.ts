@@ -8,6 +8,7 @@
  */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { MachineConfig } from '../../../protocol/machine-config.ts';
+import { referencedRegistryOptions } from '../oci-image-source/config-options.ts';
 
 export interface RunningKubelet {
   shutdown(): Promise<void>;
@@ -32,14 +33,9 @@ export async function startKubeletFor(
     import('./image-readiness.ts'),
   ]);
   let last = '';
-  const { username, password, insecure, mirrors } = config.registry;
   const images = createImageReadiness({
-    registry: {
-      insecure,
-      ...(username !== undefined &&
-        password !== undefined && { credentials: { username, password } }),
-    },
-    mirrors,
+    registry: referencedRegistryOptions(config.registry),
+    mirrors: config.registry.mirrors,
   });
   const node = startLabKubelet({
     kc: await loadKubeConfig(kubelet.kubeconfig),

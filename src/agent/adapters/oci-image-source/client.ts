@@ -4,9 +4,14 @@
  * reference whose registry host is a key is fetched from the mirror's address instead, as a
  * container runtime's mirror: the reference, the recorded `imageRef`, the signature lookup (same
  * repository, same digest) and the auth challenge (whatever the mirror answers) are otherwise
- * unchanged. A VM reaches its host's loopback registry at 10.0.2.2 this way (docs/adr/0008 §7).
+ * unchanged; the credentials, which belong to the registry the reference names, go to its mirror
+ * as its stand-in and to no other registry. A VM reaches its host's loopback registry at 10.0.2.2 this way (docs/adr/0008 §7).
  */
-import { createRegistryClient, type OciRegistryClient } from '../../../oci/index.ts';
+import {
+  clientOptionsFor,
+  createRegistryClient,
+  type OciRegistryClient,
+} from '../../../oci/index.ts';
 import type { OciImageSourceOptions } from './options.ts';
 
 /** `host[:port]` to connect to for images named under `registry`. */
@@ -18,5 +23,7 @@ export function registryAddress(
 }
 
 export function registryClientFor(o: OciImageSourceOptions, registry: string): OciRegistryClient {
-  return createRegistryClient({ ...o.registry, registry: registryAddress(registry, o.mirrors) });
+  return createRegistryClient(
+    clientOptionsFor(o.registry, registry, registryAddress(registry, o.mirrors)),
+  );
 }

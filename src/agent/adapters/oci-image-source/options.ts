@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /** How the agent's image source reaches its registry and what it accepts. */
-import type { Platform, RegistryClientOptions } from '../../../oci/index.ts';
+import type { Platform, ReferencedRegistryOptions } from '../../../oci/index.ts';
 
 export interface OciImageSourceOptions {
   /** Machine root (docs/adr/0004 §2). */
   readonly root: string;
-  /** Client options for every registry an image names (`insecure` for loopback, credentials, CA, timeouts). */
-  readonly registry?: Omit<RegistryClientOptions, 'registry'>;
+  /** Client options for every registry an image names (`insecure` for loopback, CA, timeouts; credentials for their own registry only). */
+  readonly registry?: ReferencedRegistryOptions;
   /**
    * Registry hosts reached at another address (`host[:port]` → `host[:port]`), keyed by the host
    * as image references name it. @default {}
