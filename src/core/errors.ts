@@ -179,6 +179,10 @@ export const ErrorCode = {
   KubeReleaseIncompatible: 'MOLT_KUBE_RELEASE_INCOMPATIBLE',
   /** The configuration sets a flag the target version removed. */
   KubeFlagRemoved: 'MOLT_KUBE_FLAG_REMOVED',
+  /** The configuration sets a flag that opens the API server, not named in `forceInsecureFlags`. */
+  KubeFlagInsecure: 'MOLT_KUBE_FLAG_INSECURE',
+  /** A flag value holds a control character (a newline would break the component's unit). */
+  KubeFlagInvalid: 'MOLT_KUBE_FLAG_INVALID',
   /** Clients still call APIs the target removed (the API server's `apiserver_requested_deprecated_apis`). */
   KubeRemovedApiInUse: 'MOLT_KUBE_REMOVED_API_IN_USE',
   /** A minor rollback outside the window the compatibility version (`--emulated-version`) keeps open. */

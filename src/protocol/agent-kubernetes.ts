@@ -11,6 +11,8 @@
  * `force` (admin certificates only).
  */
 import { z } from 'zod';
+import { ErrorCode } from '../core/errors.ts';
+import { controlCharacter } from '../core/kubernetes/insecure-flags.ts';
 
 export const KubernetesRoutes = {
   /** GET: {@link ControlPlaneView} — every component's version, hash and health, and the bundles staged. */
@@ -71,11 +73,20 @@ export const KubeVersion = z
 /** `1.35` — a `--emulated-version` (KEP-4330): the minor a newer binary behaves as. */
 export const KubeMinor = z.string().regex(/^1\.\d{1,3}$/, 'must be a minor version like 1.35');
 
-/** `--flag=value` settings by flag name without dashes; a flag molt itself sets is refused. */
+/**
+ * `--flag=value` settings by flag name without dashes; a flag molt itself sets is refused. A value
+ * is one line of text: a control character (a newline) would break the component's unit.
+ */
 export const ExtraArgs = z
   .record(
     z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a flag name without dashes'),
-    z.string().max(4096),
+    z
+      .string()
+      .max(4096)
+      .refine((v) => !controlCharacter.test(v), {
+        message: 'must not hold a control character (a newline, a tab …)',
+        params: { code: ErrorCode.KubeFlagInvalid },
+      }),
   )
   .refine((r) => Object.keys(r).length <= 64, 'at most 64 flags');
 export type ExtraArgs = z.infer<typeof ExtraArgs>;

@@ -111,7 +111,7 @@ export function parseFleet(text: string, options: ParseFleetOptions = {}): Fleet
     const issues = parsed.error.issues.map((i) =>
       where.issue(pathOf(i.path), describe(i), keyOf(i)),
     );
-    throw fleetError(ErrorCode.FleetInvalid, source, issues);
+    throw fleetError(issueCode(parsed.error.issues), source, issues);
   }
   const report: Report = (code, issue) => {
     throw fleetError(code, source, [where.issue(...issue)]);
@@ -170,6 +170,23 @@ function filePath(corePath: string, doc: Document): Path | undefined {
   return [...item, key, ...fields];
 }
 
+/**
+ * The code of a schema refusal: the one code its issues name (`params.code`, set by the schema for
+ * refusals that have their own, e.g. `MOLT_KUBE_FLAG_INSECURE`), else `MOLT_FLEET_INVALID`.
+ */
+function issueCode(issues: readonly object[]): ErrorCode {
+  const codes = new Set(
+    issues.map((i) =>
+      'params' in i && typeof i.params === 'object' && i.params !== null && 'code' in i.params
+        ? i.params.code
+        : undefined,
+    ),
+  );
+  const [only] = codes;
+  const known: readonly unknown[] = Object.values(ErrorCode);
+  return codes.size === 1 && known.includes(only) ? (only as ErrorCode) : ErrorCode.FleetInvalid;
+}
+
 function toJs(doc: Document, source: string): unknown {
   try {
     return doc.toJS({ maxAliasCount: 1000 });
@@ -186,6 +203,9 @@ const hints: Partial<Record<ErrorCode, string>> = {
   [ErrorCode.UnknownMachine]: 'define the machine under `machines:` or drop it from the rollout',
   [ErrorCode.PolicyInvalid]:
     'fix the policy at that line; docs/adr/0005-operator.md §2–3 has the rules',
+  [ErrorCode.KubeFlagInsecure]:
+    'remove the flag, or name it in the component’s forceInsecureFlags (docs/kubernetes.md)',
+  [ErrorCode.KubeFlagInvalid]: 'a flag value is one line of text',
 };
 const shownIssues = 10;
 

@@ -91,6 +91,22 @@ describe('renderComponent', () => {
     assert.equal(a.hash, b.hash, 'extra flags are sorted before hashing');
   });
 
+  it('refuses an extra flag holding a newline: the unit it reached would not start', () => {
+    for (const extraArgs of [{ 'audit-log-path': '/a\nExecStartPre=/bin/sh' }, { v: '2\r' }])
+      assert.throws(
+        () =>
+          renderComponent({
+            name: 'kube-apiserver',
+            facts,
+            apply: { ...apply, extraArgs },
+            binDir: staged,
+            sha256,
+          }),
+        (e: unknown) =>
+          isMoltError(e, ErrorCode.KubeFlagInvalid) && /kube-apiserver/.test(e.message),
+      );
+  });
+
   it('reads flag names the way the renderer compares them', () => {
     assert.equal(flagName('--secure-port=6443'), 'secure-port');
     assert.equal(flagName('--allow-privileged'), 'allow-privileged');

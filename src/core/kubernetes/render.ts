@@ -10,8 +10,11 @@
  *
  * The machine's flags win: an extra flag that would override one of them (its etcd endpoints, its
  * certificates, its port) is refused with `MOLT_BAD_INPUT` naming the flag, before anything moves.
+ * A flag holding a control character is refused too (`MOLT_KUBE_FLAG_INVALID`): the API's schema
+ * already refuses one, and a unit a newline reached would not start at all.
  */
 import { ErrorCode, MoltError } from '../errors.ts';
+import { assertPrintableFlags } from './insecure-flags.ts';
 
 /** What the machine itself says about one component (its machine config). */
 export interface ComponentFacts {
@@ -64,6 +67,7 @@ export function flagName(arg: string): string | undefined {
 }
 
 function extraFlags(name: string, facts: ComponentFacts, extra: ComponentApply['extraArgs']) {
+  assertPrintableFlags(name, extra);
   const own = new Set(facts.args.map(flagName));
   const keys = Object.keys(extra).sort();
   for (const key of keys) {
@@ -88,7 +92,10 @@ export function canonicalForm(spec: Omit<ComponentSpec, 'hash'>): string {
   return JSON.stringify([spec.name, spec.binary, spec.args, env, spec.port]);
 }
 
-/** Render one component; see the module comment. @throws MoltError `MOLT_BAD_INPUT` */
+/**
+ * Render one component; see the module comment.
+ * @throws MoltError `MOLT_BAD_INPUT`, `MOLT_KUBE_FLAG_INVALID`
+ */
 export function renderComponent(input: RenderInput): ComponentSpec {
   const { name, facts, apply } = input;
   const emulated =

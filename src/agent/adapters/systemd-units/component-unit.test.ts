@@ -9,6 +9,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
+import { ErrorCode } from '../../../core/errors.ts';
 import { renderComponent } from '../../../core/kubernetes/render.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
 import { componentSupervisorConformance } from '../../../testkit/component-supervisor-conformance.ts';
@@ -104,6 +105,11 @@ describe('control-plane components as systemd units', () => {
     assert.equal(systemdArg('--x=50%'), '"--x=50%%"');
     assert.equal(systemdArg('--home=$HOME'), '"--home=$$HOME"');
     assert.equal(systemdArg('a b"c\\'), '"a b\\"c\\\\"');
+  });
+
+  it('refuses an argument with a control character instead of writing a broken unit', () => {
+    for (const arg of ['--a=1\nExecStartPre=/bin/sh', '--a=\r', '--a=\u0000'])
+      assert.throws(() => systemdArg(arg), { code: ErrorCode.KubeFlagInvalid });
   });
 
   it('renders units systemd-analyze verify accepts', async (t) => {

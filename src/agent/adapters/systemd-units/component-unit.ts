@@ -35,9 +35,17 @@ export const componentUnitName = (name: string): string => `molt-${name}.service
 
 /**
  * One argument of `ExecStart=` as systemd parses it: bare when it is plain, else double-quoted
- * with `\` and `"` escaped; `%` (specifiers) and `$` (variables) doubled either way.
+ * with `\` and `"` escaped; `%` (specifiers) and `$` (variables) doubled either way. A control
+ * character is refused, not escaped: a newline would end the line (systemd then refuses the whole
+ * unit and the component stays down), and no flag means one.
+ * @throws MoltError `MOLT_KUBE_FLAG_INVALID`
  */
 export function systemdArg(arg: string): string {
+  if (/\p{Cc}/u.test(arg))
+    throw new MoltError(
+      ErrorCode.KubeFlagInvalid,
+      `the argument ${JSON.stringify(arg.slice(0, 80))} holds a control character: no unit is written`,
+    );
   const literal = arg.replaceAll('%', '%%').replaceAll('$', '$$$$');
   if (/^[A-Za-z0-9_@+=:,./-]+$/.test(literal)) return literal;
   return `"${literal.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;

@@ -68,13 +68,22 @@ export function declaredPool(o: ListedObject): DeclaredPool {
 export const needsFinalizer = (o: ListedObject): boolean =>
   o.metadata?.deletionTimestamp == null && !(o.metadata?.finalizers ?? []).includes(PoolFinalizer);
 
-/** The first problem of a spec, named by its field path under `spec`. */
+/**
+ * The first problem of a spec, named by its field path under `spec`, with its own code when the
+ * schema gives one (`MOLT_KUBE_FLAG_INSECURE` …).
+ */
 function firstIssue(error: {
-  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+  issues: readonly {
+    path: readonly PropertyKey[];
+    message: string;
+    params?: Record<string, unknown> | undefined;
+  }[];
 }) {
   const issue = error.issues[0];
   const at = ['spec', ...(issue?.path ?? []).map(String)].join('.');
-  return `${at}: ${issue?.message ?? 'invalid'}`;
+  const code = issue?.params?.['code'];
+  const coded = typeof code === 'string' ? ` (${code})` : '';
+  return `${at}: ${issue?.message ?? 'invalid'}${coded}`;
 }
 
 /** A cluster's Kubernetes as configured, or why not (docs/adr/0012). */
