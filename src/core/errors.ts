@@ -173,6 +173,11 @@ export const ErrorCode = {
   KubeBundleNotFound: 'MOLT_KUBE_BUNDLE_NOT_FOUND',
   /** A bundle that is not one: wrong media types, a binary missing, a version annotation that differs. */
   KubeBundleInvalid: 'MOLT_KUBE_BUNDLE_INVALID',
+  /**
+   * A `bundleRepository` that is neither the release repository's `-kubernetes` one nor listed in
+   * the operator config's `bundleRepositories`: whoever writes the spec does not pick the binaries.
+   */
+  KubeBundleRepositoryRefused: 'MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED',
   /** A target that skips a minor, or a minor downgrade (Kubernetes' version skew policy). */
   KubeVersionSkew: 'MOLT_KUBE_VERSION_SKEW',
   /** A node's release does not admit the target (its `dev.molt.kubernetes` range). */

@@ -9,6 +9,8 @@
  * repository: acme/installer
  * insecure: true                 # plain HTTP to the registry (loopback labs only)
  * fleet: fleet.yaml
+ * publicKey: release.pub         # releases and Kubernetes bundles must be signed with it
+ * bundleRepositories: [acme/k8s] # besides <repository>-kubernetes, for KubernetesCluster specs
  * pki: {ca: pki/ca.pem, cert: pki/operator.pem, key: pki/operator.key}
  * store: {etcd: ["http://127.0.0.1:2379"]}   # or: memory (state lost on restart; tests, demos)
  * id: operator-1                 # leader-election identity; default: hostname-pid
@@ -159,9 +161,14 @@ export const OperatorConfig = z
     registry: z.string().min(1),
     repository: z.string().min(1),
     insecure: z.boolean().default(false),
-    /** PEM file with the public key releases must be signed with. */
+    /** PEM file with the public key releases (and Kubernetes bundles) must be signed with. */
     publicKey: z.string().min(1).optional(),
     fleet: z.string().min(1),
+    /**
+     * Repositories of `registry`, besides `<repository>-kubernetes`, that a KubernetesCluster's
+     * `bundleRepository` may name; bundles are held to `publicKey` as releases are. @default none
+     */
+    bundleRepositories: z.array(z.string().min(1).max(512)).default([]),
     pki: z.strictObject({
       ca: z.string().min(1),
       cert: z.string().min(1),

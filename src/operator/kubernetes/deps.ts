@@ -31,6 +31,8 @@ export interface KubePlanDeps {
   readonly declared: () => DeclaredKubernetes;
   /** Where bundles live when the spec names no repository (the release repository + `-kubernetes`). */
   readonly bundleRepository: string;
+  /** Other repositories (same registry) a spec's `bundleRepository` may name. @default none */
+  readonly bundleRepositories?: readonly string[];
   readonly now: () => number;
   readonly log: (line: string) => void;
   /** Only the leader runs steps; a deposed one stops before its next step. */

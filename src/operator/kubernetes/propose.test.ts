@@ -101,6 +101,21 @@ describe('bad input to a Kubernetes plan is refused before anything changes', ()
     );
   });
 
+  it('a bundle repository the operator config does not list', async () => {
+    const w = await world();
+    const theirs = `127.0.0.1:5000/tenant-a/kube@sha256:${'e'.repeat(64)}`;
+    w.bundles.tags.set('tenant-a/kube:v1.36.3', theirs);
+    const spec = { version: 'v1.36.3', bundleRepository: 'tenant-a/kube' };
+    await refused(w, spec, 'MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED', /tenant-a\/kube/);
+    const listed = await proposePlan(w.deps({ bundleRepositories: ['tenant-a/kube'] }), {
+      cluster: 'default',
+      kind: 'upgrade',
+      spec: KubernetesClusterSpec.parse(spec),
+      by: 'admin',
+    });
+    assert.equal(listed.target.bundle, theirs, 'a repository the operator lists is taken');
+  });
+
   it('allows a minor rollback inside the window and a patch downgrade', async () => {
     const inside = await propose(await world({ version: 'v1.36.3', emulated: '1.35' }), {
       version: 'v1.35.4',

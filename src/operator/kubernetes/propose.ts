@@ -83,13 +83,29 @@ function refused(code: ErrorCode, message: string, hint?: string): MoltError {
 }
 
 /**
+ * The repository the bundles come from. The spec may name another one only if the operator's
+ * own config lists it: writing a KubernetesCluster must not be a way to choose which binaries
+ * the control-plane machines run (any repository of the registry, a tenant's pushes included).
+ */
+export function bundleRepositoryOf(d: KubePlanDeps, spec: KubernetesClusterSpec): string {
+  const named = spec.bundleRepository;
+  if (named === undefined || named === d.bundleRepository) return d.bundleRepository;
+  if ((d.bundleRepositories ?? []).includes(named)) return named;
+  throw refused(
+    ErrorCode.KubeBundleRepositoryRefused,
+    `bundleRepository ${named} is not a repository this operator takes Kubernetes bundles from (${[d.bundleRepository, ...(d.bundleRepositories ?? [])].join(', ')})`,
+    'leave bundleRepository out, or list the repository in the operator config’s bundleRepositories',
+  );
+}
+
+/**
  * The plan `request` asks for, not yet recorded; throws the first refusal (`MOLT_KUBE_*`) — with
  * the checks as its details — before anything moved.
  */
 export async function proposePlan(d: KubePlanDeps, request: ProposeRequest): Promise<KubeUpgrade> {
   const { cluster, spec } = request;
   const inv = await clusterInventory(d, cluster);
-  const repository = spec.bundleRepository ?? d.bundleRepository;
+  const repository = bundleRepositoryOf(d, spec);
   const bundle = await d.bundles.resolve(repository, spec.version);
   const extraArgs = componentArgs(spec);
   const result = runChecks({
