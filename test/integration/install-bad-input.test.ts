@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt install` on bad input: every refusal has its stable code, and the disk file hashes the
-// same before and after (a new disk file is not even created).
+// same before and after (a new disk file is not even created). Another machine's disk is bad input
+// too: refused unless --overwrite-machine, even with --wipe.
 import assert from 'node:assert/strict';
-import { access, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MiB } from '../../src/core/disk/layout.ts';
@@ -21,10 +22,14 @@ describe('molt install refuses bad input and writes nothing', () => {
   let fx: Fixture;
   let dir: { path: string; remove: () => Promise<void> };
   let base: InstallOptions;
-  /** An empty disk file, a GPT disk file that is someone else's, and a 1 MiB one for checks made before the disk's. */
+  /**
+   * An empty disk file, a GPT disk file that is someone else's, a 1 MiB one for checks made before
+   * the disk's, and a machine's (node-1 installed on it). All 0600, as a disk file must be.
+   */
   let blank: string;
   let foreign: string;
   let tiny: string;
+  let machineDisk: string;
   before(async () => {
     dir = await tempDir('install-bad');
     fx = await startFixture(dir.path);
@@ -49,17 +54,20 @@ describe('molt install refuses bad input and writes nothing', () => {
       'sh',
       foreign,
     ]);
+    for (const disk of [blank, foreign, tiny]) await chmod(disk, 0o600);
+    machineDisk = join(dir.path, 'machine.img');
+    await installDisk({ ...base, disk: machineDisk, diskBytes: 346 * MiB });
   });
   after(async () => {
     await fx.stop();
     await dir.remove();
   });
 
-  /** The disks' hashes and stat times before any test: a refused install changes neither. */
-  const original = new Map<string, { hash: string; mtimeNs: bigint; size: bigint }>();
+  /** The disks' hashes, stat times and modes before any test: a refused install changes none. */
+  const original = new Map<string, { hash: string; mtimeNs: bigint; size: bigint; mode: bigint }>();
   async function snapshot(disk: string) {
     const info = await stat(disk, { bigint: true });
-    return { hash: await fileHash(disk), mtimeNs: info.mtimeNs, size: info.size };
+    return { hash: await fileHash(disk), mtimeNs: info.mtimeNs, size: info.size, mode: info.mode };
   }
 
   /** Expect `code`, and the disk file (if any) unchanged: same bytes, never written (mtime). */
@@ -87,6 +95,7 @@ describe('molt install refuses bad input and writes nothing', () => {
   it('a disk too small: MOLT_DISK_TOO_SMALL', async () => {
     const small = join(dir.path, 'small.img');
     await run('truncate', ['-s', '345M', small]);
+    await chmod(small, 0o600);
     await refused({ disk: small }, ErrorCode.DiskTooSmall, /needs at least 346 MiB/);
   });
 
@@ -96,6 +105,32 @@ describe('molt install refuses bad input and writes nothing', () => {
     await run('truncate', ['-s', '346M', ext4]);
     await run('mke2fs', ['-q', '-F', '-t', 'ext4', ext4]);
     await refused({ disk: ext4 }, ErrorCode.DiskNotMolt, /no partition table but ext4/);
+  });
+
+  it("another machine's disk, with --wipe or without: MOLT_DISK_HOLDS_MACHINE naming it", async () => {
+    const other = await fx.machine('node-3', 'grub');
+    const holds = new RegExp(
+      `^${machineDisk} is a molt machine's disk: its STATE holds the machine node-1 \\(config\\.yaml, journal, pki, slots\\)$`,
+    );
+    await refused({ ...other, disk: machineDisk }, ErrorCode.DiskHoldsMachine, holds);
+    await refused({ ...other, disk: machineDisk, wipe: true }, ErrorCode.DiskHoldsMachine, holds);
+    await refused({ disk: machineDisk, dryRun: true }, ErrorCode.DiskHoldsMachine, holds);
+    const told = await installDisk({
+      ...base,
+      ...other,
+      disk: machineDisk,
+      overwriteMachine: true,
+      dryRun: true,
+    });
+    assert.equal(told.previous, 'machine');
+    assert.equal(told.previousNode, 'node-1');
+  });
+
+  it('a disk file group or others can read: MOLT_SECRET_EXPOSED, its mode left as it was', async () => {
+    const open = join(dir.path, 'open.img');
+    await run('truncate', ['-s', '346M', open]);
+    await chmod(open, 0o640);
+    await refused({ disk: open }, ErrorCode.SecretExposed, /open to group or others \(mode 0640\)/);
   });
 
   it('an image larger than its slot: MOLT_IMAGE_TOO_LARGE', async () => {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt install` onto a block device (a loop device over a disk file; needs root): the same code
 // as for a file, writing by offset into the whole device; then the partitions as the kernel shows
-// them, and a mounted partition refused with MOLT_DISK_IN_USE.
+// them, a mounted partition refused with MOLT_DISK_IN_USE, and the machine now on the device
+// refused with MOLT_DISK_HOLDS_MACHINE.
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -87,5 +88,16 @@ describe('molt install onto a block device', () => {
       assert.match(e.message, new RegExp(`${loop}p4 is mounted at ${mounted}`));
       return true;
     });
+
+    // Unmounted, it is still a machine's disk: refused, naming it, unless told to replace it.
+    await run('umount', [mounted]);
+    mounted = undefined;
+    await assert.rejects(installDisk(options), (e) => {
+      assert.ok(isMoltError(e, ErrorCode.DiskHoldsMachine), String(e));
+      assert.match(e.message, new RegExp(`^${loop} is a molt machine's disk: .*node-block`));
+      return true;
+    });
+    const again = await installDisk({ ...options, overwriteMachine: true });
+    assert.equal(again.previousNode, 'node-block');
   });
 });

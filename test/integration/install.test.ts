@@ -4,11 +4,20 @@
 // ESP), grub-editenv / bootctl (the bootloader's state), debugfs (STATE), cmp (slot A).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GrubCfg } from '../../src/core/boot/grub-cfg.ts';
-import { MiB, PartitionOrder, PartitionType } from '../../src/core/disk/layout.ts';
+import {
+  DefaultSizes,
+  MiB,
+  PartitionName,
+  PartitionOrder,
+  PartitionType,
+  partitionOf,
+  planDisk,
+  sfdiskScript,
+} from '../../src/core/disk/layout.ts';
 import { installDisk } from '../../src/image/install/install-disk.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
 import {
@@ -60,6 +69,8 @@ describe('molt install onto a disk file', () => {
     assert.equal(result.image.version, '1.0.0');
     assert.equal(result.previous, 'empty');
     assert.equal((await stat(disk)).size, diskBytes);
+    // STATE's private key lies on it in the clear: the file is its owner's alone.
+    assert.equal((await stat(disk)).mode & 0o777, 0o600);
 
     const parts = await partitions(disk);
     assert.deepEqual(
@@ -135,7 +146,7 @@ describe('molt install onto a disk file', () => {
     assert.doesNotMatch(await debugfs(ephCopy, 'ls -l /'), /config/);
   });
 
-  it('installs systemd-boot with its loader entry, through the CLI, and reinstalls over its own layout', async () => {
+  it('installs systemd-boot with its loader entry, through the CLI, and replaces the machine only when told', async () => {
     const disk = join(dir.path, 'sdboot.img');
     const machine = await fx.machine('node-sd', 'systemd-boot');
     const efiBinary = await sdBootEfi();
@@ -183,7 +194,17 @@ describe('molt install onto a disk file', () => {
     assert.match(entry, /^options +molt\.slot=A .*console=ttyS0 quiet$/m);
     assert.match((await fatFile(disk, espOffset, '/loader/loader.conf')).toString(), /default/);
 
-    // Again, without --wipe: the table is molt's, so it is replaced (the config carries disk: now).
+    assert.equal((await stat(disk)).mode & 0o777, 0o600);
+
+    // Again: STATE holds node-sd, so the CLI refuses (naming the disk and the machine) until told.
+    const refusal = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, (error, _stdout, stderr) => {
+        resolve({ code: error === null ? 0 : (error.code as number), stderr });
+      });
+    });
+    assert.notEqual(refusal.code, 0);
+    assert.match(refusal.stderr, /MOLT_DISK_HOLDS_MACHINE/);
+    assert.match(refusal.stderr, new RegExp(`${disk} is a molt machine's disk: .*node-sd`));
     const again = await installDisk({
       ...machine,
       disk,
@@ -191,7 +212,32 @@ describe('molt install onto a disk file', () => {
       insecure: true,
       sizes: testSizes,
       efiBinary,
+      overwriteMachine: true,
     });
-    assert.equal(again.previous, 'molt');
+    assert.equal(again.previous, 'machine');
+    assert.equal(again.previousNode, 'node-sd');
+  });
+
+  it("reuses molt's layout an interrupted install left (STATE empty) without being told", async () => {
+    const disk = join(dir.path, 'interrupted.img');
+    await run('truncate', ['-s', '700M', disk]);
+    await chmod(disk, 0o600);
+    const plan = planDisk(diskBytes, { ...DefaultSizes, ...testSizes });
+    // What the installer writes first: the table, and nothing on STATE yet.
+    const script = join(dir.path, 'interrupted.sfdisk');
+    await writeFile(script, sfdiskScript(plan));
+    await run('sh', ['-c', 'sfdisk -q "$1" < "$2"', 'sh', disk, script]);
+    const machine = await fx.machine('node-again', 'grub');
+    const result = await installDisk({
+      ...machine,
+      disk,
+      image: `${fx.registry.host}/${repo}:1.0.0`,
+      insecure: true,
+      sizes: testSizes,
+    });
+    assert.equal(result.previous, 'molt');
+    const state = partitionOf(result.plan, PartitionName.State);
+    const config = await debugfs(`${disk}?offset=${String(state.offset)}`, 'cat /config.yaml');
+    assert.match(config, /^node: node-again$/m);
   });
 });

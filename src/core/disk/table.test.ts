@@ -4,7 +4,9 @@ import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../errors.ts';
 import { diskUsers, mountedDevices, requireUnused } from './in-use.ts';
 import { PartitionOrder } from './layout.ts';
-import { judgeDisk, requireInstallable } from './table.ts';
+import { judgeDisk, requireInstallable, type StateContent } from './table.ts';
+
+const none = { wipe: false, overwriteMachine: false };
 
 const gpt = (names: readonly (string | undefined)[]) => ({
   kind: 'table' as const,
@@ -36,12 +38,52 @@ describe("is this disk molt's?", () => {
     const foreign = judgeDisk(gpt(['root']));
     assert.throws(
       () => {
-        requireInstallable(foreign, false, '/dev/sdb');
+        requireInstallable(foreign, none, '/dev/sdb');
       },
       (e) => isMoltError(e, ErrorCode.DiskNotMolt) && /--wipe/.test(e.hint ?? ''),
     );
-    requireInstallable(foreign, true, '/dev/sdb');
-    requireInstallable(judgeDisk(gpt(PartitionOrder)), false, '/dev/sdb');
+    requireInstallable(foreign, { ...none, wipe: true }, '/dev/sdb');
+    requireInstallable(judgeDisk(gpt(PartitionOrder)), none, '/dev/sdb');
+  });
+});
+
+describe("does molt's layout hold a machine?", () => {
+  const layout = (state: StateContent) => ({ ...gpt(PartitionOrder), state });
+  const machine = judgeDisk(
+    layout({ filesystem: 'ext4', entries: ['config.yaml', 'journal', 'pki'], node: 'db-1' }),
+  );
+
+  it('STATE without a filesystem, or with an empty one, is an interrupted install: reused', () => {
+    assert.deepEqual(judgeDisk(layout({})), { kind: 'molt' });
+    assert.deepEqual(judgeDisk(layout({ filesystem: 'ext4', entries: [] })), { kind: 'molt' });
+  });
+  it('STATE holding anything, or what molt cannot list, is a machine', () => {
+    assert.deepEqual(machine, {
+      kind: 'machine',
+      holds: 'its STATE holds the machine db-1 (config.yaml, journal, pki)',
+      node: 'db-1',
+    });
+    assert.deepEqual(judgeDisk(layout({ filesystem: 'ext4', entries: ['notes'] })), {
+      kind: 'machine',
+      holds: 'its STATE holds a machine (notes)',
+    });
+    assert.deepEqual(judgeDisk(layout({ filesystem: 'xfs' })), {
+      kind: 'machine',
+      holds: 'its STATE holds xfs, which molt cannot list',
+    });
+  });
+  it('refuses a machine unless told --overwrite-machine; --wipe is not enough', () => {
+    for (const consent of [none, { ...none, wipe: true }])
+      assert.throws(
+        () => {
+          requireInstallable(machine, consent, '/dev/sdb');
+        },
+        (e) =>
+          isMoltError(e, ErrorCode.DiskHoldsMachine) &&
+          /^\/dev\/sdb is a molt machine's disk: .*db-1/.test(e.message) &&
+          /--overwrite-machine/.test(e.hint ?? ''),
+      );
+    requireInstallable(machine, { ...none, overwriteMachine: true }, '/dev/sdb');
   });
 });
 

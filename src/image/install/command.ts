@@ -28,6 +28,8 @@ before the first write: on bad input the disk is left as it was.
   --state-size SIZE       size of STATE (default 128M, at least 16M)
   --disk-size SIZE        a disk FILE: create it, or extend it, to SIZE (never shrinks)
   --wipe                  replace a partition table or filesystem that is not molt's
+  --overwrite-machine     replace a machine: molt's layout whose STATE holds a config, keys, a
+                          journal (the machine's identity and data are lost; --wipe is not enough)
   --insecure              pull over plain HTTP
   --efi-binary FILE       the bootloader's EFI binary (default: GRUB built with grub-mkimage, or
                           /usr/lib/systemd/boot/efi/systemd-bootx64.efi)
@@ -61,6 +63,7 @@ function flags(argv: readonly string[]) {
         'public-key': text,
         'work-dir': text,
         wipe: flag,
+        'overwrite-machine': flag,
         insecure: flag,
         'dry-run': flag,
         json: flag,
@@ -105,6 +108,7 @@ function optionsOf(values: ReturnType<typeof flags>, log: (line: string) => void
     },
     ...(diskBytes !== undefined && { diskBytes }),
     wipe: values.wipe,
+    overwriteMachine: values['overwrite-machine'],
     insecure: values.insecure,
     dryRun: values['dry-run'],
     ...(values['efi-binary'] !== undefined && { efiBinary: values['efi-binary'] }),
@@ -123,14 +127,22 @@ export function formatPlan(plan: DiskPlan): string {
   return [`  #  name            start        size       content`, ...rows].join('\n');
 }
 
+function previousText(r: InstallResult): string {
+  switch (r.previous) {
+    case 'molt':
+      return ", over molt's layout with an empty STATE";
+    case 'machine':
+      return `, replacing the machine ${r.previousNode ?? '(node unknown)'} (--overwrite-machine)`;
+    case 'foreign':
+      return ', replacing what was there (--wipe)';
+    case 'empty':
+      return '';
+  }
+}
+
 function summary(r: InstallResult): string {
   const verb = r.dryRun ? 'would install' : 'installed';
-  const previous =
-    r.previous === 'molt'
-      ? ", replacing molt's previous install"
-      : r.previous === 'foreign'
-        ? ', replacing what was there (--wipe)'
-        : '';
+  const previous = previousText(r);
   return (
     `${verb} ${r.image.version} (${r.image.digest}) for ${r.node} onto ${r.disk} (${formatSize(r.plan.diskBytes)}, ${r.kind})${previous}\n` +
     `bootloader ${r.bootloader} at EFI/BOOT/BOOTX64.EFI; slot A committed\n${formatPlan(r.plan)}\n` +

@@ -2,11 +2,11 @@
 /**
  * `installDisk`: molt onto a disk file or a block device (docs/install.md). Everything that can be
  * checked is checked before the first write — the config and PKI, the disk (in use? someone
- * else's? large enough?), the image pulled, verified and staged with the agent's own install path,
- * its sizes against the plan — so bad input leaves the disk byte-for-byte as it was. Then the disk
- * is written in one go.
+ * else's? a machine's? private? large enough?), the image pulled, verified and staged with the
+ * agent's own install path, its sizes against the plan — so bad input leaves the disk
+ * byte-for-byte as it was. Then the disk is written in one go.
  */
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { checkImageFits } from '../../core/disk/fit.ts';
@@ -36,6 +36,8 @@ export interface InstallOptions {
   readonly diskBytes?: number;
   /** Replace a partition table or filesystem that is not molt's. */
   readonly wipe?: boolean;
+  /** Replace a machine: molt's layout whose STATE holds a config, keys, a journal. */
+  readonly overwriteMachine?: boolean;
   /** Pull over plain HTTP. */
   readonly insecure?: boolean;
   /** The bootloader binary to install instead of building GRUB or finding systemd-boot's. */
@@ -53,8 +55,13 @@ export interface InstallOptions {
 export interface InstallResult {
   readonly disk: string;
   readonly kind: DiskTarget['kind'];
-  /** What the disk held before: nothing, molt's layout, or someone else's (replaced with --wipe). */
+  /**
+   * What the disk held before: nothing, molt's layout with an empty STATE, a machine (replaced
+   * with --overwrite-machine), or someone else's (replaced with --wipe).
+   */
   readonly previous: DiskVerdict['kind'];
+  /** The node the replaced machine's STATE named. */
+  readonly previousNode?: string;
   readonly node: string;
   readonly bootloader: 'grub' | 'systemd-boot';
   readonly image: { readonly ref: string; readonly digest: string; readonly version: string };
@@ -92,6 +99,25 @@ async function targetBytes(target: DiskTarget, options: InstallOptions): Promise
   return Math.max(target.bytes, wanted ?? 0);
 }
 
+/**
+ * A disk file molt writes holds STATE — the node's private key, the config with any registry
+ * password — in the clear, so only its owner may read it: molt creates it 0600 and refuses an
+ * existing one that group or others can open. It does not narrow the mode itself: whoever opened
+ * the file while it was readable keeps reading it, so that is the owner's decision to make.
+ */
+async function requirePrivate(target: DiskTarget): Promise<void> {
+  if (target.kind !== 'file' || !target.exists) return;
+  const mode = (await stat(target.path)).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  throw new MoltError(
+    ErrorCode.SecretExposed,
+    `${target.path} is open to group or others (mode ${mode.toString(8).padStart(4, '0')}), and the disk will hold the machine's private key and config`,
+    {
+      hint: `chmod 600 ${target.path}, or let molt create the disk file (--disk-size) 0600`,
+    },
+  );
+}
+
 /** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
 export async function installDisk(options: InstallOptions): Promise<InstallResult> {
   const started = performance.now();
@@ -102,7 +128,12 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
   const diskBytes = await targetBytes(target, options);
   requireUnused(await readUse(target), options.disk);
   const verdict = judgeDisk(await readContent(target));
-  requireInstallable(verdict, options.wipe ?? false, options.disk);
+  requireInstallable(
+    verdict,
+    { wipe: options.wipe ?? false, overwriteMachine: options.overwriteMachine ?? false },
+    options.disk,
+  );
+  await requirePrivate(target);
   const plan = planDisk(diskBytes, { ...DefaultSizes, ...options.sizes });
   const root = await mkdtemp(join(options.workDir ?? tmpdir(), 'molt-install-'));
   try {
@@ -127,6 +158,8 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
       disk: target.path,
       kind: target.kind,
       previous: verdict.kind,
+      ...(verdict.kind === 'machine' &&
+        verdict.node !== undefined && { previousNode: verdict.node }),
       node: config.node,
       bootloader: config.bootloader,
       image: {

@@ -2,15 +2,17 @@
 /**
  * What the disk is before anything is written: a file (its size; may not exist yet) or a block
  * device (its size from sysfs), what it holds (`sfdisk --json`, and `wipefs` for a filesystem
- * written without a table) and who uses it (mounts, swap, holders, loop devices backed by the
- * file). Reads only; core/disk judges the facts.
+ * written without a table; on molt's layout, what STATE holds: state-probe.ts) and who uses it
+ * (mounts, swap, holders, loop devices backed by the file). Reads only; core/disk judges the facts.
  */
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import type { BlockDeviceFacts, DiskUseFacts } from '../../core/disk/in-use.ts';
-import type { DiskContent } from '../../core/disk/table.ts';
+import { PartitionName } from '../../core/disk/layout.ts';
+import { isMoltLayout, type DiskContent } from '../../core/disk/table.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { readState } from './state-probe.ts';
 import { run } from './tools.ts';
 
 export interface DiskTarget {
@@ -49,18 +51,40 @@ export async function probeTarget(path: string): Promise<DiskTarget> {
 const SfdiskJson = z.object({
   partitiontable: z.object({
     label: z.string(),
-    partitions: z.array(z.object({ name: z.string().optional(), type: z.string() })).default([]),
+    sectorsize: z.number().int().positive().default(512),
+    partitions: z
+      .array(
+        z.object({
+          name: z.string().optional(),
+          type: z.string(),
+          start: z.number().int().nonnegative(),
+          size: z.number().int().nonnegative(),
+        }),
+      )
+      .default([]),
   }),
 });
 const WipefsJson = z.object({ signatures: z.array(z.object({ type: z.string() })).default([]) });
 
-/** What the disk holds: its partition table, or the signatures on a disk without one. */
+/** A table, and on molt's layout what its STATE partition holds. */
+async function withState(disk: string, json: z.infer<typeof SfdiskJson>): Promise<DiskContent> {
+  const table = json.partitiontable;
+  const state = table.partitions.find((p) => p.name === PartitionName.State);
+  if (!isMoltLayout(table) || state === undefined) return { kind: 'table', table };
+  const sector = table.sectorsize;
+  return {
+    kind: 'table',
+    table,
+    state: await readState(disk, state.start * sector, state.size * sector),
+  };
+}
+
+/** What the disk holds: its partition table (and STATE's content), or a bare disk's signatures. */
 export async function readContent(target: DiskTarget): Promise<DiskContent> {
   if (!target.exists || target.bytes === 0) return { kind: 'bare', signatures: [] };
   // sfdisk answers 1 both for "no partition table" and for real failures; stdout tells them apart.
   const table = await run('sfdisk', ['--json', target.path], { okCodes: [1] });
-  if (table.code === 0)
-    return { kind: 'table', table: SfdiskJson.parse(JSON.parse(table.stdout)).partitiontable };
+  if (table.code === 0) return withState(target.path, SfdiskJson.parse(JSON.parse(table.stdout)));
   if (!/does not contain a recognized partition table/.test(table.stderr))
     throw new Error(`sfdisk --json ${target.path} failed: ${table.stderr.trim()}`);
   const signatures = await run('wipefs', ['--no-act', '--json', target.path]);

@@ -11,10 +11,12 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 const packages: Readonly<Record<string, string>> = {
   sfdisk: 'fdisk',
   wipefs: 'util-linux',
+  blkid: 'util-linux',
   'mkfs.vfat': 'dosfstools',
   mcopy: 'mtools',
   mmd: 'mtools',
   mke2fs: 'e2fsprogs',
+  debugfs: 'e2fsprogs',
   'grub-mkimage': 'grub-common grub-efi-amd64-bin',
 };
 

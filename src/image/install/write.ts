@@ -155,9 +155,13 @@ export async function writeDisk(
 ): Promise<void> {
   const disk = target.path;
   if (target.kind === 'file') {
-    await withDisk(disk, target.exists ? 'r+' : 'wx', async (handle) => {
+    // 0600 from the moment it exists: STATE's private key and config lie on it in the clear.
+    const handle = await open(disk, target.exists ? 'r+' : 'wx', 0o600);
+    try {
       if (target.bytes < plan.diskBytes) await handle.truncate(plan.diskBytes);
-    });
+    } finally {
+      await handle.close();
+    }
   }
   log(`partitioning ${disk} (GPT, 5 partitions)`);
   await run('sfdisk', ['--quiet', '--wipe', 'always', disk], { input: sfdiskScript(plan) });
