@@ -139,6 +139,8 @@ before(async () => {
   fleet = await startLabFleet({ molt: moltArgv, workers: 4 });
   await fleet.publish('1.1.0', {
     ...official,
+    // In a channel: a release in none is offered to no pool, Cluster API's included.
+    'dev.molt.channels': 'stable',
     'dev.molt.kubernetes.version': kubeVersion['1.1.0'],
   });
   // w-4 is in a pool that Cluster API replaces machines of (decision 6).
@@ -368,6 +370,7 @@ describe('molt as the Cluster API in-place update extension', () => {
   it('rolls w-1 back by itself when the release never becomes healthy, tells Cluster API, and hands the Machine back for replacement', async () => {
     await fleet.publish('1.2.0', {
       ...official,
+      'dev.molt.channels': 'stable',
       'dev.molt.kubernetes.version': kubeVersion['1.2.0'],
       'dev.molt.lab.health': 'never',
     });

@@ -39,7 +39,8 @@ export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
 
 /** What the cluster asks for, validated. */
 export interface Criteria {
-  readonly channel: string;
+  /** Undefined: any channel, but at least one (a release in no channel is offered to no one). */
+  readonly channel: string | undefined;
   readonly current: TagVersion | undefined;
   /** Cluster Kubernetes version as MAJOR.MINOR.PATCH; undefined = unknown, not checked. */
   readonly kubernetes: string | undefined;
@@ -66,10 +67,8 @@ export function ineligibility(r: Release, version: TagVersion, c: Criteria): Ver
   if (c.current !== undefined && compareVersions(version, c.current) <= 0) {
     return { code: RejectionCode.NotNewer, reason: `not newer than the current ${c.current.tag}` };
   }
-  if (!r.channels.includes(c.channel)) {
-    const list = r.channels.length === 0 ? 'no channel' : `channels ${r.channels.join(', ')}`;
-    return { code: RejectionCode.NotInChannel, reason: `not in channel ${c.channel} (${list})` };
-  }
+  const outside = channelVerdict(r, c.channel);
+  if (outside !== undefined) return outside;
   if (!r.official) return { code: RejectionCode.Unofficial, reason: 'not marked official' };
   if (
     c.kubernetes !== undefined &&
@@ -82,6 +81,14 @@ export function ineligibility(r: Release, version: TagVersion, c: Criteria): Ver
     };
   }
   return signatureVerdict(r, c.requireSignature);
+}
+
+function channelVerdict(r: Release, channel: string | undefined): Verdict | undefined {
+  if (channel === undefined ? r.channels.length > 0 : r.channels.includes(channel))
+    return undefined;
+  if (channel === undefined) return { code: RejectionCode.NotInChannel, reason: 'in no channel' };
+  const list = r.channels.length === 0 ? 'no channel' : `channels ${r.channels.join(', ')}`;
+  return { code: RejectionCode.NotInChannel, reason: `not in channel ${channel} (${list})` };
 }
 
 function signatureVerdict(r: Release, required: boolean): Verdict | undefined {

@@ -7,6 +7,7 @@
  * Steps only go forward in version order, so the graph is acyclic and small (one node per eligible
  * release); quadratic search is fine.
  */
+import type { Range } from 'semver';
 import { ErrorCode, MoltError } from '../errors.ts';
 import { compareVersions } from './order.ts';
 import { parseRange } from './eligibility.ts';
@@ -58,16 +59,25 @@ export function findRoute(nodes: readonly Node[], from: TagVersion | undefined):
 
 type CanStep = (from: number, to: number) => boolean;
 
+/** A release's `upgradeFrom` range: undefined when it declares none, null when it is unparseable. */
+const rangeOf = (r: Release): Range | null | undefined =>
+  r.upgradeFrom === undefined ? undefined : parseRange(r.upgradeFrom);
+
+/** No range admits every version; an unparseable one admits none (failing closed). */
+const rangeAdmits = (range: Range | null | undefined, from: TagVersion): boolean =>
+  range === undefined || (range?.test(from.app) ?? false);
+
+/**
+ * Whether `release`'s `upgradeFrom` range admits a direct upgrade from `from` — the test each step
+ * of a path passes (a step also goes forward: `ineligibility`'s `NotNewer` checks that for one).
+ */
+export const admitsFrom = (release: Release, from: TagVersion): boolean =>
+  rangeAdmits(rangeOf(release), from);
+
 function stepper(nodes: readonly Node[], start: TagVersion): CanStep {
-  const ranges = nodes.map((n) =>
-    n.release.upgradeFrom === undefined ? undefined : parseRange(n.release.upgradeFrom),
-  );
+  const ranges = nodes.map((n) => rangeOf(n.release));
   const at = (i: number): TagVersion => (i === START ? start : (nodes[i] as Node).version);
-  return (from, to) => {
-    const range = ranges[to];
-    const admitted = range === undefined || (range?.test(at(from).app) ?? false);
-    return admitted && compareVersions(at(from), at(to)) < 0;
-  };
+  return (from, to) => rangeAdmits(ranges[to], at(from)) && compareVersions(at(from), at(to)) < 0;
 }
 
 function forwardReach(n: number, canStep: CanStep): boolean[] {

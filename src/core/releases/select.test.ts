@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isMoltError } from '../errors.ts';
 import type { Release } from './release.ts';
-import { selectLatest } from './select.ts';
-import type { Rejection, Selection } from './select.ts';
+import { directVerdict, selectLatest } from './select.ts';
+import type { DirectOptions, Rejection, Selection } from './select.ts';
 
 let next = 0;
 
@@ -260,5 +260,43 @@ describe('selectLatest upgrade paths', () => {
     const s = selectLatest({ releases, channel: 'stable' });
     assert.ok(s.found);
     assert.deepEqual(tagsOf(s.path), ['2.0.0']);
+  });
+});
+
+describe('directVerdict', () => {
+  const code = (r: Release, o: DirectOptions): string | undefined => directVerdict(r, o)?.code;
+
+  it('applies the checks selectLatest applies to each release', () => {
+    const from = { channel: 'stable', current: '1.0.0' };
+    assert.equal(code(release('1.1.0'), from), undefined);
+    assert.equal(code(release('1.0.0'), from), 'NotNewer');
+    assert.equal(code(release('0.9.0'), from), 'NotNewer');
+    assert.equal(code(release('1.1.0', { channels: ['beta'] }), from), 'NotInChannel');
+    assert.equal(code(release('1.1.0', { official: false }), from), 'Unofficial');
+    const invalid = release('1.1.0', { signature: { status: 'invalid', reason: 'forged' } });
+    assert.equal(code(invalid, from), 'SignatureInvalid');
+    const unchecked = release('1.1.0', { signature: { status: 'unchecked' } });
+    assert.equal(code(unchecked, from), undefined);
+    assert.equal(code(unchecked, { ...from, requireSignature: true }), 'SignatureUnchecked');
+    const k = release('1.1.0', { kubernetes: '>=1.36.0' });
+    assert.equal(code(k, { ...from, kubernetes: 'v1.35.0' }), 'KubernetesIncompatible');
+  });
+
+  it('takes one step only: the upgrade-from range must admit the current version', () => {
+    const ranged = release('1.2.0', { upgradeFrom: '>=1.1.0' });
+    assert.deepEqual(directVerdict(ranged, { channel: 'stable', current: '1.0.0' }), {
+      code: 'NotReachable',
+      reason: 'its upgrade-from range >=1.1.0 excludes 1.0.0',
+    });
+    assert.equal(code(ranged, { channel: 'stable', current: '1.1.0' }), undefined);
+    assert.equal(code(release('1.2.0', { upgradeFrom: '>=99' }), { channel: 'stable' }), undefined);
+  });
+
+  it('without a channel, wants the release in some channel', () => {
+    assert.equal(code(release('1.1.0', { channels: ['beta'] }), {}), undefined);
+    assert.deepEqual(directVerdict(release('1.1.0', { channels: [] }), {}), {
+      code: 'NotInChannel',
+      reason: 'in no channel',
+    });
   });
 });

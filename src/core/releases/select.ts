@@ -10,7 +10,7 @@ import { parseChannel } from './channel.ts';
 import { ineligibility, parseKubernetesVersion, RejectionCode } from './eligibility.ts';
 import type { Criteria, Verdict } from './eligibility.ts';
 import { compareVersions, releaseVersion, sortReleases } from './order.ts';
-import { findRoute } from './path.ts';
+import { admitsFrom, findRoute } from './path.ts';
 import type { Node, Route } from './path.ts';
 import type { Release } from './release.ts';
 import { parseVersion } from './tag.ts';
@@ -59,7 +59,7 @@ export type Selection =
 
 /** Picks the newest eligible, reachable release; see {@link Selection}. */
 export function selectLatest(options: SelectOptions): Selection {
-  const criteria = criteriaOf(options);
+  const criteria = { ...criteriaOf(options), channel: parseChannel(options.channel) };
   const newestFirst = sortReleases(options.releases).map((release) => ({
     release,
     version: releaseVersion(release),
@@ -82,9 +82,34 @@ export function selectLatest(options: SelectOptions): Selection {
   return { found: true, release, path: route.path, rejected };
 }
 
-function criteriaOf(o: SelectOptions): Criteria {
+/**
+ * What {@link directVerdict} needs: {@link SelectOptions} for one release, and `channel` may be
+ * left out (any channel, but at least one).
+ */
+export type DirectOptions = Omit<SelectOptions, 'releases' | 'channel'> & {
+  readonly channel?: string | undefined;
+};
+
+/**
+ * Whether `release` may be installed directly — one step, no path — on a cluster at
+ * `options.current`: the checks {@link selectLatest} applies to each release, then its
+ * `upgradeFrom` range admitting the current version, as a path's first step must. The first check
+ * it fails, or undefined when it may. With no current version, every release is reachable.
+ */
+export function directVerdict(release: Release, options: DirectOptions): Verdict | undefined {
+  const criteria = criteriaOf(options);
+  const verdict = ineligibility(release, releaseVersion(release), criteria);
+  const from = criteria.current;
+  if (verdict !== undefined || from === undefined || admitsFrom(release, from)) return verdict;
   return {
-    channel: parseChannel(o.channel),
+    code: RejectionCode.NotReachable,
+    reason: `its upgrade-from range ${release.upgradeFrom ?? '*'} excludes ${from.tag}`,
+  };
+}
+
+function criteriaOf(o: DirectOptions): Criteria {
+  return {
+    channel: o.channel === undefined ? undefined : parseChannel(o.channel),
     current: o.current === undefined ? undefined : parseVersion(o.current, 'current version'),
     kubernetes: o.kubernetes === undefined ? undefined : parseKubernetesVersion(o.kubernetes),
     requireSignature: o.requireSignature ?? false,
@@ -125,7 +150,7 @@ function eligibleVerdict(r: Release, chosen: Release | undefined, v: Findings): 
   };
 }
 
-function nothingReason(c: Criteria, eligibleCount: number): string {
+function nothingReason(c: Criteria & { channel: string }, eligibleCount: number): string {
   if (eligibleCount > 0 && c.current !== undefined) {
     return `no eligible release in channel ${c.channel} can be reached from ${c.current.tag}`;
   }

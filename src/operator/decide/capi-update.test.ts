@@ -3,6 +3,7 @@
 // Kubernetes version, one targeted rollout recorded once, and the answer read from it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Release } from '../../core/releases/release.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import { capiRolloutId, capiUpdate, type CapiUpdateInput } from './capi-update.ts';
@@ -87,12 +88,97 @@ describe('capiUpdate', () => {
     });
     const none = capiUpdate(input({ version: 'v1.36.0' }));
     assert.equal(none.create, undefined);
-    assert.match(none.answer.message, /no release of channel stable carries Kubernetes v1\.36\.0/);
+    assert.match(none.answer.message, /no release carries Kubernetes v1\.36\.0/);
     assert.equal(none.answer.machineFailed, undefined, 'not the machine’s failure');
     const blocked = capiUpdate(
       input({ blocks: [{ digest: d11, reason: 'bad', by: 'alice', at: 1 }] }),
     );
     assert.equal(blocked.answer.state, 'failed');
+  });
+
+  describe('takes only a release discovery would offer, as one step from what the machine runs', () => {
+    const d12 = `sha256:${'c'.repeat(64)}`;
+    const loose: Pool = { name: 'workers', policies: [] };
+    // The machine runs 1.0.0 (d10); 1.1.0 is the only release carrying v1.35.0.
+    const only = (over: Partial<Release>) => [
+      { ...carrying('1.1.0', 'v1.35.0', d11), ...over },
+      carrying('1.0.0', 'v1.34.2', d10),
+    ];
+    const refusals: [string, Partial<CapiUpdateInput>, RegExp][] = [
+      [
+        'in no channel (a pool without one)',
+        { pool: loose, releases: only({ channels: [] }) },
+        /1\.1\.0 in no channel/,
+      ],
+      ['in another channel', { releases: only({ channels: ['beta'] }) }, /not in channel stable/],
+      ['unofficial', { pool: loose, releases: only({ official: false }) }, /not marked official/],
+      [
+        'with an invalid signature',
+        { releases: only({ signature: { status: 'invalid', reason: 'forged' } }) },
+        /signature invalid: forged/,
+      ],
+      [
+        'unchecked while signatures are required',
+        { requireSignature: true, releases: only({ signature: { status: 'unchecked' } }) },
+        /signature not checked/,
+      ],
+      [
+        'unsigned while signatures are required',
+        { requireSignature: true, releases: only({ signature: { status: 'unsigned' } }) },
+        /not signed/,
+      ],
+      [
+        'whose upgrade-from range excludes the machine',
+        { pool: loose, releases: only({ upgradeFrom: '>=99' }) },
+        /upgrade-from range >=99 excludes 1\.0\.0/,
+      ],
+      [
+        'older than the machine runs',
+        { releases: [...only({}), release('1.2.0', d12)], booted: d12 },
+        /not newer than the current 1\.2\.0/,
+      ],
+      [
+        'whose Kubernetes range excludes the version it carries',
+        { releases: only({ kubernetes: '>=1.36.0' }) },
+        /supports Kubernetes >=1\.36\.0/,
+      ],
+      [
+        'to a machine whose release is not known yet',
+        { booted: undefined },
+        /the release it runs is not known yet/,
+      ],
+    ];
+    for (const [what, over, why] of refusals)
+      it(`refuses a release ${what}, saying why and recording nothing`, () => {
+        const out = capiUpdate(input(over));
+        assert.equal(out.create, undefined);
+        assert.equal(out.answer.state, 'failed');
+        assert.match(out.answer.message, why);
+        assert.equal(out.answer.machineFailed, undefined, 'not the machine’s failure');
+      });
+
+    it('still takes an eligible one: signed when required, admitted by its range, in some channel', () => {
+      const signed = only({
+        signature: { status: 'verified', format: 'sigstore-bundle' },
+        upgradeFrom: '>=1.0.0',
+      });
+      for (const p of [pool, loose]) {
+        const out = capiUpdate(input({ pool: p, requireSignature: true, releases: signed }));
+        assert.deepEqual(out.create?.target, { version: '1.1.0', digest: d11 });
+      }
+    });
+
+    it('passes over a newer ineligible release to an older eligible one carrying the version', () => {
+      const rebuilt = { ...carrying('1.1.1', 'v1.35.0', d12), official: false };
+      const out = capiUpdate(input({ releases: [rebuilt, ...releases] }));
+      assert.deepEqual(out.create?.target, { version: '1.1.0', digest: d11 });
+    });
+
+    it('counts the version the agent reported when its digest is no listed release', () => {
+      const out = capiUpdate(input({ booted: d12, bootedVersion: '1.2.0' }));
+      assert.equal(out.create, undefined);
+      assert.match(out.answer.message, /not newer than the current 1\.2\.0/);
+    });
   });
 
   it('is done at once for a machine already on the release', () => {

@@ -411,6 +411,34 @@ describe('rolloutsToCreate', () => {
     );
   });
 
+  it('names a Cluster API update in a pool with no channel whose release became unofficial or left every channel', () => {
+    const cp: Pool = { name: 'cp', policies: [] };
+    const to = (id: string, r: Release, over: Partial<Rollout> = {}): Rollout => ({
+      ...rolloutTo(id, r, 'Active'),
+      pool: 'cp',
+      only: ['cp-1'],
+      ...over,
+    });
+    const unofficial = { ...release('1.2.0', ['stable'], 'c'), official: false };
+    const nowhere = release('1.3.0', [], 'd');
+    const found = withdrawnRollouts({
+      pools: [cp],
+      releases: [r11, unofficial, nowhere],
+      rollouts: [
+        to('ok', r11),
+        to('unofficial', unofficial),
+        to('nowhere', nowhere),
+        // What discovery itself moves such a pool to (promoted) and rollbacks are not its concern.
+        { ...rolloutTo('machines', unofficial, 'Active'), pool: 'cp' },
+        to('back', nowhere, { rollbackOf: 'x' }),
+      ],
+    });
+    assert.deepEqual(found, [
+      { rollout: 'unofficial', reason: 'release 1.2.0 was withdrawn (not official)' },
+      { rollout: 'nowhere', reason: 'release 1.3.0 was withdrawn (in no channel)' },
+    ]);
+  });
+
   it('names an Active rollout whose release was blocked for its pool or every pool', () => {
     const active = (id: string, pool: string): Rollout => ({
       ...rolloutTo(id, r11, 'Active'),

@@ -4,7 +4,8 @@
  * the next step on the path to the newest eligible release of its channel (core's `selectLatest`:
  * official, in the channel, signed when required, reachable through `upgrade-from` ranges from
  * the oldest release the pool's machines run — a multi-hop path is walked as one rollout per
- * step), or — with `promoteFrom` — the target of the newest rollout the other pool completed
+ * step; the rules live in `eligibility.ts`, shared with Cluster API updates), or — with
+ * `promoteFrom` — the target of the newest rollout the other pool completed
  * (dev → staging → prod). A candidate younger than the pool's `minReleaseAgeMs`
  * (counted from when this operator first saw it) waits.
  *
@@ -16,14 +17,16 @@
  * rollout to it halted) is never offered: paths go around it.
  * Pools that require approval get their rollout in `AwaitingApproval`.
  */
-import { compareVersions } from '../../core/releases/order.ts';
 import type { Release } from '../../core/releases/release.ts';
-import { selectLatest, type Selection } from '../../core/releases/select.ts';
-import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
+import type { Selection } from '../../core/releases/select.ts';
+import type { TagVersion } from '../../core/releases/tag.ts';
 import { skipOf } from '../../core/rollout/skip.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 import type { ReleaseBlock } from '../ports/store.ts';
+import { blockedFor, oldestRunning, selection } from './eligibility.ts';
+
+export { blockedFor } from './eligibility.ts';
 
 export interface DiscoveryInput {
   readonly pools: readonly Pool[];
@@ -38,13 +41,6 @@ export interface DiscoveryInput {
   readonly kubernetes?: string;
   /** Blocked releases (the store's); none when absent. */
   readonly blocks?: readonly ReleaseBlock[];
-}
-
-/** The digests blocked for `pool`: its own blocks and those for every pool. */
-export function blockedFor(pool: string, blocks: readonly ReleaseBlock[] = []): Set<string> {
-  return new Set(
-    blocks.filter((b) => b.pool === undefined || b.pool === pool).map((b) => b.digest),
-  );
 }
 
 /** What a pool would move to: a release, and the versions of the whole path when it is a step on one. */
@@ -89,16 +85,8 @@ export function poolCurrent(
   machines: readonly Machine[],
   releases: readonly Release[],
 ): TagVersion | undefined {
-  let oldest: TagVersion | undefined;
-  for (const m of machines) {
-    if (m.pool !== pool || m.pin !== undefined || m.digest === undefined) continue;
-    const tag = releases.find((r) => r.digest === m.digest)?.tag ?? m.version;
-    const parsed = tag === undefined ? undefined : parseTag(tag);
-    if (parsed?.ok !== true) continue;
-    if (oldest === undefined || compareVersions(parsed.version, oldest) < 0)
-      oldest = parsed.version;
-  }
-  return oldest;
+  const members = machines.filter((m) => m.pool === pool && m.pin === undefined);
+  return oldestRunning(members, releases);
 }
 
 /** A channel pool's selection among the releases not blocked for it, from its oldest release. */
@@ -106,16 +94,9 @@ export function channelSelection(
   pool: Pool & { readonly channel: string },
   i: DiscoveryInput,
 ): { readonly current: string | undefined; readonly selection: Selection } {
-  const blocked = blockedFor(pool.name, i.blocks);
   const current = poolCurrent(pool.name, i.machines, i.releases)?.tag;
-  const selection = selectLatest({
-    releases: i.releases.filter((r) => !blocked.has(r.digest)),
-    channel: pool.channel,
-    current,
-    kubernetes: i.kubernetes,
-    requireSignature: i.requireSignature,
-  });
-  return { current, selection };
+  const rules = { pool, current, kubernetes: i.kubernetes, requireSignature: i.requireSignature };
+  return { current, selection: selection(i.releases, { ...rules, blocks: i.blocks }) };
 }
 
 /** One rollout per step: the next step first; the pass after it completes takes the next one. */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Which Active rollouts a discovery scan pauses (docs/adr/0005 §4): their release is no longer theirs. */
+import type { Release } from '../../core/releases/release.ts';
+import type { Rollout } from '../../core/rollout/types.ts';
 import type { DiscoveryInput } from './discovery.ts';
 
 /** An Active rollout whose release is gone or withdrawn: paused, never guessed at (issue 4). */
@@ -10,7 +12,8 @@ export interface Withdrawn {
 
 /**
  * Active rollouts to pause because their release was blocked for their pool, disappeared from the
- * repository, or (for a pool following a channel) is no longer an official release of that channel. A rollout that was
+ * repository, or is no longer an official release of the pool's channel (of some channel, for a
+ * Cluster API update in a pool that follows none). A rollout that was
  * paused this way waits for a person: `molt rollout resume` if the release is meant to stay.
  */
 export function withdrawnRollouts(
@@ -36,11 +39,26 @@ export function withdrawnRollouts(
         rollout: r.id,
         reason: `release ${r.target.version} (${r.target.digest}) disappeared from the repository`,
       });
-    else if (channel !== undefined && (!release.official || !release.channels.includes(channel)))
-      out.push({
-        rollout: r.id,
-        reason: `release ${r.target.version} was withdrawn from channel ${channel}`,
-      });
+    else {
+      const reason = withdrawal(release, channel, r);
+      if (reason !== undefined) out.push({ rollout: r.id, reason });
+    }
   }
   return out;
+}
+
+/**
+ * Why `release` is no longer one `r` may move to: for a pool following a channel, official in that
+ * channel; for a Cluster API update's targeted rollout in a pool with none, official in some channel
+ * (what `releaseCarrying` required of it). A rollback goes back to what the machines ran: never.
+ */
+function withdrawal(release: Release, channel: string | undefined, r: Rollout): string | undefined {
+  if (channel !== undefined)
+    return release.official && release.channels.includes(channel)
+      ? undefined
+      : `release ${r.target.version} was withdrawn from channel ${channel}`;
+  if (r.only === undefined || r.rollbackOf !== undefined) return undefined;
+  return release.official && release.channels.length > 0
+    ? undefined
+    : `release ${r.target.version} was withdrawn (${release.official ? 'in no channel' : 'not official'})`;
 }
