@@ -150,6 +150,7 @@ const processes: readonly ProcessSpec[] = [
       ['--public-key <file>', 'require the image signed with this key'],
       ['--work-dir <dir>', 'scratch space'],
       ['--wipe', 'replace a partition table that is not molt’s'],
+      ['--overwrite-machine', 'replace a machine: a disk whose STATE holds one'],
       ['--insecure', 'plain-HTTP registry'],
       ['--dry-run', 'plan only, write nothing'],
       ['--json', 'print the result as JSON'],
