@@ -64,6 +64,19 @@ describe('the operator runs a Kubernetes plan', () => {
     assert.equal((await w.store.kubeUpgrades('default')).length, 1);
   });
 
+  it('checks a recorded plan’s bundle again before any pre-pull: an unsigned one reaches no agent', async () => {
+    const w = await world();
+    w.declare({ version: 'v1.36.3' });
+    const target = w.bundles.tags.get('acme/installer-kubernetes:v1.36.3') ?? '';
+    // As a plan made before the operator had its release key: verified only now.
+    w.bundles.unsigned.add(target);
+    const [plan] = await runPass(w);
+    assert.deepEqual(actions(w.agents.calls), [], 'no agent was asked to pull or apply anything');
+    assert.ok(w.bundles.verified.includes(target));
+    assert.notEqual(plan?.phase, 'Succeeded');
+    assert.match(plan?.reason ?? '', /MOLT_SIGNATURE_MISSING/);
+  });
+
   it('rolls a failure in the middle back by itself, in reverse, to the recorded from everywhere', async () => {
     const w = await world();
     w.declare({ version: 'v1.36.3' });

@@ -51,7 +51,10 @@ async function execute(
 ): Promise<void> {
   const { machine, since } = on;
   if (step.action === 'prepull') {
-    await reachable(d, () => d.agents.prepull(machine, step.bundle ?? plan.target.bundle));
+    const bundle = step.bundle ?? plan.target.bundle;
+    // The plan was checked when it was made, perhaps by an operator without the release key.
+    await d.bundles.verify(bundle);
+    await reachable(d, () => d.agents.prepull(machine, bundle));
     return;
   }
   if (step.action === 'forfeit-leadership') {

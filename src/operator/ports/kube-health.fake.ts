@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** {@link ControlPlaneHealth} and {@link BundleResolver} in memory: scripted verdicts and tags. */
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { KubeComponent } from '../../core/kubernetes/types.ts';
 import type { BundleResolver, ControlPlaneHealth, HealthVerdict } from './kube-health.ts';
 
@@ -31,6 +32,9 @@ export class FakeControlPlaneHealth implements ControlPlaneHealth {
 /** Bundles by `<repository>:<version>`. */
 export class FakeBundleResolver implements BundleResolver {
   readonly tags = new Map<string, string>();
+  /** Bundle references `verify` refuses (as unsigned). */
+  readonly unsigned = new Set<string>();
+  readonly verified: string[] = [];
 
   constructor(entries: Readonly<Record<string, string>> = {}) {
     for (const [k, v] of Object.entries(entries)) this.tags.set(k, v);
@@ -38,5 +42,13 @@ export class FakeBundleResolver implements BundleResolver {
 
   resolve(repository: string, version: string): Promise<string | undefined> {
     return Promise.resolve(this.tags.get(`${repository}:${version}`));
+  }
+
+  verify(bundle: string): Promise<void> {
+    this.verified.push(bundle);
+    if (!this.unsigned.has(bundle)) return Promise.resolve();
+    return Promise.reject(
+      new MoltError(ErrorCode.SignatureMissing, `${bundle} has no signature (fake)`),
+    );
   }
 }

@@ -33,4 +33,11 @@ export interface ControlPlaneHealth {
 export interface BundleResolver {
   /** `host/repository@sha256:…`, or undefined when the registry has no such tag. */
   resolve(repository: string, version: string): Promise<string | undefined>;
+  /**
+   * Check `bundle` (`host/repository@sha256:…`) again right before an agent is asked to pull it:
+   * throws MOLT_SIGNATURE_* when releases must be signed and it is not (a plan recorded before
+   * the operator had its key), MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED when it is not in the
+   * operator's registry.
+   */
+  verify(bundle: string): Promise<void>;
 }

@@ -8,9 +8,11 @@
  * With the operator's release key (`publicKey`), a bundle is held to the policy of OS releases:
  * its digest must carry a signature that verifies with that key, or the resolution throws
  * MOLT_SIGNATURE_MISSING / MOLT_SIGNATURE_INVALID — so no plan names it and no agent is asked to
- * pre-pull it. The agent pulls that very digest, and checks it again with its own key when it has one.
+ * pre-pull it; `verify` checks a recorded plan's bundle again before each pre-pull. The agent
+ * pulls that very digest, and checks it again with its own key when it has one.
  */
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { parseImageReference } from '../../../core/slots/reference.ts';
 import { createRegistryClient, type RegistryReader } from '../../../oci/index.ts';
 import { checkSignature } from '../../../releases/index.ts';
 import type { BundleResolver } from '../../ports/kube-health.ts';
@@ -43,12 +45,31 @@ async function requireSigned(
   );
 }
 
+/** `bundle`'s repository and digest, when it is a reference by digest into `host`. */
+function inRegistry(bundle: string, host: string): { repository: string; digest: string } {
+  const ref = parseImageReference(bundle);
+  if (ref.registry !== host || ref.digest === undefined)
+    throw new MoltError(
+      ErrorCode.KubeBundleRepositoryRefused,
+      `Kubernetes bundle ${bundle} is not a reference by digest into this operator's registry ${host}`,
+      { hint: 'make the plan again: its bundles are resolved in the operator’s registry' },
+    );
+  return { repository: ref.repository, digest: ref.digest };
+}
+
 export function createOciBundleResolver(o: OciBundleOptions): BundleResolver {
   const host = o.registry.replace(/^https?:\/\//, '').replace(/\/$/, '');
+  const withReader = async <T>(use: (reader: RegistryReader) => Promise<T>): Promise<T> => {
+    const reader = createRegistryClient({ registry: o.registry, insecure: o.insecure === true });
+    try {
+      return await use(reader);
+    } finally {
+      await reader.close();
+    }
+  };
   return {
-    async resolve(repository, version) {
-      const reader = createRegistryClient({ registry: o.registry, insecure: o.insecure === true });
-      try {
+    resolve: (repository, version) =>
+      withReader(async (reader) => {
         const d = await reader.headManifest(repository, version);
         if (d === undefined) return undefined;
         if (o.publicKeyPem !== undefined) {
@@ -56,9 +77,14 @@ export function createOciBundleResolver(o: OciBundleOptions): BundleResolver {
           await requireSigned(reader, { repository, digest: d.digest, name }, o.publicKeyPem);
         }
         return `${host}/${repository}@${d.digest}`;
-      } finally {
-        await reader.close();
-      }
+      }),
+    async verify(bundle) {
+      const { repository, digest } = inRegistry(bundle, host);
+      const key = o.publicKeyPem;
+      if (key === undefined) return;
+      await withReader((reader) =>
+        requireSigned(reader, { repository, digest, name: repository }, key),
+      );
     },
   };
 }

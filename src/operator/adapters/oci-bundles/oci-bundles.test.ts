@@ -74,5 +74,16 @@ describe('Kubernetes bundles resolved in the registry', () => {
       isMoltError(e, ErrorCode.SignatureInvalid),
     );
     assert.equal(await r.resolve(repo, 'v1.36.9'), undefined, 'no bundle is still no bundle');
+
+    // A plan's bundle is checked again before a pre-pull (the plan may predate the key).
+    await r.verify(`${registry.host}/${repo}@${signed}`);
+    await assert.rejects(r.verify(`${registry.host}/${repo}@${digest}`), (e: unknown) =>
+      isMoltError(e, ErrorCode.SignatureMissing),
+    );
+    await assert.rejects(r.verify(`collector.example:5000/${repo}@${signed}`), (e: unknown) =>
+      isMoltError(e, ErrorCode.KubeBundleRepositoryRefused),
+    );
+    const keyless = createOciBundleResolver({ registry: registry.url, insecure: true });
+    await keyless.verify(`${registry.host}/${repo}@${digest}`);
   });
 });
