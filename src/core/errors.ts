@@ -255,6 +255,10 @@ export const ErrorCode = {
   // Cluster API (docs/adr/0014)
   /** A write to a CAPI Machine (its MoltInPlaceUpdate condition, a remediation) failed; retried at CAPI's next call. */
   CapiWriteFailed: 'MOLT_CAPI_WRITE_FAILED',
+  /** Reading a CAPI Machine a hook names failed (or answered something else); CAPI asks again. */
+  CapiReadFailed: 'MOLT_CAPI_READ_FAILED',
+  /** The extension listener would accept unauthenticated callers: no `capi.clientCa`, and not told `insecureNoClientAuth`. */
+  CapiClientAuthRequired: 'MOLT_CAPI_CLIENT_AUTH_REQUIRED',
   // OS images (docs/image.md)
   /** `molt image build` could not finish a step (a tool failed or is missing, not root, no space). */
   ImageBuildFailed: 'MOLT_IMAGE_BUILD_FAILED',

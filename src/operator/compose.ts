@@ -126,7 +126,7 @@ export function providersOf(
       ('capi' in provider
         ? capi === undefined
           ? noCapi
-          : createCapiProvider(capi)
+          : createCapiProvider(capi, c.config.capi?.clusters ?? {})
         : createHttpProvider(provider));
     made.set(key, known);
     return known;

@@ -47,7 +47,7 @@ describe('loading the operator config', () => {
     );
   });
 
-  it('refuses a pool whose provider is Cluster API when the config has no capi.kubeconfig', async () => {
+  it('refuses a pool whose provider is Cluster API when the config has no capi section', async () => {
     const fleet = join(dir, 'capi-fleet.yaml');
     await writeFile(
       fleet,
@@ -56,10 +56,10 @@ describe('loading the operator config', () => {
         machines: [],
       }),
     );
-    const capi = { listen: { host: '127.0.0.1', port: 0 } };
+    const capi = { listen: { host: '127.0.0.1', port: 0 }, clientCa: 'ca.pem' };
     const pem = 'ca.pem';
     const tls = { pki: { ca: pem, cert: pem, key: pem, serverCert: pem, serverKey: pem } };
-    await assert.rejects(loadOperatorConfig(await config([], { fleet, ...tls, capi })), {
+    await assert.rejects(loadOperatorConfig(await config([], { fleet, ...tls })), {
       code: 'MOLT_CONFIG_INVALID',
       message:
         /pool md names Cluster API as its provider .* but the config has no capi\.kubeconfig/,

@@ -154,28 +154,16 @@ async function serveDashboard(
   };
 }
 
-/** The Machines' conditions and remediation (docs/adr/0014 decision 5) when `capi.kubeconfig` is set. */
-export async function capiMachineStatus(
+/** The Machines' conditions and remediation (docs/adr/0014 decision 5). */
+export function capiMachineStatus(
   k: NonNullable<LoadedConfig['config']['capi']>,
-  path: string,
+  machines: CapiMachines,
   log: (line: string) => void,
-): Promise<MachineStatus | undefined> {
-  if (k.kubeconfig === undefined) {
-    log(
-      'Cluster API: no capi.kubeconfig: molt only answers the hooks (no MoltInPlaceUpdate condition, no remediation of failed updates)',
-    );
-    return undefined;
-  }
-  const kc = await loadKubeConfig(resolve(dirname(path), k.kubeconfig));
-  return machineStatus({
-    machines: createKubeCapiMachines({ kc }),
-    onFailure: k.onFailure,
-    now: () => Date.now(),
-    log,
-  });
+): MachineStatus {
+  return machineStatus({ machines, onFailure: k.onFailure, now: () => Date.now(), log });
 }
 
-/** The management cluster's Machines when the config has `capi.kubeconfig` (docs/adr/0014). */
+/** The management cluster's Machines when the config has `capi` (its `kubeconfig`; docs/adr/0014). */
 export async function capiMachinesOf(
   c: LoadedConfig,
   path: string,
@@ -193,13 +181,17 @@ async function serveCapi(
   io: ServingIo,
 ): Promise<OperatorApi | undefined> {
   const k = c.config.capi;
-  if (k === undefined) return undefined;
+  const machines = await capiMachinesOf(c, path);
+  if (k === undefined || machines === undefined) return undefined;
   const updates = moltUpdates({
     store: p.store,
     releases: p.releases,
     pools: () => c.fleet.pools,
     clusters: k.clusters,
+    machines,
     observed: (m) => p.observations.get(m),
+    // The release a Machine moves to passes discovery's checks, signatures included.
+    ...(c.publicKeyPem !== undefined && { requireSignature: true }),
     now: () => Date.now(),
     log: p.log,
   });
@@ -207,13 +199,18 @@ async function serveCapi(
     k.clientCa === undefined
       ? undefined
       : await readFile(resolve(dirname(path), k.clientCa), 'utf8');
+  if (clientCa === undefined && k.insecureNoClientAuth)
+    p.log(
+      'WARNING: Cluster API extension: capi.insecureNoClientAuth: anyone who reaches it may call its hooks (no client certificate is asked for)',
+    );
   const server = await createCapiExtensionServer({
     deps: {
       updates,
       releaseForVersion: (v, ref) => updates.releaseFor(v, ref),
-      status: await capiMachineStatus(k, path, p.log),
+      status: capiMachineStatus(k, machines, p.log),
     },
     tls: { ...(await readServerTls(path, c.config)), clientCa },
+    insecureNoClientAuth: k.insecureNoClientAuth,
     host: k.listen.host,
     port: k.listen.port,
     onInternalError: reportBug(p.log, 'Cluster API extension'),

@@ -16,21 +16,66 @@ const issues = (input: unknown): string[] =>
   [];
 
 describe('the operator config', () => {
-  it('capi: remediates a failed Machine by default, only with a kubeconfig to write with', () => {
+  it('capi: remediates a failed Machine by default; needs the management cluster to read Machines from', () => {
     const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
-    const capi = { listen: { port: 9443 } };
-    assert.equal(OperatorConfig.parse({ ...minimal, pki, capi }).capi?.onFailure, 'remediate');
-    const c = OperatorConfig.parse({
-      ...minimal,
-      pki,
-      capi: { ...capi, kubeconfig: 'mgmt.kubeconfig', onFailure: 'report' },
-    });
-    assert.deepEqual([c.capi?.kubeconfig, c.capi?.onFailure], ['mgmt.kubeconfig', 'report']);
+    const capi = { listen: { port: 9443 }, kubeconfig: 'mgmt.kubeconfig', clientCa: 'capi-ca.pem' };
+    const c = OperatorConfig.parse({ ...minimal, pki, capi });
+    assert.deepEqual(
+      [c.capi?.onFailure, c.capi?.insecureNoClientAuth, c.capi?.clientCa],
+      ['remediate', false, 'capi-ca.pem'],
+    );
+    assert.equal(
+      OperatorConfig.parse({ ...minimal, pki, capi: { ...capi, onFailure: 'report' } }).capi
+        ?.onFailure,
+      'report',
+    );
     assert.deepEqual(
       issues({ ...minimal, pki, capi: { ...capi, onFailure: 'delete' } }).map(
         (m) => m.split(':')[0],
       ),
       ['capi.onFailure'],
+    );
+    assert.deepEqual(issues({ ...minimal, pki, capi: { listen: { port: 9443 } } }), [
+      'capi.kubeconfig: required: the management cluster, where molt reads each Machine a hook names',
+    ]);
+  });
+
+  it('capi: keys clusters by <namespace>/<name>, each to one pool or several', () => {
+    const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
+    const capi = { listen: { port: 9443 }, kubeconfig: 'k', clientCa: 'ca' };
+    const c = OperatorConfig.parse({
+      ...minimal,
+      pki,
+      capi: { ...capi, clusters: { 'demo/c1': ['control-plane', 'workers'], 'prod/main': 'db' } },
+    });
+    assert.deepEqual(c.capi?.clusters, {
+      'demo/c1': ['control-plane', 'workers'],
+      'prod/main': ['db'],
+    });
+    for (const key of ['c1', 'demo/', '/c1', 'a/b/c', 'Demo/c1'])
+      assert.ok(
+        issues({ ...minimal, pki, capi: { ...capi, clusters: { [key]: 'w' } } }).some((m) =>
+          m.startsWith('capi.clusters'),
+        ),
+        key,
+      );
+  });
+
+  it('capi: insecureNoClientAuth contradicts clientCa', () => {
+    const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
+    const capi = { listen: { port: 9443 }, kubeconfig: 'k' };
+    assert.equal(
+      OperatorConfig.parse({ ...minimal, pki, capi: { ...capi, insecureNoClientAuth: true } }).capi
+        ?.insecureNoClientAuth,
+      true,
+    );
+    assert.deepEqual(
+      issues({
+        ...minimal,
+        pki,
+        capi: { ...capi, clientCa: 'ca', insecureNoClientAuth: true },
+      }).map((m) => m.split(':')[0]),
+      ['capi.insecureNoClientAuth'],
     );
   });
 

@@ -58,8 +58,9 @@
  *   declared: true               # default: also read Pools, MachineHolds and Rollout actions
  *                                # from molt.dev objects (docs/adr/0011); machines of the fleet
  *                                # file may then name pools only declared there
- *   nodes: {cluster: prod, agentPort: 7443}   # machines from Nodes labelled molt.dev/pool=<pool>
- *                                # too (agent at the molt.dev/agent-endpoint annotation, else
+ *   nodes: {cluster: prod, agentPort: 7443}   # machines from Nodes labelled
+ *                                # node-restriction.kubernetes.io/molt-pool=<pool> too (agent
+ *                                # at the molt.dev/agent-endpoint annotation, else
  *                                # InternalIP:agentPort); off by default
  * ```
  *
@@ -156,6 +157,8 @@ const notifications = z
     }
   });
 
+const poolName = z.string().min(1).max(253);
+
 export const OperatorConfig = z
   .strictObject({
     registry: z.string().min(1),
@@ -197,22 +200,49 @@ export const OperatorConfig = z
     notifications,
     /**
      * molt as a Cluster API in-place update extension (docs/adr/0014): its own HTTPS listener
-     * (the API's `pki.serverCert`), CAPI's client certificates from `clientCa` when given, and the
-     * pool each CAPI Cluster's MachineSets are in. With `kubeconfig` (the management cluster,
-     * relative to this file; patch on `machines/status`, patch and delete on `machines` of
-     * cluster.x-k8s.io) molt writes each Machine's condition `MoltInPlaceUpdate` and, when an
-     * update failed (rolled back), ends CAPI's retry loop: `onFailure: remediate` (the default)
-     * annotates a control-plane Machine `cluster.x-k8s.io/remediate-machine` or deletes a
-     * MachineSet's, so CAPI replaces it; `report` only answers `Failure`. Without `kubeconfig`
-     * molt only answers the hooks.
+     * (the API's `pki.serverCert`) that only CAPI's managers may call — their client certificates
+     * (`--runtime-extension-client-cert-file`) are verified against `clientCa`; without it the
+     * listener refuses to start unless `insecureNoClientAuth: true` says anyone may call. molt reads
+     * every Machine a hook names from the management cluster (`kubeconfig`, relative to this file;
+     * get, list, patch and delete on `machines`, patch on `machines/status` of cluster.x-k8s.io)
+     * and trusts only that read: a Machine is a molt machine when its annotation
+     * `molt.dev/machine` (or providerID `molt://<id>`) names it AND `clusters` maps its Cluster
+     * (`<namespace>/<name>`) to that machine's pool (one pool or a list). molt writes each
+     * Machine's condition `MoltInPlaceUpdate` and, when an update failed (rolled back), ends CAPI's
+     * retry loop: `onFailure: remediate` (the default) annotates a control-plane Machine
+     * `cluster.x-k8s.io/remediate-machine` or deletes a MachineSet's, so CAPI replaces it;
+     * `report` only answers `Failure`.
      */
     capi: z
       .strictObject({
         listen: listenAddress,
         clientCa: z.string().min(1).optional(),
-        clusters: z.record(z.string().min(1).max(253), z.string().min(1)).default({}),
-        kubeconfig: z.string().min(1).optional(),
+        insecureNoClientAuth: z.boolean().default(false),
+        clusters: z
+          .record(
+            z
+              .string()
+              .max(317)
+              .regex(
+                /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/,
+                'a Cluster as <namespace>/<name>',
+              ),
+            z
+              .union([poolName, z.array(poolName).min(1).max(64)])
+              .transform((p) => (typeof p === 'string' ? [p] : p)),
+          )
+          .default({}),
+        kubeconfig: z
+          .string({
+            error: 'required: the management cluster, where molt reads each Machine a hook names',
+          })
+          .min(1),
         onFailure: z.enum(['remediate', 'report']).default('remediate'),
+      })
+      .refine((k) => !(k.insecureNoClientAuth && k.clientCa !== undefined), {
+        path: ['insecureNoClientAuth'],
+        message:
+          "contradicts clientCa: name the CA CAPI's client certificates come from, or say insecure",
       })
       .optional(),
     kubernetes: z
@@ -227,7 +257,8 @@ export const OperatorConfig = z
         /** Read pools, holds and rollout actions from molt.dev objects (docs/adr/0011). */
         declared: z.boolean().default(true),
         /**
-         * Take machines from the cluster's Nodes labelled `molt.dev/pool` too (docs/adr/0011):
+         * Take machines from the cluster's Nodes labelled `node-restriction.kubernetes.io/molt-pool`
+         * too — a label no node can set on itself (docs/adr/0011, 0006 §13):
          * needs `declared` and list on nodes (deploy/kubernetes/operator-rbac.yaml).
          */
         nodes: z

@@ -2,9 +2,12 @@
 /**
  * molt's answers to the Cluster API in-place hooks (issue 20), from a raw request body to the exact
  * response: the body is held to size bounds and its hook's schema (a problem → `Failure` naming the
- * field), core decides what molt can change in place, the port moves the machine. A Machine molt
- * does not manage is left alone: CanUpdate* offers no patch (CAPI replaces it as it would without
- * molt), UpdateMachine fails (molt never touches it).
+ * field), core decides what molt can change in place, the port moves the machine. Which machine
+ * is molt's own resolution (`InPlaceUpdates.resolve`: the Machine read from the management
+ * cluster, never the request's copy of its labels, annotations or Cluster). A Machine molt does
+ * not manage is left alone: CanUpdate* offers no patch (CAPI replaces it as it would without molt),
+ * UpdateMachine fails (molt never touches it). A failed read answers `Failure` (CAPI asks again):
+ * no patch would have CAPI replace a machine molt manages.
  */
 import { Buffer } from 'node:buffer';
 import type { z } from 'zod';
@@ -30,22 +33,23 @@ import {
   type HookPatch,
   type UpdateMachineResponse,
 } from '../../protocol/capi-hooks.ts';
+import { isMoltError } from '../../core/errors.ts';
 import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
-import { ControlPlaneLabel } from '../ports/capi-machines.ts';
 import type { MachineStatus } from './machine-status.ts';
-import {
-  MoltMachineAnnotation,
-  type CapiMachineRef,
-  type InPlaceUpdates,
+import type {
+  CapiMachineRef,
+  InPlaceUpdates,
+  Managed,
+  Resolution,
 } from '../ports/in-place-updates.ts';
 
 /**
- * The molt release that brings Kubernetes `version` to the machines `ref` names (its pool's
+ * The molt release that brings Kubernetes `version` to the machines `managed` is (its pool's
  * channel), or undefined when none does.
  */
 export type ReleaseFor = (
   version: string,
-  ref: CapiMachineRef,
+  managed: Managed,
 ) => string | undefined | Promise<string | undefined>;
 
 /** What the answers need. */
@@ -60,10 +64,10 @@ export interface HookDeps {
 async function releaseLookup(
   deps: HookDeps,
   version: unknown,
-  ref: CapiMachineRef,
+  managed: Managed,
 ): Promise<ReleaseForVersion> {
   if (typeof version !== 'string') return () => undefined;
-  const release = await deps.releaseForVersion(version, ref);
+  const release = await deps.releaseForVersion(version, managed);
   return (v) => (v === version ? release : undefined);
 }
 
@@ -123,9 +127,10 @@ export async function canUpdateMachine(
     kind: 'CanUpdateMachineResponse',
     status: 'Success',
   } as const;
-  const ref = machineRef(req.current.machine);
-  if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
-  const lookup = await releaseLookup(deps, req.desired.machine.spec.version, ref);
+  const r = await resolved(deps, machineRef(req.current.machine));
+  if ('unavailable' in r) return { ...head, status: 'Failure', message: r.unavailable };
+  if ('refused' in r) return { ...head, message: notManaged(r.refused) };
+  const lookup = await releaseLookup(deps, req.desired.machine.spec.version, r.managed);
   const d = decideMachine(req.current, req.desired, lookup);
   return d.kind === 'inPlace'
     ? { ...head, message: inPlaceMessage(d), machinePatch: jsonPatch(d.patch) }
@@ -142,10 +147,11 @@ export async function canUpdateMachineSet(
     kind: 'CanUpdateMachineSetResponse',
     status: 'Success',
   } as const;
-  const ref = machineSetRef(req.desired.machineSet);
-  if (!(await deps.updates.manages(ref))) return { ...head, message: notManaged(ref) };
+  const r = await resolved(deps, machineSetRef(req.desired.machineSet));
+  if ('unavailable' in r) return { ...head, status: 'Failure', message: r.unavailable };
+  if ('refused' in r) return { ...head, message: notManaged(r.refused) };
   const desiredVersion = req.desired.machineSet.spec.template.spec['version'];
-  const lookup = await releaseLookup(deps, desiredVersion, ref);
+  const lookup = await releaseLookup(deps, desiredVersion, r.managed);
   const d = decideMachineSet(req.current, req.desired, lookup);
   return d.kind === 'inPlace'
     ? { ...head, message: inPlaceMessage(d), machineSetPatch: jsonPatch(d.patch) }
@@ -161,21 +167,28 @@ export async function updateMachine(
   deps: HookDeps,
 ): Promise<UpdateMachineResponse> {
   const head = { apiVersion: HookApiVersion, kind: 'UpdateMachineResponse' } as const;
-  const ref = machineRef(req.desired.machine);
+  const fail = (message: string): UpdateMachineResponse => ({
+    ...head,
+    status: 'Failure',
+    message,
+    retryAfterSeconds: 0,
+  });
   const version = req.desired.machine.spec.version;
-  if (!(await deps.updates.manages(ref)))
-    return { ...head, status: 'Failure', message: notManaged(ref), retryAfterSeconds: 0 };
+  const r = await resolved(deps, machineRef(req.desired.machine));
+  if ('unavailable' in r) return fail(r.unavailable);
+  if ('refused' in r) return fail(notManaged(r.refused));
+  const m = r.managed;
+  if (m.kind !== 'Machine') return fail(notManaged(`${m.kind} ${m.namespace}/${m.name}`));
   if (version === undefined)
-    return {
-      ...head,
-      status: 'Failure',
-      message: 'desired.machine.spec.version: the Machine names no Kubernetes version',
-      retryAfterSeconds: 0,
-    };
-  const s = await deps.updates.update(ref, version);
-  await deps.status?.report(ref, s);
-  if (s.state === 'failed')
-    return { ...head, status: 'Failure', message: s.message, retryAfterSeconds: 0 };
+    return fail('desired.machine.spec.version: the Machine names no Kubernetes version');
+  // CAPI writes the desired spec before it calls: a version the Machine does not want is not CAPI's.
+  if (m.version !== undefined && m.version !== version)
+    return fail(
+      `Machine ${m.namespace}/${m.name} is at spec.version ${m.version} on the management cluster, not ${version}: nothing changed`,
+    );
+  const s = await deps.updates.update(m, version);
+  await deps.status?.report(m, s);
+  if (s.state === 'failed') return fail(s.message);
   return {
     ...head,
     status: 'Success',
@@ -184,15 +197,28 @@ export async function updateMachine(
   };
 }
 
+/** `resolve`, with a failed read of the management cluster as an answer (CAPI asks again). */
+async function resolved(
+  deps: HookDeps,
+  ref: CapiMachineRef,
+): Promise<Resolution | { readonly unavailable: string }> {
+  try {
+    return await deps.updates.resolve(ref);
+  } catch (e) {
+    if (!isMoltError(e)) throw e;
+    return {
+      unavailable: `molt could not read ${ref.kind} ${ref.namespace}/${ref.name}: ${e.message}`,
+    };
+  }
+}
+
+/** Only where the Machine is: everything else about it is read from the management cluster. */
 function machineRef(m: Machine): CapiMachineRef {
   return {
     kind: 'Machine',
     namespace: m.metadata.namespace ?? 'default',
     name: m.metadata.name,
     clusterName: m.spec.clusterName,
-    providerID: m.spec.providerID,
-    moltMachine: m.metadata.annotations?.[MoltMachineAnnotation],
-    controlPlane: m.metadata.labels?.[ControlPlaneLabel] !== undefined,
   };
 }
 
@@ -206,8 +232,8 @@ function machineSetRef(s: MachineSet): CapiMachineRef {
   };
 }
 
-function notManaged(ref: CapiMachineRef): string {
-  return `molt does not manage ${ref.kind} ${ref.namespace}/${ref.name}: nothing changed`;
+function notManaged(why: string): string {
+  return `molt does not manage ${why}: nothing changed`;
 }
 
 function inPlaceMessage(d: Extract<InPlaceDecision, { kind: 'inPlace' }>): string {

@@ -7,7 +7,6 @@ import { UpdateMachineRequest } from '../../protocol/capi-hooks.ts';
 import type { CapiMachines, MoltCondition } from '../ports/capi-machines.ts';
 import { FakeCapiMachines } from '../ports/capi-machines.fake.ts';
 import { FakeInPlaceUpdates } from '../ports/in-place-updates.fake.ts';
-import { capiMachineStatus } from '../listeners.ts';
 import { updateMachine, type HookDeps } from './answers.ts';
 import { machineStatus, type MachineStatusDeps } from './machine-status.ts';
 
@@ -37,6 +36,7 @@ function world(
   const deps: HookDeps = {
     updates: new FakeInPlaceUpdates({
       managed: [CP, WORKER],
+      controlPlane: [CP],
       steps: 2,
       ...(o.failing === true && { failing: ['v1.35.0'] }),
       uncarried: ['v1.99.0'],
@@ -87,18 +87,6 @@ describe('the MoltInPlaceUpdate condition', () => {
       lastTransitionTime: '2026-01-02T03:04:15.000Z',
     });
     assert.deepEqual(w.machines.remediations, []);
-  });
-
-  it('without capi.kubeconfig the operator says once that it only answers', async () => {
-    const lines: string[] = [];
-    const status = await capiMachineStatus(
-      { listen: { host: '127.0.0.1', port: 0 }, clusters: {}, onFailure: 'remediate' },
-      '/nonexistent/operator.yaml',
-      (l) => lines.push(l),
-    );
-    assert.equal(status, undefined);
-    assert.equal(lines.length, 1);
-    assert.match(lines[0] ?? '', /no capi.kubeconfig: molt only answers the hooks/);
   });
 });
 
@@ -174,6 +162,7 @@ describe('the hook answer', () => {
       setCondition: () => new Promise<void>(() => undefined),
       remediate: () => new Promise(() => undefined),
       find: () => new Promise(() => undefined),
+      get: () => new Promise(() => undefined),
     };
     const w = world({ machines: hanging });
     const started = performance.now();
@@ -183,7 +172,7 @@ describe('the hook answer', () => {
     assert.ok(took >= 190 && took < 1_000, `answered after ${String(took)} ms`);
   });
 
-  it('without capi.kubeconfig nothing is written: the same answers', async () => {
+  it('without a status writer nothing is written: the same answers', async () => {
     const w = world({ failing: true });
     const a = await updateMachine(worker, { ...w.deps, status: undefined });
     assert.equal(a.status, 'Failure');
@@ -203,7 +192,14 @@ describe('what machine status remembers', () => {
       remember: 1,
     });
     const ref = (name: string) =>
-      ({ kind: 'Machine', namespace: 'demo', name, clusterName: 'c1' }) as const;
+      ({
+        kind: 'Machine',
+        namespace: 'demo',
+        name,
+        machine: name,
+        pool: 'workers',
+        controlPlane: false,
+      }) as const;
     const running = { state: 'in-progress', message: 'writing slot B' } as const;
     await status.report(ref('a'), running);
     await status.report(ref('a'), running);

@@ -12,7 +12,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeRoom } from '../../core/bounded.ts';
 import type { CapiMachineKey, CapiMachines, MoltCondition } from '../ports/capi-machines.ts';
-import type { CapiMachineRef, InPlaceUpdateState } from '../ports/in-place-updates.ts';
+import type { InPlaceUpdateState, ManagedMachine } from '../ports/in-place-updates.ts';
 
 /** What the Machine's condition says for each state. */
 const conditionOf = {
@@ -48,7 +48,8 @@ export interface MachineStatusDeps {
 
 /** Follows each UpdateMachine answer onto its Machine. */
 export interface MachineStatus {
-  report(ref: CapiMachineRef, state: InPlaceUpdateState): Promise<void>;
+  /** `machine` is molt's own resolution (its read of the management cluster), never a request's. */
+  report(machine: ManagedMachine, state: InPlaceUpdateState): Promise<void>;
 }
 
 export function machineStatus(d: MachineStatusDeps): MachineStatus {
@@ -83,13 +84,9 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
     }
   };
 
-  const follow = async (ref: CapiMachineRef, s: InPlaceUpdateState): Promise<void> => {
+  const follow = async (ref: ManagedMachine, s: InPlaceUpdateState): Promise<void> => {
     const key = `${ref.namespace}/${ref.name}`;
-    const machine = {
-      namespace: ref.namespace,
-      name: ref.name,
-      controlPlane: ref.controlPlane === true,
-    };
+    const machine = { namespace: ref.namespace, name: ref.name, controlPlane: ref.controlPlane };
     try {
       await setCondition(key, machine, s);
       if (s.state === 'failed' && s.machineFailed === true && d.onFailure === 'remediate')
@@ -103,7 +100,6 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
 
   return {
     async report(ref, s) {
-      if (ref.kind !== 'Machine') return;
       const budget = new AbortController();
       await Promise.race([
         follow(ref, s).finally(() => {

@@ -1,23 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * molt's in-place updates of Cluster API Machines (docs/adr/0014 decisions 2–4), over the
- * operator's store, its release discovery and what it last saw of each agent: a Machine is the
- * molt machine its annotation `molt.dev/machine` names (a Machine of any infrastructure provider
- * whose machine runs molt), else its `spec.providerID` (`molt://<id>`), else the one named like it; a
- * MachineSet is molt's when its Cluster is mapped to a pool (`capi.clusters` in the operator
- * config). `update` records the machine's targeted rollout once (`decide/capi-update.ts`) and
- * answers from where it is; the reconcile loop moves the machine under the pool's policies.
+ * operator's store, its release discovery, what it last saw of each agent and its own read of the
+ * management cluster: a Machine a hook names is read there (`CapiMachines.get`) and is molt
+ * machine `id` only when that object maps to `id` (annotation `molt.dev/machine` or providerID
+ * `molt://<id>`) and its Cluster (`<namespace>/<clusterName>`) is mapped by `capi.clusters` to the
+ * machine's pool (`core/capi/machine-map.ts`) — the request's own labels, annotations and cluster
+ * are never read. A MachineSet is molt's when its Cluster is mapped. `update` records the
+ * machine's targeted rollout once (`decide/capi-update.ts`) and answers from where it is; the
+ * reconcile loop moves the machine under the pool's policies.
  */
 import type { Release } from '../../core/releases/release.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import { capiUpdate, releaseCarrying } from '../decide/capi-update.ts';
 import { booted, type Observation } from '../decide/observation.ts';
+import { mapMachine, poolsOfCluster, type ClusterPools } from '../../core/capi/machine-map.ts';
+import type { CapiMachines } from '../ports/capi-machines.ts';
 import type {
   CapiMachineRef,
   InPlaceUpdateState,
   InPlaceUpdates,
+  Managed,
+  ManagedMachine,
+  Resolution,
 } from '../ports/in-place-updates.ts';
-import type { MachineRecord, OperatorStore } from '../ports/store.ts';
+import type { OperatorStore } from '../ports/store.ts';
 import { createRecorded } from '../transitions/rollout-created.ts';
 import type { ReleaseFor } from './answers.ts';
 
@@ -27,54 +34,89 @@ export interface MoltUpdatesDeps {
   readonly releases: () => Promise<readonly Release[]>;
   /** The pools in force (live: declared pools change). */
   readonly pools: () => readonly Pool[];
-  /** CAPI Cluster name → the molt pool its MachineSets' machines are in. */
-  readonly clusters: Readonly<Record<string, string>>;
+  /** `capi.clusters`: each Cluster (`<namespace>/<name>`) → the molt pools its Machines may be in. */
+  readonly clusters: ClusterPools;
+  /** The management cluster's Machines, read to know which Machine a request names. */
+  readonly machines: Pick<CapiMachines, 'get'>;
   /** What the operator last saw of a machine's agent. */
   readonly observed: (machine: string) => Observation | undefined;
+  /** The operator requires verified release signatures (as discovery does). */
+  readonly requireSignature?: boolean | undefined;
   readonly now: () => number;
   readonly log?: (line: string) => void;
 }
 
-/**
- * The molt machine id a CAPI Machine names: its `molt.dev/machine` annotation, else `molt://<id>`
- * as its providerID, else its name.
- */
-export const moltMachineId = (ref: CapiMachineRef): string =>
-  ref.moltMachine ??
-  (ref.providerID?.startsWith('molt://') === true
-    ? ref.providerID.slice('molt://'.length)
-    : ref.name);
-
-async function machineOf(
-  d: MoltUpdatesDeps,
-  ref: CapiMachineRef,
-): Promise<MachineRecord | undefined> {
-  const id = moltMachineId(ref);
-  return (await d.store.read()).machines.find((m) => m.id === id);
+/** The Machine a request points at, as molt reads it, mapped; a MachineSet by its Cluster. */
+async function resolve(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Resolution> {
+  const at = `${ref.kind} ${ref.namespace}/${ref.name}`;
+  if (ref.kind === 'MachineSet') {
+    const known = new Set(d.pools().map((p) => p.name));
+    const pools = poolsOfCluster(d.clusters, ref.namespace, ref.clusterName).filter((p) =>
+      known.has(p),
+    );
+    return pools.length === 0
+      ? {
+          refused: `${at}: its Cluster ${ref.namespace}/${ref.clusterName} is not in capi.clusters`,
+        }
+      : {
+          managed: {
+            kind: 'MachineSet',
+            namespace: ref.namespace,
+            name: ref.name,
+            clusterName: ref.clusterName,
+            pools,
+          },
+        };
+  }
+  const [read, stored] = await Promise.all([
+    d.machines.get(ref.namespace, ref.name),
+    d.store.read(),
+  ]);
+  const m = mapMachine(read, stored.machines, d.clusters);
+  if (read === undefined || 'refused' in m)
+    return { refused: `${at}: ${'refused' in m ? m.refused : ''}` };
+  return {
+    managed: {
+      kind: 'Machine',
+      namespace: read.namespace,
+      name: read.name,
+      machine: m.machine,
+      pool: m.pool,
+      controlPlane: read.controlPlane,
+      version: read.version,
+    },
+  };
 }
 
-/** The pool a Machine's molt machine is in, or a MachineSet's Cluster is mapped to. */
-async function poolOf(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Pool | undefined> {
-  const name =
-    ref.kind === 'MachineSet' ? d.clusters[ref.clusterName] : (await machineOf(d, ref))?.pool;
-  return d.pools().find((p) => p.name === name);
-}
+const poolsOf = (m: Managed): readonly string[] => (m.kind === 'Machine' ? [m.pool] : m.pools);
 
 export function moltUpdates(d: MoltUpdatesDeps): InPlaceUpdates & { releaseFor: ReleaseFor } {
   return {
-    async manages(ref) {
-      if (ref.kind === 'MachineSet') return (await poolOf(d, ref)) !== undefined;
-      return (await machineOf(d, ref)) !== undefined;
-    },
-    async releaseFor(version, ref) {
-      const pool = await poolOf(d, ref);
-      if (pool === undefined) return undefined;
+    resolve: (ref) => resolve(d, ref),
+    /** A MachineSet's Machines may be in any of its Cluster's pools: each must carry the version. */
+    async releaseFor(version, managed) {
       const [releases, stored] = await Promise.all([d.releases(), d.store.read()]);
-      return releaseCarrying(version, pool, releases, stored.blocks)?.version;
+      const carried = poolsOf(managed).map((name) => {
+        const pool = d.pools().find((p) => p.name === name);
+        if (pool === undefined) return undefined;
+        const from = stored.machines
+          .filter((m) => (managed.kind === 'Machine' ? m.id === managed.machine : m.pool === name))
+          .map((m) => running(d, m.id));
+        const found = releaseCarrying(version, pool, releases, {
+          blocks: stored.blocks,
+          requireSignature: d.requireSignature,
+          from,
+        });
+        return 'release' in found ? found.release.version : undefined;
+      });
+      return carried.every((r) => r !== undefined) ? carried[0] : undefined;
     },
-    async update(ref, version): Promise<InPlaceUpdateState> {
+    async update(managed, version): Promise<InPlaceUpdateState> {
       const [stored, releases] = await Promise.all([d.store.read(), d.releases()]);
-      const machine = stored.machines.find((m) => m.id === moltMachineId(ref));
+      // Moved to another pool since it was resolved: no longer what its Cluster maps to.
+      const machine = stored.machines.find(
+        (m) => m.id === managed.machine && m.pool === managed.pool,
+      );
       const status = machine === undefined ? undefined : d.observed(machine.id)?.status;
       const out = capiUpdate({
         machine,
@@ -84,18 +126,26 @@ export function moltUpdates(d: MoltUpdatesDeps): InPlaceUpdates & { releaseFor: 
         rollouts: stored.rollouts,
         blocks: stored.blocks,
         booted: status === undefined ? undefined : booted(status).digest,
+        bootedVersion: status === undefined ? undefined : booted(status).version,
+        requireSignature: d.requireSignature,
         now: d.now(),
       });
-      if (out.create !== undefined) await create(d, out.create, ref);
+      if (out.create !== undefined) await create(d, out.create, managed);
       return out.answer;
     },
   };
 }
 
+/** What a machine's agent last reported booting (nothing known when it has not answered). */
+function running(d: MoltUpdatesDeps, machine: string): { digest?: string; version?: string } {
+  const status = d.observed(machine)?.status;
+  return status === undefined ? {} : booted(status);
+}
+
 async function create(
   d: MoltUpdatesDeps,
   r: NonNullable<ReturnType<typeof capiUpdate>['create']>,
-  ref: CapiMachineRef,
+  ref: ManagedMachine,
 ): Promise<void> {
   const message = `rollout ${r.id}: Cluster API updates ${ref.namespace}/${ref.name} in place to ${r.target.version}`;
   // CAPI may ask twice at once: the second finds the rollout there.

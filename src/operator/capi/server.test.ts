@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * molt's CAPI extension listener over real HTTPS, called the way CAPI calls it (POST, no
- * Content-Type, `?timeout=10s`, the CA from the ExtensionConfig's caBundle).
+ * Content-Type, `?timeout=10s`, the CA from the ExtensionConfig's caBundle, the managers' client
+ * certificate); a caller without a certificate from `clientCa` is refused in the handshake.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { createCa, issueCertificate } from '../../platform/pki/certificates.ts';
+import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import { createCa, issueCertificate, type PemPair } from '../../platform/pki/certificates.ts';
 import type { ListeningApi } from '../../platform/https/server.ts';
 import { HookFailure } from '../../protocol/capi-hooks.ts';
 import { FakeInPlaceUpdates } from '../ports/in-place-updates.fake.ts';
@@ -25,6 +27,10 @@ interface Answer {
 describe('the CAPI extension listener', () => {
   let server: ListeningApi;
   let ca: string;
+  /** CAPI's managers' client certificate (`--runtime-extension-client-cert-file`). */
+  let capi: PemPair;
+  /** A certificate from another CA (a tenant's, a node's). */
+  let stranger: PemPair;
   const updates = new FakeInPlaceUpdates({
     managed: ['demo/c1-cp-85mnm', 'demo/c1-md-bvznk', 'demo/c1-md-qbjnv-mn4b6'],
   });
@@ -33,15 +39,23 @@ describe('the CAPI extension listener', () => {
     const pki = await createCa();
     ca = pki.cert;
     const tls = await issueCertificate({ ca: pki, role: 'node', name: 'molt-capi' });
+    const managers = await createCa();
+    capi = await issueCertificate({ ca: managers, role: 'operator', name: 'capi-manager' });
+    stranger = await issueCertificate({ ca: pki, role: 'operator', name: 'tenant' });
     server = await createCapiExtensionServer({
       deps: { updates, releaseForVersion: (v) => (v === 'v1.35.0' ? 'molt-2.4.0' : undefined) },
-      tls,
+      tls: { ...tls, clientCa: managers.cert },
     });
   });
   after(() => server.close());
 
   /** POST like CAPI's client: no Content-Type, only User-Agent and Accept-Encoding. */
-  function post(path: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
+  function post(
+    path: string,
+    body: string,
+    headers: Record<string, string> = {},
+    as: PemPair | null = capi,
+  ): Promise<Answer> {
     const url = new URL(`${path}?timeout=10s`, server.url);
     return new Promise((resolve, reject) => {
       const req = request(
@@ -49,6 +63,7 @@ describe('the CAPI extension listener', () => {
         {
           method: 'POST',
           ca,
+          ...(as !== null && { cert: as.cert, key: as.key }),
           headers: { 'user-agent': 'Go-http-client/1.1', 'accept-encoding': 'gzip', ...headers },
         },
         (res) => {
@@ -66,6 +81,25 @@ describe('the CAPI extension listener', () => {
       req.end(body);
     });
   }
+
+  it('refuses a caller without a client certificate from clientCa: no hook is asked', async () => {
+    const calls = updates.calls.length;
+    const body = fixtureText('updatemachine.kcp-machine.request');
+    for (const as of [null, stranger])
+      await assert.rejects(post(`${base}/updatemachine/update-machine`, body, {}, as));
+    assert.equal(updates.calls.length, calls);
+  });
+
+  it('will not start without clientCa unless told it is insecure', async () => {
+    const pki = await createCa();
+    const tls = await issueCertificate({ ca: pki, role: 'node', name: 'molt-capi' });
+    const deps = { updates, releaseForVersion: () => undefined };
+    await assert.rejects(createCapiExtensionServer({ deps, tls }), (e: unknown) =>
+      isMoltError(e, ErrorCode.CapiClientAuthRequired),
+    );
+    const open = await createCapiExtensionServer({ deps, tls, insecureNoClientAuth: true });
+    await open.close();
+  });
 
   it('answers discovery with three Fail handlers', async () => {
     const a = await post(`${base}/discovery`, fixtureText('discovery.request'));

@@ -2,8 +2,10 @@
 /**
  * molt's Cluster API runtime extension on a listener of its own (issue 20): CAPI's core and KCP
  * controllers POST hook requests to it over HTTPS (TLS from the same kind of files as the operator
- * API's `serverCert`/`serverKey`; with `clientCa`, CAPI must present a client certificate from it —
- * its `--runtime-extension-client-cert-file`). Routes, as CAPI builds them from the ExtensionConfig
+ * API's `serverCert`/`serverKey`). Only CAPI may call: every caller presents a client certificate
+ * that `clientCa` signed (CAPI's `--runtime-extension-client-cert-file`), checked in the TLS
+ * handshake — a caller without one never reaches a hook. Without `clientCa` the listener refuses
+ * to start (`MOLT_CAPI_CLIENT_AUTH_REQUIRED`) unless told `insecureNoClientAuth`. Routes, as CAPI builds them from the ExtensionConfig
  * URL: `POST /hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery` and
  * `POST /hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook lowercased>/<handler>`.
  *
@@ -27,6 +29,7 @@ import {
 } from '../../protocol/capi-hooks.ts';
 import { limitedServerFactory, type ListenerLimits } from '../../platform/https/listener.ts';
 import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { discoveryAnswer, type HookDeps } from './answers.ts';
 import { answerHook } from './routes.ts';
 
@@ -42,12 +45,17 @@ export const CapiRequestTimeoutMs = 5_000;
 /** Options of {@link createCapiExtensionServer}. */
 export interface CapiExtensionServerOptions {
   readonly deps: HookDeps;
-  /** PEM: the serving certificate (for `https://127.0.0.1:PORT`, with IP SAN 127.0.0.1) and key; `clientCa` asks CAPI for a client certificate. */
+  /**
+   * PEM: the serving certificate (for `https://127.0.0.1:PORT`, with IP SAN 127.0.0.1) and key;
+   * `clientCa`: the CA every caller's client certificate must chain to.
+   */
   readonly tls: {
     readonly cert: string;
     readonly key: string;
     readonly clientCa?: string | undefined;
   };
+  /** Serve without `clientCa`: anyone who reaches the port may call the hooks. @default false */
+  readonly insecureNoClientAuth?: boolean | undefined;
   /** @default '127.0.0.1' */
   readonly host?: string | undefined;
   /** 0 picks a free port. @default 0 */
@@ -62,6 +70,14 @@ export async function createCapiExtensionServer(
   o: CapiExtensionServerOptions,
 ): Promise<ListeningApi> {
   const host = o.host ?? '127.0.0.1';
+  if (o.tls.clientCa === undefined && o.insecureNoClientAuth !== true)
+    throw new MoltError(
+      ErrorCode.CapiClientAuthRequired,
+      'the Cluster API extension would take hook calls from anyone: it has no capi.clientCa',
+      {
+        hint: "set capi.clientCa to the CA of CAPI's --runtime-extension-client-cert-file (or capi.insecureNoClientAuth: true, only on a network nobody else reaches)",
+      },
+    );
   const mtls =
     o.tls.clientCa === undefined
       ? {}

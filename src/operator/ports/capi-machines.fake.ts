@@ -2,8 +2,9 @@
 /**
  * An in-memory {@link CapiMachines}: Machines as conditions and annotations keyed
  * `namespace/name`, every write recorded; `fail` makes each call throw `MOLT_CAPI_WRITE_FAILED`.
- * `add` puts a Machine with a uid, providerID and nodeRef there (for `find`); a deleted Machine
- * is gone (`find` does not list it), one `deleting` is listed as such.
+ * `add` puts a Machine with a uid, providerID, Cluster (`c1` unless told), version and nodeRef there
+ * (for `find` and `get`); a deleted Machine is gone (neither finds it), one `deleting` is listed as
+ * such.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import {
@@ -25,6 +26,10 @@ export interface FakeMachine {
   providerID?: string;
   nodeRef?: string;
   deleting?: boolean;
+  /** Its `spec.clusterName`. @default 'c1' */
+  clusterName?: string;
+  /** Its `spec.version`. */
+  version?: string;
 }
 
 export type FakeMachineInit = Partial<Omit<FakeMachine, 'condition' | 'deleted'>>;
@@ -57,22 +62,23 @@ export class FakeCapiMachines implements CapiMachines {
     return m;
   }
 
+  /** Every read (`get`), `namespace/name`. */
+  readonly reads: string[] = [];
+
   find(moltMachine: string): Promise<readonly CapiMachineFound[]> {
     if (this.fail) return Promise.reject(failure(`mapped to ${moltMachine}`));
     const found: CapiMachineFound[] = [];
-    for (const [key, m] of this.machines) {
-      if (m.deleted || mappedMoltMachine(m) !== moltMachine) continue;
-      const [namespace = '', name = ''] = key.split('/');
-      found.push({
-        namespace,
-        name,
-        uid: m.uid ?? '',
-        controlPlane: m.controlPlane === true,
-        deleting: m.deleting === true,
-        ...(m.nodeRef !== undefined && { nodeRef: m.nodeRef }),
-      });
-    }
+    for (const [key, m] of this.machines)
+      if (!m.deleted && mappedMoltMachine(m) === moltMachine) found.push(asFound(key, m));
     return Promise.resolve(found);
+  }
+
+  get(namespace: string, name: string): Promise<CapiMachineFound | undefined> {
+    const key = `${namespace}/${name}`;
+    if (this.fail) return Promise.reject(failure(key));
+    this.reads.push(key);
+    const m = this.machines.get(key);
+    return Promise.resolve(m === undefined || m.deleted ? undefined : asFound(key, m));
   }
 
   setCondition(ref: CapiMachineKey, condition: MoltCondition): Promise<void> {
@@ -99,6 +105,22 @@ export class FakeCapiMachines implements CapiMachines {
     this.remediations.push({ machine: key, how });
     return Promise.resolve(how);
   }
+}
+
+function asFound(key: string, m: FakeMachine): CapiMachineFound {
+  const [namespace = '', name = ''] = key.split('/');
+  const moltMachine = mappedMoltMachine(m);
+  return {
+    namespace,
+    name,
+    uid: m.uid ?? '',
+    clusterName: m.clusterName ?? 'c1',
+    controlPlane: m.controlPlane === true,
+    deleting: m.deleting === true,
+    ...(moltMachine !== undefined && { moltMachine }),
+    ...(m.version !== undefined && { version: m.version }),
+    ...(m.nodeRef !== undefined && { nodeRef: m.nodeRef }),
+  };
 }
 
 const failure = (key: string): MoltError =>

@@ -5,7 +5,8 @@
  * only a generic message), and the end of CAPI's retry loop after a failed update — a control-plane
  * Machine is annotated `cluster.x-k8s.io/remediate-machine` (KCP replaces it), another one is
  * deleted (its MachineSet creates a new one). Failures are MoltErrors `MOLT_CAPI_WRITE_FAILED`.
- * The replace direction (decision 6) finds the Machines a molt machine maps to.
+ * The replace direction (decision 6) finds the Machines a molt machine maps to; the hooks read the
+ * Machine a request names (`get`) and trust only that read.
  */
 
 /** The condition type molt owns on a Machine. */
@@ -27,9 +28,15 @@ export interface CapiMachineKey {
   readonly controlPlane: boolean;
 }
 
-/** A Machine found by the molt machine it maps to. */
+/** A Machine as molt read it from the management cluster (found by the molt machine it maps to, or read by name). */
 export interface CapiMachineFound extends CapiMachineKey {
   readonly uid: string;
+  /** Its `spec.clusterName`: with its namespace, the Cluster `capi.clusters` maps to pools. */
+  readonly clusterName: string;
+  /** The molt machine its own annotation or providerID names ({@link mappedMoltMachine}). */
+  readonly moltMachine?: string;
+  /** Its `spec.version` (the Kubernetes version CAPI wants it at). */
+  readonly version?: string;
   /** It has a deletionTimestamp (CAPI is draining and deleting it). */
   readonly deleting: boolean;
   /** The name of its Node in the workload cluster, once it has one. */
@@ -60,6 +67,11 @@ export interface CapiMachines {
    * (too loose for a destructive call).
    */
   find(moltMachine: string): Promise<readonly CapiMachineFound[]>;
+  /**
+   * The Machine `namespace/name` as the management cluster has it (undefined: not there): what
+   * molt trusts about a Machine a hook request names, instead of the request's copy.
+   */
+  get(namespace: string, name: string): Promise<CapiMachineFound | undefined>;
 }
 
 /** The molt machine a Machine maps to by annotation or providerID (not by name), if any. */

@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * An in-memory {@link InPlaceUpdates} for the CAPI extension server's tests: manages the Machines
- * (and MachineSets) named `namespace/name` in `managed`; each update reports `in-progress` for
- * `steps` calls, then `done` (or `failed` for a version in `failing`). It records every call.
+ * (and MachineSets) named `namespace/name` in `managed` — a Machine as the molt machine of its
+ * name, in pool `workers`, control plane when listed in `controlPlane`; each update reports
+ * `in-progress` for `steps` calls, then `done` (or `failed` for a version in `failing`). It records
+ * every call.
  */
-import type { CapiMachineRef, InPlaceUpdateState, InPlaceUpdates } from './in-place-updates.ts';
+import type {
+  CapiMachineRef,
+  InPlaceUpdateState,
+  InPlaceUpdates,
+  ManagedMachine,
+  Resolution,
+} from './in-place-updates.ts';
 
 export interface FakeInPlaceUpdatesOptions {
   readonly managed: readonly string[];
+  /** The managed Machines that are control-plane Machines on the management cluster. */
+  readonly controlPlane?: readonly string[];
   /** Calls answered `in-progress` before `done`. @default 1 */
   readonly steps?: number;
   /** Versions whose update fails on the machine (it rolls back). */
@@ -25,11 +35,26 @@ export class FakeInPlaceUpdates implements InPlaceUpdates {
     this.#o = o;
   }
 
-  manages(ref: CapiMachineRef): Promise<boolean> {
-    return Promise.resolve(this.#o.managed.includes(`${ref.namespace}/${ref.name}`));
+  resolve(ref: CapiMachineRef): Promise<Resolution> {
+    const key = `${ref.namespace}/${ref.name}`;
+    if (!this.#o.managed.includes(key))
+      return Promise.resolve({ refused: `${ref.kind} ${key}: not mapped` });
+    const at = { namespace: ref.namespace, name: ref.name };
+    return Promise.resolve({
+      managed:
+        ref.kind === 'MachineSet'
+          ? { kind: 'MachineSet', ...at, clusterName: ref.clusterName, pools: ['workers'] }
+          : {
+              kind: 'Machine',
+              ...at,
+              machine: ref.name,
+              pool: 'workers',
+              controlPlane: this.#o.controlPlane?.includes(key) === true,
+            },
+    });
   }
 
-  update(machine: CapiMachineRef, version: string): Promise<InPlaceUpdateState> {
+  update(machine: ManagedMachine, version: string): Promise<InPlaceUpdateState> {
     const key = `${machine.namespace}/${machine.name}`;
     this.calls.push({ machine: key, version });
     if (this.#o.failing?.includes(version))

@@ -6,20 +6,47 @@
  * update and must be idempotent: the first call starts it, later ones report on it.
  */
 
-/** A CAPI Machine (or the MachineSet a MachineDeployment rolls out) as molt keys it. */
+/**
+ * Where a hook request points: the Machine (or the MachineSet a MachineDeployment rolls out) it
+ * names. Only where molt looks — nothing else of the request is trusted (docs/adr/0014 decision 2):
+ * a Machine is read from the management cluster, a MachineSet's Cluster must be mapped.
+ */
 export interface CapiMachineRef {
   readonly kind: 'Machine' | 'MachineSet';
   readonly namespace: string;
   readonly name: string;
-  /** The CAPI Cluster (`spec.clusterName`). */
+  /** The CAPI Cluster (`spec.clusterName`) the request says; a Machine's own is read instead. */
   readonly clusterName: string;
-  /** The Machine's `spec.providerID` (`in-memory://…`), where it has one. */
-  readonly providerID?: string | undefined;
-  /** The Machine's annotation `molt.dev/machine`: the molt machine it is, named by a person. */
-  readonly moltMachine?: string | undefined;
-  /** A Machine with the label `cluster.x-k8s.io/control-plane` (KCP's). */
-  readonly controlPlane?: boolean | undefined;
 }
+
+/** A Machine molt manages, as molt resolved it from its own read of the management cluster. */
+export interface ManagedMachine {
+  readonly kind: 'Machine';
+  readonly namespace: string;
+  readonly name: string;
+  /** The molt machine it is. */
+  readonly machine: string;
+  /** That machine's pool (which the Machine's Cluster is mapped to). */
+  readonly pool: string;
+  /** It carries the control-plane label on the management cluster (KCP's: remediated by annotation). */
+  readonly controlPlane: boolean;
+  /** Its `spec.version` on the management cluster. */
+  readonly version?: string | undefined;
+}
+
+/** A MachineSet whose Cluster is mapped (`capi.clusters`), with the pools its Machines may be in. */
+export interface ManagedMachineSet {
+  readonly kind: 'MachineSet';
+  readonly namespace: string;
+  readonly name: string;
+  readonly clusterName: string;
+  readonly pools: readonly string[];
+}
+
+export type Managed = ManagedMachine | ManagedMachineSet;
+
+/** What molt made of a request's Machine or MachineSet: managed, or why not (nothing changes). */
+export type Resolution = { readonly managed: Managed } | { readonly refused: string };
 
 /** The Machine annotation that names the molt machine behind it (any infrastructure provider). */
 export const MoltMachineAnnotation = 'molt.dev/machine';
@@ -38,8 +65,12 @@ export interface InPlaceUpdateState {
 
 /** molt's in-place updates of CAPI Machines. */
 export interface InPlaceUpdates {
-  /** Whether molt manages this Machine (or every Machine of this MachineSet); others are not touched. */
-  manages(ref: CapiMachineRef): Promise<boolean>;
+  /**
+   * The Machine (read from the management cluster, mapped to a molt machine of a pool its Cluster
+   * is mapped to) or MachineSet (its Cluster mapped) molt manages that `ref` points at; anything
+   * else is refused and not touched. Throws a retryable MoltError when the read fails.
+   */
+  resolve(ref: CapiMachineRef): Promise<Resolution>;
   /** Start, or report on, moving `machine` to the release of Kubernetes `desiredVersion`. */
-  update(machine: CapiMachineRef, desiredVersion: string): Promise<InPlaceUpdateState>;
+  update(machine: ManagedMachine, desiredVersion: string): Promise<InPlaceUpdateState>;
 }

@@ -6,8 +6,8 @@
  * one entry and CAPI's conditions are left as they are (a merge patch would replace the list).
  * Remediation: a control-plane Machine is annotated `cluster.x-k8s.io/remediate-machine` (a merge
  * patch of that one key), another Machine is deleted. `find` lists Machines cluster-wide (every
- * namespace) and keeps those mapped to the molt machine by annotation or providerID. Every call is
- * bounded by `timeoutMs`.
+ * namespace) and keeps those mapped to the molt machine by annotation or providerID; `get` reads
+ * one Machine (a read that fails is `MOLT_CAPI_READ_FAILED`). Every call is bounded by `timeoutMs`.
  */
 import {
   CustomObjectsApi,
@@ -61,19 +61,30 @@ const listedMachine = z.looseObject({
     annotations: z.record(z.string(), z.string()).optional(),
     deletionTimestamp: z.string().optional(),
   }),
-  spec: z.looseObject({ providerID: z.string().optional() }).optional(),
+  spec: z.looseObject({
+    clusterName: z.string(),
+    providerID: z.string().optional(),
+    version: z.string().optional(),
+  }),
   status: z.looseObject({ nodeRef: z.looseObject({ name: z.string() }).optional() }).optional(),
 });
 const machineList = z.looseObject({ items: z.array(listedMachine) });
 
+const mappingOf = (m: z.infer<typeof listedMachine>): string | undefined =>
+  mappedMoltMachine({ annotations: m.metadata.annotations, providerID: m.spec.providerID });
+
 function found(m: z.infer<typeof listedMachine>): CapiMachineFound {
   const node = m.status?.nodeRef?.name;
+  const moltMachine = mappingOf(m);
   return {
     namespace: m.metadata.namespace,
     name: m.metadata.name,
     uid: m.metadata.uid,
+    clusterName: m.spec.clusterName,
     controlPlane: m.metadata.labels?.[ControlPlaneLabel] !== undefined,
     deleting: m.metadata.deletionTimestamp !== undefined,
+    ...(moltMachine !== undefined && { moltMachine }),
+    ...(m.spec.version !== undefined && { version: m.spec.version }),
     ...(node !== undefined && node !== '' && { nodeRef: node }),
   };
 }
@@ -91,9 +102,13 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
   };
   const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, bounded);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, bounded);
-  const fail = (e: unknown, what: string): MoltError => {
+  const fail = (
+    e: unknown,
+    what: string,
+    code: ErrorCode = ErrorCode.CapiWriteFailed,
+  ): MoltError => {
     const k = kubeError(e, what);
-    return new MoltError(ErrorCode.CapiWriteFailed, k.message, {
+    return new MoltError(code, k.message, {
       cause: e,
       retryable: k.retryable,
       ...(k.hint !== undefined && { hint: k.hint }),
@@ -139,15 +154,24 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
           ErrorCode.CapiWriteFailed,
           `${what}: not a Machine list: ${list.error.message}`,
         );
-      return list.data.items
-        .filter(
-          (m) =>
-            mappedMoltMachine({
-              annotations: m.metadata.annotations,
-              providerID: m.spec?.providerID,
-            }) === moltMachine,
-        )
-        .map(found);
+      return list.data.items.filter((m) => mappingOf(m) === moltMachine).map(found);
+    },
+    async get(namespace: string, name: string): Promise<CapiMachineFound | undefined> {
+      const what = `read Machine ${namespace}/${name}`;
+      const raw: unknown = await api
+        .getNamespacedCustomObject({ ...machines, namespace, name }, bounded)
+        .catch((e: unknown) => {
+          if (statusOf(e) === 404) return undefined;
+          throw fail(e, what, ErrorCode.CapiReadFailed);
+        });
+      if (raw === undefined) return undefined;
+      const m = listedMachine.safeParse(raw);
+      if (!m.success)
+        throw new MoltError(ErrorCode.CapiReadFailed, `${what}: not a Machine: ${m.error.message}`);
+      // The name asked for is the one read: a proxy answering another object is not trusted.
+      if (m.data.metadata.namespace !== namespace || m.data.metadata.name !== name)
+        throw new MoltError(ErrorCode.CapiReadFailed, `${what}: the API answered another object`);
+      return found(m.data);
     },
     async remediate(ref: CapiMachineKey): Promise<Remediation> {
       const at = { ...machines, namespace: ref.namespace, name: ref.name };

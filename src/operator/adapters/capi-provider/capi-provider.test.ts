@@ -19,6 +19,8 @@ const w1: MachineRecord = {
 };
 const request = { image: 'reg/molt@sha256:bb', digest: 'sha256:bb', version: '1.1.0' };
 const byAnnotation = { annotations: { 'molt.dev/machine': 'w-1' } };
+/** Cluster c1 in ns1 and in ns2 holds pool md's Machines (the fake's Machines are in Cluster c1). */
+const clusters = { 'ns1/c1': ['md'], 'ns2/c1': ['md'] };
 
 const failed = (what: RegExp) => (e: unknown) =>
   isMoltError(e, ErrorCode.ProviderFailed) && what.test(e.message);
@@ -28,7 +30,7 @@ describe('Cluster API as the machine provider', () => {
     const fake = new FakeCapiMachines();
     fake.add('other/w-1'); // named like the molt machine, mapped to nothing: left alone
     fake.add('ns1/md-abc', { ...byAnnotation, uid: 'u1', nodeRef: 'node-a' });
-    const provider = createCapiProvider(fake);
+    const provider = createCapiProvider(fake, clusters);
     const op = await provider.replace(w1, request);
     assert.deepEqual(op, { operationId: 'capi:ns1/md-abc/u1' });
     assert.deepEqual(fake.remediations, [{ machine: 'ns1/md-abc', how: 'deleted' }]);
@@ -37,7 +39,7 @@ describe('Cluster API as the machine provider', () => {
     // Another operator (or this one restarted) asks while CAPI deletes it: the same operation.
     fake.machine('ns1/md-abc').deleted = false;
     fake.machine('ns1/md-abc').deleting = true;
-    assert.deepEqual(await createCapiProvider(fake).replace(w1, request), op);
+    assert.deepEqual(await createCapiProvider(fake, clusters).replace(w1, request), op);
     assert.equal(fake.remediations.length, 1);
     assert.equal(fake.machines.get('other/w-1')?.deleted, false);
   });
@@ -45,7 +47,7 @@ describe('Cluster API as the machine provider', () => {
   it('annotates a control-plane Machine mapped by providerID for KCP', async () => {
     const fake = new FakeCapiMachines();
     fake.add('ns2/cp-0', { providerID: 'molt://w-1', controlPlane: true, uid: 'u9' });
-    const op = await createCapiProvider(fake).replace(w1, request);
+    const op = await createCapiProvider(fake, clusters).replace(w1, request);
     assert.equal(op.operationId, 'capi:ns2/cp-0/u9');
     assert.deepEqual(fake.remediations, [{ machine: 'ns2/cp-0', how: 'annotated' }]);
     assert.equal(fake.machine('ns2/cp-0').annotations['cluster.x-k8s.io/remediate-machine'], '');
@@ -54,7 +56,7 @@ describe('Cluster API as the machine provider', () => {
   it('is running while the old Machine is there, succeeded once a new one maps with a Node', async () => {
     const fake = new FakeCapiMachines();
     fake.add('ns1/md-abc', { ...byAnnotation, uid: 'u1', nodeRef: 'node-a' });
-    const provider = createCapiProvider(fake);
+    const provider = createCapiProvider(fake, clusters);
     const { operationId } = await provider.replace(w1, request);
     fake.machine('ns1/md-abc').deleted = false;
     fake.machine('ns1/md-abc').deleting = true;
@@ -81,11 +83,11 @@ describe('Cluster API as the machine provider', () => {
   it('refuses when no Machine maps to the machine (not by name) or several do', async () => {
     const fake = new FakeCapiMachines();
     fake.add('default/w-1', { providerID: 'aws:///i-1' });
-    const provider = createCapiProvider(fake);
+    const provider = createCapiProvider(fake, clusters);
     await assert.rejects(
       provider.replace(w1, request),
       failed(
-        /no Cluster API Machine maps to w-1 \(annotation molt\.dev\/machine or providerID molt:\/\/w-1\)/,
+        /no Cluster API Machine maps to w-1 \(annotation molt\.dev\/machine or providerID molt:\/\/w-1, in a Cluster capi\.clusters maps to its pool\)/,
       ),
     );
     fake.add('ns1/a', byAnnotation);
@@ -97,17 +99,44 @@ describe('Cluster API as the machine provider', () => {
     assert.deepEqual(fake.remediations, []);
   });
 
+  it("counts only Machines of a Cluster mapped to the machine's pool: decoys neither block nor finish a replace", async () => {
+    const fake = new FakeCapiMachines();
+    // Annotated with w-1 by whoever may create Machines: another namespace, another Cluster.
+    fake.add('tenant-a/decoy', { ...byAnnotation, uid: 'd1', nodeRef: 'node-d' });
+    fake.add('ns1/decoy', { ...byAnnotation, clusterName: 'c2', uid: 'd2', nodeRef: 'node-e' });
+    fake.add('ns1/md-abc', { ...byAnnotation, uid: 'u1', nodeRef: 'node-a' });
+    const provider = createCapiProvider(fake, clusters);
+    const { operationId } = await provider.replace(w1, request);
+    assert.equal(operationId, 'capi:ns1/md-abc/u1', 'the decoys did not make it "2 Machines"');
+    assert.deepEqual(fake.remediations, [{ machine: 'ns1/md-abc', how: 'deleted' }]);
+    // The old Machine is gone; the decoys (with Nodes) are no replacement.
+    fake.machines.delete('ns1/md-abc');
+    assert.equal((await provider.status(w1, operationId)).state, 'running');
+    fake.add('ns1/md-def', { providerID: 'molt://w-1', uid: 'u2', nodeRef: 'node-b' });
+    assert.equal((await provider.status(w1, operationId)).state, 'succeeded');
+    // Only decoys map: nothing to replace, nothing remediated.
+    const alone = new FakeCapiMachines();
+    alone.add('tenant-a/decoy', { ...byAnnotation, uid: 'd1' });
+    await assert.rejects(
+      createCapiProvider(alone, clusters).replace(w1, request),
+      failed(/no Cluster API Machine maps to w-1/),
+    );
+    assert.deepEqual(alone.remediations, []);
+  });
+
   it('makes transport failures retryable and refusals final', async () => {
     const fake = new FakeCapiMachines();
     fake.add('ns1/md-abc', byAnnotation);
     const down = new MoltError(ErrorCode.CapiWriteFailed, 'could not list: ECONNREFUSED', {
       retryable: true,
     });
-    const provider = createCapiProvider({
-      setCondition: (ref, c) => fake.setCondition(ref, c),
-      remediate: (ref) => fake.remediate(ref),
-      find: () => Promise.reject(down),
-    });
+    const provider = createCapiProvider(
+      {
+        remediate: (ref) => fake.remediate(ref),
+        find: () => Promise.reject(down),
+      },
+      clusters,
+    );
     await assert.rejects(
       provider.replace(w1, request),
       (e: unknown) => isMoltError(e, ErrorCode.ProviderUnreachable) && e.retryable,
@@ -118,11 +147,11 @@ describe('Cluster API as the machine provider', () => {
     );
     fake.fail = true;
     await assert.rejects(
-      createCapiProvider(fake).replace(w1, request),
+      createCapiProvider(fake, clusters).replace(w1, request),
       (e: unknown) => isMoltError(e, ErrorCode.ProviderFailed) && !e.retryable,
     );
     await assert.rejects(
-      createCapiProvider(new FakeCapiMachines()).status(w1, 'op-7'),
+      createCapiProvider(new FakeCapiMachines(), clusters).status(w1, 'op-7'),
       failed(/not a Cluster API replace/),
     );
   });

@@ -6,7 +6,10 @@
  * KCP replaces it; another one deleted, its MachineSet creates a new one).
  *
  * - `replace`: the Machines mapped to the molt machine (annotation `molt.dev/machine`, else
- *   providerID `molt://<id>`; never by name: the call is destructive). Exactly one not being
+ *   providerID `molt://<id>`; never by name: the call is destructive) whose Cluster
+ *   (`<namespace>/<clusterName>`) `capi.clusters` maps to the machine's pool — a Machine anyone
+ *   annotates with the id elsewhere is not counted, so it can neither block the replace nor stand
+ *   in for its replacement. Exactly one not being
  *   deleted is remediated, and the operation is `capi:<namespace>/<name>/<uid>`. Asked again for
  *   the same machine and digest, or while a mapped Machine is already being deleted, the same
  *   operation answers (nothing more is remediated). None, or two and more, is
@@ -20,9 +23,11 @@
  * again next pass); any other refusal is `MOLT_PROVIDER_FAILED`.
  */
 import { makeRoom } from '../../../core/bounded.ts';
+import { inPoolCluster, type ClusterPools } from '../../../core/capi/machine-map.ts';
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
 import type { CapiMachineFound, CapiMachines } from '../../ports/capi-machines.ts';
 import type { MachineProvider, ProviderOperation } from '../../ports/provider.ts';
+import type { MachineRecord } from '../../ports/store.ts';
 
 /** The operation id's prefix: `capi:<namespace>/<name>/<uid>`. */
 export const CapiOperationPrefix = 'capi:';
@@ -92,14 +97,22 @@ function choose(
   if (deleting[0] !== undefined) return { target: deleting[0], remediate: false };
   if (live[0] !== undefined) return { target: live[0], remediate: true };
   throw refused(
-    `${what}: no Cluster API Machine maps to ${id} (annotation molt.dev/machine or providerID molt://${id})`,
+    `${what}: no Cluster API Machine maps to ${id} (annotation molt.dev/machine or providerID molt://${id}, in a Cluster capi.clusters maps to its pool)`,
   );
 }
 
 /** Replaces remembered (the oldest forgotten past it: a long-lived operator's memory is bounded). */
 const ReplacesRemembered = 10_000;
 
-export function createCapiProvider(machines: CapiMachines): MachineProvider {
+export function createCapiProvider(
+  machines: Pick<CapiMachines, 'find' | 'remediate'>,
+  clusters: ClusterPools,
+): MachineProvider {
+  /** The Machines mapped to `machine` in a Cluster mapped to its pool; others are not its. */
+  const mapped = async (what: string, machine: MachineRecord) =>
+    (await asked(what, () => machines.find(machine.id))).filter((m) =>
+      inPoolCluster(m, machine.pool, clusters),
+    );
   /**
    * The operation answered per molt machine and digest (asked again after the Machine is gone).
    * The executor records the operation id and asks `status` after, so `replace` is asked again
@@ -112,7 +125,7 @@ export function createCapiProvider(machines: CapiMachines): MachineProvider {
       const key = `${machine.id}@${request.digest}`;
       const known = started.get(key);
       if (known !== undefined) return { operationId: known };
-      const found = await asked(what, () => machines.find(machine.id));
+      const found = await mapped(what, machine);
       const { target, remediate } = choose(what, machine.id, found);
       if (remediate) await asked(what, () => machines.remediate(target));
       const operationId = capiOperationId(target);
@@ -123,7 +136,7 @@ export function createCapiProvider(machines: CapiMachines): MachineProvider {
     async status(machine, operationId): Promise<ProviderOperation> {
       const old = parseOperation(operationId);
       const what = `replace ${machine.id} through Cluster API (operation ${operationId})`;
-      const found = await asked(what, () => machines.find(machine.id));
+      const found = await mapped(what, machine);
       if (found.some((m) => m.uid === old.uid))
         return { state: 'running', message: `Cluster API is replacing Machine ${old.machine}` };
       const replacement = found.find((m) => !m.deleting && m.nodeRef !== undefined);
