@@ -15,6 +15,10 @@ export function withRegistryFlags(cmd: Command): Command {
     .option('--insecure', 'allow plain HTTP and unverified TLS (loopback registries)')
     .option('--username <name>', 'registry user (env MOLT_REGISTRY_USERNAME)')
     .option('--password <secret>', 'registry password or token (env MOLT_REGISTRY_PASSWORD)')
+    .option(
+      '--token-realms <hosts>',
+      "token-service hosts besides the registry's own that may receive the password over https, comma-separated, e.g. auth.docker.io (env MOLT_REGISTRY_TOKEN_REALMS)",
+    )
     .option('--platform <os/arch>', 'platform of multi-platform releases', 'linux/amd64')
     .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
 }
@@ -30,6 +34,15 @@ const registrySchema = z.object({
   insecure: z.boolean().default(false),
   username: z.string().optional(),
   password: z.string().optional(),
+  tokenRealms: z
+    .string()
+    .optional()
+    .transform((s) =>
+      (s ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    ),
   platform: z
     .string()
     .regex(
@@ -48,31 +61,41 @@ export interface RegistryFlags {
   readonly output: OutputFormat;
 }
 
-/** Validate flags (falling back to the environment); bad values raise MOLT_BAD_FLAG. */
-export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): RegistryFlags {
-  const merged = {
-    ...raw,
-    registry: raw['registry'] ?? env['MOLT_REGISTRY'],
-    repository: raw['repository'] ?? env['MOLT_REPOSITORY'],
-    username: raw['username'] ?? env['MOLT_REGISTRY_USERNAME'],
-    password: raw['password'] ?? env['MOLT_REGISTRY_PASSWORD'],
-  };
-  const o = parseFlags(registrySchema, merged);
+/** Flags fall back to the environment variables of the same meaning. */
+const envNames = {
+  registry: 'MOLT_REGISTRY',
+  repository: 'MOLT_REPOSITORY',
+  username: 'MOLT_REGISTRY_USERNAME',
+  password: 'MOLT_REGISTRY_PASSWORD',
+  tokenRealms: 'MOLT_REGISTRY_TOKEN_REALMS',
+} as const;
+
+function clientOf(o: z.output<typeof registrySchema>): RegistryClientOptions {
   if ((o.username === undefined) !== (o.password === undefined)) {
     throw new MoltError(ErrorCode.BadFlag, 'give both --username and --password, or neither');
   }
-  const [os = '', architecture = '', variant] = o.platform.split('/');
   const credentials =
     o.username !== undefined && o.password !== undefined
       ? { username: o.username, password: o.password }
       : undefined;
   return {
-    client: {
-      registry: o.registry,
-      insecure: o.insecure,
-      timeoutMs: o.timeout,
-      ...(credentials && { credentials }),
-    },
+    registry: o.registry,
+    insecure: o.insecure,
+    timeoutMs: o.timeout,
+    ...(credentials && { credentials }),
+    ...(o.tokenRealms.length > 0 && { tokenRealms: o.tokenRealms }),
+  };
+}
+
+/** Validate flags (falling back to the environment); bad values raise MOLT_BAD_FLAG. */
+export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): RegistryFlags {
+  const merged: Record<string, unknown> = { ...raw };
+  for (const [flag, name] of Object.entries(envNames)) merged[flag] = raw[flag] ?? env[name];
+  const o = parseFlags(registrySchema, merged);
+  const client = clientOf(o);
+  const [os = '', architecture = '', variant] = o.platform.split('/');
+  return {
+    client,
     repository: o.repository,
     platform: { os, architecture, ...(variant !== undefined && { variant }) },
     output: o.output,
