@@ -50,7 +50,9 @@ const componentSettings = (component: KubeComponent) =>
 export const KubernetesClusterSpec = z.strictObject({
   version: KubeVersion,
   /**
-   * Repository of the cluster's Kubernetes bundles (`<repository>:<version>`).
+   * Repository of the cluster's Kubernetes bundles (`<repository>:<version>`), in the operator's
+   * registry: the default one or a repository the operator config lists in `bundleRepositories`
+   * (else MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED when a plan is made).
    * @default the operator's release repository with `-kubernetes` appended
    */
   bundleRepository: z.string().min(1).max(512).optional(),
