@@ -265,6 +265,8 @@ export const ErrorCode = {
   // container images followed by digest (docs/adr/0013)
   /** Two image policies select the same container: each container follows one policy. */
   ImagePolicyConflict: 'MOLT_IMAGE_POLICY_CONFLICT',
+  /** An image policy names workloads without a namespace it may look in (its own, or written out). */
+  ImagePolicyNamespaces: 'MOLT_IMAGE_POLICY_NAMESPACES',
   /** A workload's image changed under molt (someone else edited it): its image rollout pauses. */
   WorkloadEdited: 'MOLT_WORKLOAD_EDITED',
   /** A Deployment, DaemonSet or StatefulSet molt follows is gone. */

@@ -60,42 +60,42 @@ describe('image policies in the fleet file', () => {
     ],
     [
       'a repository with a tag',
-      '  - {name: web, repository: "r.example.com/a/web:1.0", follow: rebuilds, workloads: [{names: [web]}]}',
+      '  - {name: web, repository: "r.example.com/a/web:1.0", follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}]}',
       /images\[0\]\.repository.*no tag or digest/,
     ],
     [
       'a follow that is no tier',
-      '  - {name: web, repository: r.example.com/a/web, follow: latest, workloads: [{names: [web]}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: latest, workloads: [{namespaces: [shop], names: [web]}]}',
       /images\[0\]\.follow.*rebuilds, revisions or \{semver/,
     ],
     [
       'a semver range that is not one',
-      '  - {name: web, repository: r.example.com/a/web, follow: {semver: "not a range"}, workloads: [{names: [web]}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: {semver: "not a range"}, workloads: [{namespaces: [shop], names: [web]}]}',
       /images\[0\]\.follow\.semver.*not a semver range/,
     ],
     [
       'a GM pin that is no digest',
-      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], gm: [{digest: "1.0", reason: x}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}], gm: [{digest: "1.0", reason: x}]}',
       /gm\[0\]\.digest.*sha256/,
     ],
     [
       'a canary naming nothing',
-      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], canary: {soak: 1m}}',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}], canary: {soak: 1m}}',
       /canary.*names namespaces or workloads/,
     ],
     [
       'a machine-only policy',
-      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], policies: [{controlPlaneFirst: true}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}], policies: [{controlPlaneFirst: true}]}',
       /images\[0\]\.policies.*machine policies/,
     ],
     [
       'a gate (a workload is healthy when its own rollout is available)',
-      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], policies: [{gate: {name: g, url: "http://127.0.0.1/ok"}}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}], policies: [{gate: {name: g, url: "http://127.0.0.1/ok"}}]}',
       /images\[0\]\.policies.*gate are machine policies/,
     ],
     [
       'a canary given twice',
-      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{names: [web]}], canary: {namespaces: [c]}, policies: [{canary: {count: 1}}]}',
+      '  - {name: web, repository: r.example.com/a/web, follow: rebuilds, workloads: [{namespaces: [shop], names: [web]}], canary: {namespaces: [c]}, policies: [{canary: {count: 1}}]}',
       /images\[0\]\.canary.*given twice/,
     ],
   ];

@@ -30,12 +30,12 @@ export function putDeployments(
     });
 }
 
-/** Policy `web`: every Deployment's `web` container follows {@link repo}'s rebuilds. */
+/** Policy `web`: every Deployment's `web` container, in every namespace, follows {@link repo}'s rebuilds. */
 export const followRebuilds = (over: Partial<ImagePolicy> = {}): ImagePolicy => ({
   name: 'web',
   repository: repo,
   follow: { kind: 'rebuilds' },
-  workloads: [{ kinds: ['Deployment'] }],
+  workloads: [{ namespaces: ['*'], kinds: ['Deployment'] }],
   policies: [],
   gm: [],
   ...over,

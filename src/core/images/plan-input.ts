@@ -20,8 +20,8 @@
 import type { Machine, Policy, Pool } from '../rollout/types.ts';
 import { parseImageReference } from '../slots/reference.ts';
 import type { TagTarget, TargetDecision } from './target.ts';
-import type { ImagePolicy } from './types.ts';
-import type { ImageUnit, WorkloadView } from './units.ts';
+import { AllNamespaces, type ImagePolicy } from './types.ts';
+import { namedAs, type ImageUnit, type WorkloadView } from './units.ts';
 
 /** The label that puts canary units first. */
 export const CANARY_LABEL = 'molt.dev/canary';
@@ -33,13 +33,35 @@ export interface PlanningInput {
   readonly targets: ReadonlyMap<string, TagTarget>;
 }
 
-/** A workload the policy's canary names: by namespace, or as `Kind/namespace/name` or `name`. */
-export function isCanary(policy: ImagePolicy, unit: Pick<ImageUnit, 'id' | 'workload'>): boolean {
+/**
+ * The namespaces a policy names itself (its selectors' namespaces, `*` left out): where a bare
+ * canary name is looked for, so a workload of that name in another tenant's namespace — one the
+ * policy reaches only through `*` — is never its canary.
+ */
+export const ownNamespaces = (policy: ImagePolicy): ReadonlySet<string> =>
+  new Set(policy.workloads.flatMap((s) => s.namespaces).filter((n) => n !== AllNamespaces));
+
+type CanaryCandidate = Pick<ImageUnit, 'id' | 'workload'>;
+
+/** Does a canary entry (`Kind/namespace/name`, `namespace/name` or a bare name) name the unit? */
+function canaryNames(entry: string, unit: CanaryCandidate, own: ReadonlySet<string>): boolean {
+  const slashes = entry.split('/').length - 1;
+  if (slashes === 2) return entry === unit.id;
+  if (slashes === 1) return namedAs(entry, unit.workload);
+  return entry === unit.workload.name && own.has(unit.workload.namespace);
+}
+
+/**
+ * A workload the policy's canary names: by namespace, or as `Kind/namespace/name`,
+ * `namespace/name` or a bare name in the policy's own namespaces ({@link ownNamespaces}).
+ */
+export function isCanary(policy: ImagePolicy, unit: CanaryCandidate): boolean {
   const c = policy.canary;
   if (c === undefined) return false;
+  const own = ownNamespaces(policy);
   return (
     (c.namespaces?.includes(unit.workload.namespace) ?? false) ||
-    (c.workloads?.some((w) => w === unit.id || w === unit.workload.name) ?? false)
+    (c.workloads?.some((w) => canaryNames(w, unit, own)) ?? false)
   );
 }
 

@@ -22,15 +22,25 @@ export type ImageFollow =
   | { readonly kind: 'revisions' }
   | { readonly kind: 'semver'; readonly range: string };
 
+/** Every namespace, when a selector's `namespaces` is exactly `['*']` (written out, never a default). */
+export const AllNamespaces = '*';
+
 /** Which containers of which workloads a policy takes. Every given field must match. */
 export interface WorkloadSelector {
-  /** @default every namespace */
-  readonly namespaces?: readonly string[];
+  /**
+   * The namespaces it looks in — always given, so a policy never reaches into a namespace nobody
+   * named (another tenant's `web-canary` is not a canary of this one). `['*']`: every namespace,
+   * as written. The schema fills it in: an `ImagePolicy` object's own namespace by default, the
+   * namespaces of its qualified `names`, or an error where the policy has no namespace of its own.
+   */
+  readonly namespaces: readonly string[];
   /** Labels the workload (not its pods) carries; all must match. */
   readonly matchLabels?: Readonly<Record<string, string>>;
   /** @default all of {@link WorkloadKinds} */
   readonly kinds?: readonly WorkloadKind[];
-  /** Workload names. @default any */
+  /**
+   * Workloads by `namespace/name`, or by bare `name` within {@link namespaces}. @default any
+   */
   readonly names?: readonly string[];
   /** Container names (init containers included). @default every container running the repository */
   readonly containers?: readonly string[];
@@ -50,8 +60,9 @@ export interface ImagePolicy {
   /** At least one: a policy naming no workload is refused. */
   readonly workloads: readonly WorkloadSelector[];
   /**
-   * Units that go first: workloads in these namespaces, or named `Kind/namespace/name` or `name`.
-   * Their rollout soaks `soakMs` before the rest start.
+   * Units that go first: workloads in these namespaces, or named `Kind/namespace/name`,
+   * `namespace/name` or a bare `name` — bare, only in the namespaces the policy's selectors name
+   * (never through `*`). Their rollout soaks `soakMs` before the rest start.
    */
   readonly canary?: {
     readonly namespaces?: readonly string[];

@@ -33,8 +33,8 @@ describe('selectUnits', () => {
     const p = policy({
       workloads: [
         { namespaces: ['shop'], matchLabels: { tier: 'front' }, kinds: ['Deployment'] },
-        { names: ['d'], containers: ['web'] },
-        { names: ['b'], containers: ['sidecar'] },
+        { namespaces: ['ops'], names: ['d'], containers: ['web'] },
+        { namespaces: ['shop'], names: ['b'], containers: ['sidecar'] },
       ],
     });
     assert.deepEqual(
@@ -51,7 +51,7 @@ describe('selectUnits', () => {
       ],
     });
     const a = policy({ name: 'a' });
-    const b = policy({ name: 'b', workloads: [{ containers: ['web'] }] });
+    const b = policy({ name: 'b', workloads: [{ namespaces: ['shop'], containers: ['web'] }] });
     const s = selectUnits([a, b], [w]);
     assert.deepEqual(s.conflicts, [
       { unit: 'Deployment/shop/web', container: 'web', policies: ['a', 'b'] },

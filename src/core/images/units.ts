@@ -2,15 +2,17 @@
 /**
  * Which containers of which workloads each image policy takes (docs/adr/0013 decision 1). A
  * container is selected by a policy when its image is in the policy's repository and some selector
- * of `policy.workloads` matches — every field it gives: namespaces, matchLabels on the workload,
- * kinds, names, container names (init containers included). A container two policies select is a
+ * of `policy.workloads` matches — every field it gives: namespaces (always given: a policy reaches
+ * only the namespaces it names, `*` only when written), matchLabels on the workload, kinds, names
+ * (`namespace/name`, or a bare name within those namespaces), container names (init containers
+ * included). A container two policies select is a
  * conflict (`MOLT_IMAGE_POLICY_CONFLICT`): neither takes it, both are named. The containers one
  * policy takes in one workload make one unit, the planner's machine (`plan-input.ts`).
  */
 import { ErrorCode, isMoltError, MoltError } from '../errors.ts';
 import { parseImageReference } from '../slots/reference.ts';
 import type { WorkloadView } from './workload.ts';
-import type { ImagePolicy, WorkloadSelector } from './types.ts';
+import { AllNamespaces, type ImagePolicy, type WorkloadSelector } from './types.ts';
 
 export type { WorkloadView } from './workload.ts';
 
@@ -55,11 +57,19 @@ export function repositoryOf(image: string): string | undefined {
 const within = <T>(allowed: readonly T[] | undefined, value: T): boolean =>
   allowed === undefined || allowed.includes(value);
 
+/** A selector's namespaces: the ones it names, or every one when it says `['*']`. */
+export const inNamespaces = (namespaces: readonly string[], namespace: string): boolean =>
+  namespaces.includes(namespace) || (namespaces.length === 1 && namespaces[0] === AllNamespaces);
+
+/** `namespace/name` names that workload alone; a bare `name` any of that name the selector sees. */
+export const namedAs = (entry: string, w: Pick<WorkloadView, 'namespace' | 'name'>): boolean =>
+  entry.includes('/') ? entry === `${w.namespace}/${w.name}` : entry === w.name;
+
 function matches(s: WorkloadSelector, w: WorkloadView, container: string): boolean {
   return (
-    within(s.namespaces, w.namespace) &&
+    inNamespaces(s.namespaces, w.namespace) &&
     within(s.kinds, w.kind) &&
-    within(s.names, w.name) &&
+    (s.names === undefined || s.names.some((n) => namedAs(n, w))) &&
     within(s.containers, container) &&
     Object.entries(s.matchLabels ?? {}).every(([k, v]) => w.labels[k] === v)
   );

@@ -9,7 +9,7 @@ import { followingCondition, withFollowingConditions } from './following-status.
 import { verdict } from '../../testkit/image-world.ts';
 
 const web = policy({ name: 'web', workloads: [{ namespaces: ['shop'] }] });
-const other = policy({ name: 'other', workloads: [{ names: ['front'] }] });
+const other = policy({ name: 'other', workloads: [{ namespaces: ['shop'], names: ['front'] }] });
 const none = policy({ name: 'none', workloads: [{ namespaces: ['nowhere'] }] });
 const front = workload('front', { namespace: 'shop' });
 const back = workload('back', { namespace: 'shop' });

@@ -162,7 +162,7 @@ describe('observeImages', () => {
     const w = world({
       policies: [
         policy(),
-        policy({ name: 'web-too', workloads: [{ names: ['both'] }] }),
+        policy({ name: 'web-too', workloads: [{ namespaces: ['shop'], names: ['both'] }] }),
         policy({ name: 'nothing', repository: DNS, workloads: [{ namespaces: ['nowhere'] }] }),
       ],
       repositories: { [REPO]: scanOf({ '1.8.0-rev2': dig(1) }) },

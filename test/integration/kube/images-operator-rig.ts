@@ -147,7 +147,7 @@ export async function startP12Rig(o: P12Options): Promise<P12Rig> {
         name: appOf(r),
         repository: repository(r),
         follow: 'rebuilds',
-        workloads: [{ matchLabels: { app: appOf(r) } }],
+        workloads: [{ namespaces, matchLabels: { app: appOf(r) } }],
         ...o.policy,
       })),
       dashboardToken: o.dashboardToken,

@@ -13,7 +13,7 @@ import {
   RolloutActionFields,
   parsePoolSpec,
 } from '../../../protocol/kube-resources.ts';
-import { imagePolicySchema } from '../../../protocol/image-policy.ts';
+import { imagePolicySchemaIn } from '../../../protocol/image-policy.ts';
 import { KubernetesClusterSpec } from '../../../protocol/kube-cluster.ts';
 import type {
   DeclaredHold,
@@ -27,6 +27,7 @@ import type {
 export interface ListedObject {
   readonly metadata?: {
     readonly name?: string;
+    readonly namespace?: string;
     readonly generation?: number;
     readonly resourceVersion?: string;
     readonly deletionTimestamp?: unknown;
@@ -94,10 +95,13 @@ export function declaredKubernetesCluster(o: ListedObject): DeclaredKubernetesCl
   return { name, spec: r.data, generation: generationOf(o) };
 }
 
-/** An image policy, or why not (docs/adr/0013): the fleet file's schema, named by the object. */
+/**
+ * An image policy, or why not (docs/adr/0013): the fleet file's schema, named by the object, whose
+ * selectors look in the object's own namespace unless they name others.
+ */
 export function declaredImagePolicy(o: ListedObject): DeclaredImagePolicy {
   const name = nameOf(o);
-  const r = imagePolicySchema.safeParse({ ...(o.spec ?? {}), name });
+  const r = imagePolicySchemaIn(o.metadata?.namespace).safeParse({ ...(o.spec ?? {}), name });
   if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
   return { name, policy: r.data, generation: generationOf(o) };
 }
