@@ -54,6 +54,7 @@ import { moltArgv } from '../../src/testkit/molt-entry.ts';
 import {
   conditionOf,
   management,
+  ns,
   reportKubelet,
   workloadCluster,
   type CapiMachine,
@@ -160,7 +161,8 @@ before(async () => {
         capi: {
           listen: { host: '127.0.0.1', port: 0 },
           clientCa: capi.pki.caFile,
-          clusters: { c1: 'workers' },
+          // Each Machine is molt's only in a Cluster mapped to its machine's pool.
+          clusters: { [`${ns}/c1`]: ['control-plane', 'workers', 'replaced'] },
           // molt writes back to the management cluster (its condition, remediation, replace)
           // as molt-operator, under the RBAC molt ships for it.
           kubeconfig: kube.operator.kubeconfig,
