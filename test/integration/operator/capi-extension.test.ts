@@ -5,14 +5,23 @@
 // lists three `Fail` handlers; CanUpdateMachine patches `/spec/version` only when a release in the
 // real registry carries that Kubernetes version (`dev.molt.kubernetes.version`), else answers
 // Success without a patch (CAPI replaces); UpdateMachine records one targeted rollout of that
-// machine, seen in `GET /v1/rollouts`; an unknown hook is a 404 in CAPI's shape.
+// machine, seen in `GET /v1/rollouts`; an unknown hook is a 404 in CAPI's shape. The Machine is
+// molt's by molt's own read of it on a real API server (a minimal Machine CRD: the CAPI managers
+// are not needed), annotated `molt.dev/machine: w-1` in Cluster demo/c1, mapped to the pool; only
+// a caller with a client certificate from `capi.clientCa` is answered.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { stringify } from 'yaml';
 import type { z } from 'zod';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../../src/lab/services/kube-control-plane.ts';
 import { createRegistryClient } from '../../../src/oci/index.ts';
 import { initCaDir, issueToDir } from '../../../src/platform/pki/store.ts';
 import { tempDir, type ManagedProcess } from '../../../src/platform/process/managed-process.ts';
@@ -36,6 +45,39 @@ const fixture = async (name: string): Promise<Record<string, unknown>> =>
   ) as Record<string, unknown>;
 
 let registry: TestRegistry;
+let kube: KubeControlPlane;
+
+/** Enough of CAPI's Machine CRD for molt to read a Machine (the schema is CAPI's business). */
+const machineCrd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'machines.cluster.x-k8s.io' },
+  spec: {
+    group: 'cluster.x-k8s.io',
+    names: { kind: 'Machine', plural: 'machines', singular: 'machine', listKind: 'MachineList' },
+    scope: 'Namespaced',
+    versions: [
+      {
+        name: 'v1beta2',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        },
+      },
+    ],
+  },
+};
+
+/** `kubectl apply` of `objects` as the API server's admin. */
+async function apply(...objects: unknown[]): Promise<void> {
+  const file = join(scratch.path, `apply-${String(Date.now())}.json`);
+  await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  await promisify(execFile)(join(kube.bins, 'kubectl'), [
+    ...['--kubeconfig', kube.admin.kubeconfig, 'apply', '-f', file],
+  ]);
+}
 let scratch: { path: string; remove(): Promise<void> };
 let operator: ManagedProcess;
 let tls: Agent;
@@ -79,7 +121,22 @@ async function handlerOf(hook: string): Promise<string> {
 describe('the Cluster API extension of the molt operator process', () => {
   before(async () => {
     registry = await startRegistry();
+    kube = await startKubeControlPlane();
     scratch = await tempDir('capi-extension');
+    await apply(machineCrd);
+    await promisify(execFile)(join(kube.bins, 'kubectl'), [
+      ...['--kubeconfig', kube.admin.kubeconfig, 'wait', '--for=condition=Established'],
+      ...['--timeout=60s', 'crd/machines.cluster.x-k8s.io'],
+    ]);
+    await apply(
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } },
+      {
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'Machine',
+        metadata: { name: 'w-1', namespace: 'demo', annotations: { 'molt.dev/machine': 'w-1' } },
+        spec: { clusterName: 'c1', version: 'v1.35.0' },
+      },
+    );
     const pki = join(scratch.path, 'pki');
     await initCaDir(pki);
     for (const [role, name] of [
@@ -121,7 +178,13 @@ describe('the Cluster API extension of the molt operator process', () => {
         },
         store: 'memory',
         listen: { host: '127.0.0.1', port: 0 },
-        capi: { listen: { host: '127.0.0.1', port: 0 } },
+        capi: {
+          listen: { host: '127.0.0.1', port: 0 },
+          // CAPI's client certificate here is the operator's, from the fleet CA.
+          clientCa: 'pki/ca.pem',
+          clusters: { 'demo/c1': 'control-plane' },
+          kubeconfig: kube.admin.kubeconfig,
+        },
       }),
     );
     const started = await startCapiOperator(config);
@@ -141,6 +204,7 @@ describe('the Cluster API extension of the molt operator process', () => {
     await tls.close();
     await operator.stop(10_000);
     await registry.stop();
+    await kube.stop();
     await scratch.remove();
   });
 
