@@ -179,7 +179,7 @@ async function startMachines(
     network,
     ...(kube !== undefined && {
       kubernetes: (name: string) => ({
-        kubeconfig: kube.agent.kubeconfig,
+        kubeconfig: kube.agent(name).kubeconfig,
         labKubelet: { kubeconfig: kube.node(name).kubeconfig },
         drain: { timeoutSeconds: 120 },
       }),

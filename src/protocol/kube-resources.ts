@@ -15,10 +15,24 @@ export const MoltGroup = 'molt.dev';
 export const MoltVersion = 'v1alpha1';
 /** The finalizer the operator keeps on a declared pool until nothing of it is in flight. */
 export const PoolFinalizer = 'molt.dev/pool';
-/** The Node annotation where an agent advertises its API (`https://host:port`). */
+/**
+ * The Node annotation where an agent advertises its API (`https://host:port`). Written by the
+ * Node's own agent (`kubernetes.advertise`) — deploy/kubernetes/rbac.yaml lets no other agent
+ * write it — or its kubelet; the operator still checks the agent's certificate name.
+ */
 export const AgentEndpointAnnotation = 'molt.dev/agent-endpoint';
-/** The Node label that makes a Node a machine of that pool (`kubernetes.nodes` in the operator). */
-export const PoolLabel = 'molt.dev/pool';
+/**
+ * The Node label that makes a Node a machine of that pool (`kubernetes.nodes` in the operator),
+ * set by a cluster admin. Under the `node-restriction.kubernetes.io/` prefix so that a node cannot
+ * put itself into a pool: NodeRestriction refuses the prefix to every kubelet, and
+ * deploy/kubernetes/rbac.yaml's admission policy refuses all labels but the quarantine to agents.
+ */
+export const PoolLabel = 'node-restriction.kubernetes.io/molt-pool';
+/**
+ * The pool label before it moved under `node-restriction.kubernetes.io/`: a kubelet may set it on
+ * its own Node, so the operator never takes a pool from it; it only says what to label instead.
+ */
+export const UntrustedPoolLabel = 'molt.dev/pool';
 /** `by` of the holds the operator writes for a `MachineHold` (followed by the object's name). */
 export const DeclaredHoldPrefix = 'kubernetes:MachineHold/';
 

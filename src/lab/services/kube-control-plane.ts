@@ -8,10 +8,11 @@
  * Every process is stopped by the PID this harness started.
  *
  * Identities (tokens in `tokens.csv`): `admin` (system:masters) for the harness and the
- * controllers, `molt-operator` and `molt-agent` (no groups: tests give them only the RBAC molt's
- * manifests in deploy/kubernetes grant),
- * and one `system:node:<name>` per node named in {@link KubeControlPlaneOptions.nodes}, so the
- * Node authorizer and NodeRestriction constrain lab nodes as they do real kubelets.
+ * controllers, `molt-operator` (no groups: tests give it only the RBAC molt's manifests in
+ * deploy/kubernetes grant), and per node named in {@link KubeControlPlaneOptions.nodes} a kubelet
+ * `system:node:<name>`, so the Node authorizer and NodeRestriction constrain lab nodes as they do
+ * real kubelets, and an agent `molt:agent:<name>` in group `molt:agents`, so the admission policy
+ * of deploy/kubernetes/rbac.yaml confines each agent to its own Node.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -42,7 +43,7 @@ import {
 const run = promisify(execFile);
 
 export interface KubeControlPlaneOptions {
-  /** Node names that get a kubelet identity (`system:node:<name>`). @default [] */
+  /** Node names that get a kubelet and an agent identity. @default [] */
   readonly nodes?: readonly string[];
   /** How long to wait for the whole control plane. @default 120000 */
   readonly startTimeoutMs?: number;
@@ -84,8 +85,11 @@ export interface KubeControlPlane {
   readonly bins: string;
   readonly admin: KubeUser;
   readonly operator: KubeUser;
-  /** The node agent's identity (no groups: tests bind deploy/kubernetes/rbac.yaml to it). */
-  readonly agent: KubeUser;
+  /**
+   * The agent identity of a node named in the options (`molt:agent:<name>` in `molt:agents`, the
+   * group deploy/kubernetes/rbac.yaml binds).
+   */
+  agent(name: string): KubeUser;
   /** The kubelet identity of a node named in the options. */
   node(name: string): KubeUser;
   readonly processes: readonly ManagedProcess[];
@@ -161,7 +165,7 @@ export async function startKubeControlPlane(
       bins,
       admin: user('admin'),
       operator: user('molt-operator'),
-      agent: user('molt-agent'),
+      agent: (name) => user(`molt:agent:${name}`),
       node: (name) => user(`system:node:${name}`),
       processes,
       stop,

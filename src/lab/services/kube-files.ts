@@ -42,8 +42,9 @@ export async function writeFiles(dir: string, nodes: readonly string[]): Promise
   const users = new Map<string, { token: string; groups: string }>([
     ['admin', { token: token(), groups: 'system:masters' }],
     ['molt-operator', { token: token(), groups: '' }],
-    ['molt-agent', { token: token(), groups: '' }],
     ...nodes.map((n) => [`system:node:${n}`, { token: token(), groups: 'system:nodes' }] as const),
+    // Each node's agent its own identity, as deploy/kubernetes/rbac.yaml asks.
+    ...nodes.map((n) => [`molt:agent:${n}`, { token: token(), groups: 'molt:agents' }] as const),
   ]);
   files['tokens.csv'] = [...users]
     .map(([user, u], i) => `${u.token},${user},uid-${String(i)},"${u.groups}"`)

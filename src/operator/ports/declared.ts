@@ -63,8 +63,8 @@ export interface RolloutRequest {
 
 export interface DeclaredState {
   /**
-   * Machines from the cluster's Nodes labelled `molt.dev/pool` (each a record, or why the Node is
-   * not one); undefined when the operator does not take machines from Nodes.
+   * Machines from the cluster's Nodes labelled `node-restriction.kubernetes.io/molt-pool` (each a
+   * record, or why the Node is not one); undefined when the operator does not take machines from Nodes.
    */
   readonly machines?: readonly ({ machine: MachineRecord } | { node: string; skipped: string })[];
   readonly pools: readonly DeclaredPool[];

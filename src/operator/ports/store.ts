@@ -31,7 +31,10 @@ export interface MachineRecord {
    * machine survives the operator's start-up sync with the file until it is deregistered.
    */
   readonly registered?: boolean;
-  /** Taken from a Node labelled `molt.dev/pool` (docs/adr/0011): kept while the Node is. */
+  /**
+   * Taken from a Node labelled `node-restriction.kubernetes.io/molt-pool` (docs/adr/0011): kept
+   * while the Node is.
+   */
   readonly fromNode?: boolean;
 }
 

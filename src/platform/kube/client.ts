@@ -44,14 +44,31 @@ export function statusOf(e: unknown): number | undefined {
   return e instanceof ApiException ? (e as ApiException<unknown>).code : undefined;
 }
 
+/**
+ * The message of the API's Status in a failed call's body: which rule refused it (RBAC, an
+ * admission policy such as deploy/kubernetes/rbac.yaml's, NodeRestriction), else undefined.
+ */
+function apiMessage(e: unknown): string | undefined {
+  if (!(e instanceof ApiException)) return undefined;
+  const body: unknown = (e as ApiException<unknown>).body;
+  try {
+    const status: unknown = typeof body === 'string' ? JSON.parse(body) : body;
+    const message = (status as { message?: unknown } | undefined)?.message;
+    return typeof message === 'string' ? message.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A failed API call as a MoltError: `what` says what molt was doing ("evict apps/web"). */
 export function kubeError(e: unknown, what: string): MoltError {
   const status = statusOf(e);
   const detail = e instanceof Error ? e.message.split('\n')[0] : String(e);
+  const why = apiMessage(e);
   if (status === 401 || status === 403)
     return new MoltError(
       ErrorCode.KubeForbidden,
-      `the Kubernetes API refused to ${what} (${String(status)})`,
+      `the Kubernetes API refused to ${what} (${String(status)}${why === undefined ? '' : `: ${why}`})`,
       {
         cause: e,
         hint: "grant molt's role this permission (deploy/kubernetes/rbac.yaml) or check the kubeconfig's credentials",

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 17 §1 on the real control plane: desired state as molt.dev resources. Two lab workers are
 // the nodes of a real Kubernetes cluster; the fleet file names no pool and only w-1 (w-2 is a
-// machine because its Node is labelled `molt.dev/pool=workers` and its agent advertised itself
-// there), so the real `molt operator` (under its least-privilege role) follows only what
+// machine because an admin labelled its Node `node-restriction.kubernetes.io/molt-pool=workers`
+// and its agent advertised itself there), so the real `molt operator` (under its least-privilege role) follows only what
 // `kubectl apply` declares: a Pool
 // (its release waits for the window the policy sets, and rolls out once the policy is edited), a
 // MachineHold, a Rollout's `paused`/`approved` fields. The API server refuses a bad Pool with a
@@ -114,14 +114,14 @@ before(async () => {
     workers: 2,
     controlPlane: false,
     kubernetes: (name) => ({
-      kubeconfig: cp.agent.kubeconfig,
+      kubeconfig: cp.agent(name).kubeconfig,
       labKubelet: { kubeconfig: cp.node(name).kubeconfig },
       drain: { timeoutSeconds: 60 },
       advertise: true,
     }),
   });
   // w-2 is in no file: it is a machine because its Node is labelled with its pool.
-  await kubectl('label', 'node', 'w-2', 'molt.dev/pool=workers');
+  await kubectl('label', 'node', 'w-2', 'node-restriction.kubernetes.io/molt-pool=workers');
   const fileFleet = { ...fleet, machines: fleet.machines.filter((m) => m.id !== 'w-2') };
   const config = await writeOperatorFiles(fileFleet, {
     // No pool in the file: the machines' pool `workers` is declared as a resource.

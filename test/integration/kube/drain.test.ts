@@ -294,7 +294,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
     await w.running(ns, 2);
     const kube = await createApiKubeNode(
       {
-        kubeconfig: cp.agent.kubeconfig,
+        kubeconfig: cp.agent('drain-2').kubeconfig,
         drain: {
           timeoutSeconds: 60,
           onTimeout: 'abort-and-uncordon',
@@ -320,7 +320,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
       force: false,
     };
     const kube = await createApiKubeNode(
-      { kubeconfig: cp.agent.kubeconfig, drain },
+      { kubeconfig: cp.agent('drain-2').kubeconfig, drain },
       { machine: 'drain-2', booted: '1.1.0' },
     );
     await assert.rejects(

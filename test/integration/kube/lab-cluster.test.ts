@@ -111,7 +111,7 @@ before(async () => {
     molt: moltArgv,
     workers: 3,
     kubernetes: (name) => ({
-      kubeconfig: cp.agent.kubeconfig,
+      kubeconfig: cp.agent(name).kubeconfig,
       labKubelet: { kubeconfig: cp.node(name).kubeconfig },
       drain: { timeoutSeconds: 120 },
     }),

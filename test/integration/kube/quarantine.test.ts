@@ -51,7 +51,7 @@ before(async () => {
     workers: 2,
     controlPlane: false,
     kubernetes: (name) => ({
-      kubeconfig: cp.agent.kubeconfig,
+      kubeconfig: cp.agent(name).kubeconfig,
       labKubelet: { kubeconfig: cp.node(name).kubeconfig },
       drain: { timeoutSeconds: 120 },
     }),

@@ -4,11 +4,13 @@
  * its endpoint into its own Node's annotation `molt.dev/agent-endpoint`, so an operator that takes
  * machines from the cluster's Nodes can reach it. The Node may not exist yet (the kubelet
  * registers it) and the API server may be away: the write is retried, 2 s doubling to 30 s, in
- * the background, until it lands. The operator still checks the agent's certificate name against
- * the Node's: an annotation can point at the wrong place, never at another machine's identity.
+ * the background, until it lands. Only this Node's own agent may write it (deploy/kubernetes/
+ * rbac.yaml confines each agent's identity to its Node); the operator still checks the agent's
+ * certificate name against the Node's: an annotation can point at the wrong place, never at
+ * another machine's identity.
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../../../platform/kube/client.ts';
+import { kubeError, loadKubeConfig } from '../../../platform/kube/client.ts';
 import { AgentEndpointAnnotation } from '../../../protocol/kube-resources.ts';
 
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -37,7 +39,8 @@ export function advertiseEndpoint(o: AdvertiseOptions): { stop(): void } {
       );
       o.log(`node ${o.node}: ${AgentEndpointAnnotation}=${o.endpoint}`);
     } catch (e) {
-      const line = e instanceof Error ? (e.message.split('\n')[0] ?? '') : String(e);
+      // kubeError names the rule that refused it (e.g. an agent whose identity is not this Node's).
+      const line = kubeError(e, `annotate node ${o.node}`).message;
       if (line !== last)
         o.log(`node ${o.node}: cannot advertise the agent yet (${line}); retrying`);
       last = line;

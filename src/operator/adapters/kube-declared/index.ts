@@ -20,7 +20,7 @@ import { MoltGroup, MoltVersion, PoolFinalizer } from '../../../protocol/kube-re
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../../ports/declared.ts';
 import { kubeName, stampTransitions, type Condition } from '../kube-status/view.ts';
 import { nodeMachine, type NodeInventoryOptions } from './nodes.ts';
-import { PoolLabel } from '../../../protocol/kube-resources.ts';
+import { PoolLabel, UntrustedPoolLabel } from '../../../protocol/kube-resources.ts';
 import {
   declaredHold,
   declaredImagePolicy,
@@ -44,7 +44,7 @@ export interface KubeDeclaredOptions {
   readonly kc: KubeConfig;
   readonly namespace: string;
   readonly now: () => number;
-  /** Take machines from Nodes labelled `molt.dev/pool` (needs list on nodes). */
+  /** Take machines from Nodes labelled `node-restriction.kubernetes.io/molt-pool` (needs list on nodes). */
   readonly nodes?: NodeInventoryOptions | undefined;
 }
 
@@ -95,11 +95,17 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
       });
   };
 
-  const listNodeMachines = async (n: NodeInventoryOptions) => {
-    const list = await core.listNode({ labelSelector: PoolLabel }).catch((e: unknown) => {
-      throw kubeError(e, `list the Nodes labelled ${PoolLabel}`);
+  const listNodes = (labelSelector: string) =>
+    core.listNode({ labelSelector }).catch((e: unknown) => {
+      throw kubeError(e, `list the Nodes labelled ${labelSelector}`);
     });
-    return list.items.map((node) => nodeMachine(node, n));
+  // Nodes with only the old pool label are listed too, to say why they are no machines.
+  const listNodeMachines = async (n: NodeInventoryOptions) => {
+    const lists = await Promise.all([
+      listNodes(PoolLabel),
+      listNodes(`${UntrustedPoolLabel},!${PoolLabel}`),
+    ]);
+    return lists.flatMap((l) => l.items.map((node) => nodeMachine(node, n)));
   };
 
   return {
@@ -142,9 +148,10 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
         const compared = JSON.stringify({ next, body });
         const before = statuses.get(key);
         if (before?.compared === compared) continue;
-        const conditions = stampTransitions(next, before?.conditions ?? [], now).map(
-          (c) => ({ ...c, observedGeneration: v.generation }),
-        );
+        const conditions = stampTransitions(next, before?.conditions ?? [], now).map((c) => ({
+          ...c,
+          observedGeneration: v.generation,
+        }));
         await custom
           .patchNamespacedCustomObjectStatus(
             { ...where(v.kind), name: v.name, body: { status: { ...body, conditions } } },

@@ -11,7 +11,7 @@ const node = (o: {
 }): V1Node => ({
   metadata: {
     name: 'cp-1',
-    labels: { 'molt.dev/pool': 'control-plane', ...o.labels },
+    labels: { 'node-restriction.kubernetes.io/molt-pool': 'control-plane', ...o.labels },
     ...(o.annotations !== undefined && { annotations: o.annotations }),
   },
   ...(o.ip !== undefined && { status: { addresses: [{ type: 'InternalIP', address: o.ip }] } }),
@@ -34,7 +34,7 @@ describe('a Node as a machine', () => {
       role: 'control-plane',
       pool: 'control-plane',
       labels: {
-        'molt.dev/pool': 'control-plane',
+        'node-restriction.kubernetes.io/molt-pool': 'control-plane',
         'node-role.kubernetes.io/control-plane': '',
         'topology.kubernetes.io/zone': 'a',
       },
@@ -63,5 +63,24 @@ describe('a Node as a machine', () => {
       {},
     );
     assert.ok('skipped' in bad, 'only an https://host:port endpoint is taken');
+  });
+
+  it('takes no pool from a label the node may set on itself', () => {
+    // A kubelet may write molt.dev/pool on its own Node; taking it would let a machine join a
+    // pool (its rollouts, its holds, its channel) without anyone who may label Nodes agreeing.
+    const selfLabelled: V1Node = {
+      metadata: {
+        name: 'w-9',
+        labels: { 'molt.dev/pool': 'control-plane', 'node-role.kubernetes.io/worker': '' },
+        annotations: { 'molt.dev/agent-endpoint': 'https://10.0.0.5:7443' },
+      },
+    };
+    const n = nodeMachine(selfLabelled, { agentPort: 7443 });
+    assert.ok('skipped' in n, 'a Node with only molt.dev/pool is no machine');
+    assert.equal(n.node, 'w-9');
+    assert.match(
+      n.skipped,
+      /kubectl label node w-9 node-restriction\.kubernetes\.io\/molt-pool=<pool>/,
+    );
   });
 });
