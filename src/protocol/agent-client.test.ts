@@ -87,6 +87,17 @@ describe('agent client', () => {
       );
   });
 
+  it('keeps a refusal at a connection cap (429) as the agent’s own, retryable error', async () => {
+    const body = JSON.stringify({
+      code: ErrorCode.ConnectionLimit,
+      message: 'node-2 (role node) already holds 8 open event streams on this listener',
+    });
+    await assert.rejects(
+      clientAnswering(answer(429, body)).client.status(),
+      (e) => isMoltError(e, ErrorCode.ConnectionLimit) && e.retryable && /node-2/.test(e.message),
+    );
+  });
+
   it('makes a transport failure a retryable MOLT_AGENT_UNREACHABLE', async () => {
     const refused = Object.assign(new TypeError('fetch failed'), {
       cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),

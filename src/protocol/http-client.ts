@@ -206,7 +206,8 @@ function errorFromAnswer(peer: Peer, status: number, text: string, url: string):
   return new MoltError(b.code as ErrorCode, b.message, {
     ...(b.hint !== undefined && { hint: b.hint }),
     ...(b.details !== undefined && { details: b.details }),
-    retryable: status >= 500,
+    // 429: a cap the caller holds (MOLT_CONNECTION_LIMIT), free again once its connections close.
+    retryable: status >= 500 || status === 429,
   });
 }
 

@@ -9,6 +9,7 @@ import {
   type ListeningApi,
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
+import type { ListenerLimits } from '../../platform/https/listener.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { KubernetesService } from './kubernetes-routes.ts';
@@ -31,10 +32,18 @@ export interface AgentApiOptions extends MtlsEndpoint {
 }
 
 /**
- * The agent's connection cap: its callers are the operator (a few connections: calls and the event
- * stream) and people's CLIs. The other limits are the listener defaults (docs/adr/0004 §6).
+ * The agent's caps: its callers are the operator (a few connections: calls and the event stream)
+ * and people's CLIs. The operator role is outside `maxConnections` (platform/https/admission.ts),
+ * so whatever holds the other places — node certificates that may read, people's followers — the
+ * operator still reaches the machine it is upgrading. The other limits are the listener defaults
+ * (docs/adr/0004 §6).
  */
-export const agentMaxConnections = 64;
+export const agentLimits: Partial<ListenerLimits> = {
+  maxConnections: 64,
+  maxConnectionsPerPeer: 16,
+  maxPending: 64,
+  maxPendingPerAddress: 16,
+};
 
 /** A listening agent API: `url` is `https://host:port`; `close()` cuts open event streams. */
 export type AgentApi = ListeningApi;
@@ -45,7 +54,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
     tls: o.tls,
     host: o.host,
     port: o.port,
-    limits: { maxConnections: agentMaxConnections, ...o.limits },
+    limits: { ...agentLimits, ...o.limits },
     build: (serverFactory) =>
       buildAgentApp(
         {

@@ -57,9 +57,19 @@ export interface DashboardServerOptions {
   readonly port: number;
   /** Where the page is read from. @default the tree this module runs from (`src/` or `dist/`) */
   readonly tree?: DashboardTree;
-  /** Deadlines and the connection cap. @default the listener defaults (a cap of 256) */
+  /** Deadlines and caps. @default {@link dashboardLimits} over the listener defaults */
   readonly limits?: Partial<ListenerLimits> | undefined;
 }
+
+/**
+ * The dashboard listener's caps: browsers, each page with one event stream, counted by address (no
+ * client certificates here) — and one office's people often share one address, so a peer may hold
+ * more than on the API. The listener's cap is the default 256.
+ */
+export const dashboardLimits: Partial<ListenerLimits> = {
+  maxConnectionsPerPeer: 64,
+  maxStreamsPerPeer: 32,
+};
 
 /** The routes writes may go to: the API's rollout actions and holds. */
 const actions = new Set<string>([
@@ -132,7 +142,7 @@ export async function createDashboardServer(o: DashboardServerOptions): Promise<
     name: 'dashboard',
     errorAnswer,
     onInternalError: o.deps.onInternalError,
-    serverFactory: limitedServerFactory(tls, o.limits),
+    serverFactory: limitedServerFactory(tls, { ...dashboardLimits, ...o.limits }),
   });
   const now = o.deps.now;
   const secret = (): string => randomBytes(32).toString('base64url');

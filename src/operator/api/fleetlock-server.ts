@@ -28,15 +28,18 @@ export interface FleetLockServerOptions {
   readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly host: string;
   readonly port: number;
-  /** Deadlines and the connection cap. @default the listener defaults, a cap of 1024 */
+  /** Deadlines and caps. @default {@link fleetLockLimits} over the listener defaults */
   readonly limits?: Partial<ListenerLimits> | undefined;
 }
 
 /** Where a client presenting its token in the URL points Zincati's `base_url` (under the listener). */
 export const FleetLockTokenPrefix = `${OperatorRoutes.fleetLock}/token/:token`;
 
-/** FleetLock's connection cap: every machine's update agent may call at once. */
-export const fleetLockMaxConnections = 1024;
+/**
+ * FleetLock's caps: every machine's update agent may call at once, each from its own address (no
+ * client certificate here: peers are counted by address, 32 connections each by default).
+ */
+export const fleetLockLimits: Partial<ListenerLimits> = { maxConnections: 1024, maxPending: 256 };
 
 /**
  * Start the FleetLock listener; `url` is the base URL clients use (`https://host:port/fleetlock`,
@@ -44,10 +47,7 @@ export const fleetLockMaxConnections = 1024;
  */
 export async function createFleetLockServer(o: FleetLockServerOptions): Promise<ListeningApi> {
   const tls = o.tls;
-  const serverFactory = limitedServerFactory(tls, {
-    maxConnections: fleetLockMaxConnections,
-    ...o.limits,
-  });
+  const serverFactory = limitedServerFactory(tls, { ...fleetLockLimits, ...o.limits });
   const app = createApiApp({
     name: 'FleetLock',
     errorAnswer,

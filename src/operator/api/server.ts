@@ -12,6 +12,7 @@ import {
   type ListeningApi,
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
+import type { ListenerLimits } from '../../platform/https/listener.ts';
 import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
 
@@ -21,10 +22,11 @@ export interface OperatorApiOptions extends MtlsEndpoint {
 }
 
 /**
- * The operator API's connection cap: every machine registers through it, and a whole fleet may
- * restart at once (docs/adr/0005 §5). The other limits are the listener defaults.
+ * The operator API's caps: every machine registers through it, each with its own certificate, and
+ * a whole fleet may restart at once (docs/adr/0005 §5), so many handshakes may be pending. The
+ * other limits are the listener defaults (32 connections and 8 event streams per certificate).
  */
-export const operatorApiMaxConnections = 1024;
+export const operatorApiLimits: Partial<ListenerLimits> = { maxConnections: 1024, maxPending: 256 };
 
 /** A listening operator API: `url` has the port actually bound; `close()` cuts event streams. */
 export type OperatorApi = ListeningApi;
@@ -35,7 +37,7 @@ export function createOperatorApi(o: OperatorApiOptions): Promise<OperatorApi> {
     tls: o.tls,
     host: o.host,
     port: o.port,
-    limits: { maxConnections: operatorApiMaxConnections, ...o.limits },
+    limits: { ...operatorApiLimits, ...o.limits },
     build: (serverFactory) =>
       buildOperatorApp(o.deps, { identify: mtlsIdentity('the operator'), serverFactory }),
   });

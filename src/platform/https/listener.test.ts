@@ -4,15 +4,21 @@
 // working, and an event stream outlives every deadline until close() ends it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Client } from 'undici';
+import type { Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import type { Client } from 'undici';
 import { createCa, issueCertificate } from '../pki/certificates.ts';
+import { eventually } from '../process/managed-process.ts';
 import {
+  answer,
+  client,
   closedWithin,
   itHoldsSlowPeers,
   openSocket,
   promptlyMs,
   settlesWithin,
   silentSocket,
+  statusLine,
   testLimits,
   type ListenerUnderTest,
 } from '../../testkit/slow-peers.ts';
@@ -26,6 +32,19 @@ import { openSse, serveSse, sseKeepAliveMs } from './sse.ts';
 const ca = await createCa();
 const serverPair = await issueCertificate({ ca, role: 'node', name: 'listener' });
 const errorAnswer = errorAnswers({}, 'bug');
+const as = async (
+  role: 'node' | 'operator' | 'admin',
+  name: string,
+): Promise<ConnectionOptions> => ({
+  ca: ca.cert,
+  ...(await issueCertificate({ ca, role, name })),
+});
+const [nodeA, nodeB, admin, operator] = await Promise.all([
+  as('node', 'node-a'),
+  as('node', 'node-b'),
+  as('admin', 'carol'),
+  as('operator', 'operator-1'),
+]);
 
 /** A small API under `limits`: `/ping`, and `/events`, a frame every 100 ms until cut. */
 async function serve(
@@ -74,21 +93,55 @@ for (const mode of modes) {
       }
     });
 
-    it('refuses connections past the cap while open ones keep working', async () => {
+    it('answers connections past the cap with MOLT_CONNECTION_LIMIT while open ones keep working', async () => {
       const server = await serve(mode.tls, { maxConnections: 2 });
-      const clients = [0, 1, 2].map(
-        () => new Client(server.url, { connect: mode.client ?? {}, pipelining: 1 }),
-      );
-      const ping = async (c: Client): Promise<number> =>
-        (await c.request({ path: '/ping', method: 'GET' })).statusCode;
+      const clients = [0, 1, 2].map(() => client(server.url, mode.client));
       try {
-        assert.equal(await ping(clients[0]!), 200);
-        assert.equal(await ping(clients[1]!), 200);
-        await assert.rejects(ping(clients[2]!));
-        assert.equal(await ping(clients[0]!), 200);
-        assert.equal(await ping(clients[1]!), 200);
+        assert.equal((await answer(clients[0]!, '/ping')).status, 200);
+        assert.equal((await answer(clients[1]!, '/ping')).status, 200);
+        const refused = await answer(clients[2]!, '/ping');
+        assert.equal(refused.status, 503);
+        assert.match(refused.body, /"code":"MOLT_CONNECTION_LIMIT"/);
+        assert.equal((await answer(clients[0]!, '/ping')).status, 200);
+        assert.equal((await answer(clients[1]!, '/ping')).status, 200);
       } finally {
         await Promise.all(clients.map((c) => c.destroy()));
+        await server.close();
+      }
+    });
+
+    it('never cuts an established connection for the pending budget', async () => {
+      const limits = { maxPending: 2, maxPendingPerAddress: 2, keepAliveTimeoutMs: 60_000 };
+      const server = await serve(mode.tls, limits);
+      const clients = [0, 1, 2, 3, 4].map(() => client(server.url, mode.client));
+      let cut = 0;
+      for (const c of clients) c.on('disconnect', () => (cut += 1));
+      try {
+        for (const c of clients) assert.equal((await answer(c, '/ping')).status, 200);
+        const silent = await Promise.all([0, 1, 2].map(() => silentSocket(server.url)));
+        for (const c of clients) assert.equal((await answer(c, '/ping')).status, 200);
+        for (const s of silent) s.destroy();
+        assert.equal(cut, 0, 'an established connection was cut');
+      } finally {
+        await Promise.all(clients.map((c) => c.destroy()));
+        await server.close();
+      }
+    });
+
+    it('serves a client while one address holds more silent sockets than every cap', async () => {
+      // Node's own cap counted sockets at accept: silent ones filled it and refused the client.
+      const server = await serve(mode.tls, {
+        maxConnections: 4,
+        maxPending: 4,
+        maxPendingPerAddress: 4,
+      });
+      const silent = await Promise.all(Array.from({ length: 16 }, () => silentSocket(server.url)));
+      const c = client(server.url, mode.client);
+      try {
+        assert.equal((await answer(c, '/ping')).status, 200);
+      } finally {
+        for (const s of silent) s.destroy();
+        await c.destroy();
         await server.close();
       }
     });
@@ -119,5 +172,73 @@ describe('listener limits', () => {
 
   it('let an event stream idle between keep-alive comments', () => {
     assert.ok(defaultListenerLimits.idleTimeoutMs >= 3 * sseKeepAliveMs);
+  });
+});
+
+describe('a limited mTLS listener', () => {
+  const mtls: ListenerTls = {
+    ...serverPair,
+    ca: ca.cert,
+    requestCert: true,
+    rejectUnauthorized: true,
+  };
+  it('serves the operator role while other identities fill the cap', async () => {
+    const server = await serve(mtls, { maxConnections: 2 });
+    const clients = [nodeA, nodeB, admin, operator].map((tls) => client(server.url, tls));
+    const [a, b, other, op] = clients as [Client, Client, Client, Client];
+    try {
+      assert.equal((await answer(a, '/ping')).status, 200);
+      assert.equal((await answer(b, '/ping')).status, 200);
+      assert.equal((await answer(other, '/ping')).status, 503);
+      assert.equal((await answer(op, '/ping')).status, 200);
+      assert.equal((await answer(a, '/ping')).status, 200);
+    } finally {
+      await Promise.all(clients.map((c) => c.destroy()));
+      await server.close();
+    }
+  });
+
+  it('holds each certificate to its connections, whoever else is connected', async () => {
+    const server = await serve(mtls, { maxConnectionsPerPeer: 2 });
+    const clients = [nodeA, nodeA, nodeA, nodeB, operator, operator, operator].map((tls) =>
+      client(server.url, tls),
+    );
+    try {
+      const statuses: number[] = [];
+      for (const c of clients) statuses.push((await answer(c, '/ping')).status);
+      // The operator role is outside the listener's cap, not outside its own.
+      assert.deepEqual(statuses, [200, 200, 429, 200, 200, 200, 429]);
+    } finally {
+      await Promise.all(clients.map((c) => c.destroy()));
+      await server.close();
+    }
+  });
+
+  it('holds a node certificate to its event streams, and frees one when a follower leaves', async () => {
+    const server = await serve(mtls, { maxStreamsPerPeer: 2 });
+    const follow = async (tls: ConnectionOptions): Promise<{ socket: Socket; status: string }> => {
+      const socket = await openSocket(server.url, tls);
+      return { socket, status: await statusLine(socket, server.url, '/events') };
+    };
+    const open: Socket[] = [];
+    try {
+      for (const expected of ['200', '200', '429']) {
+        const f = await follow(nodeA);
+        open.push(f.socket);
+        assert.match(f.status, new RegExp(`^HTTP/1\\.1 ${expected}`));
+      }
+      const other = await follow(nodeB);
+      open.push(other.socket);
+      assert.match(other.status, /^HTTP\/1\.1 200/);
+      open[0]?.destroy();
+      await eventually(async () => {
+        const again = await follow(nodeA);
+        open.push(again.socket);
+        assert.match(again.status, /^HTTP\/1\.1 200/);
+      });
+    } finally {
+      for (const s of open) s.destroy();
+      await server.close();
+    }
   });
 });

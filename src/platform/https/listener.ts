@@ -2,23 +2,28 @@
 /**
  * The limits every molt listener holds, in one place (issue 14, docs/adr/0004 §6, 0005 §5): a TLS
  * handshake, request headers and a whole request each have a deadline, a connection idle in both
- * directions is dropped, the number of open connections is capped, and closing the server ends
- * every socket at once — those still in the TLS handshake included, which Node's
- * `closeAllConnections()` does not see. Without this, one TCP connection that never says hello
- * held `close()` — and so every agent reboot — for Node's 120 s handshake default.
+ * directions is dropped, peers are admitted per peer (admission.ts: sockets still in the handshake
+ * have a budget of their own, established connections and event streams are capped per client
+ * certificate or address, the operator role is always served), and closing the server ends every
+ * socket at once — those still in the TLS handshake included, which Node's `closeAllConnections()`
+ * does not see. Without this, one TCP connection that never says hello held `close()` — and so
+ * every agent reboot — for Node's 120 s handshake default.
  *
  * Event streams are long-lived by design: their requests are complete once the headers are in
  * (so the header and request deadlines never apply to them), their 15 s keep-alive comments keep
- * the idle timer from firing while the follower reads, and the cap refuses new connections, never
- * cuts open ones. `close()` ends them at once and followers reconnect with Last-Event-ID.
+ * the idle timer from firing while the follower reads, and the caps refuse new connections and
+ * streams, never cut open ones. `close()` ends them at once and followers reconnect with
+ * Last-Event-ID.
  */
 import { Server as HttpServer, type RequestListener } from 'node:http';
 import { Server as HttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
+import { PeerBook, type AdmissionLimits } from './admission.ts';
+import { admitPlain, admitTls, admitting } from './places.ts';
 
 /** How long a peer may take at each stage, and how many may be connected; see {@link defaultListenerLimits}. */
-export interface ListenerLimits {
+export interface ListenerLimits extends AdmissionLimits {
   /** From TCP accept to a finished TLS handshake (TLS listeners only). */
   readonly handshakeTimeoutMs: number;
   /**
@@ -35,15 +40,14 @@ export interface ListenerLimits {
    * a request that is never answered. Well past the event streams' 15 s keep-alive comment.
    */
   readonly idleTimeoutMs: number;
-  /** Open connections at most; more are refused at accept, open ones are never cut for it. */
-  readonly maxConnections: number;
 }
 
 /**
  * The defaults: generous for a machine on a slow management network (a handshake and headers take
  * milliseconds there), tight next to Node's own (120 s handshake, 60 s headers, no cap, no idle
- * limit). Listeners set their own cap (the agent's is smaller: only the operator and a few
- * people's CLIs connect to it).
+ * limit). Listeners set their own caps (the agent's are smaller: only the operator and a few
+ * people's CLIs connect to it). A pending socket at a pending cap does not refuse the new one but
+ * evicts the oldest (admission.ts), so those caps bound memory, not who gets served.
  */
 export const defaultListenerLimits: ListenerLimits = {
   handshakeTimeoutMs: 10_000,
@@ -51,7 +55,11 @@ export const defaultListenerLimits: ListenerLimits = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   idleTimeoutMs: 60_000,
+  maxPending: 128,
+  maxPendingPerAddress: 32,
   maxConnections: 256,
+  maxConnectionsPerPeer: 32,
+  maxStreamsPerPeer: 8,
 };
 
 /** The defaults overridden by `limits`; Node refuses a header deadline past the request's. */
@@ -108,14 +116,20 @@ export function limitedServerFactory(
     connectionsCheckingInterval: checkMs,
   };
   return (handler) => {
-    const server =
-      tls === undefined
-        ? new HttpServer(http, handler)
-        : new HandshakeAwareServer(
-            { ...tls, ...http, minVersion: 'TLSv1.2', handshakeTimeout: l.handshakeTimeoutMs },
-            handler,
-          );
-    server.maxConnections = l.maxConnections;
+    // One book per server: a factory called twice must not share its counts.
+    const book = new PeerBook(l);
+    const admitted = admitting(handler, book);
+    if (tls === undefined) {
+      const plain = new HttpServer(http, admitted);
+      admitPlain(plain, book);
+      plain.setTimeout(l.idleTimeoutMs);
+      return plain;
+    }
+    const server = new HandshakeAwareServer(
+      { ...tls, ...http, minVersion: 'TLSv1.2', handshakeTimeout: l.handshakeTimeoutMs },
+      admitted,
+    );
+    admitTls(server, book);
     server.setTimeout(l.idleTimeoutMs);
     return server;
   };

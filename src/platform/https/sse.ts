@@ -10,6 +10,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { StreamErrorEvent, type ErrorBody } from '../../protocol/agent.ts';
 import type { ErrorAnswerer } from './errors.ts';
+import { holdStream } from './places.ts';
 
 /** One item as a frame: its resume id, its event kind and its JSON body. */
 export interface SseFrame {
@@ -85,7 +86,9 @@ export interface StreamErrors {
 
 /**
  * Hand the socket to an SSE writer: hijack `reply`, open the sink, run the stream, and end it with
- * an `event: stream-error` frame if `run` throws.
+ * an `event: stream-error` frame if `run` throws. A peer already holding its most open streams
+ * (listener.ts, `maxStreamsPerPeer`) gets 429 `MOLT_CONNECTION_LIMIT` instead: a follower holds
+ * its stream for as long as it likes, so a certificate that may read must not hold them unbounded.
  */
 export async function serveSse<T>(
   reply: FastifyReply,
@@ -93,6 +96,11 @@ export async function serveSse<T>(
   run: (sink: SseSink<T>) => Promise<void>,
   errors: StreamErrors,
 ): Promise<void> {
+  const slot = holdStream(reply.raw.socket ?? {});
+  if (!slot.granted) {
+    await reply.code(slot.refusal.status).header('retry-after', '1').send(slot.refusal.body);
+    return;
+  }
   reply.hijack();
   const sink = open(reply.raw);
   try {
@@ -103,5 +111,6 @@ export async function serveSse<T>(
     await sink.error(answer.body);
   } finally {
     sink.end();
+    slot.release();
   }
 }
