@@ -117,7 +117,10 @@ export type ForceDeletePolicy = z.infer<typeof ForceDeletePolicy>;
 
 const KubernetesConfig = z
   .object({
-    /** kubeconfig of molt's agent identity (deploy/kubernetes/rbac.yaml: role molt-agent). */
+    /**
+     * kubeconfig of this machine's own agent identity, `molt:agent:<node>` in group `molt:agents`
+     * (deploy/kubernetes/rbac.yaml: role molt-agent, confined to that Node by its admission policy).
+     */
     kubeconfig: z.string().min(1),
     /** This machine's Node name. @default the machine's `node` */
     nodeName: z.string().min(1).optional(),
