@@ -3,6 +3,8 @@
  * The stable error codes users and scripts can rely on. A code never changes meaning once
  * released; add new ones instead. Grouped by area; the CLI maps each to an exit code and a hint.
  */
+import { withoutUserInfo } from './redact.ts';
+
 export const ErrorCode = {
   // usage and input
   BadFlag: 'MOLT_BAD_FLAG',
@@ -302,7 +304,9 @@ export interface MoltErrorOptions {
 
 /**
  * The one error type molt raises for expected failures: a stable {@link ErrorCode}, a message
- * written for a person, and an optional hint. Anything else that reaches the CLI is a bug.
+ * written for a person, and an optional hint. Anything else that reaches the CLI is a bug. Its
+ * message and hint never carry a URL's user-info (`redact.ts`): they reach logs, history and the
+ * dashboard.
  */
 export class MoltError extends Error {
   readonly code: ErrorCode;
@@ -311,10 +315,13 @@ export class MoltError extends Error {
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: ErrorCode, message: string, options: MoltErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      withoutUserInfo(message),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'MoltError';
     this.code = code;
-    this.hint = options.hint;
+    this.hint = options.hint === undefined ? undefined : withoutUserInfo(options.hint);
     this.retryable = options.retryable ?? false;
     this.details = options.details;
   }

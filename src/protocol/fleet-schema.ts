@@ -93,7 +93,13 @@ export const poolSchema = z
     provider: z
       .union([
         z.strictObject({
-          url: z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }),
+          url: z
+            .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+            // molt sends no credentials to a provider, and an address is quoted in errors.
+            .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), {
+              message:
+                'must not carry a user or password (user:password@): molt sends none, and the address appears in errors and on the dashboard',
+            }),
           timeout: duration.optional(),
         }),
         z.strictObject({ capi: z.strictObject({}) }),

@@ -446,6 +446,12 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
       'pools:\n  - {name: metal, strategy: replace, provider: {url: "ftp://x"}}\nmachines: []\n',
     );
     assert.match(ftp.message, /pools\[0\]\.provider\.url: must be an http:\/\/ or https:\/\/ URL/);
+    const secret = failure(
+      'pools:\n  - {name: metal, strategy: replace, provider: {url: "https://molt:s3cret@provider.lab"}}\nmachines: []\n',
+    );
+    assert.equal(secret.code, ErrorCode.FleetInvalid);
+    assert.match(secret.message, /pools\[0\]\.provider\.url: must not carry a user or password/);
+    assert.doesNotMatch(secret.message, /s3cret/);
     const other = failure('pools:\n  - {name: metal, strategy: rebuild}\nmachines: []\n');
     assert.match(other.message, /pools\[0\]\.strategy/);
   });

@@ -251,6 +251,10 @@ describe('validatePolicies', () => {
       /^pools\[1\]\.provider\.url: 'ftp:\/\/lab:9' is not an http/,
     );
     refuses(
+      { ...base, provider: { url: 'https://molt:s3cret@provider.lab' } },
+      /^pools\[1\]\.provider\.url: must not carry a user or password \(user:password@\)$/,
+    );
+    refuses(
       { ...base, provider: { url: 'http://127.0.0.1:9', timeoutMs: 0 } },
       /^pools\[1\]\.provider\.timeoutMs: must be a duration above 0 ms/,
     );

@@ -219,8 +219,8 @@ export function validatePolicies(
 }
 
 /**
- * A replace pool needs a provider; an HTTP provider is an http(s) URL with a positive timeout
- * (Cluster API has nothing to check here: the operator config must name its management cluster).
+ * A replace pool needs a provider; an HTTP provider is an http(s) URL without user-info, with a
+ * positive timeout (Cluster API has nothing to check here: the operator config must name its management cluster).
  */
 function validateStrategy(pool: Pool, i: number): void {
   const at = `pools[${String(i)}]`;
@@ -232,6 +232,9 @@ function validateStrategy(pool: Pool, i: number): void {
   if ('capi' in pool.provider) return;
   if (!/^https?:\/\/[^\s/]+/.test(pool.provider.url))
     throw invalid(`${at}.provider.url`, `'${pool.provider.url}' is not an http:// or https:// URL`);
+  // molt sends no credentials to a provider, and its address is quoted in errors.
+  if (/^[a-z]+:\/\/[^/?#]*@/i.test(pool.provider.url))
+    throw invalid(`${at}.provider.url`, 'must not carry a user or password (user:password@)');
   if (pool.provider.timeoutMs !== undefined)
     requireDuration(pool.provider.timeoutMs, `${at}.provider.timeoutMs`, true);
 }

@@ -15,7 +15,9 @@
  * | `POST /v1/rollouts/:id/{pause,resume,approve,cancel,rollback}`, `POST /v1/machines/:id/{hold,release}` | operator, admin | the same routes |
  *
  * Readers: a signed-in person, or anyone with `dashboard.anonymousRead`. Who may call what is
- * `dashboard-server.ts`'s hook; not served (404): `/v1/history`, `/metrics`, anything else.
+ * `dashboard-server.ts`'s hook; not served (404): `/v1/history`, `/metrics`, anything else. What
+ * a reader who has not signed in gets, errors included, passes through `anonymous-view.ts` (no
+ * hold's reason, no agent endpoint, no URL).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -24,6 +26,7 @@ import { openSse, serveSse } from '../../platform/https/sse.ts';
 import { DashboardRoutes, LoginBody } from '../../protocol/dashboard.ts';
 import { EventsQuery, OperatorRoutes } from '../../protocol/operator.ts';
 import type { HistoryEvent } from '../ports/store.ts';
+import { anonymousRedactor, anonymousView, type Redact } from './anonymous-view.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import type { DashboardAuth } from './dashboard-auth.ts';
 import { dashboardState } from './dashboard-state.ts';
@@ -35,20 +38,54 @@ import { rolloutActionRoutes, rolloutReadRoutes } from './routes-rollouts.ts';
 import { streamHistory, type HistorySink } from './sse.ts';
 import { historyView } from './views.ts';
 
+/** How long a stream's redaction is used before the stored state is read again for it. */
+const redactorMs = 1000;
+
+/** The redaction for a reader who has not signed in, from the stored state at most `redactorMs` old. */
+function currentRedactor(deps: OperatorApiDeps): () => Promise<Redact> {
+  let made: { redact: Redact; at: number } | undefined;
+  return async () => {
+    const now = deps.now();
+    if (made === undefined || now - made.at >= redactorMs)
+      made = { redact: anonymousRedactor(await deps.store.read()), at: now };
+    return made.redact;
+  };
+}
+
 /**
  * The history stream as the page reads it: each event's time, kind and message, no `data`.
  * Planner `decision`s (holds, blocks and registrations, naming who asked) only for a signed-in
- * person.
+ * person; for anyone else, every text through the anonymous redaction (`anonymous-view.ts`).
  */
-function openPageSse(raw: Parameters<typeof openSse>[0], decisions: boolean): HistorySink {
+function openPageSse(
+  raw: Parameters<typeof openSse>[0],
+  signedIn: boolean,
+  deps: OperatorApiDeps,
+): HistorySink {
+  const redactor = currentRedactor(deps);
+  let redact: Redact | undefined;
+  const shown = <T>(v: T): T => (redact === undefined ? v : anonymousView(v, redact));
   const sink = openSse(raw, (e: HistoryEvent) => {
     const view = historyView(e);
     delete view.data;
-    return { id: String(e.seq), event: e.kind, data: view };
+    return { id: String(e.seq), event: e.kind, data: shown(view) };
   });
+  const ready = async (): Promise<void> => {
+    if (!signedIn) redact = await redactor();
+  };
   return {
-    send: (e) => (e.kind === 'decision' && !decisions ? Promise.resolve() : sink.send(e)),
-    error: (body) => sink.error(body),
+    send: async (e) => {
+      if (e.kind === 'decision' && !signedIn) return;
+      await ready();
+      await sink.send(e);
+    },
+    error: async (body) => {
+      // The stream is failing, maybe on the store itself: addresses are hidden all the same.
+      await ready().catch(() => {
+        redact = anonymousRedactor({ machines: [], holds: {} });
+      });
+      await sink.error(shown(body));
+    },
     end: () => {
       sink.end();
     },
@@ -67,7 +104,7 @@ function eventsRoute(app: FastifyInstance, deps: OperatorApiDeps, auth: Dashboar
     const signedIn = auth.sessionOf(request) !== undefined;
     await serveSse(
       reply,
-      (raw) => openPageSse(raw, signedIn),
+      (raw) => openPageSse(raw, signedIn, deps),
       (sink) =>
         streamHistory(deps.store, sink, {
           after: last ?? q.after ?? 0,
@@ -131,6 +168,14 @@ export interface DashboardRouteContext {
 export function dashboardRoutes(app: FastifyInstance, c: DashboardRouteContext): void {
   const { deps, auth } = c;
   const signedIn = (request: FastifyRequest): boolean => auth.sessionOf(request) !== undefined;
+  // Every JSON answer (errors included) to a reader who has not signed in; the page's state
+  // redacts itself (it is also embedded in the page), a session view holds nothing to hide.
+  app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
+    const route = request.routeOptions.url;
+    if (route === DashboardRoutes.session || route === DashboardRoutes.state) return payload;
+    if (signedIn(request)) return payload;
+    return anonymousView(payload, anonymousRedactor(await deps.store.read()));
+  });
   sessionRoutes(app, auth);
   app.get(DashboardRoutes.state, async (request) =>
     dashboardState(deps, auth.viewOf(auth.sessionOf(request))),

@@ -5,11 +5,13 @@
  * full and the plan — each built by the same view functions as the API's own routes.
  *
  * Only the rollouts a person looks at are sent in full: every unfinished one and the latest
- * {@link recentEnded} finished ones. Older ones stay a click away (`GET /v1/rollouts/:id`).
+ * {@link recentEnded} finished ones. Older ones stay a click away (`GET /v1/rollouts/:id`). A
+ * reader who has not signed in gets it through `anonymous-view.ts`.
  */
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import type { DashboardStateView, SessionView } from '../../protocol/dashboard.ts';
+import { anonymousRedactor, anonymousView } from './anonymous-view.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { dashboardMachineView, machineFacts } from './machine-views.ts';
 import { planView } from './routes-plan.ts';
@@ -39,7 +41,7 @@ export async function dashboardState(
   const now = deps.now();
   const shown = { fleet: deps.fleet, signedIn: session.user !== undefined };
   const ctx = contextOf(deps, stored);
-  return {
+  const state: DashboardStateView = {
     session,
     machines: stored.machines.map((m) =>
       dashboardMachineView(m, machineFacts(stored, deps.observations, { id: m.id, now }), shown),
@@ -47,4 +49,5 @@ export async function dashboardState(
     rollouts: shownRollouts(stored.rollouts).map((r) => rolloutView(r, ctx)),
     plan,
   };
+  return shown.signedIn ? state : anonymousView(state, anonymousRedactor(stored));
 }

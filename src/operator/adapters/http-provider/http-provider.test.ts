@@ -129,6 +129,17 @@ describe('HTTP machine provider: errors', () => {
     );
   });
 
+  it('refuses an address with a user or password, and no error quotes them', async () => {
+    const secret = 'http://molt:s3cret@127.0.0.1:1';
+    await assert.rejects(createHttpProvider({ url: secret }).replace(m1, request), (e: unknown) => {
+      assert.ok(isMoltError(e, ErrorCode.ProviderFailed), String(e));
+      assert.equal(e.retryable, false);
+      assert.match(e.message, /replace w-1: .*carries a user or password/);
+      assert.doesNotMatch(`${e.message} ${e.hint ?? ''}`, /s3cret|molt:/);
+      return true;
+    });
+  });
+
   it('4xx and answers that are not the protocol are MOLT_PROVIDER_FAILED', async () => {
     await rejects(
       createHttpProvider({ url: base }).replace(m1, request),

@@ -14,7 +14,9 @@
  *
  * Transport failures, timeouts and 5xx become `MOLT_PROVIDER_UNREACHABLE` (retryable: the
  * operator asks again next pass); 4xx and answers that are not the protocol become
- * `MOLT_PROVIDER_FAILED`. Redirects are not followed (a provider that moved is configuration).
+ * `MOLT_PROVIDER_FAILED`. Redirects are not followed (a provider that moved is configuration). An
+ * address with a user or password is refused (molt sends no credentials to a provider), and no
+ * error quotes them (`core/redact.ts`).
  */
 import { fetch } from 'undici';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
@@ -41,6 +43,9 @@ async function send(
   path: string,
   init: { method: 'GET' | 'POST'; body?: unknown },
 ): Promise<{ status: number; text: string }> {
+  // The schema refuses such an address; one made elsewhere must fail clearly, not be retried.
+  if (/^[a-z]+:\/\/[^/?#]*@/i.test(s.url))
+    throw failed(what, 'the provider address carries a user or password, which molt never sends');
   try {
     const res = await fetch(`${s.url.replace(/\/+$/, '')}${path}`, {
       method: init.method,
