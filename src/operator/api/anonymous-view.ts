@@ -33,6 +33,10 @@ const ipWithPort = /\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b|\[[0-9a-f.]*:[0-9a-f:.]*
 const replaceAll = (text: string, what: string, by: string): string =>
   what === '' ? text : text.split(what).join(by);
 
+/** `: <reason>` as messages quote it, not running on into a word (a reason `x`, `: xylophone`). */
+const quotedReason = (reason: string): RegExp =>
+  new RegExp(`: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'gu');
+
 /** The forms an endpoint takes in messages: as written, its origin, `host:port`, its host. */
 function endpointForms(endpoint: string, ids: ReadonlySet<string>): string[] {
   let url: URL;
@@ -51,7 +55,8 @@ function endpointForms(endpoint: string, ids: ReadonlySet<string>): string[] {
 export function anonymousRedactor(stored: Pick<StoredState, 'machines' | 'holds'>): Redact {
   const reasons = Object.values(stored.holds)
     .map((h) => h.reason.trim())
-    .filter((r) => r !== '');
+    .filter((r) => r !== '')
+    .map((r) => ({ whole: r, quoted: quotedReason(r) }));
   const ids = new Set(stored.machines.map((m) => m.id));
   // Longest first: a URL goes whole before its host could be cut out of it.
   const addresses = [...new Set(stored.machines.flatMap((m) => endpointForms(m.endpoint, ids)))]
@@ -60,7 +65,7 @@ export function anonymousRedactor(stored: Pick<StoredState, 'machines' | 'holds'
   return (text) => {
     let out = text;
     for (const r of reasons)
-      out = out === r ? hiddenReason : replaceAll(out, `: ${r}`, `: ${hiddenReason}`);
+      out = out === r.whole ? hiddenReason : out.replace(r.quoted, `: ${hiddenReason}`);
     for (const a of addresses) out = replaceAll(out, a, hiddenAddress);
     return out.replace(anyUrl, hiddenAddress).replace(ipWithPort, hiddenAddress);
   };

@@ -13,10 +13,12 @@ import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
 import { settleRefusal } from './refused.ts';
 import { verdicts } from './verdicts.ts';
+import { withoutUserInfo } from '../../core/redact.ts';
 import { acceptsQuorumLoss } from '../../core/rollout/small-control-plane.ts';
 
+// A molt error's text has no URL user-info already; anything else (a fetch that threw) may.
 const describeError = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : String(e);
+  isMoltError(e) ? `${e.code}: ${e.message}` : withoutUserInfo(String(e));
 
 /**
  * A fleet rollback switches a machine back to its other slot when that slot still holds the
