@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import {
-  AdmissionregistrationV1Api,
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
@@ -72,27 +71,6 @@ after(async () => {
 });
 
 describe("an agent's Kubernetes credential", () => {
-  it('is confined by policies the API server type-checked without a warning', async () => {
-    // A policy that does not type-check denies at run time (failurePolicy Fail): every agent
-    // would be refused its own Node too.
-    const api = admin.makeApiClient(AdmissionregistrationV1Api);
-    await eventually(
-      async () => {
-        const policies = (await api.listValidatingAdmissionPolicy()).items;
-        assert.deepEqual(policies.map((p) => p.metadata?.name).sort(), [
-          'molt-agent-own-node',
-          'molt-agent-own-pods',
-        ]);
-        for (const p of policies) {
-          const checked = p.status?.typeChecking;
-          assert.ok(checked !== undefined, `${p.metadata?.name ?? ''} not type-checked yet`);
-          assert.deepEqual(checked.expressionWarnings ?? [], [], p.metadata?.name);
-        }
-      },
-      { timeoutMs: 30_000, intervalMs: 250 },
-    );
-  });
-
   it('cordons its own Node, marks it quarantined and advertises its endpoint', async () => {
     const n1 = await agent('n-1');
     await patch(n1, 'n-1', {
