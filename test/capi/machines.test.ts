@@ -3,7 +3,9 @@
 // needed): molt's MoltInPlaceUpdate condition goes in by server-side apply on machines/status and
 // leaves CAPI's conditions alone, both ways round; remediation annotates a control-plane Machine and
 // deletes a worker, idempotently; `find` (decision 6) lists Machines across namespaces mapped to a
-// molt machine by annotation or providerID, never by name. `npm run test:capi test/capi/machines.test.ts`.
+// molt machine by annotation or providerID, never by name; `get` reads the one Machine a hook
+// names (its Cluster, version and mapping as the cluster has them).
+// `npm run test:capi test/capi/machines.test.ts`.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -259,12 +261,24 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
         {
           namespace: 'capi-a',
           name: 'cp-x',
+          clusterName: 'c1',
+          moltMachine: 'n-1',
+          version: 'v1.34.0',
           controlPlane: true,
           deleting: false,
           nodeRef: 'node-1',
           uid: 36,
         },
-        { namespace: 'default', name: 'md-x', controlPlane: false, deleting: false, uid: 36 },
+        {
+          namespace: 'default',
+          name: 'md-x',
+          clusterName: 'c1',
+          moltMachine: 'n-1',
+          version: 'v1.34.0',
+          controlPlane: false,
+          deleting: false,
+          uid: 36,
+        },
       ],
     );
     assert.deepEqual(
@@ -292,5 +306,45 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
       body: { metadata: { finalizers: null } },
     });
     assert.deepEqual(await machines.find('n-2'), []);
+  });
+
+  it('reads one Machine as the cluster has it: its Cluster, version and mapping; absent is undefined, unreadable MOLT_CAPI_READ_FAILED', async () => {
+    const ns = await api('/api/v1/namespaces', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'capi-b' } },
+    });
+    assert.equal(ns.status, 201, JSON.stringify(ns.body));
+    await createMachine('cp-g', true, {
+      namespace: 'capi-b',
+      annotations: { 'molt.dev/machine': 'n-3' },
+      nodeRef: 'node-3',
+    });
+    await createMachine('n-3', false, { namespace: 'capi-b' }); // named like it: not mapped
+    const read = await machines.get('capi-b', 'cp-g');
+    assert.ok(read);
+    assert.deepEqual(
+      { ...read, uid: read.uid.length },
+      {
+        namespace: 'capi-b',
+        name: 'cp-g',
+        clusterName: 'c1',
+        moltMachine: 'n-3',
+        version: 'v1.34.0',
+        controlPlane: true,
+        deleting: false,
+        nodeRef: 'node-3',
+        uid: 36,
+      },
+    );
+    assert.equal((await machines.get('capi-b', 'n-3'))?.moltMachine, undefined);
+    assert.equal(await machines.get('capi-b', 'nope'), undefined);
+    assert.equal(await machines.get('default', 'cp-g'), undefined);
+    // molt-operator without the RBAC molt ships for it: a refused read is an error, not "absent".
+    const unprivileged = createKubeCapiMachines({
+      kc: await loadKubeConfig(kube.operator.kubeconfig),
+    });
+    await assert.rejects(unprivileged.get('capi-b', 'cp-g'), (e: unknown) =>
+      isMoltError(e, ErrorCode.CapiReadFailed),
+    );
   });
 });
