@@ -116,8 +116,8 @@ export class DashboardAuth {
   /** Sign in with `token`: a new session and its cookie on `reply`. */
   login(request: FastifyRequest, reply: FastifyReply, token: string): Session {
     this.checkOrigin(request);
-    // Only this address's own failures refuse it before its token is checked; failures elsewhere
-    // never turn a right token away (`login-limiter.ts`).
+    // Only this address's own failures (its /64's, for IPv6) refuse it before its token is
+    // checked; failures elsewhere never turn a right token away (`login-limiter.ts`).
     const verdict = this.o.limiter.check(request.ip);
     if (!verdict.ok) {
       const seconds = Math.ceil(verdict.retryAfterMs / 1000);

@@ -93,6 +93,29 @@ describe('the sign-in limiter', () => {
     now = 12_000;
     assert.equal(l.check('d').ok, true, 'its refill period ends its wait');
   });
+
+  it('counts IPv6 addresses by their /64: many in one network are one address', () => {
+    let now = 0;
+    const l = new LoginLimiter({
+      now: () => now,
+      perClient: { burst: 5, refillMs: 12_000 },
+      overall: { burst: 3, refillMs: 1000 },
+    });
+    // A new address of one /64 for every guess, one a second for a minute: the network gets the
+    // five of one address, then one per refill period.
+    let allowed = 0;
+    for (let i = 1; i < 60; i++, now += 1000) {
+      const from = `2001:db8:7:9:${i.toString(16)}::1`;
+      if (!l.check(from).ok) continue;
+      allowed++;
+      l.fail(from);
+    }
+    assert.equal(allowed, 5 + 4, 'five at once, then one each 12 s');
+    assert.equal(l.check('2001:db8:7:9:ffff:ffff:ffff:ffff').ok, false, 'the whole /64 waits');
+    assert.equal(l.check('2001:DB8:7:9:0:0:0:1').ok, false, 'written another way, the same /64');
+    assert.equal(l.check('2001:db8:7:a::1').ok, true, 'a right token from the next /64 is tried');
+    assert.equal(l.check('192.0.2.1').ok, true, 'and from an IPv4 address');
+  });
 });
 
 describe('the page’s embedded state', () => {

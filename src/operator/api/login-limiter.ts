@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * How often the dashboard lets anyone try a token (docs/adr/0007 §12). Only failures count: a
- * token bucket per client address, drawn by each wrong token, and one for the whole listener. An
+ * token bucket per client address, drawn by each wrong token, and one for the whole listener. A
+ * client address is grouped as the listeners admit sockets (`addressKey`: IPv6 by its /64): one
+ * host usually holds a whole /64, and counted by single addresses it would get a fresh bucket —
+ * and during a flood, one more guess — from each of them. An
  * address whose bucket is empty is refused before its token is looked at; the listener's bucket
  * never refuses anyone by itself. It used to be drawn before the token was checked, so guesses
  * from many addresses (one a second was enough) emptied it and every real sign-in was refused: an
@@ -13,6 +16,7 @@
  * guessing hopeless.
  */
 import { makeRoom } from '../../core/bounded.ts';
+import { addressKey } from '../../platform/https/admission.ts';
 
 /** A bucket's size and how fast it refills. */
 export interface BucketRate {
@@ -28,7 +32,7 @@ export interface LoginLimiterOptions {
   readonly perClient?: BucketRate;
   /** @default 30 at once, one more every second */
   readonly overall?: BucketRate;
-  /** Client addresses remembered at most (the oldest is forgotten first). @default 10000 */
+  /** Client address groups remembered at most (the oldest is forgotten first). @default 10000 */
   readonly maxClients?: number;
   /** Epoch ms. */
   readonly now: () => number;
@@ -59,7 +63,7 @@ function take(b: Bucket, rate: BucketRate, now: number, n: number): void {
 const waitFor = (b: Bucket, rate: BucketRate, now: number): number =>
   Math.max(1, b.at + rate.refillMs - now);
 
-/** Failed sign-ins, counted per client address and overall. */
+/** Failed sign-ins, counted per client address group (IPv6: per /64) and overall. */
 export class LoginLimiter {
   private readonly clients = new Map<string, Bucket>();
   private readonly overall: Bucket;
@@ -81,7 +85,7 @@ export class LoginLimiter {
    */
   check(client: string): LimitVerdict {
     const now = this.o.now();
-    const mine = this.clients.get(client);
+    const mine = this.clients.get(addressKey(client));
     if (mine === undefined) return { ok: true };
     refill(mine, this.perClientRate, now);
     if (mine.tokens >= 1) return { ok: true };
@@ -94,7 +98,7 @@ export class LoginLimiter {
    */
   fail(client: string): void {
     const now = this.o.now();
-    const mine = this.bucketOf(client, now);
+    const mine = this.bucketOf(addressKey(client), now);
     refill(mine, this.perClientRate, now);
     refill(this.overall, this.overallRate, now);
     const flood = this.overall.tokens < 1;
@@ -102,12 +106,12 @@ export class LoginLimiter {
     if (!flood) take(this.overall, this.overallRate, now, 1);
   }
 
-  private bucketOf(client: string, now: number): Bucket {
-    const known = this.clients.get(client);
+  private bucketOf(group: string, now: number): Bucket {
+    const known = this.clients.get(group);
     if (known !== undefined) return known;
     makeRoom(this.clients, this.o.maxClients ?? 10_000);
     const fresh = { tokens: this.perClientRate.burst, at: now };
-    this.clients.set(client, fresh);
+    this.clients.set(group, fresh);
     return fresh;
   }
 }
