@@ -147,7 +147,8 @@ export async function canUpdateMachineSet(
     kind: 'CanUpdateMachineSetResponse',
     status: 'Success',
   } as const;
-  const r = await resolved(deps, machineSetRef(req.desired.machineSet));
+  // The Machines CAPI would update in place are the current MachineSet's (the desired one is new).
+  const r = await resolved(deps, machineSetRef(req.current.machineSet));
   if ('unavailable' in r) return { ...head, status: 'Failure', message: r.unavailable };
   if ('refused' in r) return { ...head, message: notManaged(r.refused) };
   const desiredVersion = req.desired.machineSet.spec.template.spec['version'];

@@ -35,7 +35,7 @@ const fixture = (name: string): Record<string, unknown> =>
   >;
 
 function deps(
-  managed: string[] = ['demo/c1-cp-85mnm', 'demo/c1-md-bvznk', 'demo/c1-md-qbjnv-mn4b6'],
+  managed: string[] = ['demo/c1-cp-85mnm', 'demo/c1-md-qbjnv', 'demo/c1-md-qbjnv-mn4b6'],
 ): HookDeps & {
   updates: FakeInPlaceUpdates;
 } {

@@ -163,6 +163,7 @@ describe('the hook answer', () => {
       remediate: () => new Promise(() => undefined),
       find: () => new Promise(() => undefined),
       get: () => new Promise(() => undefined),
+      ofMachineSet: () => new Promise(() => undefined),
     };
     const w = world({ machines: hanging });
     const started = performance.now();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The release molt's in-place updates choose passes discovery's eligibility (docs/adr/0014
 // decision 3) as the operator is configured: signatures when it requires them, and where the
-// update starts — a Machine's own machine, a MachineSet's pool's oldest.
+// update starts — a Machine's own machine, the oldest of a MachineSet's Machines.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
@@ -30,6 +30,7 @@ const set: ManagedMachineSet = {
   name: 'c1-md',
   clusterName: 'c1',
   pools: ['workers'],
+  machines: ['w-1', 'w-2'],
 };
 
 /** w-1 on 1.0.0 (d10), w-2 on 0.9.0 (d09); 1.1.0 (d11) carries v1.35.0 as `over` says. */
@@ -71,10 +72,13 @@ describe('the release of an in-place update', () => {
     assert.equal(await signed.updates.releaseFor('v1.35.0', w1Machine), '1.1.0');
   });
 
-  it("starts from the Machine's own machine, and for a MachineSet from its pool's oldest", async () => {
+  it("starts from the Machine's own machine, and for a MachineSet from its Machines' oldest", async () => {
     const { updates } = await rig({ upgradeFrom: '>=1.0.0' });
     assert.equal(await updates.releaseFor('v1.35.0', w1Machine), '1.1.0');
     assert.equal(await updates.releaseFor('v1.35.0', set), undefined, 'w-2 on 0.9.0 is excluded');
+    // w-2 is in the pool but not in this set: it does not count.
+    const w1Only = { ...set, machines: ['w-1'] };
+    assert.equal(await updates.releaseFor('v1.35.0', w1Only), '1.1.0');
     assert.equal(await (await rig({})).updates.releaseFor('v1.35.0', set), '1.1.0');
   });
 

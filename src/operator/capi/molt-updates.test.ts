@@ -5,6 +5,7 @@
 // pool, and UpdateMachine recorded once and answered from the targeted rollout and the agent's
 // boot; then through the hook itself, forged requests included.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Pool } from '../../core/rollout/types.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
@@ -13,7 +14,8 @@ import type { Observation } from '../decide/observation.ts';
 import { FakeCapiMachines } from '../ports/capi-machines.fake.ts';
 import type { CapiMachineRef, ManagedMachine } from '../ports/in-place-updates.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import { updateMachine, type HookDeps } from './answers.ts';
+import { CanUpdateMachineSetRequest } from '../../protocol/capi-hooks.ts';
+import { canUpdateMachineSet, updateMachine, type HookDeps } from './answers.ts';
 import { machineStatus } from './machine-status.ts';
 import { moltUpdates } from './molt-updates.ts';
 
@@ -34,6 +36,8 @@ const ref = (over: Partial<CapiMachineRef> = {}): CapiMachineRef => ({
   ...over,
 });
 const annotated = (id: string) => ({ annotations: { 'molt.dev/machine': id } });
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`testdata/${name}.json`, import.meta.url), 'utf8'));
 
 async function rig() {
   const store = new MemoryOperatorStore();
@@ -45,7 +49,7 @@ async function rig() {
   ]);
   const capi = new FakeCapiMachines();
   // What the management cluster holds: w-1's Machine in Cluster demo/c1, prod-cp-1's in prod/main.
-  capi.add('demo/c1-md-x', { ...annotated('w-1'), version: 'v1.35.0' });
+  capi.add('demo/c1-md-x', { ...annotated('w-1'), version: 'v1.35.0', machineSet: 'c1-md-1' });
   capi.add('prod/main-cp-0', {
     providerID: 'molt://prod-cp-1',
     clusterName: 'main',
@@ -99,7 +103,7 @@ const machineOf = async (
 };
 
 describe('moltUpdates', () => {
-  it("maps a Machine by its own annotation or providerID, in a Cluster mapped to the machine's pool; a MachineSet by its Cluster", async () => {
+  it("maps a Machine by its own annotation or providerID, in a Cluster mapped to the machine's pool; a MachineSet by its Machines", async () => {
     const { capi, updates } = await rig();
     assert.deepEqual(await machineOf(updates, ref()), {
       kind: 'Machine',
@@ -122,12 +126,68 @@ describe('moltUpdates', () => {
       JSON.stringify(await updates.resolve(ref({ name: 'gone' }))),
       /not on the management cluster/,
     );
-    const set = await updates.resolve(ref({ kind: 'MachineSet', name: 'md-1' }));
-    assert.deepEqual('managed' in set && set.managed.kind === 'MachineSet' && set.managed.pools, [
-      'workers',
+    const set = await updates.resolve(ref({ kind: 'MachineSet', name: 'c1-md-1' }));
+    assert.ok('managed' in set && set.managed.kind === 'MachineSet', JSON.stringify(set));
+    assert.deepEqual([set.managed.pools, set.managed.machines], [['workers'], ['w-1']]);
+    // A tenant's set whose Machine names w-1 (its Cluster tenant-a/c1 is not mapped); a set with
+    // a Machine that is no molt machine; a set with no Machines.
+    capi.add('tenant-a/decoy', { ...annotated('w-1'), machineSet: 'c1-md-1' });
+    capi.add('demo/plain-0', { machineSet: 'c1-md-2' });
+    capi.add('demo/plain-1', { ...annotated('w-1'), machineSet: 'c1-md-2' });
+    for (const [other, why] of [
+      [
+        { namespace: 'tenant-a', name: 'c1-md-1' },
+        /Cluster tenant-a\/c1, which capi.clusters does not map/,
+      ],
+      [{ name: 'c1-md-2' }, /plain-0 names no molt machine/],
+      [{ name: 'c1-md-3' }, /has no Machines/],
+    ] as const)
+      assert.match(
+        JSON.stringify(await updates.resolve(ref({ kind: 'MachineSet', ...other }))),
+        why,
+      );
+  });
+
+  it("checks a MachineSet's release against its own Machines only, not every pool of its Cluster", async () => {
+    const store = new MemoryOperatorStore();
+    await store.putMachine(w1);
+    // The Cluster's control plane, already on 1.1.0 (CAPI moves it first), and a replace pool
+    // on another channel: neither is a Machine of the MachineDeployment's set.
+    await store.putMachine({ ...prodCp1, id: 'cp-1', pool: 'control-plane' });
+    await store.putMachine({ ...w1, id: 'w-4', pool: 'replaced' });
+    const seen = new Map<string, Observation>([
+      ['w-1', { at: 1, status: idle(d10) }],
+      ['cp-1', { at: 1, status: idle(d11, null, 'cp-1') }],
+      ['w-4', { at: 1, status: idle(d10, null, 'w-4') }],
     ]);
-    for (const other of [{ clusterName: 'c2' }, { namespace: 'tenant-a' }])
-      assert.ok('refused' in (await updates.resolve(ref({ kind: 'MachineSet', ...other }))));
+    const capi = new FakeCapiMachines();
+    capi.add('demo/c1-md-qbjnv-mn4b6', { ...annotated('w-1'), machineSet: 'c1-md-qbjnv' });
+    capi.add('demo/c1-cp-85mnm', { ...annotated('cp-1'), controlPlane: true });
+    capi.add('demo/c1-md3-x', { ...annotated('w-4'), machineSet: 'c1-md3-y' });
+    const updates = moltUpdates({
+      store,
+      releases: () => Promise.resolve(releases),
+      pools: () => [
+        { name: 'workers', channel: 'stable', policies: [] },
+        { name: 'control-plane', channel: 'stable', policies: [] },
+        { name: 'replaced', channel: 'edge', strategy: 'replace', policies: [] },
+      ],
+      clusters: { 'demo/c1': ['workers', 'control-plane', 'replaced'] },
+      machines: capi,
+      observed: (m) => seen.get(m),
+      now: () => 5_000,
+    });
+    // CAPI's own request: the current MachineSet (its Machines) and the new one it would move them to.
+    const answer = await canUpdateMachineSet(
+      CanUpdateMachineSetRequest.parse(fixture('canupdatemachineset.md-version.request')),
+      { updates, releaseForVersion: (v, m) => updates.releaseFor(v, m) },
+    );
+    assert.ok(answer.machineSetPatch, answer.message);
+    assert.match(answer.message ?? '', /release 1\.1\.0/);
+    // The replace pool's own set gets none: 1.1.0 is not on its channel.
+    const replaced = await updates.resolve(ref({ kind: 'MachineSet', name: 'c1-md3-y' }));
+    assert.ok('managed' in replaced);
+    assert.equal(await updates.releaseFor('v1.35.0', replaced.managed), undefined);
   });
 
   it("names the release carrying the version in the machine's pool, and none for another", async () => {

@@ -6,7 +6,8 @@
  * machine `id` only when that object maps to `id` (annotation `molt.dev/machine` or providerID
  * `molt://<id>`) and its Cluster (`<namespace>/<clusterName>`) is mapped by `capi.clusters` to the
  * machine's pool (`core/capi/machine-map.ts`) — the request's own labels, annotations and cluster
- * are never read. A MachineSet is molt's when its Cluster is mapped. `update` records the
+ * are never read. A MachineSet is molt's when each of its Machines, read the same way, is; the
+ * release for it is checked against those Machines' pools and releases only. `update` records the
  * machine's targeted rollout once (`decide/capi-update.ts`) and answers from where it is; the
  * reconcile loop moves the machine under the pool's policies.
  */
@@ -14,7 +15,7 @@ import type { Release } from '../../core/releases/release.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import { capiUpdate, releaseCarrying } from '../decide/capi-update.ts';
 import { booted, type Observation } from '../decide/observation.ts';
-import { mapMachine, poolsOfCluster, type ClusterPools } from '../../core/capi/machine-map.ts';
+import { mapMachine, type ClusterPools } from '../../core/capi/machine-map.ts';
 import type { CapiMachines } from '../ports/capi-machines.ts';
 import type {
   CapiMachineRef,
@@ -36,8 +37,8 @@ export interface MoltUpdatesDeps {
   readonly pools: () => readonly Pool[];
   /** `capi.clusters`: each Cluster (`<namespace>/<name>`) → the molt pools its Machines may be in. */
   readonly clusters: ClusterPools;
-  /** The management cluster's Machines, read to know which Machine a request names. */
-  readonly machines: Pick<CapiMachines, 'get'>;
+  /** The management cluster's Machines, read to know which Machines a request names. */
+  readonly machines: Pick<CapiMachines, 'get' | 'ofMachineSet'>;
   /** What the operator last saw of a machine's agent. */
   readonly observed: (machine: string) => Observation | undefined;
   /** The operator requires verified release signatures (as discovery does). */
@@ -46,28 +47,41 @@ export interface MoltUpdatesDeps {
   readonly log?: (line: string) => void;
 }
 
-/** The Machine a request points at, as molt reads it, mapped; a MachineSet by its Cluster. */
-async function resolve(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Resolution> {
+/**
+ * A MachineSet is molt's when every Machine it owns, as molt reads them, is a molt machine by
+ * {@link mapMachine}: then the set's pools are those Machines' pools — not every pool its Cluster
+ * maps (a Cluster's control plane or a replace pool would decide for a MachineDeployment's
+ * workers). A set with no Machine molt manages, or one it does not, is refused (CAPI replaces).
+ */
+async function resolveSet(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Resolution> {
   const at = `${ref.kind} ${ref.namespace}/${ref.name}`;
-  if (ref.kind === 'MachineSet') {
-    const known = new Set(d.pools().map((p) => p.name));
-    const pools = poolsOfCluster(d.clusters, ref.namespace, ref.clusterName).filter((p) =>
-      known.has(p),
-    );
-    return pools.length === 0
-      ? {
-          refused: `${at}: its Cluster ${ref.namespace}/${ref.clusterName} is not in capi.clusters`,
-        }
-      : {
-          managed: {
-            kind: 'MachineSet',
-            namespace: ref.namespace,
-            name: ref.name,
-            clusterName: ref.clusterName,
-            pools,
-          },
-        };
+  const [read, stored] = await Promise.all([
+    d.machines.ofMachineSet(ref.namespace, ref.name),
+    d.store.read(),
+  ]);
+  if (read.length === 0) return { refused: `${at} has no Machines on the management cluster` };
+  const mapped: { machine: string; pool: string }[] = [];
+  for (const m of read) {
+    const r = mapMachine(m, stored.machines, d.clusters);
+    if ('refused' in r) return { refused: `${at}: ${r.refused}` };
+    mapped.push(r);
   }
+  return {
+    managed: {
+      kind: 'MachineSet',
+      namespace: ref.namespace,
+      name: ref.name,
+      clusterName: ref.clusterName,
+      pools: [...new Set(mapped.map((m) => m.pool))],
+      machines: mapped.map((m) => m.machine),
+    },
+  };
+}
+
+/** The Machine a request points at, as molt reads it, mapped; a MachineSet by its Machines. */
+async function resolve(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Resolution> {
+  if (ref.kind === 'MachineSet') return resolveSet(d, ref);
+  const at = `${ref.kind} ${ref.namespace}/${ref.name}`;
   const [read, stored] = await Promise.all([
     d.machines.get(ref.namespace, ref.name),
     d.store.read(),
@@ -93,14 +107,15 @@ const poolsOf = (m: Managed): readonly string[] => (m.kind === 'Machine' ? [m.po
 export function moltUpdates(d: MoltUpdatesDeps): InPlaceUpdates & { releaseFor: ReleaseFor } {
   return {
     resolve: (ref) => resolve(d, ref),
-    /** A MachineSet's Machines may be in any of its Cluster's pools: each must carry the version. */
+    /** A MachineSet's Machines may be in several pools: each must carry the version. */
     async releaseFor(version, managed) {
       const [releases, stored] = await Promise.all([d.releases(), d.store.read()]);
+      const moving = new Set(managed.kind === 'Machine' ? [managed.machine] : managed.machines);
       const carried = poolsOf(managed).map((name) => {
         const pool = d.pools().find((p) => p.name === name);
         if (pool === undefined) return undefined;
         const from = stored.machines
-          .filter((m) => (managed.kind === 'Machine' ? m.id === managed.machine : m.pool === name))
+          .filter((m) => moving.has(m.id) && m.pool === name)
           .map((m) => running(d, m.id));
         const found = releaseCarrying(version, pool, releases, {
           blocks: stored.blocks,

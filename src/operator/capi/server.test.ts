@@ -32,7 +32,7 @@ describe('the CAPI extension listener', () => {
   /** A certificate from another CA (a tenant's, a node's). */
   let stranger: PemPair;
   const updates = new FakeInPlaceUpdates({
-    managed: ['demo/c1-cp-85mnm', 'demo/c1-md-bvznk', 'demo/c1-md-qbjnv-mn4b6'],
+    managed: ['demo/c1-cp-85mnm', 'demo/c1-md-qbjnv', 'demo/c1-md-qbjnv-mn4b6'],
   });
 
   before(async () => {

@@ -3,8 +3,8 @@
  * An in-memory {@link CapiMachines}: Machines as conditions and annotations keyed
  * `namespace/name`, every write recorded; `fail` makes each call throw `MOLT_CAPI_WRITE_FAILED`.
  * `add` puts a Machine with a uid, providerID, Cluster (`c1` unless told), version and nodeRef there
- * (for `find` and `get`); a deleted Machine is gone (neither finds it), one `deleting` is listed as
- * such.
+ * and MachineSet (for `find`, `get` and `ofMachineSet`); a deleted Machine is gone (none finds it),
+ * one `deleting` is listed as such.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import {
@@ -30,6 +30,8 @@ export interface FakeMachine {
   clusterName?: string;
   /** Its `spec.version`. */
   version?: string;
+  /** The MachineSet that owns it (its label `cluster.x-k8s.io/set-name`). */
+  machineSet?: string;
 }
 
 export type FakeMachineInit = Partial<Omit<FakeMachine, 'condition' | 'deleted'>>;
@@ -62,7 +64,7 @@ export class FakeCapiMachines implements CapiMachines {
     return m;
   }
 
-  /** Every read (`get`), `namespace/name`. */
+  /** Every read: `get`'s `namespace/name`, `ofMachineSet`'s `MachineSet namespace/name`. */
   readonly reads: string[] = [];
 
   find(moltMachine: string): Promise<readonly CapiMachineFound[]> {
@@ -79,6 +81,17 @@ export class FakeCapiMachines implements CapiMachines {
     this.reads.push(key);
     const m = this.machines.get(key);
     return Promise.resolve(m === undefined || m.deleted ? undefined : asFound(key, m));
+  }
+
+  ofMachineSet(namespace: string, machineSet: string): Promise<readonly CapiMachineFound[]> {
+    const at = `${namespace}/${machineSet}`;
+    if (this.fail) return Promise.reject(failure(`of MachineSet ${at}`));
+    this.reads.push(`MachineSet ${at}`);
+    const found: CapiMachineFound[] = [];
+    for (const [key, m] of this.machines)
+      if (!m.deleted && key.startsWith(`${namespace}/`) && m.machineSet === machineSet)
+        found.push(asFound(key, m));
+    return Promise.resolve(found);
   }
 
   setCondition(ref: CapiMachineKey, condition: MoltCondition): Promise<void> {

@@ -6,7 +6,8 @@
  * Machine is annotated `cluster.x-k8s.io/remediate-machine` (KCP replaces it), another one is
  * deleted (its MachineSet creates a new one). Failures are MoltErrors `MOLT_CAPI_WRITE_FAILED`.
  * The replace direction (decision 6) finds the Machines a molt machine maps to; the hooks read the
- * Machine a request names (`get`) and trust only that read.
+ * Machine a request names (`get`), or a MachineSet's Machines (`ofMachineSet`), and trust only
+ * that read.
  */
 
 /** The condition type molt owns on a Machine. */
@@ -15,6 +16,8 @@ export const MoltInPlaceCondition = 'MoltInPlaceUpdate';
 export const RemediateMachineAnnotation = 'cluster.x-k8s.io/remediate-machine';
 /** The label every control-plane Machine carries. */
 export const ControlPlaneLabel = 'cluster.x-k8s.io/control-plane';
+/** The label a MachineSet puts on each Machine it owns: the MachineSet's name. */
+export const MachineSetLabel = 'cluster.x-k8s.io/set-name';
 /** The annotation that names a Machine's molt machine (else its providerID `molt://<id>`). */
 export const MoltMachineAnnotation = 'molt.dev/machine';
 /** The providerID scheme of a molt-aware infrastructure provider: `molt://<machine id>`. */
@@ -72,6 +75,11 @@ export interface CapiMachines {
    * molt trusts about a Machine a hook request names, instead of the request's copy.
    */
   get(namespace: string, name: string): Promise<CapiMachineFound | undefined>;
+  /**
+   * The Machines of MachineSet `namespace/machineSet` (labelled {@link MachineSetLabel}) as the
+   * management cluster has them: the Machines an in-place MachineSet update would move.
+   */
+  ofMachineSet(namespace: string, machineSet: string): Promise<readonly CapiMachineFound[]>;
 }
 
 /** The molt machine a Machine maps to by annotation or providerID (not by name), if any. */

@@ -43,7 +43,13 @@ export class FakeInPlaceUpdates implements InPlaceUpdates {
     return Promise.resolve({
       managed:
         ref.kind === 'MachineSet'
-          ? { kind: 'MachineSet', ...at, clusterName: ref.clusterName, pools: ['workers'] }
+          ? {
+              kind: 'MachineSet',
+              ...at,
+              clusterName: ref.clusterName,
+              pools: ['workers'],
+              machines: [],
+            }
           : {
               kind: 'Machine',
               ...at,

@@ -7,9 +7,10 @@
  */
 
 /**
- * Where a hook request points: the Machine (or the MachineSet a MachineDeployment rolls out) it
- * names. Only where molt looks — nothing else of the request is trusted (docs/adr/0014 decision 2):
- * a Machine is read from the management cluster, a MachineSet's Cluster must be mapped.
+ * Where a hook request points: the Machine (or the MachineSet whose Machines a MachineDeployment
+ * would update in place) it names. Only where molt looks — nothing else of the request is trusted
+ * (docs/adr/0014 decision 2): a Machine, or a MachineSet's Machines, are read from the management
+ * cluster.
  */
 export interface CapiMachineRef {
   readonly kind: 'Machine' | 'MachineSet';
@@ -34,13 +35,20 @@ export interface ManagedMachine {
   readonly version?: string | undefined;
 }
 
-/** A MachineSet whose Cluster is mapped (`capi.clusters`), with the pools its Machines may be in. */
+/**
+ * A MachineSet whose every Machine (as molt read them) is a molt machine it manages: the Machines
+ * an in-place update of the set would move, and their pools.
+ */
 export interface ManagedMachineSet {
   readonly kind: 'MachineSet';
   readonly namespace: string;
   readonly name: string;
+  /** The CAPI Cluster the request says (informational: each Machine's own was checked). */
   readonly clusterName: string;
+  /** The pools of its Machines' molt machines. */
   readonly pools: readonly string[];
+  /** Its Machines' molt machines. */
+  readonly machines: readonly string[];
 }
 
 export type Managed = ManagedMachine | ManagedMachineSet;
@@ -67,8 +75,9 @@ export interface InPlaceUpdateState {
 export interface InPlaceUpdates {
   /**
    * The Machine (read from the management cluster, mapped to a molt machine of a pool its Cluster
-   * is mapped to) or MachineSet (its Cluster mapped) molt manages that `ref` points at; anything
-   * else is refused and not touched. Throws a retryable MoltError when the read fails.
+   * is mapped to) or MachineSet (its Machines, read, each so mapped) molt manages that `ref`
+   * points at; anything else is refused and not touched. Throws a retryable MoltError when the
+   * read fails.
    */
   resolve(ref: CapiMachineRef): Promise<Resolution>;
   /** Start, or report on, moving `machine` to the release of Kubernetes `desiredVersion`. */

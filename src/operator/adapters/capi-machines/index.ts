@@ -7,7 +7,8 @@
  * Remediation: a control-plane Machine is annotated `cluster.x-k8s.io/remediate-machine` (a merge
  * patch of that one key), another Machine is deleted. `find` lists Machines cluster-wide (every
  * namespace) and keeps those mapped to the molt machine by annotation or providerID; `get` reads
- * one Machine (a read that fails is `MOLT_CAPI_READ_FAILED`). Every call is bounded by `timeoutMs`.
+ * one Machine, `ofMachineSet` a MachineSet's (by its label `cluster.x-k8s.io/set-name`); a read
+ * that fails is `MOLT_CAPI_READ_FAILED`. Every call is bounded by `timeoutMs`.
  */
 import {
   CustomObjectsApi,
@@ -23,6 +24,7 @@ import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 import {
   ControlPlaneLabel,
+  MachineSetLabel,
   mappedMoltMachine,
   MoltInPlaceCondition,
   RemediateMachineAnnotation,
@@ -172,6 +174,34 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
       if (m.data.metadata.namespace !== namespace || m.data.metadata.name !== name)
         throw new MoltError(ErrorCode.CapiReadFailed, `${what}: the API answered another object`);
       return found(m.data);
+    },
+    async ofMachineSet(
+      namespace: string,
+      machineSet: string,
+    ): Promise<readonly CapiMachineFound[]> {
+      const what = `list the Machines of MachineSet ${namespace}/${machineSet}`;
+      const raw: unknown = await api
+        .listNamespacedCustomObject(
+          { ...machines, namespace, labelSelector: `${MachineSetLabel}=${machineSet}` },
+          bounded,
+        )
+        .catch((e: unknown) => {
+          throw fail(e, what, ErrorCode.CapiReadFailed);
+        });
+      const list = machineList.safeParse(raw);
+      if (!list.success)
+        throw new MoltError(
+          ErrorCode.CapiReadFailed,
+          `${what}: not a Machine list: ${list.error.message}`,
+        );
+      // Only what was asked for: a proxy answering other objects is not trusted.
+      return list.data.items
+        .filter(
+          (m) =>
+            m.metadata.namespace === namespace &&
+            m.metadata.labels?.[MachineSetLabel] === machineSet,
+        )
+        .map(found);
     },
     async remediate(ref: CapiMachineKey): Promise<Remediation> {
       const at = { ...machines, namespace: ref.namespace, name: ref.name };
