@@ -9,6 +9,7 @@ import { isCanary } from '../core/images/plan-input.ts';
 import { selectUnits } from '../core/images/units.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
 import { declaredImagePolicy } from '../operator/adapters/kube-declared/read.ts';
+import { declaredImages } from '../operator/decide/declared-named.ts';
 import { parseFleet } from './fleet.ts';
 
 const fleet = (item: string): string =>
@@ -42,27 +43,31 @@ const taken = (p: ImagePolicy) =>
   selectUnits([p], world).units.map((u) => [u.id, isCanary(p, u)] as const);
 
 describe('the namespaces an image policy reaches', () => {
-  it('an ImagePolicy object looks in its own namespace unless it names others', () => {
-    const o = declaredImagePolicy({
-      metadata: { name: 'web', namespace: 'tenant-a', generation: 1 },
-      spec: {
-        repository: REPO,
-        follow: 'rebuilds',
-        workloads: [{ names: ['web', 'web-canary'] }],
-        canary: { workloads: ['web-canary'] },
-      },
-    });
-    assert.ok('policy' in o, JSON.stringify(o));
-    assert.deepEqual(
-      taken(o.policy),
-      [
-        ['Deployment/tenant-a/web', false],
-        ['Deployment/tenant-a/web-canary', true],
-      ],
-      'tenant B’s web-canary is neither followed nor the canary',
+  it('an ImagePolicy object names its namespaces as a fleet file does: none is refused, not its own namespace', () => {
+    const object = (workloads: unknown[]) =>
+      declaredImagePolicy({
+        metadata: { name: 'web', namespace: 'molt-system', generation: 2 },
+        spec: { repository: REPO, follow: 'rebuilds', workloads },
+      });
+    const bare = object([{ names: ['web', 'web-canary'] }]);
+    assert.ok('invalid' in bare, JSON.stringify(bare));
+    assert.match(
+      bare.invalid,
+      /^spec\.workloads\.0: names no namespace.*\(MOLT_IMAGE_POLICY_NAMESPACES\)$/,
     );
-    assert.deepEqual(o.policy.workloads, [
-      { namespaces: ['tenant-a'], names: ['web', 'web-canary'] },
+    const labels = object([{ matchLabels: { app: 'web' } }]);
+    assert.ok(
+      'invalid' in labels,
+      'matchLabels alone reaches nowhere, not the operator’s namespace',
+    );
+    const refused = declaredImages({ objects: [bare], file: [], lastAccepted: new Map() });
+    assert.deepEqual([...refused.specs.keys()], [], 'nothing of it is in force');
+    assert.equal(refused.verdicts[0]?.accepted, false);
+    const named = object([{ names: ['tenant-a/web', 'tenant-a/web-canary'] }]);
+    assert.ok('policy' in named, JSON.stringify(named));
+    assert.deepEqual(taken(named.policy), [
+      ['Deployment/tenant-a/web', false],
+      ['Deployment/tenant-a/web-canary', false],
     ]);
   });
 

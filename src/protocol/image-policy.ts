@@ -83,16 +83,16 @@ const scopeIssue = (message: string, path: PropertyKey[] = []) => ({
 
 /**
  * Where a selector looks. A policy never reaches a namespace nobody named: the namespaces written,
- * else those its `names` qualify (`shop/web`), else the `ImagePolicy` object's own namespace; a
- * fleet file's policy has none of its own, so it must say (`['*']` for every namespace, written
- * out). Undefined: refused.
+ * else those its `names` qualify (`shop/web`). A policy has no namespace of its own — an
+ * `ImagePolicy` object's is the operator's, where no workload runs — so it must say (`['*']` for
+ * every namespace, written out). Undefined: refused.
  */
-function scopeOf(w: RawSelector, own: string | undefined): readonly string[] | undefined {
+function scopeOf(w: RawSelector): readonly string[] | undefined {
   if (w.namespaces !== undefined) return w.namespaces;
   const qualified = (w.names ?? []).map(namespaceOf);
   if (w.names !== undefined && qualified.every((q) => q !== undefined))
     return [...new Set(qualified)];
-  return own === undefined ? undefined : [own];
+  return undefined;
 }
 
 /** Problems of a selector's namespaces, by field: `*` among others, a `names` entry outside them. */
@@ -112,27 +112,26 @@ function scopeProblems(
   });
 }
 
-const workloadSchema = (own: string | undefined) =>
-  rawSelector.transform((w, ctx): WorkloadSelector => {
-    const namespaces = scopeOf(w, own);
-    if (namespaces === undefined) {
-      ctx.addIssue(
-        scopeIssue(
-          'names no namespace, and a fleet file’s image policy has none of its own: give namespaces (["*"] for every namespace, written out) or names as namespace/name',
-        ),
-      );
-      return z.NEVER;
-    }
-    for (const [path, problem] of scopeProblems(w, namespaces))
-      ctx.addIssue(scopeIssue(problem, path));
-    return {
-      namespaces,
-      ...(w.matchLabels !== undefined && { matchLabels: w.matchLabels }),
-      ...(w.kinds !== undefined && { kinds: w.kinds }),
-      ...(w.names !== undefined && { names: w.names }),
-      ...(w.containers !== undefined && { containers: w.containers }),
-    };
-  });
+const workloadSchema = rawSelector.transform((w, ctx): WorkloadSelector => {
+  const namespaces = scopeOf(w);
+  if (namespaces === undefined) {
+    ctx.addIssue(
+      scopeIssue(
+        'names no namespace, and an image policy has none of its own: give namespaces (["*"] for every namespace, written out) or names as namespace/name',
+      ),
+    );
+    return z.NEVER;
+  }
+  for (const [path, problem] of scopeProblems(w, namespaces))
+    ctx.addIssue(scopeIssue(problem, path));
+  return {
+    namespaces,
+    ...(w.matchLabels !== undefined && { matchLabels: w.matchLabels }),
+    ...(w.kinds !== undefined && { kinds: w.kinds }),
+    ...(w.names !== undefined && { names: w.names }),
+    ...(w.containers !== undefined && { containers: w.containers }),
+  };
+});
 
 /**
  * Policies that only mean something for machines: roles and zones (the canary orders workloads),
@@ -140,89 +139,84 @@ const workloadSchema = (own: string | undefined) =>
  */
 const machineOnly: ReadonlySet<string> = new Set(['control-plane-first', 'zones', 'gate']);
 
-/** One image policy whose own namespace is `own` (undefined: it has none). */
-const build = (own: string | undefined) =>
-  z
-    .strictObject({
-      name,
-      repository,
-      follow,
-      workloads: z
-        .array(workloadSchema(own))
-        .min(1, 'names no workload: give at least one selector (namespaces, names, matchLabels)'),
-      canary: z
-        .strictObject({
-          namespaces: z
-            .array(
-              namespace.refine((n) => n !== AllNamespaces, 'a canary of every namespace is none'),
-            )
-            .min(1)
-            .optional(),
-          workloads: z.array(canaryName).min(1).optional(),
-          soak: duration.optional(),
-        })
-        .refine((c) => c.namespaces !== undefined || c.workloads !== undefined, {
-          message: 'a canary names namespaces or workloads',
-        })
-        .optional(),
-      policies: z
-        .array(policySchema)
-        .default([])
-        .refine((ps) => ps.every((p) => !machineOnly.has(p.kind)), {
-          message:
-            'controlPlaneFirst, zones and gate are machine policies: an image policy orders workloads with canary, and a workload is healthy when its own rollout is available',
-        }),
-      requireApproval: z.boolean().optional(),
-      requireSignature: z.boolean().optional(),
-      platforms: z.array(platform).min(1).optional(),
-      settle: duration.optional(),
-      progressTimeout: duration.optional(),
-      onHalt: z.enum(['stop', 'rollback']).optional(),
-      gm: z.array(z.strictObject({ digest, reason: name })).default([]),
-    })
-    .refine((p) => p.canary === undefined || p.policies.every((x) => x.kind !== 'canary'), {
-      message:
-        'the canary is given twice: keep canary: {namespaces|workloads, soak} or a canary policy, not both',
-      path: ['canary'],
-    })
-    .superRefine((p, ctx) => {
-      const named = p.workloads.some((w) => w.namespaces.some((n) => n !== AllNamespaces));
-      const bare = (p.canary?.workloads ?? []).filter((w) => !w.includes('/'));
-      if (!named && bare.length > 0)
-        ctx.addIssue(
-          scopeIssue(
-            `canary workload ${bare.join(', ')} names no namespace, and the policy names none but *: write namespace/name`,
-            ['canary', 'workloads'],
-          ),
-        );
-    })
-    .transform((p): ImagePolicy => ({
-      name: p.name,
-      repository: p.repository,
-      follow: p.follow,
-      workloads: p.workloads,
-      policies: p.policies,
-      gm: p.gm,
-      ...(p.canary !== undefined && {
-        canary: {
-          ...(p.canary.namespaces !== undefined && { namespaces: p.canary.namespaces }),
-          ...(p.canary.workloads !== undefined && { workloads: p.canary.workloads }),
-          soakMs: p.canary.soak ?? 0,
-        },
+/**
+ * A fleet file's `images` item, or a molt.dev `ImagePolicy`'s spec with its name: each selector
+ * names its namespaces (see {@link scopeOf}).
+ */
+export const imagePolicySchema = z
+  .strictObject({
+    name,
+    repository,
+    follow,
+    workloads: z
+      .array(workloadSchema)
+      .min(1, 'names no workload: give at least one selector (namespaces, names, matchLabels)'),
+    canary: z
+      .strictObject({
+        namespaces: z
+          .array(
+            namespace.refine((n) => n !== AllNamespaces, 'a canary of every namespace is none'),
+          )
+          .min(1)
+          .optional(),
+        workloads: z.array(canaryName).min(1).optional(),
+        soak: duration.optional(),
+      })
+      .refine((c) => c.namespaces !== undefined || c.workloads !== undefined, {
+        message: 'a canary names namespaces or workloads',
+      })
+      .optional(),
+    policies: z
+      .array(policySchema)
+      .default([])
+      .refine((ps) => ps.every((p) => !machineOnly.has(p.kind)), {
+        message:
+          'controlPlaneFirst, zones and gate are machine policies: an image policy orders workloads with canary, and a workload is healthy when its own rollout is available',
       }),
-      ...(p.requireApproval !== undefined && { requireApproval: p.requireApproval }),
-      ...(p.requireSignature !== undefined && { requireSignature: p.requireSignature }),
-      ...(p.platforms !== undefined && { platforms: p.platforms }),
-      ...(p.settle !== undefined && { settleMs: p.settle }),
-      ...(p.progressTimeout !== undefined && { progressTimeoutMs: p.progressTimeout }),
-      ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
-    }));
-
-/** A fleet file's `images` item: no namespace of its own, so each selector names its namespaces. */
-export const imagePolicySchema = build(undefined);
-
-/** A molt.dev `ImagePolicy`'s spec with its name: its selectors default to `namespace`, its own. */
-export const imagePolicySchemaIn = (namespace: string | undefined): typeof imagePolicySchema =>
-  build(namespace);
+    requireApproval: z.boolean().optional(),
+    requireSignature: z.boolean().optional(),
+    platforms: z.array(platform).min(1).optional(),
+    settle: duration.optional(),
+    progressTimeout: duration.optional(),
+    onHalt: z.enum(['stop', 'rollback']).optional(),
+    gm: z.array(z.strictObject({ digest, reason: name })).default([]),
+  })
+  .refine((p) => p.canary === undefined || p.policies.every((x) => x.kind !== 'canary'), {
+    message:
+      'the canary is given twice: keep canary: {namespaces|workloads, soak} or a canary policy, not both',
+    path: ['canary'],
+  })
+  .superRefine((p, ctx) => {
+    const named = p.workloads.some((w) => w.namespaces.some((n) => n !== AllNamespaces));
+    const bare = (p.canary?.workloads ?? []).filter((w) => !w.includes('/'));
+    if (!named && bare.length > 0)
+      ctx.addIssue(
+        scopeIssue(
+          `canary workload ${bare.join(', ')} names no namespace, and the policy names none but *: write namespace/name`,
+          ['canary', 'workloads'],
+        ),
+      );
+  })
+  .transform((p): ImagePolicy => ({
+    name: p.name,
+    repository: p.repository,
+    follow: p.follow,
+    workloads: p.workloads,
+    policies: p.policies,
+    gm: p.gm,
+    ...(p.canary !== undefined && {
+      canary: {
+        ...(p.canary.namespaces !== undefined && { namespaces: p.canary.namespaces }),
+        ...(p.canary.workloads !== undefined && { workloads: p.canary.workloads }),
+        soakMs: p.canary.soak ?? 0,
+      },
+    }),
+    ...(p.requireApproval !== undefined && { requireApproval: p.requireApproval }),
+    ...(p.requireSignature !== undefined && { requireSignature: p.requireSignature }),
+    ...(p.platforms !== undefined && { platforms: p.platforms }),
+    ...(p.settle !== undefined && { settleMs: p.settle }),
+    ...(p.progressTimeout !== undefined && { progressTimeoutMs: p.progressTimeout }),
+    ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
+  }));
 
 export type ImagePolicyInput = z.input<typeof imagePolicySchema>;

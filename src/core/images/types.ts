@@ -30,8 +30,8 @@ export interface WorkloadSelector {
   /**
    * The namespaces it looks in — always given, so a policy never reaches into a namespace nobody
    * named (another tenant's `web-canary` is not a canary of this one). `['*']`: every namespace,
-   * as written. The schema fills it in: an `ImagePolicy` object's own namespace by default, the
-   * namespaces of its qualified `names`, or an error where the policy has no namespace of its own.
+   * as written. The schema fills it in from the selector's qualified `names` (`shop/web`), or
+   * refuses a selector that names no namespace (a policy has none of its own).
    */
   readonly namespaces: readonly string[];
   /** Labels the workload (not its pods) carries; all must match. */

@@ -255,7 +255,7 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
         canary: { namespaces: ['shop-canary'], soak: '5m' },
       }),
     );
-    await apply(policy('latest', { follow: 'latest', workloads: [{ names: ['web'] }] }));
+    await apply(policy('latest', { follow: 'latest', workloads: [{ names: ['shop/web'] }] }));
     const accepted = (name: string) =>
       kubectl(
         ...['get', 'imagepolicy', name, '-n', ns, '-o'],

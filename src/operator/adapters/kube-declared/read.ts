@@ -13,7 +13,7 @@ import {
   RolloutActionFields,
   parsePoolSpec,
 } from '../../../protocol/kube-resources.ts';
-import { imagePolicySchemaIn } from '../../../protocol/image-policy.ts';
+import { imagePolicySchema } from '../../../protocol/image-policy.ts';
 import { KubernetesClusterSpec } from '../../../protocol/kube-cluster.ts';
 import type {
   DeclaredHold,
@@ -96,12 +96,13 @@ export function declaredKubernetesCluster(o: ListedObject): DeclaredKubernetesCl
 }
 
 /**
- * An image policy, or why not (docs/adr/0013): the fleet file's schema, named by the object, whose
- * selectors look in the object's own namespace unless they name others.
+ * An image policy, or why not (docs/adr/0013): the fleet file's schema, named by the object. Its
+ * selectors name their namespaces as a fleet file's do: the object lives in the operator's
+ * namespace, where no workload runs, so defaulting to it would follow nothing and isolate nobody.
  */
 export function declaredImagePolicy(o: ListedObject): DeclaredImagePolicy {
   const name = nameOf(o);
-  const r = imagePolicySchemaIn(o.metadata?.namespace).safeParse({ ...(o.spec ?? {}), name });
+  const r = imagePolicySchema.safeParse({ ...(o.spec ?? {}), name });
   if (!r.success) return { name, invalid: firstIssue(r.error), generation: generationOf(o) };
   return { name, policy: r.data, generation: generationOf(o) };
 }
