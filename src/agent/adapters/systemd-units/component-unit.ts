@@ -14,6 +14,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { controlCharacter } from '../../../core/kubernetes/insecure-flags.ts';
 import type { ComponentSpec } from '../../../core/kubernetes/render.ts';
 import type { ComponentState, ComponentSupervisor } from '../../ports/control-plane.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -41,7 +42,7 @@ export const componentUnitName = (name: string): string => `molt-${name}.service
  * @throws MoltError `MOLT_KUBE_FLAG_INVALID`
  */
 export function systemdArg(arg: string): string {
-  if (/\p{Cc}/u.test(arg))
+  if (controlCharacter.test(arg))
     throw new MoltError(
       ErrorCode.KubeFlagInvalid,
       `the argument ${JSON.stringify(arg.slice(0, 80))} holds a control character: no unit is written`,
