@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../core/errors.ts';
 import { tempDir } from '../platform/process/managed-process.ts';
-import { loadMachineConfig } from './config.ts';
+import { loadMachineConfig, machineConfigWarnings } from './config.ts';
 
 async function rootWith(config: string | undefined, mode = 0o600): Promise<string> {
   const { path } = await tempDir('config');
@@ -31,14 +31,26 @@ describe('machine config', () => {
     await loadMachineConfig(await rootWith('node: w1\nrole: worker\nbootloader: grub\n', 0o644));
   });
 
-  it('refuses a registry password that does not name the registry it belongs to', async () => {
+  it('starts on registry credentials that name no registry, as configs from before registry.host, warning how to fix it', async () => {
     const head = 'node: w1\nrole: worker\nbootloader: grub\n';
-    for (const registry of ['{username: u, password: p}', '{host: reg.example, username: u}']) {
-      await assert.rejects(
-        loadMachineConfig(await rootWith(`${head}registry: ${registry}\n`)),
-        (e) => isMoltError(e, 'MOLT_MACHINE_INVALID') && /registry\.(host|password)/.test(e.message),
-        registry,
+    const cases = [
+      ['{username: u, password: p}', /registry\.host/],
+      ['{host: reg.example, username: u}', /registry\.username is set without registry\.password/],
+      ['{password: p}', /registry\.password is set without registry\.username/],
+    ] as const;
+    for (const [registry, fix] of cases) {
+      const config = await loadMachineConfig(await rootWith(`${head}registry: ${registry}\n`));
+      const warnings = machineConfigWarnings(config);
+      assert.equal(warnings.length, 1, registry);
+      assert.match(
+        warnings[0] ?? '',
+        /^warning: the registry credentials are sent to no registry: /,
       );
+      assert.match(warnings[0] ?? '', fix, registry);
+    }
+    for (const registry of ['{host: reg.example, username: u, password: p}', '{insecure: true}']) {
+      const config = await loadMachineConfig(await rootWith(`${head}registry: ${registry}\n`));
+      assert.deepEqual(machineConfigWarnings(config), [], registry);
     }
   });
 

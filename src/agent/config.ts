@@ -11,6 +11,7 @@ import { parse } from 'yaml';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { MachineConfig } from '../protocol/machine-config.ts';
 import { assertPrivate } from '../platform/fs/private-file.ts';
+import { withheldCredentials } from './adapters/oci-image-source/config-options.ts';
 
 export function configPath(root: string): string {
   return join(root, 'state', 'config.yaml');
@@ -53,4 +54,15 @@ export async function loadMachineConfig(root: string): Promise<MachineConfig> {
   if (parsed.data.registry.password !== undefined)
     await assertPrivate(path, 'the registry password (registry.password)');
   return parsed.data;
+}
+
+/**
+ * What the agent starts with but the owner should fix: lines for its log at start. Registry
+ * credentials that name no registry are sent to none (a config from before `registry.host`).
+ */
+export function machineConfigWarnings(config: MachineConfig): string[] {
+  const withheld = withheldCredentials(config.registry);
+  return withheld === undefined
+    ? []
+    : [`warning: the registry credentials are sent to no registry: ${withheld}`];
 }

@@ -23,7 +23,7 @@ import { forceDeleteGrantOf } from './api/drain-permission.ts';
 import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
-import { loadMachineConfig } from './config.ts';
+import { loadMachineConfig, machineConfigWarnings } from './config.ts';
 import type { MachineConfig } from '../protocol/machine-config.ts';
 import { assertPrivate } from '../platform/fs/private-file.ts';
 import { agentService } from './api-service.ts';
@@ -89,8 +89,15 @@ function advertise(config: MachineConfig, url: string, io: AgentIo): { stop(): v
   };
 }
 
-async function runDaemon(root: string, io: AgentIo): Promise<number> {
+/** The machine config, its warnings written to stderr. */
+async function loadConfig(root: string, io: AgentIo): Promise<MachineConfig> {
   const config = await loadMachineConfig(root);
+  for (const line of machineConfigWarnings(config)) io.err(`molt agent: ${line}\n`);
+  return config;
+}
+
+async function runDaemon(root: string, io: AgentIo): Promise<number> {
+  const config = await loadConfig(root, io);
   // Lab-only adapters (boot facts from the firmware, its power, crash faults, lab image health)
   // only under the lab firmware, never on a real machine.
   const lab = process.env[LabEnv.BootId] !== undefined;
@@ -204,7 +211,7 @@ export async function runAgentCommand(argv: readonly string[], io: AgentIo): Pro
   if (verb === undefined) return runDaemon(root, io);
   if (verb !== 'install') throw bad(`unknown agent command ${JSON.stringify(verb)}`);
   if (values.image === undefined) throw bad('install needs --image');
-  const config = await loadMachineConfig(root);
+  const config = await loadConfig(root, io);
   const effective = values.insecure
     ? { ...config, registry: { ...config.registry, insecure: true } }
     : config;

@@ -102,6 +102,31 @@ describe('Authenticator', () => {
     assert.equal(urls.length, 2);
   });
 
+  it('maps a refused anonymous token to MOLT_REGISTRY_CREDENTIALS_WITHHELD when the owner’s credentials were withheld, with their hint', async () => {
+    for (const status of [401, 403]) {
+      const urls: string[] = [];
+      const heads: Record<string, string>[] = [];
+      const auth = new Authenticator({
+        registry: 'reg.example',
+        withheldCredentials: 'set registry.host',
+        requestToken: (url, h) => {
+          urls.push(url);
+          heads.push(h);
+          return Promise.resolve({ status, body: 'nope' });
+        },
+        now: () => 0,
+      });
+      auth.challenged(challenge, scope, undefined);
+      await assert.rejects(
+        auth.authorization(scope),
+        (e: unknown) =>
+          isMoltError(e, ErrorCode.RegistryCredentialsWithheld) && e.hint === 'set registry.host',
+        String(status),
+      );
+      assert.equal(heads[0]?.['authorization'], undefined, 'asked anonymously');
+    }
+  });
+
   it('refuses a token answer that is JSON but not an object (null, a list) as MOLT_REGISTRY_PROTOCOL', async () => {
     // Found by oci.fuzz.test.ts: `null` made the token parser throw a TypeError.
     for (const body of ['null', '[]', '"t"', '7']) {
@@ -124,8 +149,7 @@ describe('Authenticator', () => {
   describe('where the password goes', () => {
     const basicUp = `Basic ${Buffer.from('u:p').toString('base64')}`;
     const ok = (): TokenResponse => ({ status: 200, body: '{"token":"t"}' });
-    const withheld = (e: unknown): boolean =>
-      isMoltError(e, ErrorCode.RegistryCredentialsWithheld);
+    const withheld = (e: unknown): boolean => isMoltError(e, ErrorCode.RegistryCredentialsWithheld);
 
     it('to a token service over https on the registry’s own host, whatever its port', async () => {
       const { auth, headers } = setup(ok, { realms: {} });
@@ -143,7 +167,9 @@ describe('Authenticator', () => {
 
     it('never to a plain-HTTP token service, even on the registry’s host or a listed one', async () => {
       for (const realm of ['http://reg.example/token', 'http://auth.example/token']) {
-        const { auth, urls } = setup(ok, { realms: { tokenRealms: ['auth.example'], insecure: true } });
+        const { auth, urls } = setup(ok, {
+          realms: { tokenRealms: ['auth.example'], insecure: true },
+        });
         auth.challenged(`Bearer realm="${realm}"`, scope, undefined);
         await assert.rejects(auth.authorization(scope), withheld, realm);
         assert.deepEqual(urls, [], realm);

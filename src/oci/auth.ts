@@ -2,7 +2,7 @@
 import { ErrorCode } from '../protocol/index.ts';
 import { parseChallenges, type Challenge } from './challenge.ts';
 import { realmRefusal, type RealmPolicy } from './credential-scope.ts';
-import { RegistryError, describeErrorBody } from './http-errors.ts';
+import { RegistryError, describeErrorBody, withheldError } from './http-errors.ts';
 import type { Credentials } from './types.ts';
 
 /** A token-endpoint answer, as the transport fetched it. */
@@ -15,6 +15,8 @@ export interface TokenResponse {
 export interface AuthenticatorOptions {
   readonly registry: string;
   readonly credentials?: Credentials;
+  /** The hint when the owner's credentials were withheld from this registry (types.ts). */
+  readonly withheldCredentials?: string;
   /** Which token services may receive `credentials` (credential-scope.ts); default: https on `registry`'s host. */
   readonly realms?: Partial<RealmPolicy>;
   /** GET `url` with `headers` (no redirects across hosts, same timeouts); counts as a token request. */
@@ -137,7 +139,11 @@ export class Authenticator {
     const what = `a token for ${scopes.join(' ') || 'registry access'} from ${realm}`;
     const detail = describeErrorBody(res.body);
     const message = `registry ${this.options.registry}: token service refused ${what} (HTTP ${res.status}${detail === '' ? '' : `: ${detail}`})`;
-    if (res.status === 401 || res.status === 403) {
+    const withheld = this.options.withheldCredentials;
+    const unauthorized = res.status === 401 || res.status === 403;
+    if (unauthorized && this.options.credentials === undefined && withheld !== undefined)
+      return withheldError(message, withheld, { status: res.status });
+    if (unauthorized) {
       return new RegistryError(ErrorCode.RegistryUnauthorized, message, {
         status: res.status,
         hint:

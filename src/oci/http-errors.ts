@@ -60,6 +60,8 @@ export interface StatusFailure {
   readonly body: string;
   readonly retryAfterMs?: number;
   readonly hasCredentials: boolean;
+  /** The hint when the owner's credentials were withheld from this registry ({@link RegistryClientOptions.withheldCredentials}). */
+  readonly withheldCredentials?: string | undefined;
 }
 
 /** Map a non-success HTTP status to a coded, human-readable error. */
@@ -71,16 +73,8 @@ export function errorForStatus(subject: RequestSubject, f: StatusFailure): Regis
     status: f.status,
     ...(f.retryAfterMs !== undefined && { retryAfterMs: f.retryAfterMs }),
   };
-  if (f.status === 401) {
-    const hint = f.hasCredentials
-      ? 'check the username and password'
-      : 'this registry needs credentials: pass --username and --password';
-    return new RegistryError(
-      ErrorCode.RegistryUnauthorized,
-      `registry ${registry} refused access to ${what} (${suffix})`,
-      { ...base, hint },
-    );
-  }
+  if (f.status === 401)
+    return unauthorized(`registry ${registry} refused access to ${what} (${suffix})`, f, base);
   if (f.status === 403) {
     return new RegistryError(
       ErrorCode.RegistryForbidden,
@@ -185,4 +179,33 @@ export function afterAttempts(e: RegistryError, attempts: number): RegistryError
     ...(e.hint !== undefined && { hint: e.hint }),
     ...(e.status !== undefined && { status: e.status }),
   });
+}
+
+function unauthorized(
+  message: string,
+  f: StatusFailure,
+  base: RegistryErrorOptions,
+): RegistryError {
+  if (!f.hasCredentials && f.withheldCredentials !== undefined)
+    return withheldError(message, f.withheldCredentials, base);
+  const hint = f.hasCredentials
+    ? 'check the username and password'
+    : 'this registry needs credentials: pass --username and --password';
+  return new RegistryError(ErrorCode.RegistryUnauthorized, message, { ...base, hint });
+}
+
+/**
+ * A registry asked for credentials the owner gave but molt did not send: the owner's config, not
+ * the registry, is what to fix.
+ */
+export function withheldError(
+  refusal: string,
+  hint: string,
+  base: RegistryErrorOptions = {},
+): RegistryError {
+  return new RegistryError(
+    ErrorCode.RegistryCredentialsWithheld,
+    `${refusal}; molt holds registry credentials but sent them nowhere`,
+    { ...base, hint },
+  );
 }

@@ -49,6 +49,7 @@ export class Transport {
     Pick<RegistryClientOptions, 'timeoutMs' | 'retries' | 'backoffMs' | 'insecure'>
   >;
   private readonly hasCredentials: boolean;
+  private readonly withheldCredentials: string | undefined;
 
   constructor(options: RegistryClientOptions) {
     this.o = {
@@ -73,9 +74,13 @@ export class Transport {
       },
     });
     this.hasCredentials = options.credentials !== undefined;
+    this.withheldCredentials = options.withheldCredentials;
     this.auth = new Authenticator({
       registry: this.registry,
       ...(options.credentials !== undefined && { credentials: options.credentials }),
+      ...(options.withheldCredentials !== undefined && {
+        withheldCredentials: options.withheldCredentials,
+      }),
       realms: {
         origin: this.origin,
         insecure: this.o.insecure,
@@ -161,6 +166,7 @@ export class Transport {
       status: res.status,
       body,
       hasCredentials: this.hasCredentials,
+      withheldCredentials: this.withheldCredentials,
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     });
   }

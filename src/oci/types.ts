@@ -84,6 +84,12 @@ export interface RegistryClientOptions {
    */
   readonly credentials?: Credentials;
   /**
+   * Set when the owner gave credentials molt will not send to this registry (they name no
+   * registry, or lack a half): what to fix, as the hint of the MOLT_REGISTRY_CREDENTIALS_WITHHELD
+   * a refusal then fails with, rather than MOLT_REGISTRY_UNAUTHORIZED's "pass --username".
+   */
+  readonly withheldCredentials?: string;
+  /**
    * Token-service hosts (`host` or `host:port`) besides the registry's own that may receive the
    * credentials, over https: e.g. `auth.docker.io` for Docker Hub. @default []
    */

@@ -196,7 +196,8 @@ export const MachineConfig = z
         /**
          * The registry `username` and `password` belong to: `host[:port]` as release and bundle
          * references name it. They are sent to no other host a reference names (nor to a mirror
-         * but this host's), and to its token service only over https on its own host.
+         * but this host's), and to its token service only over https on its own host. Without
+         * it they are sent to no registry at all.
          */
         host: z.string().min(1).optional(),
         username: z.string().optional(),
@@ -213,16 +214,11 @@ export const MachineConfig = z
          */
         mirrors: z.record(z.string().min(1), z.string().min(1)).default({}),
       })
+      // Credentials without `host` (or a lone username or password) are valid, as they were
+      // before `host` existed: an agent that refused to start would leave the machine
+      // unmanageable. They are sent nowhere; the agent warns at start, and a registry that asks
+      // for them gets MOLT_REGISTRY_CREDENTIALS_WITHHELD naming the key to set.
       .strict()
-      .refine((r) => (r.username === undefined) === (r.password === undefined), {
-        message: 'give both username and password, or neither',
-        path: ['password'],
-      })
-      .refine((r) => r.username === undefined || r.host !== undefined, {
-        message:
-          'name the registry the username and password belong to (host[:port], as references name it): they go to no other host',
-        path: ['host'],
-      })
       .default({ insecure: false, mirrors: {}, tokenRealms: [] }),
     /** PEM public key installer images must be signed with (cosign `.sig` or bundle). */
     publicKeyFile: z.string().optional(),

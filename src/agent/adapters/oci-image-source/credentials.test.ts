@@ -8,6 +8,8 @@ import { createRegistryClient } from '../../../oci/index.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
 import { startFakeRegistry, type FakeRegistry } from '../../../testkit/fake-registry.ts';
 import { pushInstallerImage } from '../../../testkit/installer-image.ts';
+import { MachineConfig } from '../../../protocol/machine-config.ts';
+import { referencedRegistryOptions } from './config-options.ts';
 import { createOciImageSource } from './index.ts';
 
 const alice = { username: 'alice', password: 's3cret' };
@@ -26,7 +28,9 @@ describe('the image source’s registry credentials', () => {
     for (const r of [own, other]) {
       const client = createRegistryClient({ registry: r.host, insecure: true, credentials: alice });
       try {
-        await pushInstallerImage(client, repo, '1.0.0', { artifacts: { vmlinuz: 1000, 'rootfs.img': 4000 } });
+        await pushInstallerImage(client, repo, '1.0.0', {
+          artifacts: { vmlinuz: 1000, 'rootfs.img': 4000 },
+        });
       } finally {
         await client.close();
       }
@@ -55,6 +59,38 @@ describe('the image source’s registry credentials', () => {
         heard.filter((r) => r.authorization === basic),
         [],
         'the other registry never saw the password',
+      );
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('that name no registry (registry.host unset) go to none; a pull that needs them says which key to set', async () => {
+    const config = MachineConfig.parse({
+      node: 'w1',
+      role: 'worker',
+      bootloader: 'grub',
+      registry: { insecure: true, ...alice },
+    });
+    const dir = await tempDir('creds');
+    try {
+      const source = createOciImageSource({
+        root: dir.path,
+        registry: { ...referencedRegistryOptions(config.registry), retries: 0 },
+      });
+      const heardBefore = own.requests.length;
+      await assert.rejects(
+        source.pull(`${own.host}/${repo}:1.0.0`, 'A'),
+        (e: unknown) =>
+          isMoltError(e, ErrorCode.RegistryCredentialsWithheld) &&
+          /registry\.host/.test(e.hint ?? ''),
+      );
+      const heard = own.requests.slice(heardBefore);
+      assert.ok(heard.length > 0, 'the pull did ask the registry');
+      assert.deepEqual(
+        heard.filter((r) => r.authorization !== undefined),
+        [],
+        'no registry saw the password',
       );
     } finally {
       await dir.remove();
