@@ -19,10 +19,14 @@ describe('registry credentials', () => {
     assert.equal(credentialsFor(undefined, 'reg.example:5000'), undefined);
   });
 
-  it('knows loopback hosts', () => {
-    for (const h of ['127.0.0.1', '127.8.9.1', 'localhost', '[::1]', '::1'])
+  it('knows loopback hosts, as a hostname or as host[:port]', () => {
+    for (const h of ['127.0.0.1', '127.8.9.1', 'localhost', '[::1]', '::1', 'LocalHost'])
       assert.ok(isLoopbackHost(h), h);
-    for (const h of ['10.0.2.2', '128.0.0.1', 'localhost.evil', '[::2]', '127.example'])
+    for (const h of ['localhost:5000', '127.0.0.1:5000', '127.1.2.3', '[::1]:5000'])
+      assert.ok(isLoopbackHost(h), h);
+    for (const h of ['10.0.2.2', '128.0.0.1', 'localhost.evil', '[::2]', '127.example', '::2'])
+      assert.ok(!isLoopbackHost(h), h);
+    for (const h of ['10.0.0.1:5000', '127.example.com:5000', '[::2]:5000', 'reg.example:127'])
       assert.ok(!isLoopbackHost(h), h);
   });
 

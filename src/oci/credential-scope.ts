@@ -15,11 +15,21 @@ import type {
   ScopedCredentials,
 } from './types.ts';
 
-/** 127.0.0.0/8, ::1 and `localhost`: traffic that never leaves the machine. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+/**
+ * 127.0.0.0/8, ::1 and `localhost`: traffic that never leaves the machine. `host` is a URL's
+ * hostname or a reference's `host[:port]` (`[::1]:5000`, `localhost:5000`), so the client and the
+ * operator's registry hosts ask the same question of one answer.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = hostName(host).toLowerCase();
   if (h === 'localhost' || h === '::1') return true;
   return isIP(h) === 4 && h.startsWith('127.');
+}
+
+/** `host` without its port and IPv6 brackets; a bare IPv6 address (`::1`) is a name whole. */
+function hostName(host: string): string {
+  if (host.startsWith('[')) return host.slice(1, Math.max(1, host.indexOf(']')));
+  return isIP(host) === 6 ? host : (host.split(':')[0] ?? host);
 }
 
 /** The credentials for references of `registry` (`host[:port]` as they name it), or none. */
@@ -60,7 +70,9 @@ export function checkCredentialTransport(
   throw new RegistryError(
     ErrorCode.RegistryCredentialsWithheld,
     `registry ${origin.host}: molt does not send its password over ${origin.protocol === 'http:' ? 'plain HTTP' : 'TLS with an unverified certificate'} to a host that is not loopback`,
-    { hint: 'reach the registry over https with a certificate molt verifies (a CA bundle if needed)' },
+    {
+      hint: 'reach the registry over https with a certificate molt verifies (a CA bundle if needed)',
+    },
   );
 }
 

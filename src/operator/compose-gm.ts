@@ -9,8 +9,8 @@
  * fleet-file policy, which has no object to carry a condition).
  */
 import type { ImagePolicy } from '../core/images/types.ts';
-import { createRegistryClient } from '../oci/index.ts';
-import { imagesDeps, isLoopbackHost, splitRepository } from './compose-images.ts';
+import { createRegistryClient, isLoopbackHost } from '../oci/index.ts';
+import { imagesDeps, splitRepository } from './compose-images.ts';
 import type { LoadedConfig } from './config.ts';
 import { createGmWatch, type GmExists, type GmState, type GmWatch } from './images/gm-check.ts';
 import { gmChangeLine, gmChanges } from './images/gm-status.ts';

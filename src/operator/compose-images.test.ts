@@ -4,16 +4,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { policy } from '../core/images/fixtures.test.ts';
-import { buildImage, pushImage } from '../oci/index.ts';
+import { buildImage, isLoopbackHost, pushImage } from '../oci/index.ts';
 import { useFakeRegistry } from '../testkit/fake-registry-hooks.ts';
 import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { declaredRunner } from './compose-declared.ts';
-import {
-  isLoopbackHost,
-  liveImages,
-  repositoryScanner,
-  splitRepository,
-} from './compose-images.ts';
+import { liveImages, repositoryScanner, splitRepository } from './compose-images.ts';
 import type { LoadedConfig } from './config.ts';
 import type { DeclaredSource } from './ports/declared.ts';
 
@@ -72,7 +67,7 @@ describe('the live image policies', () => {
 });
 
 describe('the host of a followed repository', () => {
-  it('is split off the path; loopback hosts are told apart', () => {
+  it('is split off the path; loopback hosts (the one test the client uses) are told apart', () => {
     assert.deepEqual(splitRepository('127.0.0.1:5000/acme/web'), {
       host: '127.0.0.1:5000',
       path: 'acme/web',

@@ -10,7 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import type { ImagePolicy } from '../core/images/types.ts';
-import { createRegistryClient } from '../oci/index.ts';
+import { createRegistryClient, isLoopbackHost } from '../oci/index.ts';
 import { createImageScanner, type ImageRepositoryScan } from '../releases/discovery/images.ts';
 import type { LoadedConfig } from './config.ts';
 import { imagePass } from './images/drive.ts';
@@ -33,12 +33,6 @@ export function liveImages(c: LoadedConfig): {
       current = policies;
     },
   };
-}
-
-/** `localhost`, `127.x.y.z` or `[::1]`, with or without a port. */
-export function isLoopbackHost(host: string): boolean {
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
-  return name === 'localhost' || name === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(name ?? '');
 }
 
 /** `host[:port]/path` split at the first slash. */
