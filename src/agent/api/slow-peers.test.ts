@@ -3,7 +3,7 @@
 // never says hello does not hold close() — and so a reboot — a slow-headers client is cut, and the
 // connection cap refuses new peers while open ones keep working. Silent sockets from one address
 // never keep the operator off the machine, the operator is served when other certificates fill
-// the cap, and a node certificate holds a bounded number of followers.
+// the cap or past the per-peer cap, and a node certificate holds a bounded number of followers.
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -91,6 +91,23 @@ describe('the agent API under greedy peers', () => {
     } finally {
       await Promise.all(clients.map((c) => c.destroy()));
       await small.close();
+    }
+  });
+
+  it('answers the operator past the per-peer cap, which holds every other certificate', async () => {
+    // A burst of calls from the operator to the machine it upgrades: each on a connection of its
+    // own, more than any other certificate may hold.
+    const cap = agentLimits.maxConnectionsPerPeer ?? 16;
+    const ops = Array.from({ length: cap + 4 }, () => client(api.url, operator));
+    const admins = Array.from({ length: cap + 1 }, () => client(api.url, admin));
+    try {
+      for (const [i, op] of ops.entries())
+        assert.equal((await answer(op, AgentRoutes.status)).status, 200, `operator call ${i}`);
+      const statuses: number[] = [];
+      for (const c of admins) statuses.push((await answer(c, AgentRoutes.status)).status);
+      assert.deepEqual(statuses, [...Array<number>(cap).fill(200), 429]);
+    } finally {
+      await Promise.all([...ops, ...admins].map((c) => c.destroy()));
     }
   });
 

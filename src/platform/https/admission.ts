@@ -12,8 +12,9 @@
  * them, kept the operator off an agent.) A socket through its handshake (first request) is
  * *established* under its peer — the verified client certificate's identity, else its address —
  * with `maxConnectionsPerPeer` each and `maxConnections` in all; the operator role
- * (`O=molt:operator`) is outside `maxConnections`, so the operator always reaches its agents
- * whoever fills the listener. Open event streams are held per peer too (`maxStreamsPerPeer`): a
+ * (`O=molt:operator`) is outside both, so the operator always reaches its agents whoever fills the
+ * listener and however many calls it has in flight (its own pools bound its connections to one
+ * agent: operator/adapters/agent-gateway/dispatchers.ts). Open event streams are held per peer too (`maxStreamsPerPeer`): a
  * node certificate, which may read, cannot hold followers without end.
  *
  * In-house, on Node's own events: no library admits connections per peer and per TLS identity for
@@ -30,7 +31,10 @@ export interface AdmissionLimits {
   readonly maxPendingPerAddress: number;
   /** Established connections, the operator role's aside. */
   readonly maxConnections: number;
-  /** Established connections of one peer: one client certificate, or one address without one. */
+  /**
+   * Established connections of one peer: one client certificate, or one address without one. The
+   * operator role has no such cap: its pools bound its connections.
+   */
   readonly maxConnectionsPerPeer: number;
   /** Open event streams of one peer. */
   readonly maxStreamsPerPeer: number;
@@ -44,7 +48,7 @@ export interface Peer {
   readonly label: string;
   /** A verified client certificate (false: counted by address). */
   readonly certified: boolean;
-  /** The operator role: outside `maxConnections`. */
+  /** The operator role: outside `maxConnections` and `maxConnectionsPerPeer`. */
   readonly reserved: boolean;
 }
 
@@ -154,7 +158,7 @@ export class PeerBook {
   /** An established connection for `peer`, or the cap it would pass. */
   admit(peer: Peer): Verdict {
     const held = this.#connections.get(peer.key) ?? 0;
-    if (held >= this.#limits.maxConnectionsPerPeer)
+    if (!peer.reserved && held >= this.#limits.maxConnectionsPerPeer)
       return refusal(
         429,
         `${peer.label} already holds ${String(held)} connections to this listener, the most ${holder(peer)} may`,

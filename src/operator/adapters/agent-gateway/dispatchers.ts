@@ -10,11 +10,19 @@
  * `SecureContext`; an `Agent` holds nothing but its idle keep-alive connections (one origin each,
  * as the single shared pool did). TLS session resumption is off, so every connection makes a full
  * handshake and the check never rests on a session another connection established.
+ *
+ * At most {@link maxConnectionsPerMachine} connections to one agent (undici opens one per
+ * request in flight otherwise, without bound); more calls at once wait for one. The agent serves
+ * the operator role past its per-peer cap (platform/https/admission.ts), so this bound is what
+ * keeps a burst of calls from holding ever more of a machine's sockets.
  */
 import { createSecureContext } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 import { expectNodeCertificate } from '../../../platform/https/peer-node.ts';
 import type { MtlsFetchOptions } from '../../../platform/https/mtls-fetch.ts';
+
+/** Connections of one pool to its agent at once (the agent serves other peers 16 each). */
+export const maxConnectionsPerMachine = 8;
 
 /** The machine a connection is for: its id (the certificate's CN) and where its agent listens. */
 export interface MachineAddress {
@@ -52,6 +60,7 @@ export function machineDispatchers(
       },
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
+      connections: maxConnectionsPerMachine,
     });
   return {
     forMachine(m) {
