@@ -11,6 +11,7 @@ import type { OperationKind } from '../../core/upgrade/events.ts';
 import { holdActive, type AgentHoldRequestBody, type HoldView } from '../../protocol/agent-hold.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { HoldStore } from '../ports/hold-store.ts';
+import { heldUntil } from '../../core/quoted-reasons.ts';
 
 /** Who sets a hold: the caller's certificate. */
 export type HoldSetter = HoldView['setBy'];
@@ -107,7 +108,7 @@ export function requireNotHeld(
   const by = hold.onBehalfOf ?? hold.setBy.name;
   throw new MoltError(
     ErrorCode.MachineHeld,
-    `${facts.node} is held until ${hold.until} by ${by}: ${hold.reason}`,
+    `${facts.node} is ${heldUntil(hold.until, hold.reason, by)}`,
     {
       hint: releaseHint(hold, facts.node),
       details: { hold },

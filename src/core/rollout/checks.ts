@@ -18,6 +18,7 @@ import {
 import { WaitReason, type Rollout } from './types.ts';
 import { warinessOf } from './wariness.ts';
 import { smallControlPlaneRefusal } from './small-control-plane.ts';
+import { heldUntil } from '../quoted-reasons.ts';
 
 const rolloutState = (c: Candidate): Refusal | undefined =>
   c.shape.rollout.state === 'Active' && !c.halted ? undefined : perShape(c, -1, stateRefusal);
@@ -40,7 +41,7 @@ function stateRefusal({ shape, halted }: Candidate): Refusal | undefined {
 function machine({ ctx, entry }: Candidate): Refusal | undefined {
   const m = entry.machine;
   if (m.hold !== undefined && m.hold.until > ctx.now) {
-    const message = `held until ${iso(m.hold.until)}: ${m.hold.reason}`;
+    const message = heldUntil(iso(m.hold.until), m.hold.reason);
     return { code: WaitReason.Held, message, notBefore: m.hold.until };
   }
   const why = ctx.unavailable.get(m);

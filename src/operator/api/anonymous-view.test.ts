@@ -50,7 +50,7 @@ describe('the anonymous redaction', () => {
     assert.equal(redact('node-2.lab at node-2.lab:7443'), 'node-2.lab at [address hidden]');
   });
 
-  it('hides a hold’s reason where a message quotes it, not the same letters elsewhere', () => {
+  it('hides a hold’s reason and holder where a message quotes them, not the same letters elsewhere', () => {
     assert.equal(
       redact('held until 2026-11-24T11:00:00.000Z: INC-4711'),
       'held until 2026-11-24T11:00:00.000Z: [reason hidden]',
@@ -58,7 +58,8 @@ describe('the anonymous redaction', () => {
     assert.equal(redact('INC-4711'), '[reason hidden]');
     assert.equal(
       redact('w-3 is held until … by alice: x'),
-      'w-3 is held until … by alice: [reason hidden]',
+      'w-3 is held until … by [name hidden]: [reason hidden]',
+      'who held it is hidden too, as on the machine itself',
     );
     assert.equal(
       redact('wax: xylophone'),

@@ -5,9 +5,11 @@
  * page's data, each read, each event, each error — passes through {@link anonymousView}, which
  * rewrites every string in it:
  *
- * - a hold's reason (a person's words, e.g. an incident ticket), wherever a message quotes it
- *   (`held until …: <reason>`, an agent's `MOLT_MACHINE_HELD`): that a machine is held shows,
- *   not why;
+ * - a person's words (e.g. an incident ticket) and name: a current hold's reason wherever it
+ *   appears, and whatever follows `held until <time>: ` and `blocked by <who>: ` in any message —
+ *   a released hold's reason in history or a rollout's reasons, a release block's in a halt, an
+ *   agent's `MOLT_MACHINE_HELD` (`core/quoted-reasons.ts` forms those phrases, so the two cannot
+ *   drift): that a machine is held or a release blocked shows, not why nor by whom;
  * - every agent endpoint (its URL, origin, `host:port` and host name), so failures that name the
  *   agent they could not reach (`the agent of w-1 at https://10.0.0.5:7443 is unreachable:
  *   connect ECONNREFUSED 10.0.0.5:7443`) do not map the fleet's network;
@@ -16,12 +18,13 @@
  * One function over the whole answer rather than care at each message: a message added later, or
  * an error text quoting another, is covered without anyone remembering to.
  */
+import { hiddenReason, withoutReasons } from '../../core/quoted-reasons.ts';
 import type { StoredState } from '../ports/store.ts';
+
+export { hiddenReason } from '../../core/quoted-reasons.ts';
 
 /** What replaces a hidden address. */
 export const hiddenAddress = '[address hidden]';
-/** What replaces a hold's reason. */
-export const hiddenReason = '[reason hidden]';
 
 /** Rewrites one string for a reader who has not signed in. */
 export type Redact = (text: string) => string;
@@ -51,7 +54,10 @@ function endpointForms(endpoint: string, ids: ReadonlySet<string>): string[] {
   return [endpoint, url.href, url.origin, url.host, ...bareHost];
 }
 
-/** The redaction for the stored state now: its holds' reasons and its machines' endpoints. */
+/**
+ * The redaction for the stored state now: every quoted reason (by its phrase), its holds' reasons
+ * (also where no phrase quotes them: a hold's own `reason`) and its machines' endpoints.
+ */
 export function anonymousRedactor(stored: Pick<StoredState, 'machines' | 'holds'>): Redact {
   const reasons = Object.values(stored.holds)
     .map((h) => h.reason.trim())
@@ -63,7 +69,7 @@ export function anonymousRedactor(stored: Pick<StoredState, 'machines' | 'holds'
     .filter((a) => a !== '')
     .toSorted((a, b) => b.length - a.length);
   return (text) => {
-    let out = text;
+    let out = withoutReasons(text);
     for (const r of reasons)
       out = out === r.whole ? hiddenReason : out.replace(r.quoted, `: ${hiddenReason}`);
     for (const a of addresses) out = replaceAll(out, a, hiddenAddress);

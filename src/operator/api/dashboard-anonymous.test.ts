@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a reader who has not signed in sees on a dashboard with `anonymousRead`, over a real
-// socket: that a machine is held but not why, no agent endpoint anywhere (not inside a failure's
+// socket: that a machine is held but not why (nor, for a hold since released or a release block,
+// who gave which reason, wherever a message quotes it), no agent endpoint anywhere (not inside a failure's
 // reason, an event or an error either) and no URL at all; a signed-in person sees the same state
 // with all of it, which shows each text was there to leak.
 import assert from 'node:assert/strict';
@@ -16,6 +17,13 @@ const reason = 'INC-4711 flaky NIC, ask Bob';
 const unreachable =
   'the agent of cp-1 at https://cp-1.lab:7443 is unreachable: connect ECONNREFUSED 10.0.0.1:7443';
 const provider = 'replace cp-1: provider at https://molt:s3cret@provider.lab/ unreachable';
+// Words of holds released and of a release block, as the operator and the agent quote them.
+const releasedHold =
+  'w-2: not started, the machine is held on its agent: w-2 is held until 2026-11-24T09:30:00.000Z by zelda: INC-9001 RAID rebuild, ask Erin';
+const releasedSkip = 'held until 2026-11-24T09:30:00.000Z: INC-9002 swap the PSU: ask Erin';
+const blocked =
+  'rollout workers-1.1.0 paused: release 1.1.0 was blocked by dashboard:zelda: CVE-2026-0042, ask Dave';
+const peoplesWords = /INC-900|RAID|PSU|Erin|zelda|CVE-2026|Dave/;
 
 let server: ListeningApi;
 let cookie = '';
@@ -30,7 +38,13 @@ before(async () => {
       'cp-1': { phase: 'Failed', startedAt: fixtureNow - 60_000, reason: unreachable },
     },
   }));
-  for (const message of [`cp-1: Failed (${unreachable})`, provider])
+  await f.store.updateRollout('workers-1.0.1', (r) => ({
+    ...r,
+    machines: {
+      'w-4': { phase: 'Skipped', finishedAt: fixtureNow - 60_000, reason: releasedSkip },
+    },
+  }));
+  for (const message of [`cp-1: Failed (${unreachable})`, provider, releasedHold])
     await f.store.appendHistory({
       at: fixtureNow,
       kind: 'machine-result',
@@ -38,6 +52,12 @@ before(async () => {
       machine: 'cp-1',
       message,
     });
+  await f.store.appendHistory({
+    at: fixtureNow,
+    kind: 'rollout-state',
+    rollout: 'workers-1.1.0',
+    message: blocked,
+  });
   const journal = {
     operations: (m: { id: string; endpoint: string }) =>
       Promise.reject(
@@ -88,6 +108,7 @@ const everything = [
   ...reads,
   '/v1/rollouts',
   '/v1/rollouts/cp-1.0.9',
+  '/v1/rollouts/workers-1.0.1',
   '/v1/machines',
   '/v1/events',
   '/v1/machines/cp-1/operations',
@@ -111,6 +132,28 @@ describe('the dashboard, to a reader who has not signed in', () => {
     const w3 = plan.decisions.find((d) => d.machine === 'w-3' && d.rollout === 'workers-1.1.0');
     assert.equal(w3?.reason?.code, 'Held');
     assert.match(w3.reason.message, /^held until 2026-11-24T11:00:00\.000Z: \[reason hidden\]$/);
+  });
+
+  it('shows no reason nor name of a hold released or a release blocked, wherever quoted', async () => {
+    for (const path of everything) {
+      const anonymous = await read(path);
+      assert.doesNotMatch(anonymous.text, peoplesWords, path);
+    }
+    const events = (await read('/v1/events')).text;
+    assert.match(
+      events,
+      /w-2 is held until 2026-11-24T09:30:00\.000Z by \[name hidden\]: \[reason hidden\]"/,
+    );
+    assert.match(events, /release 1\.1\.0 was blocked by \[name hidden\]: \[reason hidden\]"/);
+    const rollout = JSON.parse((await read('/v1/rollouts/workers-1.0.1')).text) as {
+      machines: { machine: string; reason?: string }[];
+    };
+    assert.equal(
+      rollout.machines.find((m) => m.machine === 'w-4')?.reason,
+      'held until 2026-11-24T09:30:00.000Z: [reason hidden]',
+    );
+    assert.match((await read('/v1/events', true)).text, /INC-9001 RAID.*CVE-2026-0042, ask Dave/s);
+    assert.match((await read('/v1/rollouts/workers-1.0.1', true)).text, /INC-9002 swap the PSU/);
   });
 
   it('names no agent endpoint: not in a failure’s reason, an event or an error', async () => {

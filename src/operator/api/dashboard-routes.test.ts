@@ -88,6 +88,43 @@ describe('the dashboard listener serves only what the page shows', () => {
       assert.equal((await page(path)).status, 200, path);
   });
 
+  it('redacts anonymous answers from the stored state read at most once a second', async () => {
+    const f = await apiFixture();
+    let reads = 0;
+    // The fixture's store, counting whole-state reads (its clock stands still: one second never ends).
+    const counted = new Proxy(f.store, {
+      get(target, key) {
+        if (key === 'read')
+          return () => {
+            reads++;
+            return target.read();
+          };
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const dashboard = await createDashboardServer({
+      deps: { ...f.deps, store: counted },
+      access: { users: [], anonymousRead: true, sessionTtl: 3_600_000 },
+      tls: undefined,
+      host: '127.0.0.1',
+      port: 0,
+    });
+    try {
+      const answers = 10;
+      const start = reads;
+      for (let i = 0; i < answers; i++) {
+        const res = await fetch(new URL('/v1/rollouts', dashboard.url));
+        assert.equal(res.status, 200);
+        assert.doesNotMatch(await res.text(), /https?:\/\//);
+      }
+      // One read per answer for the rollouts themselves, one for the redaction.
+      assert.equal(reads - start, answers + 1);
+    } finally {
+      await dashboard.close();
+    }
+  });
+
   it('refuses every write, FleetLock and registration included', async () => {
     for (const path of [
       '/v1/rollouts/workers-1.1.0/pause',

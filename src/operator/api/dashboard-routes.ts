@@ -38,7 +38,7 @@ import { rolloutActionRoutes, rolloutReadRoutes } from './routes-rollouts.ts';
 import { streamHistory, type HistorySink } from './sse.ts';
 import { historyView } from './views.ts';
 
-/** How long a stream's redaction is used before the stored state is read again for it. */
+/** How long a redaction is used before the stored state is read again for it. */
 const redactorMs = 1000;
 
 /** The redaction for a reader who has not signed in, from the stored state at most `redactorMs` old. */
@@ -60,9 +60,8 @@ function currentRedactor(deps: OperatorApiDeps): () => Promise<Redact> {
 function openPageSse(
   raw: Parameters<typeof openSse>[0],
   signedIn: boolean,
-  deps: OperatorApiDeps,
+  redactor: () => Promise<Redact>,
 ): HistorySink {
-  const redactor = currentRedactor(deps);
   let redact: Redact | undefined;
   const shown = <T>(v: T): T => (redact === undefined ? v : anonymousView(v, redact));
   const sink = openSse(raw, (e: HistoryEvent) => {
@@ -95,7 +94,12 @@ function openPageSse(
 }
 
 /** `GET /v1/events`: the history, filtered as asked, following when asked. */
-function eventsRoute(app: FastifyInstance, deps: OperatorApiDeps, auth: DashboardAuth): void {
+function eventsRoute(
+  app: FastifyInstance,
+  deps: OperatorApiDeps,
+  auth: DashboardAuth,
+  redactor: () => Promise<Redact>,
+): void {
   app.get(OperatorRoutes.events, async (request, reply) => {
     const q = parseInput(EventsQuery, request.query, 'events query');
     const header = request.headers['last-event-id'];
@@ -104,7 +108,7 @@ function eventsRoute(app: FastifyInstance, deps: OperatorApiDeps, auth: Dashboar
     const signedIn = auth.sessionOf(request) !== undefined;
     await serveSse(
       reply,
-      (raw) => openPageSse(raw, signedIn, deps),
+      (raw) => openPageSse(raw, signedIn, redactor),
       (sink) =>
         streamHistory(deps.store, sink, {
           after: last ?? q.after ?? 0,
@@ -169,12 +173,15 @@ export function dashboardRoutes(app: FastifyInstance, c: DashboardRouteContext):
   const { deps, auth } = c;
   const signedIn = (request: FastifyRequest): boolean => auth.sessionOf(request) !== undefined;
   // Every JSON answer (errors included) to a reader who has not signed in; the page's state
-  // redacts itself (it is also embedded in the page), a session view holds nothing to hide.
+  // redacts itself (it is also embedded in the page), a session view holds nothing to hide. One
+  // redaction for them and the event streams, at most a second old: anonymous reads must not
+  // each read the whole store again.
+  const redactor = currentRedactor(deps);
   app.addHook('preSerialization', async (request, _reply, payload: unknown) => {
     const route = request.routeOptions.url;
     if (route === DashboardRoutes.session || route === DashboardRoutes.state) return payload;
     if (signedIn(request)) return payload;
-    return anonymousView(payload, anonymousRedactor(await deps.store.read()));
+    return anonymousView(payload, await redactor());
   });
   sessionRoutes(app, auth);
   app.get(DashboardRoutes.state, async (request) =>
@@ -190,7 +197,7 @@ export function dashboardRoutes(app: FastifyInstance, c: DashboardRouteContext):
       dashboardMachineView(m, machineFacts(stored, deps.observations, { id: m.id, now }), shown),
     );
   });
-  eventsRoute(app, deps, auth);
+  eventsRoute(app, deps, auth, redactor);
   operationsRoute(app, deps);
   const context: RouteContext = { deps, who: c.who };
   rolloutActionRoutes(app, context);

@@ -23,6 +23,7 @@ import {
 import type { ReleaseBlock, StoredState } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
+import { blockedBy } from '../../core/quoted-reasons.ts';
 
 /** A release as the operator knows it: from the registry, or named by one of its rollouts. */
 interface Known {
@@ -108,7 +109,7 @@ async function block(
     by,
     at,
   };
-  const message = `release ${release.version} blocked for ${scope(body.pool)} by ${by}: ${body.reason}`;
+  const message = `release ${release.version} ${blockedBy(by, body.reason, scope(body.pool))}`;
   await recordTransition(deps, {
     write: (store) => store.putBlock(b),
     record: {

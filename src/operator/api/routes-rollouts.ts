@@ -33,6 +33,7 @@ import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './ro
 import { planNow, snapshotOf } from './snapshot.ts';
 import { imageDecisions } from './image-plan.ts';
 import { rolloutView, summaryView, type RolloutContext } from './views.ts';
+import { blockedBy } from '../../core/quoted-reasons.ts';
 
 const Params = (request: { params: unknown }): string => {
   const id = (request.params as { id?: unknown }).id;
@@ -131,7 +132,7 @@ function checkBlocked(stored: StoredState, a: ActionRequest): ReleaseBlock[] {
   if (other !== undefined)
     throw new MoltError(
       ErrorCode.RolloutState,
-      `release ${r.target.version} is blocked for ${other.pool === undefined ? 'every pool' : `pool ${other.pool}`} by ${other.by}: ${other.reason}`,
+      `release ${r.target.version} is ${blockedBy(other.by, other.reason, other.pool === undefined ? 'every pool' : `pool ${other.pool}`)}`,
       {
         hint: `lift it first: molt releases unblock ${r.target.digest}${other.pool === undefined ? '' : ` --pool ${other.pool}`}`,
       },

@@ -14,6 +14,7 @@ import { directVerdict, selectLatest, type Selection } from '../../core/releases
 import { parseTag, type TagVersion } from '../../core/releases/tag.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import type { ReleaseBlock } from '../ports/store.ts';
+import { blockedBy } from '../../core/quoted-reasons.ts';
 
 /** What a pool's releases are checked against. */
 export interface ReleaseRules {
@@ -64,8 +65,7 @@ export function releaseVerdict(release: Release, rules: ReleaseRules): Refusal |
   const block = rules.blocks?.find(
     (b) => b.digest === release.digest && (b.pool === undefined || b.pool === rules.pool.name),
   );
-  if (block !== undefined)
-    return { code: 'Blocked', reason: `blocked by ${block.by}: ${block.reason}` };
+  if (block !== undefined) return { code: 'Blocked', reason: blockedBy(block.by, block.reason) };
   return directVerdict(release, criteria(rules));
 }
 

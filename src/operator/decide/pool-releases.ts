@@ -17,6 +17,7 @@ import {
   soakedAt,
   type DiscoveryInput,
 } from './discovery.ts';
+import { blockedBy } from '../../core/quoted-reasons.ts';
 
 export interface NotTaken {
   readonly version: string;
@@ -43,7 +44,7 @@ export interface PoolReleases {
   readonly none?: string;
 }
 
-const blockedReason = (b: ReleaseBlock): string => `blocked by ${b.by}: ${b.reason}`;
+const blockedReason = (b: ReleaseBlock): string => blockedBy(b.by, b.reason);
 
 function channelPool(pool: Pool & { channel: string }, i: DiscoveryInput): PoolReleases {
   const blocked = blockedFor(pool.name, i.blocks);

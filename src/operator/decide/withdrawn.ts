@@ -3,6 +3,7 @@
 import type { Release } from '../../core/releases/release.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import type { DiscoveryInput } from './discovery.ts';
+import { blockedBy } from '../../core/quoted-reasons.ts';
 
 /** An Active rollout whose release is gone or withdrawn: paused, never guessed at (issue 4). */
 export interface Withdrawn {
@@ -32,7 +33,7 @@ export function withdrawnRollouts(
     if (block !== undefined)
       out.push({
         rollout: r.id,
-        reason: `release ${r.target.version} was blocked by ${block.by}: ${block.reason}`,
+        reason: `release ${r.target.version} was ${blockedBy(block.by, block.reason)}`,
       });
     else if (release === undefined)
       out.push({

@@ -14,6 +14,7 @@ import { matchesLabels, parseLabelSelector } from '../../label-selector.ts';
 import { watch } from '../../watch.ts';
 import { holdForFlag, holdUntilFlag, parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';
+import { heldUntil } from '../../../core/quoted-reasons.ts';
 
 function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView): void {
   if (output !== 'table') {
@@ -23,7 +24,7 @@ function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView)
   ctx.io.out(
     m.hold === undefined
       ? `machine ${m.id}: not held\n`
-      : `machine ${m.id}: held until ${m.hold.until} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}\n`,
+      : `machine ${m.id}: ${heldUntil(m.hold.until, m.hold.reason, m.hold.by ?? 'unknown')}\n`,
   );
 }
 
