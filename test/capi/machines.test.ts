@@ -4,7 +4,7 @@
 // leaves CAPI's conditions alone, both ways round; remediation annotates a control-plane Machine and
 // deletes a worker, idempotently; `find` (decision 6) lists Machines across namespaces mapped to a
 // molt machine by annotation or providerID, never by name; `get` reads the one Machine a hook
-// names (its Cluster, version and mapping as the cluster has them).
+// names (its Cluster, version and mapping as the cluster has them), `ofMachineSet` a MachineSet's.
 // `npm run test:capi test/capi/machines.test.ts`.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -79,6 +79,8 @@ interface MachineOptions {
   readonly annotations?: Record<string, string>;
   readonly providerID?: string;
   readonly nodeRef?: string;
+  /** The MachineSet that owns it (label `cluster.x-k8s.io/set-name`). */
+  readonly machineSet?: string;
 }
 
 /** A complete v1beta2 Machine (no webhooks default it), with CAPI's own conditions in status. */
@@ -99,6 +101,7 @@ async function createMachine(
         labels: {
           'cluster.x-k8s.io/cluster-name': 'c1',
           ...(controlPlane && { 'cluster.x-k8s.io/control-plane': '' }),
+          ...(o.machineSet !== undefined && { 'cluster.x-k8s.io/set-name': o.machineSet }),
         },
       },
       spec: {
@@ -308,7 +311,7 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
     assert.deepEqual(await machines.find('n-2'), []);
   });
 
-  it('reads one Machine as the cluster has it: its Cluster, version and mapping; absent is undefined, unreadable MOLT_CAPI_READ_FAILED', async () => {
+  it('reads one Machine, or a MachineSet’s, as the cluster has them: Cluster, version, mapping; absent is undefined, unreadable MOLT_CAPI_READ_FAILED', async () => {
     const ns = await api('/api/v1/namespaces', {
       method: 'POST',
       body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'capi-b' } },
@@ -319,7 +322,7 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
       annotations: { 'molt.dev/machine': 'n-3' },
       nodeRef: 'node-3',
     });
-    await createMachine('n-3', false, { namespace: 'capi-b' }); // named like it: not mapped
+    await createMachine('n-3', false, { namespace: 'capi-b', machineSet: 'md-b' }); // named like it: not mapped
     const read = await machines.get('capi-b', 'cp-g');
     assert.ok(read);
     assert.deepEqual(
@@ -339,11 +342,29 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
     assert.equal((await machines.get('capi-b', 'n-3'))?.moltMachine, undefined);
     assert.equal(await machines.get('capi-b', 'nope'), undefined);
     assert.equal(await machines.get('default', 'cp-g'), undefined);
+    // A MachineSet's Machines: by its label, in its namespace only.
+    await createMachine('md-b-1', false, {
+      namespace: 'capi-b',
+      annotations: { 'molt.dev/machine': 'n-4' },
+      machineSet: 'md-b',
+    });
+    await createMachine('md-b-2', false, { machineSet: 'md-b' }); // namespace default
+    assert.deepEqual(
+      (await machines.ofMachineSet('capi-b', 'md-b')).map((m) => [m.name, m.moltMachine]).sort(),
+      [
+        ['md-b-1', 'n-4'],
+        ['n-3', undefined],
+      ],
+    );
+    assert.deepEqual(await machines.ofMachineSet('capi-b', 'md-none'), []);
     // molt-operator without the RBAC molt ships for it: a refused read is an error, not "absent".
     const unprivileged = createKubeCapiMachines({
       kc: await loadKubeConfig(kube.operator.kubeconfig),
     });
     await assert.rejects(unprivileged.get('capi-b', 'cp-g'), (e: unknown) =>
+      isMoltError(e, ErrorCode.CapiReadFailed),
+    );
+    await assert.rejects(unprivileged.ofMachineSet('capi-b', 'md-b'), (e: unknown) =>
       isMoltError(e, ErrorCode.CapiReadFailed),
     );
   });
