@@ -322,7 +322,8 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
       annotations: { 'molt.dev/machine': 'n-3' },
       nodeRef: 'node-3',
     });
-    await createMachine('n-3', false, { namespace: 'capi-b', machineSet: 'md-b' }); // named like it: not mapped
+    // Named like a molt machine: not mapped.
+    await createMachine('n-3', false, { namespace: 'capi-b', machineSet: 'md-b' });
     const read = await machines.get('capi-b', 'cp-g');
     assert.ok(read);
     assert.deepEqual(
