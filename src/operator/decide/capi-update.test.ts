@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { Release } from '../../core/releases/release.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
-import { capiRolloutId, capiUpdate, type CapiUpdateInput } from './capi-update.ts';
+import { capiRolloutId, capiUpdate, releaseCarrying, type CapiUpdateInput } from './capi-update.ts';
 import { d10, d11, release, w1 } from './fixtures.test.ts';
 
 const pool: Pool = { name: 'workers', channel: 'stable', policies: [] };
@@ -184,6 +184,16 @@ describe('capiUpdate', () => {
   it('is done at once for a machine already on the release', () => {
     const out = capiUpdate(input({ booted: d11 }));
     assert.deepEqual([out.answer.state, out.create], ['done', undefined]);
+  });
+
+  it('offers the release machines already run when each carries the version, so none is replaced', () => {
+    const rules = { blocks: [], from: [{ digest: d11 }, { digest: d11 }] };
+    assert.deepEqual(releaseCarrying('v1.35.0', pool, releases, rules), { release: releases[0] });
+    // One machine of the set still on the older release: the usual one-step eligibility decides.
+    const mixed = { blocks: [], from: [{ digest: d11 }, { digest: d10 }] };
+    assert.deepEqual(releaseCarrying('v1.35.0', pool, releases, mixed), { release: releases[0] });
+    const older = releaseCarrying('v1.34.2', pool, releases, mixed);
+    assert.ok('refused' in older, 'a downgrade is never offered in place');
   });
 
   it('plans only the targeted machine of its pool', () => {

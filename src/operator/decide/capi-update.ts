@@ -60,6 +60,20 @@ export type Carrying = { readonly release: Release } | { readonly refused: strin
 const NAMED = 3;
 
 /**
+ * The release the machines already run when each runs one carrying `version`: there is nothing to
+ * move, so the in-place answer is yes (a Machine already on the version must not be replaced, and
+ * "not newer than the current release" would refuse it).
+ */
+function alreadyCarrying(
+  version: string,
+  releases: readonly Release[],
+  from: readonly Running[],
+): Release | undefined {
+  const on = from.map((m) => releases.find((r) => r.digest === m.digest));
+  return on.length > 0 && on.every((r) => r?.kubernetesVersion === version) ? on[0] : undefined;
+}
+
+/**
  * The newest release carrying Kubernetes `version` that discovery's eligibility admits for `pool`
  * in one step from the oldest release `rules.from` run: not blocked, in the pool's channel (a pool
  * with none: in some channel), official, signed when required, newer than that release and
@@ -78,6 +92,8 @@ export function releaseCarrying(
     return {
       refused: `no release carries Kubernetes ${version} (label dev.molt.kubernetes.version)`,
     };
+  const here = alreadyCarrying(version, releases, rules.from);
+  if (here !== undefined) return { release: here };
   const current = oldestRunning(rules.from, releases);
   if (current === undefined)
     return { refused: 'the release it runs is not known yet (its agent has not answered)' };
@@ -137,18 +153,16 @@ function answerOf(r: Rollout, id: string, i: CapiUpdateInput): { answer: UpdateA
 
 /** A machine with no targeted rollout yet: record one to the release chosen, or say why not. */
 function toRecord(i: CapiUpdateInput, m: MachineRecord, pool: Pool) {
+  const on = i.releases.find((r) => r.digest === i.booted);
+  // Already there: CAPI's question is answered, whatever became of that release since.
+  if (on?.kubernetesVersion === i.version)
+    return { answer: { state: 'done' as const, message: `already on ${on.version}` } };
   const found = releaseCarrying(i.version, pool, i.releases, {
     blocks: i.blocks,
     requireSignature: i.requireSignature,
     from: [{ digest: i.booted, version: i.bootedVersion }],
   });
-  if ('refused' in found) {
-    const on = i.releases.find((r) => r.digest === i.booted);
-    // Already there: CAPI's question is answered, whatever became of that release since.
-    if (on?.kubernetesVersion === i.version)
-      return { answer: { state: 'done' as const, message: `already on ${on.version}` } };
-    return failed(`${m.id}: ${found.refused}`);
-  }
+  if ('refused' in found) return failed(`${m.id}: ${found.refused}`);
   const id = capiRolloutId(m.id, i.version);
   const { release } = found;
   const create: Rollout = {
