@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent's mTLS listener under silent, slow and greedy peers (issue 14): a TCP connection that
+// The agent's mTLS listener under silent, slow and greedy peers: a TCP connection that
 // never says hello does not hold close() — and so a reboot — a slow-headers client is cut, and the
 // connection cap refuses new peers while open ones keep working. Silent sockets from one address
 // never keep the operator off the machine, the operator is served when other certificates fill
