@@ -17,6 +17,7 @@ import {
   CapiHook,
   UpdateMachineResponse,
 } from '../../protocol/capi-hooks.ts';
+import { updateMachineRequest } from '../../testkit/capi-requests.ts';
 import { fuzzJson, fuzzParameters, outcomeAsync } from '../../testkit/fuzz.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { d10, d11, idle, release, w1 } from '../decide/fixtures.test.ts';
@@ -233,27 +234,12 @@ function forged(r: {
   controlPlane: boolean;
   version: string;
 }): Parameters<typeof updateMachine>[0] {
-  return {
-    apiVersion: 'hooks.runtime.cluster.x-k8s.io/v1alpha1',
-    kind: 'UpdateMachineRequest',
-    desired: {
-      machine: {
-        apiVersion: 'cluster.x-k8s.io/v1beta2',
-        kind: 'Machine',
-        metadata: {
-          ...r.where,
-          ...(r.controlPlane && { labels: { 'cluster.x-k8s.io/control-plane': '' } }),
-          ...(r.annotation !== undefined && { annotations: { 'molt.dev/machine': r.annotation } }),
-        },
-        spec: { clusterName: r.clusterName, version: r.version },
-      },
-      infrastructureMachine: {
-        apiVersion: 'x/v1',
-        kind: 'DevMachine',
-        metadata: r.where,
-      },
-    },
-  };
+  return updateMachineRequest(r.where.namespace, r.where.name, {
+    clusterName: r.clusterName,
+    version: r.version,
+    ...(r.controlPlane && { labels: { 'cluster.x-k8s.io/control-plane': '' } }),
+    ...(r.annotation !== undefined && { annotations: { 'molt.dev/machine': r.annotation } }),
+  });
 }
 
 /** Every targeted rollout's machine rolled back: the next call remediates. */

@@ -15,6 +15,7 @@ import { FakeCapiMachines } from '../ports/capi-machines.fake.ts';
 import type { CapiMachineRef, ManagedMachine } from '../ports/in-place-updates.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import { CanUpdateMachineSetRequest } from '../../protocol/capi-hooks.ts';
+import { updateMachineRequest } from '../../testkit/capi-requests.ts';
 import { canUpdateMachineSet, updateMachine, type HookDeps } from './answers.ts';
 import { machineStatus } from './machine-status.ts';
 import { moltUpdates } from './molt-updates.ts';
@@ -68,30 +69,7 @@ async function rig() {
   return { store, seen, capi, updates };
 }
 
-/** An UpdateMachineRequest for Machine `namespace/name` as a caller writes it. */
-function request(
-  namespace: string,
-  name: string,
-  o: { version?: string; clusterName?: string; annotations?: Record<string, string> } = {},
-) {
-  return {
-    apiVersion: 'hooks.runtime.cluster.x-k8s.io/v1alpha1',
-    kind: 'UpdateMachineRequest',
-    desired: {
-      machine: {
-        apiVersion: 'cluster.x-k8s.io/v1beta2',
-        kind: 'Machine',
-        metadata: { name, namespace, ...(o.annotations && { annotations: o.annotations }) },
-        spec: { clusterName: o.clusterName ?? 'c1', version: o.version ?? 'v1.35.0' },
-      },
-      infrastructureMachine: {
-        apiVersion: 'x/v1',
-        kind: 'DevMachine',
-        metadata: { name, namespace },
-      },
-    },
-  } as Parameters<typeof updateMachine>[0];
-}
+const request = updateMachineRequest;
 
 const machineOf = async (
   updates: Awaited<ReturnType<typeof rig>>['updates'],
