@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The loop's wake: an agent's event starts a pass at once instead of at the end of the period, and
-// the machines each pass reads from the store are handed to the watch.
+// the machines each pass reads from the store are handed to the watch. The loop sleeps on a clock the
+// tests drive by hand: "no pass happened" is checked once the loop is asleep again, not after a
+// wall-clock wait that a slow machine could make vacuous.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentGateway } from '../ports/agents.ts';
 import {
   createMemoryLeadership,
@@ -12,7 +13,7 @@ import {
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { d10, idle, testSettings, w1 } from '../decide/fixtures.test.ts';
-import { startOperatorLoop, type LoopOptions } from './loop.ts';
+import { minGapMs, startOperatorLoop, type LoopOptions } from './loop.ts';
 
 const gateway: AgentGateway = {
   status: () => Promise.resolve(idle(d10)),
@@ -23,10 +24,52 @@ const gateway: AgentGateway = {
   close: () => Promise.resolve(),
 };
 
+interface Nap {
+  readonly ms: number;
+  end(): void;
+}
+
+/** A clock for the loop's gaps and naps: each lasts until the test ends it or the loop wakes. */
+function handClock() {
+  const naps: Nap[] = [];
+  let started: (() => void) | undefined;
+  const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const nap: Nap = {
+        ms,
+        end() {
+          const i = naps.indexOf(nap);
+          if (i !== -1) naps.splice(i, 1);
+          resolve();
+        },
+      };
+      naps.push(nap);
+      signal.addEventListener(
+        'abort',
+        () => {
+          nap.end();
+        },
+        { once: true },
+      );
+      started?.();
+    });
+  /** The nap the loop is in, once it is in one. */
+  const asleep = async (): Promise<Nap> => {
+    while (naps[0] === undefined) await new Promise<void>((r) => (started = r));
+    return naps[0];
+  };
+  return { sleep, asleep };
+}
+
 async function loopWithHourlyPasses(o: Partial<LoopOptions> = {}) {
   const store = new MemoryOperatorStore();
   await store.putMachine(w1);
   const tracked: string[][] = [];
+  const start = Date.now();
   let passes = 0;
   const d: ReconcileDeps = {
     store,
@@ -34,26 +77,32 @@ async function loopWithHourlyPasses(o: Partial<LoopOptions> = {}) {
     watch: { track: (ms) => tracked.push(ms.map((m) => m.id)) },
     releases: () => Promise.resolve([]),
     settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
-    now: () => Date.now(),
+    // Still: the loop's naps (till the next discovery scan) are then exactly the rest of its period.
+    now: () => start,
     log: () => undefined,
   };
   const leadership = createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1');
+  const clock = handClock();
   const loop = startOperatorLoop(d, leadership, {
     intervalMs: 3_600_000,
+    sleep: clock.sleep,
     ...o,
     onPass: () => {
       passes++;
     },
   });
-  return { loop, store, tracked, passes: () => passes };
+  return { loop, store, tracked, passes: () => passes, asleep: clock.asleep };
 }
 
 describe('the operator loop', () => {
   it('runs a pass when woken rather than waiting out its period, and tells the watch the machines', async () => {
-    const { loop, store, tracked, passes } = await loopWithHourlyPasses();
+    const { loop, store, tracked, passes, asleep } = await loopWithHourlyPasses();
     await loop.nextPass();
     assert.equal(passes(), 1);
-    await sleep(300);
+    const gap = await asleep();
+    assert.equal(gap.ms, minGapMs);
+    gap.end();
+    assert.equal((await asleep()).ms, 3_600_000 - minGapMs, 'it naps out the rest of the hour');
     assert.equal(passes(), 1, 'an hourly loop does not pass again unwoken');
     await store.putMachine({ ...w1, id: 'w-2' });
     const next = loop.nextPass();
@@ -65,28 +114,33 @@ describe('the operator loop', () => {
   });
 
   it('starts the pass an urgent wake asks for without the minimum gap', async () => {
-    const { loop, passes } = await loopWithHourlyPasses({ minGapMs: 3_600_000 });
+    const { loop, passes, asleep } = await loopWithHourlyPasses({ minGapMs: 3_600_000 });
     await loop.nextPass();
     const next = loop.nextPass();
+    const gap = await asleep();
     loop.wake();
-    await sleep(300);
-    assert.equal(passes(), 1, 'a plain wake waits out the (hour-long) gap');
+    assert.equal(await asleep(), gap, 'a plain wake waits out the (hour-long) gap');
+    assert.equal(passes(), 1);
     loop.wake({ urgent: true });
-    const late = sleep(20_000, 'late', { ref: false });
-    assert.equal(await Promise.race([next.then(() => 'ran'), late]), 'ran');
+    await next;
     assert.equal(passes(), 2, 'an urgent one (a machine finished) does not');
     await loop.stop();
   });
 
   it('folds wakes during a pass into one more pass', async () => {
-    const { loop, passes } = await loopWithHourlyPasses();
+    const { loop, passes, asleep } = await loopWithHourlyPasses();
     await loop.nextPass();
     const next = loop.nextPass();
     loop.wake();
     loop.wake();
     loop.wake();
+    (await asleep()).end();
     await next;
-    await sleep(500);
+    // The gap after it ended by hand: the loop naps for the rest of its hour, no pass left owed.
+    const gap = await asleep();
+    assert.equal(gap.ms, minGapMs);
+    gap.end();
+    assert.equal((await asleep()).ms, 3_600_000 - minGapMs);
     assert.equal(passes(), 2);
     await loop.stop();
   });

@@ -47,6 +47,11 @@ export interface LoopOptions {
   readonly intervalMs: number;
   /** The least time between a pass and the next one a plain wake asks for. @default minGapMs */
   readonly minGapMs?: number;
+  /**
+   * The loop's clock for its gaps and naps, ended early by `signal`; tests pass one they drive by
+   * hand to see the loop asleep rather than wait out wall-clock time. @default timers/promises
+   */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
   /** Told after every pass (the API's metrics: last pass time and duration, failed passes). */
   readonly onPass?: (pass: {
     readonly startedAt: number;
@@ -61,6 +66,8 @@ export function startOperatorLoop(
   o: LoopOptions,
 ): OperatorLoop {
   const stopping = new AbortController();
+  const rest: NonNullable<LoopOptions['sleep']> =
+    o.sleep ?? ((ms, signal) => sleep(ms, undefined, { signal }));
   // A function, not a property read: the loops below must see an abort that happens while they await.
   const stopped = (): boolean => stopping.signal.aborted;
   let waiters: (() => void)[] = [];
@@ -72,7 +79,7 @@ export function startOperatorLoop(
   const gap = async (ms: number): Promise<void> => {
     gapping = new AbortController();
     const signal = AbortSignal.any([stopping.signal, gapping.signal]);
-    if (!urgent) await sleep(ms, undefined, { signal }).catch(() => undefined);
+    if (!urgent) await rest(ms, signal).catch(() => undefined);
     urgent = false;
     gapping = undefined;
   };
@@ -80,7 +87,7 @@ export function startOperatorLoop(
   const nap = async (ms: number): Promise<void> => {
     napping = new AbortController();
     const signal = AbortSignal.any([stopping.signal, napping.signal]);
-    if (!woken) await sleep(ms, undefined, { signal }).catch(() => undefined);
+    if (!woken) await rest(ms, signal).catch(() => undefined);
     woken = false;
     napping = undefined;
   };
@@ -116,7 +123,7 @@ export function startOperatorLoop(
       } catch (e) {
         if (stopped()) return;
         d.log(`campaign failed, retrying: ${describe(e)}`);
-        await sleep(o.intervalMs, undefined, { signal: stopping.signal }).catch(() => undefined);
+        await rest(o.intervalMs, stopping.signal).catch(() => undefined);
         continue;
       }
       await lead();
