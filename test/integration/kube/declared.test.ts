@@ -29,7 +29,14 @@ import {
 import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
+import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
+import { OperatorServingPrefix } from '../../../src/protocol/operator.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
+import {
+  afterPasses,
+  scrapeOperator,
+  type ScrapedOperator,
+} from '../../../src/testkit/reconcile-passes.ts';
 
 const exec = promisify(execFile);
 const nodes = ['w-1', 'w-2'];
@@ -39,6 +46,7 @@ let cp: KubeControlPlane;
 let admin: KubeConfig;
 let fleet: WorkerFleet;
 let operator: ManagedProcess | undefined;
+let scraped: ScrapedOperator | undefined;
 
 /** kubectl as the cluster's admin (a person applying resources); rejects with its stderr. */
 async function kubectl(...args: string[]): Promise<string> {
@@ -130,6 +138,9 @@ before(async () => {
     config: {
       id: 'operator-declared',
       store: 'memory',
+      // Its API, for the reconcile pass counter of /metrics.
+      pki: await issueOperatorApiCert(fleet.pki.dir),
+      listen: { host: '127.0.0.1', port: 0 },
       kubernetes: { kubeconfig: cp.operator.kubeconfig, namespace: ns, nodes: {} },
     },
   });
@@ -137,11 +148,14 @@ before(async () => {
   operator = startProcess('molt operator', process.execPath, [
     ...[moltEntry, 'operator', '--config', config],
   ]);
+  const api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1];
+  scraped = await scrapeOperator(api ?? '', fleet.pki.dir);
   await operator.waitFor(/leading as operator-declared/, 60_000);
 });
 
 after(async () => {
   await operator?.stop(10_000);
+  await scraped?.close();
   await fleet.stop();
   await cp.stop();
 });
@@ -289,8 +303,9 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
       assert.match(await condition('machineholds.molt.dev', 'w-2-disk-check'), /^True Held/);
       assert.equal((await rolloutTo('1.1.0')).phase, 'Active', tail());
     }, slow);
-    // The window is closed: a pass later, still nothing moved.
-    await new Promise((r) => setTimeout(r, 3_000));
+    // The window is closed: passes later, still nothing moved.
+    assert.ok(scraped);
+    await afterPasses(scraped, 3);
     assert.deepEqual(await versions(), { 'w-1': '1.0.0', 'w-2': '1.0.0' });
     assert.equal(
       await jsonpath('pools.molt.dev', '{.metadata.finalizers[0]}', 'workers'),

@@ -16,6 +16,7 @@ import type { OperatorStore } from '../../../src/operator/ports/store.ts';
 import { startWatchedLoop } from '../../../src/operator/loop/watch.ts';
 import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
+import { afterPasses } from '../../../src/testkit/reconcile-passes.ts';
 import { repository, type LabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 
 /** The operator's mTLS identity toward the fleet's agents (the fleet CA, its certificate and key). */
@@ -57,6 +58,11 @@ export interface BenchOperator {
   /** Epoch ms of every discovery scan (each call of the release source). */
   readonly scans: readonly number[];
   readonly log: readonly string[];
+  /**
+   * Resolves once a discovery scan that began after the call has finished its pass: what that
+   * scan could create, it has (discovery and its rollouts are one pass).
+   */
+  scanned(): Promise<void>;
   /** The rollout of `pool` to `version`, once discovery created it. */
   rolloutTo(version: string, pool: string): Promise<Rollout | undefined>;
   /** Wait until that rollout is Completed (throws with the log's tail if it halts or times out). */
@@ -116,6 +122,17 @@ export async function startBenchOperator(
     { intervalMs: defaults.intervalMs },
   );
   await loop.nextPass();
+  const scanned = async (): Promise<void> => {
+    const before = scans.length;
+    await eventually(
+      () => {
+        if (scans.length <= before) throw new Error('no discovery scan yet');
+        return Promise.resolve();
+      },
+      { timeoutMs: 4 * defaults.discoverEveryMs, intervalMs: 50 },
+    );
+    await afterPasses(loop, 1);
+  };
   const rolloutTo = async (version: string, pool: string): Promise<Rollout | undefined> =>
     (await store.read()).rollouts.find(
       (r) => r.pool === pool && r.target.digest === fleet.digest(version),
@@ -124,6 +141,7 @@ export async function startBenchOperator(
     store,
     scans,
     log,
+    scanned,
     rolloutTo,
     completed: (version, pool, timeoutMs) =>
       eventually(

@@ -37,7 +37,7 @@ after(async () => {
 describe('paths and drift on lab machines', () => {
   it('walks 1.0.0 → 1.1.0 → 1.2.0 as two rollouts when 1.2.0 only upgrades from 1.1.0', async () => {
     await fleet.publish('1.2.0', { ...beta, 'dev.molt.upgrade-from': '>=1.1.0' });
-    await new Promise((resolve) => setTimeout(resolve, 6_000)); // a scan: nothing reachable yet
+    await operator.scanned(); // a scan that saw 1.2.0: nothing reachable yet
     assert.deepEqual((await operator.store.read()).rollouts, [], 'no path from 1.0.0 yet');
     await fleet.publish('1.1.0', beta);
     const first = await operator.completed('1.1.0', 'workers', 180_000);

@@ -29,6 +29,7 @@ import {
   type LabFleet,
 } from '../../../src/lab/fleet/fleet.ts';
 import { operatorIdentity } from './lab-operator.ts';
+import { afterPasses } from '../../../src/testkit/reconcile-passes.ts';
 import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
@@ -143,7 +144,7 @@ describe('molt operator on a six-machine lab fleet', () => {
     assert.equal(progressed.length, 1, 'only the canary started');
     const [canary, p] = progressed[0]!;
     assert.equal(p.phase, 'RolledBack', p.reason);
-    await new Promise((r) => setTimeout(r, 3_000)); // a few more passes: still nothing starts
+    await afterPasses(loop, 3); // a few more passes: still nothing starts
     assert.equal(Object.keys((await rolloutTo('1.2.0', 'workers'))!.machines).length, 1);
     assert.equal(await rolloutTo('1.2.0', 'control-plane'), undefined, 'not in the stable channel');
     // Blocked for the workers in the store (etcd), so no later scan offers it to them again.

@@ -30,6 +30,7 @@ import {
 import { waitClusterHealthy } from '../../../src/lab/fleet/control-plane.ts';
 import { startEtcd, type EtcdCluster } from '../../../src/lab/services/etcd.ts';
 import { operatorIdentity } from './lab-operator.ts';
+import { afterPasses } from '../../../src/testkit/reconcile-passes.ts';
 import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
@@ -105,7 +106,8 @@ async function theRollout(): Promise<Rollout | undefined> {
 describe('a 2-member control plane', () => {
   it('waits without the cluster setting: the rollout is made, no machine starts', async () => {
     await fleet.publish('1.1.0', { ...official, 'dev.molt.channels': 'stable' });
-    loop = startOperator();
+    const operator = startOperator();
+    loop = operator;
     const r = await eventually(
       async () => {
         const found = await theRollout();
@@ -114,7 +116,7 @@ describe('a 2-member control plane', () => {
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
-    await new Promise((resolve) => setTimeout(resolve, 4_000)); // passes go by: still nothing
+    await afterPasses(operator, 3); // passes go by: still nothing
     assert.deepEqual((await theRollout())?.machines, {}, 'no machine started');
     const stored = await store.read();
     const seen = new Map<string, Observation>();
