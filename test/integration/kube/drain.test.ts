@@ -232,11 +232,25 @@ describe('cordon, drain, uncordon on a real control plane', () => {
         contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
         currentContext: 'x',
       });
-      const d = createNodeDrainer({ kc, node: 'drain-1', pollMs: 200 });
+      const said: string[] = [];
+      const d = createNodeDrainer({
+        kc,
+        node: 'drain-1',
+        pollMs: 200,
+        log: (line) => said.push(line),
+      });
       assert.equal(await d.cordon('op-outage'), true);
       proxy.down();
       const drained = d.drain('op-outage', policy({ timeoutMs: 30_000 }));
-      await new Promise((r) => setTimeout(r, 2_000));
+      // Back only once the drainer has found it away and tried again: it rode out an outage.
+      await eventually(
+        () => {
+          const retries = said.filter((l) => l.startsWith('the API server is not answering'));
+          assert.ok(retries.length >= 2, said.join('\n'));
+          return Promise.resolve();
+        },
+        { timeoutMs: 20_000, intervalMs: 50 },
+      );
       proxy.up();
       const report = await drained;
       assert.ok(report.evicted.length > 0, 'it evicted once the API server was back');
