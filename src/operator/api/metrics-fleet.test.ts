@@ -26,6 +26,7 @@ describe('metrics of the fleet and the webhooks', () => {
       'molt_operator_webhook_dropped_total{sink="ops",reason="failed"} 1',
       'molt_operator_webhook_dropped_total{sink="ops",reason="overflow"} 0',
       'molt_operator_webhook_backlog{sink="ops"} 2',
+      'molt_operator_webhook_checks_total{sink="ops"} 0',
     ])
       assert.ok(text.split('\n').includes(line), `missing: ${line}`);
     // cp machines were never observed: no reachability series, rather than a false "away".

@@ -13,6 +13,7 @@ interface SinkCounts {
   failed: number;
   overflow: number;
   backlog: number;
+  checks: number;
 }
 
 export class NotificationMetrics implements NotifyObserver {
@@ -39,6 +40,10 @@ export class NotificationMetrics implements NotifyObserver {
     this.of(sink).backlog = events;
   }
 
+  checked(sink: string): void {
+    this.of(sink).checks++;
+  }
+
   /** Each sink's counts, in the order the sinks were named. */
   entries(): [string, Readonly<SinkCounts>][] {
     return [...this.#sinks.entries()];
@@ -47,7 +52,7 @@ export class NotificationMetrics implements NotifyObserver {
   private of(sink: string): SinkCounts {
     let c = this.#sinks.get(sink);
     if (c === undefined) {
-      c = { delivered: 0, retries: 0, failed: 0, overflow: 0, backlog: 0 };
+      c = { delivered: 0, retries: 0, failed: 0, overflow: 0, backlog: 0, checks: 0 };
       this.#sinks.set(sink, c);
     }
     return c;
@@ -80,6 +85,13 @@ export function notifyFamilies(m: NotificationMetrics): string[] {
           sample('molt_operator_webhook_dropped_total', { sink, reason }, c[reason]),
         ),
       ),
+    ),
+    ...family(
+      'molt_operator_webhook_checks_total',
+      'counter',
+      // A sink's worker that stopped looking (stuck on a hung delivery) shows as a flat line here.
+      'Looks at the history by a webhook sink (the leader only), whether or not they found events.',
+      sinks.map(([sink, c]) => sample('molt_operator_webhook_checks_total', { sink }, c.checks)),
     ),
     ...family(
       'molt_operator_webhook_backlog',

@@ -27,7 +27,7 @@ const until = (check: () => void): Promise<void> =>
 
 /** A dispatcher's counters, as the metrics would keep them. */
 function observed() {
-  const o = { delivered: 0, failed: 0, overflow: 0, backlog: -1 };
+  const o = { delivered: 0, failed: 0, overflow: 0, backlog: -1, checks: 0 };
   return {
     o,
     observer: {
@@ -39,6 +39,9 @@ function observed() {
       },
       backlog: (_: string, n: number) => {
         o.backlog = n;
+      },
+      checked: () => {
+        o.checks++;
       },
     },
   };
@@ -112,6 +115,17 @@ describe('the notification dispatcher', () => {
     );
   });
 
+  it('counts each look at the history, whether or not it found events', async () => {
+    const store = new MemoryOperatorStore();
+    await store.advanceNotifyCursor('ops', 0);
+    const { o, observer } = observed();
+    start({ store, sinks: [new FakeNotificationSink('ops')], observer });
+    await until(() => {
+      assert.ok(o.checks >= 3, 'an idle sink looks again at every poll');
+    });
+    assert.equal(o.delivered, 0);
+  });
+
   it('drops an event its sink gave up on (counted, logged) and goes on with the next', async () => {
     const store = new MemoryOperatorStore();
     await store.advanceNotifyCursor('ops', 0);
@@ -129,7 +143,9 @@ describe('the notification dispatcher', () => {
       sink.delivered.map((n) => n.message),
       ['kept'],
     );
-    assert.deepEqual(o, { delivered: 1, failed: 1, overflow: 0, backlog: 0 });
+    const { checks, ...counts } = o;
+    assert.deepEqual(counts, { delivered: 1, failed: 1, overflow: 0, backlog: 0 });
+    assert.ok(checks > 0, 'its looks at the history are counted');
     assert.match(
       log.join('\n'),
       new RegExp(`dropped warning molt-${String(lost.seq)}-\\w+ for sink ops: ops: refused`),

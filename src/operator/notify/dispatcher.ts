@@ -27,6 +27,8 @@ export interface NotifyObserver {
   dropped(sink: string, reason: DropReason, count: number): void;
   /** Events after the sink's cursor, as of its last look. */
   backlog(sink: string, events: number): void;
+  /** The sink's worker looked at the history as the leader and handed on what it found, if anything. */
+  checked(sink: string): void;
 }
 
 export interface NotifyOptions {
@@ -94,9 +96,13 @@ class SinkWorker {
     if (!this.o.isLeader()) return false;
     const cursor = await this.bound(await this.cursor());
     const page = await this.o.store.history({ afterSeq: cursor, limit: this.o.pageSize ?? 100 });
-    if (page.length === 0) return false;
+    if (page.length === 0) {
+      this.o.observer?.checked(this.sink.name);
+      return false;
+    }
     await this.walk(page, cursor, await this.o.store.read());
     if (this.signal.aborted || !this.o.isLeader()) return false;
+    this.o.observer?.checked(this.sink.name);
     if (this.#lastError !== '') this.o.log(`notifications: sink ${this.sink.name} running again`);
     this.#lastError = '';
     return true;

@@ -11,7 +11,6 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
@@ -22,7 +21,14 @@ import {
   type ManagedProcess,
 } from '../../../src/platform/process/managed-process.ts';
 import type { WebhookNotification } from '../../../src/protocol/notifications.ts';
+import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
+import { OperatorServingPrefix } from '../../../src/protocol/operator.ts';
 import { moltArgv, moltEntry } from '../../../src/testkit/molt-entry.ts';
+import {
+  afterPasses,
+  scrapeOperator,
+  type ScrapedOperator,
+} from '../../../src/testkit/reconcile-passes.ts';
 
 const secret = 'the receiver knows this too';
 
@@ -45,6 +51,7 @@ let fleet: WorkerFleet;
 let store: OperatorStore;
 let operator: ManagedProcess;
 let config: string;
+let scraped: ScrapedOperator | undefined;
 const deliveries: Delivery[] = [];
 const receiver = createServer((req, res) => {
   let body = '';
@@ -68,9 +75,21 @@ const startOperator = async (): Promise<ManagedProcess> => {
     '--config',
     config,
   ]);
+  const api = (await p.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1];
+  await scraped?.close();
+  scraped = await scrapeOperator(api ?? '', fleet.pki.dir);
   await p.waitFor(/leading as/, 60_000);
   return p;
 };
+
+/** How often the operator's worker for `sink` has looked at the history since it started. */
+async function checks(sink: string): Promise<number> {
+  const text = (await scraped?.metrics()) ?? '';
+  const line = new RegExp(`^molt_operator_webhook_checks_total\\{sink="${sink}"\\} (\\d+)$`, 'm');
+  const found = line.exec(text)?.[1];
+  assert.ok(found !== undefined, `no webhook checks for ${sink} in /metrics`);
+  return Number(found);
+}
 
 before(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -81,6 +100,9 @@ before(async () => {
     pools: [{ name: 'workers', channel: 'beta', policies: [{ concurrency: 1 }] }],
     fleetPolicies: [],
     config: {
+      // Its API, for the counters of /metrics.
+      pki: await issueOperatorApiCert(fleet.pki.dir),
+      listen: { host: '127.0.0.1', port: 0 },
       notifications: [
         { name: 'ops', url: `${base}/ops`, secretFile: 'hook.secret' },
         { name: 'chat', url: `${base}/chat`, format: 'slack', events: ['rollout.completed'] },
@@ -101,6 +123,7 @@ before(async () => {
 
 after(async () => {
   await (operator as ManagedProcess | undefined)?.stop(10_000);
+  await scraped?.close();
   await (store as OperatorStore | undefined)?.close();
   await (fleet as WorkerFleet | undefined)?.stop();
   receiver.closeAllConnections();
@@ -161,7 +184,16 @@ describe('webhook notifications from the real operator', () => {
     const before = deliveries.length;
     await operator.stop(10_000);
     operator = await startOperator();
-    await sleep(3_000); // a few passes and polls: time enough to resend, were anything resent
+    // Each sink's worker has looked at the history a few times and the loop passed (and kicked
+    // them): were anything to be resent, it would have been by now.
+    assert.ok(scraped);
+    await afterPasses(scraped, 3);
+    await eventually(
+      async () => {
+        for (const sink of ['ops', 'chat']) assert.ok((await checks(sink)) >= 3, sink);
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     assert.equal(deliveries.length, before, 'nothing sent again after the restart');
     await fleet.publish('1.2.0', { ...official, 'dev.molt.channels': 'beta' });
     await eventually(
