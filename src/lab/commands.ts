@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, MoltError } from '../core/errors.ts';
+import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
 import { removeNetwork } from './fleet/network.ts';
 import type { LabIo } from './io.ts';
 import { progressPrinter } from './progress.ts';
@@ -142,12 +142,24 @@ async function startDaemon(o: LabOptions, io: LabIo): Promise<LabState> {
   }
 }
 
+/**
+ * What `molt lab up` shows of the daemon's log is the code and what did not come up, never a stack
+ * trace: the CLI prints one for any error that is not a MoltError.
+ */
+function labFailure(e: unknown): MoltError {
+  if (isMoltError(e)) return e;
+  const why = e instanceof Error ? e.message : String(e);
+  return new MoltError(ErrorCode.LabFailed, `the lab did not come up: ${why}`, { cause: e });
+}
+
 /** The daemon: start the lab, keep it until SIGTERM/SIGINT, then stop everything. */
 export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
   const log = (line: string): void => {
     io.out(`molt lab: ${line}\n`);
   };
-  const lab = await startLab(o, log);
+  const lab = await startLab(o, log).catch((e: unknown) => {
+    throw labFailure(e);
+  });
   log(`ready: dashboard ${lab.state.operator.dashboard}`);
   const signal = await new Promise<string>((done) => {
     for (const s of ['SIGTERM', 'SIGINT'] as const)

@@ -16,6 +16,7 @@ import { writePrivateFile } from '../platform/fs/private-file.ts';
 import { issueOperatorApiCert } from './fleet/operator-pki.ts';
 import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
+import { waitReady } from '../platform/process/readiness.ts';
 import type { FleetFileInput } from '../protocol/fleet-schema.ts';
 import { MoltGroup, MoltVersion } from '../protocol/kube-resources.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
@@ -154,10 +155,25 @@ export async function startOperator(
       logFile: join(logs, 'operator.log'),
     },
   );
-  const api =
-    (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? '';
-  const dashboard =
-    (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), 60_000))[1] ?? '';
-  await operator.waitFor(/leading as/, 60_000);
-  return { process: operator, api, dashboard };
+  // Each line is waited for while the operator makes progress (a busy machine), not past its exit.
+  const line = (pattern: RegExp): Promise<string> =>
+    waitReady({
+      what: 'the operator',
+      processes: [operator],
+      probe: () => {
+        const m = pattern.exec(operator.output());
+        if (m === null) return Promise.reject(new Error(`no ${String(pattern)} in its output yet`));
+        return Promise.resolve(m[1] ?? '');
+      },
+    });
+  try {
+    const api = await line(new RegExp(`${OperatorServingPrefix}(\\S+)`));
+    const dashboard = await line(new RegExp(`${OperatorDashboardPrefix}(\\S+)`));
+    await line(/leading as/);
+    return { process: operator, api, dashboard };
+  } catch (e) {
+    // Not yet among what the lab stops on failure: stopped here, so it never outlives the lab.
+    await operator.stop();
+    throw e;
+  }
 }

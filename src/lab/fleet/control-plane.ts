@@ -8,7 +8,9 @@ import { Etcd3, type IMember } from 'etcd3';
 import { stringify } from 'yaml';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { eventually } from '../../platform/process/managed-process.ts';
+import { waitReady, type ReadinessOptions } from '../../platform/process/readiness.ts';
 import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
 import { loopbackNetwork, type LabNetwork, type MachineAddress } from './network.ts';
 
@@ -53,6 +55,8 @@ export interface ControlPlaneClusterOptions {
   }) => Partial<MachineConfigInput>;
   /** Where the machines live (network.ts). @default loopback */
   readonly network?: LabNetwork;
+  /** How long machines that make no progress are waited for (readiness.ts). @default 60 s quiet */
+  readonly readiness?: Pick<ReadinessOptions<unknown>, 'quietMs' | 'limitMs'>;
 }
 
 interface Planned {
@@ -81,7 +85,59 @@ async function plan(names: readonly string[], network: LabNetwork): Promise<Plan
   return planned;
 }
 
-/** Start the machines and wait until every member serves linearizable reads. */
+/** Write member `p`'s machine config and start its machine. */
+async function startMember(
+  o: ControlPlaneClusterOptions,
+  p: Planned,
+  cluster: { initialCluster: string; endpoints: string[] },
+): Promise<ControlPlaneMachine> {
+  const { initialCluster, endpoints } = cluster;
+  const config: MachineConfigInput = {
+    node: p.name,
+    role: 'control-plane',
+    bootloader: 'grub',
+    api: { host: p.net.address, port: p.api },
+    healthDeadlineSeconds: o.healthDeadlineSeconds ?? 20,
+    leaseTtlSeconds: o.leaseTtlSeconds ?? 3,
+    rebootLeaseSeconds: 30,
+    registry: { insecure: true },
+    etcd: {
+      name: p.name,
+      peerUrl: p.peer,
+      clientUrl: p.client,
+      initialCluster,
+      endpoints,
+      ...(o.etcdBinary !== undefined && { binary: o.etcdBinary }),
+    },
+    ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes(p.name) }),
+    ...o.extra?.({ name: p.name, root: join(o.dir, p.name), endpoints }),
+  };
+  const configFile = join(o.dir, `${p.name}.yaml`);
+  await writePrivateFile(configFile, stringify(config));
+  const machine = startLabMachine({
+    root: join(o.dir, p.name),
+    bootloader: 'grub',
+    pki: o.pki,
+    image: o.image,
+    molt: o.molt,
+    controlPlane: true,
+    configFile,
+    name: p.name,
+    exec: p.net.exec,
+    ...(o.logDir !== undefined && { logFile: join(o.logDir, `${p.name}.log`) }),
+  });
+  return {
+    ...machine,
+    name: p.name,
+    clientUrl: p.client,
+    apiUrl: `https://${p.net.address}:${String(p.api)}`,
+  };
+}
+
+/**
+ * Start the machines and wait until every member serves linearizable reads; a cluster that does
+ * not come up is stopped, and the error (MOLT_LAB_FAILED) names why, with each machine's last lines.
+ */
 export async function startControlPlaneCluster(
   o: ControlPlaneClusterOptions,
 ): Promise<ControlPlaneCluster> {
@@ -90,59 +146,22 @@ export async function startControlPlaneCluster(
   const initialCluster = ports.map((p) => `${p.name}=${p.peer}`).join(',');
   const endpoints = ports.map((p) => p.client);
   const machines: ControlPlaneMachine[] = [];
-  for (const p of ports) {
-    const config: MachineConfigInput = {
-      node: p.name,
-      role: 'control-plane',
-      bootloader: 'grub',
-      api: { host: p.net.address, port: p.api },
-      healthDeadlineSeconds: o.healthDeadlineSeconds ?? 20,
-      leaseTtlSeconds: o.leaseTtlSeconds ?? 3,
-      rebootLeaseSeconds: 30,
-      registry: { insecure: true },
-      etcd: {
-        name: p.name,
-        peerUrl: p.peer,
-        clientUrl: p.client,
-        initialCluster,
-        endpoints,
-        ...(o.etcdBinary !== undefined && { binary: o.etcdBinary }),
-      },
-      ...(o.kubernetes !== undefined && { kubernetes: o.kubernetes(p.name) }),
-      ...o.extra?.({ name: p.name, root: join(o.dir, p.name), endpoints }),
-    };
-    const configFile = join(o.dir, `${p.name}.yaml`);
-    await writePrivateFile(configFile, stringify(config));
-    const machine = startLabMachine({
-      root: join(o.dir, p.name),
-      bootloader: 'grub',
-      pki: o.pki,
-      image: o.image,
-      molt: o.molt,
-      controlPlane: true,
-      configFile,
-      exec: p.net.exec,
-      ...(o.logDir !== undefined && { logFile: join(o.logDir, `${p.name}.log`) }),
-    });
-    machines.push({
-      ...machine,
-      name: p.name,
-      clientUrl: p.client,
-      apiUrl: `https://${p.net.address}:${String(p.api)}`,
-    });
-  }
   const cluster = {
     machines,
     endpoints,
     stop: () => Promise.all(machines.map((m) => m.stop())).then(() => undefined),
   };
   try {
-    const exited = machines.map((m) =>
-      m.process.exited.then((code) => {
-        throw new Error(`${m.name} exited (${String(code)})`);
-      }),
-    );
-    await Promise.race([waitClusterHealthy(endpoints, 60_000), ...exited]);
+    for (const p of ports) machines.push(await startMember(o, p, { initialCluster, endpoints }));
+    // Followed by the machines' progress, not a fixed deadline: on a busy machine three agents and
+    // their etcd members can take minutes to form a cluster; a machine that exits ends the wait.
+    await waitReady({
+      what: 'the control-plane cluster',
+      processes: machines.map((m) => m.process),
+      probe: () => clusterHealthy(endpoints),
+      intervalMs: 250,
+      ...o.readiness,
+    });
   } catch (e) {
     // etcd's own log (run/etcd.log) says why a member never served; read it before the stop.
     const etcdLogs = await Promise.all(
@@ -150,14 +169,9 @@ export async function startControlPlaneCluster(
     );
     await cluster.stop();
     const logs = machines
-      .map(
-        (m, i) =>
-          `--- ${m.name}\n${m.process.output().slice(-3000)}\n--- ${m.name} etcd.log\n${(etcdLogs[i] ?? '').slice(-2000)}`,
-      )
+      .map((m, i) => `  ${m.name} etcd.log:\n${(etcdLogs[i] ?? '').slice(-2000)}`)
       .join('\n');
-    throw new Error(`the control-plane cluster did not come up: ${(e as Error).message}\n${logs}`, {
-      cause: e,
-    });
+    throw new MoltError(ErrorCode.LabFailed, `${(e as Error).message}\n${logs}`, { cause: e });
   }
   return cluster;
 }
@@ -179,21 +193,21 @@ export async function readThrough(
   }
 }
 
+/** Throws unless every member answers a linearizable read and all are started voters. */
+async function clusterHealthy(endpoints: readonly string[]): Promise<void> {
+  for (const e of endpoints) await readThrough(e, '/test/health');
+  const members = await memberList(endpoints);
+  const voters = members.filter((m) => m.name !== '' && !m.isLearner);
+  if (voters.length !== endpoints.length)
+    throw new Error(`${voters.length} started voters of ${members.length} members`);
+}
+
 /** Every member answers a linearizable read and the member list has `endpoints.length` started voters. */
 export async function waitClusterHealthy(
   endpoints: readonly string[],
   timeoutMs = 30_000,
 ): Promise<void> {
-  await eventually(
-    async () => {
-      for (const e of endpoints) await readThrough(e, '/test/health');
-      const members = await memberList(endpoints);
-      const voters = members.filter((m) => m.name !== '' && !m.isLearner);
-      if (voters.length !== endpoints.length)
-        throw new Error(`${voters.length} started voters of ${members.length} members`);
-    },
-    { timeoutMs, intervalMs: 250 },
-  );
+  await eventually(() => clusterHealthy(endpoints), { timeoutMs, intervalMs: 250 });
 }
 
 /** The member list, after a linearizable read through the same client (3.4 answers it locally). */

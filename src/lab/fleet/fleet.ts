@@ -7,6 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
@@ -95,6 +96,7 @@ async function startWorker(f: WorkerSetup, i: number, fixedPort?: number): Promi
     image: f.image,
     molt: f.molt,
     configFile,
+    name: id,
     exec: net.exec,
     ...(f.logDir !== undefined && { logFile: join(f.logDir, `${id}.log`) }),
   });
@@ -165,11 +167,7 @@ function records(
 /** Start `count` workers into `into` (so a failure still stops those started); wait for each agent. */
 async function startWorkers(setup: WorkerSetup, count: number, into: Worker[]): Promise<void> {
   for (let i = 1; i <= count; i++) into.push(await startWorker(setup, i));
-  for (const w of into)
-    await w.status().catch((e: unknown) => {
-      const output = w.process.output().slice(-3000);
-      throw new Error(`${w.id} did not come up: ${String(e)}\n${output}`, { cause: e });
-    });
+  await Promise.all(into.map((w) => w.status()));
 }
 
 interface Store {
@@ -177,10 +175,17 @@ interface Store {
   etcd?: EtcdCluster;
 }
 
+const labFailed = (what: string, e: unknown): MoltError =>
+  new MoltError(ErrorCode.LabFailed, `${what}: ${e instanceof Error ? e.message : String(e)}`, {
+    cause: e,
+  });
+
 /** The operator's store: the control-plane machines' etcd cluster, or a single etcd. */
 async function startStore(o: LabFleetOptions, setup: WorkerSetup, into: Store): Promise<void> {
   if (o.controlPlane === false) {
-    into.etcd = await startEtcd();
+    into.etcd = await startEtcd().catch((e: unknown) => {
+      throw labFailed(`the operator's store (etcd) did not come up`, e);
+    });
     return;
   }
   into.cluster = await startControlPlaneCluster({
@@ -232,12 +237,12 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await registry.stop();
     await scratch.remove();
   };
-  let pki: FleetPki;
+  let setup: WorkerSetup;
   // A fleet that does not come up is stopped here: nothing it started outlives the failure.
   try {
     await publishFirst(feed, o.firstRelease);
-    pki = await createFleetPki(join(scratch.path, 'pki'));
-    const setup = {
+    const pki = await createFleetPki(join(scratch.path, 'pki'));
+    setup = {
       molt: o.molt,
       dir: scratch.path,
       pki,
@@ -249,7 +254,8 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await startStore(o, setup, store);
     await startWorkers(setup, o.workers, workers);
   } catch (e) {
-    await stop();
+    // The failure, not a later one of the stop, is what the caller hears.
+    await stop().catch(() => undefined);
     throw e;
   }
   const { cluster, etcd } = store;
@@ -261,15 +267,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
     await old.stop();
     await rm(old.root, { recursive: true, force: true });
     const fresh = await startWorker(
-      {
-        molt: o.molt,
-        dir: scratch.path,
-        pki,
-        image: with_,
-        kubernetes: o.kubernetes,
-        logDir: o.logDir,
-        network,
-      },
+      { ...setup, image: with_ },
       Number(id.slice(2)),
       Number(new URL(old.endpoint).port),
     );
@@ -280,7 +278,7 @@ export async function startLabFleet(o: LabFleetOptions): Promise<LabFleet | Work
   const common = {
     dir: scratch.path,
     registry,
-    pki,
+    pki: setup.pki,
     storeEndpoints: cluster?.endpoints ?? etcd?.endpoints ?? [],
     workers,
     machines: records(cluster, workers),

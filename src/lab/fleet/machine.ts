@@ -7,14 +7,11 @@
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createMtlsFetch } from '../../platform/https/mtls-fetch.ts';
 import { initCaDir, issueToDir } from '../../platform/pki/store.ts';
-import {
-  eventually,
-  startProcess,
-  type ManagedProcess,
-} from '../../platform/process/managed-process.ts';
+import { startProcess, type ManagedProcess } from '../../platform/process/managed-process.ts';
+import { waitReady, type ReadinessOptions } from '../../platform/process/readiness.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import { createAgentClient } from '../../protocol/agent-client.ts';
 
@@ -79,6 +76,10 @@ export interface LabMachineOptions {
   readonly logFile?: string;
   /** The argv prefix that runs the machine in its network namespace (network.ts); none on loopback. */
   readonly exec?: readonly string[];
+  /** The machine's name in errors. @default the root's last component */
+  readonly name?: string;
+  /** How long a machine that makes no progress is waited for (readiness.ts). @default 60 s quiet */
+  readonly readiness?: Pick<ReadinessOptions<unknown>, 'quietMs' | 'limitMs'>;
 }
 
 /** Run `molt args` with `env` added; never rejects for a non-zero exit. */
@@ -128,34 +129,38 @@ function machineArgs(o: LabMachineOptions): string[] {
 
 export function startLabMachine(o: LabMachineOptions): LabMachine {
   const [command = process.execPath, ...argv] = [...(o.exec ?? []), ...o.molt, ...machineArgs(o)];
-  const child = startProcess(`lab ${o.root}`, command, argv, {
+  const name = o.name ?? basename(o.root);
+  const child = startProcess(name, command, argv, {
     env: { ...process.env, ...o.env },
     ...(o.logFile !== undefined && { logFile: o.logFile }),
   });
+  const agentInfo = async (notBootId?: string): Promise<{ url: string; bootId: string }> => {
+    const info = JSON.parse(await readFile(join(o.root, 'run', 'agent.json'), 'utf8')) as {
+      url: string;
+      bootId: string;
+    };
+    if (info.bootId === notBootId) throw new Error('still the old boot');
+    return info;
+  };
+  // The machine process (firmware, bootloader, agent) is alive and working while it starts: the
+  // wait follows its progress, and ends at once, with its last lines, when it exits.
+  const ready = <T>(probe: () => Promise<T>): Promise<T> =>
+    waitReady({
+      what: name,
+      processes: [child],
+      probe,
+      intervalMs: 100,
+      ...o.readiness,
+    });
   const machine: LabMachine = {
     root: o.root,
     process: child,
-    agent: (notBootId) =>
-      eventually(
-        async () => {
-          const info = JSON.parse(await readFile(join(o.root, 'run', 'agent.json'), 'utf8')) as {
-            url: string;
-            bootId: string;
-          };
-          if (info.bootId === notBootId) throw new Error('still the old boot');
-          return info;
-        },
-        { timeoutMs: 60_000, intervalMs: 100 },
-      ),
+    agent: (notBootId) => ready(() => agentInfo(notBootId)),
     async molt(rest) {
       const { url } = await machine.agent();
       return runMolt(o.molt, rest, { ...o.pki.operatorEnv, MOLT_ENDPOINT: url });
     },
-    status: () =>
-      eventually(async () => agentStatus(o.pki, (await machine.agent()).url), {
-        timeoutMs: 30_000,
-        intervalMs: 200,
-      }),
+    status: () => ready(async () => agentStatus(o.pki, (await agentInfo()).url)),
     stop: () => child.stop(10_000),
   };
   return machine;

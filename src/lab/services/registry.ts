@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
-  eventually,
   startProcess,
   tempDir,
   type ManagedProcess,
 } from '../../platform/process/managed-process.ts';
+import { waitReady } from '../../platform/process/readiness.ts';
 
 /** Options of {@link startRegistry}. */
 export interface RegistryOptions {
@@ -81,7 +81,7 @@ async function listen(
     await writePrivateFile(configPath, JSON.stringify({ ...base, http }, null, 2));
     const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
     try {
-      await waitReady(proc, `http://${host}/v2/`);
+      await waitRegistry(proc, `http://${host}/v2/`);
       const stop = async (): Promise<void> => {
         await proc.stop();
         await dir.remove();
@@ -94,23 +94,18 @@ async function listen(
   }
 }
 
-/** Poll `/v2/` until the registry answers (200, or 401 with auth on); fail at once if it exits. */
-async function waitReady(proc: ManagedProcess, url: string): Promise<void> {
-  let exited = false;
-  void proc.exited.then(() => (exited = true));
-  await eventually(
-    async () => {
-      // Checked on every poll, and not retried: a registry that exited will not come back.
-      if (exited) return 'exited';
+/**
+ * Poll `/v2/` until the registry answers (200, or 401 with auth on): for as long as it makes
+ * progress (a busy machine), and not past its exit (readiness.ts).
+ */
+async function waitRegistry(proc: ManagedProcess, url: string): Promise<void> {
+  await waitReady({
+    what: `the registry at ${url}`,
+    processes: [proc],
+    probe: async () => {
       const res = await fetch(url);
       await res.body?.cancel();
-      return 'ready';
     },
-    { timeoutMs: 20_000, intervalMs: 50 },
-  ).then((outcome) => {
-    if (outcome === 'exited')
-      throw new Error(
-        `docker-registry exited before answering ${url}:\n${proc.output().slice(-2000)}`,
-      );
+    intervalMs: 50,
   });
 }
