@@ -126,7 +126,10 @@ describe('image rollouts through the molt operator process', () => {
         .waitFor({ state: 'attached', timeout: 20_000 });
       const labels = await page.locator('#rollout-body .timeline text title').allTextContents();
       assert.ok(
-        labels.some((t) => /^Deployment\/bench-\d\/app-00-\d · 1\.0\.0-rev1$/.test(t)),
+        // The wave follows once the machine's decision is recorded: `canary` or `batch N`.
+        labels.some((t) =>
+          /^Deployment\/bench-\d\/app-00-\d · 1\.0\.0-rev1(?: · (?:canary|batch \d+))?$/.test(t),
+        ),
         labels.join('\n'),
       );
       assert.equal(
