@@ -4,7 +4,8 @@
 // firmware boots again) at the phases where a half-done step would hurt. The lab cannot drop the
 // page cache the way a real power cut does; every molt write is fsynced, which is what that needs.
 // Whatever happens, the machine must end Idle, booted on its committed slot with nothing armed,
-// fully upgraded or fully on its previous release — never half.
+// fully upgraded or fully on its previous release — never half. One file per bootloader
+// (crash-kills, crash-power): the two matrices run side by side.
 import assert from 'node:assert/strict';
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,10 +34,10 @@ const phases = [
   'Committing',
   'Uncordoning',
 ];
-const kills = phases.flatMap((p) =>
+export const kills = phases.flatMap((p) =>
   p === 'Rebooting' ? [`${p}:before`] : [`${p}:before`, `${p}:after`],
 );
-const powerCuts = [
+export const powerCuts = [
   'WritingSlot:before',
   'WritingSlot:after',
   'ArmingBootOnce:after',
@@ -45,26 +46,27 @@ const powerCuts = [
   'Committing:after',
 ].map((f) => `${f}:power`);
 
-let registry: RunningRegistry;
-let scratch: { path: string; remove: () => Promise<void> };
+/**
+ * The crash matrix on one lab machine booting with `bootloader`: each fault in `faults` during one
+ * upgrade, alternating between 1.0.0 and 2.0.0, on its own registry.
+ */
+export function crashMatrix(bootloader: 'grub' | 'systemd-boot', faults: readonly string[]): void {
+  let registry: RunningRegistry;
+  let scratch: { path: string; remove: () => Promise<void> };
 
-before(async () => {
-  registry = await startRegistry();
-  scratch = await tempDir('lab-crash');
-  const client = createRegistryClient({ registry: registry.host, insecure: true });
-  await pushInstallerImage(client, repo, '1.0.0', { version: '1.0.0' });
-  await pushInstallerImage(client, repo, '2.0.0', { version: '2.0.0' });
-  await client.close();
-});
-after(async () => {
-  await registry.stop();
-  await scratch.remove();
-});
+  before(async () => {
+    registry = await startRegistry();
+    scratch = await tempDir('lab-crash');
+    const client = createRegistryClient({ registry: registry.host, insecure: true });
+    await pushInstallerImage(client, repo, '1.0.0', { version: '1.0.0' });
+    await pushInstallerImage(client, repo, '2.0.0', { version: '2.0.0' });
+    await client.close();
+  });
+  after(async () => {
+    await registry.stop();
+    await scratch.remove();
+  });
 
-for (const [bootloader, faults] of [
-  ['grub', kills],
-  ['systemd-boot', powerCuts],
-] as const) {
   describe(`crashes during upgrades (${bootloader})`, () => {
     let machine: LabMachine;
     let version = '1.0.0';
