@@ -9,12 +9,12 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { describeError } from '../../cli/errors.ts';
-import { ErrorCode, isMoltError } from '../../core/errors.ts';
-import { runLab } from '../main.ts';
-import { tempDir } from '../../platform/process/managed-process.ts';
-import { startControlPlaneCluster } from './control-plane.ts';
-import { startLabMachine, type FleetPki, type LabMachine } from './machine.ts';
+import { describeError } from '../../../src/cli/errors.ts';
+import { ErrorCode, isMoltError } from '../../../src/core/errors.ts';
+import { runLab } from '../../../src/lab/main.ts';
+import { tempDir } from '../../../src/platform/process/managed-process.ts';
+import { startControlPlaneCluster } from '../../../src/lab/fleet/control-plane.ts';
+import { startLabMachine, type FleetPki, type LabMachine } from '../../../src/lab/fleet/machine.ts';
 
 /**
  * Plays `molt lab machine --root ROOT …`: if `ROOT.die` exists it prints its lines and exits 3;
