@@ -48,6 +48,7 @@ import {
 } from '../../src/lab/services/kube-control-plane.ts';
 import { eventually, type ManagedProcess } from '../../src/platform/process/managed-process.ts';
 import { RolloutView } from '../../src/protocol/operator.ts';
+import { afterPasses } from '../../src/testkit/reconcile-passes.ts';
 import { maxOverlap } from '../../src/testkit/rollout-timing.ts';
 import { startCapiOperator } from '../../src/testkit/capi-operator.ts';
 import { moltArgv } from '../../src/testkit/molt-entry.ts';
@@ -109,6 +110,14 @@ async function operatorApi(method: 'GET' | 'POST', path: string, body?: unknown)
 async function rollout(id: string): Promise<{ state: string } | undefined> {
   const all = (await operatorApi('GET', '/v1/rollouts')) as { id: string; state: string }[];
   return all.find((r) => r.id === id);
+}
+
+/** The operator's `GET /metrics` text. */
+async function metrics(): Promise<string> {
+  const res = await request(`${api}/metrics`, { dispatcher: tls });
+  const text = await res.body.text();
+  assert.equal(res.statusCode, 200, `GET /metrics: ${text}`);
+  return text;
 }
 
 /** The Machine `name` once `ok` holds for it (the last one seen in the error otherwise). */
@@ -258,13 +267,14 @@ describe('molt as the Cluster API in-place update extension', () => {
         intervalMs: 1_000,
       },
     );
-    // …and the hold keeps w-1 where it is while CAPI keeps asking.
-    await new Promise((r) => setTimeout(r, 15_000));
+    // …and the hold keeps w-1 where it is while CAPI keeps asking, pass after pass.
+    await afterPasses({ metrics }, 5);
     assert.equal((await w1()).bootId, before.bootId, 'a held machine is not rebooted');
     const updating = await machineWhen(
       name,
       (m) => conditionOf(m, 'Updating')?.status === 'True',
-      10_000,
+      // CAPI marks it at its own pace, which a count of molt's passes does not bound.
+      25_000,
     );
     assert.equal(conditionOf(updating, 'Updating')?.reason, 'InPlaceUpdating');
     await operatorApi('POST', '/v1/machines/w-1/release', {});
