@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the real Kubernetes control plane molt's tests and lab run — kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and etcd 3.5 — from the Go module proxy with the
-# ordinary `go` client, into a cache outside the repository keyed by version. Idempotent: when the
-# binaries are cached it prints their directory and exits in well under a second.
+# kube-controller-manager, kube-scheduler, kubectl and etcd 3.5 with etcdutl — from the Go module
+# proxy with the ordinary `go` client, into a cache outside the repository keyed by version.
+# Idempotent: when the binaries are cached it prints their directory and exits in well under a second.
 #
 # Why a wrapper module: `go install k8s.io/kubernetes/cmd/...@v1.x` is refused because the release's
 # go.mod replaces every staging module with a local path (golang/go#44840). The wrapper requires the
@@ -11,75 +11,224 @@
 # with its published v0.x.y twin. etcd gets its own wrapper so Kubernetes' newer gRPC is not forced
 # onto it by minimal version selection. See docs/kubernetes.md for measured cost.
 #
-# Usage: ensure-kube-bins.sh [VERSION|--all]. VERSION (e.g. v1.35.4) builds that Kubernetes with
-# the pinned etcd; none builds KUBERNETES from kube-versions.env; --all builds KUBERNETES_PREVIOUS
-# and KUBERNETES (the upgrade tests need both) and prints both directories, previous first.
-# Prints the binary directory on stdout (last line); progress goes to stderr. Builds only what is
-# missing: a cache from before etcdutl was added gets etcdutl alone.
+# Usage: ensure-kube-bins.sh [VERSION|--previous|--all]. VERSION (e.g. v1.35.4) builds that
+# Kubernetes with the pinned etcd; none builds KUBERNETES from kube-versions.env; --previous builds
+# KUBERNETES_PREVIOUS (the upgrade tests' starting version: a test runner may build it in the
+# background while the tests that need only KUBERNETES run); --all builds KUBERNETES, then
+# KUBERNETES_PREVIOUS, and prints both directories in that order.
+# Prints the binary directory on stdout (last line); progress goes to stderr.
+#
+# Layout: etcd and etcdutl are built once per etcd version into $CACHE/etcd-$ETCD and hard-linked
+# into each Kubernetes version's directory, $CACHE/$KUBERNETES-etcd$ETCD, which therefore holds all
+# six binaries (callers take one directory; the agent finds etcdutl beside etcd). A version
+# directory from before that split is complete and used as it is; its etcd seeds the shared one.
+# Locks: one per Kubernetes version and one for etcd, always taken in that order, so builds of two
+# versions run side by side and a caller waits only for a build of the version it asked for.
+
+# go_build_progress LABEL LINK_PERCENT BIN... -- GO_BUILD_ARGS...
+# `go build -v GO_BUILD_ARGS` with a progress bar on stderr that follows the build: the packages
+# `go list` calls stale (those the build will compile, main packages aside) are counted off as
+# `go build -v` names them, each weighed by its source's size; the last LINK_PERCENT is for
+# linking, counted off as each BIN (the binaries the build writes) appears. 100 % only once every
+# BIN exists. A line every MOLT_PROGRESS_INTERVAL seconds (30) or whenever the bar moves 5 points;
+# go's other output (errors) passes through. Returns go's status.
+go_build_progress() {
+  local label=$1 link=$2
+  shift 2
+  local bins=() listargs=() skip=
+  while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do bins+=("$1") && shift; done
+  shift
+  for a in "$@"; do
+    if [ -n "$skip" ]; then skip= && continue; fi
+    case $a in
+      -o) skip=1 ;;
+      -o=*) ;;
+      *) listargs+=("$a") ;;
+    esac
+  done
+  local t0=${started:-$(date +%s)} from interval=${MOLT_PROGRESS_INTERVAL:-30}
+  from=$(date +%s)
+  local tmp
+  tmp=$(mktemp -d)
+  gbtmp=$tmp
+  touch "$tmp/start"
+  # The packages the build will compile, weighed by the bytes of their Go files plus one: a proxy
+  # for their compile time, which a count of packages is not (Kubernetes' generated API packages
+  # are megabytes each, most others kilobytes). A main package's name is printed too; its compile
+  # is small and goes with the link.
+  go list -deps -f '{{if .Stale}}{{if eq .Name "main"}}m{{else}}p{{end}}{{"\t"}}{{.ImportPath}}{{range .GoFiles}}{{"\t"}}{{$.Dir}}/{{.}}{{end}}{{"\n"}}{{end}}' \
+    "${listargs[@]}" >"$tmp/pkgs" 2>/dev/null || true
+  printf '0\t\n' >"$tmp/sizes"
+  awk -F'\t' '{ for (i = 3; i <= NF; i++) print $i }' "$tmp/pkgs" |
+    xargs -r -d '\n' stat --printf '%s\t%n\n' >>"$tmp/sizes" 2>/dev/null || true
+  local -A weight=()
+  local kind pkg bytes total=0 compiled=0 all=0 sofar=0
+  while read -r kind pkg bytes; do
+    case $kind in
+      p) weight[$pkg]=$bytes && total=$((total + 1)) && all=$((all + bytes)) ;;
+      m) weight[$pkg]=0 ;;
+    esac
+  done < <(awk -F'\t' 'NR == FNR { size[$2] = $1; next }
+    { b = 1; for (i = 3; i <= NF; i++) b += size[$i]; print $1, $2, b }' "$tmp/sizes" "$tmp/pkgs")
+  local shown=-100 last=$from line now pct written b bar
+  gbp_report() {
+    printf -v now '%(%s)T' -1
+    written=0
+    for b in "${bins[@]}"; do [ ! "$b" -nt "$tmp/start" ] || written=$((written + 1)); done
+    if [ "$all" -gt 0 ]; then pct=$((sofar * (100 - link) / all)); else pct=$((100 - link)); fi
+    pct=$((pct + written * link / ${#bins[@]}))
+    [ "$written" -eq "${#bins[@]}" ] || [ "$pct" -le 99 ] || pct=99
+    [ "${1:-}" = now ] || [ "$pct" -ge $((shown + 5)) ] || [ $((now - last)) -ge "$interval" ] || return 0
+    shown=$pct last=$now
+    bar="$(printf '%*s' $((pct / 5)) '' | tr ' ' '#')$(printf '%*s' $((20 - pct / 5)) '' | tr ' ' '.')"
+    echo "molt: [$((now - t0))s] $label [$bar] $pct% ($compiled of $total packages compiled," \
+      "$written of ${#bins[@]} binaries linked; $(((now - from) / 60)) min)" >&2
+  }
+  mkfifo "$tmp/v"
+  # The lock descriptors stay with this script: a build it no longer waits for holds no lock.
+  go build -v "$@" 2>"$tmp/v" 8>&- 9>&- &
+  gobuild=$!
+  local fd rc=0
+  exec {fd}<"$tmp/v"
+  gbp_report now
+  while :; do
+    if IFS= read -r -t 5 -u "$fd" line; then
+      if [ -z "$line" ]; then
+        echo >&2
+      elif [ "${weight[$line]:-0}" -gt 0 ]; then
+        bytes=${weight[$line]}
+        sofar=$((sofar + bytes))
+        weight[$line]=0
+        compiled=$((compiled + 1))
+      elif [ -z "${weight[$line]:-}" ]; then
+        echo "$line" >&2
+      fi
+    elif [ $? -le 128 ]; then
+      break
+    fi
+    gbp_report
+  done
+  exec {fd}<&-
+  wait "$gobuild" || rc=$?
+  gobuild=
+  if [ "$rc" -eq 0 ]; then gbp_report now; fi
+  rm -rf "$tmp"
+  gbtmp=
+  return "$rc"
+}
+
+# Sourced (the tests of the progress bar): the function alone.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
+
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=kube-versions.env
 source scripts/kube-versions.env
-if [ "${1:-}" = "--all" ]; then
-  bash "$0" "$KUBERNETES_PREVIOUS"
-  exec bash "$0" "$KUBERNETES"
-fi
-if [ -n "${1:-}" ]; then
-  [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
-    echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
-    exit 2
-  }
-  KUBERNETES="$1"
-fi
+case "${1:-}" in
+  --all)
+    bash "$0" "$KUBERNETES"
+    exec bash "$0" "$KUBERNETES_PREVIOUS"
+    ;;
+  --previous) KUBERNETES="$KUBERNETES_PREVIOUS" ;;
+  "") ;;
+  *)
+    [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
+      echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
+      exit 2
+    }
+    KUBERNETES="$1"
+    ;;
+esac
 
 CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
 OUT="$CACHE/$KUBERNETES-etcd$ETCD"
+ETCD_DIR="$CACHE/etcd-$ETCD"
 KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 ETCD_BINS=(etcd etcdutl)
 
-have() { for b in "$@"; do [ -x "$OUT/$b" ] || return 1; done; }
-have_all() { have "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; }
+have() {
+  local d=$1
+  shift
+  for b in "$@"; do [ -x "$d/$b" ] || return 1; done
+}
+have_all() { have "$OUT" "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; }
+# The fast path takes no lock: a build of another version (or of this one) never delays it.
 if have_all; then echo "$OUT"; exit 0; fi
 
-command -v go >/dev/null || {
-  echo "molt: MOLT_KUBE_NO_GO: building Kubernetes needs Go (https://go.dev/dl); none on PATH" >&2
-  exit 3
-}
 mkdir -p "$CACHE"
-# One builder at a time: a second caller (another test run, the demo) waits for the first.
-exec 9>"$CACHE/.lock"
+# One builder per version: a second caller for it (another test run, the demo) waits for the first;
+# a caller for another version does not.
+exec 9>"$CACHE/.lock-$KUBERNETES"
 if ! flock -n 9; then
-  echo "molt: another build of the Kubernetes binaries is running; waiting for it" >&2
+  echo "molt: another build of Kubernetes $KUBERNETES is running; waiting for it" >&2
   flock 9
   if have_all; then echo "$OUT"; exit 0; fi
 fi
 
 started=$(date +%s)
-echo "molt: building Kubernetes $KUBERNETES and etcd $ETCD (what is missing of them) from the Go module proxy, once per" \
-  "version (measured cold on 2 cores: see docs/kubernetes.md; later runs take well under a second)" >&2
+# Set by go_build_progress while a build runs: stopped with this script, not left to finish alone.
+gobuild= gbtmp=
 work="$(mktemp -d)"
-trap 'rm -rf "$work"; [ -z "${hb:-}" ] || kill "$hb" 2>/dev/null || true' EXIT
+trap 'rm -rf "$work" ${gbtmp:+"$gbtmp"}; [ -z "$gobuild" ] || kill "$gobuild" 2>/dev/null || true' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 stage() { echo "molt: [$(($(date +%s) - started))s] $*" >&2; }
-# A progress bar for a step that reports nothing itself: elapsed against the time it took when
-# measured (docs/kubernetes.md, 2 cores), every 30 s, capped at 99 % — honest, not precise.
-heartbeat() {
-  local expect=$1 label=$2 from
-  from=$(date +%s)
-  while sleep 30; do
-    local e=$(($(date +%s) - from)) pct bar
-    pct=$((e * 100 / expect)); [ "$pct" -gt 99 ] && pct=99
-    bar="$(printf '%*s' $((pct / 5)) '' | tr ' ' '#')$(printf '%*s' $((20 - pct / 5)) '' | tr ' ' '.')"
-    stage "$label [$bar] ~$pct% ($((e / 60)) min of about $((expect / 60)) min on 2 cores)"
-  done
+need_go() {
+  command -v go >/dev/null || {
+    echo "molt: MOLT_KUBE_NO_GO: building Kubernetes needs Go (https://go.dev/dl); none on PATH" >&2
+    exit 3
+  }
+}
+# Hard link (one copy on disk); a copy where the file system refuses one.
+place() { ln -f "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
+
+# --- etcd, once per etcd version ---------------------------------------------------------------
+# etcd (the server) and etcdutl (snapshot restore: `molt cluster recover`) from one wrapper module.
+ensure_etcd() {
+  if have "$ETCD_DIR" "${ETCD_BINS[@]}"; then return 0; fi
+  exec 8>"$CACHE/.lock-etcd-$ETCD"
+  if ! flock -n 8; then
+    stage "another build of etcd $ETCD is running; waiting for it"
+    flock 8
+  fi
+  if ! have "$ETCD_DIR" "${ETCD_BINS[@]}"; then
+    rm -rf "$ETCD_DIR.partial" && mkdir -p "$ETCD_DIR.partial"
+    local old
+    # A version directory from before the shared one already has this etcd: no need to build it.
+    for old in "$CACHE"/v*-etcd"$ETCD"; do
+      if have "$old" "${ETCD_BINS[@]}"; then
+        for b in "${ETCD_BINS[@]}"; do place "$old/$b" "$ETCD_DIR.partial/$b"; done
+        stage "etcd $ETCD taken from $old"
+        break
+      fi
+    done
+    if ! have "$ETCD_DIR.partial" "${ETCD_BINS[@]}"; then
+      need_go
+      stage "compiling etcd and etcdutl $ETCD"
+      mkdir -p "$work/etcd" && cd "$work/etcd"
+      go mod init molt.local/etcd-bin >/dev/null 2>&1
+      go get "go.etcd.io/etcd/server/v3@$ETCD" "go.etcd.io/etcd/etcdutl/v3@$ETCD" >/dev/null 2>&1
+      # `go build -o DIR/` names server/v3's binary after its path: server.
+      go_build_progress "compiling etcd" 5 "$ETCD_DIR.partial"/{server,etcdutl} -- \
+        -trimpath -ldflags "-s -w" -o "$ETCD_DIR.partial/" \
+        go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdutl/v3
+      mv "$ETCD_DIR.partial/server" "$ETCD_DIR.partial/etcd"
+      cd - >/dev/null
+    fi
+    rm -rf "$ETCD_DIR" && mv "$ETCD_DIR.partial" "$ETCD_DIR"
+  fi
+  exec 8>&-
 }
 
-# --- Kubernetes -------------------------------------------------------------------------------
-rm -rf "$OUT.partial" && mkdir -p "$OUT.partial"
-for b in "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; do [ ! -x "$OUT/$b" ] || cp "$OUT/$b" "$OUT.partial/"; done
+# --- Kubernetes, once per version --------------------------------------------------------------
 build_kube() {
+  local dest=$1
+  need_go
+  stage "building Kubernetes $KUBERNETES from the Go module proxy, once per version (measured cold" \
+    "on 2 cores: see docs/kubernetes.md; later runs take well under a second)"
   stage "resolving k8s.io/kubernetes@$KUBERNETES"
-  mkdir -p "$work/kube" && cd "$work/kube" || return 1
+  mkdir -p "$work/kube" && cd "$work/kube"
   go mod init molt.local/kube-bins >/dev/null 2>&1
   gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   go_line="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
@@ -93,36 +242,32 @@ build_kube() {
     count=$((count + 1))
   done < <(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$gomod")
   stage "replaced $count staging modules with $staging; downloading modules"
-  cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   pkgs=()
-  for c in "${cmds[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  for c in "${KUBE_BINS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   go get "${pkgs[@]/%/@$KUBERNETES}" >/dev/null 2>&1 || go get "${pkgs[@]}"
-  minor="${KUBERNETES#v1.}"; minor="${minor%%.*}"
+  minor="${KUBERNETES#v1.}"
+  minor="${minor%%.*}"
   ldf="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf+=" -X $p.gitVersion=$KUBERNETES -X $p.gitMajor=1 -X $p.gitMinor=$minor"
   done
-  stage "compiling ${cmds[*]} (the long part)"
-  heartbeat 876 "compiling Kubernetes" 9>&- & hb=$!
-  go build -trimpath -ldflags "$ldf" -o "$OUT.partial/" "${pkgs[@]}"
-  kill "$hb" 2>/dev/null || true
+  stage "compiling ${KUBE_BINS[*]} (the long part; linking is the last 5 % of the bar)"
+  go_build_progress "compiling Kubernetes" 5 "${KUBE_BINS[@]/#/$dest/}" -- \
+    -trimpath -ldflags "$ldf" -o "$dest/" "${pkgs[@]}"
+  cd - >/dev/null
 }
-if ! have "${KUBE_BINS[@]}"; then build_kube; fi
 
-# --- etcd -------------------------------------------------------------------------------------
-# etcd (the server) and etcdutl (snapshot restore: `molt cluster recover`) from one wrapper module.
-build_etcd() {
-  stage "compiling etcd and etcdutl $ETCD"
-  mkdir -p "$work/etcd" && cd "$work/etcd" || return 1
-  go mod init molt.local/etcd-bin >/dev/null 2>&1
-  go get "go.etcd.io/etcd/server/v3@$ETCD" "go.etcd.io/etcd/etcdutl/v3@$ETCD" >/dev/null 2>&1
-  heartbeat 140 "compiling etcd" 9>&- & hb=$!
-  go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcd" go.etcd.io/etcd/server/v3
-  go build -trimpath -ldflags "-s -w" -o "$OUT.partial/etcdutl" go.etcd.io/etcd/etcdutl/v3
-  kill "$hb" 2>/dev/null || true
-}
-if ! have "${ETCD_BINS[@]}"; then build_etcd; fi
-
-rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
+ensure_etcd
+if have "$OUT" "${KUBE_BINS[@]}"; then
+  # Kubernetes is there (a cache from before etcdutl, or one whose etcd went missing): add etcd.
+  for b in "${ETCD_BINS[@]}"; do
+    place "$ETCD_DIR/$b" "$OUT/.$b.partial" && mv -f "$OUT/.$b.partial" "$OUT/$b"
+  done
+else
+  rm -rf "$OUT.partial" && mkdir -p "$OUT.partial"
+  build_kube "$OUT.partial"
+  for b in "${ETCD_BINS[@]}"; do place "$ETCD_DIR/$b" "$OUT.partial/$b"; done
+  rm -rf "$OUT" && mv "$OUT.partial" "$OUT"
+fi
 stage "done: $OUT"
 echo "$OUT"
