@@ -83,6 +83,8 @@ export async function afterPasses(
 /** A {@link PassSource} over the network, and the connection pool to close after. */
 export interface ScrapedOperator {
   readonly metrics: () => Promise<string>;
+  /** `GET path` of the same API, its JSON answer (what the operator says it did). */
+  json(path: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -99,14 +101,16 @@ export async function scrapeOperator(api: string, pki: string): Promise<ScrapedO
       key: await read('operator.key'),
     },
   });
+  const get = async (path: string): Promise<string> => {
+    const res = await request(`${api.replace(/\/$/, '')}${path}`, { dispatcher });
+    const text = await res.body.text();
+    if (res.statusCode !== 200)
+      throw new Error(`GET ${api}${path}: ${String(res.statusCode)} ${text}`);
+    return text;
+  };
   return {
-    metrics: async () => {
-      const res = await request(`${api.replace(/\/$/, '')}/metrics`, { dispatcher });
-      const text = await res.body.text();
-      if (res.statusCode !== 200)
-        throw new Error(`GET ${api}/metrics: ${String(res.statusCode)} ${text}`);
-      return text;
-    },
+    metrics: () => get('/metrics'),
+    json: async (path) => JSON.parse(await get(path)) as unknown,
     close: () => dispatcher.close(),
   };
 }

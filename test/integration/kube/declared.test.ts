@@ -30,7 +30,7 @@ import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
-import { OperatorServingPrefix } from '../../../src/protocol/operator.ts';
+import { OperatorServingPrefix, RolloutSummaryView } from '../../../src/protocol/operator.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 import {
   afterPasses,
@@ -306,6 +306,15 @@ describe('desired state as molt.dev resources, on the real control plane', () =>
     // The window is closed: passes later, still nothing moved.
     assert.ok(scraped);
     await afterPasses(scraped, 3);
+    const listed = RolloutSummaryView.array().parse(await scraped.json('/v1/rollouts'));
+    const waiting = listed.find((r) => r.pool === 'workers' && r.target.version === '1.1.0');
+    assert.ok(waiting, JSON.stringify(listed));
+    const { InFlight, Succeeded, Failed, RolledBack } = waiting.counts;
+    assert.deepEqual(
+      { InFlight, Succeeded, Failed, RolledBack },
+      { InFlight: 0, Succeeded: 0, Failed: 0, RolledBack: 0 },
+      'no machine started',
+    );
     assert.deepEqual(await versions(), { 'w-1': '1.0.0', 'w-2': '1.0.0' });
     assert.equal(
       await jsonpath('pools.molt.dev', '{.metadata.finalizers[0]}', 'workers'),
