@@ -5,7 +5,8 @@
  * read-back + power-on (2), manual rollback (7), a kernel panic (3), never healthy (4), a hang
  * reset by the watchdog (5), emergency mode left by a reboot (5b), power cuts during the slot
  * write and during the reboot (6).
- * `core` runs only 1 and 2 (the subset in `npm test`).
+ * `core` runs 1, 2 and then 3 from B (install, an upgrade through a real reboot, the fallback after a
+ * kernel panic): the subset every landing runs, GRUB in `npm test`, systemd-boot in `.ci/run`.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -28,7 +29,7 @@ const repoRoot = join(import.meta.dirname, '../../..');
 const keep = process.env['MOLT_VM_KEEP'] === '1';
 
 export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'): void {
-  describe(`a real machine booted by ${bootloader} (${scope === 'core' ? 'scenarios 1, 2' : 'all scenarios'})`, () => {
+  describe(`a real machine booted by ${bootloader} (${scope === 'core' ? 'scenarios 1, 2, 3' : 'all scenarios'})`, () => {
     let lab: VmLab | undefined;
     let dir = '';
     let m: RealMachine;
@@ -41,8 +42,8 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       refs.v1 = await l.publish('1.0.0', await osRelease('1.0.0'));
       const v11 = await osRelease('1.1.0');
       refs.v11 = await l.publish('1.1.0', v11);
+      refs.panic = await l.publish('1.2.0-panic', await osRelease('1.2.0', 'panic'));
       if (scope === 'all') {
-        refs.panic = await l.publish('1.2.0-panic', { ...(await osRelease('1.2.0', 'panic')) });
         refs.hang = await l.publish('1.2.0-hang', await osRelease('1.2.0', 'hang'));
         refs.emergency = await l.publish('1.2.0-emergency', await osRelease('1.2.0', 'emergency'));
         refs.unhealthy = await l.publish('1.2.0-unhealthy', await osRelease('1.2.0', 'unhealthy'));
@@ -73,7 +74,17 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       await staysOn(m, 'B', '1.1.0', c);
     });
 
-    if (scope === 'core') return;
+    if (scope === 'core') {
+      it('3: a release whose kernel panics: the bootloader falls back to B, the agent says why', async () => {
+        await fallsBack(
+          m,
+          refs.panic,
+          { stay: { slot: 'B', version: '1.1.0' }, console: /Kernel panic/, reason: /.+/ },
+          c,
+        );
+      });
+      return;
+    }
 
     it('7: a manual rollback boots 1.0.0 from slot A and commits it', async () => {
       await manualRollback(m, { slot: 'A', version: '1.0.0' }, c);

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * The runner of `npm test`'s test files: each file in the lane test/lanes.ts gives it, lanes side by
+ * side under their own limits, a file's report printed whole when it ends (never interleaved with
+ * another's), then the totals and the ten slowest files.
+ *
+ * Why not `node --test` alone: its one `--test-concurrency` applies to every file, and a QEMU boot or
+ * two Kubernetes control planes starting at once on two cores is what made concurrent runs flaky.
+ * Each file still runs in its own process through node:test's own `run()` and spec reporter.
+ *
+ * Usage: node scripts/run-tests.ts [--check] [--landing] [--lane NAME[,NAME…]] [FILE…]. `--check`
+ * only checks that every file has a lane; `--landing` adds the lanes' landing files (`.ci/run`);
+ * `--lane` runs only those lanes; FILEs run only those files (each in its lane). Files start in the order test/lanes.ts lists lanes and files, as the lanes and
+ * the budget allow.
+ */
+import { readFileSync } from 'node:fs';
+import { glob } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { run } from 'node:test';
+import { parseArgs } from 'node:util';
+import { spec } from 'node:test/reporters';
+import { BUDGET, lanes, type Lane } from '../test/lanes.ts';
+
+const root = join(import.meta.dirname, '..');
+const runStarted = performance.now();
+/** Seconds since the run started, as each line's prefix: where the time went, at a glance. */
+const at = (): string => `[${((performance.now() - runStarted) / 1000).toFixed(0).padStart(4)} s]`;
+
+interface Job {
+  readonly file: string;
+  readonly lane: Lane;
+  readonly landing: boolean;
+}
+
+interface Outcome {
+  readonly file: string;
+  readonly lane: string;
+  readonly ms: number;
+  /** CPU seconds of the file's processes that ended with it (and any other that ended meanwhile). */
+  readonly cpu: number;
+  readonly ok: boolean;
+  readonly counts: Readonly<Record<string, number>>;
+}
+
+const isPattern = (f: string): boolean => f.includes('*');
+
+async function expand(pattern: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const f of glob(pattern, { cwd: root })) out.push(f);
+  return out.sort();
+}
+
+/** Every file each lane names, in order: its patterns expanded, its landing files marked. */
+async function laneJobs(): Promise<{ jobs: Job[]; problems: string[] }> {
+  const jobs: Job[] = [];
+  const problems: string[] = [];
+  for (const lane of lanes) {
+    const entries = [
+      ...lane.files.map((f) => [f, false] as const),
+      ...(lane.landing ?? []).map((f) => [f, true] as const),
+    ];
+    for (const [entry, landing] of entries) {
+      const files = isPattern(entry) ? await expand(entry) : [entry];
+      if (files.length === 0) problems.push(`lane ${lane.name}: '${entry}' matches no file`);
+      jobs.push(...files.map((file) => ({ file, lane, landing })));
+    }
+  }
+  return { jobs, problems };
+}
+
+/** Every lane's files, checked: each integration file in exactly one lane, every name a file. */
+async function placedFiles(): Promise<{ jobs: Job[]; problems: string[] }> {
+  const { jobs, problems } = await laneJobs();
+  const placed = new Map<string, string>();
+  for (const { file, lane } of jobs) {
+    const other = placed.get(file);
+    if (other !== undefined) problems.push(`${file} is in two lanes: ${other} and ${lane.name}`);
+    placed.set(file, lane.name);
+  }
+  const existing = new Set([
+    ...(await expand('test/integration/**/*.test.ts')),
+    ...(await expand('test/landing/**/*.test.ts')),
+  ]);
+  for (const file of existing)
+    if (!placed.has(file)) problems.push(`${file} is in no lane: place it in test/lanes.ts`);
+  for (const [file, lane] of placed)
+    if (!file.startsWith('src/') && !existing.has(file))
+      problems.push(`lane ${lane}: ${file} does not exist`);
+  return { jobs, problems };
+}
+
+/**
+ * CPU seconds of this runner's children that have ended (cutime + cstime of /proc/self/stat): each
+ * file's process, with whatever it started and waited for, adds its time when it ends.
+ */
+function childrenCpu(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/** The spec report without its per-file totals (the runner prints one set for the whole run). */
+function trimmed(report: string): string {
+  return report
+    .split('\n')
+    .filter((l) => !/^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) /.test(l))
+    .join('\n')
+    .trimEnd();
+}
+
+let cpuSeen = childrenCpu();
+
+async function runFile(job: Job): Promise<Outcome> {
+  const started = performance.now();
+  process.stdout.write(`${at()} ▷ ${job.file} (${job.lane.name})\n`);
+  const stream = run({
+    files: [join(root, job.file)],
+    cwd: root,
+    env: process.env,
+    signal: AbortSignal.timeout(job.lane.timeoutMinutes * 60_000),
+  });
+  let counts: Record<string, number> = {};
+  let ok = true;
+  stream.on('test:summary', (s: { file?: string; success: boolean; counts: object }) => {
+    if (s.file === undefined) return;
+    counts = s.counts as Record<string, number>;
+    ok &&= s.success;
+  });
+  let report = '';
+  for await (const chunk of stream.compose(spec)) report += String(chunk);
+  const ms = performance.now() - started;
+  const cpu = childrenCpu() - cpuSeen;
+  cpuSeen += cpu;
+  const failed = (counts['failed'] ?? 0) + (counts['cancelled'] ?? 0);
+  ok &&= failed === 0 && report.length > 0;
+  const head = `${at()} ${ok ? '■' : '✖'} ${job.file} · ${job.lane.name} · ${(ms / 1000).toFixed(1)} s · cpu ${cpu.toFixed(1)} s`;
+  process.stdout.write(`${head}\n${trimmed(report)}\n`);
+  return { file: job.file, lane: job.lane.name, ms, cpu, ok, counts };
+}
+
+/** Start jobs in order as their lanes' limits and the budget allow. */
+async function schedule(jobs: Job[]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  const running = new Map<Job, Promise<void>>();
+  const inLane = (lane: Lane): number => [...running.keys()].filter((j) => j.lane === lane).length;
+  const used = (): number => [...running.keys()].reduce((n, j) => n + j.lane.weight, 0);
+  const pending = [...jobs];
+  const fits = (job: Job): boolean =>
+    inLane(job.lane) < job.lane.concurrency && used() + job.lane.weight <= BUDGET;
+  while (pending.length > 0 || running.size > 0) {
+    for (let i = 0; i < pending.length; i++) {
+      const job = pending[i] as Job;
+      if (!fits(job)) continue;
+      pending.splice(i--, 1);
+      running.set(
+        job,
+        runFile(job).then((o) => {
+          outcomes.push(o);
+          running.delete(job);
+        }),
+      );
+    }
+    if (running.size === 0) break;
+    await Promise.race(running.values());
+  }
+  return outcomes;
+}
+
+function report(outcomes: Outcome[], wallMs: number): boolean {
+  const sum = (k: string): number => outcomes.reduce((n, o) => n + (o.counts[k] ?? 0), 0);
+  const lines = [
+    '',
+    `ℹ files ${String(outcomes.length)}`,
+    ...['tests', 'passed', 'failed', 'cancelled', 'skipped', 'todo'].map(
+      (k) => `ℹ ${k} ${String(sum(k))}`,
+    ),
+    `ℹ wall ${(wallMs / 1000).toFixed(0)} s; the files' own times add up to ${(outcomes.reduce((n, o) => n + o.ms, 0) / 1000).toFixed(0)} s, their CPU to ${(outcomes.reduce((n, o) => n + o.cpu, 0) / 1000).toFixed(0)} s`,
+    '',
+    'the ten slowest files:',
+    ...[...outcomes]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 10)
+      .map(
+        (o) =>
+          `  ${(o.ms / 1000).toFixed(1).padStart(6)} s  ${o.file} (${o.lane}, cpu ${o.cpu.toFixed(0)} s)`,
+      ),
+  ];
+  const failed = outcomes.filter((o) => !o.ok);
+  if (failed.length > 0)
+    lines.push('', 'failed files (their reports above):', ...failed.map((o) => `  ✖ ${o.file}`));
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return failed.length === 0;
+}
+
+/** What the command line asks for, or a usage error. */
+function parse(argv: string[]): {
+  values: { check?: boolean; landing?: boolean; lane?: string[] };
+  files: string[];
+} {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      check: { type: 'boolean' },
+      landing: { type: 'boolean' },
+      lane: { type: 'string', multiple: true },
+    },
+  });
+  return { values, files: positionals.map((f) => relative(root, join(process.cwd(), f))) };
+}
+
+/** The jobs asked for, or what was asked that is not there. */
+function choose(jobs: Job[], argv: string[]): { chosen: Job[]; unknown: string[] } {
+  const { values, files } = parse(argv);
+  const laneNames = new Set(values.lane?.flatMap((l) => l.split(',')));
+  const unknown = [
+    ...files.filter((f) => !jobs.some((j) => j.file === f)),
+    ...[...laneNames].filter((l) => !lanes.some((lane) => lane.name === l)).map((l) => `lane ${l}`),
+  ];
+  const chosen = jobs.filter((j) =>
+    files.length > 0
+      ? files.includes(j.file)
+      : (laneNames.size === 0 || laneNames.has(j.lane.name)) &&
+        (values.landing === true || !j.landing),
+  );
+  return { chosen, unknown };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { jobs, problems } = await placedFiles();
+  if (problems.length > 0) {
+    process.stderr.write(`molt: MOLT_TEST_LANES: test/lanes.ts:\n  ${problems.join('\n  ')}\n`);
+    return 2;
+  }
+  if (parse(argv).values.check === true) return 0;
+  const { chosen, unknown } = choose(jobs, argv);
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `molt: MOLT_TEST_LANES: no such test file or lane: ${unknown.join(', ')}\n`,
+    );
+    return 2;
+  }
+  const outcomes = await schedule(chosen);
+  return report(outcomes, performance.now() - runStarted) ? 0 : 1;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (e) {
+  // parseArgs' refusals (an unknown option, a missing value) are usage errors, not crashes.
+  if (!(e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')))
+    throw e;
+  process.stderr.write(`molt: MOLT_TEST_USAGE: ${e.message}\n`);
+  process.exitCode = 2;
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Which lane each test file of `npm test` runs in: the one place that says what may run beside
+ * what (scripts/run-tests.ts schedules them; CONTRIBUTING.md "Lanes" says how to choose). A test
+ * file under test/integration or test/landing that no lane names fails the run, and so does a name
+ * that matches no file: a new file is placed on purpose, never by default.
+ *
+ * Lanes start in the order listed (the longest first), each file as soon as its lane's limit and
+ * the budget allow; the weights are measured shares of a core, so what runs at once never asks
+ * for more than the two cores a CI machine has:
+ * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first.
+ * - `hosted`: three lab machines hosting a control plane (upgraded, recovered, supervised): one at
+ *   a time, with half the machine; the files that need the previous Kubernetes version last, so
+ *   its background build (scripts/test.sh) has time to end.
+ * - `serial`: timing-sensitive lab stories (the crash matrices, random kill points): one at a time.
+ * - `control-plane`: a real Kubernetes control plane of the file's own: at most two at once.
+ * - `waits`: files that mostly wait (an operator's passes, soaks, a lab machine's reboot, a
+ *   registry round trip): three side by side.
+ * - `unit`: the pure core's and the adapters' unit tests, by pattern: quick, CPU-bound, filling
+ *   the gaps the others leave.
+ */
+
+export interface Lane {
+  readonly name: string;
+  /** How many of its files run at once. */
+  readonly concurrency: number;
+  /**
+   * What one of its files takes of {@link BUDGET} while it runs: the tenths of a core its
+   * processes use on average (the runner prints each file's CPU seconds beside its time).
+   */
+  readonly weight: number;
+  /** A file of this lane still running after this long is stopped and fails. */
+  readonly timeoutMinutes: number;
+  /** Files (paths from the repository root), longest first; or one pattern (`unit`). */
+  readonly files: readonly string[];
+  /** Files only `.ci/run` adds (`npm test -- --landing`): checked at every landing, not by hand. */
+  readonly landing?: readonly string[];
+}
+
+/** Files run side by side while their lanes' weights add up to no more than this: two cores. */
+export const BUDGET = 20;
+
+export const lanes: readonly Lane[] = [
+  {
+    name: 'vm',
+    concurrency: 1,
+    weight: 9,
+    timeoutMinutes: 30,
+    files: ['test/integration/real-machine.test.ts'],
+    landing: ['test/landing/real-machine-sdboot.test.ts'],
+  },
+  {
+    name: 'hosted',
+    concurrency: 1,
+    weight: 10,
+    timeoutMinutes: 30,
+    files: [
+      'test/integration/kube/hosted-control-plane.test.ts',
+      'test/integration/kube/recovery.test.ts',
+      'test/integration/kube/kubernetes-upgrade.test.ts',
+      'test/integration/kube/control-plane-components.test.ts',
+    ],
+  },
+  {
+    name: 'serial',
+    concurrency: 1,
+    weight: 4,
+    timeoutMinutes: 15,
+    files: [
+      'test/integration/operator/chaos.test.ts',
+      'test/integration/lab/crash-kills.test.ts',
+      'test/integration/lab/control-plane-crash.test.ts',
+      'test/integration/lab/crash-power.test.ts',
+    ],
+  },
+  {
+    name: 'control-plane',
+    concurrency: 2,
+    weight: 5,
+    timeoutMinutes: 15,
+    files: [
+      'test/integration/kube/lab-cluster.test.ts',
+      'test/integration/kube/declared.test.ts',
+      'test/integration/kube/images-rollout.test.ts',
+      'test/integration/kube/quarantine.test.ts',
+      'test/integration/kube/drain.test.ts',
+      'test/integration/kube/images-operator.test.ts',
+      'test/integration/operator/capi-extension.test.ts',
+      'test/integration/kube/workloads.test.ts',
+      'test/integration/kube/leadership.test.ts',
+      'test/integration/kube/images-observe.test.ts',
+      'test/integration/kube/images-gm.test.ts',
+      'test/integration/kube/control-plane-health.test.ts',
+      'test/integration/kube/node-identity.test.ts',
+      'test/integration/kube/cluster-version.test.ts',
+    ],
+  },
+  {
+    name: 'waits',
+    concurrency: 3,
+    weight: 4,
+    timeoutMinutes: 15,
+    files: [
+      'test/integration/package.test.ts',
+      'test/integration/operator/rollout.test.ts',
+      'test/integration/operator/paths-drift.test.ts',
+      'test/integration/lab/control-plane.test.ts',
+      'test/integration/lab/lab-machine.test.ts',
+      'test/integration/lab/lab-commands.test.ts',
+      'test/integration/lab/machine-start.test.ts',
+      'test/integration/operator/dashboard.test.ts',
+      'test/integration/install-bad-input.test.ts',
+      'test/integration/operator/small-control-plane.test.ts',
+      'test/integration/operator/replace.test.ts',
+      'test/integration/lab/held-machine.test.ts',
+      'test/integration/operator/notifications.test.ts',
+      'test/integration/etcd-lease.test.ts',
+      'test/integration/lab/refused-image.test.ts',
+      'test/integration/lab/netns.test.ts',
+      'test/integration/etcd-harness.test.ts',
+      'test/integration/operator-etcd.test.ts',
+      'test/integration/etcd-member.test.ts',
+      'test/integration/operator-registration.test.ts',
+      'test/integration/operator-api.test.ts',
+      'test/integration/cli-contexts.test.ts',
+      'test/integration/cli-releases.test.ts',
+      'test/integration/install.test.ts',
+      'test/integration/image-pull.test.ts',
+      'test/integration/image-pull-bad-input.test.ts',
+      'test/integration/etcd-service.test.ts',
+      'test/integration/fleetlock-etcd.test.ts',
+      'test/integration/image-pull-hostile.test.ts',
+      'test/integration/image-pull-mirror.test.ts',
+      'test/integration/image-units.test.ts',
+      'test/integration/install-block-device.test.ts',
+      'test/integration/block-slot-pull.test.ts',
+      'test/integration/bootctl.test.ts',
+      'test/integration/cli-pipe.test.ts',
+      'test/integration/demo-flags.test.ts',
+      'test/integration/discovery-registry.test.ts',
+      'test/integration/discovery-signatures.test.ts',
+      'test/integration/etcd-unit-env.test.ts',
+      'test/integration/kube/removed-flags.test.ts',
+      'test/integration/grubenv-tools.test.ts',
+      'test/integration/oci-faults.test.ts',
+      'test/integration/oci-paging.test.ts',
+      'test/integration/partition-mounts.test.ts',
+      'test/integration/publish-dir.test.ts',
+      'test/integration/real-adapters-upgrade.test.ts',
+      'test/integration/registry-auth-basic.test.ts',
+      'test/integration/registry-auth-token.test.ts',
+      'test/integration/registry-conformance.test.ts',
+      'test/integration/registry-skopeo.test.ts',
+      'test/integration/signatures-registry.test.ts',
+    ],
+  },
+  { name: 'unit', concurrency: 2, weight: 4, timeoutMinutes: 5, files: ['src/**/*.test.ts'] },
+];
