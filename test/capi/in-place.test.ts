@@ -47,7 +47,7 @@ import {
   type KubeControlPlane,
 } from '../../src/lab/services/kube-control-plane.ts';
 import { eventually, type ManagedProcess } from '../../src/platform/process/managed-process.ts';
-import { RolloutView } from '../../src/protocol/operator.ts';
+import { RolloutSummaryView, RolloutView } from '../../src/protocol/operator.ts';
 import { afterPasses } from '../../src/testkit/reconcile-passes.ts';
 import { maxOverlap } from '../../src/testkit/rollout-timing.ts';
 import { startCapiOperator } from '../../src/testkit/capi-operator.ts';
@@ -269,6 +269,12 @@ describe('molt as the Cluster API in-place update extension', () => {
     );
     // …and the hold keeps w-1 where it is while CAPI keeps asking, pass after pass.
     await afterPasses({ metrics }, 5);
+    const { counts } = RolloutSummaryView.parse(await rollout(id));
+    assert.deepEqual(
+      [counts.InFlight, counts.Succeeded, counts.Failed, counts.RolledBack],
+      [0, 0, 0, 0],
+      'a held machine is not started',
+    );
     assert.equal((await w1()).bootId, before.bootId, 'a held machine is not rebooted');
     const updating = await machineWhen(
       name,
