@@ -121,8 +121,9 @@ async function runFile(job: Job): Promise<Outcome> {
   });
   let counts: Record<string, number> = {};
   let ok = true;
+  // The run's own summary (no `file`): a file that fails to load has no summary of its own.
   stream.on('test:summary', (s: { file?: string; success: boolean; counts: object }) => {
-    if (s.file === undefined) return;
+    if (s.file !== undefined) return;
     counts = s.counts as Record<string, number>;
     ok &&= s.success;
   });
@@ -174,7 +175,7 @@ function report(outcomes: Outcome[], wallMs: number): boolean {
     ...['tests', 'passed', 'failed', 'cancelled', 'skipped', 'todo'].map(
       (k) => `ℹ ${k} ${String(sum(k))}`,
     ),
-    `ℹ wall ${(wallMs / 1000).toFixed(0)} s; the files' own times add up to ${(outcomes.reduce((n, o) => n + o.ms, 0) / 1000).toFixed(0)} s, their CPU to ${(outcomes.reduce((n, o) => n + o.cpu, 0) / 1000).toFixed(0)} s`,
+    `ℹ wall ${(wallMs / 1000).toFixed(0)} s; the files' own times add up to ${(outcomes.reduce((n, o) => n + o.ms, 0) / 1000).toFixed(0)} s, their CPU to ${outcomes.reduce((n, o) => n + o.cpu, 0).toFixed(0)} s`,
     '',
     'the ten slowest files:',
     ...[...outcomes]
