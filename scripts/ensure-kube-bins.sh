@@ -104,6 +104,8 @@ go_build_progress() {
         echo "$line" >&2
       fi
     elif [ $? -le 128 ]; then
+      # The end of go's output; a last line without a newline is still go's to say.
+      [ -z "$line" ] || echo "$line" >&2
       break
     fi
     gbp_report

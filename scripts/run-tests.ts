@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { glob } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { run } from 'node:test';
 import { parseArgs } from 'node:util';
 import { spec } from 'node:test/reporters';
@@ -55,6 +55,10 @@ async function laneJobs(): Promise<{ jobs: Job[]; problems: string[] }> {
   const jobs: Job[] = [];
   const problems: string[] = [];
   for (const lane of lanes) {
+    if (!(lane.weight > 0 && lane.weight <= BUDGET && lane.concurrency >= 1))
+      problems.push(
+        `lane ${lane.name}: its weight must be 1 to ${String(BUDGET)}, its concurrency at least 1`,
+      );
     const entries = [
       ...lane.files.map((f) => [f, false] as const),
       ...(lane.landing ?? []).map((f) => [f, true] as const),
@@ -117,15 +121,19 @@ async function runFile(job: Job): Promise<Outcome> {
     files: [join(root, job.file)],
     cwd: root,
     env: process.env,
-    signal: AbortSignal.timeout(job.lane.timeoutMinutes * 60_000),
+    // A test past the lane's time is cancelled inside its file, so the file's after() hooks stop
+    // what it started; the signal, a minute later, ends a file that does not stop even so.
+    timeout: job.lane.timeoutMinutes * 60_000,
+    signal: AbortSignal.timeout((job.lane.timeoutMinutes + 1) * 60_000),
   });
   let counts: Record<string, number> = {};
-  let ok = true;
+  // Failed until the run's own summary says otherwise: a stream that ends without one failed.
+  let ok = false;
   // The run's own summary (no `file`): a file that fails to load has no summary of its own.
   stream.on('test:summary', (s: { file?: string; success: boolean; counts: object }) => {
     if (s.file !== undefined) return;
     counts = s.counts as Record<string, number>;
-    ok &&= s.success;
+    ok = s.success;
   });
   let report = '';
   for await (const chunk of stream.compose(spec)) report += String(chunk);
@@ -207,7 +215,7 @@ function parse(argv: string[]): {
       lane: { type: 'string', multiple: true },
     },
   });
-  return { values, files: positionals.map((f) => relative(root, join(process.cwd(), f))) };
+  return { values, files: positionals.map((f) => relative(root, resolve(process.cwd(), f))) };
 }
 
 /** The jobs asked for, or what was asked that is not there. */
@@ -233,7 +241,6 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`molt: MOLT_TEST_LANES: test/lanes.ts:\n  ${problems.join('\n  ')}\n`);
     return 2;
   }
-  if (parse(argv).values.check === true) return 0;
   const { chosen, unknown } = choose(jobs, argv);
   if (unknown.length > 0) {
     process.stderr.write(
@@ -241,6 +248,7 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  if (parse(argv).values.check === true) return 0;
   const outcomes = await schedule(chosen);
   return report(outcomes, performance.now() - runStarted) ? 0 : 1;
 }

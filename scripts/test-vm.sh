@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Every real-machine scenario (issue 15 §3, docs/real-machines.md): OS releases built by
+# Every real-machine scenario (docs/real-machines.md): OS releases built by
 # `molt image build`, installed by `molt install`, booted by OVMF with the real GRUB and
 # systemd-boot under QEMU (TCG here), upgraded, broken, power-cut. Slow (tens of minutes), so only
 # its core (test/integration/real-machine.test.ts) is in `npm test`. Needs root (the image build).

@@ -13,15 +13,26 @@ bash scripts/setup.sh
 bash scripts/qemu-setup.sh
 export PATH="$PWD/node_modules/.bin:$PATH"
 echo "node $(node --version)"
-node scripts/run-tests.ts --check
+node scripts/run-tests.ts --check "$@"
 mkdir -p .molt
 # The real Kubernetes control plane of test/integration/kube: KUBERNETES now (most files need it),
 # built once per version and cached outside the repository (docs/kubernetes.md). The previous
-# version only the upgrade files need: it builds beside the first lanes, and those files wait for
-# it (the build script's per-version lock). Its log: .molt/kube-previous.log.
+# version only a few files need (the hosted control plane's upgrade, the removed-flags table):
+# it builds beside the first lanes, and those files wait for it (the build script's per-version
+# lock). Its log: .molt/kube-previous.log; a failed build fails the run with its last lines.
 bash scripts/ensure-kube-bins.sh >/dev/null
 bash scripts/ensure-kube-bins.sh --previous >.molt/kube-previous.log 2>&1 &
+previous=$!
+trap 'kill "$previous" 2>/dev/null || true' EXIT
 npm run --silent typecheck
 npm run --silent lint
 echo "set up, type-checked and linted in $(($(date +%s) - started)) s"
-node scripts/run-tests.ts "$@"
+status=0
+node scripts/run-tests.ts "$@" || status=$?
+if ! wait "$previous"; then
+  echo "molt: the build of the previous Kubernetes version failed; its last lines (.molt/kube-previous.log):" >&2
+  tail -n 20 .molt/kube-previous.log >&2
+  status=1
+fi
+echo "npm test: $(($(date +%s) - started)) s in all"
+exit "$status"

@@ -10,14 +10,14 @@
  * for more than the two cores a CI machine has:
  * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first.
  * - `hosted`: three lab machines hosting a control plane (upgraded, recovered, supervised): one at
- *   a time, with half the machine; the files that need the previous Kubernetes version last, so
- *   its background build (scripts/test.sh) has time to end.
+ *   a time, with half the machine; the two that start on the previous Kubernetes version after
+ *   two that do not, so its background build (scripts/test.sh) has time to end.
  * - `serial`: timing-sensitive lab stories (the crash matrices, random kill points): one at a time.
  * - `control-plane`: a real Kubernetes control plane of the file's own: at most two at once.
  * - `waits`: files that mostly wait (an operator's passes, soaks, a lab machine's reboot, a
  *   registry round trip): three side by side.
- * - `unit`: the pure core's and the adapters' unit tests, by pattern: quick, CPU-bound, filling
- *   the gaps the others leave.
+ * - `unit`: the pure core's and the adapters' unit tests, by pattern: quick, filling the gaps the
+ *   others leave.
  */
 
 export interface Lane {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 20 end to end (docs/adr/0014): a real Cluster API v1.14 management plane (core, KCP, CABPK,
+// The Cluster API extension end to end (docs/adr/0014): a real Cluster API v1.14 management plane (core, KCP, CABPK,
 // CAPD's in-memory backend, feature gates RuntimeSDK and InPlaceUpdates on) on the project's
 // kube-apiserver drives the real `molt operator` process, registered by the ExtensionConfig that
 // `molt capi extension-config` prints, and a molt lab machine (`w-1`, real A/B slots and boot-once

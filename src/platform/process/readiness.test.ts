@@ -40,7 +40,7 @@ describe('waitReady', () => {
       'printer',
       `let n = 0;
        const t = setInterval(() => console.log('step ' + ++n), 200);
-       setTimeout(() => { clearInterval(t); require('fs').writeFileSync(process.env.READY, 'up'); }, 3000);
+       setTimeout(() => { clearInterval(t); require('fs').writeFileSync(process.env.READY, 'up'); }, 5000);
        setInterval(() => {}, 1000);`,
     );
     const t0 = performance.now();
@@ -48,17 +48,18 @@ describe('waitReady', () => {
       what: 'printer',
       processes: [p],
       probe: readyFile(ready),
-      quietMs: 1_000,
+      // Twice the quiet time in all, with room for a child's start on a busy machine.
+      quietMs: 2_000,
       cpuMs: 60_000,
     });
     assert.equal(value, 'up');
-    assert.ok(performance.now() - t0 > 2_500, 'it took longer than the quiet time');
+    assert.ok(performance.now() - t0 > 4_500, 'it took longer than twice the quiet time');
   });
 
   it('counts CPU time as progress for a process that computes without printing', async () => {
     const { p, ready } = child(
       'computer',
-      `const end = Date.now() + 3000; while (Date.now() < end) Math.sqrt(Math.random());
+      `const end = Date.now() + 6000; while (Date.now() < end) Math.sqrt(Math.random());
        require('fs').writeFileSync(process.env.READY, 'up');
        setInterval(() => {}, 1000);`,
     );
@@ -66,8 +67,9 @@ describe('waitReady', () => {
       what: 'computer',
       processes: [p],
       probe: readyFile(ready),
-      quietMs: 1_500,
-      cpuMs: 300,
+      // A busy loop gets a share of a core even on a loaded machine: 200 ms every 3 s.
+      quietMs: 3_000,
+      cpuMs: 200,
     });
     assert.equal(value, 'up');
   });

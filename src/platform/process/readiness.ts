@@ -35,7 +35,7 @@ export interface ReadinessOptions<T> {
 }
 
 /** The last `lines` lines of `p`'s output, indented, for an error message. */
-export function outputTail(p: ManagedProcess, lines = 20): string {
+function outputTail(p: ManagedProcess, lines = 20): string {
   const text = p.output().trimEnd();
   if (text === '') return '    (no output)';
   return text
@@ -48,9 +48,11 @@ export function outputTail(p: ManagedProcess, lines = 20): string {
 /** Clock ticks (user + system) of `pid` and its descendants; 0 once it is gone. */
 async function treeTicks(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${String(pid)}/stat`, 'utf8').catch(() => '');
-  // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th.
+  // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th;
+  // cutime and cstime keep the CPU of children that ended and were waited for (a restarted
+  // component, a short-lived helper), so the total does not drop when one goes.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  let ticks = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+  let ticks = [11, 12, 13, 14].reduce((n, i) => n + Number(fields[i] ?? 0), 0);
   const tasks = await readdir(`/proc/${String(pid)}/task`).catch(() => []);
   for (const task of tasks) {
     const children = await readFile(`/proc/${String(pid)}/task/${task}/children`, 'utf8').catch(
@@ -95,18 +97,23 @@ function probeOnce<T>(
   exited: Promise<unknown>,
   timeoutMs: number,
 ): Promise<Outcome<T>> {
+  const timer = new AbortController();
   return Promise.race([
     probe().then(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     ),
     exited.then(() => undefined),
-    // Unreferenced: a pending timeout never keeps the process alive once the wait is over.
-    sleep(timeoutMs, undefined, { ref: false }).then(() => ({
-      ok: false as const,
-      error: new Error(`the check did not answer in ${String(timeoutMs / 1000)} s`),
-    })),
-  ]);
+    sleep(timeoutMs, undefined, { signal: timer.signal }).then(
+      () => ({
+        ok: false as const,
+        error: new Error(`the check did not answer in ${String(timeoutMs / 1000)} s`),
+      }),
+      () => undefined,
+    ),
+  ]).finally(() => {
+    timer.abort();
+  });
 }
 
 /** Milliseconds since `processes` last made progress, asked once per poll. */
@@ -118,6 +125,8 @@ async function progressClock(
   let at = performance.now();
   return async () => {
     const next = await mark(processes);
+    // Fewer ticks than before: a process of the tree ended unwaited; count from here.
+    if (next.ticks < last.ticks) last = { ...last, ticks: next.ticks };
     if (progressed(last, next, cpuMs)) {
       last = next;
       at = performance.now();
@@ -138,12 +147,14 @@ export async function waitReady<T>(o: ReadinessOptions<T>): Promise<T> {
   let gone: { p: ManagedProcess; code: number | null } | undefined;
   const exited = Promise.race(o.processes.map((p) => p.exited.then((code) => ({ p, code }))));
   void exited.then((e) => (gone = e));
-  const quietFor = await progressClock(o.processes, o.cpuMs ?? 500);
+  // The clock starts at the first failed check: a ready process is answered without a /proc walk.
+  let quietFor: (() => Promise<number>) | undefined;
   let lastError: unknown = new Error('not checked yet');
   const seconds = (ms: number): string => `${String(Math.round(ms / 1000))} s`;
   const why = async (): Promise<string | undefined> => {
     if (gone !== undefined)
       return `${gone.p.name} exited (code ${String(gone.code)}) before it was ready`;
+    quietFor ??= await progressClock(o.processes, o.cpuMs ?? 500);
     if ((await quietFor()) > quietMs)
       return `no progress for ${seconds(quietMs)} (no output, no CPU)`;
     if (performance.now() - started > limitMs) return `not ready after ${seconds(limitMs)}`;

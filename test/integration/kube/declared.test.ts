@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 17 §1 on the real control plane: desired state as molt.dev resources. Two lab workers are
+// On the real control plane: desired state as molt.dev resources. Two lab workers are
 // the nodes of a real Kubernetes cluster; the fleet file names no pool and only w-1 (w-2 is a
 // machine because an admin labelled its Node `node-restriction.kubernetes.io/molt-pool=workers`
 // and its agent advertised itself there), so the real `molt operator` (under its least-privilege role) follows only what

@@ -242,16 +242,21 @@ describe('cordon, drain, uncordon on a real control plane', () => {
       assert.equal(await d.cordon('op-outage'), true);
       proxy.down();
       const drained = d.drain('op-outage', policy({ timeoutMs: 30_000 }));
+      // Awaited below; until then a rejection must not go unhandled if the wait fails first.
+      drained.catch(() => undefined);
       // Back only once the drainer has found it away and tried again: it rode out an outage.
-      await eventually(
-        () => {
-          const retries = said.filter((l) => l.startsWith('the API server is not answering'));
-          assert.ok(retries.length >= 2, said.join('\n'));
-          return Promise.resolve();
-        },
-        { timeoutMs: 20_000, intervalMs: 50 },
-      );
-      proxy.up();
+      try {
+        await eventually(
+          () => {
+            const retries = said.filter((l) => l.startsWith('the API server is not answering'));
+            assert.ok(retries.length >= 2, said.join('\n'));
+            return Promise.resolve();
+          },
+          { timeoutMs: 20_000, intervalMs: 50 },
+        );
+      } finally {
+        proxy.up();
+      }
       const report = await drained;
       assert.ok(report.evicted.length > 0, 'it evicted once the API server was back');
       assert.deepEqual(

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 19 (docs/adr/0013 §3, §8): what image policies would do, on a real control plane and a real
+// What image policies would do (docs/adr/0013 §3, §8), on a real control plane and a real
 // registry — the operator's own parts: the Workloads adapter as molt-operator under the shipped
 // RBAC, the image scanner over a registry client per host (`compose-images.ts`), observeImages.
 // A rebuild pushed behind the intermediate tag is a move to its digest; a GM digest is skipped;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 19 through the real `molt operator` process (docs/adr/0013 decision 9): its image driver,
+// Image policies through the real `molt operator` process (docs/adr/0013 decision 9): its image driver,
 // run by the leader's reconcile pass, follows a rebuild pushed to the real registry and writes the
 // new digest into real Deployments on a real control plane as molt-operator under the shipped RBAC
 // — the canary first, the rest after its soak — and records the rollout, its units' changes and

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Webhook notifications (issue 17 §4, docs/adr/0009) from the real `molt operator` process over
+// Webhook notifications (docs/adr/0009) from the real `molt operator` process over
 // two lab workers, its state in a real etcd: while release 1.1.0 rolls out, a receiver on
 // loopback gets every transition, signed — it checks each HMAC with its own copy of the secret —
 // after a first attempt it answered 503 was retried; a Slack sink gets only the completion. The

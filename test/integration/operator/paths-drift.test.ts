@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Version paths and drift on real lab machines (issue 16): two workers on 1.0.0, an operator wired
+// Version paths and drift on real lab machines: two workers on 1.0.0, an operator wired
 // as `molt operator` is (real agents over mTLS, discovery over docker-registry, etcd store). 1.2.0
 // upgrades only from 1.1.0 (`dev.molt.upgrade-from: >=1.1.0`), so once 1.1.0 is out the pool walks
 // 1.0.0 → 1.1.0 → 1.2.0 as two rollouts, the first one naming the whole path. Then a worker is

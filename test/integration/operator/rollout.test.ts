@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The operator end to end (docs/adr/0005, issue 4): a lab fleet of six machines — three control-
+// The operator end to end (docs/adr/0005): a lab fleet of six machines — three control-
 // plane machines whose agents run a real 3-member etcd cluster, three workers — and a real
 // docker-registry holding the releases. The operator (in this process, real adapters: mTLS agent
 // gateway, discovery over the registry, its state and leader election in the lab's etcd — the
@@ -160,7 +160,7 @@ describe('molt operator on a six-machine lab fleet', () => {
     }
   });
 
-  it('rolls the completed 1.1.0 rollout of the workers back to the 1.0.0 it came from (issue 16)', async () => {
+  it('rolls the completed 1.1.0 rollout of the workers back to the 1.0.0 it came from', async () => {
     const original = await rolloutTo('1.1.0', 'workers');
     assert.equal(original?.state, 'Completed');
     assert.deepEqual(original.from, { version: '1.0.0', digest: fleet.digest('1.0.0') });

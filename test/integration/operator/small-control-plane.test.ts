@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small control plane (issue 16): two control-plane lab machines whose agents run a real
+// A small control plane: two control-plane lab machines whose agents run a real
 // 2-member etcd cluster, and an operator (in this process, real adapters; its store in an etcd of
 // its own, since the cluster's loses quorum on purpose here). Release 1.1.0 in `stable`: without
 // the cluster setting the rollout is made but its machines wait (`SmallControlPlane`) and nothing

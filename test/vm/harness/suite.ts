@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Every real-machine scenario of issue 15 §3 on one VM with one bootloader, in an order where
+ * Every real-machine scenario (docs/real-machines.md) on one VM with one bootloader, in an order where
  * each leaves the machine booted and idle: install + first boot (1), upgrade + reboot + disk
  * read-back + power-on (2), manual rollback (7), a kernel panic (3), never healthy (4), a hang
  * reset by the watchdog (5), emergency mode left by a reboot (5b), power cuts during the slot
