@@ -171,7 +171,12 @@ export async function startControlPlaneCluster(
     const logs = machines
       .map((m, i) => `  ${m.name} etcd.log:\n${(etcdLogs[i] ?? '').slice(-2000)}`)
       .join('\n');
-    throw new MoltError(ErrorCode.LabFailed, `${(e as Error).message}\n${logs}`, { cause: e });
+    const said = (e as Error).message;
+    // A member that failed to start (rather than the wait) still names what did not come up.
+    const what = said.startsWith('the control-plane cluster did not come up')
+      ? said
+      : `the control-plane cluster did not come up: ${said}`;
+    throw new MoltError(ErrorCode.LabFailed, `${what}\n${logs}`, { cause: e });
   }
   return cluster;
 }
