@@ -163,10 +163,16 @@ async function schedule(jobs: Job[]): Promise<Outcome[]> {
       pending.splice(i--, 1);
       running.set(
         job,
-        runFile(job).then((o) => {
-          outcomes.push(o);
-          running.delete(job);
-        }),
+        runFile(job)
+          // The runner's own failure on one file (a broken stream) fails that file, not the run.
+          .catch((e: unknown): Outcome => {
+            process.stdout.write(`${at()} ✖ ${job.file} · ${job.lane.name}: ${String(e)}\n`);
+            return { file: job.file, lane: job.lane.name, ms: 0, cpu: 0, ok: false, counts: {} };
+          })
+          .then((o) => {
+            outcomes.push(o);
+            running.delete(job);
+          }),
       );
     }
     if (running.size === 0) break;
