@@ -134,6 +134,12 @@ export const ErrorCode = {
   KubeBundleRepositoryRefused: 'MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED',
   /** A target that skips a minor, or a minor downgrade (Kubernetes' version skew policy). */
   KubeVersionSkew: 'MOLT_KUBE_VERSION_SKEW',
+  /**
+   * A release whose kubelet (`molt.dev/kubelet-version`) the cluster's API server does not support
+   * by Kubernetes' version skew policy (newer than it, or too many minors older): the agent refuses
+   * the upgrade before it writes a slot or cordons the node.
+   */
+  KubeletSkew: 'MOLT_KUBELET_SKEW',
   /** A node's release does not admit the target (its `dev.molt.kubernetes` range). */
   KubeReleaseIncompatible: 'MOLT_KUBE_RELEASE_INCOMPATIBLE',
   /** The configuration sets a flag the target version removed. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt dev publish --dir DIR` pushes what `molt image build --out DIR` wrote (docs/image.md):
-// every installer artifact as a raw layer, the version from image.json, signed; the agent's image
-// source pulls it back byte for byte. A directory without a kernel publishes nothing.
+// every installer artifact as a raw layer, the version and the node runtime's labels from
+// image.json, signed; the agent's image source pulls it back byte for byte. A directory without a kernel publishes nothing.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -49,7 +49,11 @@ describe('molt dev publish --dir', () => {
         cmdline: 'console=ttyS0 ro quiet\n',
       };
       for (const [name, text] of Object.entries(files)) await writeFile(join(out, name), text);
-      await writeFile(join(out, 'image.json'), JSON.stringify({ version: '1.1.0', cached: false }));
+      const kubernetesNode = { kubelet: 'v1.35.4', containerd: 'v2.4.2', crictl: 'v1.37.0' };
+      await writeFile(
+        join(out, 'image.json'),
+        JSON.stringify({ version: '1.1.0', cached: false, kubernetesNode }),
+      );
       const keys = generateKeyPair();
       await writeFile(join(dir.path, 'key.pem'), keys.privateKeyPem);
       await writeFile(join(dir.path, 'pub.pem'), keys.publicKeyPem);
@@ -60,6 +64,15 @@ describe('molt dev publish --dir', () => {
       ]);
       assert.equal(ok.code, 0, ok.stderr);
       assert.match(ok.stdout, /published 1\.1\.0 → sha256:[0-9a-f]{64} \(signed: /);
+      const image = await client.resolveImage(repo, '1.1.0', {
+        os: 'linux',
+        architecture: 'amd64',
+      });
+      const config = JSON.parse(
+        new TextDecoder().decode(await client.getBlob(repo, image.config.digest)),
+      ) as { config: { Labels: Record<string, string> } };
+      assert.equal(config.config.Labels['molt.dev/kubelet-version'], 'v1.35.4');
+      assert.equal(config.config.Labels['molt.dev/containerd-version'], 'v2.4.2');
       const root = join(dir.path, 'machine');
       const staged = await createOciImageSource({
         root,

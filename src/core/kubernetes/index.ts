@@ -2,6 +2,12 @@
 /** The Kubernetes version as configuration, pure (docs/adr/0012): path, checks, plan, rollback. */
 export * from './types.ts';
 export * from './version.ts';
+export {
+  checkKubeletSkew,
+  KUBELET_MAX_MINORS_OLDER,
+  type ApiServerVersion,
+  type KubeletSkewVerdict,
+} from './kubelet-skew.ts';
 export { checkPath, clusterFrom, type KubeMove, type PathVerdict } from './path.ts';
 export { RemovedFlags, removedFlagsIn, type RemovedFlag } from './removed-flags.ts';
 export {

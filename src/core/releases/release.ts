@@ -14,6 +14,13 @@ export const ReleaseLabel = {
   /** The Kubernetes version the image carries (`vX.Y.Z`): what a Cluster API Machine's `spec.version` maps to (ADR 0014). */
   KubernetesVersion: 'dev.molt.kubernetes.version',
   UpgradeFrom: 'dev.molt.upgrade-from',
+  /**
+   * The kubelet an OS release with a node runtime carries (`v1.35.4`): the agent checks it against
+   * the cluster's API server before an upgrade (core/kubernetes/kubelet-skew.ts).
+   */
+  KubeletVersion: 'molt.dev/kubelet-version',
+  /** The containerd such a release carries (`v2.4.2`), for people and dashboards. */
+  ContainerdVersion: 'molt.dev/containerd-version',
 } as const;
 
 /** What signature verification concluded for a release. */

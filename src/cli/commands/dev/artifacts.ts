@@ -3,7 +3,8 @@
  * `molt dev publish --artifact name=file`: installer artifacts as raw layers
  * (`application/vnd.dev.molt.artifact.v1`, titled by name; docs/adr/0004 §2). Names and files
  * are checked before anything is pushed, so a typo never publishes a half-valid installer.
- * `--dir DIR` takes the artifacts `molt image build --out DIR` wrote, and its version.
+ * `--dir DIR` takes the artifacts `molt image build --out DIR` wrote, its version and the labels
+ * of its node runtime (`molt.dev/kubelet-version`, `molt.dev/containerd-version`).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   TitleAnnotation,
 } from '../../../core/slots/contract.ts';
 import type { LayerInput } from '../../../oci/index.ts';
+import { nodeRuntimeLabels } from '../../../releases/index.ts';
 
 const split = (spec: string): [string, string] => [
   spec.slice(0, spec.indexOf('=')),
@@ -71,13 +73,20 @@ export async function readArtifacts(specs: readonly string[]): Promise<LayerInpu
 /** The part of `image.json` publishing reads. */
 const ImageJson = z.object({ version: z.string().min(1) });
 
+/** What `--dir DIR` contributes to a publish. */
+export interface DirArtifacts {
+  readonly specs: string[];
+  /** The version its `image.json` names, if it has one. */
+  readonly version: string | undefined;
+  /** Labels its `image.json` implies: the node runtime's versions (kubelet, containerd). */
+  readonly labels: Record<string, string>;
+}
+
 /**
- * `--dir DIR`: an `--artifact` spec for each installer artifact in DIR, and the version its
- * `image.json` names (if it has one). A directory without a kernel is refused.
+ * `--dir DIR`: an `--artifact` spec for each installer artifact in DIR, and the version and node
+ * runtime its `image.json` names (if it has one). A directory without a kernel is refused.
  */
-export async function dirArtifacts(
-  dir: string,
-): Promise<{ specs: string[]; version: string | undefined }> {
+export async function dirArtifacts(dir: string): Promise<DirArtifacts> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -93,21 +102,40 @@ export async function dirArtifacts(
     throw new MoltError(ErrorCode.BadFlag, `--dir ${dir} has no vmlinuz and rootfs.img`, {
       hint: 'give the --out directory of `molt image build`',
     });
-  if (!names.includes('image.json')) return { specs, version: undefined };
-  let parsed;
+  if (!names.includes('image.json')) return { specs, version: undefined, labels: {} };
+  let json: unknown;
   try {
-    parsed = ImageJson.safeParse(JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')));
+    json = JSON.parse(await readFile(join(dir, 'image.json'), 'utf8'));
   } catch (e) {
     throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: image.json is not JSON`, { cause: e });
   }
+  const parsed = ImageJson.safeParse(json);
   if (!parsed.success)
     throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: image.json names no version`);
-  return { specs, version: parsed.data.version };
+  let labels: Record<string, string>;
+  try {
+    labels = nodeRuntimeLabels(json, `--dir ${dir}: image.json`);
+  } catch (e) {
+    if (!(e instanceof MoltError)) throw e;
+    throw new MoltError(ErrorCode.BadFlag, e.message, {
+      cause: e,
+      ...(e.hint !== undefined && { hint: e.hint }),
+    });
+  }
+  return { specs, version: parsed.data.version, labels };
 }
 
-/** Flags with `--dir`'s artifacts added in front of `--artifact`'s, and its version as default. */
+/**
+ * Flags with `--dir`'s artifacts added in front of `--artifact`'s, its version as default, and its
+ * labels in front of `--label`'s (so a `--label` given for the same key wins).
+ */
 export async function withDirArtifacts<
-  T extends { dir?: string | undefined; artifact: string[]; version?: string | undefined },
+  T extends {
+    dir?: string | undefined;
+    artifact: string[];
+    label: string[];
+    version?: string | undefined;
+  },
 >(flags: T): Promise<T> {
   if (flags.dir === undefined) return flags;
   const fromDir = await dirArtifacts(flags.dir);
@@ -115,6 +143,7 @@ export async function withDirArtifacts<
   return {
     ...flags,
     artifact: [...fromDir.specs, ...flags.artifact],
+    label: [...Object.entries(fromDir.labels).map(([k, v]) => `${k}=${v}`), ...flags.label],
     ...(version !== undefined && { version }),
   };
 }
