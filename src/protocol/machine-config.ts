@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { KubeVersion } from './agent-kubernetes.ts';
+import { KubernetesNodeConfig } from './machine-config-node.ts';
 
 const EtcdConfig = z
   .object({
@@ -164,6 +165,11 @@ const KubernetesConfig = z
       .object({ kubeconfig: z.string().min(1) })
       .strict()
       .optional(),
+    /**
+     * A real node: its kubelet and containerd join the cluster by TLS bootstrap
+     * (machine-config-node.ts); the Node's name is the machine's `node`.
+     */
+    node: KubernetesNodeConfig.optional(),
   })
   .strict();
 export type KubernetesConfig = z.infer<typeof KubernetesConfig>;
