@@ -14,6 +14,7 @@ import { cachedEntry } from './cache.ts';
 import { treeDigest } from './digest.ts';
 import { ensureMolt, moltTarball, type MoltPackage } from './molt-package.ts';
 import { findNode, type NodeBinary } from './node-binary.ts';
+import { readNodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import type { BuildOptions } from './options.ts';
 import { baseRecipe, cacheName, digestOf, type BaseRecipe } from './recipe.ts';
 import { squash } from './squash.ts';
@@ -49,6 +50,7 @@ interface Build {
   readonly run: RunOptions;
   readonly recipe: BaseRecipe;
   readonly node: NodeBinary;
+  readonly kubernetesNode: NodeRuntime | undefined;
   readonly molt: MoltPackage;
   readonly inputDigest: string;
   readonly timings: Timings;
@@ -73,6 +75,7 @@ async function makeImage(b: Build, dir: string): Promise<void> {
       version: o.version,
       overlays: o.overlays,
       enable: o.enable,
+      ...(b.kubernetesNode && { kubernetesNode: b.kubernetesNode }),
     },
     b.run,
   );
@@ -126,9 +129,11 @@ async function readInputs(o: BuildOptions) {
   const node = await findNode(o.node);
   const overlays = [];
   for (const dir of o.overlays) overlays.push(await treeDigest(dir, '--overlay'));
+  const kubernetesNode =
+    o.kubernetesNode === undefined ? undefined : await readNodeRuntime(o.kubernetesNode);
   const recipe = baseRecipe(o, await baseFilesDigest());
   const rootfsFiles = await treeDigest(RootfsFiles, 'image files');
-  return { node, overlays, recipe, rootfsFiles, builder: await builderDigest() };
+  return { node, kubernetesNode, overlays, recipe, rootfsFiles, builder: await builderDigest() };
 }
 
 /** Build the image `o` describes; `log` receives progress lines. */
@@ -147,7 +152,7 @@ export async function buildImage(
       },
     }),
   };
-  const { node, overlays, recipe, rootfsFiles, builder } = await readInputs(o);
+  const { node, kubernetesNode, overlays, recipe, rootfsFiles, builder } = await readInputs(o);
   await mkdir(cache, { recursive: true });
   const tmp = await mkdtemp(join(cache, 'tmp-'));
   try {
@@ -161,11 +166,26 @@ export async function buildImage(
       base: digestOf(recipe),
       molt: molt.digest,
       node: node.digest,
+      // Undefined (left out of the digest) without a node runtime.
+      kubernetesNode: kubernetesNode?.digest,
       rootfsFiles,
       overlays,
       builder,
     });
-    const b: Build = { o, cache, tmp, started, log, run, recipe, node, molt, inputDigest, timings };
+    const b: Build = {
+      o,
+      cache,
+      tmp,
+      started,
+      log,
+      run,
+      recipe,
+      node,
+      kubernetesNode,
+      molt,
+      inputDigest,
+      timings,
+    };
     const entry = await cachedEntry({
       cache,
       stage: 'out',

@@ -50,6 +50,29 @@ describe('molt image build flags', () => {
     assert.equal(o.cache, '/var/cache/molt');
   });
 
+  it('takes the Kubernetes node runtime directory, and has none by default', () => {
+    assert.equal(parse('--version=1.0.0', '--out=o')?.kubernetesNode, undefined);
+    assert.equal(
+      parse('--version=1.0.0', '--out=o', '--kubernetes-node', '/cache/node-v1')?.kubernetesNode,
+      '/cache/node-v1',
+    );
+    assert.throws(
+      () => parse('--version=1.0.0', '--out=o', '--kubernetes-node='),
+      (e: unknown) =>
+        isMoltError(e) &&
+        e.code === ErrorCode.BadFlag &&
+        /--kubernetes-node needs a directory/.test(e.message) &&
+        /ensure-node-bins\.sh/.test(e.hint ?? ''),
+    );
+    rejects(
+      ErrorCode.BadFlag,
+      /argument missing/,
+      '--version=1.0.0',
+      '--out=o',
+      '--kubernetes-node',
+    );
+  });
+
   it('reads zstd levels', () => {
     assert.deepEqual(parse('--version=1.0.0', '--out=o', '--compression=zstd:19')?.compression, {
       kind: 'zstd',

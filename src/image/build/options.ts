@@ -47,6 +47,11 @@ export interface BuildOptions {
   readonly packages: readonly string[];
   /** Extra systemd units to enable (from overlays). */
   readonly enable: readonly string[];
+  /**
+   * The Kubernetes node runtime to carry (`scripts/ensure-node-bins.sh`'s directory); its files
+   * are checked with the other inputs, before anything is built (node-runtime.ts).
+   */
+  readonly kubernetesNode?: string;
   /** apt sources (`deb …` lines or mirror URLs); default Debian's bookworm, updates and security. */
   readonly mirrors: readonly string[];
   readonly fullModules: boolean;
@@ -69,6 +74,9 @@ Options:
   --molt-package TGZ   the molt to install (default: npm pack of this molt)
   --node FILE          the Node 24 binary (default: the npm "node" package beside molt)
   --package NAME       an extra Debian package in the base tree (repeatable)
+  --kubernetes-node DIR
+                       carry a Kubernetes node: kubelet, containerd, crictl and CNI plugins from DIR
+                       (what \`bash scripts/ensure-node-bins.sh\` prints), runc and iptables
   --kernel FLAVOUR     amd64 (default: watchdogs, SATA) or cloud (smaller, VMs without i6300esb)
   --full-modules       keep every kernel module (default: drop sound, GPUs, radios, media …)
   --compression C      squashfs compression: zstd (level ${DefaultZstdLevel}), zstd:LEVEL (1-22), or xz
@@ -79,6 +87,10 @@ Options:
   --json               print the summary (image.json) as JSON
   --verbose            show what the tools print
 `;
+
+/** Where `--kubernetes-node`'s directory comes from. */
+export const nodeBinsHint =
+  'give the directory `bash scripts/ensure-node-bins.sh` prints (it builds the binaries)';
 
 function bad(message: string, hint?: string): MoltError {
   return new MoltError(ErrorCode.BadFlag, message, {
@@ -123,6 +135,12 @@ export function checkCmdline(cmdline: string): string {
   return text;
 }
 
+/** `--kubernetes-node DIR`; what DIR holds is checked with the other inputs (node-runtime.ts). */
+function kubernetesNodeOption(dir: string | undefined): { kubernetesNode?: string } {
+  if (dir === '') throw bad('--kubernetes-node needs a directory', nodeBinsHint);
+  return dir === undefined ? {} : { kubernetesNode: dir };
+}
+
 /** Parse and check the flags; `null` means `--help`. */
 export function parseBuildOptions(
   argv: readonly string[],
@@ -141,6 +159,7 @@ export function parseBuildOptions(
         'molt-package': { type: 'string' },
         node: { type: 'string' },
         package: { type: 'string', multiple: true, default: [] },
+        'kubernetes-node': { type: 'string' },
         kernel: { type: 'string', default: 'amd64' },
         'full-modules': { type: 'boolean', default: false },
         compression: { type: 'string', default: 'zstd' },
@@ -179,6 +198,7 @@ export function parseBuildOptions(
     ...(v['molt-package'] !== undefined && { moltPackage: v['molt-package'] }),
     ...(v.node !== undefined && { node: v.node }),
     packages: v.package,
+    ...kubernetesNodeOption(v['kubernetes-node']),
     kernel: oneOf('kernel', v.kernel, ['amd64', 'cloud'] as const),
     fullModules: v['full-modules'],
     compression: parseCompression(v.compression),

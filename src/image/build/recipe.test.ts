@@ -29,6 +29,7 @@ describe('the base recipe and its digest', () => {
       baseRecipe(options('--package=htop'), 'sha256:f'),
       baseRecipe(options('--kernel=cloud'), 'sha256:f'),
       baseRecipe(options('--full-modules'), 'sha256:f'),
+      baseRecipe(options('--kubernetes-node=/node'), 'sha256:f'),
       baseRecipe(options('--mirror=http://mirror.example/debian'), 'sha256:f'),
       baseRecipe(options(), 'sha256:g'),
     ])
@@ -50,6 +51,22 @@ describe('the base recipe and its digest', () => {
       baseRecipe(options('--kernel=cloud'), '').packages.includes('linux-image-cloud-amd64'),
     );
     assert.deepEqual([...r.packages].sort(), r.packages, 'sorted, so the digest is stable');
+  });
+
+  it('adds runc and iptables for a Kubernetes node, whichever directory the binaries come from', () => {
+    const plain = baseRecipe(options(), 'sha256:f');
+    const node = baseRecipe(options('--kubernetes-node=/node'), 'sha256:f');
+    assert.ok(!plain.packages.includes('runc') && !plain.packages.includes('iptables'));
+    assert.deepEqual(
+      node.packages.filter((p) => !plain.packages.includes(p)),
+      ['iptables', 'runc'],
+    );
+    assert.deepEqual([...node.packages].sort(), node.packages);
+    // The binaries are inputs of the image, not of the base: another build of them reuses it.
+    assert.equal(
+      digestOf(baseRecipe(options('--kubernetes-node=/other'), 'sha256:f')),
+      digestOf(node),
+    );
   });
 
   it('turns a mirror URL into a bookworm source line and keeps a deb line as it is', () => {

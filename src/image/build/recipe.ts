@@ -37,6 +37,16 @@ export const BasePackages = [
   'ca-certificates',
 ] as const;
 
+/**
+ * The Debian packages the Kubernetes node runtime (`--kubernetes-node`, node-runtime.ts) needs in
+ * the base: runc, which containerd's shim runs (it has C parts and links libseccomp, so it cannot
+ * be built with CGO_ENABLED=0 like the other binaries), and iptables, with which the bridge and
+ * portmap CNI plugins masquerade and forward ports (bookworm's uses the nft backend). What else the
+ * kubelet and containerd run is in the base already: mount/umount (mount), nsenter (util-linux),
+ * modprobe (kmod).
+ */
+export const NodeRuntimePackages = ['iptables', 'runc'] as const;
+
 export const DefaultMirrors = [
   `deb http://deb.debian.org/debian ${Suite} main`,
   `deb http://deb.debian.org/debian ${Suite}-updates main`,
@@ -75,7 +85,14 @@ export function baseRecipe(o: BuildOptions, filesDigest: string): BaseRecipe {
     revision: RecipeRevision,
     suite: Suite,
     mirrors: o.mirrors.length === 0 ? [...DefaultMirrors] : o.mirrors.map(sourceLine),
-    packages: [...new Set([...BasePackages, KernelFlavours[o.kernel], ...o.packages])].sort(),
+    packages: [
+      ...new Set([
+        ...BasePackages,
+        KernelFlavours[o.kernel],
+        ...(o.kubernetesNode === undefined ? [] : NodeRuntimePackages),
+        ...o.packages,
+      ]),
+    ].sort(),
     dpkg: [...DpkgFilters],
     pruneModules: !o.fullModules,
     files: filesDigest,

@@ -10,6 +10,7 @@ import type { Base } from './base.ts';
 import { fileDigest } from './digest.ts';
 import type { MoltPackage } from './molt-package.ts';
 import type { NodeBinary } from './node-binary.ts';
+import { nodeRuntimeSummary, type NodeRuntime, type NodeRuntimeSummary } from './node-runtime.ts';
 import type { BuildOptions, Compression } from './options.ts';
 
 /** The installer artifacts a build writes (docs/real-machines.md §3), in publishing order. */
@@ -39,6 +40,11 @@ export interface ImageSummary {
   readonly base: { readonly digest: string; readonly created: string };
   readonly molt: { readonly digest: string; readonly locked: boolean };
   readonly node: { readonly version: string; readonly digest: string };
+  /**
+   * The Kubernetes node runtime's versions (`--kubernetes-node`); `molt dev publish --dir`
+   * makes them the release's labels. Absent in an image without one.
+   */
+  readonly kubernetesNode?: NodeRuntimeSummary;
   readonly timings: Timings;
   readonly builtAt: string;
   /** Debian package → version, as installed in the base tree. */
@@ -51,6 +57,7 @@ export interface SummaryInputs {
   readonly base: Base;
   readonly molt: MoltPackage;
   readonly node: NodeBinary;
+  readonly kubernetesNode: NodeRuntime | undefined;
   readonly treeBytes: number;
   readonly timings: Timings;
 }
@@ -74,6 +81,7 @@ export async function summaryOf(dir: string, i: SummaryInputs): Promise<ImageSum
     base: { digest: i.base.digest, created: i.base.created },
     molt: { digest: i.molt.digest, locked: i.molt.locked },
     node: { version: i.node.version, digest: i.node.digest },
+    ...(i.kubernetesNode && { kubernetesNode: nodeRuntimeSummary(i.kubernetesNode.versions) }),
     timings: { ...i.timings },
     builtAt: new Date().toISOString(),
     packages: i.base.packages,
@@ -89,10 +97,16 @@ export function renderSummary(s: ImageSummary, out: string): string {
       `  ${name.padEnd(11)} ${mib(s.artifacts[name].bytes).padStart(10)}  ${s.artifacts[name].digest}`,
   );
   const t = s.timings;
+  const k = s.kubernetesNode;
   return [
     `built molt ${s.version} into ${out}${s.cached ? ' (cached)' : ''}`,
     ...lines,
     `  kernel ${s.kernel}, ${s.compression.kind === 'zstd' ? `zstd:${s.compression.level}` : 'xz'} squashfs of a ${mib(s.treeBytes)} tree, ${Object.keys(s.packages).length} Debian packages`,
+    ...(k === undefined
+      ? []
+      : [
+          `  kubernetes node: kubelet ${k.kubelet}, containerd ${k.containerd}, crictl ${k.crictl}, CNI plugins ${k.cniPlugins}, runc ${s.packages['runc'] ?? '?'} (Debian)`,
+        ]),
     `  took ${(t.totalMs / 1000).toFixed(1)} s (base ${(t.baseMs / 1000).toFixed(1)} s, molt ${(t.moltMs / 1000).toFixed(1)} s, tree ${(t.assembleMs / 1000).toFixed(1)} s, squashfs ${(t.squashMs / 1000).toFixed(1)} s)`,
     `  input ${s.inputDigest}`,
     '',

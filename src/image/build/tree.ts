@@ -3,7 +3,8 @@
  * The image's root tree, laid out in a scratch directory: the cached base, molt's files for the
  * image (deploy/image/rootfs: fstab, units, networkd, system.conf.d), molt with its dependencies,
  * Node 24, the machine root of docs/real-machines.md §2, the release version in os-release, the
- * user's overlays in order, and the units enabled. Files are copied in as root-owned, and never
+ * Kubernetes node runtime when asked (node-runtime.ts), the user's overlays in order, and the
+ * units enabled. Files are copied in as root-owned, and never
  * through a directory symlink of the base (`/lib` → `usr/lib` stays a symlink).
  */
 import { chmod, copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
@@ -12,6 +13,12 @@ import { packageFile } from '../../platform/package-files.ts';
 import type { Base } from './base.ts';
 import { MoltDir, type MoltPackage } from './molt-package.ts';
 import type { NodeBinary } from './node-binary.ts';
+import {
+  installNodeBinaries,
+  NodeRuntimeFiles,
+  NodeRuntimeUnits,
+  type NodeRuntime,
+} from './node-runtime.ts';
 import { runPipe, runTool, type RunOptions } from './tools.ts';
 
 export const RootfsFiles = packageFile('deploy', 'image', 'rootfs');
@@ -29,6 +36,8 @@ export interface TreeInputs {
   readonly version: string;
   readonly overlays: readonly string[];
   readonly enable: readonly string[];
+  /** The Kubernetes node runtime (`--kubernetes-node`), when the image carries one. */
+  readonly kubernetesNode?: NodeRuntime;
 }
 
 /** Copy `src`'s content over `dest`: root-owned, existing directories (and symlinks to them) kept. */
@@ -81,10 +90,22 @@ export async function assembleTree(tree: string, i: TreeInputs, log: RunOptions)
   await symlink('/dev/null', join(generators, 'systemd-gpt-auto-generator'));
   const osRelease = join(tree, 'usr', 'lib', 'os-release');
   await writeFile(osRelease, withImageVersion(await readFile(osRelease, 'utf8'), i.version));
+  if (i.kubernetesNode !== undefined) {
+    await installNodeBinaries(tree, i.kubernetesNode);
+    await copyInto(NodeRuntimeFiles, tree, step('root tree (kubernetes node files)'));
+  }
   for (const overlay of i.overlays) await copyInto(overlay, tree, step(`overlay ${overlay}`));
   await runTool(
     'chroot',
-    [tree, 'systemctl', 'enable', '--quiet', ...MoltUnits, ...i.enable],
+    [
+      tree,
+      'systemctl',
+      'enable',
+      '--quiet',
+      ...MoltUnits,
+      ...(i.kubernetesNode === undefined ? [] : NodeRuntimeUnits),
+      ...i.enable,
+    ],
     step('enable units (systemctl)'),
   );
 }
