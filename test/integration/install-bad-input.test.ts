@@ -187,6 +187,44 @@ describe('molt install refuses bad input and writes nothing', () => {
     await refused({ disk: tiny, bootloader: 'systemd-boot' }, ErrorCode.BadFlag, /disagrees/);
   });
 
+  it("a Kubernetes node's CA or bootstrap token file missing or malformed, on this host", async () => {
+    const token = join(dir.path, 'token');
+    await writeFile(token, 'abcdef.0123456789abcdef\n', { mode: 0o600 });
+    const ca = await fx.ca();
+    const node = {
+      server: 'https://10.0.2.2:6443',
+      caFile: ca,
+      bootstrapTokenFile: token,
+      podCidr: '10.244.1.0/24',
+      sandboxImage: '127.0.0.1:5000/molt/pause:3.10',
+    };
+    const withNode = (n: object) =>
+      fx.machine('node-k8s', 'grub', { kubernetes: { kubeconfig: '/k', node: { ...node, ...n } } });
+    const missing = join(dir.path, 'missing-ca.crt');
+    await refused(
+      { disk: tiny, ...(await withNode({ caFile: missing })) },
+      ErrorCode.MachineInvalid,
+      new RegExp(`kubernetes\\.node\\.caFile ${missing} cannot be read: ENOENT`),
+    );
+    await refused(
+      { disk: tiny, ...(await withNode({ bootstrapTokenFile: join(dir.path, 'no-token') })) },
+      ErrorCode.MachineInvalid,
+      /kubernetes\.node\.bootstrapTokenFile .* cannot be read/,
+    );
+    await refused(
+      { disk: tiny, ...(await withNode({ caFile: token })) },
+      ErrorCode.PkiInvalid,
+      /is not a PEM certificate/,
+    );
+    const badToken = join(dir.path, 'bad-token');
+    await writeFile(badToken, 'not-a-token\n');
+    await refused(
+      { disk: tiny, ...(await withNode({ bootstrapTokenFile: badToken })) },
+      ErrorCode.MachineInvalid,
+      /bootstrap token is not/,
+    );
+  });
+
   it("missing PKI, or another machine's certificate", async () => {
     await refused(
       { disk: tiny, pki: join(dir.path, 'nowhere') },

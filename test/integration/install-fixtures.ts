@@ -63,6 +63,8 @@ export interface Fixture {
     bootloader: 'grub' | 'systemd-boot',
     extra?: Partial<MachineConfigInput>,
   ): Promise<Pick<InstallOptions, 'config' | 'pki' | 'bootloader'>>;
+  /** The path of a CA certificate (PEM) on this host, as a cluster CA file. */
+  ca(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -92,6 +94,11 @@ export async function startFixture(dir: string): Promise<Fixture> {
         `# ${node}, installed by the tests\n${stringify(config)}`,
       );
       return { config: join(base, 'config.yaml'), pki, bootloader };
+    },
+    async ca() {
+      const file = join(dir, 'cluster-ca.crt');
+      await writeFile(file, ca.cert);
+      return file;
     },
     async stop() {
       await client.close();

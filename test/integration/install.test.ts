@@ -227,7 +227,23 @@ describe('molt install onto a disk file', () => {
     const script = join(dir.path, 'interrupted.sfdisk');
     await writeFile(script, sfdiskScript(plan));
     await run('sh', ['-c', 'sfdisk -q "$1" < "$2"', 'sh', disk, script]);
-    const machine = await fx.machine('node-again', 'grub');
+    // A real Kubernetes node: its kubelet's and containerd's files come onto STATE too.
+    const ca = await fx.ca();
+    const tokenFile = join(dir.path, 'bootstrap-token');
+    await writeFile(tokenFile, 'abcdef.0123456789abcdef\n', { mode: 0o600 });
+    const machine = await fx.machine('node-again', 'grub', {
+      registry: { insecure: true, mirrors: { '127.0.0.1:5000': '10.0.2.2:5000' } },
+      kubernetes: {
+        kubeconfig: '/molt/state/agent.kubeconfig',
+        node: {
+          server: 'https://10.0.2.2:6443',
+          caFile: ca,
+          bootstrapTokenFile: tokenFile,
+          podCidr: '10.244.3.0/24',
+          sandboxImage: '127.0.0.1:5000/molt/pause:3.10',
+        },
+      },
+    });
     const result = await installDisk({
       ...machine,
       disk,
@@ -239,5 +255,25 @@ describe('molt install onto a disk file', () => {
     const state = partitionOf(result.plan, PartitionName.State);
     const config = await debugfs(`${disk}?offset=${String(state.offset)}`, 'cat /config.yaml');
     assert.match(config, /^node: node-again$/m);
+    const nodeDir = `${disk}?offset=${String(state.offset)}`;
+    const cat = (path: string) => debugfs(nodeDir, `cat /kubernetes/node/${path}`);
+    assert.match(await cat('bootstrap.kubeconfig'), /token: abcdef\.0123456789abcdef$/m);
+    assert.match(
+      await debugfs(nodeDir, 'stat /kubernetes/node/bootstrap.kubeconfig'),
+      /Mode: +0600/,
+    );
+    assert.equal(await cat('ca.crt'), await readFile(ca, 'utf8'));
+    assert.match(await cat('kubelet.env'), /^KUBELET_ARGS=--hostname-override=node-again$/m);
+    assert.match(
+      await cat('containerd.toml'),
+      /^sandbox = "127\.0\.0\.1:5000\/molt\/pause:3\.10"$/m,
+    );
+    assert.match(
+      await cat('certs.d/127.0.0.1:5000/hosts.toml'),
+      /^server = "http:\/\/10\.0\.2\.2:5000"$/m,
+    );
+    assert.match(await cat('cni/10-molt-bridge.conflist'), /"subnet": "10\.244\.3\.0\/24"/);
+    assert.match(await cat('kubelet.yaml'), /^kind: KubeletConfiguration$/m);
+    assert.match(await debugfs(nodeDir, 'ls -l /kubernetes/node'), /manifests/);
   });
 });

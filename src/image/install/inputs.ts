@@ -5,13 +5,16 @@
  * adapters, so one is added when missing) and the machine's PKI — the fleet CA and the node
  * certificate and key the agent serves and calls with (`state/pki/{ca.pem,node.pem,node.key}`).
  * A certificate that would make the agent fail at its first start (wrong CA, wrong key, another
- * machine's name, not a node certificate, expired) is refused here, where it is cheap to fix.
+ * machine's name, not a node certificate, expired) is refused here, where it is cheap to fix. A
+ * real Kubernetes node (`kubernetes.node`) also gets its kubelet's and containerd's files, rendered
+ * from the cluster CA and bootstrap token its config names on this host.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { renderNodeFiles, type NodeFiles } from '../../agent/kubernetes-node/files.ts';
 import { RoleOrganisationPrefix } from '../../protocol/agent.ts';
 import { MachineConfig } from '../../protocol/machine-config.ts';
 
@@ -134,4 +137,32 @@ export async function readMachinePki(dir: string, node: string, now: Date): Prom
       `${join(dir, certName)} is valid from ${leaf.validFromDate.toISOString()} to ${leaf.validToDate.toISOString()}, not now`,
     );
   return { ca, cert, key };
+}
+
+async function readNamed(key: string, path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new MoltError(
+      ErrorCode.MachineInvalid,
+      `the machine config's ${key} ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      {
+        hint: `${key} is a file on the host molt install runs on; its content is copied onto STATE`,
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * The files of `state/kubernetes/node/` when the config has `kubernetes.node`: its `caFile` (a
+ * PEM certificate) and `bootstrapTokenFile` read here, the rest rendered from the config.
+ */
+export async function readNodeFiles(config: MachineConfig): Promise<NodeFiles | undefined> {
+  const node = config.kubernetes?.node;
+  if (node === undefined) return undefined;
+  const caPem = await readNamed('kubernetes.node.caFile', node.caFile);
+  parseCert(node.caFile, caPem);
+  const token = await readNamed('kubernetes.node.bootstrapTokenFile', node.bootstrapTokenFile);
+  return renderNodeFiles(config, { caPem, token });
 }

@@ -14,7 +14,7 @@ import { requireUnused } from '../../core/disk/in-use.ts';
 import { DefaultSizes, planDisk, type DiskPlan, type LayoutSizes } from '../../core/disk/layout.ts';
 import { judgeDisk, requireInstallable, type DiskVerdict } from '../../core/disk/table.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { readInstallConfig, readMachinePki } from './inputs.ts';
+import { readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
 import { stageMachine } from './stage.ts';
 import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
 import { writeDisk, type Log } from './write.ts';
@@ -124,6 +124,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
   const log = options.log ?? (() => undefined);
   const { config, text } = await readInstallConfig(options.config, options.bootloader);
   const pki = await readMachinePki(options.pki, config.node, options.now ?? new Date());
+  const nodeFiles = await readNodeFiles(config);
   const target = await probeTarget(options.disk);
   const diskBytes = await targetBytes(target, options);
   requireUnused(await readUse(target), options.disk);
@@ -143,6 +144,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
       config,
       configText: text,
       pki,
+      nodeFiles,
       image: options.image,
       insecure: options.insecure ?? false,
       ...(options.publicKey !== undefined && { publicKey: options.publicKey }),

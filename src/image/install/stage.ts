@@ -7,9 +7,10 @@
  * real machine `/molt/slots` is a symlink to `state/slots`, docs/real-machines.md §2) and the
  * bootloader binary at the removable path. The writer then lays this tree onto the partitions.
  */
-import { access, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { installFirstSlot } from '../../agent/install.ts';
+import { NodeDir, type NodeFiles } from '../../agent/kubernetes-node/files.ts';
 import type { ImageSizes } from '../../core/disk/fit.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { artifactPath } from '../../core/slots/layout.ts';
@@ -28,6 +29,8 @@ export interface StageOptions {
   readonly config: MachineConfig;
   readonly configText: string;
   readonly pki: MachinePki;
+  /** A real Kubernetes node's files, for `kubernetes/node/` on STATE. */
+  readonly nodeFiles?: NodeFiles | undefined;
   readonly image: string;
   readonly insecure: boolean;
   /** The key to check the image's signature with here (the config's `publicKeyFile` names the machine's). */
@@ -87,11 +90,24 @@ async function writeState(
     const from = join(root, 'slots', 'a', name);
     if (await exists(from)) await copyFile(from, join(stateDir, 'slots', 'a', name));
   }
+  if (options.nodeFiles !== undefined)
+    await writeNodeFiles(join(stateDir, NodeDir.slice(StateMount.length)), options.nodeFiles);
   const machineKey = config.publicKeyFile;
   if (key !== undefined && machineKey?.startsWith(StateMount) === true) {
     const to = join(stateDir, machineKey.slice(StateMount.length));
     await mkdir(dirname(to), { recursive: true });
     await copyFile(key, to);
+  }
+}
+
+/** Each file with its own mode (the bootstrap token 0600), and the kubelet's static pod directory. */
+async function writeNodeFiles(dir: string, files: NodeFiles): Promise<void> {
+  await mkdir(join(dir, 'manifests'), { recursive: true });
+  for (const [name, file] of Object.entries(files)) {
+    const to = join(dir, name);
+    await mkdir(dirname(to), { recursive: true });
+    await writeFile(to, file.content, { mode: file.mode });
+    await chmod(to, file.mode); // whatever this host's umask took away
   }
 }
 
