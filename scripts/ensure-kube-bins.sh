@@ -119,7 +119,43 @@ go_build_progress() {
   return "$rc"
 }
 
-# Sourced (the tests of the progress bar): the function alone.
+# kube_wrapper_module NAME VERSION PKG...
+# In the current (empty) directory, a wrapper module NAME that requires k8s.io/kubernetes@VERSION
+# with every staging module its go.mod replaces by a local path (read from that go.mod, never
+# hard-coded) replaced by the published v0.x.y twin, its go and godebug lines taken over, and the
+# modules PKG... need downloaded. Stages through the caller's `stage`.
+kube_wrapper_module() {
+  local name=$1 version=$2
+  shift 2
+  local gomod go_line godebug staging count=0 mod
+  stage "resolving k8s.io/kubernetes@$version"
+  go mod init "$name" >/dev/null 2>&1
+  gomod="$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  go_line="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
+  staging="v0.${version#v1.}"
+  go mod edit -go="$go_line" -require="k8s.io/kubernetes@$version"
+  godebug="$(awk '$1 == "godebug" && $2 ~ /^default=/ { print $2; exit }' "$gomod")"
+  [ -z "$godebug" ] || go mod edit -godebug="$godebug"
+  while read -r mod; do
+    go mod edit -replace="$mod=$mod@$staging"
+    count=$((count + 1))
+  done < <(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$gomod")
+  stage "replaced $count staging modules with $staging; downloading modules"
+  go get "${@/%/@$version}" >/dev/null 2>&1 || go get "$@"
+}
+
+# kube_ldflags VERSION: -ldflags for a Kubernetes command of VERSION, stripped, whose --version
+# (component-base) and client-go's user agent tell the truth.
+kube_ldflags() {
+  local minor="${1#v1.}" ldf="-s -w" p
+  minor="${minor%%.*}"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $p.gitVersion=$1 -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  done
+  printf '%s' "$ldf"
+}
+
+# Sourced (the tests of the progress bar, scripts/ensure-node-bins.sh): the functions alone.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 
 set -euo pipefail
@@ -229,33 +265,13 @@ build_kube() {
   need_go
   stage "building Kubernetes $KUBERNETES from the Go module proxy, once per version (measured cold" \
     "on 2 cores: see docs/kubernetes.md; later runs take well under a second)"
-  stage "resolving k8s.io/kubernetes@$KUBERNETES"
   mkdir -p "$work/kube" && cd "$work/kube"
-  go mod init molt.local/kube-bins >/dev/null 2>&1
-  gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-  go_line="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
-  staging="v0.${KUBERNETES#v1.}"
-  go mod edit -go="$go_line" -require="k8s.io/kubernetes@$KUBERNETES"
-  godebug="$(awk '$1 == "godebug" && $2 ~ /^default=/ { print $2; exit }' "$gomod")"
-  [ -z "$godebug" ] || go mod edit -godebug="$godebug"
-  count=0
-  while read -r mod; do
-    go mod edit -replace="$mod=$mod@$staging"
-    count=$((count + 1))
-  done < <(awk '$2 == "=>" && $3 ~ /^\.\/staging\// { print $1 }' "$gomod")
-  stage "replaced $count staging modules with $staging; downloading modules"
   pkgs=()
   for c in "${KUBE_BINS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
-  go get "${pkgs[@]/%/@$KUBERNETES}" >/dev/null 2>&1 || go get "${pkgs[@]}"
-  minor="${KUBERNETES#v1.}"
-  minor="${minor%%.*}"
-  ldf="-s -w"
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldf+=" -X $p.gitVersion=$KUBERNETES -X $p.gitMajor=1 -X $p.gitMinor=$minor"
-  done
+  kube_wrapper_module molt.local/kube-bins "$KUBERNETES" "${pkgs[@]}"
   stage "compiling ${KUBE_BINS[*]} (the long part; linking is the last 5 % of the bar)"
   go_build_progress "compiling Kubernetes" 5 "${KUBE_BINS[@]/#/$dest/}" -- \
-    -trimpath -ldflags "$ldf" -o "$dest/" "${pkgs[@]}"
+    -trimpath -ldflags "$(kube_ldflags "$KUBERNETES")" -o "$dest/" "${pkgs[@]}"
   cd - >/dev/null
 }
 
