@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * A real Kubernetes control plane on loopback for tests and the lab (docs/kubernetes.md): etcd 3.5,
- * kube-apiserver (TLS, static-token authentication, RBAC and the Node authorizer on),
+ * kube-apiserver (TLS from a cluster CA, static-token, bootstrap-token and client-certificate
+ * authentication, RBAC and the Node authorizer on),
  * kube-controller-manager (the disruption controller makes PDBs work; Deployments recreate evicted
  * pods; node lifecycle marks silent nodes NotReady) and kube-scheduler, from the binaries
- * `scripts/ensure-kube-bins.sh` builds, with molt's CRDs (deploy/kubernetes/crds.yaml) installed.
+ * `scripts/ensure-kube-bins.sh` builds, with molt's CRDs (deploy/kubernetes/crds.yaml) and the
+ * TLS bootstrap bindings (deploy/kubernetes/node-bootstrap.yaml) installed: real kubelets join
+ * with a token from {@link KubeControlPlane.bootstrapToken}.
  * Every process is stopped by the PID this harness started.
  *
  * Identities (tokens in `tokens.csv`): `admin` (system:masters) for the harness and the
@@ -28,9 +31,15 @@ import {
   type Files,
 } from './kube-files.ts';
 import { kubeBinaries } from './kube-binaries.ts';
+import {
+  applyNodeBootstrapRbac,
+  createBootstrapToken,
+  type BootstrapTokenOptions,
+} from './kube-bootstrap.ts';
 import { hostedSetup, type ApiserverSetup } from './kube-hosted.ts';
 
 export type { ApiserverSetup, HostedComponent, HostedPorts } from './kube-hosted.ts';
+export type { BootstrapTokenOptions } from './kube-bootstrap.ts';
 import { packageFile } from '../../platform/package-files.ts';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
@@ -78,8 +87,10 @@ export interface KubeUser {
 export interface KubeControlPlane {
   /** `https://127.0.0.1:<port>` (or the address asked). */
   readonly server: string;
-  /** PEM of the API's self-signed serving certificate: what clients trust. */
+  /** PEM of the cluster CA (`caFile`): what clients trust; it signs the API server's certificate. */
   readonly ca: string;
+  /** The cluster CA's file, as kubeconfigs name it. */
+  readonly caFile: string;
   readonly dir: string;
   /** Directory of the binaries (kubectl is there too). */
   readonly bins: string;
@@ -92,6 +103,11 @@ export interface KubeControlPlane {
   agent(name: string): KubeUser;
   /** The kubelet identity of a node named in the options. */
   node(name: string): KubeUser;
+  /**
+   * A new bootstrap token, `<id>.<secret>`, for real kubelets to join with (TLS bootstrap): the
+   * kube-system Secret `bootstrap-token-<id>`, in group system:bootstrappers:molt.
+   */
+  bootstrapToken(o: BootstrapTokenOptions): Promise<string>;
   readonly processes: readonly ManagedProcess[];
   stop(): Promise<void>;
 }
@@ -142,7 +158,7 @@ export async function startKubeControlPlane(
     await scratch.remove();
   };
   try {
-    const f = await writeFiles(scratch.path, o.nodes ?? []);
+    const f = await writeFiles(scratch.path, o.nodes ?? [], o.address ?? '127.0.0.1');
     const cp = await launch(bins, f, processes, o);
     const user = (name: string): KubeUser => {
       const u = f.users.get(name);
@@ -158,15 +174,20 @@ export async function startKubeControlPlane(
       });
     }
     await installCrds(bins, user('admin').kubeconfig);
+    await applyNodeBootstrapRbac(bins, user('admin').kubeconfig);
+    const admin = user('admin');
     return {
       server: cp.server,
       ca: cp.ca,
+      caFile: f.caFile,
       dir: f.dir,
       bins,
-      admin: user('admin'),
+      admin,
       operator: user('molt-operator'),
       agent: (name) => user(`molt:agent:${name}`),
       node: (name) => user(`system:node:${name}`),
+      bootstrapToken: (b) =>
+        createBootstrapToken({ server: cp.server, ca: cp.ca, bearer: admin.token }, b),
       processes,
       stop,
     };
@@ -230,7 +251,7 @@ async function apiservers(
   o: KubeControlPlaneOptions,
 ): Promise<string> {
   const host = o.hostApiservers;
-  if (host !== undefined) return host(await hostedSetup(bins, f, o.version));
+  if (host !== undefined) return host(hostedSetup(bins, f, o.version));
   const address = o.address ?? '127.0.0.1';
   const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const etcd = `http://127.0.0.1:${String(etcdClient)}`;
@@ -252,7 +273,7 @@ async function apiservers(
     startProcess(
       'kube-apiserver',
       join(bins, 'kube-apiserver'),
-      apiserverArgs(f, etcd, { address, port: apiPort }, { certDir: join(f.dir, 'serving') }),
+      apiserverArgs(f, etcd, { address, port: apiPort }),
     ),
   );
   return `https://${address}:${String(apiPort)}`;
@@ -267,7 +288,7 @@ async function launch(
   const timeoutMs = o.startTimeoutMs ?? 120_000;
   const server = await apiservers(bins, f, processes, o);
   const admin = f.users.get('admin')?.token ?? '';
-  const ca = await eventually(() => readFile(f.caFile, 'utf8'), { timeoutMs, intervalMs: 100 });
+  const ca = await readFile(f.caFile, 'utf8');
   await waitFor(server, '/readyz', { ca, bearer: admin }, timeoutMs);
   // Hosted: the machines run the controller managers and schedulers beside their API servers.
   if (o.hostApiservers === undefined) await controllers(bins, f, { server, admin }, processes);

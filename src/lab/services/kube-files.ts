@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The files a lab control plane runs on (kube-control-plane.ts): the service-account key pair, the
- * static tokens of its identities, kubeconfigs that carry them, the API server's serving
- * certificate and command line.
+ * static tokens of its identities, kubeconfigs that carry them, the cluster CA and the API
+ * server's certificates (kube-pki.ts), and the components' command lines.
  */
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-
-const run = promisify(execFile);
+import { writeClusterPki, type ClusterPki } from './kube-pki.ts';
 
 const token = (): string => randomBytes(16).toString('hex');
 
@@ -28,12 +25,18 @@ export function kubeconfig(server: string, caFile: string, user: string, bearer:
 
 export interface Files {
   readonly dir: string;
-  /** The API's self-signed serving certificate (`--cert-dir`), which clients trust as the CA. */
+  /** The cluster CA's certificate: what clients trust, and what signs kubelets' certificates. */
   readonly caFile: string;
+  readonly pki: ClusterPki;
   readonly users: ReadonlyMap<string, { token: string; groups: string }>;
 }
 
-export async function writeFiles(dir: string, nodes: readonly string[]): Promise<Files> {
+/** Every file of a control plane whose API server listens on `address`. */
+export async function writeFiles(
+  dir: string,
+  nodes: readonly string[],
+  address: string,
+): Promise<Files> {
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const files: Record<string, string> = {
     'sa.pub': sa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
@@ -51,41 +54,33 @@ export async function writeFiles(dir: string, nodes: readonly string[]): Promise
     .join('\n');
   for (const [name, content] of Object.entries(files))
     await writeFile(join(dir, name), content, { mode: 0o600 });
-  return { dir, caFile: join(dir, 'serving', 'apiserver.crt'), users };
+  const pki = await writeClusterPki(dir, address);
+  return { dir, caFile: pki.caFile, pki, users };
 }
 
 /**
- * A serving certificate for 127.0.0.1 and localhost that several API servers share (hosted mode);
- * self-signed, so clients trust it as their CA, as they trust `--cert-dir`'s in the single mode.
+ * One API server's command line. Several (hosted mode) share one serving certificate, so any of
+ * them satisfies a client behind the balancer.
  */
-export async function sharedServingCert(f: Files): Promise<{ cert: string; key: string }> {
-  const cert = f.caFile;
-  const key = join(f.dir, 'serving', 'apiserver.key');
-  await mkdir(join(f.dir, 'serving'), { recursive: true });
-  await run('openssl', [
-    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '7'],
-    ...['-keyout', key, '-out', cert, '-subj', '/CN=kube-apiserver'],
-    ...['-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
-  ]);
-  return { cert, key };
-}
-
 export function apiserverArgs(
   f: Files,
   etcd: string,
   listen: { readonly address: string; readonly port: number },
-  tls: { readonly certDir: string } | { readonly cert: string; readonly key: string },
 ): string[] {
   const at = (name: string): string => join(f.dir, name);
   return [
     `--etcd-servers=${etcd}`,
-    // The self-signed certificate of `--cert-dir` names the advertised address.
     `--bind-address=${listen.address}`,
     `--advertise-address=${listen.address}`,
     `--secure-port=${String(listen.port)}`,
-    ...('certDir' in tls
-      ? [`--cert-dir=${tls.certDir}`]
-      : [`--tls-cert-file=${tls.cert}`, `--tls-private-key-file=${tls.key}`]),
+    `--tls-cert-file=${f.pki.servingCert}`,
+    `--tls-private-key-file=${f.pki.servingKey}`,
+    // Client certificates the cluster CA signed authenticate: the kubelets' after TLS bootstrap.
+    `--client-ca-file=${f.caFile}`,
+    '--enable-bootstrap-token-auth=true',
+    // The API server's own identity towards kubelets (logs, exec), which they check against the CA.
+    `--kubelet-client-certificate=${f.pki.kubeletClientCert}`,
+    `--kubelet-client-key=${f.pki.kubeletClientKey}`,
     '--service-cluster-ip-range=10.0.0.0/24',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${at('sa.pub')}`,
@@ -103,7 +98,9 @@ export function apiserverArgs(
 
 /**
  * kube-controller-manager's command line: the disruption controller (PDBs), Deployments, node
- * lifecycle (10 s grace) and the service-account controller, quick to notice silent nodes.
+ * lifecycle (10 s grace) and the service-account controller, quick to notice silent nodes; the
+ * CSR approver and signer (with the cluster CA) that give bootstrapping kubelets their client
+ * certificates, and the token cleaner that deletes expired bootstrap tokens (off by default).
  * `leaderElect` when several run (hosted on the lab's control-plane machines).
  */
 export function controllerManagerArgs(
@@ -114,6 +111,9 @@ export function controllerManagerArgs(
     `--kubeconfig=${o.kubeconfig}`,
     `--service-account-private-key-file=${join(f.dir, 'sa.key')}`,
     `--root-ca-file=${f.caFile}`,
+    `--cluster-signing-cert-file=${f.caFile}`,
+    `--cluster-signing-key-file=${f.pki.caKey}`,
+    '--controllers=*,tokencleaner',
     '--use-service-account-credentials=false',
     `--leader-elect=${String(o.leaderElect)}`,
     '--bind-address=127.0.0.1',

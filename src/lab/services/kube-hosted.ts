@@ -11,7 +11,6 @@ import {
   controllerManagerArgs,
   kubeconfig,
   schedulerArgs,
-  sharedServingCert,
   type Files,
 } from './kube-files.ts';
 
@@ -49,14 +48,9 @@ export type HostedComponent = 'kube-apiserver' | 'kube-controller-manager' | 'ku
 export type HostedPorts = Readonly<Record<HostedComponent, number>>;
 
 /** How a machine's components are built in hosted mode (see {@link ApiserverSetup}). */
-export async function hostedSetup(
-  bins: string,
-  f: Files,
-  version: string | undefined,
-): Promise<ApiserverSetup> {
-  const tls = await sharedServingCert(f);
+export function hostedSetup(bins: string, f: Files, version: string | undefined): ApiserverSetup {
   const args: ApiserverSetup['args'] = (a) => [
-    ...apiserverArgs(f, a.etcd.join(','), { address: '127.0.0.1', port: a.port }, tls),
+    ...apiserverArgs(f, a.etcd.join(','), { address: '127.0.0.1', port: a.port }),
     // The lab firmware ends a boot's services by a path in the machine root.
     `--cert-dir=${a.dir}`,
   ];
