@@ -225,6 +225,38 @@ describe('molt install refuses bad input and writes nothing', () => {
     );
   });
 
+  it('an agent kubeconfig (--kubeconfig) with nowhere to go on STATE, unreadable, or no kubeconfig: MOLT_BAD_FLAG', async () => {
+    const file = join(dir.path, 'agent.kubeconfig');
+    await writeFile(
+      file,
+      'clusters: [{name: c, cluster: {server: "https://h"}}]\nusers: [{name: u}]\ncontexts: [{name: c}]\n',
+    );
+    const at = (kubeconfig: string) =>
+      fx.machine('node-kc', 'grub', { kubernetes: { kubeconfig } });
+    await refused(
+      { disk: tiny, ...(await at('/etc/k')), kubeconfig: file },
+      ErrorCode.BadFlag,
+      /--kubeconfig .* has nowhere to go: the machine config's kubernetes\.kubeconfig is \/etc\/k, not on STATE/,
+    );
+    await refused(
+      { disk: tiny, ...(await fx.machine('node-kc2', 'grub')), kubeconfig: file },
+      ErrorCode.BadFlag,
+      /kubernetes\.kubeconfig is not set/,
+    );
+    await refused(
+      { disk: tiny, ...(await at('/molt/state/k')), kubeconfig: join(dir.path, 'nope') },
+      ErrorCode.BadFlag,
+      /--kubeconfig .*nope cannot be read: ENOENT/,
+    );
+    const notOne = join(dir.path, 'not-a-kubeconfig');
+    await writeFile(notOne, 'hello: [world\n');
+    await refused(
+      { disk: tiny, ...(await at('/molt/state/k')), kubeconfig: notOne },
+      ErrorCode.BadFlag,
+      /is not a kubeconfig with a cluster, a user and a context/,
+    );
+  });
+
   it("missing PKI, or another machine's certificate", async () => {
     await refused(
       { disk: tiny, pki: join(dir.path, 'nowhere') },

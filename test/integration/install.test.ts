@@ -244,12 +244,25 @@ describe('molt install onto a disk file', () => {
         },
       },
     });
+    // The agent's own identity, carried onto STATE where the config names it.
+    const agentKubeconfig = join(dir.path, 'agent.kubeconfig');
+    const kubeconfigText = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://10.0.2.2:6443"}}]',
+      'users: [{name: "molt:agent:node-again", user: {token: t0k3n}}]',
+      'contexts: [{name: c, context: {cluster: c, user: "molt:agent:node-again"}}]',
+      'current-context: c',
+      '',
+    ].join('\n');
+    await writeFile(agentKubeconfig, kubeconfigText, { mode: 0o600 });
     const result = await installDisk({
       ...machine,
       disk,
       image: `${fx.registry.host}/${repo}:1.0.0`,
       insecure: true,
       sizes: testSizes,
+      kubeconfig: agentKubeconfig,
     });
     assert.equal(result.previous, 'molt');
     const state = partitionOf(result.plan, PartitionName.State);
@@ -275,5 +288,7 @@ describe('molt install onto a disk file', () => {
     assert.match(await cat('cni/10-molt-bridge.conflist'), /"subnet": "10\.244\.3\.0\/24"/);
     assert.match(await cat('kubelet.yaml'), /^kind: KubeletConfiguration$/m);
     assert.match(await debugfs(nodeDir, 'ls -l /kubernetes/node'), /manifests/);
+    assert.equal(await debugfs(nodeDir, 'cat /agent.kubeconfig'), kubeconfigText);
+    assert.match(await debugfs(nodeDir, 'stat /agent.kubeconfig'), /Mode: +0600/);
   });
 });

@@ -34,6 +34,8 @@ before the first write: on bad input the disk is left as it was.
   --efi-binary FILE       the bootloader's EFI binary (default: GRUB built with grub-mkimage, or
                           /usr/lib/systemd/boot/efi/systemd-bootx64.efi)
   --public-key FILE       verify the image's signature with this key here (default: the config's publicKeyFile)
+  --kubeconfig FILE       the agent's own kubeconfig (its molt:agent:<node> identity), copied onto STATE
+                          where the config's kubernetes.kubeconfig names (a path under /molt/state/)
   --work-dir DIR          where the image is staged before it is written (default: $TMPDIR)
   --dry-run               check everything and print the plan; write nothing
   --json                  print the result as JSON
@@ -61,6 +63,7 @@ function flags(argv: readonly string[]) {
         'disk-size': text,
         'efi-binary': text,
         'public-key': text,
+        kubeconfig: text,
         'work-dir': text,
         wipe: flag,
         'overwrite-machine': flag,
@@ -111,10 +114,18 @@ function optionsOf(values: ReturnType<typeof flags>, log: (line: string) => void
     overwriteMachine: values['overwrite-machine'],
     insecure: values.insecure,
     dryRun: values['dry-run'],
+    ...filesOf(values),
+    log,
+  };
+}
+
+/** The optional files an install takes from this host. */
+function filesOf(values: ReturnType<typeof flags>) {
+  return {
     ...(values['efi-binary'] !== undefined && { efiBinary: values['efi-binary'] }),
     ...(values['public-key'] !== undefined && { publicKey: values['public-key'] }),
+    ...(values.kubeconfig !== undefined && { kubeconfig: values.kubeconfig }),
     ...(values['work-dir'] !== undefined && { workDir: values['work-dir'] }),
-    log,
   };
 }
 

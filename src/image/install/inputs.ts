@@ -12,7 +12,8 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
+import { parse as parseYaml, parseDocument } from 'yaml';
+import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { renderNodeFiles, type NodeFiles } from '../../agent/kubernetes-node/files.ts';
 import { RoleOrganisationPrefix } from '../../protocol/agent.ts';
@@ -165,4 +166,56 @@ export async function readNodeFiles(config: MachineConfig): Promise<NodeFiles | 
   parseCert(node.caFile, caPem);
   const token = await readNamed('kubernetes.node.bootstrapTokenFile', node.bootstrapTokenFile);
   return renderNodeFiles(config, { caPem, token });
+}
+
+/** Where the machine mounts STATE: a file copied onto it is named by a path under it. */
+const StateMountPath = '/molt/state/';
+
+/** Enough of a kubeconfig to know it is one (the agent's loader reads the rest). */
+const AgentKubeconfig = z.object({
+  clusters: z.array(z.object({ cluster: z.object({ server: z.string() }) })).min(1),
+  users: z.array(z.object({ name: z.string() })).min(1),
+  contexts: z.array(z.object({ name: z.string() })).min(1),
+});
+
+/**
+ * `--kubeconfig FILE`: the agent's own kubeconfig, for the place on STATE the config's
+ * `kubernetes.kubeconfig` names. Checked before the disk is touched: the config must name a file
+ * on STATE (anywhere else the image's read-only root would hide it), and FILE must be a kubeconfig.
+ */
+export async function readAgentKubeconfig(
+  config: MachineConfig,
+  file: string | undefined,
+): Promise<{ readonly path: string; readonly text: string } | undefined> {
+  if (file === undefined) return undefined;
+  const path = config.kubernetes?.kubeconfig;
+  if (path === undefined || !path.startsWith(StateMountPath))
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      `--kubeconfig ${file} has nowhere to go: the machine config's kubernetes.kubeconfig is ${path === undefined ? 'not set' : `${path}, not on STATE`}`,
+      {
+        hint: `set kubernetes.kubeconfig to a path under ${StateMountPath}, e.g. ${StateMountPath}kubernetes/agent.kubeconfig`,
+      },
+    );
+  const text = await readFile(file, 'utf8').catch((error: unknown) => {
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      `--kubeconfig ${file} cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      { cause: error },
+    );
+  });
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { maxAliasCount: 0 });
+  } catch {
+    doc = undefined;
+  }
+  const parsed = AgentKubeconfig.safeParse(doc);
+  if (!parsed.success)
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      `--kubeconfig ${file} is not a kubeconfig with a cluster, a user and a context`,
+      { hint: 'kubectl config view --minify --raw writes one' },
+    );
+  return { path, text };
 }

@@ -14,7 +14,7 @@ import { requireUnused } from '../../core/disk/in-use.ts';
 import { DefaultSizes, planDisk, type DiskPlan, type LayoutSizes } from '../../core/disk/layout.ts';
 import { judgeDisk, requireInstallable, type DiskVerdict } from '../../core/disk/table.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
+import { readAgentKubeconfig, readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
 import { stageMachine } from './stage.ts';
 import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
 import { writeDisk, type Log } from './write.ts';
@@ -44,6 +44,8 @@ export interface InstallOptions {
   readonly efiBinary?: string;
   /** Key to verify the image's signature with on this host. */
   readonly publicKey?: string;
+  /** The agent's kubeconfig, carried onto STATE at the config's `kubernetes.kubeconfig`. */
+  readonly kubeconfig?: string;
   /** Where the temporary machine root goes (it holds a copy of the image). @default os.tmpdir() */
   readonly workDir?: string;
   /** Check everything, print the plan, write nothing. */
@@ -125,6 +127,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
   const { config, text } = await readInstallConfig(options.config, options.bootloader);
   const pki = await readMachinePki(options.pki, config.node, options.now ?? new Date());
   const nodeFiles = await readNodeFiles(config);
+  const kubeconfig = await readAgentKubeconfig(config, options.kubeconfig);
   const target = await probeTarget(options.disk);
   const diskBytes = await targetBytes(target, options);
   requireUnused(await readUse(target), options.disk);
@@ -145,6 +148,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
       configText: text,
       pki,
       nodeFiles,
+      kubeconfig,
       image: options.image,
       insecure: options.insecure ?? false,
       ...(options.publicKey !== undefined && { publicKey: options.publicKey }),

@@ -31,6 +31,8 @@ export interface StageOptions {
   readonly pki: MachinePki;
   /** A real Kubernetes node's files, for `kubernetes/node/` on STATE. */
   readonly nodeFiles?: NodeFiles | undefined;
+  /** The agent's kubeconfig and where on the machine it goes (under /molt/state/). */
+  readonly kubeconfig?: { readonly path: string; readonly text: string } | undefined;
   readonly image: string;
   readonly insecure: boolean;
   /** The key to check the image's signature with here (the config's `publicKeyFile` names the machine's). */
@@ -92,6 +94,11 @@ async function writeState(
   }
   if (options.nodeFiles !== undefined)
     await writeNodeFiles(join(stateDir, NodeDir.slice(StateMount.length)), options.nodeFiles);
+  if (options.kubeconfig !== undefined) {
+    const to = join(stateDir, options.kubeconfig.path.slice(StateMount.length));
+    await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+    await writePrivateFile(to, options.kubeconfig.text);
+  }
   const machineKey = config.publicKeyFile;
   if (key !== undefined && machineKey?.startsWith(StateMount) === true) {
     const to = join(stateDir, machineKey.slice(StateMount.length));
