@@ -38,6 +38,33 @@ describe('buildImage', () => {
     );
   });
 
+  it('writes the run config a runtime reads, and leaves an image without one as it was', () => {
+    const configOf = (spec: Parameters<typeof buildImage>[0]): Record<string, unknown> =>
+      (
+        JSON.parse(Buffer.from(buildImage(spec).config.bytes).toString()) as {
+          config: Record<string, unknown>;
+        }
+      ).config;
+    assert.deepEqual(
+      configOf({
+        labels: { a: 'b' },
+        run: { entrypoint: ['/bin/sh', '-c'], cmd: ['true'], env: ['PATH=/bin'], workingDir: '/' },
+      }),
+      {
+        Env: ['PATH=/bin'],
+        Entrypoint: ['/bin/sh', '-c'],
+        Cmd: ['true'],
+        WorkingDir: '/',
+        Labels: { a: 'b' },
+      },
+    );
+    assert.deepEqual(configOf({ labels: { a: 'b' }, run: {} }), { Labels: { a: 'b' } });
+    assert.equal(
+      buildImage({ labels: { a: 'b' }, run: {} }).manifest.descriptor.digest,
+      buildImage({ labels: { a: 'b' } }).manifest.descriptor.digest,
+    );
+  });
+
   it('builds Docker schema 2 when asked', () => {
     const d = buildImage({ format: 'docker' });
     assert.equal(d.manifest.descriptor.mediaType, MediaType.DockerManifest);

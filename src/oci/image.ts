@@ -18,10 +18,27 @@ export interface LayerInput {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
+/**
+ * How a container runtime runs the image (the config's `config` section, OCI image spec
+ * config.md): what is omitted is left out of the config, so an image without it keeps its digest.
+ */
+export interface RunConfig {
+  /** `Entrypoint`: the argv the container starts with (a pod's `command` replaces it). */
+  readonly entrypoint?: readonly string[];
+  /** `Cmd`: arguments after the entrypoint, or the argv without one (a pod's `args` replace it). */
+  readonly cmd?: readonly string[];
+  /** `Env`, as `NAME=value`. */
+  readonly env?: readonly string[];
+  /** `WorkingDir`. */
+  readonly workingDir?: string;
+}
+
 /** What {@link buildImage} builds. */
 export interface ImageSpec {
   /** Config labels (`config.Labels`): where molt keeps release metadata. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** What a container runtime runs; none for images that are only pulled as files. */
+  readonly run?: RunConfig;
   readonly layers?: readonly LayerInput[];
   /** RFC 3339 creation time; omitted from the config when not given (as reproducible builds do). */
   readonly created?: string;
@@ -84,6 +101,16 @@ function diffId(layer: LayerInput): string {
   }
 }
 
+function runConfig(run: RunConfig | undefined): Record<string, unknown> {
+  if (run === undefined) return {};
+  return {
+    ...(run.env !== undefined && { Env: run.env }),
+    ...(run.entrypoint !== undefined && { Entrypoint: run.entrypoint }),
+    ...(run.cmd !== undefined && { Cmd: run.cmd }),
+    ...(run.workingDir !== undefined && { WorkingDir: run.workingDir }),
+  };
+}
+
 /** Build an image config and manifest; the same spec always yields the same bytes and digests. */
 export function buildImage(spec: ImageSpec): BuiltImage {
   const platform = spec.platform ?? { os: 'linux', architecture: 'amd64' };
@@ -96,7 +123,7 @@ export function buildImage(spec: ImageSpec): BuiltImage {
       architecture: platform.architecture,
       os: platform.os,
       ...(platform.variant !== undefined && { variant: platform.variant }),
-      config: { Labels: { ...spec.labels } },
+      config: { ...runConfig(spec.run), Labels: { ...spec.labels } },
       rootfs: { type: 'layers', diff_ids: layerInputs.map(diffId) },
       history: layerInputs.map(() => ({
         ...(spec.created !== undefined && { created: spec.created }),

@@ -35,6 +35,7 @@ export type {
   IndexOptions,
   ArtifactSpec,
   LayerInput,
+  RunConfig,
 } from './image.ts';
 export { pushImage, pushReferrer } from './push.ts';
 export { RegistryError } from './http-errors.ts';
