@@ -19,18 +19,21 @@ mkdir -p .molt
 # built once per version and cached outside the repository (docs/kubernetes.md). The previous
 # version only a few files need (the hosted control plane's upgrade, the removed-flags table):
 # it builds beside the first lanes, and those files wait for it (the build script's per-version
-# lock). Its log: .molt/kube-previous.log; a failed build fails the run with its last lines.
+# lock). Then the node runtime (kubelet, containerd, CNI plugins, crictl: scripts/ensure-node-bins.sh)
+# the same way. Its log: .molt/kube-previous.log; a failed build fails the run with its last lines.
 bash scripts/ensure-kube-bins.sh >/dev/null
-bash scripts/ensure-kube-bins.sh --previous >.molt/kube-previous.log 2>&1 &
+{ bash scripts/ensure-kube-bins.sh --previous && bash scripts/ensure-node-bins.sh; } \
+  >.molt/kube-previous.log 2>&1 &
 previous=$!
-trap 'kill "$previous" 2>/dev/null || true' EXIT
+# The builds run in a subshell: stop the build script it is running too (its own trap stops go).
+trap 'pkill -TERM -P "$previous" 2>/dev/null; kill "$previous" 2>/dev/null || true' EXIT
 npm run --silent typecheck
 npm run --silent lint
 echo "set up, type-checked and linted in $(($(date +%s) - started)) s"
 status=0
 node scripts/run-tests.ts "$@" || status=$?
 if ! wait "$previous"; then
-  echo "molt: the build of the previous Kubernetes version failed; its last lines (.molt/kube-previous.log):" >&2
+  echo "molt: the build of the previous Kubernetes version or the node runtime failed; its last lines (.molt/kube-previous.log):" >&2
   tail -n 20 .molt/kube-previous.log >&2
   status=1
 fi

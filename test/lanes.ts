@@ -93,6 +93,8 @@ export const lanes: readonly Lane[] = [
       'test/integration/kube/control-plane-health.test.ts',
       'test/integration/kube/node-identity.test.ts',
       'test/integration/kube/cluster-version.test.ts',
+      'test/integration/kube/node-bootstrap.test.ts',
+      'test/integration/kube/node-bins.test.ts',
     ],
   },
   {
@@ -152,6 +154,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/registry-conformance.test.ts',
       'test/integration/registry-skopeo.test.ts',
       'test/integration/signatures-registry.test.ts',
+      'test/integration/lab/container-images.test.ts',
     ],
   },
   { name: 'unit', concurrency: 2, weight: 4, timeoutMinutes: 5, files: ['src/**/*.test.ts'] },

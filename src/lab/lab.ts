@@ -24,7 +24,7 @@ import { loadKubeConfig } from '../platform/kube/client.ts';
 import { packageFile } from '../platform/package-files.ts';
 import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
 import { freePort } from '../platform/process/free-port.ts';
-import { repository, startLabFleet, type LabFleet, type LabFleetOptions } from './fleet/fleet.ts';
+import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
 import {
   createNetnsNetwork,
   loopbackNetwork,
@@ -34,8 +34,9 @@ import {
 import { workloads } from './fleet/workloads.ts';
 import { labDashboardUser, startOperator, writeOperatorConfig } from './lab-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
-import { startVmMachines, VmChannel, VmPool, type VmMachines } from './vm/vm-machines.ts';
-import { buildVmRelease } from './vm/vm-release.ts';
+import { prepareVmNodes, type VmNodes } from './lab-nodes.ts';
+import { firstVmRelease, startLabVms, vmNames } from './lab-vms.ts';
+import type { VmMachines } from './vm/vm-machines.ts';
 
 const run = promisify(execFile);
 
@@ -60,11 +61,13 @@ export interface RunningLab {
   stop(): Promise<void>;
 }
 
-const nodeNames = (workers: number): string[] => [
+/** Every node with a kubelet and an agent identity: the lab machines', and the VMs' agents. */
+const nodeNames = (workers: number, vms: number): string[] => [
   'cp-1',
   'cp-2',
   'cp-3',
   ...Array.from({ length: workers }, (_, i) => `w-${String(i + 1)}`),
+  ...vmNames(vms),
 ];
 
 async function startKube(
@@ -76,7 +79,7 @@ async function startKube(
     'Kubernetes: control plane (the first run builds its binaries from the Go module proxy: about 17 min on 2 cores)',
   );
   const kube = await startKubeControlPlane({
-    nodes: nodeNames(o.workers),
+    nodes: nodeNames(o.workers, o.vms),
     address: network.hostAddress,
     dir: join(o.dir, 'kube'),
     onProgress: (line) => {
@@ -96,57 +99,26 @@ async function startKube(
   return kube;
 }
 
-async function startWorkloads(kube: KubeControlPlane, log: (line: string) => void): Promise<void> {
-  const w = workloads(await loadKubeConfig(kube.admin.kubeconfig));
+/**
+ * The lab's workloads. With VM nodes they run the lab's busybox image (a web server, its default
+ * command), which a real node pulls and runs, and the lab's kubelet stand-ins mark Running.
+ */
+async function startWorkloads(
+  kube: KubeControlPlane,
+  nodes: VmNodes | undefined,
+  log: (line: string) => void,
+): Promise<void> {
+  const image = nodes === undefined ? undefined : { image: nodes.workloadImage };
+  const w = workloads(await loadKubeConfig(kube.admin.kubeconfig), image);
   const ns = await w.namespace('shop');
   await w.deployment(ns, 'web', 6);
   await w.statefulSet(ns, 'db', 3);
-  await w.running(ns, 9);
+  await w.running(ns, 9, nodes === undefined ? undefined : 10 * 60_000);
   await w.pdb(ns, 'web', 'web', 5);
   await w.pdb(ns, 'db', 'db', 2);
   log(
     'Kubernetes: workloads shop/web (6 pods, PDB minAvailable 5) and shop/db (StatefulSet, 3, PDB minAvailable 2)',
   );
-}
-
-/**
- * A lab with VMs starts every machine on the real OS release 1.0.0 (`molt image build`): lab
- * machines install it into slot files like any release, VMs onto their disks. One release 1.0.0
- * in the repository, on the VMs' channel too, so the version names one image for the whole lab.
- */
-async function firstVmRelease(
-  o: LabOptions,
-  log: (line: string) => void,
-): Promise<NonNullable<LabFleetOptions['firstRelease']>> {
-  log('VMs: OS release 1.0.0 (molt image build, cached by content under .molt/images)');
-  const release = await buildVmRelease({
-    molt: o.molt,
-    version: '1.0.0',
-    out: join(o.dir, 'images', '1.0.0'),
-    log: (line) => {
-      log(`VMs: ${line}`);
-    },
-  });
-  return { artifacts: release.artifacts, channels: `stable,beta,${VmChannel}` };
-}
-
-async function startVms(
-  o: LabOptions,
-  fleet: LabFleet,
-  log: (line: string) => void,
-): Promise<VmMachines> {
-  log(`VMs: installing ${String(o.vms)} disk(s) with release 1.0.0 (molt install), then booting`);
-  const vms = await startVmMachines({
-    labDir: o.dir,
-    molt: o.molt,
-    count: o.vms,
-    pki: fleet.pki,
-    registry: fleet.registry.host,
-    image: fleet.image('1.0.0'),
-    log,
-  });
-  log(`VMs: ${vms.vms.map((v) => v.record.name).join(', ')} up in pool ${VmPool}`);
-  return vms;
 }
 
 function networkState(network: LabNetwork): LabState['network'] {
@@ -189,9 +161,14 @@ async function startMachines(
   log(
     `machines: ${fleet.all.length} up, etcd cluster healthy (${fleet.storeEndpoints.join(', ')})`,
   );
-  if (kube !== undefined) await startWorkloads(kube, log);
-  const vms = o.vms > 0 ? await startVms(o, fleet, log) : undefined;
-  if (vms !== undefined) stops.push(() => vms.stop());
+  const nodes =
+    kube !== undefined && o.vms > 0
+      ? await prepareVmNodes(kube, fleet.registry.host, log)
+      : undefined;
+  // Without lab workers the workloads wait for the VMs: they are the only nodes.
+  if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log);
+  const vms = await startLabVms(o, { fleet, kube, nodes }, stops, log);
+  if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log);
   return { fleet, vms };
 }
 

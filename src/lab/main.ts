@@ -94,9 +94,13 @@ PodDisruptionBudgets, and molt operator with its dashboard — all on this machi
 
 --vms N adds N VMs (QEMU, OVMF, a disk written by \`molt install\`, the real bootloader and
 kernel) in pool \`vms\`, following channel \`vm\`; every machine then starts on the real OS release
-1.0.0 built by \`molt image build\` (root; cached under .molt/images). --workers 0 is allowed
-with --no-kubernetes. \`molt lab publish VERSION --vm\` builds and publishes an OS release for
-them (channel \`vm\` by default); with --broken its kernel panics at boot, so the VM falls back.
+1.0.0 built by \`molt image build\` (root; cached under .molt/images). With Kubernetes the VMs
+are real nodes of the lab's cluster (containerd and a kubelet in the release, joined by a
+bootstrap token; the first run builds them from the Go module proxy), and --workers 0 leaves them
+the only workers: the lab's workloads then run as real containers on them. \`molt lab publish
+VERSION --vm\` builds and publishes an OS release for them (channel \`vm\` by default; with
+Kubernetes it carries the current kubelet, 1.0.0 the previous minor's); with --broken its kernel
+panics at boot, so the VM falls back.
 
 --network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
 a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto
@@ -144,17 +148,21 @@ async function labOptions(
   molt: readonly string[],
 ): Promise<LabOptions> {
   const kubernetes = !values['no-kubernetes'];
-  const workers = countFlag(
-    values.workers,
-    '--workers',
-    [kubernetes ? 1 : 0, 20],
-    kubernetes ? 'the workloads need a worker: --workers 0 needs --no-kubernetes' : undefined,
-  );
   const vms = countFlag(
     values.vms,
     '--vms',
     [0, 8],
-    'each VM takes 1 GiB of memory and, without KVM, most of a core while it boots',
+    'each VM takes 1 GiB of memory (2 GiB as a Kubernetes node) and, without KVM, most of a core while it boots',
+  );
+  // The workloads need a node: lab workers, or VMs that are nodes.
+  const needsWorker = kubernetes && vms === 0;
+  const workers = countFlag(
+    values.workers,
+    '--workers',
+    [needsWorker ? 1 : 0, 20],
+    needsWorker
+      ? 'the workloads need a worker: --workers 0 needs --vms N (real nodes) or --no-kubernetes'
+      : undefined,
   );
   const dashboardPort = countFlag(values['dashboard-port'], '--dashboard-port', [0, 65535]);
   return {

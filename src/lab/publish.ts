@@ -7,7 +7,9 @@
  *   `--broken` labels it never to become healthy (the lab firmware's health check fails).
  * - A VM release (`--vm`): a real OS release built by `molt image build` (vm/vm-release.ts), on
  *   channel `vm` by default (the lab's VMs follow it); `--broken` gives it a kernel that panics
- *   at boot, so the VM's bootloader really falls back.
+ *   at boot, so the VM's bootloader really falls back. In a lab with Kubernetes its VMs are nodes,
+ *   so the release carries the node runtime with the current kubelet (lab-nodes.ts) and says so
+ *   in its labels.
  *
  * A version is published once: lab and VM releases share the repository, and re-pushing a tag
  * would silently replace the release the operator knows under that version.
@@ -21,7 +23,8 @@ import type { LabIo } from './io.ts';
 import { pushInstallerImage } from './services/installer-image.ts';
 import { requireLab } from './state.ts';
 import { VmChannel } from './vm/vm-machines.ts';
-import { buildVmRelease } from './vm/vm-release.ts';
+import { nodeRuntimeFor } from './lab-nodes.ts';
+import { buildVmRelease, type VmRelease } from './vm/vm-release.ts';
 
 export interface LabPublishOptions {
   readonly version: string;
@@ -37,25 +40,27 @@ export interface LabPublishOptions {
   readonly log?: (line: string) => void;
 }
 
-/** The artifacts of the release to push: a VM release is built first. */
+/** The artifacts and labels of the release to push: a VM release is built first. */
 async function artifactsOf(
   dir: string,
-  o: LabPublishOptions,
+  o: LabPublishOptions & { readonly nodes: boolean },
   io: LabIo,
-): Promise<Readonly<Record<string, Uint8Array>> | undefined> {
+): Promise<Pick<VmRelease, 'artifacts' | 'labels'> | undefined> {
   if (o.vm !== true) return undefined;
-  const release = await buildVmRelease({
+  const log =
+    o.log ??
+    ((line: string) => {
+      io.err(`${line}\n`);
+    });
+  const kubernetesNode = o.nodes ? await nodeRuntimeFor(o.version, log) : undefined;
+  return buildVmRelease({
     molt: o.molt ?? [process.execPath, process.argv[1] ?? 'molt'],
     version: o.version,
     out: join(dir, 'images', `${o.version}${o.broken ? '-broken' : ''}`),
     broken: o.broken,
-    log:
-      o.log ??
-      ((line) => {
-        io.err(`${line}\n`);
-      }),
+    ...(kubernetesNode !== undefined && { kubernetesNode }),
+    log,
   });
-  return release.artifacts;
 }
 
 function describe(o: LabPublishOptions): string {
@@ -90,9 +95,11 @@ export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): 
       throw new MoltError(ErrorCode.LabReleaseExists, `${image} is already published`, {
         hint: 'publish another version: the operator knows a release by its version',
       });
-    const artifacts = await artifactsOf(dir, o, io);
+    const built = await artifactsOf(dir, { ...o, nodes: s.kubeconfig !== undefined }, io);
+    const artifacts = built?.artifacts;
     const labels = {
       ...official,
+      ...built?.labels,
       'dev.molt.channels': channels,
       ...(o.broken && o.vm !== true && { 'dev.molt.lab.health': 'never' }),
     };

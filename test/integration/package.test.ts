@@ -77,6 +77,7 @@ describe('the packed package, installed outside the checkout', () => {
     assert.deepEqual(testCode, [], 'no tests, testkit or fakes');
     assert.match(files, /package\/deploy\/kubernetes\/crds\.yaml/);
     assert.match(files, /package\/scripts\/ensure-kube-bins\.sh/);
+    assert.match(files, /package\/scripts\/ensure-node-bins\.sh/);
   });
 
   it('molt version', async () => {

@@ -138,6 +138,8 @@ export interface LabFleetOptions {
   readonly firstRelease?: {
     readonly artifacts: Readonly<Record<string, Uint8Array>>;
     readonly channels: string;
+    /** Further release labels (the kubelet a VM release carries). */
+    readonly labels?: Readonly<Record<string, string>>;
   };
 }
 
@@ -206,7 +208,8 @@ async function publishFirst(
   first: LabFleetOptions['firstRelease'],
 ): Promise<void> {
   const channels = first?.channels ?? 'stable,beta';
-  await feed.publish('1.0.0', { ...official, 'dev.molt.channels': channels }, first?.artifacts);
+  const labels = { ...official, ...first?.labels, 'dev.molt.channels': channels };
+  await feed.publish('1.0.0', labels, first?.artifacts);
 }
 
 /**

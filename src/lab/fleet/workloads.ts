@@ -11,7 +11,16 @@ import {
 } from '@kubernetes/client-node';
 import { eventually } from '../../platform/process/managed-process.ts';
 
-const container = [{ name: 'app', image: 'registry.example/app:1' }];
+/**
+ * What the pods run. The lab's in-process kubelet runs no container, so any name does; a real node
+ * pulls `image` and runs `command` (the lab's own busybox image from its registry, docs/adr/0015).
+ */
+export interface WorkloadImage {
+  readonly image: string;
+  readonly command?: readonly string[];
+}
+
+const placeholder: WorkloadImage = { image: 'registry.example/app:1' };
 
 export interface Workloads {
   readonly core: CoreV1Api;
@@ -24,8 +33,11 @@ export interface Workloads {
   pdb(ns: string, name: string, app: string, minAvailable: number): Promise<void>;
   /** Pods of `ns` (optionally on `node`). */
   pods(ns: string, node?: string): Promise<V1Pod[]>;
-  /** Wait until `ns` has `count` Running and Ready pods (the PDB controller has seen them too). */
-  running(ns: string, count: number): Promise<void>;
+  /**
+   * Wait until `ns` has `count` Running and Ready pods (the PDB controller has seen them too);
+   * real nodes pull and start containers, so they get longer. @default 60 s
+   */
+  running(ns: string, count: number, timeoutMs?: number): Promise<void>;
 }
 
 const ready = (p: V1Pod): boolean =>
@@ -33,7 +45,14 @@ const ready = (p: V1Pod): boolean =>
   p.status?.phase === 'Running' &&
   (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-export function workloads(kc: KubeConfig): Workloads {
+export function workloads(kc: KubeConfig, run: WorkloadImage = placeholder): Workloads {
+  const container = [
+    {
+      name: 'app',
+      image: run.image,
+      ...(run.command !== undefined && { command: [...run.command] }),
+    },
+  ];
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
@@ -117,14 +136,14 @@ export function workloads(kc: KubeConfig): Workloads {
       );
     },
     pods,
-    async running(ns, count) {
+    async running(ns, count, timeoutMs = 60_000) {
       await eventually(
         async () => {
           const n = (await pods(ns)).filter(ready).length;
           if (n !== count)
             throw new Error(`${String(n)} of ${String(count)} pods running in ${ns}`);
         },
-        { timeoutMs: 60_000, intervalMs: 200 },
+        { timeoutMs, intervalMs: 500 },
       );
     },
   };

@@ -3,9 +3,10 @@
  * The lab's VM machines (`molt lab up --vms N`, docs/adr/0007): each a disk written by
  * `molt install` (run as a child process, the installer's own code) under `<lab>/vms/<name>/`,
  * booted by OVMF and the real bootloader under the VM runner, its agent reached at a port
- * forwarded to 127.0.0.1 — the endpoint the operator's fleet file names. VMs are not Kubernetes
- * nodes (their config has no `kubernetes:`), and not part of the lab cluster: their pool `vms`
- * has its own channel and policies.
+ * forwarded to 127.0.0.1 — the endpoint the operator's fleet file names. Their pool `vms` has its
+ * own channel and policies. With {@link VmMachinesOptions.kubernetes} each VM is a real node of the
+ * lab's cluster (docs/adr/0015): its release carries containerd and a kubelet, its config names
+ * the cluster and a bootstrap token, and its agent drains and uncordons its own Node.
  */
 import { execFile } from 'node:child_process';
 import { access, copyFile, mkdir, rm } from 'node:fs/promises';
@@ -20,6 +21,9 @@ import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import type { LabMachineRecord } from '../fleet/fleet.ts';
 import { agentStatus, type FleetPki } from '../fleet/machine.ts';
 import { labVmDir, startLabVm, type LabVm } from './lab-vm.ts';
+import { guestAddress, nodeFiles, type VmKubernetes } from './vm-node.ts';
+
+export type { VmKubernetes } from './vm-node.ts';
 
 const run = promisify(execFile);
 
@@ -31,8 +35,14 @@ export const VmChannel = 'vm';
 /** Each slot partition: the 1.x images' squashfs is ~150 MB. */
 const SlotSize = '512M';
 const DiskSize = '2G';
-/** TCG boots slowly: a new slot has two minutes to become healthy. */
+/**
+ * TCG boots slowly: a new slot has two minutes to become healthy, a node four (containerd and
+ * the kubelet start after the agent, and its Node must turn Ready).
+ */
 const HealthDeadlineSeconds = 120;
+const NodeHealthDeadlineSeconds = 240;
+/** A VM running containerd and a kubelet beside the agent needs more than the default 1 GiB. */
+export const NodeMemoryMiB = 2048;
 /** How long an install plus a first boot may take under TCG (~60 s measured). */
 const FirstBootMs = 6 * 60_000;
 
@@ -47,8 +57,10 @@ export interface VmMachinesOptions {
   readonly registry: string;
   /** The release each VM installs into slot A. */
   readonly image: string;
-  /** @default 1024 */
+  /** @default 1024, or {@link NodeMemoryMiB} for nodes */
   readonly memoryMiB?: number;
+  /** Make each VM a real node of this cluster (TLS bootstrap with `bootstrapToken`). */
+  readonly kubernetes?: VmKubernetes;
   readonly log: (line: string) => void;
 }
 
@@ -83,16 +95,15 @@ async function sdBootBinary(): Promise<string | undefined> {
  * loopback is mirrored there. Any other host address (the netns bridge) the VM reaches as is.
  */
 function mirrors(registry: string): Record<string, string> {
-  const [host, port] = registry.split(':');
-  return host === '127.0.0.1' || host === 'localhost'
-    ? { [registry]: `10.0.2.2${port === undefined ? '' : `:${port}`}` }
-    : {};
+  const guest = guestAddress(registry);
+  return guest === registry ? {} : { [registry]: guest };
 }
 
 /** Write VM `name`'s config, certificate and disk (`molt install`); resolves with the disk. */
 async function installVm(
   o: VmMachinesOptions,
   name: string,
+  index: number,
   bootloader: { name: 'grub' | 'systemd-boot'; efi?: string },
 ): Promise<string> {
   const dir = labVmDir(o.labDir, name);
@@ -109,14 +120,17 @@ async function installVm(
     sans: ['127.0.0.1'],
     days: 30,
   });
+  const node =
+    o.kubernetes === undefined ? undefined : await nodeFiles(o.kubernetes, dir, name, index);
   const config: MachineConfigInput = {
     node: name,
     role: 'worker',
     bootloader: bootloader.name,
     api: { host: '0.0.0.0', port: VmAgentPort },
-    healthDeadlineSeconds: HealthDeadlineSeconds,
+    healthDeadlineSeconds: node === undefined ? HealthDeadlineSeconds : NodeHealthDeadlineSeconds,
     registry: { insecure: true, mirrors: mirrors(o.registry) },
     disk: {},
+    ...(node !== undefined && { kubernetes: node.kubernetes }),
   };
   const configFile = join(dir, 'config.yaml');
   await writePrivateFile(configFile, stringify(config));
@@ -126,6 +140,7 @@ async function installVm(
     ...['install', '--disk', disk, '--image', o.image, '--config', configFile, '--pki', pki],
     ...['--slot-size', SlotSize, '--disk-size', DiskSize, '--insecure', '--work-dir', dir],
     ...(bootloader.efi === undefined ? [] : ['--efi-binary', bootloader.efi]),
+    ...(node === undefined ? [] : ['--kubeconfig', node.kubeconfig]),
   ];
   try {
     await run(command, [...prefix, ...args], { maxBuffer: 16 * 2 ** 20 });
@@ -153,7 +168,7 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
           ? { name: 'systemd-boot' as const, efi: sdboot }
           : { name: 'grub' as const };
       const t = performance.now();
-      const disk = await installVm(o, name, bootloader);
+      const disk = await installVm(o, name, i, bootloader);
       o.log(
         `VMs: ${name} installed (${bootloader.name}, ${String(Math.round((performance.now() - t) / 1000))} s); powering on`,
       );
@@ -163,7 +178,7 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
           name,
           disk,
           agentGuestPort: VmAgentPort,
-          memoryMiB: o.memoryMiB ?? 1024,
+          memoryMiB: o.memoryMiB ?? (o.kubernetes === undefined ? 1024 : NodeMemoryMiB),
         }),
       );
     }

@@ -13,7 +13,9 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ReleaseLabel } from '../../core/releases/release.ts';
 
 /** What a broken VM release appends to the image's kernel command line. */
 export const PanicArgument = 'rdinit=/molt-lab-no-init';
@@ -28,6 +30,11 @@ export interface VmReleaseOptions {
   readonly out: string;
   /** A kernel that panics at boot (see the file comment). */
   readonly broken?: boolean;
+  /**
+   * The node runtime to build in (`molt image build --kubernetes-node DIR`: the directory
+   * `scripts/ensure-node-bins.sh` prints), so the VM is a real Kubernetes node.
+   */
+  readonly kubernetesNode?: string;
   /** The builder's progress lines. */
   readonly log: (line: string) => void;
 }
@@ -36,12 +43,32 @@ export interface VmRelease {
   readonly version: string;
   /** Artifact name → bytes, ready to publish (cmdline included). */
   readonly artifacts: Readonly<Record<string, Uint8Array>>;
+  /** Release labels the image implies: the kubelet and containerd it carries. */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+const ImageJson = z.object({
+  kubernetesNode: z.object({ kubelet: z.string(), containerd: z.string() }).optional(),
+});
+
+/** The labels of an image built with a node runtime (`image.json`'s `kubernetesNode`). */
+export function nodeRuntimeLabels(imageJson: unknown): Record<string, string> {
+  const node = ImageJson.safeParse(imageJson).data?.kubernetesNode;
+  return node === undefined
+    ? {}
+    : {
+        [ReleaseLabel.KubeletVersion]: node.kubelet,
+        [ReleaseLabel.ContainerdVersion]: node.containerd,
+      };
 }
 
 /** Run `molt image build`, forwarding its progress; rejects with its last lines if it fails. */
 function runBuild(o: VmReleaseOptions): Promise<void> {
   const [command = process.execPath, ...prefix] = o.molt;
-  const args = [...prefix, 'image', 'build', '--version', o.version, '--out', o.out];
+  const args = [
+    ...[...prefix, 'image', 'build', '--version', o.version, '--out', o.out],
+    ...(o.kubernetesNode === undefined ? [] : ['--kubernetes-node', o.kubernetesNode]),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let tail = '';
@@ -77,5 +104,6 @@ export async function buildVmRelease(o: VmReleaseOptions): Promise<VmRelease> {
   artifacts['cmdline'] = new TextEncoder().encode(
     o.broken === true ? `${cmdline} ${PanicArgument}` : cmdline,
   );
-  return { version: o.version, artifacts };
+  const labels = nodeRuntimeLabels(JSON.parse(await readFile(join(o.out, 'image.json'), 'utf8')));
+  return { version: o.version, artifacts, labels };
 }

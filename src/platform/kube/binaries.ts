@@ -21,6 +21,20 @@ export async function kubeBinaries(
 }
 
 /**
+ * The node runtime a release carries (kubelet, containerd, the CNI plugins, crictl; docs/adr/0015),
+ * built once per version by scripts/ensure-node-bins.sh: `version` a Kubernetes version, or
+ * `previous` for kube-versions.env's previous minor (@default its current one). Resolves with the
+ * directory `molt image build --kubernetes-node` takes.
+ */
+export async function nodeBinaries(
+  onProgress?: (line: string) => void,
+  version?: string,
+): Promise<string> {
+  const args = version === undefined ? [] : version === 'previous' ? ['--previous'] : [version];
+  return runBuildScript('ensure-node-bins.sh', args, onProgress);
+}
+
+/**
  * Run `scripts/<script>` (an ensure-*-bins.sh: builds once, caches, prints the directory on its
  * last stdout line) and resolve with that directory; its stderr lines go to `onProgress`.
  */

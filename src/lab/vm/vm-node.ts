@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * What makes a lab VM a real Kubernetes node (docs/adr/0015): the files `molt install` takes —
+ * the cluster's CA, a bootstrap token, the agent's own kubeconfig — and the machine config's
+ * `kubernetes` section, with every host address as the VM reaches it (QEMU user networking).
+ */
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { writePrivateFile } from '../../platform/fs/private-file.ts';
+import type { MachineConfigInput } from '../../protocol/machine-config.ts';
+
+/** The cluster the VMs join, as the host sees it. */
+export interface VmKubernetes {
+  /** `https://127.0.0.1:PORT` (a VM reaches it at 10.0.2.2) or another host address. */
+  readonly server: string;
+  /** The cluster CA (PEM). */
+  readonly caPem: string;
+  /** A bootstrap token `<id>.<secret>` (kube-system Secret `bootstrap-token-<id>`). */
+  readonly bootstrapToken: string;
+  /** The bearer token of the VM's agent identity `molt:agent:<name>`. */
+  agentToken(name: string): string;
+  /** The sandbox image by its published name (pulled through the registry mirror). */
+  readonly sandboxImage: string;
+}
+
+/** `host[:port]` as a VM reaches it: the host's loopback is 10.0.2.2 under user networking. */
+export function guestAddress(hostPort: string): string {
+  const [host, port] = hostPort.split(':');
+  return host === '127.0.0.1' || host === 'localhost'
+    ? `10.0.2.2${port === undefined ? '' : `:${port}`}`
+    : hostPort;
+}
+
+/** The API server's URL as a VM reaches it. */
+export function guestServer(server: string): string {
+  const url = new URL(server);
+  return `https://${guestAddress(url.host)}`;
+}
+
+/**
+ * The files that make VM `index` (1-based) a node: the cluster CA, its bootstrap token and its
+ * agent's kubeconfig, written into the VM's directory for `molt install`, and the config's
+ * `kubernetes` section. Each VM's pods get their own /24, so no two nodes hand out one address.
+ */
+export async function nodeFiles(
+  k: VmKubernetes,
+  dir: string,
+  name: string,
+  index: number,
+): Promise<{ kubernetes: NonNullable<MachineConfigInput['kubernetes']>; kubeconfig: string }> {
+  const server = guestServer(k.server);
+  const caFile = join(dir, 'kube-ca.pem');
+  await writePrivateFile(caFile, k.caPem);
+  const tokenFile = join(dir, 'bootstrap-token');
+  await writePrivateFile(tokenFile, `${k.bootstrapToken}\n`);
+  const kubeconfig = join(dir, 'agent.kubeconfig');
+  await writePrivateFile(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'lab',
+          cluster: {
+            server,
+            'certificate-authority-data': Buffer.from(k.caPem).toString('base64'),
+          },
+        },
+      ],
+      users: [{ name: `molt:agent:${name}`, user: { token: k.agentToken(name) } }],
+      contexts: [{ name: 'lab', context: { cluster: 'lab', user: `molt:agent:${name}` } }],
+      'current-context': 'lab',
+    }),
+  );
+  return {
+    kubeconfig,
+    kubernetes: {
+      // molt install puts the agent's kubeconfig here (`--kubeconfig`).
+      kubeconfig: '/molt/state/kubernetes/agent.kubeconfig',
+      drain: { timeoutSeconds: 120 },
+      node: {
+        server,
+        caFile,
+        bootstrapTokenFile: tokenFile,
+        podCidr: `10.244.${String(index)}.0/24`,
+        sandboxImage: k.sandboxImage,
+      },
+    },
+  };
+}
