@@ -55,15 +55,31 @@ describe('image pull from docker-registry 2.8', () => {
           'rootfs.img': 300_000,
           cmdline: new TextEncoder().encode('quiet'),
         },
-        labels: { 'dev.molt.lab.health': 'never' },
+        labels: { 'dev.molt.lab.health': 'never', 'molt.dev/kubelet-version': 'v1.35.4' },
       });
       const dir = await tempDir('pull');
       try {
         const progress: number[] = [];
+        const resolved: unknown[] = [];
         const source = createOciImageSource({ root: dir.path, registry: { insecure: true } });
         const staged = await source.pull(`${registry.host}/${repo}:${tag}`, 'B', {
           onProgress: (p) => progress.push(p.bytes / p.total),
+          checkResolved: (image) => {
+            resolved.push(image);
+          },
         });
+        // What the agent's checks before the pull writes see: the release's labels among them.
+        assert.deepEqual(resolved, [
+          {
+            digest: pushed.digest,
+            version: '1.2.0',
+            labels: {
+              'dev.molt.version': '1.2.0',
+              'dev.molt.lab.health': 'never',
+              'molt.dev/kubelet-version': 'v1.35.4',
+            },
+          },
+        ]);
         assert.deepEqual(staged, {
           imageRef: `${registry.host}/${repo}:${tag}`,
           imageDigest: pushed.digest,

@@ -13,6 +13,7 @@ import type { KubeOutcome } from '../ports/kube-node.ts';
 import type { InPlaceWrite, PullProgress, ResolvedImage } from '../ports/image-source.ts';
 import type { SlotId } from '../../core/slots/slot.ts';
 import { waitHealthy } from './health.ts';
+import { checkReleaseKubelet } from './kubelet-skew.ts';
 import type { MachinePorts } from './ports.ts';
 
 export interface ExecutionContext {
@@ -109,7 +110,11 @@ const handlers: Handlers = {
     const inPlace = await inPlaceWrite(c, p, ctx);
     const guard = sameImageGuard(c, p);
     const staged = await p.images.pull(c.image, c.slot, {
-      ...(guard !== undefined && { checkResolved: guard }),
+      // Before the pull writes anything; `force` lifts the same-image refusal, never the skew.
+      checkResolved: async (image) => {
+        await guard?.(image);
+        await checkReleaseKubelet(p.kube, image);
+      },
       onProgress: (progress) => {
         ctx.progress(progress);
       },

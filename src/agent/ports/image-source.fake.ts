@@ -9,8 +9,13 @@ import type { ImageSource, PullOptions } from './image-source.ts';
 import type { StagedImage } from './slot-store.ts';
 import type { FakeSlotStore, StageInput } from './slot-store.fake.ts';
 
-/** An image the fake registry serves: what a pull stages, without `imageRef` (the pull's reference). */
-export type FakeImage = Omit<StageInput, 'imageRef'>;
+/**
+ * An image the fake registry serves: what a pull stages, without `imageRef` (the pull's
+ * reference), and the config labels its pull resolves (none by default).
+ */
+export type FakeImage = Omit<StageInput, 'imageRef'> & {
+  readonly labels?: Readonly<Record<string, string>>;
+};
 /** An image whose pull never finishes by itself: it ends only when its signal aborts (a stuck registry). */
 export const HangingImage = 'hang';
 
@@ -44,7 +49,11 @@ export function createFakeImageSource(
         );
       }
       try {
-        await options.checkResolved?.({ digest: found.imageDigest, version: found.version });
+        await options.checkResolved?.({
+          digest: found.imageDigest,
+          version: found.version,
+          labels: found.labels ?? {},
+        });
       } catch (e) {
         await store.discardStaged(slot);
         throw e;

@@ -29,6 +29,8 @@ export interface InPlaceWrite {
 export interface ResolvedImage {
   readonly digest: string;
   readonly version: string;
+  /** The image config's labels: the release's metadata (`molt.dev/kubelet-version`, …). */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 /** What a caller can give a pull besides the image and the slot. */

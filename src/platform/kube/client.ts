@@ -80,6 +80,27 @@ export function kubeError(e: unknown, what: string): MoltError {
   });
 }
 
+/**
+ * The API server's version (`GET /version`): its binary's `gitVersion` and, when it emulates an
+ * older minor (`--emulated-version`), that minor — what it serves to other components.
+ */
+export async function apiServerVersion(
+  kc: KubeConfig,
+): Promise<{ readonly version: string; readonly emulatedVersion?: string }> {
+  let info;
+  try {
+    info = await kc.makeApiClient(VersionApi).getCode();
+  } catch (e) {
+    throw kubeError(e, 'read the API server version (GET /version)');
+  }
+  const { gitVersion, emulationMajor, emulationMinor } = info;
+  const emulated =
+    emulationMajor !== undefined && emulationMinor !== undefined && emulationMinor !== ''
+      ? `${emulationMajor}.${emulationMinor}`
+      : undefined;
+  return { version: gitVersion, ...(emulated !== undefined && { emulatedVersion: emulated }) };
+}
+
 /** The cluster's Kubernetes version as its API server reports it (`gitVersion`, e.g. `v1.31.2`). */
 export async function clusterVersion(kc: KubeConfig): Promise<string> {
   try {

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cluster version the operator's discovery checks release ranges against (issue 16): read from
-// a real kube-apiserver's /version, in the form core's parseKubernetesVersion takes.
+// a real kube-apiserver's /version, in the form core's parseKubernetesVersion takes; and the same
+// answer as an agent reads it with its own identity for the kubelet skew check.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseKubernetesVersion } from '../../../src/core/releases/eligibility.ts';
 import { isMoltError } from '../../../src/core/errors.ts';
-import { clusterVersion, loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import { createApiKubeNode } from '../../../src/agent/adapters/kube-node/index.ts';
+import { checkKubeletSkew } from '../../../src/core/kubernetes/kubelet-skew.ts';
+import {
+  apiServerVersion,
+  clusterVersion,
+  loadKubeConfig,
+} from '../../../src/platform/kube/client.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
@@ -13,7 +20,7 @@ import {
 
 let cp: KubeControlPlane;
 before(async () => {
-  cp = await startKubeControlPlane();
+  cp = await startKubeControlPlane({ nodes: ['node-1'] });
 });
 after(async () => {
   await cp.stop();
@@ -27,9 +34,35 @@ describe('the Kubernetes version of a real cluster', () => {
     assert.match(parseKubernetesVersion(version), /^1\.\d+\.\d+$/);
   });
 
+  it('is what an agent reads with its own identity for the kubelet skew check', async () => {
+    const kube = await createApiKubeNode(
+      {
+        kubeconfig: cp.agent('node-1').kubeconfig,
+        drain: {
+          timeoutSeconds: 60,
+          onTimeout: 'abort-and-uncordon',
+          deleteEmptyDirData: false,
+          force: false,
+        },
+      },
+      { machine: 'node-1' },
+    );
+    const api = await kube.apiServer?.();
+    assert.ok(api !== undefined);
+    assert.equal(api.version, await clusterVersion(await loadKubeConfig(cp.admin.kubeconfig)));
+    // Not emulating: no emulated minor, or the binary's own.
+    if (api.emulatedVersion !== undefined)
+      assert.equal(
+        `v${api.emulatedVersion}.`,
+        api.version.slice(0, api.emulatedVersion.length + 2),
+      );
+    assert.equal(checkKubeletSkew(api.version, api).ok, true, 'its own kubelet version passes');
+  });
+
   it('fails with a retryable MOLT_KUBE_UNAVAILABLE when the API server is away', async () => {
     const kc = await loadKubeConfig(cp.admin.kubeconfig);
     kc.clusters = kc.clusters.map((c) => ({ ...c, server: 'https://127.0.0.1:1' }));
     await assert.rejects(clusterVersion(kc), (e) => isMoltError(e, 'MOLT_KUBE_UNAVAILABLE'));
+    await assert.rejects(apiServerVersion(kc), (e) => isMoltError(e, 'MOLT_KUBE_UNAVAILABLE'));
   });
 });

@@ -10,7 +10,7 @@
  */
 import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
-import { loadKubeConfig } from '../../../platform/kube/client.ts';
+import { apiServerVersion, loadKubeConfig } from '../../../platform/kube/client.ts';
 import { createNodeDrainer } from './drain.ts';
 import type { KubernetesConfig } from '../../../protocol/machine-config.ts';
 import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
@@ -64,5 +64,6 @@ export async function createApiKubeNode(
       }
       return done;
     },
+    apiServer: () => apiServerVersion(kc),
   };
 }

@@ -139,6 +139,7 @@ export function createPuller(o: OciImageSourceOptions): ImageSource {
         await options.checkResolved?.({
           digest: target.resolved.digest,
           version: target.plan.version,
+          labels: target.labels,
         });
         const run: PullRun = { image, slot, target, pulledAt: now().toISOString() };
         const inPlace = new InPlace(options.inPlace, precheck(o.root, run, maxBytes));

@@ -12,6 +12,8 @@ import { checkSignature } from '../../../releases/index.ts';
 export interface ResolvedInstaller {
   readonly resolved: ResolvedImage;
   readonly plan: ArtifactPlan;
+  /** The image config's string labels (the release's metadata: its kubelet, …). */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export interface ResolveOptions {
@@ -80,5 +82,5 @@ export async function resolveInstaller(
   const plan = planInstallerImage({ layers: resolved.layers, labels, maxBytes: o.maxBytes });
   if (o.publicKeyPem !== undefined)
     await verifySignature(client, ref, resolved.digest, o.publicKeyPem);
-  return { resolved, plan };
+  return { resolved, plan, labels };
 }
