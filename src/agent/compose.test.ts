@@ -68,6 +68,7 @@ describe('machinePorts chooses the adapters from the machine config', () => {
   it('a real worker: its systemd units, the partition mount, systemd health', async () => {
     const systemctl = await standIn({
       'containerd.service': 'active',
+      'molt-kube-pods.service': 'active',
       'kubelet.service': 'active',
     });
     const { root, ports } = await compose({ ...worker, disk: {} }, systemctl);
@@ -75,7 +76,11 @@ describe('machinePorts chooses the adapters from the machine config', () => {
       ports.health.map((h) => h.name),
       ['kube-node-ready', 'systemd', 'systemd-units'],
     );
-    assert.deepEqual(await ports.services.running(), ['containerd.service', 'kubelet.service']);
+    assert.deepEqual(await ports.services.running(), [
+      'containerd.service',
+      'molt-kube-pods.service',
+      'kubelet.service',
+    ]);
     await ports.mounts.release(); // nothing mounted there: released already
     assert.equal(await exists(join(root, 'run', 'ephemeral.released')), false);
     assert.equal(ports.etcd, undefined);

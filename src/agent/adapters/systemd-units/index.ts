@@ -11,11 +11,22 @@ import { firstLine, type Systemctl } from './systemctl.ts';
 
 export { createSystemctl, type Systemctl } from './systemctl.ts';
 
+/**
+ * The node runtime's units (docs/adr/0015 §4), in start order; stopped in reverse before a reboot.
+ * The kubelet stops first, so nothing starts pods again; then `molt-kube-pods.service`, whose
+ * stop removes every pod sandbox through the CRI while containerd still runs; containerd last.
+ * Without that middle step containerd's shims and the pods' mounts would keep EPHEMERAL (where
+ * containerd's and the kubelet's roots live) busy, and the upgrade would fail on MOLT_MOUNT_BUSY.
+ */
+export const NodeRuntimeUnits: readonly string[] = [
+  'containerd.service',
+  'molt-kube-pods.service',
+  'kubelet.service',
+];
+
 /** The units a role runs when the machine config names none, in start order. */
 export function defaultUnits(role: 'control-plane' | 'worker'): readonly string[] {
-  return role === 'control-plane'
-    ? ['etcd.service', 'containerd.service', 'kubelet.service']
-    : ['containerd.service', 'kubelet.service'];
+  return role === 'control-plane' ? ['etcd.service', ...NodeRuntimeUnits] : NodeRuntimeUnits;
 }
 
 export interface SystemdUnitsOptions {

@@ -66,9 +66,32 @@ describe('systemd units (FAKE systemctl)', () => {
     ]);
     assert.equal(
       (await fake.calls()).filter((c) => c.startsWith('show ')).length,
-      3,
+      defaultUnits('control-plane').length,
       'looked up once',
     );
+  });
+
+  it('stops a node runtime kubelet first, then its pods, then containerd, and starts it the other way', async () => {
+    const fake = await standIn({
+      'containerd.service': 'active',
+      'molt-kube-pods.service': 'active',
+      'kubelet.service': 'active',
+    });
+    const s = createSystemdUnits({
+      units: defaultUnits('worker'),
+      systemctl: createSystemctl(fake.path),
+    });
+    await s.stopAll();
+    await s.startAll();
+    const acts = (await fake.calls()).filter((c) => /^(start|stop) /.test(c));
+    assert.deepEqual(acts, [
+      'stop kubelet.service',
+      'stop molt-kube-pods.service',
+      'stop containerd.service',
+      'start containerd.service',
+      'start molt-kube-pods.service',
+      'start kubelet.service',
+    ]);
   });
 
   it('fails a start with MOLT_SERVICE_START_FAILED and systemd’s words', async () => {
