@@ -4,7 +4,8 @@
  * PID 1 is not systemd, so the real systemctl cannot answer), and the systemd adapters must still
  * be exercised through a process boundary with real argument arrays and exit codes. It is a
  * POSIX shell script keeping each unit's state in a file; it answers the calls molt makes
- * (`show -p LoadState --value`, `show -p ActiveState,MainPID,ActiveEnterTimestamp`, `is-active`,
+ * (`show -p LoadState --value`, `show -p ActiveState,MainPID,ActiveEnterTimestamp`,
+ * `show -p ConditionResult,ConditionTimestamp`, `is-active`,
  * `start`, `restart`, `stop`, `daemon-reload`, `is-system-running`,
  * `list-units --failed --plain --no-legend`) with systemctl's output format and exit codes. The
  * real systemctl is proven in the VM tests (docs/real-machines.md).
@@ -24,6 +25,10 @@ case "$1" in
     if [ "$4" = "--value" ]; then
       # show -p LoadState --value UNIT
       if [ -f "$d/$5" ]; then echo loaded; else echo not-found; fi
+    elif [ "$3" = "ConditionResult,ConditionTimestamp" ]; then
+      # show -p ConditionResult,ConditionTimestamp UNIT: "no" once a start found a condition false
+      if [ -f "$d/$4.nocondition" ] && [ -f "$d/$4.checked" ]; then echo ConditionResult=no; else echo ConditionResult=yes; fi
+      echo "ConditionTimestamp=$(cat "$d/$4.checked" 2>/dev/null)"
     else
       # show -p ActiveState,MainPID,ActiveEnterTimestamp UNIT
       s=$(unit_state "$4"); [ "$s" = unknown ] && s=inactive
@@ -50,6 +55,9 @@ case "$1" in
     exit $rc ;;
   start)
     [ -f "$d/$2" ] || { echo "Failed to start $2: Unit $2 not found." >&2; exit 5; }
+    echo "@$(date +%s)" > "$d/$2.checked"
+    # A false condition (ConditionPathExists=…): the start succeeds and the unit stays inactive.
+    [ -f "$d/$2.nocondition" ] && { echo inactive > "$d/$2"; exit 0; }
     [ -f "$d/$2.nostart" ] && { echo "Job for $2 failed because the control process exited with error code." >&2; echo failed > "$d/$2"; exit 1; }
     echo "@$(date +%s)" > "$d/$2.since"
     echo active > "$d/$2" ;;
@@ -85,6 +93,8 @@ export interface SystemctlStandIn {
   attach(unit: string, pid: number): Promise<void>;
   /** `start` of this unit fails. */
   breakStart(unit: string, broken: boolean): Promise<void>;
+  /** A condition of this unit is false: `start` succeeds and leaves it inactive, as systemd does. */
+  failCondition(unit: string, failing: boolean): Promise<void>;
   setSystem(state: string): Promise<void>;
   /** Every call made, one argument string per line. */
   calls(): Promise<readonly string[]>;
@@ -121,6 +131,7 @@ export async function createSystemctlStandIn(
     jam: (unit, on) => flag(`${unit}.stuck`, on),
     attach: (unit, pid) => writeFile(join(state, `${unit}.pid`), `${String(pid)}\n`),
     breakStart: (unit, on) => flag(`${unit}.nostart`, on),
+    failCondition: (unit, on) => flag(`${unit}.nocondition`, on),
     setSystem: (st) => writeFile(join(state, 'system'), `${st}\n`),
     calls: async () =>
       (await readFile(join(state, 'calls'), 'utf8')).split('\n').filter((l) => l !== ''),

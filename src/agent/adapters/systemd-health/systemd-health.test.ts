@@ -57,5 +57,26 @@ describe('systemd health (FAKE systemctl)', () => {
     });
     const none = systemdUnitsHealth(createSystemctl(fake.path), () => Promise.resolve([]));
     assert.equal((await none.run(signal)).status, 'skipped');
+    await fake.setUnit('kubelet.service', 'active');
+  });
+
+  it('passes a unit its own condition kept from starting (a node runtime without a node config)', async () => {
+    const systemctl = createSystemctl(fake.path);
+    const units = () => Promise.resolve(['containerd.service', 'kubelet.service']);
+    const check = systemdUnitsHealth(systemctl, units);
+    await fake.failCondition('kubelet.service', true);
+    await fake.setUnit('kubelet.service', 'inactive');
+    assert.equal((await check.run(signal)).status, 'failing', 'inactive, and never started');
+    await systemctl.run(['start', 'kubelet.service']);
+    assert.equal(await fake.unitState('kubelet.service'), 'inactive');
+    assert.deepEqual(await check.run(signal), {
+      name: 'systemd-units',
+      status: 'ok',
+      message: 'containerd.service active; kubelet.service not started (a condition is false)',
+    });
+    await fake.setUnit('kubelet.service', 'failed');
+    assert.equal((await check.run(signal)).status, 'failing', 'a failed unit still fails');
+    await fake.failCondition('kubelet.service', false);
+    await fake.setUnit('kubelet.service', 'active');
   });
 });
