@@ -89,6 +89,17 @@ describe('progressStep', () => {
       operationId: last.operationId,
       reason: 'MOLT_KUBE_UNAVAILABLE: API server away',
     });
+    const skew = result('Failed', {
+      code: 'MOLT_KUBELET_SKEW',
+      reason: 'release 1.1: kubelet v1.36.0 is newer than the API server v1.35.4',
+    });
+    const older = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last: skew }) },
+      options,
+    );
+    assert.equal(older.kind, 'pause', 'a control plane older than the kubelet: upgrade it first');
     const drain = result('Failed', { code: 'MOLT_DRAIN_TIMEOUT', reason: 'pods stayed' });
     const timedOut = progressStep(
       rollout(inFlight),

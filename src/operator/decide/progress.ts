@@ -34,9 +34,11 @@ export const CANNOT_APPLY: ReadonlySet<string> = new Set<string>([
  * Codes that say the cluster, not the release, stopped an upgrade before the machine changed (the
  * agent failed to cordon or drain its node): counting them against the release would halt a good
  * rollout over an API server that was away, so the rollout pauses and the machine is tried again
- * after `molt rollout resume`.
+ * after `molt rollout resume`. A kubelet skew is one too: the release's kubelet is fine for a
+ * cluster whose control plane is upgraded first, which is what the pause waits for.
  */
 export const CLUSTER_SIDE: ReadonlySet<string> = new Set<string>([
+  ErrorCode.KubeletSkew,
   ErrorCode.KubeUnavailable,
   ErrorCode.KubeForbidden,
   ErrorCode.KubeConfigInvalid,
