@@ -12,6 +12,7 @@
  */
 import { parse, Range } from 'semver';
 import { ErrorCode, MoltError } from '../errors.ts';
+import { checkKubeletSkew } from '../kubernetes/kubelet-skew.ts';
 import { compareVersions } from './order.ts';
 import type { Release } from './release.ts';
 import type { TagVersion } from './tag.ts';
@@ -80,6 +81,13 @@ export function ineligibility(r: Release, version: TagVersion, c: Criteria): Ver
       reason: `supports Kubernetes ${r.kubernetes}, the cluster runs ${c.kubernetes}`,
     };
   }
+  // The agents refuse it too (MOLT_KUBELET_SKEW); here it is never offered, and says why.
+  const skew =
+    c.kubernetes === undefined || r.kubelet === undefined
+      ? undefined
+      : checkKubeletSkew(r.kubelet, { version: c.kubernetes });
+  if (skew !== undefined && !skew.ok)
+    return { code: RejectionCode.KubernetesIncompatible, reason: skew.reason };
   return signatureVerdict(r, c.requireSignature);
 }
 

@@ -37,6 +37,8 @@ describe('releaseFromLabels', () => {
           [ReleaseLabel.Kubernetes]: '>=1.30.0 <1.33.0',
           [ReleaseLabel.UpgradeFrom]: '>=1.7.0',
           [ReleaseLabel.KubernetesVersion]: 'v1.32.4',
+          [ReleaseLabel.KubeletVersion]: 'v1.32.4',
+          [ReleaseLabel.ContainerdVersion]: 'v2.4.2',
         }),
         signature: { status: 'verified', format: 'cosign-legacy' },
       }),
@@ -51,6 +53,7 @@ describe('releaseFromLabels', () => {
       created: '2025-03-01T10:00:00Z',
       kubernetes: '>=1.30.0 <1.33.0',
       kubernetesVersion: 'v1.32.4',
+      kubelet: 'v1.32.4',
       upgradeFrom: '>=1.7.0',
       signature: { status: 'verified', format: 'cosign-legacy' },
     });
@@ -128,6 +131,12 @@ describe('releaseFromLabels', () => {
         { [ReleaseLabel.KubernetesVersion]: '1.35.0' },
         'MOLT_INVALID_VERSION',
         /dev\.molt\.kubernetes\.version "1\.35\.0" is not a Kubernetes version like v1\.35\.0/,
+      ],
+      [
+        'a kubelet version that is none',
+        { [ReleaseLabel.KubeletVersion]: 'latest' },
+        'MOLT_INVALID_VERSION',
+        /molt\.dev\/kubelet-version "latest" is not a Kubernetes version like v1\.35\.4/,
       ],
       [
         'an invalid channel name',

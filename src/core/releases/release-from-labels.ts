@@ -7,6 +7,7 @@
  */
 import { valid, validRange } from 'semver';
 import { ErrorCode } from '../errors.ts';
+import { parseKubeVersion } from '../kubernetes/version.ts';
 import { parseChannelList } from './channel.ts';
 import { bySpecificity, compareVersions } from './order.ts';
 import { ReleaseLabel } from './release.ts';
@@ -42,6 +43,8 @@ export type ReleaseOutcome =
  * - `official`: only the exact text `true`;
  * - `kubernetes`, `upgradeFrom`: semver ranges (`semver.validRange`); empty = absent; an invalid
  *   range skips with `MOLT_INVALID_RANGE`;
+ * - `kubelet`: a Kubernetes version (`v1.35.4`); anything else skips with `MOLT_INVALID_VERSION`,
+ *   as every agent would refuse the release;
  * - `created`: informational, passed through (may be missing or 1970).
  */
 export function releaseFromLabels(input: ReleaseInput): ReleaseOutcome {
@@ -55,6 +58,7 @@ export function releaseFromLabels(input: ReleaseInput): ReleaseOutcome {
   if (problem !== undefined) return skipped(input.digest, best.tag, problem.code, problem.reason);
   const label = (key: string): string | undefined => readLabel(input.labels, key);
   const carries = label(ReleaseLabel.KubernetesVersion);
+  const kubelet = label(ReleaseLabel.KubeletVersion);
   return {
     ok: true,
     release: {
@@ -67,6 +71,7 @@ export function releaseFromLabels(input: ReleaseInput): ReleaseOutcome {
       created: label(ReleaseLabel.Created) ?? nonEmpty(input.created),
       kubernetes: label(ReleaseLabel.Kubernetes),
       ...(carries !== undefined && { kubernetesVersion: carries }),
+      ...(kubelet !== undefined && { kubelet }),
       upgradeFrom: label(ReleaseLabel.UpgradeFrom),
       signature: input.signature,
     },
@@ -95,7 +100,8 @@ function checkLabels(
     (version === undefined ? undefined : checkVersion(version, best)) ??
     checkRange(labels, ReleaseLabel.Kubernetes) ??
     checkRange(labels, ReleaseLabel.UpgradeFrom) ??
-    checkKubernetesVersion(labels)
+    checkKubernetesVersion(labels) ??
+    checkKubelet(labels)
   );
 }
 
@@ -133,6 +139,25 @@ function checkKubernetesVersion(
     code: ErrorCode.InvalidVersion,
     reason: `label ${ReleaseLabel.KubernetesVersion} "${v}" is not a Kubernetes version like v1.35.0`,
   };
+}
+
+/** `molt.dev/kubelet-version` is a Kubernetes version (`v1.35.4`): the skew check reads it. */
+function checkKubelet(labels: Readonly<Record<string, string>> | undefined): Problem | undefined {
+  const v = readLabel(labels, ReleaseLabel.KubeletVersion);
+  if (v === undefined || isKubeVersion(v)) return undefined;
+  return {
+    code: ErrorCode.InvalidVersion,
+    reason: `label ${ReleaseLabel.KubeletVersion} "${v}" is not a Kubernetes version like v1.35.4`,
+  };
+}
+
+function isKubeVersion(text: string): boolean {
+  try {
+    parseKubeVersion(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function readLabel(

@@ -51,6 +51,12 @@ export interface Release {
    * what a Cluster API Machine's `spec.version` maps to (ADR 0014). Optional: most releases do not say.
    */
   readonly kubernetesVersion?: string;
+  /**
+   * The kubelet the OS release carries (label `molt.dev/kubelet-version`): discovery offers it only
+   * to a cluster whose API server the kubelet skew policy allows it against. Optional: releases
+   * without a node runtime do not say.
+   */
+  readonly kubelet?: string;
   /** Semver range of versions that may upgrade directly to this one; undefined = any. */
   readonly upgradeFrom: string | undefined;
   readonly signature: SignatureState;

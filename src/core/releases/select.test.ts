@@ -64,6 +64,22 @@ describe('selectLatest', () => {
     );
   });
 
+  it('skips releases whose kubelet the cluster API server does not support, saying why', () => {
+    const releases = [
+      release('1.8.0', { kubelet: 'v1.31.2' }),
+      release('1.9.0', { kubelet: 'v1.32.0' }),
+    ];
+    const s = selectLatest({ releases, channel: 'stable', kubernetes: 'v1.31.4' });
+    assert.equal(chosen(s).tag, '1.8.0');
+    assert.deepEqual(why(s), [['1.9.0', 'KubernetesIncompatible']]);
+    assert.equal(
+      s.rejected[0]!.reason,
+      'kubelet v1.32.0 is newer than the API server 1.31.4: the version skew policy allows kubelets 1.28 to 1.31',
+    );
+    const unknown = selectLatest({ releases, channel: 'stable' });
+    assert.equal(chosen(unknown).tag, '1.9.0', 'a cluster version not known: not checked');
+  });
+
   it('skips releases that do not support the cluster Kubernetes version', () => {
     const releases = [
       release('1.8.0', { kubernetes: '>=1.29.0 <1.32.0' }),
