@@ -3,6 +3,7 @@
 export { ErrorCode, MoltError, isMoltError } from '../core/errors.ts';
 export type { MoltErrorOptions } from '../core/errors.ts';
 export * from './releases.ts';
+export * from './image-json.ts';
 export * from './connect-failure.ts';
 export * from './agent.ts';
 export * from './agent-hold.ts';

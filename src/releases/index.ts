@@ -8,4 +8,3 @@ export * from './cache/index.ts';
 // signatures and publishing
 export * from './signatures/index.ts';
 export * from './publish.ts';
-export * from './node-runtime.ts';

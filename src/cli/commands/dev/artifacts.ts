@@ -9,7 +9,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError, nodeRuntimeLabels } from '../../../protocol/index.ts';
 import { ArtifactName } from '../../../core/slots/slot.ts';
 import {
   ArtifactMediaType,
@@ -18,7 +18,6 @@ import {
   TitleAnnotation,
 } from '../../../core/slots/contract.ts';
 import type { LayerInput } from '../../../oci/index.ts';
-import { nodeRuntimeLabels } from '../../../releases/index.ts';
 
 const split = (spec: string): [string, string] => [
   spec.slice(0, spec.indexOf('=')),

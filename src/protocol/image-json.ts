@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The release labels an OS image with a node runtime implies (docs/adr/0015 §1): `molt image build
- * --kubernetes-node` records the kubelet and containerd it put in as `image.json`'s
- * `kubernetesNode`, and publishing turns them into `molt.dev/kubelet-version` and
+ * What publishers read from `image.json` (the summary `molt image build --out DIR` writes beside
+ * the artifacts): the release labels an OS image with a node runtime implies (docs/adr/0015 §1).
+ * The build records the kubelet and containerd it put in as `kubernetesNode`, and publishing
+ * (`molt dev publish --dir`, the lab's VM releases) turns them into `molt.dev/kubelet-version` and
  * `molt.dev/containerd-version`, which the agent's skew check reads before an upgrade.
  */
 import { z } from 'zod';
