@@ -36,7 +36,8 @@ import { labDashboardUser, startOperator, writeOperatorConfig } from './lab-oper
 import { writeLabState, type LabState } from './state.ts';
 import { prepareVmNodes, type VmNodes } from './lab-nodes.ts';
 import { firstVmRelease, startLabVms, vmNames } from './lab-vms.ts';
-import type { VmMachines } from './vm/vm-machines.ts';
+import { VmPool, type VmMachines } from './vm/vm-machines.ts';
+import { PoolLabel } from '../protocol/kube-resources.ts';
 
 const run = promisify(execFile);
 
@@ -80,6 +81,8 @@ async function startKube(
   );
   const kube = await startKubeControlPlane({
     nodes: nodeNames(o.workers, o.vms),
+    // VM nodes under TCG pause for seconds while a neighbour boots; 40 s is Kubernetes' own default.
+    ...(o.vms > 0 && { nodeMonitorGraceSeconds: 40 }),
     address: network.hostAddress,
     dir: join(o.dir, 'kube'),
     onProgress: (line) => {
@@ -107,8 +110,16 @@ async function startWorkloads(
   kube: KubeControlPlane,
   nodes: VmNodes | undefined,
   log: (line: string) => void,
+  onVmsOnly: boolean,
 ): Promise<void> {
-  const image = nodes === undefined ? undefined : { image: nodes.workloadImage };
+  // Without lab workers the VMs are the workers: the lab's control-plane machines stay free of them.
+  const image =
+    nodes === undefined
+      ? undefined
+      : {
+          image: nodes.workloadImage,
+          ...(onVmsOnly && { nodeSelector: { [PoolLabel]: VmPool } }),
+        };
   const w = workloads(await loadKubeConfig(kube.admin.kubeconfig), image);
   const ns = await w.namespace('shop');
   await w.deployment(ns, 'web', 6);
@@ -166,9 +177,9 @@ async function startMachines(
       ? await prepareVmNodes(kube, fleet.registry.host, log)
       : undefined;
   // Without lab workers the workloads wait for the VMs: they are the only nodes.
-  if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log);
+  if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log, false);
   const vms = await startLabVms(o, { fleet, kube, nodes }, stops, log);
-  if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log);
+  if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log, true);
   return { fleet, vms };
 }
 

@@ -105,7 +105,8 @@ const DiskConfig = z
     ephemeral: z.string().min(1).default('/molt/ephemeral'),
     /**
      * systemd units stopped (in reverse order) before the reboot and started (in order) after it.
-     * @default control-plane: etcd.service, kubelet.service; worker: kubelet.service — those present
+     * @default control-plane: etcd.service, containerd.service, molt-kube-pods.service,
+     * kubelet.service; worker: the last three — those present
      */
     units: z.array(z.string().regex(/^[A-Za-z0-9:_.@-]+$/, 'a systemd unit name')).optional(),
   })

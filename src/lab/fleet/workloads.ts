@@ -12,15 +12,17 @@ import {
 import { eventually } from '../../platform/process/managed-process.ts';
 
 /**
- * What the pods run. The lab's in-process kubelet runs no container, so any name does; a real node
- * pulls `image` and runs `command` (the lab's own busybox image from its registry, docs/adr/0015).
+ * What the pods run, and where. The lab's in-process kubelet runs no container, so any name does;
+ * a real node pulls `image` and runs `command` (the lab's own busybox image from its registry,
+ * docs/adr/0015). `nodeSelector` keeps them on some nodes (the lab's VMs).
  */
-export interface WorkloadImage {
+export interface WorkloadRun {
   readonly image: string;
   readonly command?: readonly string[];
+  readonly nodeSelector?: Readonly<Record<string, string>>;
 }
 
-const placeholder: WorkloadImage = { image: 'registry.example/app:1' };
+const placeholder: WorkloadRun = { image: 'registry.example/app:1' };
 
 export interface Workloads {
   readonly core: CoreV1Api;
@@ -45,7 +47,7 @@ const ready = (p: V1Pod): boolean =>
   p.status?.phase === 'Running' &&
   (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-export function workloads(kc: KubeConfig, run: WorkloadImage = placeholder): Workloads {
+export function workloads(kc: KubeConfig, run: WorkloadRun = placeholder): Workloads {
   const container = [
     {
       name: 'app',
@@ -61,6 +63,7 @@ export function workloads(kc: KubeConfig, run: WorkloadImage = placeholder): Wor
     spec: {
       containers: container,
       terminationGracePeriodSeconds: 1,
+      ...(run.nodeSelector !== undefined && { nodeSelector: { ...run.nodeSelector } }),
       ...(emptyDir && { volumes: [{ name: 'scratch', emptyDir: {} }] }),
     },
   });

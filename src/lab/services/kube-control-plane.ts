@@ -24,9 +24,7 @@ import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
 import {
   apiserverArgs,
-  controllerManagerArgs,
   kubeconfig,
-  schedulerArgs,
   writeFiles,
   type Files,
 } from './kube-files.ts';
@@ -36,6 +34,7 @@ import {
   createBootstrapToken,
   type BootstrapTokenOptions,
 } from './kube-bootstrap.ts';
+import { controllers } from './kube-controllers.ts';
 import { hostedSetup, type ApiserverSetup } from './kube-hosted.ts';
 
 export type { ApiserverSetup, HostedComponent, HostedPorts } from './kube-hosted.ts';
@@ -75,6 +74,11 @@ export interface KubeControlPlaneOptions {
   readonly address?: string;
   /** Keep the control plane's files here (the lab's `kube/`); removed at stop. @default a temp dir */
   readonly dir?: string;
+  /**
+   * How long a silent node stays Ready (`--node-monitor-grace-period`). @default 10 s: the lab's
+   * in-process kubelets never miss a beat; real kubelets on TCG VMs need more.
+   */
+  readonly nodeMonitorGraceSeconds?: number;
 }
 
 /** A user of the API: its bearer token and a kubeconfig file that carries it. */
@@ -216,33 +220,6 @@ async function installCrds(bins: string, kubeconfigFile: string): Promise<void> 
   ]);
 }
 
-/** One controller manager and one scheduler here, on the admin identity. */
-async function controllers(
-  bins: string,
-  f: Files,
-  api: { readonly server: string; readonly admin: string },
-  processes: ManagedProcess[],
-): Promise<void> {
-  const [kcmPort, schedPort] = await Promise.all([freePort(), freePort()]);
-  const adminConfig = join(f.dir, 'controllers.kubeconfig');
-  await writeFile(adminConfig, kubeconfig(api.server, f.caFile, 'admin', api.admin), {
-    mode: 0o600,
-  });
-  const c = { kubeconfig: adminConfig, leaderElect: false };
-  processes.push(
-    startProcess(
-      'kube-controller-manager',
-      join(bins, 'kube-controller-manager'),
-      controllerManagerArgs(f, { ...c, port: kcmPort }),
-    ),
-    startProcess(
-      'kube-scheduler',
-      join(bins, 'kube-scheduler'),
-      schedulerArgs({ ...c, port: schedPort }),
-    ),
-  );
-}
-
 /** Start the hosted control plane through `host`, or one etcd and one kube-apiserver here. */
 async function apiservers(
   bins: string,
@@ -291,7 +268,8 @@ async function launch(
   const ca = await readFile(f.caFile, 'utf8');
   await waitFor(server, '/readyz', { ca, bearer: admin }, timeoutMs);
   // Hosted: the machines run the controller managers and schedulers beside their API servers.
-  if (o.hostApiservers === undefined) await controllers(bins, f, { server, admin }, processes);
+  if (o.hostApiservers === undefined)
+    await controllers(bins, f, { server, admin, grace: o.nodeMonitorGraceSeconds }, processes);
   // The controller manager is working once its service-account controller made `default`.
   const sa = '/api/v1/namespaces/default/serviceaccounts/default';
   await waitFor(server, sa, { ca, bearer: admin }, timeoutMs);

@@ -13,9 +13,8 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { ReleaseLabel } from '../../core/releases/release.ts';
+import { nodeRuntimeLabels } from '../../protocol/image-json.ts';
 
 /** What a broken VM release appends to the image's kernel command line. */
 export const PanicArgument = 'rdinit=/molt-lab-no-init';
@@ -45,21 +44,6 @@ export interface VmRelease {
   readonly artifacts: Readonly<Record<string, Uint8Array>>;
   /** Release labels the image implies: the kubelet and containerd it carries. */
   readonly labels: Readonly<Record<string, string>>;
-}
-
-const ImageJson = z.object({
-  kubernetesNode: z.object({ kubelet: z.string(), containerd: z.string() }).optional(),
-});
-
-/** The labels of an image built with a node runtime (`image.json`'s `kubernetesNode`). */
-export function nodeRuntimeLabels(imageJson: unknown): Record<string, string> {
-  const node = ImageJson.safeParse(imageJson).data?.kubernetesNode;
-  return node === undefined
-    ? {}
-    : {
-        [ReleaseLabel.KubeletVersion]: node.kubelet,
-        [ReleaseLabel.ContainerdVersion]: node.containerd,
-      };
 }
 
 /** Run `molt image build`, forwarding its progress; rejects with its last lines if it fails. */
