@@ -154,6 +154,7 @@ export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
         ).createApiKubeNode(config.kubernetes, {
           machine: config.node,
           booted: (await slots.manifest(boot.slot))?.version,
+          bootId: boot.bootId,
         });
   const health: HealthCheck[] = [
     ...(facts.lab ? [labSlotHealth(slots, boot.slot)] : []),

@@ -110,6 +110,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   const kubelet = await startKubeletFor(config, {
     lab,
     version: (await machine.slots.manifest(boot.slot))?.version ?? 'unknown',
+    bootId: boot.bootId,
     log: (line) => {
       io.err(`molt agent: ${line}\n`);
     },

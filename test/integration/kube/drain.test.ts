@@ -47,6 +47,7 @@ before(async () => {
         kc: await loadKubeConfig(cp.node(name).kubeconfig),
         name,
         version: '1.0.0',
+        bootId: `b2-${name}`,
       }),
     );
   await Promise.all(kubelets.map((k) => k.ready));
@@ -347,6 +348,31 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
       (e: unknown) =>
         isMoltError(e, ErrorCode.KubeUnavailable) && /reports molt 1\.0\.0/.test(e.message),
     );
+  });
+
+  it("is not ready while the Node carries another boot's status, naming both boots", async () => {
+    const drain = {
+      timeoutSeconds: 1,
+      onTimeout: 'abort-and-uncordon' as const,
+      deleteEmptyDirData: false,
+      force: false,
+    };
+    const agent = (bootId: string) =>
+      createApiKubeNode(
+        { kubeconfig: cp.agent('drain-2').kubeconfig, drain },
+        { machine: 'drain-2', booted: '1.0.0', bootId },
+      );
+    // The machine rebooted (boot 3) and its kubelet has not reported yet: the Node still says Ready
+    // with the status boot 2's kubelet posted.
+    await assert.rejects(
+      (await agent('b3-drain-2')).ready(),
+      (e: unknown) =>
+        isMoltError(e, ErrorCode.KubeUnavailable) &&
+        e.message ===
+          "node drain-2's kubelet has not reported since this boot " +
+            '(its Node says boot b2-drain…, this is b3-drain…)',
+    );
+    assert.deepEqual(await (await agent('b2-drain-2')).ready(), { status: 'done' });
   });
 
   it('a lab kubelet shut down cleanly reports its node NotReady at once', async () => {

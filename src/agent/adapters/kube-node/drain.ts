@@ -30,6 +30,7 @@ import {
 } from '@kubernetes/client-node';
 import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../../core/drain/pods.ts';
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import type { NodeReport } from '../../../core/kubernetes/node-ready.ts';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 
 export const CordonAnnotation = 'molt.dev/cordoned-by';
@@ -50,8 +51,8 @@ export interface NodeDrainer {
   drain(operationId: string, policy: DrainPolicy): Promise<DrainReport>;
   /** Uncordon only a cordon molt set; false when there was none to undo. */
   uncordon(): Promise<boolean>;
-  /** The node's Ready condition and its `molt.dev/version` label. */
-  readiness(): Promise<{ ready: boolean; version: string | undefined }>;
+  /** The node's Ready condition, its `molt.dev/version` label and the boot its kubelet reported. */
+  readiness(): Promise<NodeReport>;
 }
 
 export interface NodeDrainerOptions {
@@ -274,7 +275,11 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     async readiness() {
       const node = await readNode();
       const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      return { ready, version: node.metadata?.labels?.['molt.dev/version'] };
+      return {
+        ready,
+        version: node.metadata?.labels?.['molt.dev/version'],
+        bootId: node.status?.nodeInfo?.bootID,
+      };
     },
   };
 }

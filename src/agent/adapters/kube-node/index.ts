@@ -4,12 +4,14 @@
  * own node before the reboot and uncordons it once the new slot is healthy, with the drain policy
  * of its config (`platform/kube/node-drain.ts` does the work). Loaded only for machines whose
  * config has a `kubernetes` section, so agents outside a cluster never load the Kubernetes client.
- * Readiness gates the commit: the node must be Ready again, and where it reports a molt version
- * (the `molt.dev/version` label) that must be the booted release — a node that still reports the
- * old release has not really come back on the new one.
+ * Readiness gates the commit (core's `judgeNodeReady`): the kubelet of this boot must have
+ * reported the node Ready — its status carries this boot's id, not the previous boot's status that
+ * the node controller keeps Ready through its grace period — and where the node reports a molt
+ * version (the `molt.dev/version` label) that must be the booted release.
  */
 import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { judgeNodeReady } from '../../../core/kubernetes/node-ready.ts';
 import { apiServerVersion, loadKubeConfig } from '../../../platform/kube/client.ts';
 import { createNodeDrainer } from './drain.ts';
 import type { KubernetesConfig } from '../../../protocol/machine-config.ts';
@@ -22,12 +24,14 @@ export interface KubeNodeContext {
   readonly machine: string;
   /** The booted slot's release version, which a ready node must report. */
   readonly booted?: string | undefined;
+  /** This boot's id, which the Node's kubelet must report (`status.nodeInfo.bootID`). */
+  readonly bootId?: string | undefined;
   readonly log?: (line: string) => void;
 }
 
 export async function createApiKubeNode(
   config: KubernetesConfig,
-  { machine, booted, log }: KubeNodeContext,
+  { machine, booted, bootId, log }: KubeNodeContext,
 ): Promise<KubeNode> {
   const kc = await loadKubeConfig(config.kubeconfig);
   const node = config.nodeName ?? machine;
@@ -54,14 +58,8 @@ export async function createApiKubeNode(
         : { status: 'skipped', reason: `molt did not cordon node ${node}: left as it is` };
     },
     async ready() {
-      const r = await drainer.readiness();
-      if (!r.ready) throw new MoltError(ErrorCode.KubeUnavailable, `node ${node} is not Ready yet`);
-      if (r.version !== undefined && booted !== undefined && r.version !== booted) {
-        throw new MoltError(
-          ErrorCode.KubeUnavailable,
-          `node ${node} reports molt ${r.version}, but ${booted} is booted`,
-        );
-      }
+      const verdict = judgeNodeReady(await drainer.readiness(), { node, booted, bootId });
+      if (!verdict.ready) throw new MoltError(ErrorCode.KubeUnavailable, verdict.reason);
       return done;
     },
     apiServer: () => apiServerVersion(kc),

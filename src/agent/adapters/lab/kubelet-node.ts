@@ -4,7 +4,9 @@
  * lab's agent runs it for its machine (docs/adr/0006 §8), tests and the P4 benchmark for bare nodes.
  * It acts under the node's own identity (`system:node:<name>`, so the Node authorizer and NodeRestriction
  * hold it to what a real kubelet may do): registers its Node and reports it Ready with the booted
- * molt version (node info and the `molt.dev/version` label), renews its Lease in
+ * molt version (node info and the `molt.dev/version` label) and its machine's boot id (as a kubelet
+ * reports the kernel's, so the agent's readiness check can tell this boot's report from the last
+ * one's), renews its Lease in
  * `kube-node-lease`, marks pods bound to it Running and Ready, and completes their deletion. It
  * lives in the agent's process, so while the machine reboots nothing reports and the node really
  * goes NotReady; a clean shutdown first reports NotReady itself, as a kubelet's graceful node
@@ -28,6 +30,11 @@ export interface LabKubeletOptions {
   readonly kc: KubeConfig;
   readonly name: string;
   readonly version: string;
+  /**
+   * The boot it runs in (`status.nodeInfo.bootID`): the lab machine's, from its firmware. Without
+   * one the Node reports none.
+   */
+  readonly bootId?: string;
   /** The node's InternalIP: its lab machine's address (lab/fleet/network.ts). @default 127.0.0.1 */
   readonly address?: string;
   readonly labels?: Readonly<Record<string, string>>;
@@ -79,7 +86,7 @@ function conditions(now: string, ready: boolean) {
 
 async function reportNode(
   core: CoreV1Api,
-  o: Pick<LabKubeletOptions, 'name' | 'version' | 'address'>,
+  o: Pick<LabKubeletOptions, 'name' | 'version' | 'address' | 'bootId'>,
   ready = true,
 ): Promise<void> {
   const { name, version } = o;
@@ -102,7 +109,7 @@ async function reportNode(
             osImage: `molt ${version}`,
             machineID: name,
             systemUUID: name,
-            bootID: name,
+            ...(o.bootId !== undefined && { bootID: o.bootId }),
             kernelVersion: 'lab',
             containerRuntimeVersion: 'lab://0',
             kubeProxyVersion: '',

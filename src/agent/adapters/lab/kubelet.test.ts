@@ -17,15 +17,21 @@ describe('the lab kubelet', () => {
   const log = (): void => undefined;
 
   it('is not started for a machine without kubernetes.labKubelet', async () => {
-    assert.equal(await startKubeletFor(config(), { lab: true, version: '1', log }), undefined);
+    assert.equal(
+      await startKubeletFor(config(), { lab: true, version: '1', bootId: 'b1', log }),
+      undefined,
+    );
     const kube = config({ kubeconfig: '/k' });
-    assert.equal(await startKubeletFor(kube, { lab: true, version: '1', log }), undefined);
+    assert.equal(
+      await startKubeletFor(kube, { lab: true, version: '1', bootId: 'b1', log }),
+      undefined,
+    );
   });
 
   it('refuses to play the kubelet on a real machine, before touching anything', async () => {
     const kube = config({ kubeconfig: '/k', labKubelet: { kubeconfig: '/nonexistent' } });
     await assert.rejects(
-      startKubeletFor(kube, { lab: false, version: '1', log }),
+      startKubeletFor(kube, { lab: false, version: '1', bootId: 'b1', log }),
       (e: unknown) =>
         isMoltError(e, ErrorCode.MachineInvalid) && /lab machines only/.test(e.message),
     );

@@ -16,7 +16,7 @@ export interface RunningKubelet {
 
 export async function startKubeletFor(
   config: MachineConfig,
-  opts: { lab: boolean; version: string; log: (line: string) => void },
+  opts: { lab: boolean; version: string; bootId: string; log: (line: string) => void },
 ): Promise<RunningKubelet | undefined> {
   const kubelet = config.kubernetes?.labKubelet;
   if (kubelet === undefined) return undefined;
@@ -41,6 +41,7 @@ export async function startKubeletFor(
     kc: await loadKubeConfig(kubelet.kubeconfig),
     name: config.kubernetes?.nodeName ?? config.node,
     version: opts.version,
+    bootId: opts.bootId,
     address: config.api.host,
     onError: (e) => {
       // One line per distinct failure, not one per period while the API server is away.
