@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../../core/errors.ts';
 import type { LabBehaviour, SlotId } from '../../core/slots/slot.ts';
+import { kubeNodeReady } from '../adapters/health/checks.ts';
 import { labSlotHealth } from '../adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from '../adapters/no-cluster/index.ts';
 import type { KubeNode } from '../ports/kube-node.ts';
@@ -75,6 +76,7 @@ async function boot(
   const slot = options.slot ?? firmware ?? 'A';
   m.power = createFakePower();
   m.holds = await loadHolds(m.holdStore, m.clock, 'node-1');
+  const kube = options.kube ?? createNoClusterKubeNode();
   const runner = createRunner({
     journal: m.journal,
     ports: {
@@ -83,10 +85,11 @@ async function boot(
       images: m.images,
       services: m.services,
       mounts: m.mounts,
-      kube: options.kube ?? createNoClusterKubeNode(),
+      kube,
       power: m.power,
       clock: m.clock,
-      health: [labSlotHealth(m.slots, slot)],
+      // As the agent composes them (compose.ts): outside a cluster the node check is skipped.
+      health: [labSlotHealth(m.slots, slot), kubeNodeReady(kube)],
     },
     boot: { bootId: `boot-${m.boots}`, slot },
     faults: options.faults ?? { at: () => Promise.resolve() },
@@ -424,5 +427,99 @@ describe('runner on a held machine (issue 16)', () => {
     await restarted.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
     await untilReboot(m);
     restarted.close();
+  });
+});
+
+/**
+ * The machine's Node as the agent changes it, with the drainer's rule (uncordon undoes only molt's
+ * own cordon), and a kubelet that starts on the slots `kubeletStarts` names. One object across
+ * boots, as the Node outlives them; `on(slot)` is the agent's view of it in one boot.
+ */
+function fakeNode(kubeletStarts: (slot: SlotId) => boolean) {
+  const node = { cordonedBy: undefined as string | undefined, calls: [] as string[] };
+  const on = (slot: SlotId): KubeNode => ({
+    cordon(operationId) {
+      node.calls.push('cordon');
+      if (node.cordonedBy !== undefined)
+        return Promise.resolve({ status: 'skipped', reason: 'already cordoned' });
+      node.cordonedBy = operationId;
+      return Promise.resolve({ status: 'done' });
+    },
+    drain() {
+      node.calls.push('drain');
+      return Promise.resolve({ status: 'done' });
+    },
+    uncordon() {
+      node.calls.push('uncordon');
+      if (node.cordonedBy === undefined)
+        return Promise.resolve({ status: 'skipped', reason: 'molt did not cordon it' });
+      node.cordonedBy = undefined;
+      return Promise.resolve({ status: 'done' });
+    },
+    ready() {
+      return kubeletStarts(slot)
+        ? Promise.resolve({ status: 'done' })
+        : Promise.reject(new Error("node node-1's kubelet has not reported since this boot"));
+    },
+  });
+  return { node, on };
+}
+
+describe('runner on a Kubernetes node: never left cordoned', () => {
+  it('a release whose kubelet never starts rolls back at the deadline and uncordons the node', async () => {
+    const m = await newMachine();
+    const { node, on } = fakeNode((slot) => slot === 'A');
+    await (await boot(m, { kube: on('A') })).submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    assert.notEqual(node.cordonedBy, undefined, 'cordoned for the reboot');
+    await boot(m, { kube: on('B') });
+    await untilReboot(m); // kube-node-ready fails until the deadline: mark B bad, reboot
+    assert.match(
+      (await m.slots.manifest('B'))?.badReason ?? '',
+      /kube-node-ready \(node node-1's kubelet has not reported since this boot\)/,
+    );
+    assert.notEqual(node.cordonedBy, undefined, 'still cordoned while B is on trial');
+    const back = await boot(m, { kube: on('A') });
+    await back.settled();
+    assert.equal(back.state().last?.result, 'RolledBack');
+    assert.equal(back.state().last?.reason, 'HealthDeadline');
+    assert.equal(m.bootloader.committed, 'A');
+    assert.equal(node.cordonedBy, undefined, 'uncordoned on the previous slot');
+    assert.deepEqual(node.calls, ['cordon', 'drain', 'uncordon']);
+    back.close();
+  });
+
+  it('a release that does not boot (the firmware falls back) uncordons the node', async () => {
+    const m = await newMachine();
+    const { node, on } = fakeNode(() => true);
+    await (await boot(m, { kube: on('A') })).submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    const after = await boot(m, { slot: 'A', kube: on('A') });
+    await after.settled();
+    assert.equal(after.state().last?.reason, 'BootFailed');
+    assert.equal(node.cordonedBy, undefined);
+    assert.deepEqual(node.calls, ['cordon', 'drain', 'uncordon']);
+    after.close();
+  });
+
+  it('a manual rollback cordons, reboots into the previous slot and uncordons', async () => {
+    const m = await newMachine();
+    const { node, on } = fakeNode(() => true);
+    await (await boot(m, { kube: on('A') })).submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
+    await untilReboot(m);
+    const upgraded = await boot(m, { kube: on('B') });
+    await upgraded.settled();
+    assert.equal(upgraded.state().last?.result, 'Succeeded');
+    assert.equal(node.cordonedBy, undefined);
+    await upgraded.submit({ kind: 'rollback' });
+    await untilReboot(m);
+    assert.notEqual(node.cordonedBy, undefined, 'cordoned for the rollback reboot');
+    const rolledBack = await boot(m, { kube: on('A') });
+    await rolledBack.settled();
+    assert.equal(rolledBack.state().last?.result, 'RolledBack');
+    assert.equal(m.bootloader.committed, 'A');
+    assert.equal(node.cordonedBy, undefined, 'uncordoned after the rollback');
+    assert.deepEqual(node.calls, ['cordon', 'drain', 'uncordon', 'cordon', 'drain', 'uncordon']);
+    rolledBack.close();
   });
 });
