@@ -5,7 +5,9 @@
  * P1–P8 measure molt against peers, P9 a real VM upgrade against the boot it cannot avoid (issue
  * 15), P10 a gzip bomb against the pull, P11 a Kubernetes minor upgrade of the hosted control
  * plane under writes (issue 18), P12 an image rebuild to the first workload spec updated and the
- * warm re-scan's blob GETs (issue 19); R1 measures the operator under load (issue 14).
+ * warm re-scan's blob GETs (issue 19), P13 a real VM node upgraded under PodDisruptionBudgets by
+ * molt against the same upgrade by hand (docs/adr/0015); R1 measures the operator under load
+ * (issue 14).
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P1: async () => {
@@ -55,6 +57,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P12: async () => {
     const { runP12 } = await import('./p12.ts');
     await runP12();
+  },
+  P13: async () => {
+    const { runP13 } = await import('./p13.ts');
+    await runP13();
   },
   R1: async () => {
     const { runR1 } = await import('./r1.ts');
