@@ -22,6 +22,11 @@ describe('molt lab', () => {
     ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
     ['an unknown network mode', ['up', '--network', 'bridge']],
     ['publish without a version', ['publish', '--dir', '/nonexistent']],
+    ['a broken kubelet without --vm', ['publish', '9.9.9', '--broken-kubelet', '--dir', '/none']],
+    [
+      'a broken kubelet and a broken kernel at once',
+      ['publish', '9.9.9', '--vm', '--broken', '--broken-kubelet', '--dir', '/nonexistent'],
+    ],
     ['no root', ['machine']],
     ['unknown bootloader', ['machine', '--root', '/nonexistent', '--bootloader', 'lilo']],
     ['bad deadline', ['machine', '--root', '/nonexistent', '--health-deadline', '-3']],
@@ -71,7 +76,14 @@ describe('molt lab', () => {
     }
   });
 
-  for (const verb of ['status', 'down', 'env', 'publish 9.9.9', 'publish 9.9.9 --vm --broken']) {
+  for (const verb of [
+    'status',
+    'down',
+    'env',
+    'publish 9.9.9',
+    'publish 9.9.9 --vm --broken',
+    'publish 9.9.9 --vm --broken-kubelet',
+  ]) {
     it(`says no lab runs (MOLT_LAB_NOT_RUNNING) for ${verb} in an empty directory`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
       try {
@@ -83,6 +95,31 @@ describe('molt lab', () => {
       }
     });
   }
+
+  it('refuses a broken kubelet in a lab without Kubernetes (its VMs run none), pushing nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));
+    try {
+      // No registry listens at this address: a publish that got as far as pushing would fail otherwise.
+      await writeLabState(dir, {
+        ...{ pid: process.pid, state: 'ready', startedAt: '2026-11-26T00:00:00Z', dir },
+        ...{ registry: '127.0.0.1:1', repository: 'molt/installer', pki: dir, machines: [] },
+        operator: { api: 'https://127.0.0.1:7443', dashboard: 'http://127.0.0.1:1' },
+      });
+      await assert.rejects(
+        runLab(['publish', '9.9.9', '--vm', '--broken-kubelet', '--dir', dir], io, []),
+        (e: unknown) => {
+          assert.ok(isMoltError(e, 'MOLT_BAD_FLAG'), String(e));
+          assert.equal(
+            e.message,
+            '--broken-kubelet needs a lab with Kubernetes: without it the VMs run no kubelet',
+          );
+          return true;
+        },
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('runs kubectl only on a running lab (MOLT_LAB_DIR), passing `--help` through to it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'molt-lab-'));

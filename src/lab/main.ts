@@ -83,7 +83,7 @@ const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--vms N] [--no-k
        molt lab status [--dir DIR] [-o json]
        molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
        molt lab kubectl ARGS…                # the lab's kubectl on its admin kubeconfig (MOLT_LAB_DIR)
-       molt lab publish VERSION [--vm] [--channels LIST] [--broken] [--dir DIR] [-o json]
+       molt lab publish VERSION [--vm] [--broken|--broken-kubelet] [--channels LIST] [--dir DIR] [-o json]
        molt lab down [--dir DIR] [-o json]
        molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
 
@@ -100,7 +100,8 @@ bootstrap token; the first run builds them from the Go module proxy), and --work
 the only workers: the lab's workloads then run as real containers on them. \`molt lab publish
 VERSION --vm\` builds and publishes an OS release for them (channel \`vm\` by default; with
 Kubernetes it carries the current kubelet, 1.0.0 the previous minor's); with --broken its kernel
-panics at boot, so the VM falls back.
+panics at boot, so the VM falls back; with --broken-kubelet (needs Kubernetes) its kubelet exits
+on an unknown flag, so the VM's health check fails at its deadline and it falls back by itself.
 
 --network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
 a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto
@@ -118,6 +119,7 @@ const labFlags = {
   network: { type: 'string', default: 'auto' },
   channels: { type: 'string' },
   broken: { type: 'boolean', default: false },
+  'broken-kubelet': { type: 'boolean', default: false },
   output: { type: 'string', short: 'o', default: 'text' },
 } as const;
 
@@ -218,6 +220,7 @@ async function runLabVerb(
           version,
           channels: values.channels,
           broken: values.broken,
+          brokenKubelet: values['broken-kubelet'],
           vm: values.vm,
           molt,
           json,

@@ -24,13 +24,15 @@ import { pushInstallerImage } from './services/installer-image.ts';
 import { requireLab } from './state.ts';
 import { VmChannel } from './vm/vm-machines.ts';
 import { nodeRuntimeFor } from './lab-nodes.ts';
-import { buildVmRelease, type VmRelease } from './vm/vm-release.ts';
+import { buildVmRelease, writeBrokenKubeletOverlay, type VmRelease } from './vm/vm-release.ts';
 
 export interface LabPublishOptions {
   readonly version: string;
   /** Comma-separated. @default `stable,beta`, or `vm` with `vm` */
   readonly channels?: string | undefined;
   readonly broken: boolean;
+  /** A VM release whose kubelet cannot start (needs `vm` and a lab with Kubernetes). */
+  readonly brokenKubelet?: boolean;
   /** A real OS release for the lab's VMs. */
   readonly vm?: boolean;
   /** The argv that starts molt (builds VM releases). @default this process's */
@@ -53,17 +55,47 @@ async function artifactsOf(
       io.err(`${line}\n`);
     });
   const kubernetesNode = o.nodes ? await nodeRuntimeFor(o.version, log) : undefined;
+  const brokenKubelet = o.brokenKubelet === true;
+  // The overlay is the lab's own file, rewritten each time: its content is part of the build's
+  // cache key, so a changed drop-in is a new build, never a stale one.
+  const overlays = brokenKubelet
+    ? [await writeBrokenKubeletOverlay(join(dir, 'overlays', 'broken-kubelet'))]
+    : [];
+  const suffix = o.broken ? '-broken' : brokenKubelet ? '-broken-kubelet' : '';
   return buildVmRelease({
     molt: o.molt ?? [process.execPath, process.argv[1] ?? 'molt'],
     version: o.version,
-    out: join(dir, 'images', `${o.version}${o.broken ? '-broken' : ''}`),
+    out: join(dir, 'images', `${o.version}${suffix}`),
     broken: o.broken,
     ...(kubernetesNode !== undefined && { kubernetesNode }),
+    overlays,
     log,
   });
 }
 
+/**
+ * A release whose kubelet cannot start is only a VM release with a kubelet in it: anything else
+ * is refused (MOLT_BAD_FLAG) before anything is built or pushed. `kubernetes`: whether the lab
+ * has it (undefined: the lab was not looked for yet).
+ */
+function checkBrokenKubelet(o: LabPublishOptions, kubernetes?: boolean): void {
+  if (o.brokenKubelet !== true) return;
+  if (o.vm !== true || o.broken)
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      '--broken-kubelet is a VM release whose kubelet cannot start: it needs --vm, and not --broken',
+      { hint: 'molt lab publish 1.2.0 --vm --broken-kubelet' },
+    );
+  if (kubernetes === false)
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      '--broken-kubelet needs a lab with Kubernetes: without it the VMs run no kubelet',
+      { hint: 'start the lab without --no-kubernetes (molt lab up --vms 2 --workers 0)' },
+    );
+}
+
 function describe(o: LabPublishOptions): string {
+  if (o.brokenKubelet === true) return ', with a kubelet that cannot start';
   if (!o.broken) return o.vm === true ? ' (a real OS release for the VMs)' : '';
   return o.vm === true
     ? ', built with a kernel that panics at boot'
@@ -86,7 +118,9 @@ function checkVersion(version: string): void {
 /** Push release `o.version` into the running lab in `dir`. */
 export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): Promise<number> {
   checkVersion(o.version);
+  checkBrokenKubelet(o);
   const s = await requireLab(dir);
+  checkBrokenKubelet(o, s.kubeconfig !== undefined);
   const channels = o.channels ?? (o.vm === true ? VmChannel : 'stable,beta');
   const client = createRegistryClient({ registry: s.registry, insecure: true });
   try {
@@ -110,7 +144,7 @@ export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): 
     });
     io.out(
       o.json === true
-        ? `${JSON.stringify({ image, digest: pushed.digest, channels: channels.split(','), broken: o.broken, vm: o.vm === true })}\n`
+        ? `${JSON.stringify({ image, digest: pushed.digest, channels: channels.split(','), broken: o.broken, brokenKubelet: o.brokenKubelet === true, vm: o.vm === true })}\n`
         : `published ${image} (${pushed.digest}) to ${channels}${describe(o)}\n`,
     );
     return 0;

@@ -9,15 +9,48 @@
  * with {@link PanicArgument} appended to its kernel command line: `rdinit=` names an init the
  * initramfs does not have, so the real kernel cannot mount its root and panics, and the real
  * bootloader falls back — a broken release as one really happens, not a simulated one.
+ *
+ * A release whose kubelet cannot start (`--broken-kubelet`, a node runtime's fallback) boots
+ * fine, but carries the systemd drop-in of {@link writeBrokenKubeletOverlay} (through
+ * `molt image build --overlay`): the kubelet exits at once on an unknown flag, and systemd keeps
+ * restarting it, as after a kubelet upgrade whose flags the new version removed. The node never
+ * reports this boot Ready, so the agent's health check fails at its deadline and the machine falls
+ * back by itself.
  */
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { nodeRuntimeLabels } from '../../protocol/image-json.ts';
 
 /** What a broken VM release appends to the image's kernel command line. */
 export const PanicArgument = 'rdinit=/molt-lab-no-init';
+
+/** The flag no kubelet knows, which a broken-kubelet release's kubelet is started with. */
+export const BrokenKubeletFlag = '--molt-lab-no-such-flag';
+
+/** Where in the root the broken-kubelet drop-in lies (beside the node runtime's kubelet.service). */
+export const BrokenKubeletDropIn =
+  'usr/lib/systemd/system/kubelet.service.d/50-molt-lab-broken.conf';
+
+/**
+ * The drop-in replaces the unit's command line: kubelet.env sets `KUBELET_ARGS` and an
+ * `EnvironmentFile=` overrides any `Environment=`, so only a new `ExecStart=` is sure to pass the
+ * flag. The kubelet parses its flags before anything else and exits on the unknown one.
+ */
+const brokenKubeletUnit = `# molt lab publish --broken-kubelet: a kubelet that cannot start (it exits on an unknown flag).
+[Service]
+ExecStart=
+ExecStart=/usr/local/bin/kubelet ${BrokenKubeletFlag} $KUBELET_ARGS
+`;
+
+/** Write the broken-kubelet overlay into `dir` (made if missing); resolves with `dir`. */
+export async function writeBrokenKubeletOverlay(dir: string): Promise<string> {
+  const file = join(dir, BrokenKubeletDropIn);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, brokenKubeletUnit, { mode: 0o644 });
+  return dir;
+}
 
 const ArtifactFiles = ['vmlinuz', 'initrd.img', 'rootfs.img'] as const;
 
@@ -34,6 +67,8 @@ export interface VmReleaseOptions {
    * `scripts/ensure-node-bins.sh` prints), so the VM is a real Kubernetes node.
    */
   readonly kubernetesNode?: string;
+  /** Directories laid over the root (`molt image build --overlay`), in order. */
+  readonly overlays?: readonly string[];
   /** The builder's progress lines. */
   readonly log: (line: string) => void;
 }
@@ -52,6 +87,7 @@ function runBuild(o: VmReleaseOptions): Promise<void> {
   const args = [
     ...[...prefix, 'image', 'build', '--version', o.version, '--out', o.out],
     ...(o.kubernetesNode === undefined ? [] : ['--kubernetes-node', o.kubernetesNode]),
+    ...(o.overlays ?? []).flatMap((dir) => ['--overlay', dir]),
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
