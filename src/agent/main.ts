@@ -23,6 +23,7 @@ import { forceDeleteGrantOf } from './api/drain-permission.ts';
 import { createAgentApi } from './api/server.ts';
 import { agentApiServing } from './adapters/health/checks.ts';
 import { machinePorts } from './compose.ts';
+import { pinnedImagesFor } from './compose-images.ts';
 import { loadMachineConfig, machineConfigWarnings } from './config.ts';
 import type { MachineConfig } from '../protocol/machine-config.ts';
 import { assertPrivate } from '../platform/fs/private-file.ts';
@@ -161,6 +162,7 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
     port: config.api.port,
     forceDelete: forceDeleteGrantOf(config.kubernetes),
     kubernetes: ports.controlPlane,
+    pinnedImages: await pinnedImagesFor(root, config),
     recovery: {
       services: ports.serviceControl,
       etcd: ports.etcdRecovery,

@@ -160,6 +160,10 @@ export const ErrorCode = {
   KubeUpgradeNotFound: 'MOLT_KUBE_UPGRADE_NOT_FOUND',
   /** The machine runs no control-plane components (a worker, or a control plane molt does not render). */
   NotControlPlane: 'MOLT_NOT_CONTROL_PLANE',
+  /** The machine runs no node runtime (no `kubernetes.node` in its config): it keeps no container images. */
+  NotKubernetesNode: 'MOLT_NOT_KUBERNETES_NODE',
+  /** An image the machine was asked to keep could not be pulled into, or labelled in, its container runtime. */
+  ImagePinFailed: 'MOLT_IMAGE_PIN_FAILED',
   // recovery with Kubernetes down, through the agents (docs/adr/0012 §6)
   /** A service name the machine does not run (`molt node service list` shows the names). */
   ServiceNotFound: 'MOLT_SERVICE_NOT_FOUND',

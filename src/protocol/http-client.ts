@@ -22,7 +22,7 @@ export interface HttpResponse {
 
 /** The request a client makes; a byte-stream body (an etcd snapshot upload) is sent as it comes. */
 export interface HttpRequest {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string | AsyncIterable<Uint8Array>;
 }
@@ -65,6 +65,13 @@ export const getJson: HttpRequest = { method: 'GET', headers: { accept: 'applica
 /** A JSON POST of `body`. */
 export const postJson = (body: unknown): HttpRequest => ({
   method: 'POST',
+  headers: { 'content-type': 'application/json', accept: 'application/json' },
+  body: JSON.stringify(body),
+});
+
+/** A JSON PUT of `body`. */
+export const putJson = (body: unknown): HttpRequest => ({
+  method: 'PUT',
   headers: { 'content-type': 'application/json', accept: 'application/json' },
   body: JSON.stringify(body),
 });

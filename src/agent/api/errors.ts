@@ -32,6 +32,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.KubeBundleInvalid]: 422,
   [ErrorCode.KubeComponentUnhealthy]: 409,
   [ErrorCode.NotControlPlane]: 409,
+  [ErrorCode.NotKubernetesNode]: 409,
+  [ErrorCode.ImagePinFailed]: 502,
   [ErrorCode.ImageInvalid]: 422,
   [ErrorCode.ImageTooLarge]: 422,
   [ErrorCode.LayerUnsafePath]: 422,

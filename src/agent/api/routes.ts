@@ -20,6 +20,7 @@ import {
   type AgentPermission,
 } from '../../protocol/agent.ts';
 import { AgentHoldRequestBody, AgentReleaseRequestBody } from '../../protocol/agent-hold.ts';
+import type { PinnedImages } from '../machine/pinned-images.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { AgentService, ApiOperationRequest } from './service.ts';
 import {
@@ -28,6 +29,7 @@ import {
   type ForceDeleteGrant,
 } from './drain-permission.ts';
 import { errorAnswer } from './errors.ts';
+import { registerImageRoutes } from './image-routes.ts';
 import { registerKubernetesRoutes, type KubernetesService } from './kubernetes-routes.ts';
 import { registerRecoveryRoutes, type RecoveryDeps } from './recovery-routes.ts';
 import { openEventSse, type SseSink } from './sse.ts';
@@ -48,6 +50,8 @@ export interface AgentAppDeps {
   readonly kubernetes?: KubernetesService | undefined;
   /** Services and etcd for recovery with Kubernetes down (docs/adr/0012 §6). @default none */
   readonly recovery?: RecoveryDeps | undefined;
+  /** The images a Kubernetes node keeps pinned; absent on machines without a node runtime. */
+  readonly pinnedImages?: PinnedImages | undefined;
 }
 
 /** Options of {@link buildAgentApp}. */
@@ -129,6 +133,7 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     );
   });
   registerKubernetesRoutes(app, deps.kubernetes);
+  registerImageRoutes(app, deps.pinnedImages);
   app.get(AgentRoutes.logs, async (request, reply) => {
     const query = parseInput(LogsQuery, request.query, 'logs query');
     await serveStream(reply, deps, (sink) =>

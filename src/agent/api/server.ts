@@ -10,6 +10,7 @@ import {
   type MtlsEndpoint,
 } from '../../platform/https/server.ts';
 import type { ListenerLimits } from '../../platform/https/listener.ts';
+import type { PinnedImages } from '../machine/pinned-images.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import type { ForceDeleteGrant } from './drain-permission.ts';
 import type { KubernetesService } from './kubernetes-routes.ts';
@@ -29,6 +30,8 @@ export interface AgentApiOptions extends MtlsEndpoint {
   readonly kubernetes?: KubernetesService | undefined;
   /** Services and etcd for recovery (docs/adr/0012 §6). */
   readonly recovery?: RecoveryDeps | undefined;
+  /** The images a Kubernetes node keeps pinned, when it runs a node runtime. */
+  readonly pinnedImages?: PinnedImages | undefined;
 }
 
 /**
@@ -65,6 +68,7 @@ export function createAgentApi(o: AgentApiOptions): Promise<AgentApi> {
           ...(o.forceDelete && { forceDelete: o.forceDelete }),
           ...(o.kubernetes && { kubernetes: o.kubernetes }),
           ...(o.recovery && { recovery: o.recovery }),
+          ...(o.pinnedImages && { pinnedImages: o.pinnedImages }),
         },
         { serverFactory },
       ),

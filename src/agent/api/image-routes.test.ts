@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// The image routes: every role reads; only operator and admin certificates set the list (a node
+// certificate is refused before anything is pulled); the list is bounded, unique and by digest;
+// a machine without a node runtime answers MOLT_NOT_KUBERNETES_NODE; the typed client works.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ErrorCode } from '../../core/errors.ts';
+import { ErrorBody, type Role } from '../../protocol/agent.ts';
+import { ImageRoutes, MaxPinnedImages } from '../../protocol/agent-images.ts';
+import { createImagesAgentClient } from '../../protocol/agent-images-client.ts';
+import { createPinnedImages } from '../machine/pinned-images.ts';
+import { createFakeImagePins, createMemoryPinnedRecord } from '../ports/image-pins.fake.ts';
+import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
+import { buildAgentApp } from './routes.ts';
+import { createFakeAgentService } from './service.fake.ts';
+
+const ref = (hex: string): string => `reg:5000/molt/dns@sha256:${hex.repeat(64)}`;
+
+function setup(role: Role, node = true) {
+  const pins = createFakeImagePins([ref('a'), ref('b')]);
+  const app = buildAgentApp({
+    service: createFakeAgentService(),
+    journal: createMemoryJournalStore(),
+    identify: () => ({ name: `${role}-1`, role }),
+    ...(node && { pinnedImages: createPinnedImages({ pins, record: createMemoryPinnedRecord() }) }),
+  });
+  const put = (payload: unknown) =>
+    app.inject({ method: 'PUT', url: ImageRoutes.pinned, payload: payload as object });
+  return { app, pins, put };
+}
+
+const codeOf = (body: string): string => ErrorBody.parse(JSON.parse(body)).code;
+
+describe('agent API: pinned images', () => {
+  it('lets the operator set the list through the typed client, and reads it back', async () => {
+    const { app, pins } = setup('operator');
+    const client = createImagesAgentClient({
+      baseUrl: 'http://agent',
+      fetch: async (url, init) => {
+        const res = await app.inject({
+          method: init.method,
+          url: new URL(url).pathname,
+          headers: init.headers,
+          ...(init.body !== undefined && { payload: init.body }),
+        });
+        return { status: res.statusCode, text: () => Promise.resolve(res.body), body: null };
+      },
+    });
+    assert.deepEqual(await client.setPinnedImages({ images: [ref('a'), ref('b')] }), {
+      pinned: [ref('a'), ref('b')],
+      unpinned: [],
+    });
+    assert.deepEqual(await client.setPinnedImages({ images: [ref('b')] }), {
+      pinned: [ref('b')],
+      unpinned: [ref('a')],
+    });
+    assert.deepEqual(await client.pinnedImages(), { pinned: [ref('b')] });
+    assert.deepEqual(await pins.pinned(), [ref('b')]);
+  });
+
+  it('lets an admin set it, and a node only read it', async () => {
+    const admin = setup('admin');
+    assert.equal((await admin.put({ images: [ref('a')] })).statusCode, 200);
+    const node = setup('node');
+    const refused = await node.put({ images: [ref('a')] });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(codeOf(refused.body), ErrorCode.Forbidden);
+    assert.deepEqual(node.pins.pulls, []);
+    const read = await node.app.inject({ method: 'GET', url: ImageRoutes.pinned });
+    assert.equal(read.statusCode, 200);
+    assert.deepEqual(JSON.parse(read.body), { pinned: [] });
+  });
+
+  it('refuses a tag, a reference without its registry, duplicates, unknown fields and too many', async () => {
+    const { put, pins } = setup('operator');
+    const digest = `sha256:${'a'.repeat(64)}`;
+    for (const images of [
+      ['reg:5000/molt/dns:1.2'],
+      [`molt/dns@${digest}`],
+      [`reg:5000/molt/dns@sha256:${'a'.repeat(63)}`],
+      [ref('a'), ref('a')],
+      Array.from({ length: MaxPinnedImages + 1 }, (_, i) =>
+        ref('0').replace(/0{8}$/, i.toString(16).padStart(8, '0')),
+      ),
+    ]) {
+      const res = await put({ images });
+      assert.equal(res.statusCode, 400, JSON.stringify(images).slice(0, 100));
+      assert.equal(codeOf(res.body), ErrorCode.BadInput);
+    }
+    assert.equal((await put({ images: [ref('a')], extra: 1 })).statusCode, 400);
+    assert.equal((await put({})).statusCode, 400);
+    assert.deepEqual(pins.pulls, []);
+  });
+
+  it('answers MOLT_IMAGE_PIN_FAILED (502) naming an image the registry lacks', async () => {
+    const { put } = setup('operator');
+    const res = await put({ images: [ref('c')] });
+    assert.equal(res.statusCode, 502);
+    assert.equal(codeOf(res.body), ErrorCode.ImagePinFailed);
+    assert.ok(res.body.includes(ref('c')));
+  });
+
+  it('answers MOLT_NOT_KUBERNETES_NODE on a machine without a node runtime', async () => {
+    const { app, put } = setup('operator', false);
+    for (const res of [
+      await put({ images: [ref('a')] }),
+      await app.inject({ method: 'GET', url: ImageRoutes.pinned }),
+    ]) {
+      assert.equal(res.statusCode, 409);
+      assert.equal(codeOf(res.body), ErrorCode.NotKubernetesNode);
+    }
+  });
+});
