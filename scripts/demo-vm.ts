@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run demo -- --vm` (issue 15 §2): one real VM upgraded live by the operator, told as a short
-// story. Every step checks what happened; the demo exits non-zero if anything differs.
+// `npm run demo -- --vm` (issue 15 §2, docs/adr/0015): real VMs that are real Kubernetes nodes,
+// upgraded live by the operator, told as a short story. Every step checks what happened; the demo
+// exits non-zero if anything differs.
 //
-//   1. `molt lab up --vms 1 --workers 0 --no-kubernetes`: a registry, the three control-plane lab
-//      machines whose etcd holds the operator's state, one VM — OVMF, GRUB and a Debian kernel
-//      booting a disk `molt install` wrote — and the operator; every machine on the real OS
-//      release 1.0.0 built by `molt image build`;
-//   2. `molt lab publish 1.1.0 --vm`: the operator upgrades the VM; its console shows GRUB booting
-//      the other slot and the new release's boot marker;
-//   3. `molt lab publish 1.2.0 --vm --broken`: its kernel panics, GRUB falls back to 1.1.0, the agent
-//      says why, and the operator halts the rollout;
-//   4. the lab stays up (unless --down).
+//   1. `molt lab up --vms 2 --workers 0`: a registry, a Kubernetes control plane, the three
+//      control-plane lab machines whose etcd holds the operator's state, two VMs — OVMF, a real
+//      bootloader and a Debian kernel booting a disk `molt install` wrote — and the operator; every
+//      machine on the real OS release 1.0.0 built by `molt image build`;
+//   2. the VMs booted 1.0.0 from slot A, and joined the cluster as nodes (TLS bootstrap):
+//      containerd 2 and 1.0.0's kubelet (the previous minor) — `kubectl get nodes -o wide`;
+//   3. the lab's workloads (shop/web, 6 under a PDB of minAvailable 5; shop/db, 3 under 2) run as
+//      containerd containers on them;
+//   4. `molt lab publish 1.1.0 --vm` (the current kubelet): the operator upgrades the VMs, canary
+//      first — each cordoned, drained through the budgets (the pods move to the other VM), really
+//      rebooted (NotReady), Ready on the new kubelet, uncordoned — watched every second, shown as
+//      a timeline; the consoles show the new release booting from slot B;
+//   5. `molt lab publish 1.2.0 --vm --broken`: its kernel panics, the bootloader falls back to
+//      1.1.0, the agent says why, the node is Ready and uncordoned again, the operator halts;
+//   6. the lab stays up (unless --down).
+// `--vm --no-kubernetes` tells the same story with one VM and no nodes (steps 2, 4 and 5 only).
 import { join } from 'node:path';
 import { labDown, labUp } from '../src/lab/commands.ts';
 import { agentStatus } from '../src/lab/fleet/machine.ts';
@@ -22,6 +30,14 @@ import type { AgentStatus } from '../src/protocol/agent.ts';
 import type { MachineView, RolloutView } from '../src/protocol/operator.ts';
 import { api, follow } from './demo-progress.ts';
 import { bold, dim, elapsed, red, started, check, demoIo, failures } from './demo-terminal.ts';
+import {
+  checkNodesSeen,
+  Kubelet,
+  showNodes,
+  showPods,
+  showTimeline,
+  watchNodes,
+} from './demo-vm-nodes.ts';
 
 const molt = [process.execPath, join(import.meta.dirname, '../src/bin/molt.ts')];
 const io = demoIo;
@@ -29,6 +45,15 @@ const io = demoIo;
 const buildLog = (line: string): void => {
   console.log(dim(`    ${elapsed()} ${line}`));
 };
+let stepNo = 0;
+const step = (title: string): void => {
+  stepNo += 1;
+  console.log(bold(`\n${String(stepNo)}. ${title}`));
+};
+
+/** A rollout that went as far as it will without a person: no use following it further. */
+const stopped = (rs: readonly RolloutView[]): boolean =>
+  ['Completed', 'Halted', 'Superseded', 'Cancelled'].includes(rs[0]?.state ?? '');
 
 /** The console lines since `from` that tell the boot story (bootloader, panic, boot marker). */
 async function excerpt(vm: LabVmRecord, from: number): Promise<string[]> {
@@ -51,27 +76,30 @@ async function status(lab: LabState, vm: LabVmRecord): Promise<AgentStatus> {
   return agentStatus({ dir: lab.pki, operatorEnv: {} }, vm.endpoint);
 }
 
-async function baseline(lab: LabState, vm: LabVmRecord): Promise<void> {
-  console.log(bold('\n2. The VM booted release 1.0.0 from slot A of the disk molt installed:'));
-  showConsole(vm, await excerpt(vm, 0));
-  const s = await status(lab, vm);
-  check(
-    s.bootedSlot === 'A' && s.version === '1.0.0' && s.boot.committed === 'A',
-    `its agent: slot ${s.bootedSlot}, release ${s.version ?? '?'}, committed ${s.boot.committed ?? '-'}`,
+/** The VMs whose first boot GRUB announced on the console (the others boot with systemd-boot). */
+const grubVms = new Set<string>();
+
+async function baseline(lab: LabState, vms: readonly LabVmRecord[]): Promise<void> {
+  step(
+    `The VM${vms.length > 1 ? 's' : ''} booted release 1.0.0 from slot A of the disk molt installed:`,
   );
   const all = await api<MachineView[]>(lab, '/v1/machines');
-  const seen = all.find((m) => m.id === vm.name);
-  check(seen?.pool === 'vms', `the operator has ${vm.name} in pool ${seen?.pool ?? '?'}`);
+  for (const vm of vms) {
+    const lines = await excerpt(vm, 0);
+    if (lines.some((l) => l.startsWith('Booting `molt'))) grubVms.add(vm.name);
+    showConsole(vm, lines);
+    const s = await status(lab, vm);
+    check(
+      s.bootedSlot === 'A' && s.version === '1.0.0' && s.boot.committed === 'A',
+      `${vm.name}'s agent: slot ${s.bootedSlot}, release ${s.version ?? '?'}, committed ${s.boot.committed ?? '-'}`,
+    );
+    const seen = all.find((m) => m.id === vm.name);
+    check(seen?.pool === 'vms', `the operator has ${vm.name} in pool ${seen?.pool ?? '?'}`);
+  }
 }
 
-async function upgrade(lab: LabState, vm: LabVmRecord): Promise<void> {
-  console.log(
-    bold('\n3. Release 1.1.0 (molt image build) goes to channel `vm`; the operator rolls it:'),
-  );
-  const from = await serialSize(vm.serialLog);
-  await labPublish(lab.dir, { version: '1.1.0', broken: false, vm: true, molt, log: buildLog }, io);
-  const [r] = await follow(lab, '1.1.0', (x) => x[0]?.state === 'Completed', 20 * 60_000);
-  check(r?.state === 'Completed', `rollout ${r?.id ?? '?'}: ${r?.state ?? 'none'}`);
+/** Each VM's console since `from[i]`: booted 1.1.0 from slot B (GRUB's line too, under GRUB). */
+async function bootedNew(lab: LabState, vm: LabVmRecord, from: number): Promise<void> {
   await waitForSerial(vm.serialLog, /MOLT-BOOTED slot=B version=1\.1\.0/, {
     name: vm.name,
     from,
@@ -79,38 +107,76 @@ async function upgrade(lab: LabState, vm: LabVmRecord): Promise<void> {
   }).catch(() => undefined);
   const lines = await excerpt(vm, from);
   showConsole(vm, lines);
-  check(
-    lines.some((l) => l.includes("Booting `molt 1.1.0 (slot B)'")),
-    'GRUB booted the other slot: molt 1.1.0 (slot B)',
-  );
+  if (grubVms.has(vm.name))
+    check(
+      lines.some((l) => l.includes("Booting `molt 1.1.0 (slot B)'")),
+      `${vm.name}: GRUB booted the other slot: molt 1.1.0 (slot B)`,
+    );
   check(
     lines.some((l) => l.includes('MOLT-BOOTED slot=B version=1.1.0')),
-    'the new kernel and root booted from slot B (MOLT-BOOTED slot=B version=1.1.0)',
+    `${vm.name}: the new kernel and root booted from slot B (MOLT-BOOTED slot=B version=1.1.0)`,
   );
   const s = await status(lab, vm);
   check(
     s.bootedSlot === 'B' && s.version === '1.1.0' && s.boot.committed === 'B',
-    `its agent committed slot B (${s.version ?? '?'}; ${s.slots.map((x) => `${x.slot} ${x.version ?? '-'} ${x.status}`).join(', ')})`,
+    `${vm.name}'s agent committed slot B (${s.version ?? '?'}; ${s.slots.map((x) => `${x.slot} ${x.version ?? '-'} ${x.status}`).join(', ')})`,
   );
 }
 
-async function broken(lab: LabState, vm: LabVmRecord): Promise<void> {
-  console.log(bold('\n4. A broken 1.2.0 (its kernel panics at boot) goes to channel `vm`:'));
-  const from = await serialSize(vm.serialLog);
+async function upgrade(lab: LabState, vms: readonly LabVmRecord[], nodes: boolean): Promise<void> {
+  step(
+    nodes
+      ? `Release 1.1.0 (molt image build, kubelet ${Kubelet.after}) goes to channel \`vm\`; the operator rolls it, canary first:`
+      : 'Release 1.1.0 (molt image build) goes to channel `vm`; the operator rolls it:',
+  );
+  const from = await Promise.all(vms.map((vm) => serialSize(vm.serialLog)));
+  const names = vms.map((v) => v.name);
+  const watch = nodes ? await watchNodes(lab, names) : undefined;
+  await labPublish(lab.dir, { version: '1.1.0', broken: false, vm: true, molt, log: buildLog }, io);
+  const [r] = await follow(lab, '1.1.0', stopped, 40 * 60_000);
+  const seen = await watch?.stop();
+  check(r?.state === 'Completed', `rollout ${r?.id ?? '?'}: ${r?.state ?? 'none'}`);
+  if (seen !== undefined) {
+    showTimeline(seen.looks);
+    checkNodesSeen(seen, names, Kubelet.after);
+  }
+  for (const [i, vm] of vms.entries()) await bootedNew(lab, vm, from[i] ?? 0);
+}
+
+async function broken(lab: LabState, vms: readonly LabVmRecord[], nodes: boolean): Promise<void> {
+  step('A broken 1.2.0 (its kernel panics at boot) goes to channel `vm`:');
+  const from = await Promise.all(vms.map((vm) => serialSize(vm.serialLog)));
+  const names = vms.map((v) => v.name);
+  const watch = nodes ? await watchNodes(lab, names) : undefined;
   await labPublish(lab.dir, { version: '1.2.0', broken: true, vm: true, molt, log: buildLog }, io);
-  const [r] = await follow(lab, '1.2.0', (x) => x[0]?.state === 'Halted', 20 * 60_000);
-  const lines = await excerpt(vm, from);
+  const [r] = await follow(lab, '1.2.0', stopped, 30 * 60_000);
+  const i = vms.findIndex((vm) =>
+    r?.machines.some((m) => m.machine === vm.name && m.phase !== 'Pending'),
+  );
+  const vm = vms[i] ?? vms[0];
+  if (vm === undefined) throw new Error('the lab has no VM');
+  // The fallen-back node comes back Ready and uncordoned after its agent reported the rollback.
+  await watch?.until(
+    (l) => l.nodes[vm.name]?.ready === true && l.nodes[vm.name]?.cordoned === false,
+    120_000,
+  );
+  const seen = await watch?.stop();
+  const lines = await excerpt(vm, from[i] ?? 0);
   showConsole(vm, lines);
   check(
     lines.some((l) => l.includes('Kernel panic')),
-    'the kernel of 1.2.0 panicked, and GRUB fell back',
+    `the kernel of 1.2.0 panicked on ${vm.name}, and its bootloader fell back`,
   );
   check(
     lines.at(-1)?.includes('MOLT-BOOTED slot=B version=1.1.0') === true,
-    'the VM is back on 1.1.0 from slot B',
+    `${vm.name} is back on 1.1.0 from slot B`,
   );
   agentSaysWhy(await status(lab, vm));
   operatorHalted(vm, r);
+  if (seen !== undefined) {
+    showTimeline(seen.looks);
+    checkNodesSeen(seen, [vm.name], Kubelet.after);
+  }
 }
 
 /** What the agent says after the broken release: the rollback, and why. */
@@ -123,39 +189,65 @@ function agentSaysWhy(s: AgentStatus): void {
   );
 }
 
-/** What the operator says: the rollout halted at the VM that rolled back. */
+/** What the operator says: the rollout halted at the VM that rolled back, the only one started. */
 function operatorHalted(vm: LabVmRecord, r: RolloutView | undefined): void {
-  const m = r?.machines.find((x) => x.machine === vm.name);
-  const what = `${vm.name} ${m?.phase ?? '?'} (${m?.reason ?? 'no reason'})`;
+  const machines = r?.machines ?? [];
+  const m = machines.find((x) => x.machine === vm.name);
+  const others = machines.filter((x) => x.machine !== vm.name && x.phase !== 'Pending');
+  const what =
+    m === undefined ? `${vm.name} ?` : `${vm.name} ${m.phase} (${m.reason ?? 'no reason'})`;
+  const halted = r?.state === 'Halted' && m?.phase === 'RolledBack';
   check(
-    r?.state === 'Halted' && m?.phase === 'RolledBack',
-    `the operator halted rollout ${r?.id ?? '?'}: ${what}`,
+    halted && others.length === 0,
+    `the operator halted rollout ${r?.id ?? '?'} at its canary: ${what}`,
   );
 }
 
-async function upLab(dir: string, network: NetworkMode): Promise<LabState> {
-  if ((await readLabState(dir)) !== undefined) {
-    console.log(dim(`  a lab from an earlier run is up in ${dir}: stopping it first`));
-    await labDown(dir, io);
+async function upLab(
+  o: { dir: string; network: NetworkMode; kubernetes: boolean },
+  count: number,
+): Promise<LabState> {
+  if ((await readLabState(o.dir)) !== undefined) {
+    console.log(dim(`  a lab from an earlier run is up in ${o.dir}: stopping it first`));
+    await labDown(o.dir, io);
   }
   const lab = await labUp(
     {
-      dir,
-      workers: 0,
-      vms: 1,
-      kubernetes: false,
-      fast: true,
-      dashboardPort: 0,
-      network,
-      molt,
+      ...{ dir: o.dir, workers: 0, vms: count, kubernetes: o.kubernetes, fast: true },
+      ...{ dashboardPort: 0, network: o.network, molt },
     },
     io,
   );
   check(
-    lab.vms?.length === 1,
-    `a VM (${lab.vms?.[0]?.accel ?? '?'}), 3 lab machines, a registry and the operator are up`,
+    lab.vms?.length === count,
+    `${String(count)} VM${count > 1 ? 's' : ''} (${lab.vms?.[0]?.accel ?? '?'}), 3 lab machines, ${o.kubernetes ? 'a Kubernetes control plane, ' : ''}a registry and the operator are up`,
   );
   return lab;
+}
+
+/** The Kubernetes steps before the upgrade: the Nodes, then the pods on them. */
+async function realNodes(lab: LabState, vms: readonly LabVmRecord[]): Promise<void> {
+  const names = vms.map((v) => v.name);
+  step(
+    'They joined the lab’s cluster as Kubernetes nodes (TLS bootstrap), containerd 2 and 1.0.0’s kubelet:',
+  );
+  await showNodes(lab, names, Kubelet.before);
+  step(
+    'The lab’s workloads run as containers on them (shop/web under a PDB of minAvailable 5, shop/db of 2):',
+  );
+  await showPods(lab, names);
+}
+
+function explore(lab: LabState, vms: readonly LabVmRecord[]): void {
+  step('Explore:');
+  console.log(`    dashboard        ${lab.operator.dashboard}`);
+  const signIn = signInLine(lab);
+  if (signIn !== undefined) console.log(`                     ${signIn}`);
+  console.log('    eval "$(npm run -s molt -- lab env)"; npm run -s molt -- rollout list');
+  if (lab.kubeconfig !== undefined)
+    console.log('    npm run -s molt -- lab kubectl get nodes,pods -A -o wide');
+  for (const vm of vms) console.log(`    tail -f ${vm.serialLog}   # ${vm.name}'s console`);
+  console.log('    npm run -s molt -- lab status | lab down');
 }
 
 /** The story; resolves with the exit code. */
@@ -163,29 +255,34 @@ export async function vmStory(o: {
   dir: string;
   down: boolean;
   network: NetworkMode;
+  kubernetes: boolean;
 }): Promise<number> {
-  console.log(bold('molt — a real VM upgraded live by the operator\n'));
+  const count = o.kubernetes ? 2 : 1;
   console.log(
-    bold('1. Start a lab with one VM (molt lab up --vms 1 --workers 0 --no-kubernetes):'),
+    bold(
+      o.kubernetes
+        ? 'molt — real VMs, real Kubernetes nodes, upgraded live by the operator'
+        : 'molt — a real VM upgraded live by the operator',
+    ),
   );
-  const lab = await upLab(o.dir, o.network);
-  const vm = lab.vms?.[0];
+  step(
+    o.kubernetes
+      ? 'Start a lab with two VM nodes (molt lab up --vms 2 --workers 0):'
+      : 'Start a lab with one VM (molt lab up --vms 1 --workers 0 --no-kubernetes):',
+  );
+  const lab = await upLab(o, count);
+  const vms = lab.vms ?? [];
   try {
-    if (vm === undefined) throw new Error('the lab has no VM');
-    await baseline(lab, vm);
-    await upgrade(lab, vm);
-    await broken(lab, vm);
+    if (vms.length === 0) throw new Error('the lab has no VM');
+    await baseline(lab, vms);
+    if (o.kubernetes) await realNodes(lab, vms);
+    await upgrade(lab, vms, o.kubernetes);
+    await broken(lab, vms, o.kubernetes);
   } catch (e) {
     failures.push(String(e));
     console.log(red(`  ✘ ${String(e)}`));
   }
-  console.log(bold('\n5. Explore:'));
-  console.log(`    dashboard        ${lab.operator.dashboard}`);
-  const signIn = signInLine(lab);
-  if (signIn !== undefined) console.log(`                     ${signIn}`);
-  console.log('    eval "$(npm run -s molt -- lab env)"; npm run -s molt -- rollout list');
-  if (vm !== undefined) console.log(`    tail -f ${vm.serialLog}   # the VM's console`);
-  console.log('    npm run -s molt -- lab status | lab down');
+  explore(lab, vms);
   if (o.down) await labDown(o.dir, io);
   else console.log(dim(`\n  The lab keeps running in ${o.dir} until \`molt lab down\`.`));
   const seconds = Math.round((performance.now() - started) / 1000);

@@ -17,7 +17,8 @@
 // --network auto|netns|loopback (auto: a namespace per machine when root), --dir DIR (default
 // .molt/lab). `npm run demo -- --basics` runs the earlier single-machine story
 // (release discovery, signatures, one machine's A/B upgrade and rollback); `npm run demo -- --vm`
-// one real VM upgraded live by the operator, then a release whose kernel panics (demo-vm.ts).
+// two real VMs that are real Kubernetes nodes (containerd, kubelet, pods under PDBs) upgraded live
+// by the operator, then a release whose kernel panics; with --no-kubernetes one VM (demo-vm.ts).
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labDown, labUp } from '../src/lab/commands.ts';
@@ -189,7 +190,12 @@ async function main(): Promise<number> {
   }
   if (flags.vm) {
     const { vmStory } = await import('./demo-vm.ts');
-    return vmStory({ dir: flags.dir, down: flags.down, network: flags.network });
+    return vmStory({
+      dir: flags.dir,
+      down: flags.down,
+      network: flags.network,
+      kubernetes: flags.kubernetes,
+    });
   }
   console.log(bold('molt — a lab fleet upgraded live\n'));
   console.log(bold('1. Start a lab (molt lab up):'));
