@@ -23,6 +23,8 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { readLabStateFile } from '../../src/lab/state.ts';
+import { readSerial, serialSize } from '../../src/lab/vm/serial-log.ts';
+import type { AgentStatus } from '../../src/protocol/agent.ts';
 import { loadKubeConfig } from '../../src/platform/kube/client.ts';
 import { PoolLabel } from '../../src/protocol/kube-resources.ts';
 import type { RolloutSummaryView, RolloutView } from '../../src/protocol/operator.ts';
@@ -240,5 +242,141 @@ describe('real Kubernetes nodes on molt VMs: join, containers, a rolling upgrade
     }
     const pods = (await core.listNamespacedPod({ namespace: 'shop' })).items;
     assert.equal(pods.filter(podReady).length, 9, 'every workload pod Ready at the end');
+  });
+
+  it('rolls a release whose kubelet cannot start back by itself: the canary falls back to 1.1.0 at its health deadline, the rollout halts, no node is left cordoned', async () => {
+    const vms = (await readLabStateFile(dir))?.vms ?? [];
+    assert.equal(vms.length, Vms.length, 'the VMs in lab.json');
+    const from = new Map(
+      await Promise.all(vms.map(async (v) => [v.name, await serialSize(v.serialLog)] as const)),
+    );
+    const budgets = (await policy.listNamespacedPodDisruptionBudget({ namespace: 'shop' })).items;
+    const minimum = Object.fromEntries(
+      budgets.map((b) => [
+        b.spec?.selector?.matchLabels?.['app'] ?? '',
+        Number(b.spec?.minAvailable ?? 0),
+      ]),
+    );
+    const samples: Sample[] = [];
+    const sampling = { on: true };
+    const sampler = (async () => {
+      while (sampling.on) {
+        const s = await sample(core, minimum).catch(() => undefined);
+        if (s !== undefined) samples.push(s);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    })();
+    let final: RolloutView;
+    try {
+      const t = performance.now();
+      await molt(['lab', 'publish', '1.2.0', '--vm', '--broken-kubelet', '--dir', dir]);
+      let id = '';
+      for (let i = 0; id === '' && i < 300; i++) {
+        const list = JSON.parse(
+          await molt(['rollout', 'list', '-o', 'json'], env),
+        ) as RolloutSummaryView[];
+        id = list.find((r) => r.target.version === '1.2.0' && r.pool === 'vms')?.id ?? '';
+        if (id === '') await new Promise((r) => setTimeout(r, 2_000));
+      }
+      assert.notEqual(id, '', 'the operator created a rollout of 1.2.0 for pool vms');
+      // A halted rollout exits non-zero: its last line is still the rollout as it ended.
+      const out = await molt(
+        ['rollout', 'status', id, '--follow', '-o', 'json', '--reconnect-timeout', '900000'],
+        env,
+      ).catch((e: unknown) => {
+        const stdout = (e as { stdout?: unknown }).stdout;
+        if (typeof stdout === 'string' && stdout.trim() !== '') return stdout;
+        throw e;
+      });
+      final = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as RolloutView;
+      console.log(
+        `rollout of 1.2.0 (a kubelet that cannot start) halted after ${String(Math.round((performance.now() - t) / 1000))} s`,
+      );
+    } finally {
+      sampling.on = false;
+      await sampler;
+    }
+    assert.equal(final.state, 'Halted', JSON.stringify(final));
+    assert.equal(final.counts.Succeeded, 0, JSON.stringify(final.counts));
+    assert.equal(final.counts.RolledBack, 1, JSON.stringify(final.counts));
+    const canary = final.machines.find((m) => m.phase === 'RolledBack');
+    assert.ok(canary !== undefined, JSON.stringify(final.machines));
+    assert.match(canary.reason ?? '', /MOLT_HEALTH_DEADLINE/, 'failed its health deadline');
+    for (const m of final.machines.filter((x) => x.machine !== canary.machine))
+      assert.equal(m.phase, 'Pending', `${m.machine} was never started after the canary failed`);
+
+    // The canary really booted 1.2.0, then fell back to 1.1.0 on slot B; the other never left it.
+    const boots = new Map<string, { slot: string; version: string; bootId: string }[]>();
+    for (const v of vms) {
+      const console_ = await readSerial(v.serialLog, from.get(v.name) ?? 0);
+      boots.set(
+        v.name,
+        [...console_.matchAll(/MOLT-BOOTED slot=(\w) version=(\S+) boot=(\S+)/g)].map((m) => ({
+          slot: m[1] ?? '',
+          version: m[2] ?? '',
+          bootId: m[3] ?? '',
+        })),
+      );
+    }
+    const seen = (boots.get(canary.machine) ?? []).map((b) => `${b.slot} ${b.version}`);
+    const tried = seen.indexOf('A 1.2.0');
+    assert.ok(tried >= 0, `${canary.machine} booted 1.2.0 from slot A: ${JSON.stringify(seen)}`);
+    assert.equal(seen.at(-1), 'B 1.1.0', `${canary.machine} fell back to 1.1.0 on slot B`);
+    assert.ok(seen.lastIndexOf('B 1.1.0') > tried, `${canary.machine}: 1.1.0 again after 1.2.0`);
+    for (const v of vms.filter((x) => x.name !== canary.machine))
+      assert.deepEqual(boots.get(v.name), [], `${v.name} did not reboot`);
+
+    // Why, as `molt node status` shows it: the kubelet of the 1.2.0 boot never reported.
+    const status = JSON.parse(
+      await molt(['node', 'status', canary.machine, '-o', 'json'], env),
+    ) as AgentStatus;
+    assert.equal(status.bootedSlot, 'B');
+    assert.equal(status.version, '1.1.0');
+    assert.equal(status.last?.result, 'RolledBack', JSON.stringify(status.last));
+    const bad = status.slots.find((x) => x.slot === 'A');
+    assert.equal(bad?.status, 'bad');
+    assert.match(
+      bad.badReason ?? '',
+      /kube-node-ready \(node vm-\d's kubelet has not reported since this boot \(its Node says boot \S+, this is \S+\)\)/,
+    );
+
+    const cordoned = samples.filter((x) => x.nodes[canary.machine]?.unschedulable === true);
+    assert.ok(cordoned.length > 0, `${canary.machine} was cordoned for its reboot`);
+    const violations = samples.filter((x) =>
+      Object.entries(minimum).some(([app, min]) => (x.healthy[app] ?? 0) < min),
+    );
+    assert.deepEqual(violations, [], 'no sample with fewer healthy pods than a budget allows');
+
+    // The fallback uncordoned the canary at once; its kubelet (1.1.0's) reports its new boot soon after.
+    const deadline = Date.now() + 5 * Minutes;
+    const lastBoot: string | undefined = boots.get(canary.machine)?.at(-1)?.bootId;
+    for (;;) {
+      const nodes = await Promise.all(Vms.map((name) => core.readNode({ name })));
+      const pods = (await core.listNamespacedPod({ namespace: 'shop' })).items;
+      const settled =
+        nodes.every((n) => ready(n) && n.spec?.unschedulable !== true) &&
+        nodes.find((n) => n.metadata?.name === canary.machine)?.status?.nodeInfo?.bootID ===
+          lastBoot &&
+        pods.filter(podReady).length === 9;
+      if (settled) break;
+      if (Date.now() > deadline) {
+        const view = nodes.map((n) => ({
+          name: n.metadata?.name,
+          ready: ready(n),
+          unschedulable: n.spec?.unschedulable === true,
+          bootID: n.status?.nodeInfo?.bootID,
+        }));
+        assert.fail(
+          `not settled 5 min after the halt: nodes ${JSON.stringify(view)} (canary's last boot ${String(lastBoot)}), ${String(pods.filter(podReady).length)} of 9 pods Ready`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    for (const name of Vms)
+      assert.equal(
+        (await core.readNode({ name })).status?.nodeInfo?.kubeletVersion,
+        KubeletAfter,
+        `${name} runs release 1.1.0's kubelet`,
+      );
   });
 });
