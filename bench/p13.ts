@@ -53,23 +53,9 @@ import type {
   RolloutSummaryView,
   RolloutView,
 } from '../src/protocol/operator.ts';
-import {
-  eventsOf,
-  kubectl,
-  molt,
-  phaseSeconds,
-  upgradeByHand,
-  type ByHand,
-} from './p13-by-hand.ts';
-import {
-  evictedReadySeconds,
-  notReadySeconds,
-  readyPerApp,
-  startSampler,
-  violations,
-  type Look,
-  type Sampler,
-} from './p13-sampler.ts';
+import { eventsOf, kubectl, molt, phaseSeconds, upgradeByHand } from './p13-by-hand.ts';
+import { f1, judge, report, row } from './p13-report.ts';
+import { readyPerApp, startSampler, type Sampler } from './p13-sampler.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
 const moltArgv = [process.execPath, join(repoRoot, 'src/bin/molt.ts')];
@@ -111,8 +97,8 @@ async function until<T>(what: string, timeoutMs: number, f: () => Promise<T | st
 }
 
 /** Until the sampler's latest look has every app at `full` Ready, all on `node`. */
-const allOn = (sampler: Sampler, node: string, full: Record<string, number>) =>
-  until(`every pod Ready on ${node}`, 10 * Minutes, () => {
+const allOn = (sampler: Sampler, node: string, full: Record<string, number>, timeoutMs: number) =>
+  until(`every pod Ready on ${node}`, timeoutMs, () => {
     const l = sampler.looks.at(-1);
     const apps = Object.keys(full);
     if (l === undefined) return Promise.resolve('no look yet');
@@ -130,7 +116,7 @@ async function prepare(lab: LabState, sampler: Sampler, full: Record<string, num
   ]);
   await kubectl(lab, ['drain', HandNode, '--ignore-daemonsets', '--delete-emptydir-data']);
   await kubectl(lab, ['uncordon', HandNode]);
-  await allOn(sampler, MoltNode, full);
+  await allOn(sampler, MoltNode, full, 10 * Minutes);
   await until('the operator sees the hold', 2 * Minutes, async () => {
     const m = (await api<MachineView[]>(lab, '/v1/machines')).find((x) => x.id === HandNode);
     return m?.hold !== undefined ? m : 'not yet';
@@ -167,63 +153,14 @@ async function moltSide(
   });
 }
 
-interface Side {
-  readonly seconds: number;
-  readonly violations: number;
-  readonly evictedReadyS: number;
-  readonly notReadyS: number;
-  readonly looks: number;
-}
-
-function judge(
-  looks: readonly Look[],
-  node: string,
-  seconds: number,
-  budgets: { minimum: Record<string, number>; full: Record<string, number> },
-): Side {
-  return {
-    seconds,
-    violations: violations(looks, budgets.minimum).length,
-    evictedReadyS: evictedReadySeconds(looks, node, budgets.full),
-    notReadyS: notReadySeconds(looks, node),
-    looks: looks.length,
-  };
-}
-
-const row = (k: string, v: string): string => `${k.padEnd(62)}${v}\n`;
-const f1 = (n: number): string => n.toFixed(1);
-
-function report(
-  m: { side: Side; phases: [string, number][] },
-  h: { side: Side; run: ByHand },
-  minimum: Record<string, number>,
-): void {
-  const out = [
-    `P13 — a real VM node upgraded ${Version} under shop/web (6, minAvailable ${String(minimum['web'])}) and shop/db (3, minAvailable ${String(minimum['db'])}), molt vs by hand\n`,
-    row(`molt: canary ${MoltNode}, machine start → result`, `${f1(m.side.seconds)} s`),
-    ...m.phases.map(([p, s]) => row(`  ${p}`, `${f1(s)} s`)),
-    row(`by hand: ${HandNode}, kubectl drain → kubectl uncordon`, `${f1(h.side.seconds)} s`),
-    ...h.run.steps.map(([p, s]) => row(`  ${p}`, `${f1(s)} s`)),
-    ...phaseSeconds(h.run.events)
-      .filter(([p]) => p === 'Cordoning' || p === 'Draining')
-      .map(([p, s]) => row(`    its agent's ${p} (nothing left to do)`, `${f1(s)} s`)),
-  ];
-  for (const [name, s] of [
-    ['molt', m.side],
-    ['by hand', h.side],
-  ] as const)
-    out.push(
-      row(
-        `${name}: budget violations / evicted → Ready elsewhere / NotReady`,
-        `${String(s.violations)} of ${String(s.looks)} looks / ${f1(s.evictedReadyS)} s / ${f1(s.notReadyS)} s`,
-      ),
-    );
-  process.stdout.write(out.join(''));
-  process.stdout.write(
-    `BENCH P13 ratio=${(m.side.seconds / h.side.seconds).toFixed(2)} pdb_violations=${String(m.side.violations)} ` +
-      `evicted_ready_s=${f1(m.side.evictedReadyS)} node_notready_s=${f1(m.side.notReadyS)} ` +
-      `molt_s=${f1(m.side.seconds)} by_hand_s=${f1(h.side.seconds)} by_hand_pdb_violations=${String(h.side.violations)}\n`,
-  );
+/** The canary's phases from its agent's journal (none when the operator named no operation). */
+async function canaryPhases(
+  lab: LabState,
+  canary: MachineProgressView,
+): Promise<[string, number][]> {
+  if (canary.operationId === undefined) return [];
+  const args = ['node', 'events', MoltNode, '--operation', canary.operationId, '-o', 'json'];
+  return phaseSeconds(eventsOf(await molt(lab, args).catch(() => '')));
 }
 
 /** Both sides on a running lab, then the report. */
@@ -249,21 +186,15 @@ async function measure(lab: LabState): Promise<void> {
     await molt(lab, ['node', 'release', HandNode]);
     const mStart = Date.parse(canary.startedAt ?? '');
     const mEnd = Date.parse(canary.finishedAt ?? '');
-    const agentEvents = eventsOf(
-      await molt(lab, [
-        'node',
-        'events',
-        MoltNode,
-        '--operation',
-        canary.operationId ?? '',
-        '-o',
-        'json',
-      ]),
+    const phases = await canaryPhases(lab, canary);
+    process.stdout.write(
+      row(`molt: canary ${MoltNode} (the by-hand side next)`, `${f1((mEnd - mStart) / 1000)} s`),
     );
-    await allOn(sampler, HandNode, full);
+    await allOn(sampler, HandNode, full, 5 * Minutes);
     const image = `${lab.registry}/${lab.repository}@${rollout.target.digest}`;
     const hand = await upgradeByHand(lab, { node: HandNode, image, kubelet });
-    await allOn(sampler, MoltNode, full).catch(() => undefined);
+    // The by-hand drain's last replacements may still be starting: its window waits for them.
+    await allOn(sampler, MoltNode, full, 2 * Minutes).catch(() => undefined);
     await sampler.stop();
     const after = sampler.looks.at(-1);
     for (const node of [MoltNode, HandNode])
@@ -277,13 +208,13 @@ async function measure(lab: LabState): Promise<void> {
           minimum,
           full,
         }),
-        phases: phaseSeconds(agentEvents),
+        phases,
       },
       {
         side: judge(sampler.window(hand.start), HandNode, hand.seconds, { minimum, full }),
         run: hand,
       },
-      minimum,
+      { minimum, version: Version, moltNode: MoltNode, handNode: HandNode },
     );
   } finally {
     await sampler.stop();
