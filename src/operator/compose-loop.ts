@@ -2,7 +2,8 @@
 /**
  * Composition of the operator's reconcile loop (docs/adr/0005 §4), for `main.ts`: the real
  * adapters the config names, the agents' event streams that wake the loop, the webhook
- * notifications of what it records, and the GM image checks (`compose-gm.ts`).
+ * notifications of what it records, the GM image checks (`compose-gm.ts`) and the GM images kept
+ * on the nodes (`compose-node-pins.ts`).
  */
 import { createAgentEventSource } from './adapters/agent-gateway/events.ts';
 import { createHttpGateProbe } from './adapters/http-gate/index.ts';
@@ -11,9 +12,11 @@ import { observingGateProbe, type MemoryObservationBook } from './api/observatio
 import { providersOf } from './compose.ts';
 import type { KubeStatusRunner } from './compose-kube.ts';
 import { gmChecks } from './compose-gm.ts';
+import { nodePinsOf } from './compose-node-pins.ts';
 import { startConfiguredNotifications } from './compose-notify.ts';
 import type { GmWatch } from './images/gm-check.ts';
 import type { LoadedConfig } from './config.ts';
+import type { ImagePolicy } from '../core/images/types.ts';
 import type { Release } from '../core/releases/release.ts';
 import type { DeclaredRunner } from './loop/declared.ts';
 import type { ReconcileDeps } from './loop/deps.ts';
@@ -42,6 +45,11 @@ export interface LoopParts {
   readonly images?: ReconcileDeps['images'];
   /** The GM checks' watch (docs/adr/0013 decision 5), run by the leader beside the loop. */
   readonly gm?: GmWatch | undefined;
+  /**
+   * The image policies in force, when the operator follows images: their GM digests (and running
+   * image rollouts' previous ones) are kept pinned on the nodes (docs/adr/0015 §7).
+   */
+  readonly imagePolicies?: (() => readonly ImagePolicy[]) | undefined;
   /** The management cluster's Machines (`capi.kubeconfig`): pools with `provider: {capi: {}}`. */
   readonly capiMachines?: CapiMachines | undefined;
 }
@@ -96,6 +104,7 @@ export function startLoop(
     log: p.log,
   });
   const gm = gmChecks(c, p.gm, { store: p.store, leadership, log: p.log });
+  const pins = nodePinsOf(c, p.imagePolicies, { store: p.store, leadership, log: p.log });
   const loop = startWatchedLoop(reconcileDeps(c, p), events, leadership, {
     intervalMs: c.config.interval,
     onPass: (pass) => {
@@ -108,6 +117,7 @@ export function startLoop(
     async stop() {
       await loop.stop();
       await gm?.stop();
+      await pins?.stop();
       await notify?.stop();
       await p.status?.stop();
       await events.close();

@@ -202,6 +202,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
       ...{ releases: parts.releases, ...kubeVersion(kube), kubernetes: plans.driver },
       ...(images !== undefined && { images: imageDriver(images, store, log) }),
       gm: images?.gm,
+      imagePolicies: images && liveImages.policies,
       capiMachines,
     },
     leadership,
