@@ -78,7 +78,9 @@ export async function nodeFiles(
     kubernetes: {
       // molt install puts the agent's kubeconfig here (`--kubeconfig`).
       kubeconfig: '/molt/state/kubernetes/agent.kubeconfig',
-      drain: { timeoutSeconds: 120 },
+      // Each evicted pod must be Ready on the other node before the budget lets the next one
+      // go; under TCG that is tens of seconds a pod: Kubernetes' own 600 s, not the lab's 120.
+      drain: { timeoutSeconds: 600 },
       node: {
         server,
         caFile,
