@@ -146,6 +146,7 @@ export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
           partitions: config.disk.slots,
           maxImageBytes: config.maxImageBytes,
         });
+  const booted = await slots.manifest(boot.slot);
   const kube =
     config.kubernetes === undefined
       ? createNoClusterKubeNode()
@@ -153,8 +154,9 @@ export async function machinePorts(facts: MachineFacts): Promise<MachinePorts> {
           await import('./adapters/kube-node/index.ts')
         ).createApiKubeNode(config.kubernetes, {
           machine: config.node,
-          booted: (await slots.manifest(boot.slot))?.version,
+          booted: booted?.version,
           bootId: boot.bootId,
+          kubelet: booted?.kubeletVersion,
         });
   const health: HealthCheck[] = [
     ...(facts.lab ? [labSlotHealth(slots, boot.slot)] : []),

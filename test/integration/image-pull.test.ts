@@ -98,6 +98,7 @@ describe('image pull from docker-registry 2.8', () => {
         assert.deepEqual(await store.staged('B'), staged);
         const m = await store.install('B', 'op-1');
         assert.deepEqual(m.lab, { boot: 'ok', health: 'never' });
+        assert.equal(m.kubeletVersion, 'v1.35.4', 'the slot keeps the kubelet its node must run');
         assert.equal(m.imageDigest, pushed.digest);
         assert.equal(
           m.artifacts['rootfs.img']?.layerDigest !== undefined,

@@ -43,6 +43,23 @@ describe("a Node proves this boot's kubelet Ready", () => {
     }
   });
 
+  it("not while it runs another kubelet than the booted release's (a v prefix aside)", () => {
+    const release = { ...expect, kubelet: 'v1.36.3' };
+    const report = { ready: true, bootId: thisBoot, kubeletVersion: 'v1.35.4' };
+    assert.deepEqual(judgeNodeReady(report, release), {
+      ready: false,
+      reason: 'node vm-1 runs kubelet v1.35.4, but the booted release carries v1.36.3',
+    });
+    assert.deepEqual(judgeNodeReady({ ...report, kubeletVersion: undefined }, release), {
+      ready: false,
+      reason: 'node vm-1 runs kubelet (none reported), but the booted release carries v1.36.3',
+    });
+    for (const kubeletVersion of ['v1.36.3', '1.36.3'])
+      assert.deepEqual(judgeNodeReady({ ...report, kubeletVersion }, release), { ready: true });
+    // A release that names no kubelet (no node runtime) asks nothing of it.
+    assert.deepEqual(judgeNodeReady(report, expect), { ready: true });
+  });
+
   it('by its Ready condition alone when the machine knows no boot id', () => {
     const v = judgeNodeReady({ ready: true, bootId: lastBoot }, { node: 'vm-1' });
     assert.deepEqual(v, { ready: true });

@@ -34,6 +34,7 @@ export function installedManifest(i: InstalledManifestInput): SlotManifest {
     imageDigest: r.imageDigest,
     manifestDigest: r.manifestDigest,
     version: r.version,
+    ...(r.kubeletVersion !== undefined && { kubeletVersion: r.kubeletVersion }),
     generation: i.generation,
     artifacts,
     ...(r.lab !== undefined && { lab: r.lab }),

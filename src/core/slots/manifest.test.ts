@@ -15,6 +15,7 @@ const manifest: SlotManifest = {
   imageDigest: `sha256:${'1'.repeat(64)}`,
   manifestDigest: `sha256:${'2'.repeat(64)}`,
   version: '1.0.0',
+  kubeletVersion: 'v1.36.3',
   generation: 3,
   artifacts: {
     vmlinuz: {
@@ -43,6 +44,7 @@ describe('slot manifests and staged records', () => {
       [{ artifacts: { evil: {} } }, 'artifacts.evil'],
       [{ artifacts: { vmlinuz: { path: 'x', size: -1, digest: 'd' } } }, 'size'],
       [{ lab: { boot: 'x' } }, 'boot'],
+      [{ kubeletVersion: 136 }, 'kubeletVersion'],
     ] as const)
       assert.throws(
         () => parseSlotManifest({ ...manifest, ...patch }),
@@ -68,6 +70,8 @@ describe('slot manifests and staged records', () => {
     };
     assert.deepEqual(parseStagedRecord(staged), staged);
     assert.equal(parseStagedRecord({ ...staged, generation: 4 }).generation, 4);
+    const node = parseStagedRecord({ ...staged, kubeletVersion: 'v1.36.3' });
+    assert.equal(node.kubeletVersion, 'v1.36.3');
     assert.throws(
       () => parseStagedRecord({ ...staged, manifestDigest: undefined }),
       (e: unknown) => isMoltError(e, ErrorCode.MachineInvalid),

@@ -30,6 +30,8 @@ export interface StagedRecord {
   readonly imageDigest: string;
   readonly manifestDigest: string;
   readonly version: string;
+  /** The release's `molt.dev/kubelet-version` label, when it has one. */
+  readonly kubeletVersion?: string;
   readonly lab?: LabBehaviour;
   readonly artifacts: Partial<Record<ArtifactName, StagedArtifact>>;
   /** ISO 8601. */
@@ -115,12 +117,14 @@ function lab(r: Reader, v: unknown): LabBehaviour | undefined {
 function common(r: Reader, o: Obj) {
   if (o['schema'] !== 1) r.fail('schema', '1');
   const l = lab(r, o['lab']);
+  const kubeletVersion = r.optStr(o, 'kubeletVersion');
   return {
     schema: 1 as const,
     slot: r.oneOf(o, 'slot', ['A', 'B'] as const),
     imageRef: r.str(o, 'imageRef'),
     imageDigest: r.str(o, 'imageDigest'),
     version: r.str(o, 'version'),
+    ...(kubeletVersion !== undefined && { kubeletVersion }),
     ...(l !== undefined && { lab: l }),
   };
 }

@@ -58,6 +58,11 @@ export interface SlotManifest {
   /** Digest of the platform manifest (differs from `imageDigest` when the reference is an index). */
   readonly manifestDigest?: string;
   readonly version: string;
+  /**
+   * The release's kubelet (its `molt.dev/kubelet-version` label), which the booted slot's node
+   * must report running; absent for a release without a node runtime.
+   */
+  readonly kubeletVersion?: string;
   /** Strictly increasing across writes on this machine (sd-boot `version` sorts by it). */
   readonly generation: number;
   readonly artifacts: Partial<Record<ArtifactName, ArtifactRecord>>;

@@ -350,17 +350,17 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
     );
   });
 
-  it("is not ready while the Node carries another boot's status, naming both boots", async () => {
+  it("is not ready while the Node carries another boot's status, naming both boots, or another kubelet than its release's", async () => {
     const drain = {
       timeoutSeconds: 1,
       onTimeout: 'abort-and-uncordon' as const,
       deleteEmptyDirData: false,
       force: false,
     };
-    const agent = (bootId: string) =>
+    const agent = (bootId: string, kubelet = 'v1.36.3') =>
       createApiKubeNode(
         { kubeconfig: cp.agent('drain-2').kubeconfig, drain },
-        { machine: 'drain-2', booted: '1.0.0', bootId },
+        { machine: 'drain-2', booted: '1.0.0', bootId, kubelet },
       );
     // The machine rebooted (boot 3) and its kubelet has not reported yet: the Node still says Ready
     // with the status boot 2's kubelet posted.
@@ -373,6 +373,13 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
             '(its Node says boot b2-drain…, this is b3-drain…)',
     );
     assert.deepEqual(await (await agent('b2-drain-2')).ready(), { status: 'done' });
+    // This boot's kubelet, but not the one the booted release carries.
+    await assert.rejects(
+      (await agent('b2-drain-2', 'v1.35.4')).ready(),
+      (e: unknown) =>
+        isMoltError(e, ErrorCode.KubeUnavailable) &&
+        e.message === 'node drain-2 runs kubelet v1.36.3, but the booted release carries v1.35.4',
+    );
   });
 
   it('a lab kubelet shut down cleanly reports its node NotReady at once', async () => {

@@ -279,6 +279,7 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
         ready,
         version: node.metadata?.labels?.['molt.dev/version'],
         bootId: node.status?.nodeInfo?.bootID,
+        kubeletVersion: node.status?.nodeInfo?.kubeletVersion,
       };
     },
   };

@@ -7,7 +7,8 @@
  * Readiness gates the commit (core's `judgeNodeReady`): the kubelet of this boot must have
  * reported the node Ready — its status carries this boot's id, not the previous boot's status that
  * the node controller keeps Ready through its grace period — and where the node reports a molt
- * version (the `molt.dev/version` label) that must be the booted release.
+ * version (the `molt.dev/version` label) that must be the booted release, and where the booted
+ * release names its kubelet (the slot's `kubeletVersion`) the Node's kubelet must be that one.
  */
 import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
@@ -26,12 +27,14 @@ export interface KubeNodeContext {
   readonly booted?: string | undefined;
   /** This boot's id, which the Node's kubelet must report (`status.nodeInfo.bootID`). */
   readonly bootId?: string | undefined;
+  /** The booted release's kubelet version, which the Node must run (`status.nodeInfo.kubeletVersion`). */
+  readonly kubelet?: string | undefined;
   readonly log?: (line: string) => void;
 }
 
 export async function createApiKubeNode(
   config: KubernetesConfig,
-  { machine, booted, bootId, log }: KubeNodeContext,
+  { machine, booted, bootId, kubelet, log }: KubeNodeContext,
 ): Promise<KubeNode> {
   const kc = await loadKubeConfig(config.kubeconfig);
   const node = config.nodeName ?? machine;
@@ -58,7 +61,12 @@ export async function createApiKubeNode(
         : { status: 'skipped', reason: `molt did not cordon node ${node}: left as it is` };
     },
     async ready() {
-      const verdict = judgeNodeReady(await drainer.readiness(), { node, booted, bootId });
+      const verdict = judgeNodeReady(await drainer.readiness(), {
+        node,
+        booted,
+        bootId,
+        kubelet,
+      });
       if (!verdict.ready) throw new MoltError(ErrorCode.KubeUnavailable, verdict.reason);
       return done;
     },

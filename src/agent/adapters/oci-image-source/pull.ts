@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkStagedImage } from '../../../core/boot/staged-image.ts';
+import { ReleaseLabel } from '../../../core/releases/release.ts';
 import { defaultMaxImageBytes } from '../../../core/slots/contract.ts';
 import { artifactPath } from '../../../core/slots/layout.ts';
 import type { StagedArtifact, StagedRecord } from '../../../core/slots/manifest.ts';
@@ -70,6 +71,8 @@ interface PullRun {
 /** `staged.json` of the pull, with `artifacts`. */
 function recordOf(r: PullRun, artifacts: StagedRecord['artifacts']): StagedRecord {
   const { target } = r;
+  // Kept with the slot: after the reboot the node must report this kubelet (kube-node-ready).
+  const kubeletVersion = target.labels[ReleaseLabel.KubeletVersion];
   return {
     schema: 1,
     slot: r.slot,
@@ -77,6 +80,7 @@ function recordOf(r: PullRun, artifacts: StagedRecord['artifacts']): StagedRecor
     imageDigest: target.resolved.digest,
     manifestDigest: target.resolved.manifestDigest,
     version: target.plan.version,
+    ...(kubeletVersion !== undefined && { kubeletVersion }),
     ...(target.plan.lab !== undefined && { lab: target.plan.lab }),
     artifacts,
     pulledAt: r.pulledAt,
