@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * A real containerd of the tests' own (the node runtime's, scripts/ensure-node-bins.sh), in a
- * temporary root and state with its own socket, the CRI plugins off: the content and image
- * services are what `ctr images` uses, and they need nothing a test host lacks. Needs root.
+ * temporary root and state with its own socket, and its CRI plugin (what the kubelet talks to,
+ * and `crictl`) pulling through `hostsDir` as a node's does. No CNI configuration: no pod can
+ * run, images can be pulled, listed and removed. Needs root.
  */
 import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,12 +14,17 @@ export interface RunningContainerd {
   readonly address: string;
   /** The `ctr` beside the containerd binary. */
   readonly ctr: string;
+  /** The `crictl` beside it. */
+  readonly crictl: string;
   /** Stops containerd (by its PID) and removes its directory. */
   stop(): Promise<void>;
 }
 
 /** Start `<bin>/containerd`; resolves once its socket answers. */
-export async function startContainerd(bin: string): Promise<RunningContainerd> {
+export async function startContainerd(
+  bin: string,
+  o: { readonly hostsDir: string },
+): Promise<RunningContainerd> {
   const dir = await tempDir('containerd');
   const address = join(dir.path, 'c.sock');
   const config = join(dir.path, 'config.toml');
@@ -28,11 +34,14 @@ export async function startContainerd(bin: string): Promise<RunningContainerd> {
       'version = 3',
       `root = ${JSON.stringify(join(dir.path, 'root'))}`,
       `state = ${JSON.stringify(join(dir.path, 'state'))}`,
-      'disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images"]',
       '[grpc]',
       `  address = ${JSON.stringify(address)}`,
       '[ttrpc]',
       `  address = ${JSON.stringify(`${address}.ttrpc`)}`,
+      "[plugins.'io.containerd.cri.v1.images'.registry]",
+      `  config_path = ${JSON.stringify(o.hostsDir)}`,
+      "[plugins.'io.containerd.cri.v1.runtime'.cni]",
+      `  conf_dir = ${JSON.stringify(join(dir.path, 'cni'))}`,
       '',
     ].join('\n'),
   );
@@ -55,5 +64,5 @@ export async function startContainerd(bin: string): Promise<RunningContainerd> {
     await stop();
     throw error;
   }
-  return { address, ctr: join(bin, 'ctr'), stop };
+  return { address, ctr: join(bin, 'ctr'), crictl: join(bin, 'crictl'), stop };
 }

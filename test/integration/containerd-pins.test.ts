@@ -4,8 +4,9 @@
 // namespace of its own; the images are the lab's busybox images in a real registry, named by a
 // host that only a `certs.d/<host>/hosts.toml` mirror entry resolves (as a VM's names its host's
 // registry), so a pull that ignored the node's hosts files would fail. Then the agent's whole
-// path: the list set twice, the label really gone from the dropped image and the image kept.
-// containerd needs root.
+// path in `k8s.io`, read back through containerd's CRI with crictl — what the kubelet's image
+// garbage collection reads: an image the kubelet pulled by tag is pinned by its digest name, and
+// unpinned when the list drops it, the image kept. containerd needs root.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,7 +16,6 @@ import { promisify } from 'node:util';
 import { createContainerdPins } from '../../src/agent/adapters/containerd-pins/index.ts';
 import { createFsPinnedRecord } from '../../src/agent/adapters/fs-pinned-record/index.ts';
 import { createPinnedImages } from '../../src/agent/machine/pinned-images.ts';
-import { PinnedLabel } from '../../src/agent/ports/image-pins.ts';
 import { pushContainerImages } from '../../src/lab/services/container-images.ts';
 import { nodeBinaries } from '../../src/platform/kube/binaries.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
@@ -49,7 +49,7 @@ before(async () => {
     join(hostsDir, mirrored, 'hosts.toml'),
     `server = "http://${registry.host}"\ncapabilities = ["pull", "resolve"]\n`,
   );
-  containerd = await startContainerd(bin);
+  containerd = await startContainerd(bin, { hostsDir });
 });
 
 after(async () => {
@@ -66,31 +66,46 @@ imagePinsConformance('containerd v2 through ctr', () => {
   return Promise.resolve({ pins: pinsIn(`conformance-${String(namespaces)}`), images });
 });
 
-describe('pinned images on containerd', () => {
-  it('keeps the listed images labelled, and drops the label (not the image) of the one left out', async () => {
-    const pins = pinsIn('k8s.io');
+describe('pinned images on containerd, as its CRI reports them', () => {
+  /** What `crictl images` says of the image: its repo tags and whether it is pinned. */
+  const criImage = async (digest: string) => {
+    const { stdout } = await run(containerd.crictl, [
+      ...['--runtime-endpoint', `unix://${containerd.address}`],
+      ...['--image-endpoint', `unix://${containerd.address}`],
+      ...['images', '--pinned', '-o', 'json'],
+    ]);
+    const listed = (
+      JSON.parse(stdout) as {
+        images: { repoTags: string[]; repoDigests: string[]; pinned: boolean }[];
+      }
+    ).images;
+    return listed.find((i) => i.repoDigests.some((r) => r.endsWith(`@${digest}`)));
+  };
+  const digestOf = (ref: string): string => ref.slice(ref.indexOf('@') + 1);
+
+  it('pins an image the kubelet pulled by tag, and unpins it (the image kept) once dropped', async () => {
+    // As the kubelet pulls: through the CRI, by tag, via the hosts file.
+    await run(containerd.crictl, [
+      ...['--runtime-endpoint', `unix://${containerd.address}`],
+      ...['--image-endpoint', `unix://${containerd.address}`],
+      ...['pull', `${mirrored}/molt/busybox:1`],
+    ]);
+    assert.equal((await criImage(digestOf(images.a)))?.pinned, false);
     const pinned = createPinnedImages({
-      pins,
+      pins: pinsIn('k8s.io'),
       record: createFsPinnedRecord((await tempDir('pinned')).path),
     });
     assert.deepEqual(await pinned.set([images.a, images.b]), {
       pinned: [images.a, images.b],
       unpinned: [],
     });
+    const a = await criImage(digestOf(images.a));
+    assert.deepEqual(a?.repoTags, [`${mirrored}/molt/busybox:1`]);
+    assert.equal(a.pinned, true);
+    assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
     assert.deepEqual(await pinned.set([images.b]), { pinned: [images.b], unpinned: [images.a] });
-    // What the CRI reads: the image's own labels in containerd, listed by ctr itself.
-    const { stdout } = await run(containerd.ctr, [
-      '--address',
-      containerd.address,
-      '--namespace',
-      'k8s.io',
-      'images',
-      'ls',
-    ]);
-    const line = (name: string): string =>
-      stdout.split('\n').find((l) => l.startsWith(`${name} `)) ?? '';
-    assert.match(line(images.b), new RegExp(`${PinnedLabel.key}=${PinnedLabel.value}`));
-    assert.notEqual(line(images.a), '');
-    assert.doesNotMatch(line(images.a), new RegExp(PinnedLabel.key));
+    assert.equal((await criImage(digestOf(images.a)))?.pinned, false);
+    assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
+    assert.deepEqual(await pinsIn('k8s.io').pinned(), [images.b]);
   });
 });
