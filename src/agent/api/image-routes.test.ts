@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The image routes: every role reads; only operator and admin certificates set the list (a node
 // certificate is refused before anything is pulled); the list is bounded, unique and by digest;
-// a machine without a node runtime answers MOLT_NOT_KUBERNETES_NODE; the typed client works.
+// a machine without a node runtime answers MOLT_NOT_KUBERNETES_NODE; the typed client works; a
+// pull that outlasts the listener's idle timeout still gets its answer.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fetch } from 'undici';
 import { ErrorCode } from '../../core/errors.ts';
+import { limitedServerFactory } from '../../platform/https/listener.ts';
 import { ErrorBody, type Role } from '../../protocol/agent.ts';
 import { ImageRoutes, MaxPinnedImages } from '../../protocol/agent-images.ts';
 import { createImagesAgentClient } from '../../protocol/agent-images-client.ts';
@@ -108,6 +111,41 @@ describe('agent API: pinned images', () => {
     ]) {
       assert.equal(res.statusCode, 409);
       assert.equal(codeOf(res.body), ErrorCode.NotKubernetesNode);
+    }
+  });
+
+  it('keeps the connection of pulls that outlast the listener’s idle timeout', async () => {
+    const pins = createFakeImagePins([ref('a')]);
+    const pin = pins.pin.bind(pins);
+    pins.pin = async (name) => {
+      await new Promise((r) => setTimeout(r, 1_200));
+      await pin(name);
+    };
+    const app = buildAgentApp(
+      {
+        service: createFakeAgentService(),
+        journal: createMemoryJournalStore(),
+        identify: () => ({ name: 'operator-1', role: 'operator' }),
+        pinnedImages: createPinnedImages({ pins, record: createMemoryPinnedRecord() }),
+      },
+      {
+        serverFactory: limitedServerFactory(undefined, {
+          idleTimeoutMs: 300,
+          requestTimeoutMs: 300,
+        }),
+      },
+    );
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const res = await fetch(`${url}${ImageRoutes.pinned}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ images: [ref('a')] }),
+      });
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { pinned: [ref('a')], unpinned: [] });
+    } finally {
+      await app.close();
     }
   });
 });
