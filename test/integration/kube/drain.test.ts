@@ -280,6 +280,26 @@ describe('cordon, drain, uncordon on a real control plane', () => {
         'left cordoned: nothing was guessed',
       );
       assert.equal(await d.uncordon(), true);
+
+      // An uncordon (a fallback's, right after the boot) waits the API server out too.
+      assert.equal(await d.cordon('op-outage-3'), true);
+      said.length = 0;
+      proxy.down();
+      const uncordoned = d.uncordon();
+      uncordoned.catch(() => undefined);
+      try {
+        await eventually(
+          () => {
+            assert.ok(said.some((l) => l.startsWith('the API server is not answering')));
+            return Promise.resolve();
+          },
+          { timeoutMs: 20_000, intervalMs: 50 },
+        );
+      } finally {
+        proxy.up();
+      }
+      assert.equal(await uncordoned, true);
+      assert.notEqual((await node('drain-1')).spec?.unschedulable, true, 'uncordoned');
     } finally {
       await proxy.close();
       // Gone before the next test drains: a terminating namespace's pods cannot be evicted.

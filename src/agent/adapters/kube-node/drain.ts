@@ -18,6 +18,9 @@
  *   leaves a quarantined node cordoned — the upgrade's undo must not release it, a person does by
  *   removing the label), or
  *   `force-delete` (delete what is left with no grace period — bypassing the budgets — and go on).
+ * - **Uncordon** waits out an API server that does not answer (refused, reset, 5xx) for a while,
+ *   as the drain does: it runs right after a boot, when the network or the API server may not be
+ *   there yet, and a node left cordoned takes capacity from the cluster until a person notices.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -62,6 +65,8 @@ export interface NodeDrainerOptions {
   readonly log?: (line: string) => void;
   /** How often evicted pods are looked for, and the first 429 backoff. @default 500 */
   readonly pollMs?: number;
+  /** How long an uncordon waits out an API server that does not answer. @default 120000 */
+  readonly uncordonPatienceMs?: number;
 }
 
 function facts(p: V1Pod): PodFacts {
@@ -271,7 +276,9 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
         forced: stuck.map(podName),
       };
     },
-    uncordon,
+    // Right after a boot (a fallback's undo runs then) the API server may not answer yet: a node
+    // molt cordoned must not stay cordoned for want of a retry.
+    uncordon: () => patiently(Date.now() + (o.uncordonPatienceMs ?? 120_000), uncordon),
     async readiness() {
       const node = await readNode();
       const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
