@@ -155,6 +155,62 @@ kube_ldflags() {
   printf '%s' "$ldf"
 }
 
+# --- the build kit both scripts share (sourced by scripts/ensure-node-bins.sh too) ---------------
+
+have() {
+  local d=$1
+  shift
+  for b in "$@"; do [ -x "$d/$b" ] || return 1; done
+}
+# Hard link (one copy on disk); a copy where the file system refuses one.
+place() { ln -f "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
+stage() { echo "molt: [$(($(date +%s) - started))s] $*" >&2; }
+need_go() {
+  command -v go >/dev/null || {
+    echo "molt: MOLT_KUBE_NO_GO: building $building needs Go (https://go.dev/dl); none on PATH" >&2
+    exit 3
+  }
+}
+
+# build_begin WHAT: once the caller holds its lock and must build WHAT (named by need_go): the
+# clock stage counts from, a scratch directory ($work), and the traps that remove it and stop a go
+# build still running (go_build_progress sets $gobuild while one runs: it is stopped with this
+# script, not left to finish alone).
+build_begin() {
+  building=$1
+  started=$(date +%s)
+  gobuild= gbtmp=
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work" ${gbtmp:+"$gbtmp"}; [ -z "$gobuild" ] || kill "$gobuild" 2>/dev/null || true' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+}
+
+# ensure_component WHAT DIR BUILD BIN...: DIR holds BIN... or BUILD DEST puts them into DEST
+# (DIR.partial, moved to DIR once complete; BUILD runs in a scratch directory of its own), under
+# DIR's own lock (descriptor 8, released once DIR is complete). BUILD calls need_go if it compiles.
+ensure_component() {
+  local what=$1 dir=$2 build=$3 t0
+  shift 3
+  if have "$dir" "$@"; then return 0; fi
+  exec 8>"$CACHE/.lock-${dir##*/}"
+  if ! flock -n 8; then
+    stage "another build of $what is running; waiting for it"
+    flock 8
+  fi
+  if ! have "$dir" "$@"; then
+    t0=$(date +%s)
+    rm -rf "$dir.partial" && mkdir -p "$dir.partial"
+    mkdir -p "$work/${dir##*/}" && cd "$work/${dir##*/}"
+    "$build" "$dir.partial"
+    cd - >/dev/null
+    rm -rf "$dir" && mv "$dir.partial" "$dir"
+    stage "$what ready in $(($(date +%s) - t0))s: $dir"
+  fi
+  exec 8>&-
+}
+
 # Sourced (the tests of the progress bar, scripts/ensure-node-bins.sh): the functions alone.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi
 
@@ -184,11 +240,6 @@ ETCD_DIR="$CACHE/etcd-$ETCD"
 KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 ETCD_BINS=(etcd etcdutl)
 
-have() {
-  local d=$1
-  shift
-  for b in "$@"; do [ -x "$d/$b" ] || return 1; done
-}
 have_all() { have "$OUT" "${KUBE_BINS[@]}" "${ETCD_BINS[@]}"; }
 # The fast path takes no lock: a build of another version (or of this one) never delays it.
 if have_all; then echo "$OUT"; exit 0; fi
@@ -203,60 +254,28 @@ if ! flock -n 9; then
   if have_all; then echo "$OUT"; exit 0; fi
 fi
 
-started=$(date +%s)
-# Set by go_build_progress while a build runs: stopped with this script, not left to finish alone.
-gobuild= gbtmp=
-work="$(mktemp -d)"
-trap 'rm -rf "$work" ${gbtmp:+"$gbtmp"}; [ -z "$gobuild" ] || kill "$gobuild" 2>/dev/null || true' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-stage() { echo "molt: [$(($(date +%s) - started))s] $*" >&2; }
-need_go() {
-  command -v go >/dev/null || {
-    echo "molt: MOLT_KUBE_NO_GO: building Kubernetes needs Go (https://go.dev/dl); none on PATH" >&2
-    exit 3
-  }
-}
-# Hard link (one copy on disk); a copy where the file system refuses one.
-place() { ln -f "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
+build_begin Kubernetes
 
 # --- etcd, once per etcd version ---------------------------------------------------------------
 # etcd (the server) and etcdutl (snapshot restore: `molt cluster recover`) from one wrapper module.
-ensure_etcd() {
-  if have "$ETCD_DIR" "${ETCD_BINS[@]}"; then return 0; fi
-  exec 8>"$CACHE/.lock-etcd-$ETCD"
-  if ! flock -n 8; then
-    stage "another build of etcd $ETCD is running; waiting for it"
-    flock 8
-  fi
-  if ! have "$ETCD_DIR" "${ETCD_BINS[@]}"; then
-    rm -rf "$ETCD_DIR.partial" && mkdir -p "$ETCD_DIR.partial"
-    local old
-    # A version directory from before the shared one already has this etcd: no need to build it.
-    for old in "$CACHE"/v*-etcd"$ETCD"; do
-      if have "$old" "${ETCD_BINS[@]}"; then
-        for b in "${ETCD_BINS[@]}"; do place "$old/$b" "$ETCD_DIR.partial/$b"; done
-        stage "etcd $ETCD taken from $old"
-        break
-      fi
-    done
-    if ! have "$ETCD_DIR.partial" "${ETCD_BINS[@]}"; then
-      need_go
-      stage "compiling etcd and etcdutl $ETCD"
-      mkdir -p "$work/etcd" && cd "$work/etcd"
-      go mod init molt.local/etcd-bin >/dev/null 2>&1
-      go get "go.etcd.io/etcd/server/v3@$ETCD" "go.etcd.io/etcd/etcdutl/v3@$ETCD" >/dev/null 2>&1
-      # `go build -o DIR/` names server/v3's binary after its path: server.
-      go_build_progress "compiling etcd" 5 "$ETCD_DIR.partial"/{server,etcdutl} -- \
-        -trimpath -ldflags "-s -w" -o "$ETCD_DIR.partial/" \
-        go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdutl/v3
-      mv "$ETCD_DIR.partial/server" "$ETCD_DIR.partial/etcd"
-      cd - >/dev/null
+build_etcd() {
+  local dest=$1 old
+  # A version directory from before the shared one already has this etcd: no need to build it.
+  for old in "$CACHE"/v*-etcd"$ETCD"; do
+    if have "$old" "${ETCD_BINS[@]}"; then
+      for b in "${ETCD_BINS[@]}"; do place "$old/$b" "$dest/$b"; done
+      stage "etcd $ETCD taken from $old"
+      return 0
     fi
-    rm -rf "$ETCD_DIR" && mv "$ETCD_DIR.partial" "$ETCD_DIR"
-  fi
-  exec 8>&-
+  done
+  need_go
+  stage "compiling etcd and etcdutl $ETCD"
+  go mod init molt.local/etcd-bin >/dev/null 2>&1
+  go get "go.etcd.io/etcd/server/v3@$ETCD" "go.etcd.io/etcd/etcdutl/v3@$ETCD" >/dev/null 2>&1
+  # `go build -o DIR/` names server/v3's binary after its path: server.
+  go_build_progress "compiling etcd" 5 "$dest"/{server,etcdutl} -- \
+    -trimpath -ldflags "-s -w" -o "$dest/" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdutl/v3
+  mv "$dest/server" "$dest/etcd"
 }
 
 # --- Kubernetes, once per version --------------------------------------------------------------
@@ -275,7 +294,7 @@ build_kube() {
   cd - >/dev/null
 }
 
-ensure_etcd
+ensure_component "etcd $ETCD" "$ETCD_DIR" build_etcd "${ETCD_BINS[@]}"
 if have "$OUT" "${KUBE_BINS[@]}"; then
   # Kubernetes is there (a cache from before etcdutl, or one whose etcd went missing): add etcd.
   for b in "${ETCD_BINS[@]}"; do

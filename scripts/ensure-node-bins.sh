@@ -19,7 +19,8 @@
 # versions; a directory whose versions.json names other CNI or crictl versions is assembled again.
 # Locks: one for the node directory, then one per component, each taken in that order and the
 # component's released once it is built, so two kubelet versions build side by side and share the
-# rest. The kubelet's wrapper module is ensure-kube-bins.sh's (sourced: kube_wrapper_module).
+# rest. The kubelet's wrapper module and the build kit (a component's lock and .partial directory,
+# the progress bar) are ensure-kube-bins.sh's, sourced.
 # Measured cold times: docs/kubernetes.md.
 
 # shellcheck source=ensure-kube-bins.sh
@@ -51,11 +52,6 @@ CONTAINERD_BINS=(containerd containerd-shim-runc-v2 ctr)
 CNI_BINS=(bridge host-local loopback portmap)
 VERSIONS_JSON="{\"kubernetes\":\"$KUBERNETES\",\"containerd\":\"$CONTAINERD\",\"cniPlugins\":\"$CNI_PLUGINS\",\"crictl\":\"$CRICTL\"}"
 
-have() {
-  local d=$1
-  shift
-  for b in "$@"; do [ -x "$d/$b" ] || return 1; done
-}
 # Complete, and of the versions asked for ($(<file) reads without a process).
 have_all() {
   have "$OUT/bin" kubelet "${CONTAINERD_BINS[@]}" crictl && have "$OUT/cni" "${CNI_BINS[@]}" &&
@@ -72,53 +68,14 @@ if ! flock -n 9; then
   if have_all; then echo "$OUT"; exit 0; fi
 fi
 
-started=$(date +%s)
-# Set by go_build_progress while a build runs: stopped with this script, not left to finish alone.
-gobuild= gbtmp=
-work="$(mktemp -d)"
-trap 'rm -rf "$work" ${gbtmp:+"$gbtmp"}; [ -z "$gobuild" ] || kill "$gobuild" 2>/dev/null || true' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-stage() { echo "molt: [$(($(date +%s) - started))s] $*" >&2; }
-need_go() {
-  command -v go >/dev/null || {
-    echo "molt: MOLT_KUBE_NO_GO: building the Kubernetes node binaries needs Go (https://go.dev/dl); none on PATH" >&2
-    exit 3
-  }
-}
-# Hard link (one copy on disk); a copy where the file system refuses one.
-place() { ln -f "$1" "$2" 2>/dev/null || cp "$1" "$2"; }
-
-# ensure_component WHAT DIR BUILD BIN...: DIR holds BIN... or BUILD DEST builds them into DEST
-# (DIR.partial, moved to DIR once complete), under DIR's own lock.
-ensure_component() {
-  local what=$1 dir=$2 build=$3 t0
-  shift 3
-  if have "$dir" "$@"; then return 0; fi
-  exec 8>"$CACHE/.lock-${dir##*/}"
-  if ! flock -n 8; then
-    stage "another build of $what is running; waiting for it"
-    flock 8
-  fi
-  if ! have "$dir" "$@"; then
-    need_go
-    t0=$(date +%s)
-    rm -rf "$dir.partial" && mkdir -p "$dir.partial"
-    mkdir -p "$work/${dir##*/}" && cd "$work/${dir##*/}"
-    "$build" "$dir.partial"
-    cd - >/dev/null
-    rm -rf "$dir" && mv "$dir.partial" "$dir"
-    stage "$what built in $(($(date +%s) - t0))s: $dir"
-  fi
-  exec 8>&-
-}
+build_begin "the Kubernetes node binaries"
 
 # go_get_wrapper NAME PKG@VERSION...: in the current (empty) directory, a module NAME requiring
 # PKG's module: its own go.mod decides every dependency (minimal version selection over one root).
 go_get_wrapper() {
   local name=$1
   shift
+  need_go
   go mod init "$name" >/dev/null 2>&1
   stage "downloading modules for ${*##*/}"
   go get "$@" >/dev/null 2>&1 || go get "$@"
@@ -158,6 +115,7 @@ build_crictl() {
 
 build_kubelet() {
   local dest=$1 pkg=k8s.io/kubernetes/cmd/kubelet
+  need_go
   kube_wrapper_module molt.local/kubelet-bin "$KUBERNETES" "$pkg"
   stage "compiling kubelet $KUBERNETES (the long part; linking is the last 5 % of the bar)"
   go_build_progress "compiling kubelet" 5 "$dest/kubelet" -- \
