@@ -9,7 +9,8 @@
 import { createAgentClient } from '../../../protocol/index.ts';
 import type { AgentEventSource } from '../../ports/agent-events.ts';
 import { machineDispatchers } from './dispatchers.ts';
-import { machineFetch, type AgentGatewayOptions } from './index.ts';
+import type { AgentGatewayOptions } from './index.ts';
+import { machineFetch } from './machine-clients.ts';
 
 const silenceMs = 45_000;
 

@@ -13,13 +13,11 @@
  */
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
 import { iso } from '../../../core/time.ts';
-import { fetch, type Dispatcher } from 'undici';
 import type { MtlsFetchOptions } from '../../../platform/https/mtls-fetch.ts';
-import { identityRefusal } from '../../../platform/https/peer-node.ts';
-import { createAgentClient, type AgentClient, type AgentFetch } from '../../../protocol/index.ts';
+import { createAgentClient, type AgentClient } from '../../../protocol/index.ts';
 import type { AgentGateway } from '../../ports/agents.ts';
 import type { MachineRecord } from '../../ports/store.ts';
-import { machineDispatchers, type MachineAddress } from './dispatchers.ts';
+import { machineClients, type MachineCalls } from './machine-clients.ts';
 
 /** PEM: the fleet CA, the operator's certificate and key; a deadline per request. */
 export type AgentGatewayOptions = MtlsFetchOptions;
@@ -37,55 +35,12 @@ function unreachable(machine: MachineRecord, e: unknown): MoltError {
   );
 }
 
-/**
- * undici's `fetch` over `dispatcher`; a refused peer identity comes out as the `MoltError` the TLS
- * check made (undici wraps it in "fetch failed"), so no caller can mistake it for a lost connection.
- */
-export function machineFetch(
-  dispatcher: Dispatcher,
-  signal: () => AbortSignal | undefined,
-): AgentFetch {
-  return async (target, init) => {
-    try {
-      const s = signal();
-      const res = await fetch(target, {
-        ...init,
-        dispatcher,
-        ...(s !== undefined && { signal: s }),
-      });
-      return { status: res.status, text: () => res.text(), body: res.body };
-    } catch (e) {
-      throw identityRefusal(e) ?? e;
-    }
-  };
-}
-
 /** Calls to machines' agents, each over its machine's checked connection pool. */
-export interface AgentCalls {
-  /** `f` on the machine's agent client; transport failures become MOLT_AGENT_UNREACHABLE. */
-  readonly call: <T>(m: MachineRecord, f: (c: AgentClient) => Promise<T>) => Promise<T>;
-  readonly close: () => Promise<void>;
-}
+export type AgentCalls = MachineCalls<AgentClient>;
 
 /** The clients and connection pools {@link createAgentGateway} (and the dashboard's journal) use. */
 export function agentCalls(o: AgentGatewayOptions): AgentCalls {
-  const timeout = o.timeoutMs ?? 5_000;
-  const pools = machineDispatchers(o, {
-    connectMs: timeout,
-    headersMs: timeout,
-    bodyMs: timeout,
-  });
-  const clients = new Map<string, { endpoint: string; client: AgentClient }>();
-  const client = (m: MachineAddress): AgentClient => {
-    const known = clients.get(m.id);
-    if (known?.endpoint === m.endpoint) return known.client;
-    const c = createAgentClient({
-      baseUrl: m.endpoint,
-      fetch: machineFetch(pools.forMachine(m), () => AbortSignal.timeout(timeout)),
-    });
-    clients.set(m.id, { endpoint: m.endpoint, client: c });
-    return c;
-  };
+  const { client, close } = machineClients(o, o.timeoutMs ?? 5_000, createAgentClient);
   const call = async <T>(m: MachineRecord, f: (c: AgentClient) => Promise<T>): Promise<T> => {
     try {
       return await f(client(m));
@@ -94,7 +49,7 @@ export function agentCalls(o: AgentGatewayOptions): AgentCalls {
       throw unreachable(m, e);
     }
   };
-  return { call, close: () => pools.close() };
+  return { call, close };
 }
 
 export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
