@@ -5,12 +5,10 @@
  * and reboots, so the components come back on what was last applied — not on the machine config's
  * initial binaries, which would be a silent downgrade.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { ComponentRecord, ComponentRecords } from '../../ports/control-plane.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { readJsonRecord, writeJsonRecord } from '../fs/json-record.ts';
 
 const RecordSchema = z.object({
   spec: z.object({
@@ -35,31 +33,12 @@ export function createFsComponentRecords(root: string): ComponentRecords {
   const path = componentRecordsPath(root);
   return {
     async load() {
-      let text: string;
-      try {
-        text = await readFile(path, 'utf8');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return {};
-        throw e;
-      }
-      let parsed;
-      try {
-        parsed = FileSchema.safeParse(JSON.parse(text));
-      } catch (e) {
-        throw corrupt(path, e);
-      }
-      if (!parsed.success) throw corrupt(path, parsed.error);
-      return parsed.data.components as Record<string, ComponentRecord>;
+      const file = await readJsonRecord(path, FileSchema, {
+        message: `${path} is not a record molt wrote`,
+        hint: 'restore it, or remove it to run the machine config’s initial components (a version change!)',
+      });
+      return (file?.components ?? {}) as Record<string, ComponentRecord>;
     },
-    async save(records) {
-      await writeFileAtomic(path, `${JSON.stringify({ components: records }, null, 2)}\n`);
-    },
+    save: (records) => writeJsonRecord(path, { components: records }),
   };
-}
-
-function corrupt(path: string, cause: unknown): MoltError {
-  return new MoltError(ErrorCode.MachineInvalid, `${path} is not a record molt wrote`, {
-    cause,
-    hint: 'restore it, or remove it to run the machine config’s initial components (a version change!)',
-  });
 }
