@@ -12,6 +12,7 @@ import type { ImagePolicy } from '../core/images/types.ts';
 import { createRegistryClient, isLoopbackHost } from '../oci/index.ts';
 import { imagesDeps, splitRepository } from './compose-images.ts';
 import type { LoadedConfig } from './config.ts';
+import { every } from './images/every.ts';
 import { createGmWatch, type GmExists, type GmState, type GmWatch } from './images/gm-check.ts';
 import { gmChangeLine, gmChanges } from './images/gm-status.ts';
 import type { ImagesDeps } from './images/observe.ts';
@@ -95,9 +96,6 @@ export function startGmChecks(o: {
   readonly sink: TransitionSink;
 }): GmChecks {
   let states: ReadonlyMap<string, GmState> = new Map();
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> = Promise.resolve();
   const tick = async (): Promise<void> => {
     if (!o.leading()) {
       o.watch.clear();
@@ -111,21 +109,7 @@ export function startGmChecks(o: {
       o.sink.log?.(`GM image check: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
-  const schedule = (ms: number): void => {
-    timer = setTimeout(() => {
-      running = tick().finally(() => {
-        if (!stopped) schedule(o.everyMs);
-      });
-    }, ms);
-  };
-  schedule(0);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return every(o.everyMs, tick);
 }
 
 /** The GM checks of `main.ts`: none when the operator follows no images. */

@@ -18,6 +18,7 @@ import {
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { NodePins } from '../ports/node-pins.ts';
 import type { OperatorStore } from '../ports/store.ts';
+import { every, type Periodic } from './every.ts';
 
 export interface NodePinsDeps {
   readonly pins: NodePins;
@@ -81,11 +82,8 @@ function pinnedLine(id: string, list: readonly string[], unpinned: readonly stri
 /** Run {@link nodePinsPass} every `everyMs` (the first at once) while `leading()`. */
 export function startNodePins(
   d: NodePinsDeps & { readonly everyMs: number; readonly leading: () => boolean },
-): { stop(): Promise<void> } {
+): Periodic {
   let book: PinsBook = new Map();
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> = Promise.resolve();
   const tick = async (): Promise<void> => {
     if (!d.leading()) {
       // A new leader asks every machine again.
@@ -99,19 +97,5 @@ export function startNodePins(
       d.log(`pinned images: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
-  const schedule = (ms: number): void => {
-    timer = setTimeout(() => {
-      running = tick().finally(() => {
-        if (!stopped) schedule(d.everyMs);
-      });
-    }, ms);
-  };
-  schedule(0);
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return every(d.everyMs, tick);
 }
