@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { parseKubeVersion } from '../core/kubernetes/version.ts';
+import { isKubeVersion } from '../core/kubernetes/version.ts';
 import { ReleaseLabel } from '../core/releases/release.ts';
 
 const NodeRuntime = z.object({
@@ -35,13 +35,4 @@ export function nodeRuntimeLabels(imageJson: unknown, what = 'image.json'): Reco
     [ReleaseLabel.KubeletVersion]: parsed.data.kubelet,
     [ReleaseLabel.ContainerdVersion]: parsed.data.containerd,
   };
-}
-
-function isKubeVersion(text: string): boolean {
-  try {
-    parseKubeVersion(text);
-    return true;
-  } catch {
-    return false;
-  }
 }

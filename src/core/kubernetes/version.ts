@@ -25,6 +25,11 @@ export function parseKubeVersion(text: string): KubeVersionParts {
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) };
 }
 
+/** Whether {@link parseKubeVersion} takes `text`. */
+export function isKubeVersion(text: string): boolean {
+  return versionRe.test(text.trim());
+}
+
 /** `1.35` → parts (patch 0); `MOLT_INVALID_VERSION` for anything else. */
 export function parseKubeMinor(text: string): KubeVersionParts {
   const m = minorRe.exec(text.trim());

@@ -7,7 +7,7 @@
  */
 import { valid, validRange } from 'semver';
 import { ErrorCode } from '../errors.ts';
-import { parseKubeVersion } from '../kubernetes/version.ts';
+import { isKubeVersion } from '../kubernetes/version.ts';
 import { parseChannelList } from './channel.ts';
 import { bySpecificity, compareVersions } from './order.ts';
 import { ReleaseLabel } from './release.ts';
@@ -149,15 +149,6 @@ function checkKubelet(labels: Readonly<Record<string, string>> | undefined): Pro
     code: ErrorCode.InvalidVersion,
     reason: `label ${ReleaseLabel.KubeletVersion} "${v}" is not a Kubernetes version like v1.35.4`,
   };
-}
-
-function isKubeVersion(text: string): boolean {
-  try {
-    parseKubeVersion(text);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function readLabel(
