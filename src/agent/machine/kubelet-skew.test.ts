@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
-import type { ApiServerVersion } from '../../core/kubernetes/kubelet-skew.ts';
 import { labSlotHealth } from '../adapters/lab/slot-health.ts';
 import { createNoClusterKubeNode } from '../adapters/no-cluster/index.ts';
 import { createFakeBootloader } from '../ports/bootloader.fake.ts';
@@ -13,6 +12,7 @@ import { createFakeClock } from '../ports/clock.fake.ts';
 import { createFakeImageSource, type FakeImage } from '../ports/image-source.fake.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import type { KubeNode } from '../ports/kube-node.ts';
+import { createRecordingKubeNode } from '../ports/kube-node.fake.ts';
 import { createFakeMounts } from '../ports/mounts.fake.ts';
 import { createFakePower } from '../ports/power.fake.ts';
 import { createFakeServices } from '../ports/services.fake.ts';
@@ -29,26 +29,6 @@ const release = (version: string, kubelet?: string): FakeImage => ({
   },
   ...(kubelet !== undefined && { labels: { 'molt.dev/kubelet-version': kubelet } }),
 });
-
-/** A node in a cluster whose API server runs `api`, recording what it was asked. */
-function clusterNode(api: ApiServerVersion | MoltError): KubeNode & { calls: string[] } {
-  const calls: string[] = [];
-  const done = (call: string) => () => {
-    calls.push(call);
-    return Promise.resolve({ status: 'done' as const });
-  };
-  return {
-    calls,
-    cordon: done('cordon'),
-    drain: done('drain'),
-    uncordon: done('uncordon'),
-    ready: done('ready'),
-    apiServer: () => {
-      calls.push('version');
-      return api instanceof MoltError ? Promise.reject(api) : Promise.resolve(api);
-    },
-  };
-}
 
 /** A worker booted in A (1.0), committed, with releases 1.1 (kubelet v1.36.0) and 1.2 (v1.35.4). */
 async function worker(kube: KubeNode) {
@@ -100,7 +80,7 @@ async function untilDoneOrReboot(m: Awaited<ReturnType<typeof worker>>): Promise
 
 describe('the kubelet skew check before an upgrade', () => {
   it('refuses a release whose kubelet is newer than the API server, the machine untouched', async () => {
-    const kube = clusterNode({ version: 'v1.35.4' });
+    const kube = createRecordingKubeNode({ version: 'v1.35.4' });
     const m = await worker(kube);
     const before = [...m.bootloader.calls];
     await m.runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1' });
@@ -132,7 +112,7 @@ describe('the kubelet skew check before an upgrade', () => {
   });
 
   it('lets a release within the policy go on to the reboot', async () => {
-    const kube = clusterNode({ version: 'v1.35.9' });
+    const kube = createRecordingKubeNode({ version: 'v1.35.9' });
     const m = await worker(kube);
     await m.runner.submit({ kind: 'upgrade', image: 'reg/molt:1.2' });
     await untilDoneOrReboot(m);
@@ -145,7 +125,7 @@ describe('the kubelet skew check before an upgrade', () => {
 
   it('judges an API server that emulates the previous minor by that minor', async () => {
     const refused = checkReleaseKubelet(
-      clusterNode({ version: 'v1.36.3', emulatedVersion: '1.35' }),
+      createRecordingKubeNode({ version: 'v1.36.3', emulatedVersion: '1.35' }),
       { digest: 'sha256:1', version: '1.1', labels: { 'molt.dev/kubelet-version': 'v1.36.3' } },
     );
     await assert.rejects(refused, (e: unknown) => {
@@ -170,7 +150,7 @@ describe('the kubelet skew check before an upgrade', () => {
       labels: { 'molt.dev/kubelet-version': 'v9.0.0' },
     };
     await checkReleaseKubelet(createNoClusterKubeNode(), labelled);
-    const kube = clusterNode({ version: 'v1.35.4' });
+    const kube = createRecordingKubeNode({ version: 'v1.35.4' });
     await checkReleaseKubelet(kube, { ...labelled, labels: {} });
     assert.deepEqual(kube.calls, [], 'the API server was not asked');
   });
@@ -182,14 +162,14 @@ describe('the kubelet skew check before an upgrade', () => {
       labels: { 'molt.dev/kubelet-version': 'latest' },
     };
     await assert.rejects(
-      checkReleaseKubelet(clusterNode({ version: 'v1.35.4' }), image),
+      checkReleaseKubelet(createRecordingKubeNode({ version: 'v1.35.4' }), image),
       (e: unknown) =>
         isMoltError(e, ErrorCode.ImageInvalid) &&
         /"latest" is not a Kubernetes version/.test(e.message),
     );
     const away = new MoltError(ErrorCode.KubeUnavailable, 'could not read the API server version');
     await assert.rejects(
-      checkReleaseKubelet(clusterNode(away), {
+      checkReleaseKubelet(createRecordingKubeNode(away), {
         ...image,
         labels: { 'molt.dev/kubelet-version': 'v1.35.4' },
       }),

@@ -14,7 +14,7 @@ import type { Bootloader } from '../ports/bootloader.ts';
 import { createFakeClock } from '../ports/clock.fake.ts';
 import type { ImageSource } from '../ports/image-source.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
-import type { KubeNode } from '../ports/kube-node.ts';
+import { createRecordingKubeNode } from '../ports/kube-node.fake.ts';
 import { createFakeMounts } from '../ports/mounts.fake.ts';
 import { createFakePower } from '../ports/power.fake.ts';
 import { createFakeServices } from '../ports/services.fake.ts';
@@ -57,22 +57,6 @@ async function writeSlot(
   return m.slots.markReady(slot, op);
 }
 
-/** What Kubernetes was asked to do: nothing, as long as nothing was disrupted. */
-function recordingKube(): KubeNode & { readonly calls: string[] } {
-  const calls: string[] = [];
-  const done = (call: string) => () => {
-    calls.push(call);
-    return Promise.resolve({ status: 'done' as const });
-  };
-  return {
-    calls,
-    cordon: done('cordon'),
-    drain: done('drain'),
-    uncordon: done('uncordon'),
-    ready: done('ready'),
-  };
-}
-
 const images: Readonly<Record<string, StageInput>> = {
   'reg.test/molt:2.0.0-bad': release('2.0.0', 'init=/bin/sh; reboot'),
   'reg.test/molt:2.0.0': release('2.0.0', 'quiet loglevel=3'),
@@ -93,7 +77,7 @@ async function machine(root: string, loader: 'grub' | 'systemd-boot', faults?: F
       return { imageRef: image, imageDigest: found.imageDigest, version: found.version };
     },
   };
-  const kube = recordingKube();
+  const kube = createRecordingKubeNode();
   const power = createFakePower();
   const runner: Runner = createRunner({
     journal: createMemoryJournalStore(),
