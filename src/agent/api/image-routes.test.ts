@@ -14,6 +14,7 @@ import { createImagesAgentClient } from '../../protocol/agent-images-client.ts';
 import { createPinnedImages } from '../machine/pinned-images.ts';
 import { createFakeImagePins, createMemoryPinnedRecord } from '../ports/image-pins.fake.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
+import { injectFetch } from '../../testkit/inject-fetch.ts';
 import { buildAgentApp } from './routes.ts';
 import { createFakeAgentService } from './service.fake.ts';
 
@@ -39,15 +40,7 @@ describe('agent API: pinned images', () => {
     const { app, pins } = setup('operator');
     const client = createImagesAgentClient({
       baseUrl: 'http://agent',
-      fetch: async (url, init) => {
-        const res = await app.inject({
-          method: init.method,
-          url: new URL(url).pathname,
-          headers: init.headers,
-          ...(init.body !== undefined && { payload: init.body }),
-        });
-        return { status: res.statusCode, text: () => Promise.resolve(res.body), body: null };
-      },
+      fetch: injectFetch(app),
     });
     assert.deepEqual(await client.setPinnedImages({ images: [ref('a'), ref('b')] }), {
       pinned: [ref('a'), ref('b')],

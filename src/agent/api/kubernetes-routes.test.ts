@@ -20,6 +20,7 @@ import {
 import { systemClock } from '../ports/clock.system.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import type { KubernetesService } from './kubernetes-routes.ts';
+import { injectFetch } from '../../testkit/inject-fetch.ts';
 import { buildAgentApp } from './routes.ts';
 import { createFakeAgentService } from './service.fake.ts';
 
@@ -61,19 +62,7 @@ describe('agent API: the control-plane components', () => {
     const app = setup('operator', m.cp);
     const client = createKubernetesAgentClient({
       baseUrl: 'http://agent',
-      fetch: async (url, init) => {
-        const res = await app.inject({
-          method: init.method,
-          url: new URL(url).pathname,
-          headers: init.headers,
-          ...(init.body !== undefined && { payload: init.body }),
-        });
-        return {
-          status: res.statusCode,
-          text: () => Promise.resolve(res.body),
-          body: null,
-        };
-      },
+      fetch: injectFetch(app),
     });
     assert.equal((await client.prepull({ bundle })).version, 'v1.36.3');
     const view = await client.applyComponent('kube-apiserver', apply);
