@@ -14,13 +14,11 @@ import type { AgentGateway } from '../../ports/agents.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 import { createAgentEventSource } from './events.ts';
 import { createAgentGateway } from './index.ts';
+import { machineFixture } from '../../../testkit/operator-store-fixtures.ts';
 
 const record = (id: string, endpoint: string): MachineRecord => ({
-  id,
+  ...machineFixture(id),
   endpoint,
-  role: 'worker',
-  pool: 'workers',
-  labels: {},
 });
 
 describe('the agent gateway checks who the agent is', () => {

@@ -18,14 +18,12 @@ import { createCa, issueCertificate } from '../../../platform/pki/certificates.t
 import type { NodePins } from '../../ports/node-pins.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 import { createAgentNodePins } from './index.ts';
+import { machineFixture } from '../../../testkit/operator-store-fixtures.ts';
 
 const ref = (c: string): string => `reg:5000/molt/dns@sha256:${c.repeat(64)}`;
 const record = (id: string, endpoint: string): MachineRecord => ({
-  id,
+  ...machineFixture(id),
   endpoint,
-  role: 'worker',
-  pool: 'workers',
-  labels: {},
 });
 
 describe('the agents’ image route, from the operator', () => {

@@ -10,13 +10,13 @@ import { createCa, issueCertificate, type PemPair } from '../../../platform/pki/
 import type { KubeAgents } from '../../ports/kube-agents.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 import { createKubeAgents } from './index.ts';
+import { machineFixture } from '../../../testkit/operator-store-fixtures.ts';
 
 const record = (id: string, endpoint: string): MachineRecord => ({
-  id,
+  ...machineFixture(id),
   endpoint,
   role: 'control-plane',
   pool: 'cp',
-  labels: {},
 });
 
 describe('the Kubernetes agents adapter', () => {
