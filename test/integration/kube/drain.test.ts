@@ -14,6 +14,7 @@ import { createApiKubeNode } from '../../../src/agent/adapters/kube-node/index.t
 import { defaultDrainPolicy, type DrainPolicy } from '../../../src/core/drain/pods.ts';
 import { ErrorCode, isMoltError } from '../../../src/core/errors.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
+import type { KubernetesConfig } from '../../../src/protocol/machine-config.ts';
 import {
   CordonAnnotation,
   createNodeDrainer,
@@ -68,6 +69,14 @@ const policy = (o: Partial<DrainPolicy> = {}): DrainPolicy => ({
   ...defaultDrainPolicy,
   timeoutMs: 30_000,
   ...o,
+});
+
+/** The agent's drain settings (its machine config's `kubernetes.drain`), with this timeout. */
+const drainConfig = (timeoutSeconds: number): KubernetesConfig['drain'] => ({
+  timeoutSeconds,
+  onTimeout: 'abort-and-uncordon',
+  deleteEmptyDirData: false,
+  force: false,
 });
 
 async function node(name: string) {
@@ -335,12 +344,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
     const kube = await createApiKubeNode(
       {
         kubeconfig: cp.agent('drain-2').kubeconfig,
-        drain: {
-          timeoutSeconds: 60,
-          onTimeout: 'abort-and-uncordon',
-          deleteEmptyDirData: false,
-          force: false,
-        },
+        drain: drainConfig(60),
       },
       { machine: 'drain-2', booted: '1.0.0' },
     );
@@ -353,12 +357,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
   });
 
   it('is not ready while the node still reports another molt release', async () => {
-    const drain = {
-      timeoutSeconds: 1,
-      onTimeout: 'abort-and-uncordon' as const,
-      deleteEmptyDirData: false,
-      force: false,
-    };
+    const drain = drainConfig(1);
     const kube = await createApiKubeNode(
       { kubeconfig: cp.agent('drain-2').kubeconfig, drain },
       { machine: 'drain-2', booted: '1.1.0' },
@@ -371,12 +370,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
   });
 
   it("is not ready while the Node carries another boot's status, naming both boots, or another kubelet than its release's", async () => {
-    const drain = {
-      timeoutSeconds: 1,
-      onTimeout: 'abort-and-uncordon' as const,
-      deleteEmptyDirData: false,
-      force: false,
-    };
+    const drain = drainConfig(1);
     const agent = (bootId: string, kubelet = 'v1.36.3') =>
       createApiKubeNode(
         { kubeconfig: cp.agent('drain-2').kubeconfig, drain },
@@ -429,12 +423,7 @@ describe("the agent's Kubernetes node adapter, under molt's least-privilege role
   });
 
   it('refuses a kubeconfig it cannot use with MOLT_KUBECONFIG_INVALID', async () => {
-    const drain = {
-      timeoutSeconds: 1,
-      onTimeout: 'abort-and-uncordon' as const,
-      deleteEmptyDirData: false,
-      force: false,
-    };
+    const drain = drainConfig(1);
     await assert.rejects(
       createApiKubeNode({ kubeconfig: '/nonexistent/kubeconfig', drain }, { machine: 'drain-2' }),
       (e: unknown) => isMoltError(e, ErrorCode.KubeConfigInvalid),
