@@ -157,6 +157,24 @@ kube_ldflags() {
 
 # --- the build kit both scripts share (sourced by scripts/ensure-node-bins.sh too) ---------------
 
+# kube_version_arg [VERSION|--previous]: KUBERNETES from the script's argument (none: the
+# kube-versions.env the caller sourced; --previous: KUBERNETES_PREVIOUS; exit 2 for anything else
+# that is not a version), and CACHE, the directory both scripts build into.
+kube_version_arg() {
+  case "$1" in
+    --previous) KUBERNETES="$KUBERNETES_PREVIOUS" ;;
+    "") ;;
+    *)
+      [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
+        echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
+        exit 2
+      }
+      KUBERNETES="$1"
+      ;;
+  esac
+  CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
+}
+
 have() {
   local d=$1
   shift
@@ -218,23 +236,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=kube-versions.env
 source scripts/kube-versions.env
-case "${1:-}" in
-  --all)
-    bash "$0" "$KUBERNETES"
-    exec bash "$0" "$KUBERNETES_PREVIOUS"
-    ;;
-  --previous) KUBERNETES="$KUBERNETES_PREVIOUS" ;;
-  "") ;;
-  *)
-    [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
-      echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
-      exit 2
-    }
-    KUBERNETES="$1"
-    ;;
-esac
+if [ "${1:-}" = --all ]; then
+  bash "$0" "$KUBERNETES"
+  exec bash "$0" "$KUBERNETES_PREVIOUS"
+fi
+kube_version_arg "${1:-}"
 
-CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
 OUT="$CACHE/$KUBERNETES-etcd$ETCD"
 ETCD_DIR="$CACHE/etcd-$ETCD"
 KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)

@@ -30,19 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=kube-versions.env
 source scripts/kube-versions.env
-case "${1:-}" in
-  --previous) KUBERNETES="$KUBERNETES_PREVIOUS" ;;
-  "") ;;
-  *)
-    [[ "$1" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || {
-      echo "molt: MOLT_INVALID_VERSION: '$1' is not a Kubernetes version like v1.36.3" >&2
-      exit 2
-    }
-    KUBERNETES="$1"
-    ;;
-esac
-
-CACHE="${MOLT_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/molt/kube}"
+kube_version_arg "${1:-}"
 OUT="$CACHE/node-$KUBERNETES-containerd$CONTAINERD"
 CONTAINERD_DIR="$CACHE/containerd-$CONTAINERD"
 CNI_DIR="$CACHE/cni-$CNI_PLUGINS"
