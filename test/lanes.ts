@@ -46,7 +46,7 @@ export const lanes: readonly Lane[] = [
     concurrency: 1,
     weight: 9,
     timeoutMinutes: 30,
-    files: ['test/integration/real-machine.test.ts'],
+    files: ['test/integration/real-machine.test.ts', 'test/integration/real-node.test.ts'],
     landing: ['test/landing/real-machine-sdboot.test.ts'],
   },
   {
@@ -155,6 +155,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/registry-skopeo.test.ts',
       'test/integration/signatures-registry.test.ts',
       'test/integration/lab/container-images.test.ts',
+      'test/integration/containerd-pins.test.ts',
     ],
   },
   { name: 'unit', concurrency: 2, weight: 4, timeoutMinutes: 5, files: ['src/**/*.test.ts'] },
