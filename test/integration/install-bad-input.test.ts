@@ -216,6 +216,12 @@ describe('molt install refuses bad input and writes nothing', () => {
       ErrorCode.PkiInvalid,
       /is not a PEM certificate/,
     );
+    const absent = `${fx.registry.host}/molt/pause:absent`;
+    await refused(
+      { disk: tiny, ...(await withNode({ sandboxImage: absent })) },
+      ErrorCode.ImageMissing,
+      new RegExp(`kubernetes\\.node\\.sandboxImage ${absent} is not in its registry`),
+    );
     const badToken = join(dir.path, 'bad-token');
     await writeFile(badToken, 'not-a-token\n');
     await refused(

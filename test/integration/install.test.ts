@@ -18,6 +18,7 @@ import {
   planDisk,
   sfdiskScript,
 } from '../../src/core/disk/layout.ts';
+import { pushContainerImages } from '../../src/lab/services/container-images.ts';
 import { installDisk } from '../../src/image/install/install-disk.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
 import {
@@ -231,6 +232,8 @@ describe('molt install onto a disk file', () => {
     const ca = await fx.ca();
     const tokenFile = join(dir.path, 'bootstrap-token');
     await writeFile(tokenFile, 'abcdef.0123456789abcdef\n', { mode: 0o600 });
+    // The sandbox image must be in its registry: install checks it before touching the disk.
+    const { pause } = await pushContainerImages({ registry: fx.registry.host, insecure: true });
     const machine = await fx.machine('node-again', 'grub', {
       registry: { insecure: true, mirrors: { '127.0.0.1:5000': '10.0.2.2:5000' } },
       kubernetes: {
@@ -240,7 +243,7 @@ describe('molt install onto a disk file', () => {
           caFile: ca,
           bootstrapTokenFile: tokenFile,
           podCidr: '10.244.3.0/24',
-          sandboxImage: '127.0.0.1:5000/molt/pause:3.10',
+          sandboxImage: pause.byTag,
         },
       },
     });
@@ -277,9 +280,9 @@ describe('molt install onto a disk file', () => {
     );
     assert.equal(await cat('ca.crt'), await readFile(ca, 'utf8'));
     assert.match(await cat('kubelet.env'), /^KUBELET_ARGS=--hostname-override=node-again$/m);
-    assert.match(
-      await cat('containerd.toml'),
-      /^sandbox = "127\.0\.0\.1:5000\/molt\/pause:3\.10"$/m,
+    assert.ok(
+      (await cat('containerd.toml')).includes(`sandbox = "${pause.byTag}"`),
+      'the sandbox image in containerd.toml',
     );
     assert.match(
       await cat('certs.d/127.0.0.1:5000/hosts.toml'),

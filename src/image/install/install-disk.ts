@@ -15,6 +15,7 @@ import { DefaultSizes, planDisk, type DiskPlan, type LayoutSizes } from '../../c
 import { judgeDisk, requireInstallable, type DiskVerdict } from '../../core/disk/table.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { readAgentKubeconfig, readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
+import { checkSandboxImage } from './sandbox-check.ts';
 import { stageMachine } from './stage.ts';
 import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
 import { writeDisk, type Log } from './write.ts';
@@ -120,14 +121,21 @@ async function requirePrivate(target: DiskTarget): Promise<void> {
   );
 }
 
-/** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
-export async function installDisk(options: InstallOptions): Promise<InstallResult> {
-  const started = performance.now();
-  const log = options.log ?? (() => undefined);
+/** Every input of the machine read and checked on this host, before the disk is looked at. */
+async function readMachine(options: InstallOptions) {
   const { config, text } = await readInstallConfig(options.config, options.bootloader);
   const pki = await readMachinePki(options.pki, config.node, options.now ?? new Date());
   const nodeFiles = await readNodeFiles(config);
   const kubeconfig = await readAgentKubeconfig(config, options.kubeconfig);
+  await checkSandboxImage(config, options.insecure ?? false);
+  return { config, text, pki, nodeFiles, kubeconfig };
+}
+
+/** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
+export async function installDisk(options: InstallOptions): Promise<InstallResult> {
+  const started = performance.now();
+  const log = options.log ?? (() => undefined);
+  const { config, text, pki, nodeFiles, kubeconfig } = await readMachine(options);
   const target = await probeTarget(options.disk);
   const diskBytes = await targetBytes(target, options);
   requireUnused(await readUse(target), options.disk);
