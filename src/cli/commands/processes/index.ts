@@ -57,6 +57,7 @@ const lab: ProcessSpec = {
       flags: [
         ['--channels <list>', 'comma-separated (default stable,beta; vm with --vm)'],
         ['--broken', 'a release that never becomes healthy (--vm: its kernel panics)'],
+        ['--broken-kubelet', 'with --vm: a release whose kubelet cannot start'],
         ['--vm', 'a real OS release for the lab’s VMs'],
         dir,
         labOutput,
@@ -123,6 +124,7 @@ const processes: readonly ProcessSpec[] = [
           ['--package <name>', 'an extra Debian package (repeatable)'],
           ['--kernel <flavour>', 'amd64 or cloud', ['amd64', 'cloud']],
           ['--full-modules', 'keep every kernel module'],
+          ['--kubernetes-node <dir>', 'a Kubernetes node: containerd, kubelet, CNI plugins'],
           ['--compression <c>', 'zstd, zstd:LEVEL or xz'],
           ['--mirror <source>', 'apt source (repeatable)'],
           ['--cache <dir>', 'build cache'],
@@ -148,6 +150,7 @@ const processes: readonly ProcessSpec[] = [
       ['--disk-size <size>', 'size of a new disk image file'],
       ['--efi-binary <file>', 'the systemd-boot EFI binary'],
       ['--public-key <file>', 'require the image signed with this key'],
+      ['--kubeconfig <file>', 'the agent’s own kubeconfig, onto STATE'],
       ['--work-dir <dir>', 'scratch space'],
       ['--wipe', 'replace a partition table that is not molt’s'],
       ['--overwrite-machine', 'replace a machine: a disk whose STATE holds one'],
