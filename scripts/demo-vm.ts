@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run demo -- --vm` (issue 15 §2, docs/adr/0015): real VMs that are real Kubernetes nodes,
+// `npm run demo -- --vm` (docs/adr/0015): real VMs that are real Kubernetes nodes,
 // upgraded live by the operator, told as a short story. Every step checks what happened; the demo
 // exits non-zero if anything differs.
 //
