@@ -26,7 +26,7 @@ bash scripts/ensure-kube-bins.sh >/dev/null
   >.molt/kube-previous.log 2>&1 &
 previous=$!
 # The builds run in a subshell: stop the build script it is running too (its own trap stops go).
-trap 'pkill -TERM -P "$previous" 2>/dev/null; kill "$previous" 2>/dev/null || true' EXIT
+trap 'pkill -TERM -P "$previous" 2>/dev/null || true; kill "$previous" 2>/dev/null || true' EXIT
 npm run --silent typecheck
 npm run --silent lint
 echo "set up, type-checked and linted in $(($(date +%s) - started)) s"
