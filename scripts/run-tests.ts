@@ -40,6 +40,8 @@ interface Outcome {
   readonly cpu: number;
   readonly ok: boolean;
   readonly counts: Readonly<Record<string, number>>;
+  /** Where a failed file's report first went wrong, repeated in the summary (logs keep their tail). */
+  readonly failure?: string;
 }
 
 const isPattern = (f: string): boolean => f.includes('*');
@@ -103,6 +105,22 @@ function childrenCpu(): number {
   return (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
+/**
+ * The lines of a failed file's report from its first failure on, at most `max`: a long run's log is
+ * often read from its end, so the summary repeats why each file failed instead of pointing above.
+ */
+function failureExcerpt(report: string, max = 40): string {
+  const lines = report.split('\n');
+  // The spec reporter ends with its own list of what failed and why; without one, the first ✖.
+  const listed = lines.findIndex((l) => /^✖ failing tests:/.test(l));
+  const first = listed !== -1 ? listed + 1 : lines.findIndex((l) => /^\s*✖ /.test(l));
+  const from = first === -1 ? Math.max(0, lines.length - max) : first;
+  const excerpt = lines.slice(from, from + max);
+  if (from + max < lines.length)
+    excerpt.push(`… ${String(lines.length - from - max)} more lines above`);
+  return excerpt.join('\n').trimEnd();
+}
+
 /** The spec report without its per-file totals (the runner prints one set for the whole run). */
 function trimmed(report: string): string {
   return report
@@ -144,7 +162,8 @@ async function runFile(job: Job): Promise<Outcome> {
   ok &&= failed === 0 && report.length > 0;
   const head = `${at()} ${ok ? '■' : '✖'} ${job.file} · ${job.lane.name} · ${(ms / 1000).toFixed(1)} s · cpu ${cpu.toFixed(1)} s`;
   process.stdout.write(`${head}\n${trimmed(report)}\n`);
-  return { file: job.file, lane: job.lane.name, ms, cpu, ok, counts };
+  const outcome = { file: job.file, lane: job.lane.name, ms, cpu, ok, counts };
+  return ok ? outcome : { ...outcome, failure: failureExcerpt(trimmed(report)) };
 }
 
 /** Start jobs in order as their lanes' limits and the budget allow. */
@@ -202,7 +221,14 @@ function report(outcomes: Outcome[], wallMs: number): boolean {
   ];
   const failed = outcomes.filter((o) => !o.ok);
   if (failed.length > 0)
-    lines.push('', 'failed files (their reports above):', ...failed.map((o) => `  ✖ ${o.file}`));
+    lines.push(
+      '',
+      'failed files (their whole reports above):',
+      ...failed.flatMap((o) => [
+        `  ✖ ${o.file}`,
+        ...(o.failure ?? 'no report').split('\n').map((l) => `    ${l}`),
+      ]),
+    );
   process.stdout.write(`${lines.join('\n')}\n`);
   return failed.length === 0;
 }

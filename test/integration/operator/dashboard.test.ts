@@ -152,10 +152,13 @@ before(async () => {
     '--config',
     await writeConfig(),
   ]);
-  api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), 60_000))[1] ?? '';
-  url = (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), 60_000))[1] ?? '';
-  await operator.waitFor(/leading as/, 60_000);
+  // Generous: CI runs this beside VMs and a Kubernetes build on two cores.
+  const starting = 180_000;
+  api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), starting))[1] ?? '';
+  url = (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), starting))[1] ?? '';
+  await operator.waitFor(/leading as/, starting);
   browser = await chromium.launch({
+    timeout: starting,
     executablePath: process.env['MOLT_CHROMIUM'] ?? '/usr/bin/chromium',
     // Root has no user namespaces for Chromium's sandbox here; the page is our own.
     args: ['--no-sandbox', '--disable-dev-shm-usage'],
