@@ -96,6 +96,11 @@ describe('renderNodeFiles', () => {
     assert.equal(k['failSwapOn'], false);
     assert.equal(k['staticPodPath'], `${NodeDir}/manifests`);
     assert.equal(k['maxPods'], 110);
+    assert.equal(
+      k['resolvConf'],
+      '/run/systemd/resolve/resolv.conf',
+      'not resolved’s loopback stub',
+    );
     assert.equal(k['nodeStatusUpdateFrequency'], '4s');
     assert.equal(k['nodeLeaseDurationSeconds'], 40);
     assert.equal((k['evictionHard'] as Record<string, string>)['memory.available'], '100Mi');
@@ -143,7 +148,7 @@ describe('renderNodeFiles', () => {
       runtime_type: 'io.containerd.runc.v2',
       options: { SystemdCgroup: true },
     });
-    assert.deepEqual(runtime.cni, { bin_dir: '/opt/cni/bin', conf_dir: `${NodeDir}/cni` });
+    assert.deepEqual(runtime.cni, { bin_dirs: ['/opt/cni/bin'], conf_dir: `${NodeDir}/cni` });
     const hosts = await tomlData(text(files, 'certs.d/127.0.0.1:5000/hosts.toml'));
     assert.deepEqual(hosts, {
       server: 'http://10.0.2.2:5000',

@@ -59,7 +59,7 @@ function containerdToml(node: KubernetesNodeConfig): string {
             },
           },
         },
-        cni: { bin_dir: '/opt/cni/bin', conf_dir: at('cni') },
+        cni: { bin_dirs: ['/opt/cni/bin'], conf_dir: at('cni') },
       },
     },
   });
@@ -128,6 +128,9 @@ function kubeletYaml(node: KubernetesNodeConfig): string {
     failSwapOn: false,
     staticPodPath: at('manifests'),
     clusterDomain: 'cluster.local',
+    // The image resolves names through systemd-resolved, whose /etc/resolv.conf names its stub at
+    // 127.0.0.53 — unreachable from a pod's network namespace. Pods get the upstream servers.
+    resolvConf: '/run/systemd/resolve/resolv.conf',
     maxPods: node.maxPods ?? 110,
     // A 2 GiB machine cannot spare the kubelet's default margins (10 % of disk and more).
     evictionHard: {
