@@ -82,8 +82,15 @@ describe('pinned images on containerd, as its CRI reports them', () => {
     return listed.find((i) => i.repoDigests.some((r) => r.endsWith(`@${digest}`)));
   };
   const digestOf = (ref: string): string => ref.slice(ref.indexOf('@') + 1);
+  /** `crictl rmi --prune`: every image no container uses goes, unless it is pinned. */
+  const prune = () =>
+    run(containerd.crictl, [
+      ...['--runtime-endpoint', `unix://${containerd.address}`],
+      ...['--image-endpoint', `unix://${containerd.address}`],
+      ...['rmi', '--prune'],
+    ]);
 
-  it('pins an image the kubelet pulled by tag, and unpins it (the image kept) once dropped', async () => {
+  it('pins an image the kubelet pulled by tag so a prune keeps it, and unpins it once dropped', async () => {
     // As the kubelet pulls: through the CRI, by tag, via the hosts file.
     await run(containerd.crictl, [
       ...['--runtime-endpoint', `unix://${containerd.address}`],
@@ -103,9 +110,16 @@ describe('pinned images on containerd, as its CRI reports them', () => {
     assert.deepEqual(a?.repoTags, [`${mirrored}/molt/busybox:1`]);
     assert.equal(a.pinned, true);
     assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
+    // What an administrator's clean-up does to a node: pinned images survive it.
+    await prune();
+    assert.equal((await criImage(digestOf(images.a)))?.pinned, true, 'a pinned image survives');
+    assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
     assert.deepEqual(await pinned.set([images.b]), { pinned: [images.b], unpinned: [images.a] });
     assert.equal((await criImage(digestOf(images.a)))?.pinned, false);
     assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
     assert.deepEqual(await pinsIn('k8s.io').pinned(), [images.b]);
+    await prune();
+    assert.equal(await criImage(digestOf(images.a)), undefined, 'unpinned, it is pruned');
+    assert.equal((await criImage(digestOf(images.b)))?.pinned, true);
   });
 });
