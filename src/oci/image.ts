@@ -31,6 +31,8 @@ export interface RunConfig {
   readonly env?: readonly string[];
   /** `WorkingDir`. */
   readonly workingDir?: string;
+  /** `User`: `uid[:gid]` (or a name the image's /etc/passwd knows); omitted: root. */
+  readonly user?: string;
 }
 
 /** What {@link buildImage} builds. */
@@ -108,6 +110,7 @@ function runConfig(run: RunConfig | undefined): Record<string, unknown> {
     ...(run.entrypoint !== undefined && { Entrypoint: run.entrypoint }),
     ...(run.cmd !== undefined && { Cmd: run.cmd }),
     ...(run.workingDir !== undefined && { WorkingDir: run.workingDir }),
+    ...(run.user !== undefined && { User: run.user }),
   };
 }
 

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { valid as validSemver } from 'semver';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { MaxCmdlineBytes } from '../../core/slots/contract.ts';
+import { operatorUsage } from '../operator/options.ts';
 
 /** The kernel flavours the build knows (docs/image.md: why `amd64` is the default). */
 export const KernelFlavours = {
@@ -61,6 +62,7 @@ export interface BuildOptions {
 }
 
 export const usage = `Usage: molt image build --version V --out DIR [options]
+       molt image build --operator (--out DIR | --push REF) [options]
 
 Builds an OS release from Debian bookworm packages: vmlinuz, initrd.img, rootfs.img (squashfs),
 cmdline and image.json in DIR, ready for \`molt dev publish --dir DIR\` (docs/image.md).
@@ -86,7 +88,8 @@ Options:
   --no-cache           rebuild every stage, ignoring (and replacing) cached ones
   --json               print the summary (image.json) as JSON
   --verbose            show what the tools print
-`;
+
+${operatorUsage}`;
 
 /** Where `--kubernetes-node`'s directory comes from. */
 export const nodeBinsHint =
