@@ -45,7 +45,7 @@ const configOf = (i: OperatorImageInputs): Config =>
   JSON.parse(Buffer.from(operatorImage(i).config.bytes).toString()) as Config;
 
 describe('the operator image config', () => {
-  it('runs `molt operator --config /etc/molt/operator.yaml` as 65532 in production mode', () => {
+  it('runs `molt operator --config /etc/molt/config/operator.yaml` as 65532 in production mode', () => {
     const c = configOf(inputs());
     assert.equal(c.architecture, 'amd64');
     assert.equal(c.os, 'linux');

@@ -9,7 +9,7 @@ import { buildImage, type BuiltImage, type LayerInput } from '../../oci/index.ts
 import { MoltMain, NodePath, NonRoot } from './rootfs.ts';
 
 /** Where the Deployment mounts the operator config (deploy/kubernetes/operator.yaml). */
-export const DefaultConfigPath = '/etc/molt/operator.yaml';
+export const DefaultConfigPath = '/etc/molt/config/operator.yaml';
 
 export const OperatorEntrypoint = [NodePath, MoltMain, 'operator'] as const;
 

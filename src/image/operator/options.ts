@@ -33,7 +33,7 @@ export const operatorUsage = `Operator image: molt image build --operator (--out
 
 Builds the molt operator as an OCI container image (linux/amd64): Debian bookworm's libc6,
 libstdc++6, libgcc-s1, CA certificates and time zones, Node 24 and this molt, running
-\`molt operator --config /etc/molt/operator.yaml\` as uid 65532 (deploy/kubernetes,
+\`molt operator --config /etc/molt/config/operator.yaml\` as uid 65532 (deploy/kubernetes,
 docs/adr/0017). No Docker: the layers are written by molt and pushed by its own OCI client.
 
   --operator           build the operator's container image instead of an OS release
