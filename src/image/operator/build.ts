@@ -78,7 +78,8 @@ async function push(
     registry: ref.registry,
     insecure: o.insecure,
     ...(auth !== undefined && { credentials: auth }),
-    timeoutMs: 120_000,
+    // Per request: one monolithic PUT carries Node's 44 MB layer, even over a slow uplink.
+    timeoutMs: 600_000,
   });
   try {
     const digest = await pushImage(client, ref.repository, [ref.tag ?? 'latest'], image);
