@@ -16,6 +16,8 @@ import type { OperatorStore } from './ports/store.ts';
 const resendMs = 10 * 60_000;
 /** A machine without a node runtime is asked again after this (it may be reinstalled as one). */
 const notNodeMs = 60 * 60_000;
+/** A machine that failed (rebooting, say) is asked again after this, doubled per failure. */
+const retryMs = 10_000;
 
 export function nodePinsOf(
   c: LoadedConfig,
@@ -34,7 +36,7 @@ export function nodePinsOf(
     policies,
     now: () => Date.now(),
     log: p.log,
-    timing: { resendMs, notNodeMs },
+    timing: { resendMs, notNodeMs, retryMs },
     everyMs: c.config.discoverEvery,
     leading: () => p.leadership.isLeader(),
   });

@@ -76,12 +76,20 @@ describe('nodePinList', () => {
 });
 
 describe('pinsDue', () => {
-  const t = { resendMs: 600_000, notNodeMs: 3_600_000 };
+  const t = { resendMs: 600_000, notNodeMs: 3_600_000, retryMs: 10_000 };
   const list = ['a', 'b'];
-  it('sends the first time, after a failure, and when the list changed', () => {
+  it('sends the first time, and when the list changed', () => {
     assert.equal(pinsDue(undefined, list, 0, t), true);
-    assert.equal(pinsDue({ kind: 'failed', at: 0 }, list, 1, t), true);
     assert.equal(pinsDue({ kind: 'pinned', list: 'a', at: 0 }, list, 1, t), true);
+  });
+  it('asks a machine that failed again after retryMs, doubled per failure in a row, at most resendMs', () => {
+    const failed = (tries: number) => ({ kind: 'failed', at: 0, tries, why: 'x' }) as const;
+    assert.equal(pinsDue(failed(1), list, 9_999, t), false);
+    assert.equal(pinsDue(failed(1), list, 10_000, t), true);
+    assert.equal(pinsDue(failed(3), list, 39_999, t), false);
+    assert.equal(pinsDue(failed(3), list, 40_000, t), true);
+    assert.equal(pinsDue(failed(50), list, 599_999, t), false);
+    assert.equal(pinsDue(failed(50), list, 600_000, t), true);
   });
   it('sends the same list again only after resendMs', () => {
     const sent = { kind: 'pinned', list: 'a\nb', at: 0 } as const;

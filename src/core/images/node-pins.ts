@@ -52,14 +52,20 @@ export type PinsSent =
   | { readonly kind: 'pinned'; readonly list: string; readonly at: number }
   /** `MOLT_NOT_KUBERNETES_NODE`: asked again only after `retryMs`. */
   | { readonly kind: 'not-a-node'; readonly at: number }
-  /** Any other failure: asked again next time. */
-  | { readonly kind: 'failed'; readonly at: number };
+  /**
+   * Any other failure (an agent rebooting, a registry away), the `tries`-th in a row: asked again
+   * after `retryMs`, doubling per try up to `resendMs`, so a machine away for minutes is not asked
+   * on every pass.
+   */
+  | { readonly kind: 'failed'; readonly at: number; readonly tries: number; readonly why: string };
 
 export interface PinsTiming {
   /** A machine that acknowledged the list is told it again after this (a wiped EPHEMERAL). */
   readonly resendMs: number;
   /** A machine without a node runtime is asked again after this (it may be reinstalled as one). */
   readonly notNodeMs: number;
+  /** A machine that failed is asked again after this, doubled per failure in a row. */
+  readonly retryMs: number;
 }
 
 /** Whether `list` is due at this machine now. */
@@ -69,7 +75,9 @@ export function pinsDue(
   now: number,
   t: PinsTiming,
 ): boolean {
-  if (last === undefined || last.kind === 'failed') return true;
+  if (last === undefined) return true;
+  if (last.kind === 'failed')
+    return now - last.at >= Math.min(t.retryMs * 2 ** Math.min(last.tries - 1, 20), t.resendMs);
   if (last.kind === 'not-a-node') return now - last.at >= t.notNodeMs;
   return last.list !== list.join('\n') || now - last.at >= t.resendMs;
 }

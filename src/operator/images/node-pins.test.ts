@@ -57,7 +57,7 @@ function world() {
     policies: () => state.policies,
     now: () => now,
     log: (l) => lines.push(l),
-    timing: { resendMs: 600_000, notNodeMs: 3_600_000 },
+    timing: { resendMs: 600_000, notNodeMs: 3_600_000, retryMs: 10_000 },
   };
   answers.set('lab-1', () =>
     Promise.reject(new MoltError(ErrorCode.NotKubernetesNode, 'no node runtime')),
@@ -115,8 +115,38 @@ describe('the pinned-images pass', () => {
     );
     w.answers.delete('node-2');
     w.calls.length = 0;
+    w.at(10_000);
     await nodePinsPass(w.deps, w.book);
     assert.deepEqual(w.calls, [`node-2 ${repo}@${d('1')}`]);
+  });
+
+  it('asks a machine that keeps failing less and less often, with a line per cause, not per pass', async () => {
+    const w = world();
+    w.state.machines = [machine('node-2')];
+    const away = () => Promise.reject(new MoltError(ErrorCode.AgentUnreachable, 'rebooting'));
+    w.answers.set('node-2', away);
+    const passAt = async (t: number) => {
+      w.at(t);
+      w.calls.length = 0;
+      await nodePinsPass(w.deps, w.book);
+      return w.calls.length;
+    };
+    // Tries at 0, 10 s, 30 s (20 s later), 70 s (40 s later); none in between.
+    assert.deepEqual(
+      [await passAt(0), await passAt(5_000), await passAt(10_000), await passAt(29_000)],
+      [1, 0, 1, 0],
+    );
+    assert.deepEqual([await passAt(30_000), await passAt(69_000), await passAt(70_000)], [1, 0, 1]);
+    const failures = () => w.lines.filter((l) => l.startsWith('node-2: images not pinned'));
+    assert.equal(failures().length, 1, w.lines.join('\n'));
+    w.answers.set('node-2', () =>
+      Promise.reject(new MoltError(ErrorCode.ImagePinFailed, 'registry away')),
+    );
+    await passAt(1_000_000);
+    assert.equal(failures().length, 2, 'a new cause is a new line');
+    w.answers.delete('node-2');
+    await passAt(2_000_000);
+    assert.match(w.lines.at(-1) ?? '', /^node-2: 1 image pinned/);
   });
 
   it("keeps a running image rollout's previous digest, and drops it when the rollout ends", async () => {

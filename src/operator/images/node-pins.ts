@@ -6,7 +6,8 @@
  * the list changed since the machine acknowledged it, and again every `resendMs` (a `preserve:
  * false` upgrade wipes containerd's images with EPHEMERAL). A machine without a node runtime
  * answers `MOLT_NOT_KUBERNETES_NODE` and is asked again only after `notNodeMs`. A failure is one
- * log line for that machine, never the pass's; at most `concurrency` machines are asked at once.
+ * log line for that machine (again only when its cause changes), never the pass's, and is retried
+ * with a doubling delay; at most `concurrency` machines are asked at once.
  */
 import { isMoltError, ErrorCode } from '../../core/errors.ts';
 import {
@@ -17,7 +18,7 @@ import {
 } from '../../core/images/node-pins.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
 import type { NodePins } from '../ports/node-pins.ts';
-import type { OperatorStore } from '../ports/store.ts';
+import type { MachineRecord, OperatorStore } from '../ports/store.ts';
 import { every, type Periodic } from './every.ts';
 
 export interface NodePinsDeps {
@@ -45,30 +46,48 @@ export async function nodePinsPass(d: NodePinsDeps, book: PinsBook): Promise<voi
   const worker = async (): Promise<void> => {
     for (let m = queue.shift(); m !== undefined; m = queue.shift()) {
       const key = keyOf(m);
-      const before = book.get(key);
-      try {
-        const answer = await d.pins.setPinned(m, list);
-        book.set(key, { kind: 'pinned', list: list.join('\n'), at: d.now() });
-        if (
-          before?.kind !== 'pinned' ||
-          (answer.unpinned ?? []).length > 0 ||
-          before.list !== list.join('\n')
-        )
-          d.log(pinnedLine(m.id, list, answer.unpinned ?? []));
-      } catch (e) {
-        if (isMoltError(e, ErrorCode.NotKubernetesNode)) {
-          book.set(key, { kind: 'not-a-node', at: d.now() });
-          continue;
-        }
-        book.set(key, { kind: 'failed', at: d.now() });
-        d.log(`${m.id}: images not pinned: ${e instanceof Error ? e.message : String(e)}`);
-      }
+      book.set(key, await tell(d, m, list, book.get(key)));
     }
   };
   await Promise.all(Array.from({ length: Math.min(d.concurrency ?? 4, due.length) }, worker));
   // Forget machines the store no longer has.
   const live = new Set(machines.map(keyOf));
   for (const key of book.keys()) if (!live.has(key)) book.delete(key);
+}
+
+/** Send `list` to machine `m`; what it answered, logged when it differs from `before`. */
+async function tell(
+  d: NodePinsDeps,
+  m: MachineRecord,
+  list: readonly string[],
+  before: PinsSent | undefined,
+): Promise<PinsSent> {
+  const joined = list.join('\n');
+  try {
+    const answer = await d.pins.setPinned(m, list);
+    const unpinned = answer.unpinned ?? [];
+    if (before?.kind !== 'pinned' || unpinned.length > 0 || before.list !== joined)
+      d.log(pinnedLine(m.id, list, unpinned));
+    return { kind: 'pinned', list: joined, at: d.now() };
+  } catch (e) {
+    return failed(d, m.id, e, before);
+  }
+}
+
+/** What a failed call leaves in the book: a machine without a node runtime, or a failure. */
+function failed(d: NodePinsDeps, id: string, e: unknown, before: PinsSent | undefined): PinsSent {
+  if (isMoltError(e, ErrorCode.NotKubernetesNode)) return { kind: 'not-a-node', at: d.now() };
+  const why = e instanceof Error ? e.message : String(e);
+  if (before?.kind === 'failed' && before.why === why)
+    return { ...before, at: d.now(), tries: before.tries + 1 };
+  // One line per cause, not one per pass while a machine reboots.
+  d.log(`${id}: images not pinned: ${why}`);
+  return {
+    kind: 'failed',
+    at: d.now(),
+    tries: before?.kind === 'failed' ? before.tries + 1 : 1,
+    why,
+  };
 }
 
 const keyOf = (m: { readonly id: string; readonly endpoint: string }): string =>
