@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// deploy/kubernetes as a platform team installs it, against a real API server: `kubectl kustomize`
+// renders it (the image set by `images:`, the Namespace kept), the API server accepts every object
+// in a server-side dry run (schemas, admission), a real `kubectl apply -k` creates them, the
+// Deployment's controller makes two pods from the template, and the ServiceAccount the pods run
+// as may hold its Lease and write its status in its namespace, and no more than its Role says there.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import {
+  startKubeControlPlane,
+  type KubeControlPlane,
+} from '../../../src/lab/services/kube-control-plane.ts';
+import { eventually } from '../../../src/platform/process/managed-process.ts';
+
+const exec = promisify(execFile);
+const deploy = join(import.meta.dirname, '../../../deploy/kubernetes');
+const ns = 'molt-system';
+const sa = `system:serviceaccount:${ns}:molt-operator`;
+let cp: KubeControlPlane;
+
+/** kubectl as the cluster's admin; rejects with its stderr. */
+async function kubectl(...args: string[]): Promise<string> {
+  try {
+    return (
+      await exec(join(cp.bins, 'kubectl'), ['--kubeconfig', cp.admin.kubeconfig, ...args], {
+        maxBuffer: 32 << 20,
+      })
+    ).stdout;
+  } catch (e) {
+    throw new Error((e as { stderr?: string }).stderr ?? String(e), { cause: e });
+  }
+}
+
+/** `kubectl auth can-i` as the operator's ServiceAccount: true for "yes", false for "no". */
+async function can(...args: string[]): Promise<boolean> {
+  const argv = ['--kubeconfig', cp.admin.kubeconfig, 'auth', 'can-i', '--as', sa, ...args];
+  try {
+    return (await exec(join(cp.bins, 'kubectl'), argv)).stdout.trim() === 'yes';
+  } catch (e) {
+    // can-i prints "no" and exits 1
+    const { stdout, stderr } = e as { stdout?: string; stderr?: string };
+    if (stdout?.trim() === 'no') return false;
+    throw new Error(stderr ?? String(e), { cause: e });
+  }
+}
+
+interface Obj {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: { template?: { spec: { containers: { image: string }[] } } };
+}
+
+before(async () => {
+  cp = await startKubeControlPlane();
+});
+after(async () => {
+  await cp.stop();
+});
+
+describe('deploy/kubernetes on a real API server', () => {
+  it('renders with kubectl kustomize: the operator image set, the Namespace kept', async () => {
+    const objects = parseAllDocuments(await kubectl('kustomize', deploy)).map(
+      (d) => d.toJS() as Obj,
+    );
+    const kinds = new Set(objects.map((o) => o.kind));
+    for (const kind of [
+      'Namespace',
+      'CustomResourceDefinition',
+      'ServiceAccount',
+      'Role',
+      'RoleBinding',
+      'ConfigMap',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Service',
+    ])
+      assert.ok(kinds.has(kind), kind);
+    assert.deepEqual(
+      objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name),
+      [ns],
+    );
+    const deployment = objects.find((o) => o.kind === 'Deployment');
+    assert.equal(
+      deployment?.spec?.template?.spec.containers[0]?.image,
+      'registry.example.com/molt/operator:0.1.0',
+    );
+  });
+
+  it('is accepted whole by the API server in a dry run, then applied for real', async () => {
+    // A dry run creates nothing, so the namespaced objects need their namespace first.
+    await kubectl('create', 'namespace', ns);
+    const dry = await kubectl('apply', '--dry-run=server', '-k', deploy);
+    assert.match(dry, /deployment\.apps\/molt-operator created \(server dry run\)/);
+    assert.match(dry, /poddisruptionbudget\.policy\/molt-operator created \(server dry run\)/);
+    await assert.rejects(kubectl('-n', ns, 'get', 'deployment', 'molt-operator'), /NotFound/);
+    await kubectl('apply', '-k', deploy);
+    const d = JSON.parse(
+      await kubectl('-n', ns, 'get', 'deployment', 'molt-operator', '-o', 'json'),
+    ) as {
+      spec: { replicas: number };
+    };
+    assert.equal(d.spec.replicas, 2);
+  });
+
+  it('makes two pods of the template, as molt-operator, locked down', async () => {
+    const pods = await eventually(
+      async () => {
+        const list = JSON.parse(
+          await kubectl(
+            '-n',
+            ns,
+            'get',
+            'pods',
+            '-l',
+            'app.kubernetes.io/name=molt-operator',
+            '-o',
+            'json',
+          ),
+        ) as {
+          items: {
+            spec: {
+              serviceAccountName: string;
+              securityContext: { runAsNonRoot: boolean; runAsUser: number };
+              containers: { securityContext: { readOnlyRootFilesystem: boolean } }[];
+            };
+          }[];
+        };
+        if (list.items.length !== 2) throw new Error(`${String(list.items.length)} pods so far`);
+        return list.items;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    for (const p of pods) {
+      assert.equal(p.spec.serviceAccountName, 'molt-operator');
+      assert.equal(p.spec.securityContext.runAsNonRoot, true);
+      assert.equal(p.spec.securityContext.runAsUser, 65532);
+      assert.equal(p.spec.containers[0]?.securityContext.readOnlyRootFilesystem, true);
+    }
+  });
+
+  it('lets the ServiceAccount hold its Lease and write its status, in its namespace only', async () => {
+    assert.equal(await can('-n', ns, 'create', 'leases.coordination.k8s.io'), true);
+    assert.equal(await can('-n', ns, 'update', 'leases.coordination.k8s.io'), true);
+    assert.equal(await can('-n', ns, 'create', 'rollouts.molt.dev'), true);
+    assert.equal(await can('-n', ns, 'create', 'events'), true);
+    assert.equal(await can('-n', 'default', 'create', 'leases.coordination.k8s.io'), false);
+    assert.equal(await can('-n', ns, 'create', 'secrets'), false);
+    assert.equal(await can('-n', ns, 'delete', 'pods'), false);
+  });
+});
