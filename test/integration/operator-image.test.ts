@@ -5,9 +5,10 @@
 // skopeo pulled, and Node and molt run from it as the image's user (chroot, 65532). A second
 // build of the same inputs comes from the cache with the same digest.
 //
-// Cold (no cache): about 2.5 min on 2 cores (mmdebstrap, npm ci, gzip of Node); warm: seconds
-// after the test's own npm pack. The build cache is the checkout's (.molt/images, or
-// $MOLT_IMAGE_CACHE), shared with `molt image build`, so a run after the first is warm.
+// Measured on 2 cores: the whole file 45 s with an empty build cache (the first build 30 s:
+// mmdebstrap, npm ci, gzip of Node; the second 3 s), up to 75 s while other suites load the
+// machine; most of the rest is npm pack's `npm run build`. The cache is the checkout's
+// (.molt/images, or $MOLT_IMAGE_CACHE), shared with `molt image build`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
