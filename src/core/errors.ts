@@ -198,6 +198,8 @@ export const ErrorCode = {
   NotLeader: 'MOLT_NOT_LEADER',
   /** A value in the operator's store that molt did not write or cannot read (named by its key). */
   StoreCorrupt: 'MOLT_STORE_CORRUPT',
+  /** The operator's store cannot be used at all (its CRD not installed, its namespace missing). */
+  StoreUnavailable: 'MOLT_STORE_UNAVAILABLE',
   /** No dashboard session (none, expired, or signed out), or a token no dashboard user has. */
   Unauthenticated: 'MOLT_UNAUTHENTICATED',
   /** Too many attempts in a short time (dashboard sign-ins); retry after the time the answer names. */

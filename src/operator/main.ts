@@ -8,7 +8,8 @@
  * stops serving, resigns leadership so a standby takes over at once, and closes the store.
  *
  * `store: etcd` is the production store: state outlives the process and operators on other
- * machines share it. `store: memory` (a demo, a test) keeps everything in this one process, on
+ * machines share it; `store: kubernetes` keeps the same state in OperatorRecords through the API
+ * server of the cluster the operator runs in (docs/adr/0016, `compose-store.ts`). `store: memory` (a demo, a test) keeps everything in this one process, on
  * the memory adapters that pass the etcd adapters' conformance suites: a restart forgets every
  * rollout, start, hold, FleetLock slot and history event, and no other process can share the
  * state or stand by for the leadership.
@@ -17,15 +18,6 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
-import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
-import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
-import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
-import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
-import {
-  createMemoryLeadership,
-  MemoryLeadershipBackend,
-} from './adapters/memory-leadership/leadership.ts';
-import { MemoryOperatorStore } from './adapters/memory-store/operator-store.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
 import { createReleaseSource } from './compose.ts';
@@ -33,14 +25,12 @@ import { declaredRunner, withLivePools } from './compose-declared.ts';
 import { imageDriver } from './compose-images.ts';
 import { imagesDepsWithGm } from './compose-gm.ts';
 import { startLoop, type LoopParts } from './compose-loop.ts';
+import { stateOf } from './compose-store.ts';
 import { kubeParts, type KubeParts } from './compose-kube.ts';
 import { kubernetesPlans } from './compose-kubernetes.ts';
 import { loadOperatorConfig, type LoadedConfig } from './config.ts';
 import { capiMachinesOf, serveAll } from './listeners.ts';
 import type { Release } from '../core/releases/release.ts';
-import type { FleetLockStore } from './ports/fleetlock-store.ts';
-import type { Leadership } from './ports/leadership.ts';
-import type { OperatorStore } from './ports/store.ts';
 
 export interface OperatorIo {
   out(text: string): void;
@@ -51,7 +41,7 @@ const usage = `Usage: molt operator --config FILE
 
 The fleet operator (docs/adr/0005): keeps every pool of the fleet on its channel's release under its
 policies, calling each machine's agent over mutual TLS. FILE (YAML) names the fleet file, the store
-(etcd, or memory for a demo), the PKI and what it serves (\`listen\`: the API molt rollout|machine
+(etcd, kubernetes, or memory for a demo), the PKI and what it serves (\`listen\`: the API molt rollout|machine
 talk to, the dashboard, FleetLock, metrics). Runs until SIGINT/SIGTERM.
 
 Options:
@@ -76,32 +66,6 @@ function flags(argv: readonly string[]): { config: string } | undefined {
       hint: 'usage: molt operator --config FILE (molt operator --help)',
     });
   return { config: values.config };
-}
-
-/**
- * The store, leader election and FleetLock semaphores the config's `store` names: etcd, or memory
- * (this process only: a restart forgets them; see the file's comment).
- */
-function stateOf(
-  c: LoadedConfig,
-  id: string,
-): { store: OperatorStore; leadership: Leadership; fleetLock: FleetLockStore } {
-  const store = c.config.store;
-  if (store === 'memory')
-    return {
-      store: new MemoryOperatorStore(),
-      leadership: createMemoryLeadership(new MemoryLeadershipBackend(), id),
-      fleetLock: new MemoryFleetLockStore(),
-    };
-  return {
-    store: createEtcdOperatorStore({ endpoints: store.etcd }),
-    fleetLock: new EtcdFleetLockStore({ endpoints: store.etcd }),
-    leadership: createEtcdLeadership({
-      endpoints: store.etcd,
-      id,
-      ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
-    }),
-  };
 }
 
 async function untilSignal(): Promise<string> {
@@ -146,7 +110,7 @@ async function runOperator(path: string, io: OperatorIo): Promise<number> {
   const log = (line: string): void => {
     io.out(`${new Date().toISOString()} ${line}\n`);
   };
-  const state = stateOf(c, id);
+  const state = await stateOf(c, path, id);
   const [kube, images, capiMachines] = await Promise.all([
     kubeParts(c, path, id, log),
     imagesDepsWithGm(c, path, liveImages.policies),

@@ -12,7 +12,8 @@
  * publicKey: release.pub         # releases and Kubernetes bundles must be signed with it
  * bundleRepositories: [acme/k8s] # besides <repository>-kubernetes, for KubernetesCluster specs
  * pki: {ca: pki/ca.pem, cert: pki/operator.pem, key: pki/operator.key}
- * store: {etcd: ["http://127.0.0.1:2379"]}   # or: memory (state lost on restart; tests, demos)
+ * store: {etcd: ["http://127.0.0.1:2379"]}   # or: memory (state lost on restart; tests, demos),
+ *                                # or: kubernetes (OperatorRecords in the cluster; store-config.ts)
  * id: operator-1                 # leader-election identity; default: hostname-pid
  * interval: 2s                   # reconcile period
  * discoverEvery: 5s
@@ -72,6 +73,7 @@
 import { z } from 'zod';
 import { duration, listenAddress } from './config-parts.ts';
 import { DashboardConfig } from './dashboard-config.ts';
+import { StoreConfig } from './store-config.ts';
 
 /**
  * One `selfRegistration` rule: nodes whose certificate name matches one of `nodes` may register
@@ -179,10 +181,8 @@ export const OperatorConfig = z
       serverCert: z.string().min(1).optional(),
       serverKey: z.string().min(1).optional(),
     }),
-    store: z.union([
-      z.literal('memory'),
-      z.strictObject({ etcd: z.array(z.url()).min(1, 'name at least one etcd endpoint') }),
-    ]),
+    /** Where the operator's state lives (`store-config.ts`). */
+    store: StoreConfig,
     id: z.string().min(1).optional(),
     interval: duration.default(2_000),
     discoverEvery: duration.default(5_000),

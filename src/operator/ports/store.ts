@@ -3,8 +3,9 @@
  * Where the operator keeps everything that must survive its restart (docs/adr/0005 §4): the
  * machines it manages, the rollouts with per-machine progress, the start history that rate limits
  * count, holds, blocked releases, the event history, and how far each webhook sink has been
- * sent it. Implementations: the memory store (`adapters/memory-store`)
- * and the etcd store (`adapters/etcd-store`), both passing `testkit/operator-store-conformance.ts`.
+ * sent it. Implementations: the memory store (`adapters/memory-store`), the etcd store
+ * (`adapters/etcd-store`) and the Kubernetes store (`adapters/kube-store`, OperatorRecords), all
+ * passing `testkit/operator-store-conformance.ts`.
  *
  * The invariant this port carries (DESIGN invariant 6): a machine start is recorded — start record
  * and `InFlight` progress in one atomic write — *before* the agent is asked to upgrade, and the

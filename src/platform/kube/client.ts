@@ -6,6 +6,7 @@
  * role lacks, a connection failure or 5xx is a retryable `MOLT_KUBE_UNAVAILABLE`.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ApiException, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 
@@ -39,9 +40,77 @@ export async function loadKubeConfig(path: string): Promise<KubeConfig> {
   return kc;
 }
 
+/** Where a pod's service account credentials are mounted (the kubelet puts them there). */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * The pod's own identity, for a process running in the cluster it talks to: the API server at
+ * `KUBERNETES_SERVICE_HOST`/`_PORT`, the service account's token and the cluster CA under
+ * {@link SERVICE_ACCOUNT_DIR} (the client re-reads the token file as the kubelet rotates it), and
+ * the pod's namespace. `root` prefixes the paths (tests).
+ */
+export async function loadInClusterKubeConfig(
+  root = '',
+): Promise<{ readonly kc: KubeConfig; readonly namespace: string | undefined }> {
+  const host = process.env['KUBERNETES_SERVICE_HOST'];
+  const port = process.env['KUBERNETES_SERVICE_PORT'];
+  const hint =
+    'name a kubeconfig, or run the operator in a pod with a service account (deploy/kubernetes)';
+  if (host === undefined || host === '' || port === undefined || port === '')
+    throw new MoltError(
+      ErrorCode.KubeConfigInvalid,
+      'no kubeconfig given and not running in a pod: KUBERNETES_SERVICE_HOST/_PORT are not set',
+      { hint },
+    );
+  const dir = `${root}${SERVICE_ACCOUNT_DIR}`;
+  for (const file of ['token', 'ca.crt'])
+    try {
+      await readFile(join(dir, file));
+    } catch (e) {
+      throw new MoltError(
+        ErrorCode.KubeConfigInvalid,
+        `no kubeconfig given and no service account token: cannot read ${join(dir, file)}`,
+        { cause: e, hint },
+      );
+    }
+  const namespace = await readFile(join(dir, 'namespace'), 'utf8').then(
+    (t) => t.trim() || undefined,
+    () => undefined,
+  );
+  const kc = new KubeConfig();
+  kc.loadFromCluster(root);
+  return { kc, namespace };
+}
+
 /** The HTTP status of a failed API call, or undefined for a transport failure. */
 export function statusOf(e: unknown): number | undefined {
   return e instanceof ApiException ? (e as ApiException<unknown>).code : undefined;
+}
+
+/** The parts of a failed call's Status body molt reads (`metav1.Status`). */
+export interface ApiStatus {
+  readonly reason?: string;
+  readonly message?: string;
+  /** What the call was about: a missing object names itself here, a missing resource type not. */
+  readonly details?: {
+    readonly name?: string;
+    readonly kind?: string;
+    readonly group?: string;
+    /** With 429: how long to wait before asking again. */
+    readonly retryAfterSeconds?: number;
+  };
+}
+
+/** The Status in a failed call's body, or undefined (a transport failure, a body not JSON). */
+export function apiStatusOf(e: unknown): ApiStatus | undefined {
+  if (!(e instanceof ApiException)) return undefined;
+  const body: unknown = (e as ApiException<unknown>).body;
+  try {
+    const status: unknown = typeof body === 'string' ? JSON.parse(body) : body;
+    return typeof status === 'object' && status !== null ? status : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -49,15 +118,8 @@ export function statusOf(e: unknown): number | undefined {
  * admission policy such as deploy/kubernetes/rbac.yaml's, NodeRestriction), else undefined.
  */
 function apiMessage(e: unknown): string | undefined {
-  if (!(e instanceof ApiException)) return undefined;
-  const body: unknown = (e as ApiException<unknown>).body;
-  try {
-    const status: unknown = typeof body === 'string' ? JSON.parse(body) : body;
-    const message = (status as { message?: unknown } | undefined)?.message;
-    return typeof message === 'string' ? message.slice(0, 500) : undefined;
-  } catch {
-    return undefined;
-  }
+  const message: unknown = apiStatusOf(e)?.message;
+  return typeof message === 'string' ? message.slice(0, 500) : undefined;
 }
 
 /** A failed API call as a MoltError: `what` says what molt was doing ("evict apps/web"). */

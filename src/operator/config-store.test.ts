@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The operator config's `store:` (protocol/store-config.ts, docs/adr/0016): its four forms, a
+// value of none of them refused listing the forms, a wrong value inside one form refused naming
+// the field — and `store: kubernetes` outside a pod, without a kubeconfig, refused at start.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { loadOperatorConfig } from './config.ts';
+import { stateOf } from './compose-store.ts';
+
+describe("the operator config's store", () => {
+  let dir: string;
+  const load = async (store: unknown, more: object = {}) => {
+    const path = join(dir, 'operator.yaml');
+    const pki = { ca: 'ca.pem', cert: 'ca.pem', key: 'ca.pem' };
+    await writeFile(
+      path,
+      stringify({ registry: 'r', repository: 'r', fleet: 'fleet.yaml', pki, store, ...more }),
+    );
+    return { path, loaded: await loadOperatorConfig(path) };
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'molt-store-config-'));
+    await writeFile(join(dir, 'ca.pem'), 'not read as PEM here');
+    await writeFile(join(dir, 'fleet.yaml'), stringify({ pools: [{ name: 'w' }], machines: [] }));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('reads memory, etcd, kubernetes and kubernetes with a kubeconfig and namespace', async () => {
+    const store = async (v: unknown) => (await load(v)).loaded.config.store;
+    assert.equal(await store('memory'), 'memory');
+    assert.deepEqual(await store({ etcd: ['http://127.0.0.1:2379'] }), {
+      etcd: ['http://127.0.0.1:2379'],
+    });
+    assert.deepEqual(await store('kubernetes'), { kubernetes: {} });
+    const full = { kubernetes: { kubeconfig: 'op.kubeconfig', namespace: 'ops' } };
+    assert.deepEqual(await store(full), full);
+  });
+
+  it('refuses a value of no form with MOLT_CONFIG_INVALID, listing the forms', async () => {
+    for (const bad of ['kubernets', { mysql: ['x'] }, 3, { etcd: ['http://a:1'], kubernetes: {} }])
+      await assert.rejects(load(bad), {
+        code: 'MOLT_CONFIG_INVALID',
+        message:
+          /store: one of memory, kubernetes, \{etcd: \[http:\/\/host:2379, \.\.\.\]\} or \{kubernetes: \{kubeconfig\?, namespace\?\}\}$/,
+      });
+  });
+
+  it('refuses a wrong value inside a form, naming the field', async () => {
+    await assert.rejects(load({ kubernetes: { namespace: 'Molt_System' } }), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /store\.kubernetes\.namespace: a namespace name \(DNS-1123 label\)$/,
+    });
+    await assert.rejects(load({ kubernetes: { kubeconfg: 'x' } }), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /store\.kubernetes: Unrecognized key: "kubeconfg"$/,
+    });
+    await assert.rejects(load({ etcd: [] }), {
+      code: 'MOLT_CONFIG_INVALID',
+      message: /store\.etcd: name at least one etcd endpoint$/,
+    });
+  });
+
+  it('refuses store: kubernetes outside a pod without a kubeconfig, saying what is missing', async () => {
+    const saved = process.env['KUBERNETES_SERVICE_HOST'];
+    Reflect.deleteProperty(process.env, 'KUBERNETES_SERVICE_HOST');
+    try {
+      const { path, loaded } = await load('kubernetes');
+      await assert.rejects(stateOf(loaded, path, 'op-1'), {
+        code: 'MOLT_KUBECONFIG_INVALID',
+        message:
+          'no kubeconfig given and not running in a pod: KUBERNETES_SERVICE_HOST/_PORT are not set',
+      });
+    } finally {
+      if (saved !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved;
+    }
+  });
+
+  it("takes the kubernetes section's kubeconfig when the store names none", async () => {
+    const { path, loaded } = await load('kubernetes', {
+      kubernetes: { kubeconfig: 'missing.kubeconfig' },
+    });
+    await assert.rejects(stateOf(loaded, path, 'op-1'), {
+      code: 'MOLT_KUBECONFIG_INVALID',
+      message: `cannot read the kubeconfig ${join(dir, 'missing.kubeconfig')}`,
+    });
+  });
+});
