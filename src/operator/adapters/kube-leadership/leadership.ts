@@ -152,8 +152,12 @@ export function createKubeLeadership(o: KubeLeadershipOptions): Leadership {
     async resign() {
       if (!state.leading) return;
       state.leading = false;
-      const l = await read();
-      if (holderOf(l) === id) await write(l, '');
+      // A renewal already under way may land first and make this write conflict: read again (no
+      // new renewal starts once leading is false).
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const l = await read();
+        if (holderOf(l) !== id || (await write(l, ''))) return;
+      }
     },
     close() {
       state.closed = true;
