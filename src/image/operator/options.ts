@@ -37,7 +37,7 @@ libstdc++6, libgcc-s1, CA certificates and time zones, Node 24 and this molt, ru
 docs/adr/0017). No Docker: the layers are written by molt and pushed by its own OCI client.
 
   --operator           build the operator's container image instead of an OS release
-  --out DIR            write an OCI image layout to DIR (skopeo, crane and ctr import read it)
+  --out DIR            write an OCI image layout to DIR (skopeo copy oci:DIR:TAG … reads it)
   --push REF           push to REF, host[:port]/repository[:tag] (credentials from
                        $MOLT_REGISTRY_USERNAME and $MOLT_REGISTRY_PASSWORD)
   --insecure           plain HTTP to the --push registry (loopback registries)
