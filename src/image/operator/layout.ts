@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * An OCI image layout directory (image-spec `image-layout.md`): `oci-layout`, `index.json` naming
- * the image by `org.opencontainers.image.ref.name`, and every blob under `blobs/sha256/`. What
- * `skopeo copy oci:DIR:TAG docker://…` and `crane push DIR` read (`ctr images import` a tar of it). The layout is
- * written beside `--out` and renamed into place, so `--out` holds either the old image or the new
- * one; a directory that is not an image layout is never replaced.
+ * the image by `org.opencontainers.image.ref.name`, and every blob under `blobs/sha256/`: what
+ * `skopeo copy oci:DIR:TAG docker://…` and `crane push DIR` read (`ctr images import`, a tar of
+ * it). The layout is written beside `--out` and renamed into place, so `--out` holds either the
+ * old image or the new one; a directory that is not an image layout is never replaced.
  */
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

@@ -3,7 +3,8 @@
 // renders it (the image set by `images:`, the Namespace kept), the API server accepts every object
 // in a server-side dry run (schemas, admission), a real `kubectl apply -k` creates them, the
 // Deployment's controller makes two pods from the template, and the ServiceAccount the pods run
-// as may hold its Lease and write its status in its namespace, and no more than its Role says there.
+// as may hold its Lease, keep its records and write its status in its namespace, and no more
+// than its Role says there.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -146,6 +147,9 @@ describe('deploy/kubernetes on a real API server', () => {
     assert.equal(await can('-n', ns, 'create', 'leases.coordination.k8s.io'), true);
     assert.equal(await can('-n', ns, 'update', 'leases.coordination.k8s.io'), true);
     assert.equal(await can('-n', ns, 'create', 'rollouts.molt.dev'), true);
+    // store: kubernetes: its records, written by compare-and-swap
+    assert.equal(await can('-n', ns, 'update', 'operatorrecords.molt.dev'), true);
+    assert.equal(await can('-n', 'default', 'update', 'operatorrecords.molt.dev'), false);
     assert.equal(await can('-n', ns, 'create', 'events'), true);
     assert.equal(await can('-n', 'default', 'create', 'leases.coordination.k8s.io'), false);
     assert.equal(await can('-n', ns, 'create', 'secrets'), false);
