@@ -89,9 +89,9 @@ export async function imagesDeps(
 ): Promise<ImagesDeps | undefined> {
   const k = c.config.kubernetes;
   if (k === undefined) return undefined;
-  const { loadKubeConfig } = await import('../platform/kube/client.ts');
+  const { loadKubeConfigOrPod } = await import('../platform/kube/client.ts');
   const { createKubeWorkloads } = await import('./adapters/kube-workloads/index.ts');
-  const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
+  const kc = await loadKubeConfigOrPod(k.kubeconfig && resolve(dirname(configPath), k.kubeconfig));
   const now = (): number => Date.now();
   return {
     ...{ policies, workloads: createKubeWorkloads({ kc }), scan: repositoryScanner(c, now), now },

@@ -39,8 +39,9 @@ export async function kubeParts(
 ): Promise<KubeParts> {
   const k = c.config.kubernetes;
   if (k === undefined) return {};
-  const { clusterVersion, loadKubeConfig } = await import('../platform/kube/client.ts');
-  const kc = await loadKubeConfig(resolve(dirname(configPath), k.kubeconfig));
+  const { clusterVersion, loadKubeConfigOrPod } = await import('../platform/kube/client.ts');
+  // Without a kubeconfig: the pod's service account (an operator running in the cluster).
+  const kc = await loadKubeConfigOrPod(k.kubeconfig && resolve(dirname(configPath), k.kubeconfig));
   const leadership = k.leaderElection
     ? (await import('./adapters/kube-leadership/leadership.ts')).createKubeLeadership({
         kc,

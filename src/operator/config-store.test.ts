@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator config's `store:` (protocol/store-config.ts, docs/adr/0016): its four forms, a
 // value of none of them refused listing the forms, a wrong value inside one form refused naming
-// the field — and `store: kubernetes` outside a pod, without a kubeconfig, refused at start.
+// the field — and `store: kubernetes` (or a `kubernetes:` section) without a kubeconfig meaning the
+// pod's service account, refused at start outside a pod.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadOperatorConfig } from './config.ts';
+import { kubeParts } from './compose-kube.ts';
 import { stateOf } from './compose-store.ts';
 
 describe("the operator config's store", () => {
@@ -75,6 +77,24 @@ describe("the operator config's store", () => {
         message:
           'no kubeconfig given and not running in a pod: KUBERNETES_SERVICE_HOST/_PORT are not set',
       });
+    } finally {
+      if (saved !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved;
+    }
+  });
+
+  it('reads a kubernetes section without a kubeconfig as the pod identity, refused outside a pod', async () => {
+    const saved = process.env['KUBERNETES_SERVICE_HOST'];
+    Reflect.deleteProperty(process.env, 'KUBERNETES_SERVICE_HOST');
+    try {
+      const { path, loaded } = await load('memory', { kubernetes: { status: false } });
+      assert.equal(loaded.config.kubernetes?.kubeconfig, undefined);
+      await assert.rejects(
+        kubeParts(loaded, path, 'op-1', () => undefined),
+        {
+          code: 'MOLT_KUBECONFIG_INVALID',
+          message: /not running in a pod/,
+        },
+      );
     } finally {
       if (saved !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved;
     }

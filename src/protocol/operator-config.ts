@@ -52,7 +52,8 @@
  *     events: ["rollout.*", "machine.failed", "machine.rolled-back"]   # globs; default ["*"]
  *     timeout: 10s               # per attempt (default); retried with backoff, then dropped
  * kubernetes:                    # the fleet is a Kubernetes cluster (docs/adr/0006 §9)
- *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity
+ *   kubeconfig: operator.kubeconfig   # deploy/kubernetes/operator-rbac.yaml's identity; default:
+ *                                # the pod's service account (the operator runs in the cluster)
  *   namespace: molt-system       # where the status mirror, its Events and the Lease live
  *   leaderElection: true         # default: a coordination Lease instead of the store's claim
  *   status: true                 # default: mirror rollouts, channels, machines into molt.dev CRs
@@ -247,7 +248,8 @@ export const OperatorConfig = z
       .optional(),
     kubernetes: z
       .strictObject({
-        kubeconfig: z.string().min(1),
+        /** Default: the pod's service account, for an operator running in the cluster. */
+        kubeconfig: z.string().min(1).optional(),
         namespace: z
           .string()
           .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name (DNS-1123 label)')

@@ -82,6 +82,11 @@ export async function loadInClusterKubeConfig(
   return { kc, namespace };
 }
 
+/** The kubeconfig at `file`, or without one the pod's service account (in-cluster). */
+export async function loadKubeConfigOrPod(file: string | undefined): Promise<KubeConfig> {
+  return file === undefined ? (await loadInClusterKubeConfig()).kc : loadKubeConfig(file);
+}
+
 /** The HTTP status of a failed API call, or undefined for a transport failure. */
 export function statusOf(e: unknown): number | undefined {
   return e instanceof ApiException ? (e as ApiException<unknown>).code : undefined;
