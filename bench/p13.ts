@@ -12,8 +12,9 @@
  * Both sides do the same work: the same transition (release 1.0.0 → the same 1.1.0 image, by
  * digest, so the kubelet moves a minor too), on a node holding all nine pods, the other node
  * empty and schedulable. So before the molt side vm-2 is drained and uncordoned (untimed), and
- * held (`molt node hold`: the planner never picks a held machine as the canary, so the canary is
- * vm-1, the node with the pods); molt's drain then moves all nine to vm-2, which the by-hand side
+ * held by the operator (`molt machine hold`: the planner never picks a held machine, so the
+ * canary is vm-1, the node with the pods; the agent itself is not held, so the by-hand side
+ * upgrades it directly); molt's drain then moves all nine to vm-2, which the by-hand side
  * upgrades next.
  *
  * - molt: `molt lab publish 1.1.0 --vm` (labPublish); the operator's rollout of pool `vms`
@@ -21,7 +22,7 @@
  *   runtime, write, reboot, health (the Node Ready on the new kubelet), commit, uncordon. Timed
  *   from the canary's `startedAt` to its `finishedAt` as the operator recorded them (its own
  *   calls, its soak and its look at the result included). Then the rollout is paused and vm-2's
- *   hold released, so the operator leaves vm-2 to the person.
+ *   operator hold released, so the operator leaves vm-2 to the person.
  * - by hand (p13-by-hand.ts): `kubectl drain vm-2 --ignore-daemonsets --delete-emptydir-data`,
  *   `molt node upgrade vm-2 --image <1.1.0 by digest> --stage --follow` (pull, write, arm; no
  *   cordon or drain), `molt node reboot vm-2 --follow` (its cordon and drain find nothing to do),
@@ -111,7 +112,7 @@ const allOn = (sampler: Sampler, node: string, full: Record<string, number>, tim
 /** vm-2 held, its pods moved to vm-1; the operator seeing the hold. */
 async function prepare(lab: LabState, sampler: Sampler, full: Record<string, number>) {
   await molt(lab, [
-    ...['node', 'hold', HandNode, '--for', '3h'],
+    ...['machine', 'hold', HandNode, '--for', '3h'],
     ...['--reason', 'P13: upgraded by hand once the canary is done'],
   ]);
   await kubectl(lab, ['drain', HandNode, '--ignore-daemonsets', '--delete-emptydir-data']);
@@ -183,7 +184,7 @@ async function measure(lab: LabState): Promise<void> {
     await prepare(lab, sampler, full);
     const { rollout, canary } = await moltSide(lab);
     await molt(lab, ['rollout', 'pause', rollout.id]);
-    await molt(lab, ['node', 'release', HandNode]);
+    await molt(lab, ['machine', 'release', HandNode]);
     const mStart = Date.parse(canary.startedAt ?? '');
     const mEnd = Date.parse(canary.finishedAt ?? '');
     const phases = await canaryPhases(lab, canary);
