@@ -95,6 +95,8 @@ export const lanes: readonly Lane[] = [
       'test/integration/kube/cluster-version.test.ts',
       'test/integration/kube/node-bootstrap.test.ts',
       'test/integration/kube/node-bins.test.ts',
+      'test/integration/kube/kubernetes-store.test.ts',
+      'test/integration/kube/operator-deploy.test.ts',
     ],
   },
   {
@@ -111,6 +113,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/lab/lab-commands.test.ts',
       'test/integration/lab/machine-start.test.ts',
       'test/integration/operator/dashboard.test.ts',
+      'test/integration/operator-image.test.ts',
       'test/integration/install-bad-input.test.ts',
       'test/integration/operator/small-control-plane.test.ts',
       'test/integration/operator/replace.test.ts',
