@@ -123,6 +123,11 @@ describe('deploy/kubernetes: the operator Deployment', () => {
     const cm = find(await objects(), 'ConfigMap') as Obj & { data: Record<string, string> };
     const config = OperatorConfig.parse(parseYaml(cm.data['operator.yaml'] ?? ''));
     assert.deepEqual(config.store, { kubernetes: {} });
+    // In the cluster: the pod's ServiceAccount (no kubeconfig), one leader by Lease.
+    assert.ok(config.kubernetes);
+    assert.equal(config.kubernetes.kubeconfig, undefined);
+    assert.equal(config.kubernetes.leaderElection, true);
+    assert.equal(config.kubernetes.namespace, 'molt-system');
     for (const path of Object.values(config.pki)) assert.match(path ?? '', /^\/etc\/molt\/pki\//);
     assert.equal(config.fleet, '/etc/molt/config/fleet.yaml');
     const fleet = parseFleet(cm.data['fleet.yaml'] ?? '');
