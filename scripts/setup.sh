@@ -11,10 +11,11 @@ cd "$(dirname "$0")/.."
 # iproute2: `ip netns` for lab machines in network namespaces of their own;
 # fdisk dosfstools mtools e2fsprogs grub-efi-amd64-bin: `molt install` (sfdisk, mkfs.vfat, mcopy,
 # mke2fs/debugfs, GRUB's x86_64-efi modules for grub-mkimage); systemd: systemd-analyze verify
-# for the image's units; busybox-static: the lab's own sandbox and workload container images.
+# for the image's units; busybox-static: the lab's own sandbox and workload container images;
+# mmdebstrap: the operator image's Debian base (`molt image build --operator`).
 DEBS=(docker-registry etcd-server etcd-client skopeo ca-certificates apache2-utils openssl
   grub-common grub2-common curl chromium iproute2 fdisk dosfstools mtools e2fsprogs
-  grub-efi-amd64-bin systemd busybox-static)
+  grub-efi-amd64-bin systemd busybox-static mmdebstrap)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
