@@ -516,3 +516,43 @@ describe('reconcile with holds (issue 16)', () => {
     assert.equal(image.state, 'Active', 'nor judged it complete for want of machines');
   });
 });
+
+describe('reconcile: start records', () => {
+  it('drops start records older than every rate period and a week, and keeps the rest', async () => {
+    const day = 24 * 3_600_000;
+    const monthly: Pool = {
+      name: 'workers',
+      channel: 'stable',
+      policies: [{ kind: 'rate', count: 5, periodMs: 30 * day }],
+    };
+    for (const [pools, kept] of [
+      [undefined, ['fresh', 'week-old']],
+      [[monthly], ['fresh', 'week-old', 'month-old']],
+    ] as const) {
+      const { store, d, state } = await setup([release('1.0.0', d10)], pools && [...pools]);
+      const now = Date.now();
+      await store.createRollout({
+        id: 'r-old',
+        pool: 'workers',
+        target: { version: '1.0.0', digest: d10 },
+        state: 'Completed',
+        createdAt: now - 40 * day,
+        machines: {},
+      } as unknown as Rollout);
+      const ages = {
+        fresh: 1 * day,
+        'week-old': 6 * day,
+        'month-old': 29 * day,
+        ancient: 35 * day,
+      };
+      for (const [machine, age] of Object.entries(ages))
+        await store.recordStart({ machine, pool: 'workers', rollout: 'r-old', at: now - age }, {
+          phase: 'Succeeded',
+          startedAt: now - age,
+        } as never);
+      await reconcile(d, state);
+      const left = (await store.read()).starts.map((s) => s.machine).sort();
+      assert.deepEqual(left, [...kept].sort(), JSON.stringify(pools));
+    }
+  });
+});

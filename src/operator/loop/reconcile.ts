@@ -11,6 +11,7 @@
  */
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
+import { anyBefore, startsCutoff } from '../../core/rollout/starts-retention.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
 import type { MachineRecord, StoredState } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
@@ -213,6 +214,20 @@ async function setResult(
 }
 
 /** Run one pass. Throws only when the store itself fails (the loop logs it and tries again). */
+/**
+ * Drop the start records no pool's rate limit counts any more (image policies' rates, which
+ * count workload starts, are covered by the week every start is kept). Only when there are some:
+ * a pass writes nothing for it otherwise. A failure waits for the next pass.
+ */
+async function pruneOldStarts(d: ReconcileDeps, stored: StoredState): Promise<void> {
+  const s = d.settings;
+  const cutoff = startsCutoff([s.fleetPolicies, ...s.pools.map((p) => p.policies)], d.now());
+  if (!anyBefore(stored.starts, cutoff)) return;
+  await d.store.pruneStarts(cutoff).catch((e: unknown) => {
+    d.log(`old start records not pruned: ${describe(e)}`);
+  });
+}
+
 export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
   await d.declared?.refresh();
   const first = machinePart(await d.store.read());
@@ -232,7 +247,8 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
   }
-  const stored = machinePart(await d.store.read());
+  const everything = await d.store.read();
+  const stored = machinePart(everything);
   await rollBackHalted(d, stored.rollouts);
   let decided = plan(snapshotOf(d, stored, seen), d.now());
   // A start never rests on a kept observation: those machines are asked, and the plan made again.
@@ -247,6 +263,7 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     decided = plan(snapshotOf(d, stored, seen), d.now());
   }
   await act(d, decided, stored.rollouts, stored.machines);
+  await pruneOldStarts(d, everything);
   // Kubernetes plans run beside the rollouts: a failure here must not stop them (docs/adr/0012).
   await d.kubernetes?.pass().catch((e: unknown) => {
     d.log(`Kubernetes plans: ${describe(e)}`);
