@@ -12,10 +12,9 @@
  * Both sides do the same work: the same transition (release 1.0.0 → the same 1.1.0 image, by
  * digest, so the kubelet moves a minor too), on a node holding all nine pods, the other node
  * empty and schedulable. So before the molt side vm-2 is drained and uncordoned (untimed), and
- * held by the operator (`molt machine hold`: the planner never picks a held machine, so the
- * canary is vm-1, the node with the pods; the agent itself is not held, so the by-hand side
- * upgrades it directly); molt's drain then moves all nine to vm-2, which the by-hand side
- * upgrades next.
+ * held (`molt machine hold`: the planner never picks a held machine, so the canary is vm-1, the
+ * node with the pods; the hold is released before the by-hand side); molt's drain then moves all
+ * nine to vm-2, which the by-hand side upgrades next.
  *
  * - molt: `molt lab publish 1.1.0 --vm` (labPublish); the operator's rollout of pool `vms`
  *   (canary 1, then concurrency 2) starts vm-1: cordon, drain through the budgets, stop the node
