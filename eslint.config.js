@@ -176,6 +176,7 @@ export default tseslint.config(
       'src/lab/fleet/workloads.ts',
       'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',
+      'test/vm/harness/node-lab.ts',
       'bench/p4.ts',
     ],
     rules: {

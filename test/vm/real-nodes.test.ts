@@ -7,21 +7,26 @@
  * the operator: canary, then the other VM, each cordoned, drained through the PodDisruptionBudgets,
  * really rebooted, Ready again with the new kubelet, uncordoned. A sampler reads the budgets and
  * the Nodes every second throughout and the test fails on any sample with fewer healthy pods than
- * a budget allows.
+ * a budget allows. A release whose kubelet cannot start falls back by itself; last, an upgrade
+ * with `--no-preserve` wipes a node's EPHEMERAL: containerd's store is gone (the node pulls again)
+ * while the kubelet's certificate on STATE keeps its identity.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { readLabStateFile } from '../../src/lab/state.ts';
+import { issueToDir } from '../../src/platform/pki/store.ts';
 import { readSerial, serialSize } from '../../src/lab/vm/serial-log.ts';
 import type { AgentStatus } from '../../src/protocol/agent.ts';
 import {
   assertJoined,
   assertPodsInContainers,
+  bootstrapCount,
   KubeletAfter,
   KubeletBefore,
   nodeLab,
   nodeReady,
+  placePod,
   podReady,
   publishAndFollow,
   watchBudgets,
@@ -162,5 +167,89 @@ describe('real Kubernetes nodes on molt VMs: join, containers, a rolling upgrade
         KubeletAfter,
         `${name} runs release 1.1.0's kubelet`,
       );
+  });
+
+  it('wipes a node on request (`molt node upgrade --no-preserve`): containerd’s store is gone, the node pulls its pods’ images again and keeps its identity', async () => {
+    const state = await readLabStateFile(lab.dir());
+    assert.ok(state !== undefined);
+    const machine = Vms.at(-1) ?? '';
+    const status = async (): Promise<AgentStatus> =>
+      JSON.parse(
+        await lab.molt(['node', 'status', machine, '-o', 'json'], lab.env()),
+      ) as AgentStatus;
+    const before = await status();
+    const digest = before.slots.find((x) => x.slot === before.bootedSlot)?.digest ?? '';
+    assert.match(digest, /^sha256:/, JSON.stringify(before.slots));
+    const joins = await bootstrapCount(lab);
+    const web = (await lab.core().listNamespacedPod({ namespace: 'shop' })).items.find((p) =>
+      p.metadata?.name?.startsWith('web-'),
+    );
+    const template = { image: web?.spec?.containers[0]?.image ?? '' };
+    assert.notEqual(template.image, '', 'the web pods’ image');
+    const held = (await lab.core().readNode({ name: machine })).status?.images ?? [];
+    assert.ok(
+      held.some((i) => i.names?.includes(template.image)),
+      `${machine} holds ${template.image} before the wipe: ${JSON.stringify(held.map((i) => i.names))}`,
+    );
+    const bootBefore = (await lab.core().readNode({ name: machine })).status?.nodeInfo?.bootID;
+
+    // The image it runs again, EPHEMERAL wiped on the way: --force (the same image) is an
+    // admin's, so a person's certificate, not the operator's the lab's context holds.
+    const admin = await issueToDir({
+      caDir: state.pki,
+      outDir: join(lab.dir(), 'admin'),
+      role: 'admin',
+      name: 'tester',
+      sans: [],
+      days: 1,
+    });
+    const out = await lab.molt(
+      [
+        ...[
+          'node',
+          'upgrade',
+          machine,
+          '--image',
+          `${state.registry}/${state.repository}@${digest}`,
+        ],
+        ...['--no-preserve', '--force', '--follow'],
+      ],
+      { ...lab.env(), MOLT_CERT: admin.cert, MOLT_KEY: admin.key },
+    );
+    const after = await status();
+    assert.equal(after.last?.result, 'Succeeded', `${JSON.stringify(after.last)}\n${out}`);
+    assert.equal(after.version, before.version, 'the same release');
+    assert.notEqual(after.bootedSlot, before.bootedSlot, 'on the other slot');
+
+    // The agent drained it for the reboot, so a pod is placed on it: its image, which the node
+    // held before (its Node listed it), is pulled anew — a kept EPHEMERAL says "already present".
+    const deadline = Date.now() + 8 * Minutes;
+    for (;;) {
+      const node = await lab.core().readNode({ name: machine });
+      const rebooted = node.status?.nodeInfo?.bootID !== bootBefore;
+      if (rebooted && nodeReady(node) && node.spec?.unschedulable !== true) break;
+      if (Date.now() > deadline)
+        assert.fail(`${machine} not back 8 min after the wipe: rebooted ${String(rebooted)}`);
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    const probe = `wiped-${machine}`;
+    await placePod(lab, probe, machine, template.image);
+    let pulled: string[];
+    for (const until = Date.now() + 4 * Minutes; ;) {
+      const pod = await lab.core().readNamespacedPod({ namespace: 'shop', name: probe });
+      pulled = (await lab.core().listNamespacedEvent({ namespace: 'shop' })).items
+        .filter((e) => e.involvedObject.name === probe && e.reason === 'Pulled')
+        .map((e) => e.message ?? '');
+      if (podReady(pod) && pulled.length > 0) break;
+      if (Date.now() > until) assert.fail(`${probe} not Ready in 4 min: ${JSON.stringify(pulled)}`);
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+    await lab.core().deleteNamespacedPod({ namespace: 'shop', name: probe });
+    assert.ok(
+      pulled.some((m) => /Successfully pulled image/.test(m)),
+      `pulled again after the wipe: ${JSON.stringify(pulled)}`,
+    );
+    // The kubelet's certificate is on STATE: the node came back without joining again.
+    assert.equal(await bootstrapCount(lab), joins, 'no new bootstrap CSR');
   });
 });

@@ -135,6 +135,33 @@ async function bootstrappedNodes(lab: NodeLab): Promise<string[]> {
     });
 }
 
+/** A bare pod `name` on node `node`, sleeping in `image` (pulled only when the node lacks it). */
+export async function placePod(
+  lab: NodeLab,
+  name: string,
+  node: string,
+  image: string,
+): Promise<void> {
+  await lab.core().createNamespacedPod({
+    namespace: 'shop',
+    body: {
+      metadata: { name },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 0,
+        containers: [
+          { name: 'probe', image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] },
+        ],
+      },
+    },
+  });
+}
+
+/** How many kubelet certificates the cluster issued through bootstrap CSRs (a join each). */
+export async function bootstrapCount(lab: NodeLab): Promise<number> {
+  return (await bootstrappedNodes(lab)).length;
+}
+
 /** Each VM joined by TLS bootstrap: its own Node, Ready, on `kubelet`, in pool `vms`. */
 export async function assertJoined(lab: NodeLab, kubelet: string): Promise<void> {
   const issued = await bootstrappedNodes(lab);
