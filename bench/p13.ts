@@ -135,9 +135,10 @@ async function moltSide(
     },
     { out: () => undefined, err: () => undefined },
   );
-  const id = await until('a rollout of 1.1.0 to pool vms', 5 * Minutes, async () => {
+  // An object, not the id: `until` takes any string for "not yet".
+  const { id } = await until('a rollout of 1.1.0 to pool vms', 5 * Minutes, async () => {
     const all = await api<RolloutSummaryView[]>(lab, '/v1/rollouts');
-    return all.find((r) => r.target.version === Version && r.pool === 'vms')?.id ?? 'none yet';
+    return all.find((r) => r.target.version === Version && r.pool === 'vms') ?? 'none yet';
   });
   return until(`the canary's result`, 30 * Minutes, async () => {
     const rollout = await api<RolloutView>(lab, `/v1/rollouts/${encodeURIComponent(id)}`);
