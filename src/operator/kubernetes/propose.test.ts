@@ -127,6 +127,19 @@ describe('bad input to a Kubernetes plan is refused before anything changes', ()
   });
 });
 
+describe('plan ids', () => {
+  it('numbers a plan one past the highest id kept, not by count (a store may drop old plans)', async () => {
+    const w = await world();
+    const first = await propose(w, { version: 'v1.36.3' });
+    assert.equal(first.id, '0001-upgrade-v1.36.3');
+    // As the Kubernetes store leaves it once it dropped plans 2 to 6.
+    await w.store.createKubeUpgrade({ ...first, phase: 'Failed' });
+    await w.store.createKubeUpgrade({ ...first, id: '0007-upgrade-v1.36.3', phase: 'Failed' });
+    const next = await propose(w, { version: 'v1.36.3' });
+    assert.equal(next.id, '0008-upgrade-v1.36.3');
+  });
+});
+
 describe('the desired Kubernetes of a cluster', () => {
   it('keeps a request made before the declared objects were first read: the read is its baseline, not a change', async () => {
     const w = await world();

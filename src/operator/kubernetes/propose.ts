@@ -61,14 +61,18 @@ async function runningBundles(
   return found;
 }
 
-/** The next plan id of a cluster: `0003-upgrade-v1.36.3`. */
+/**
+ * The next plan id of a cluster: `0003-upgrade-v1.36.3`, one past the highest number kept — not
+ * the count, which a store that keeps only the newest plans would hand out again.
+ */
 async function nextId(
   d: KubePlanDeps,
   cluster: string,
   kind: KubePlanKind,
   version: string,
 ): Promise<string> {
-  const n = (await d.store.kubeUpgrades(cluster)).length + 1;
+  const numbers = (await d.store.kubeUpgrades(cluster)).map((p) => Number.parseInt(p.id, 10));
+  const n = Math.max(0, ...numbers.filter(Number.isSafeInteger)) + 1;
   return `${String(n).padStart(4, '0')}-${kind}-${version}`;
 }
 

@@ -28,11 +28,15 @@ function plansOf(r: Records, read: Read): KubeUpgrade[] {
   return decodeList('kubeUpgrade', where, read.data, 'plans').sort(byId);
 }
 
-/** The newest {@link KEPT_PLANS}, dropping ended plans oldest first (a moving one stays). */
-function bounded(plans: KubeUpgrade[]): KubeUpgrade[] {
+/**
+ * The newest {@link KEPT_PLANS}, dropping ended plans oldest first. A moving plan stays, and so
+ * does the newest that succeeded: its arguments are what the components run with now.
+ */
+export function bounded(plans: readonly KubeUpgrade[]): KubeUpgrade[] {
   const out = [...plans].sort(byId);
+  const current = out.findLast((p) => p.phase === 'Succeeded');
   for (let i = 0; out.length > KEPT_PLANS && i < out.length;)
-    if (isActivePlan(out[i]?.phase ?? 'Running')) i++;
+    if (isActivePlan(out[i]?.phase ?? 'Running') || out[i] === current) i++;
     else out.splice(i, 1);
   return out;
 }
