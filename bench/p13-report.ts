@@ -32,7 +32,8 @@ export function judge(
   };
 }
 
-export const row = (k: string, v: string): string => `${k.padEnd(62)}${v}\n`;
+/** A label and its value; a label as wide as the column still gets a space before the value. */
+export const row = (k: string, v: string): string => `${k.padEnd(61)} ${v}\n`;
 export const f1 = (n: number): string => n.toFixed(1);
 
 /** The table, each side's steps, and the `BENCH P13 …` line (ratio = molt / by hand). */
@@ -58,7 +59,7 @@ export function report(
   ] as const)
     out.push(
       row(
-        `${name}: budget violations / evicted → Ready elsewhere / NotReady`,
+        `${name}: budget violations / evicted→Ready elsewhere / NotReady`,
         `${String(s.violations)} of ${String(s.looks)} looks / ${f1(s.evictedReadyS)} s / ${f1(s.notReadyS)} s`,
       ),
     );
