@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiException } from '@kubernetes/client-node';
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiException, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
-import { kubeError } from './client.ts';
+import { boundRequests, kubeError } from './client.ts';
 
 describe('a refused Kubernetes call', () => {
   it('says which rule refused it, from the API Status in the body', () => {
@@ -33,4 +36,47 @@ describe('a refused Kubernetes call', () => {
       assert.equal(e.message, 'the Kubernetes API refused to list nodes (401)');
     }
   });
+});
+
+describe('an API server that never answers', () => {
+  // Without a deadline a drain, a store write or a Lease renewal would wait on it forever.
+  it(
+    'fails the call as retryable MOLT_KUBE_UNAVAILABLE instead of waiting',
+    { timeout: 20_000 },
+    async () => {
+      const held: ServerResponse[] = [];
+      const server = createServer((_req, res) => held.push(res));
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      try {
+        const kc = new KubeConfig();
+        kc.loadFromOptions({
+          clusters: [
+            {
+              name: 'c',
+              skipTLSVerify: true,
+              server: `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`,
+            },
+          ],
+          users: [{ name: 'u', token: 't' }],
+          contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+          currentContext: 'x',
+        });
+        const failure = await boundRequests(kc, 300)
+          .makeApiClient(VersionApi)
+          .getCode()
+          .then(
+            () => undefined,
+            (e: unknown) => kubeError(e, 'read the version'),
+          );
+        assert.ok(failure !== undefined, 'the call must fail, not answer');
+        assert.ok(isMoltError(failure, ErrorCode.KubeUnavailable), failure.message);
+        assert.equal(failure.retryable, true);
+        assert.equal(held.length, 1, `the request reached the server: ${failure.message}`);
+      } finally {
+        for (const res of held) res.destroy();
+        server.close();
+      }
+    },
+  );
 });

@@ -7,8 +7,32 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiException, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { ApiException, KubeConfig, type RequestContext, VersionApi } from '@kubernetes/client-node';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+
+/**
+ * How long one API call may take, answer body included. The client sets no limit of its own, so a
+ * server that accepts the connection and never answers (an API server paused under load, a dead
+ * peer behind a live proxy) would hold a drain, a store write or a Lease renewal forever.
+ */
+export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Bound every call made through `kc.makeApiClient` by `ms`: the generated clients ask the
+ * kubeconfig to authenticate each request, which is the one hook that sees every request context,
+ * so the deadline is set there. A call that runs out fails as a transport error (no HTTP status):
+ * {@link kubeError} makes it a retryable `MOLT_KUBE_UNAVAILABLE`, and a write whose answer is lost
+ * this way is re-read before anything is decided. Watches go through their own fetch and are not
+ * bounded here (none is used).
+ */
+export function boundRequests(kc: KubeConfig, ms = KUBE_REQUEST_TIMEOUT_MS): KubeConfig {
+  const authenticate = kc.applySecurityAuthentication.bind(kc);
+  kc.applySecurityAuthentication = async (context: RequestContext): Promise<void> => {
+    await authenticate(context);
+    if (context.getSignal() === undefined) context.setSignal(AbortSignal.timeout(ms));
+  };
+  return kc;
+}
 
 /** Load `path` (a kubeconfig file); its current context must name a cluster and a user. */
 export async function loadKubeConfig(path: string): Promise<KubeConfig> {
@@ -37,7 +61,7 @@ export async function loadKubeConfig(path: string): Promise<KubeConfig> {
       `${path}: its current context names no cluster or no user`,
       { hint: 'set current-context to a context with a cluster and a user' },
     );
-  return kc;
+  return boundRequests(kc);
 }
 
 /** Where a pod's service account credentials are mounted (the kubelet puts them there). */
@@ -79,7 +103,7 @@ export async function loadInClusterKubeConfig(
   );
   const kc = new KubeConfig();
   kc.loadFromCluster(root);
-  return { kc, namespace };
+  return { kc: boundRequests(kc), namespace };
 }
 
 /** The kubeconfig at `file`, or without one the pod's service account (in-cluster). */
