@@ -52,11 +52,17 @@ export interface NodeDrainer {
   /** Cordon the node for `operationId`; false when it was already cordoned (by anyone). */
   cordon(operationId: string): Promise<boolean>;
   drain(operationId: string, policy: DrainPolicy): Promise<DrainReport>;
-  /** Uncordon only a cordon molt set; false when there was none to undo. */
-  uncordon(): Promise<boolean>;
+  /** Uncordon only a cordon molt set; otherwise say why the node was left as it is. */
+  uncordon(): Promise<UncordonOutcome>;
   /** The node's Ready condition, its `molt.dev/version` label and the boot its kubelet reported. */
   readiness(): Promise<NodeReport>;
 }
+
+/**
+ * What an uncordon did, or why it left the node alone: already `schedulable` (a failed drain's
+ * `abort-and-uncordon` got there first), cordoned by another, or quarantined by a drain.
+ */
+export type UncordonOutcome = 'uncordoned' | 'schedulable' | 'cordoned-by-another' | 'quarantined';
 
 export interface NodeDrainerOptions {
   readonly kc: KubeConfig;
@@ -111,22 +117,23 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
       )
     ).items;
 
-  const uncordon = async (): Promise<boolean> => {
+  const uncordon = async (): Promise<UncordonOutcome> => {
     const node = await readNode();
-    if (node.metadata?.annotations?.[CordonAnnotation] === undefined) return false;
+    if (node.metadata?.annotations?.[CordonAnnotation] === undefined)
+      return node.spec?.unschedulable === true ? 'cordoned-by-another' : 'schedulable';
     // Quarantined by a drain's `quarantine-and-skip`: the upgrade's undo must not release the node;
     // a person does, by removing the label (and uncordoning).
     const quarantine = node.metadata.labels?.[QuarantineLabel];
     if (quarantine !== undefined) {
       log(`${o.node} stays cordoned: quarantined (${QuarantineLabel}=${quarantine})`);
-      return false;
+      return 'quarantined';
     }
     await patchNode({
       spec: { unschedulable: null },
       metadata: { annotations: { [CordonAnnotation]: null } },
     });
     log(`uncordoned ${o.node}`);
-    return true;
+    return 'uncordoned';
   };
 
   /**

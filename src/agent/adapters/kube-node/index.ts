@@ -14,11 +14,18 @@ import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { judgeNodeReady } from '../../../core/kubernetes/node-ready.ts';
 import { apiServerVersion, loadKubeConfig } from '../../../platform/kube/client.ts';
-import { createNodeDrainer } from './drain.ts';
+import { createNodeDrainer, QuarantineLabel, type UncordonOutcome } from './drain.ts';
 import type { KubernetesConfig } from '../../../protocol/machine-config.ts';
 import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
 
 const done: KubeOutcome = { status: 'done' };
+
+/** Why an uncordon left the node as it is, as the machine's event says it. */
+const uncordonSkipped: Record<Exclude<UncordonOutcome, 'uncordoned'>, string> = {
+  schedulable: 'is schedulable already',
+  'cordoned-by-another': 'was cordoned by someone other than molt: it stays cordoned',
+  quarantined: `is quarantined (${QuarantineLabel}): it stays cordoned until a person removes the label`,
+};
 
 export interface KubeNodeContext {
   /** The machine's name, the node's unless the config names it. */
@@ -56,9 +63,10 @@ export async function createApiKubeNode(
       return done;
     },
     async uncordon() {
-      return (await drainer.uncordon())
+      const outcome = await drainer.uncordon();
+      return outcome === 'uncordoned'
         ? done
-        : { status: 'skipped', reason: `molt did not cordon node ${node}: left as it is` };
+        : { status: 'skipped', reason: `node ${node} ${uncordonSkipped[outcome]}` };
     },
     async ready() {
       const verdict = judgeNodeReady(await drainer.readiness(), {
