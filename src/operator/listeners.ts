@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The operator's listeners, part of its composition root (docs/adr/0005 §5): the operator API
- * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock.listen`, the
- * dashboard when it has `dashboard`, the Cluster API extension when it has `capi`. Each prints where it serves; a 500 (a bug in molt) is one log
- * line with its stack.
+ * (mutual TLS) when the config has `listen`, the FleetLock endpoint when it has `fleetLock.listen`,
+ * the dashboard when it has `dashboard`, the probes when it has `health`, the Cluster API extension
+ * when it has `capi`. Each prints where it serves; a 500 (a bug in molt) is one log line with its
+ * stack.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import {
   OperatorCapiPrefix,
   OperatorDashboardPrefix,
   OperatorFleetLockPrefix,
+  OperatorHealthPrefix,
   OperatorServingPrefix,
 } from '../protocol/operator.ts';
 import { machineRecords, syncInventoryWhenReachable } from './compose.ts';
@@ -21,6 +23,7 @@ import type { ImagesDeps } from './images/observe.ts';
 import { createAgentJournal } from './adapters/agent-gateway/journal.ts';
 import { createDashboardServer } from './api/dashboard-server.ts';
 import { createFleetLockServer } from './api/fleetlock-server.ts';
+import { createHealthServer } from './api/health-server.ts';
 import type { OperatorMetrics } from './api/metrics.ts';
 import type { MemoryObservationBook } from './api/observations.ts';
 import { createOperatorApi, type OperatorApi } from './api/server.ts';
@@ -154,6 +157,24 @@ async function serveDashboard(
   };
 }
 
+/** The probe listener when the config has `health`; prints where it serves. */
+async function serveHealth(
+  c: LoadedConfig,
+  p: ApiParts,
+  io: ServingIo,
+): Promise<OperatorApi | undefined> {
+  const h = c.config.health;
+  if (h === undefined) return undefined;
+  const server = await createHealthServer({
+    deps: { storeAnswers: () => p.store.historyHead(), isLeader: () => p.leadership.isLeader() },
+    host: h.listen.host,
+    port: h.listen.port,
+    onInternalError: reportBug(p.log, 'probe listener'),
+  });
+  io.out(`${OperatorHealthPrefix}${server.url}\n`);
+  return server;
+}
+
 /** The Machines' conditions and remediation (docs/adr/0014 decision 5). */
 export function capiMachineStatus(
   k: NonNullable<LoadedConfig['config']['capi']>,
@@ -238,8 +259,8 @@ async function serveApi(
 }
 
 /**
- * Sync the fleet file into the store, then start the API, FleetLock and dashboard listeners the
- * config asks for (on failure, any started is closed).
+ * Start the probe listener, sync the fleet file into the store, then start the API, FleetLock,
+ * dashboard and Cluster API listeners the config asks for (on failure, any started is closed).
  */
 export async function serveAll(
   c: LoadedConfig,
@@ -249,6 +270,10 @@ export async function serveAll(
 ): Promise<OperatorApi[]> {
   const servers: OperatorApi[] = [];
   try {
+    // The probes first: while the store is still out of reach the process is alive (not ready),
+    // and a kubelet must not restart it for that.
+    const health = await serveHealth(c, parts, io);
+    if (health !== undefined) servers.push(health);
     await syncInventoryWhenReachable(parts.store, machineRecords(c.fleet, c.fleetFile), parts.log);
     for (const serve of [serveApi, serveFleetLock, serveDashboard, serveCapi]) {
       const server = await serve(c, path, parts, io);

@@ -99,6 +99,14 @@ describe('the operator config', () => {
     });
   });
 
+  it('takes a probe listener without any certificate, and nothing else under health', () => {
+    const c = OperatorConfig.parse({ ...minimal, health: { listen: { port: 8081 } } });
+    assert.deepEqual(c.health, { listen: { host: '127.0.0.1', port: 8081 } });
+    assert.deepEqual(issues({ ...minimal, health: { listen: { port: 8081 }, tls: true } }), [
+      'health: Unrecognized key: "tls"',
+    ]);
+  });
+
   it('serves FleetLock over plain HTTP without certificates only when asked', () => {
     const c = OperatorConfig.parse({
       ...minimal,

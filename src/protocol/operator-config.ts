@@ -38,6 +38,7 @@
  *   sessionTtl: 8h               # how long a sign-in lasts
  *   users:                       # who may sign in (`molt pki dashboard-token` prints the line)
  *     - {name: alice, role: operator, tokenSha256: <64 hex>}   # viewer, operator or admin
+ * health: {listen: {host: 0.0.0.0, port: 8081}}   # probes, plain HTTP: GET /healthz, /readyz
  * selfRegistration:              # which nodes may register themselves (none by default)
  *   - nodes: ["w-*"]             # node certificate names (CN): exact, or globs
  *     pool: workers              # the pool they may join
@@ -195,6 +196,8 @@ export const OperatorConfig = z
     fleetLock: FleetLockConfig.optional(),
     /** The dashboard: a listener for browsers (no client certificate; `dashboard-config.ts`). */
     dashboard: DashboardConfig.optional(),
+    /** The probe listener (plain HTTP, `/healthz` and `/readyz` only; `health-server.ts`). */
+    health: z.strictObject({ listen: listenAddress }).optional(),
     /** Which nodes may register themselves, into what; none by default. */
     selfRegistration: z.array(SelfRegistrationRule).default([]),
     /** Webhook sinks every transition is sent to; none by default. */

@@ -292,5 +292,7 @@ export const OperatorServingPrefix = 'molt operator: serving ';
 export const OperatorFleetLockPrefix = 'molt operator: FleetLock at ';
 /** What `molt operator` prints when its dashboard (config `dashboard`) is up. */
 export const OperatorDashboardPrefix = 'molt operator: dashboard at ';
+/** What `molt operator` prints when its probe listener (config `health`) is up. */
+export const OperatorHealthPrefix = 'molt operator: probes at ';
 /** The line `molt operator` prints once its Cluster API extension listens (docs/adr/0014). */
 export const OperatorCapiPrefix = 'molt operator: Cluster API extension at ';
