@@ -17,8 +17,11 @@ import {
   alive,
   readLabState,
   readLabStateFile,
+  removeDaemonPid,
   removeLabState,
   requireLab,
+  runningDaemon,
+  writeDaemonPid,
   type LabState,
 } from './state.ts';
 import { stopLabVms } from './vm/lab-vm.ts';
@@ -74,6 +77,7 @@ async function newLines(file: string, offset: number): Promise<[string[], number
 async function clearLeftovers(dir: string): Promise<void> {
   await stopLabVms((await readLabStateFile(dir))?.vms ?? []);
   await removeLabState(dir);
+  await removeDaemonPid(dir);
   await removeNetwork(dir);
   await rm(join(dir, 'fleet'), { recursive: true, force: true });
 }
@@ -94,6 +98,7 @@ async function spawnDaemon(
   );
   child.unref();
   await log.close();
+  if (child.pid !== undefined) await writeDaemonPid(o.dir, child.pid);
   return { pid: child.pid ?? -1, logFile, offset };
 }
 
@@ -110,11 +115,11 @@ export async function labUp(o: LabOptions, io: LabIo): Promise<LabUp> {
 }
 
 async function startDaemon(o: LabOptions, io: LabIo): Promise<LabState> {
-  const running = await readLabState(o.dir);
+  const running = (await readLabState(o.dir))?.pid ?? (await runningDaemon(o.dir));
   if (running !== undefined)
     throw new MoltError(
       ErrorCode.LabRunning,
-      `a lab is already running in ${o.dir} (PID ${String(running.pid)})`,
+      `a lab is already running in ${o.dir} (PID ${String(running)})`,
       {
         hint: 'see it with `molt lab status`, or stop it with `molt lab down`',
       },
@@ -152,24 +157,37 @@ function labFailure(e: unknown): MoltError {
   return new MoltError(ErrorCode.LabFailed, `the lab did not come up: ${why}`, { cause: e });
 }
 
-/** The daemon: start the lab, keep it until SIGTERM/SIGINT, then stop everything. */
+/**
+ * The daemon: start the lab, keep it until SIGTERM/SIGINT, then stop everything. A signal while
+ * it starts ends the start at its next step and stops what was started (`molt lab down` of a lab
+ * that is not up yet).
+ */
 export async function labRun(o: LabOptions, io: LabIo): Promise<number> {
   const log = (line: string): void => {
     io.out(`molt lab: ${line}\n`);
   };
-  const lab = await startLab(o, log).catch((e: unknown) => {
-    throw labFailure(e);
-  });
-  log(`ready: dashboard ${lab.state.operator.dashboard}`);
-  const signal = await new Promise<string>((done) => {
+  const stopping = new AbortController();
+  const signalled = new Promise<string>((done) => {
     for (const s of ['SIGTERM', 'SIGINT'] as const)
       process.once(s, () => {
         done(s);
+        stopping.abort(new MoltError(ErrorCode.LabFailed, `stopped by ${s} while starting`));
       });
   });
-  log(`${signal}: stopping the lab`);
+  let lab;
+  try {
+    lab = await startLab(o, log, stopping.signal);
+  } catch (e) {
+    if (!stopping.signal.aborted) throw labFailure(e);
+    log(`${await signalled}: stopped before the lab was up; everything it had started is stopped`);
+    await removeDaemonPid(o.dir);
+    return 0;
+  }
+  log(`ready: dashboard ${lab.state.operator.dashboard}`);
+  log(`${await signalled}: stopping the lab`);
   await lab.stop();
   await removeLabState(o.dir);
+  await removeDaemonPid(o.dir);
   log('stopped');
   return 0;
 }
@@ -190,6 +208,27 @@ async function clearStoppedLab(dir: string): Promise<{ text: string; result: obj
   };
 }
 
+/**
+ * Stop a daemon that is still starting: it ends its start at the next step and stops what it
+ * started, which may take a VM's boot; after 10 min it is killed and what it left is cleared.
+ */
+async function stopStartingDaemon(dir: string, pid: number, io: LabIo): Promise<void> {
+  io.err(dim(`molt lab: the lab is still starting; stopping it (PID ${String(pid)})\n`));
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 1200 && alive(pid); i++) await sleep(500);
+  if (alive(pid)) {
+    process.kill(pid, 'SIGKILL');
+    await clearStoppedLab(dir);
+    throw new MoltError(
+      ErrorCode.LabFailed,
+      `the starting lab daemon (PID ${String(pid)}) did not stop in 10 min; killed`,
+      { hint: `its machines may still run: see ${join(dir, 'logs')}` },
+    );
+  }
+  await removeDaemonPid(dir);
+  await removeNetwork(dir);
+}
+
 export async function labDown(dir: string, io: LabIo, json = false): Promise<number> {
   const say = async (text: string, result: object): Promise<number> => {
     const file = await removeLabContext(dir, io.env ?? process.env);
@@ -199,6 +238,11 @@ export async function labDown(dir: string, io: LabIo, json = false): Promise<num
     return 0;
   };
   if ((await readLabState(dir)) === undefined) {
+    const starting = await runningDaemon(dir);
+    if (starting !== undefined) {
+      await stopStartingDaemon(dir, starting, io);
+      return say(`lab in ${dir} stopped before it was up`, { stopped: true, pid: starting });
+    }
     const left = await clearStoppedLab(dir);
     if (left !== undefined) return say(left.text, left.result);
   }
@@ -219,6 +263,7 @@ export async function labDown(dir: string, io: LabIo, json = false): Promise<num
   // The daemon stops its VMs; any it could not (killed mid-way) are stopped here by PID.
   const vms = await stopLabVms(state.vms ?? []);
   await removeLabState(dir);
+  await removeDaemonPid(dir);
   await removeNetwork(dir);
   return say(`lab in ${dir} stopped`, { stopped: true, pid: state.pid, vmsStopped: vms });
 }

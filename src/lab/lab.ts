@@ -24,7 +24,7 @@ import { loadKubeConfig } from '../platform/kube/client.ts';
 import { packageFile } from '../platform/package-files.ts';
 import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
 import { freePort } from '../platform/process/free-port.ts';
-import { repository, startLabFleet, type LabFleet } from './fleet/fleet.ts';
+import { startLabFleet, type LabFleet } from './fleet/fleet.ts';
 import {
   createNetnsNetwork,
   loopbackNetwork,
@@ -32,8 +32,9 @@ import {
   type NetworkMode,
 } from './fleet/network.ts';
 import { workloads } from './fleet/workloads.ts';
-import { labDashboardUser, startOperator, writeOperatorConfig } from './lab-operator.ts';
+import { startOperator, writeOperatorConfig } from './lab-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
+import { readyState } from './ready-state.ts';
 import { prepareVmNodes, type VmNodes } from './lab-nodes.ts';
 import { firstVmRelease, startLabVms, vmNames } from './lab-vms.ts';
 import { VmPool, type VmMachines } from './vm/vm-machines.ts';
@@ -132,23 +133,16 @@ async function startWorkloads(
   );
 }
 
-function networkState(network: LabNetwork): LabState['network'] {
-  const r = network.record();
-  return r === undefined
-    ? { mode: network.mode }
-    : { mode: network.mode, bridge: r.bridge, subnet: r.subnet, namespaces: [...r.namespaces] };
-}
-
 type Stops = (() => Promise<void>)[];
 
 /** The lab's machines: lab machines (and their etcd), then VMs; each pushed onto `stops`. */
 async function startMachines(
   o: LabOptions,
-  where: { network: LabNetwork; kube: KubeControlPlane | undefined },
+  where: { network: LabNetwork; kube: KubeControlPlane | undefined; checkpoint: () => void },
   stops: Stops,
   log: (line: string) => void,
 ): Promise<{ fleet: LabFleet; vms: VmMachines | undefined }> {
-  const { network, kube } = where;
+  const { network, kube, checkpoint } = where;
   const first = o.vms > 0 ? await firstVmRelease(o, log) : undefined;
   log(
     `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
@@ -169,6 +163,7 @@ async function startMachines(
     }),
   });
   stops.push(() => fleet.stop());
+  checkpoint();
   log(
     `machines: ${fleet.all.length} up, etcd cluster healthy (${fleet.storeEndpoints.join(', ')})`,
   );
@@ -178,50 +173,11 @@ async function startMachines(
       : undefined;
   // Without lab workers the workloads wait for the VMs: they are the only nodes.
   if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log, false);
+  checkpoint();
   const vms = await startLabVms(o, { fleet, kube, nodes }, stops, log);
+  checkpoint();
   if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log, true);
   return { fleet, vms };
-}
-
-/** What lab.json says about the lab once it is ready. */
-function readyState(
-  o: LabOptions,
-  parts: {
-    network: LabNetwork;
-    kube: KubeControlPlane | undefined;
-    fleet: LabFleet;
-    vms: VmMachines | undefined;
-    operator: { api: string; dashboard: string; dashboardToken: string };
-  },
-): LabState {
-  const { network, kube, fleet, vms, operator } = parts;
-  return {
-    pid: process.pid,
-    state: 'ready',
-    startedAt: new Date().toISOString(),
-    dir: o.dir,
-    registry: fleet.registry.host,
-    repository,
-    operator: {
-      api: operator.api,
-      dashboard: operator.dashboard,
-      dashboardUser: labDashboardUser.name,
-      dashboardToken: operator.dashboardToken,
-    },
-    pki: fleet.pki.dir,
-    network: networkState(network),
-    ...(kube !== undefined && {
-      kubeconfig: kube.admin.kubeconfig,
-      kubectl: join(kube.bins, 'kubectl'),
-    }),
-    machines: [...fleet.machines, ...(vms?.machines ?? [])].map((m) => ({
-      id: m.id,
-      role: m.role,
-      pool: m.pool,
-      endpoint: m.endpoint,
-    })),
-    ...(vms !== undefined && { vms: vms.vms.map((v) => v.record) }),
-  };
 }
 
 /** The lab's pools as molt.dev Pools (docs/adr/0011): people change them with kubectl. */
@@ -237,24 +193,45 @@ async function applyPools(
   log('Kubernetes: the lab’s pools applied as molt.dev Pools (molt lab kubectl get pools -A)');
 }
 
-/** Start the lab; on failure everything started so far is stopped again. */
-export async function startLab(o: LabOptions, log: (line: string) => void): Promise<RunningLab> {
+/** The machines' network: loopback ports, or a bridge with a namespace per machine. */
+async function startNetwork(
+  o: LabOptions,
+  stops: Stops,
+  log: (line: string) => void,
+): Promise<LabNetwork> {
+  const network = o.network === 'netns' ? await createNetnsNetwork(o.dir) : loopbackNetwork();
+  stops.push(() => network.remove());
+  if (network.mode === 'netns')
+    log(
+      `network: bridge ${network.record()?.bridge ?? ''} at ${network.hostAddress}, a namespace per machine`,
+    );
+  return network;
+}
+
+/**
+ * Start the lab; on failure everything started so far is stopped again. When `signal` aborts (the
+ * daemon was told to stop while starting), the start ends at its next step with the signal's
+ * reason, and what it started is stopped the same way.
+ */
+export async function startLab(
+  o: LabOptions,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<RunningLab> {
   const logs = join(o.dir, 'logs');
   await mkdir(logs, { recursive: true });
   const stops: Stops = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
+  const checkpoint = (): void => signal?.throwIfAborted();
   try {
-    const network = o.network === 'netns' ? await createNetnsNetwork(o.dir) : loopbackNetwork();
-    stops.push(() => network.remove());
-    if (network.mode === 'netns')
-      log(
-        `network: bridge ${network.record()?.bridge ?? ''} at ${network.hostAddress}, a namespace per machine`,
-      );
+    const network = await startNetwork(o, stops, log);
+    checkpoint();
     const kube = o.kubernetes ? await startKube(o, network, log) : undefined;
     if (kube !== undefined) stops.push(() => kube.stop());
-    const { fleet, vms } = await startMachines(o, { network, kube }, stops, log);
+    checkpoint();
+    const { fleet, vms } = await startMachines(o, { network, kube, checkpoint }, stops, log);
     const ports = {
       api: await freePort(),
       dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
@@ -265,8 +242,10 @@ export async function startLab(o: LabOptions, log: (line: string) => void): Prom
       vms?.machines ?? [],
     );
     await applyPools(kube, files.pools, log);
+    checkpoint();
     const operator = await startOperator(o.molt, files.config, logs);
     stops.push(() => operator.process.stop(10_000));
+    checkpoint();
     log(`operator: leading; dashboard at ${operator.dashboard}`);
     const state = readyState(o, {
       ...{ network, kube, fleet, vms },

@@ -65,6 +65,37 @@ export type LabState = z.infer<typeof LabState>;
 
 export const labFile = (dir: string): string => join(dir, 'lab.json');
 
+/**
+ * `<lab dir>/daemon.pid`: the daemon's PID from the moment `molt lab up` spawns it, before
+ * `lab.json` exists, so `molt lab down` can stop a lab that is still starting.
+ */
+const daemonPidFile = (dir: string): string => join(dir, 'daemon.pid');
+
+export async function writeDaemonPid(dir: string, pid: number): Promise<void> {
+  await writeFile(`${daemonPidFile(dir)}.tmp`, `${String(pid)}\n`);
+  await rename(`${daemonPidFile(dir)}.tmp`, daemonPidFile(dir));
+}
+
+export async function removeDaemonPid(dir: string): Promise<void> {
+  await rm(daemonPidFile(dir), { force: true });
+}
+
+/**
+ * The PID of the lab daemon of `dir` when one runs (starting or ready), else undefined. The PID
+ * counts only while its process is still `molt lab run --dir <dir>`: a stale file's PID may
+ * belong to anything by now, and nothing else may be signalled.
+ */
+export async function runningDaemon(dir: string): Promise<number | undefined> {
+  const text = await readFile(daemonPidFile(dir), 'utf8').catch(() => undefined);
+  const pid = text === undefined ? NaN : Number(text.trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  const args = await readFile(`/proc/${String(pid)}/cmdline`, 'utf8').catch(() => '');
+  const argv = args.split('\0');
+  const at = argv.indexOf('run');
+  const ours = at > 0 && argv[at - 1] === 'lab' && argv[argv.indexOf('--dir') + 1] === dir;
+  return ours ? pid : undefined;
+}
+
 export async function writeLabState(dir: string, state: LabState): Promise<void> {
   const file = labFile(dir);
   await writeFile(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`);

@@ -154,4 +154,29 @@ describe('molt lab', () => {
     assert.equal(second.machines.length, 4);
     assert.equal((await labCmd(['down'])).code, 0);
   });
+
+  it('stops a lab that is still starting, and leaves no process of it behind', async () => {
+    const log = join(scratch.path, 'logs', 'lab.log');
+    const before = (await readFile(log, 'utf8')).length;
+    const up = labCmd(['up', '--workers', '1', '--no-kubernetes', '--fast']);
+    up.catch(() => undefined);
+    // Down while the machines start: no lab.json yet, only the daemon.
+    for (;;) {
+      const fresh = (await readFile(log, 'utf8')).slice(before);
+      if (fresh.includes('molt lab: machines: registry')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(await readLabState(scratch.path), undefined, 'not up yet');
+    const down = await labCmd(['down']);
+    assert.equal(down.code, 0);
+    assert.match(down.out, /stopped before it was up/);
+    await assert.rejects(up, /the lab did not come up/);
+    assert.match(await readFile(log, 'utf8'), /stopped before the lab was up/);
+    const left = await run('pgrep', ['-f', scratch.path]).then(
+      (r) => r.stdout.trim(),
+      () => '',
+    );
+    assert.equal(left, '', 'no process of the lab runs on');
+    await assert.rejects(labCmd(['status']), /no lab is running/);
+  });
 });
