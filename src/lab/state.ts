@@ -136,11 +136,17 @@ export function alive(pid: number): boolean {
 /** The running lab in `dir`; MOLT_LAB_NOT_RUNNING with a hint when there is none. */
 export async function requireLab(dir: string): Promise<LabState> {
   const state = await readLabState(dir);
-  if (state === undefined)
-    throw new MoltError(ErrorCode.LabNotRunning, `no lab is running in ${dir}`, {
-      hint: 'start one with `molt lab up` (or pass --dir)',
-    });
-  return state;
+  if (state !== undefined) return state;
+  const starting = await runningDaemon(dir);
+  if (starting !== undefined)
+    throw new MoltError(
+      ErrorCode.LabNotRunning,
+      `the lab in ${dir} is still starting (PID ${String(starting)})`,
+      { hint: `follow ${join(dir, 'logs', 'lab.log')}, or stop it with \`molt lab down\`` },
+    );
+  throw new MoltError(ErrorCode.LabNotRunning, `no lab is running in ${dir}`, {
+    hint: 'start one with `molt lab up` (or pass --dir)',
+  });
 }
 
 /** How to sign in to a lab's dashboard, for people: a line, or nothing for an older lab. */

@@ -167,6 +167,7 @@ describe('molt lab', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     assert.equal(await readLabState(scratch.path), undefined, 'not up yet');
+    await assert.rejects(labCmd(['status']), /the lab in .* is still starting \(PID \d+\)/);
     const down = await labCmd(['down']);
     assert.equal(down.code, 0);
     assert.match(down.out, /stopped before it was up/);
