@@ -107,6 +107,8 @@ export const ErrorCode = {
   // Kubernetes (docs/adr/0006)
   /** A kubeconfig that is missing, unreadable or names no usable cluster or user. */
   KubeConfigInvalid: 'MOLT_KUBECONFIG_INVALID',
+  /** A cluster's PKI (`molt pki kubernetes`) missing a file, exposing a key, invalid or another's. */
+  KubePkiInvalid: 'MOLT_KUBE_PKI_INVALID',
   /** The Kubernetes API refused the call (RBAC) — molt's role is missing a permission. */
   KubeForbidden: 'MOLT_KUBE_FORBIDDEN',
   /** The Kubernetes API is unreachable or failing (5xx); retrying may succeed. */

@@ -2,7 +2,9 @@
 /**
  * The fleet's certificates (docs/adr/0004 §6), made with `@peculiar/x509` on Node's WebCrypto:
  * an EC P-256 CA and leaf certificates whose subject carries the identity, `CN=<name>,
- * O=molt:<role>`. Only `molt pki` loads this module; the agent checks peers with `node:tls` alone.
+ * O=molt:<role>`. {@link issueLeaf} makes any other leaf (a Kubernetes cluster's PKI,
+ * `kubernetes.ts`: its own subjects and usages). Only `molt pki` loads this module; the agent
+ * checks peers with `node:tls` alone.
  */
 import { webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -78,14 +80,55 @@ export interface IssueOptions {
  * is a host name, their own name, so a lab agent on loopback verifies without extra flags.
  */
 export async function issueCertificate(o: IssueOptions): Promise<PemPair> {
+  return issueLeaf({
+    ca: o.ca,
+    commonName: o.name,
+    organisations: [`${RoleOrganisationPrefix}${o.role}`],
+    // Only node certificates may serve: an operator or admin certificate (client only) cannot be
+    // used to impersonate an agent to the CLI, whatever SANs it carries.
+    usages: o.role === 'node' ? ['serverAuth', 'clientAuth'] : ['clientAuth'],
+    sans: subjectAltNames(o),
+    days: o.days ?? 365,
+    ...(o.now && { now: o.now }),
+  });
+}
+
+/** What a leaf certificate may be used for (its extended key usages). */
+export type LeafUsage = 'serverAuth' | 'clientAuth';
+
+/** A subject alternative name, typed: a DNS name or an IP address. */
+export interface SubjectAltName {
+  readonly type: 'dns' | 'ip';
+  readonly value: string;
+}
+
+/** Options of {@link issueLeaf}. */
+export interface LeafOptions {
+  readonly ca: PemPair;
+  readonly commonName: string;
+  /** Subject `O` values, one RDN each (Kubernetes reads a client's groups from them). */
+  readonly organisations?: readonly string[];
+  readonly usages: readonly LeafUsage[];
+  readonly sans?: readonly SubjectAltName[];
+  readonly days: number;
+  /** Start of validity; tests back-date it. @default now */
+  readonly now?: Date;
+}
+
+/** An EC P-256 leaf certificate signed by the CA, with the subject, usages and names given. */
+export async function issueLeaf(o: LeafOptions): Promise<PemPair> {
   const caCert = new x509.X509Certificate(o.ca.cert);
   const caKey = await importKey(o.ca.key);
   const keys = await crypto.subtle.generateKey(ecdsa, true, ['sign', 'verify']);
-  const { notBefore, notAfter } = validity(o.now, o.days ?? 365);
-  const names = subjectAltNames(o);
+  const { notBefore, notAfter } = validity(o.now, o.days);
+  const names = [...new Map((o.sans ?? []).map((n) => [`${n.type}:${n.value}`, n])).values()];
+  const usages = {
+    serverAuth: x509.ExtendedKeyUsage.serverAuth,
+    clientAuth: x509.ExtendedKeyUsage.clientAuth,
+  };
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
-    subject: [{ CN: [o.name] }, { O: [`${RoleOrganisationPrefix}${o.role}`] }],
+    subject: [{ CN: [o.commonName] }, ...(o.organisations ?? []).map((org) => ({ O: [org] }))],
     issuer: caCert.subjectName,
     notBefore,
     notAfter,
@@ -95,32 +138,41 @@ export async function issueCertificate(o: IssueOptions): Promise<PemPair> {
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      // Only node certificates may serve: an operator or admin certificate (client only) cannot be
-      // used to impersonate an agent to the CLI, whatever SANs it carries.
-      new x509.ExtendedKeyUsageExtension(
-        o.role === 'node'
-          ? [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
-          : [x509.ExtendedKeyUsage.clientAuth],
-      ),
+      new x509.ExtendedKeyUsageExtension(o.usages.map((u) => usages[u])),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
-      ...(names.length > 0 ? [new x509.SubjectAlternativeNameExtension(names)] : []),
+      ...(names.length > 0
+        ? [new x509.SubjectAlternativeNameExtension(names.map((n) => ({ ...n })))]
+        : []),
     ],
   });
   return { cert: cert.toString('pem') + '\n', key: await exportKey(keys.privateKey) };
+}
+
+/** A signing key pair that is no certificate (a service-account issuer's): PKCS#8 and SPKI PEM. */
+export async function createKeyPair(): Promise<{ key: string; pub: string }> {
+  const keys = await crypto.subtle.generateKey(ecdsa, true, ['sign', 'verify']);
+  const spki = await crypto.subtle.exportKey('spki', keys.publicKey);
+  return {
+    key: await exportKey(keys.privateKey),
+    pub: x509.PemConverter.encode(spki, 'PUBLIC KEY') + '\n',
+  };
 }
 
 /** A host name as DNS SANs accept it (RFC 1123 labels). */
 const hostName =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-function subjectAltNames(o: IssueOptions): x509.JsonGeneralName[] {
+function subjectAltNames(o: IssueOptions): SubjectAltName[] {
   const values = [...(o.sans ?? [])];
   if (o.role === 'node')
     values.push(...(hostName.test(o.name) ? [o.name] : []), 'localhost', '127.0.0.1');
   const unique = [...new Set(values)];
   return unique.map((value) => ({ type: isIP(value) === 0 ? 'dns' : 'ip', value }));
 }
+
+/** True when `value` is a host name (RFC 1123 labels), as a DNS SAN or a DNS domain must be. */
+export const isHostName = (value: string): boolean => hostName.test(value);
 
 /** True when `value` can be a subject alternative name: an IP address or a host name. */
 export function isValidSan(value: string): boolean {

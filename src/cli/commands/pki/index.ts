@@ -6,12 +6,12 @@ import { withOutputFlag } from '../../flags.ts';
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /**
- * `molt pki init|issue|dashboard-token`: the fleet CA and the node, operator and admin certificates
- * it signs, and the dashboard's sign-in tokens.
+ * `molt pki init|issue|dashboard-token|kubernetes`: the fleet CA and the node, operator and admin
+ * certificates it signs, the dashboard's sign-in tokens, and a Kubernetes cluster's own PKI.
  */
 export function pkiCommand(ctx: CommandContext): Command {
   const pki = new Command('pki').description(
-    'fleet certificates for the mutual-TLS APIs, and dashboard sign-in tokens',
+    'fleet certificates for the mutual-TLS APIs, dashboard sign-in tokens, and a Kubernetes cluster’s PKI',
   );
   pki.addCommand(
     withOutputFlag(new Command('init'))
@@ -61,5 +61,34 @@ export function pkiCommand(ctx: CommandContext): Command {
         runDashboardToken(ctx, cmd.opts());
       }),
   );
+  pki.addCommand(kubernetesPki(ctx));
   return pki;
+}
+
+/** `molt pki kubernetes`: make a cluster's PKI (`--out`), or check one (`--check`). */
+function kubernetesPki(ctx: CommandContext): Command {
+  return withOutputFlag(new Command('kubernetes'))
+    .description(
+      'make a Kubernetes cluster’s PKI, laid out as kubeadm’s /etc/kubernetes (CAs, API server, ' +
+        'front proxy, service-account keys, admin/controller-manager/scheduler kubeconfigs; ' +
+        'every file 0600), or check one with --check',
+    )
+    .requiredOption('--cluster <name>', 'the cluster: named in its CAs, and checked by --check')
+    .option('--out <dir>', 'where to write it (plays /etc/kubernetes; keys under pki/)')
+    .option('--server <url>', 'with --out: the API server’s https:// URL in the kubeconfigs')
+    .option(
+      '--san <IP:addr|DNS:name>',
+      'extra name of the API server’s certificate (repeatable); the --server host is added',
+      collect,
+      [],
+    )
+    .option('--service-cidr <cidr>', 'its first address is a SAN (default: 10.96.0.0/12)')
+    .option('--dns-domain <domain>', 'the cluster’s DNS domain (default: cluster.local)')
+    .option('--days <n>', 'validity of all but the CAs (10 years), in days (default: 365)')
+    .option('--force', 'write into a non-empty --out, replacing the PKI files there')
+    .option('--check <dir>', 'check the PKI in <dir> is whole, valid now and this cluster’s')
+    .action(async (_opts, cmd: Command) => {
+      const { runKubernetesPki } = await import('./kubernetes.ts');
+      await runKubernetesPki(ctx, cmd.opts());
+    });
 }
