@@ -20,7 +20,8 @@ import {
   createKubeOperatorStore,
   openKubeOperatorStore,
 } from '../../../src/operator/adapters/kube-store/operator-store.ts';
-import { nameOf } from '../../../src/operator/adapters/kube-store/records.ts';
+import { nameOf, Records } from '../../../src/operator/adapters/kube-store/records.ts';
+import { history, pageKey } from '../../../src/operator/adapters/kube-store/history.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import {
   startKubeControlPlane,
@@ -129,10 +130,29 @@ describe('the Kubernetes store', () => {
       [24, 25, 26, 27, 28],
     );
     assert.deepEqual(await a.history({ afterSeq: 30 }), []);
-    const pages = (await kubectl('get', 'operatorrecords', '-n', ns, '-o', 'name'))
-      .trim()
-      .split('\n');
-    assert.equal(pages.length, 3, pages.join(', '));
+    const pages = async (): Promise<string[]> =>
+      (await kubectl('get', 'operatorrecords', '-n', ns, '-o', 'name')).trim().split('\n');
+    assert.equal((await pages()).length, 3, (await pages()).join(', '));
+
+    // A reader caught up at a page's end (32: page 7 full, page 8 not made yet) reads two pages,
+    // not the whole history — the notifier asks this every pass.
+    for (const i of [30, 31]) await a.appendHistory({ at: i, kind: 'decision', message: `e${i}` });
+    const records = new Records({ kc: admin, namespace: ns });
+    let lists = 0;
+    const list = records.list.bind(records);
+    records.list = (kinds) => {
+      lists++;
+      return list(kinds);
+    };
+    assert.deepEqual(await history(records, { pageEvents: 4, keptPages: 3 }, { afterSeq: 32 }), []);
+    assert.equal(lists, 0, 'no list of every page');
+
+    // A page a failed delete left behind goes with the next page's pruning.
+    assert.equal(await records.create('history', pageKey(4), { events: [] }), 'created');
+    await a.appendHistory({ at: 32, kind: 'decision', message: 'e32' });
+    const left = await pages();
+    assert.equal(left.length, 3, left.join(', '));
+    assert.equal(await records.get('history', pageKey(4)), undefined, 'the leaked page is gone');
   });
 
   it('cuts an event too large for a page to its message head, keeping its seq', async () => {

@@ -7,7 +7,8 @@
  * are handed out once each, without gaps, and an event becomes visible only after every lower
  * seq (what the notification cursors rely on: a reader never skips an event still to land).
  *
- * Bounded: creating page `p` deletes page `p − KEPT_PAGES`, so the newest 951–1,000 events stay.
+ * Bounded: creating page `p` deletes page `p − KEPT_PAGES`, so the newest 951–1,000 events stay,
+ * and any older page a failed delete left behind (see {@link prune}).
  * An event whose JSON exceeds {@link MAX_EVENT_BYTES} is kept with its message cut and its data
  * replaced by `{truncated: <bytes>}`: a page can then never outgrow one object.
  */
@@ -20,7 +21,7 @@ export const KEPT_PAGES = 20;
 /** 50 events of at most 16 KiB: a page stays under 1 MiB (`records.ts`' MAX_RECORD_BYTES). */
 export const MAX_EVENT_BYTES = 16 * 1024;
 
-const pageKey = (page: number): string => String(page).padStart(12, '0');
+export const pageKey = (page: number): string => String(page).padStart(12, '0');
 
 interface Page {
   readonly page: number;
@@ -106,11 +107,20 @@ export function appendHistory(
       return Conflict;
     }
     cache.newest = page;
-    // Best effort: the event is stored, and failing now would have the caller append it again.
-    if (page >= cache.keptPages)
-      await r.remove('history', pageKey(page - cache.keptPages)).catch(() => undefined);
+    await prune(r, cache, page);
     return stored;
   });
+}
+
+/**
+ * Delete the pages that fell out of the window now that `page` exists: from `page − keptPages`
+ * down, until one is already gone. Best effort — the event is stored, and failing now would have
+ * the caller append it again — so a delete that fails ends the walk, and the next page's walk
+ * passes over the page it left (one extra read-free delete per page, a 404 when nothing leaked).
+ */
+async function prune(r: Records, cache: HistoryCache, page: number): Promise<void> {
+  for (let old = page - cache.keptPages; old >= 0; old--)
+    if (!(await r.remove('history', pageKey(old)).catch(() => false))) return;
 }
 
 export async function historyHead(r: Records, cache: HistoryCache): Promise<number> {
@@ -122,6 +132,16 @@ export async function historyHead(r: Records, cache: HistoryCache): Promise<numb
  * it, one read each, stopping at a page not full (nothing follows it yet); without one, or when
  * that page was pruned, every page in one list.
  */
+/**
+ * Whether `after` is the last seq of a full page that nothing follows yet: a reader caught up at a
+ * page boundary, whose next page is simply not created — not one whose page was pruned.
+ */
+async function caughtUpAtPageEnd(r: Records, cache: HistoryCache, after: number): Promise<boolean> {
+  if (after === 0 || after % cache.pageEvents !== 0) return false;
+  const last = await getPage(r, after / cache.pageEvents - 1);
+  return last !== undefined && full(cache, last);
+}
+
 export async function history(
   r: Records,
   cache: HistoryCache,
@@ -139,6 +159,7 @@ export async function history(
     options.afterSeq === undefined
       ? undefined
       : await getPage(r, Math.floor(after / cache.pageEvents));
+  if (page === undefined && (await caughtUpAtPageEnd(r, cache, after))) return [];
   if (page === undefined) return take(await allPages(r));
   const pages = [page];
   while (full(cache, page) && take(pages).length < limit) {

@@ -66,15 +66,21 @@ export function createKubeOperatorStore(o: KubeOperatorStoreOptions): OperatorSt
   return {
     read: () => read(r),
     putMachine: (m: MachineRecord) => r.put('machine', m.id, m),
-    removeMachine: (id) => r.remove('machine', id),
+    removeMachine: async (id) => {
+      await r.remove('machine', id);
+    },
     createRollout: (rollout) => createRollout(r, rollout),
     updateRollout: (id, change) => updateRollout(r, id, change),
     recordStart: (start, progress) => recordStart(r, start, progress),
     pruneStarts: (before) => pruneStarts(r, before),
-    setHold: (machine, hold: Hold | undefined) =>
-      hold === undefined ? r.remove('hold', machine) : r.put('hold', machine, hold),
+    setHold: async (machine, hold: Hold | undefined) => {
+      if (hold === undefined) await r.remove('hold', machine);
+      else await r.put('hold', machine, hold);
+    },
     putBlock: (b: ReleaseBlock) => r.put('block', blockKey(b.digest, b.pool), b),
-    removeBlock: (digest, pool) => r.remove('block', blockKey(digest, pool)),
+    removeBlock: async (digest, pool) => {
+      await r.remove('block', blockKey(digest, pool));
+    },
     appendHistory: (event) => appendHistory(r, cache, event),
     history: (options) => history(r, cache, options),
     historyHead: () => historyHead(r, cache),

@@ -156,12 +156,14 @@ export class Records {
   }
 
   /** Delete the record; idempotent. */
-  async remove(kind: RecordKind, key: string): Promise<void> {
+  /** Delete a record; false when it was not there. */
+  async remove(kind: RecordKind, key: string): Promise<boolean> {
     const name = nameOf(kind, key);
     try {
       await this.call(() => this.api.deleteNamespacedCustomObject({ ...this.where(), name }));
+      return true;
     } catch (e) {
-      if (missingObject(e)) return;
+      if (missingObject(e)) return false;
       throw this.error(e, `delete ${PLURAL}.${GROUP} ${this.namespace}/${name}`);
     }
   }
