@@ -3,7 +3,6 @@
 import { join } from 'node:path';
 import { repository, type LabFleet } from './fleet/fleet.ts';
 import type { LabNetwork } from './fleet/network.ts';
-import type { LabOptions } from './lab.ts';
 import { labDashboardUser } from './lab-operator.ts';
 import type { KubeControlPlane } from './services/kube-control-plane.ts';
 import type { LabState } from './state.ts';
@@ -18,7 +17,7 @@ function networkState(network: LabNetwork): LabState['network'] {
 
 /** What lab.json says about the lab once it is ready. */
 export function readyState(
-  o: LabOptions,
+  o: { readonly dir: string },
   parts: {
     network: LabNetwork;
     kube: KubeControlPlane | undefined;
