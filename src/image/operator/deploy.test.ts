@@ -22,8 +22,8 @@ interface Container {
   image: string;
   args: string[];
   ports: { name: string; containerPort: number }[];
-  readinessProbe: { httpGet: { path: string; port: string; scheme: string } };
-  livenessProbe: { httpGet: { path: string; port: string; scheme: string } };
+  readinessProbe: { httpGet: { path: string; port: string; scheme?: string } };
+  livenessProbe: { httpGet: { path: string; port: string; scheme?: string } };
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   securityContext: {
     allowPrivilegeEscalation: boolean;
@@ -109,10 +109,14 @@ describe('deploy/kubernetes: the operator Deployment', () => {
     assert.equal(ports.get('dashboard'), config.dashboard?.listen.port);
     const service = find(all, 'Service') as Obj & { spec: { ports: { targetPort: string }[] } };
     assert.deepEqual(service.spec.ports.map((p) => p.targetPort).sort(), ['api', 'dashboard']);
-    // The probes ask the dashboard's session route, which answers without a client certificate.
+    // The probes ask the probe listener (plain HTTP): ready while the store answers, alive while
+    // the process does — never the dashboard, whose answers say nothing of the store.
+    assert.equal(ports.get('probes'), config.health?.listen.port);
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     for (const probe of [c.readinessProbe, c.livenessProbe]) {
-      assert.equal(probe.httpGet.port, 'dashboard');
-      assert.equal(probe.httpGet.scheme, config.dashboard?.tls === true ? 'HTTPS' : 'HTTP');
+      assert.equal(probe.httpGet.port, 'probes');
+      assert.equal(probe.httpGet.scheme ?? 'HTTP', 'HTTP');
     }
     const volumes = d.spec.template.spec.volumes;
     assert.ok(volumes.some((v) => v.configMap?.name === cm.metadata.name));
