@@ -163,6 +163,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/signatures-registry.test.ts',
       'test/integration/lab/container-images.test.ts',
       'test/integration/containerd-pins.test.ts',
+      'test/integration/vm-quiet-console.test.ts',
     ],
   },
   { name: 'unit', concurrency: 2, weight: 4, timeoutMinutes: 5, files: ['src/**/*.test.ts'] },

@@ -2,6 +2,7 @@
 /** The lab's VMs (`molt lab up --vms N`): their first OS release and their start (docs/adr/0007, 0015). */
 import { join } from 'node:path';
 import type { LabFleet, LabFleetOptions } from './fleet/fleet.ts';
+import type { LabNetwork } from './fleet/network.ts';
 import type { KubeControlPlane } from './services/kube-control-plane.ts';
 import { joinVmNodes, nodeRuntimeFor, type VmNodes } from './lab-nodes.ts';
 import { startVmMachines, VmChannel, VmPool, type VmMachines } from './vm/vm-machines.ts';
@@ -50,10 +51,10 @@ export async function firstVmRelease(
 
 async function startVms(
   o: VmLabOptions,
-  fleet: LabFleet,
-  nodes: VmNodes | undefined,
+  with_: { fleet: LabFleet; network: LabNetwork; nodes: VmNodes | undefined },
   log: (line: string) => void,
 ): Promise<VmMachines> {
+  const { fleet, network, nodes } = with_;
   log(`VMs: installing ${String(o.vms)} disk(s) with release 1.0.0 (molt install), then booting`);
   const vms = await startVmMachines({
     labDir: o.dir,
@@ -63,6 +64,7 @@ async function startVms(
     registry: fleet.registry.host,
     image: fleet.image('1.0.0'),
     ...(nodes !== undefined && { kubernetes: nodes.kubernetes }),
+    vmPort: (name) => network.vmPort(name),
     log,
   });
   log(`VMs: ${vms.vms.map((v) => v.record.name).join(', ')} up in pool ${VmPool}`);
@@ -75,12 +77,17 @@ async function startVms(
  */
 export async function startLabVms(
   o: VmLabOptions,
-  with_: { fleet: LabFleet; kube: KubeControlPlane | undefined; nodes: VmNodes | undefined },
+  with_: {
+    fleet: LabFleet;
+    network: LabNetwork;
+    kube: KubeControlPlane | undefined;
+    nodes: VmNodes | undefined;
+  },
   stops: (() => Promise<void>)[],
   log: (line: string) => void,
 ): Promise<VmMachines | undefined> {
   if (o.vms === 0) return undefined;
-  const vms = await startVms(o, with_.fleet, with_.nodes, log);
+  const vms = await startVms(o, with_, log);
   stops.push(() => vms.stop());
   if (with_.kube !== undefined && with_.nodes !== undefined)
     await joinVmNodes(with_.kube, vmNames(o.vms), VmPool, log);

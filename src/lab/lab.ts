@@ -174,7 +174,7 @@ async function startMachines(
   // Without lab workers the workloads wait for the VMs: they are the only nodes.
   if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log, false);
   checkpoint();
-  const vms = await startLabVms(o, { fleet, kube, nodes }, stops, log);
+  const vms = await startLabVms(o, { fleet, network, kube, nodes }, stops, log);
   checkpoint();
   if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log, true);
   return { fleet, vms };

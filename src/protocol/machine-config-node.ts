@@ -10,23 +10,7 @@
  */
 import { z } from 'zod';
 import { parseImageReference } from '../core/slots/reference.ts';
-
-/** `a.b.c.d/n`, an IPv4 network whose host bits are zero (the bridge's subnet). */
-export const Ipv4Cidr = z.string().refine(
-  (s) => {
-    const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(s);
-    if (m === null) return false;
-    const octets = m.slice(1, 5).map(Number);
-    const prefix = Number(m[5]);
-    if (octets.some((o) => o > 255) || prefix < 8 || prefix > 30) return false;
-    const address = octets.reduce((a, o) => a * 256 + o, 0);
-    return address % 2 ** (32 - prefix) === 0;
-  },
-  {
-    message:
-      'must be an IPv4 network a.b.c.d/n with n from 8 to 30 and no host bits set, like 10.244.1.0/24',
-  },
-);
+import { Ipv4Address, Ipv4Cidr } from './ipv4.ts';
 
 /** An image reference with its registry host, as the sandbox (pause) image must be named. */
 const ImageRef = z.string().superRefine((s, ctx) => {
@@ -61,6 +45,12 @@ export const KubernetesNodeConfig = z
      * machine without access to registry.k8s.io names a copy in its own registry.
      */
     sandboxImage: ImageRef,
+    /**
+     * The Node's InternalIP (the kubelet's `--node-ip`), where the API server reaches the kubelet
+     * (logs, exec) and other nodes its pods. @default the address of the NIC the default route
+     * leaves by
+     */
+    address: Ipv4Address.optional(),
     /** Most pods the kubelet runs. @default 110 (the kubelet's) */
     maxPods: z.number().int().min(1).max(1000).optional(),
   })

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { KubeVersion } from './agent-kubernetes.ts';
+import { NetworkConfig } from './machine-config-network.ts';
 import { KubernetesNodeConfig } from './machine-config-node.ts';
 
 const EtcdConfig = z
@@ -240,6 +241,8 @@ export const MachineConfig = z
     kubernetes: KubernetesConfig.optional(),
     controlPlane: ControlPlaneConfig.optional(),
     disk: DiskConfig.optional(),
+    /** Static addresses and routes (machine-config-network.ts); other NICs keep DHCP. */
+    network: NetworkConfig.optional(),
   })
   .strict()
   .refine((c) => c.role === 'worker' || c.etcd !== undefined, {

@@ -244,7 +244,18 @@ describe('molt install onto a disk file', () => {
           bootstrapTokenFile: tokenFile,
           podCidr: '10.244.3.0/24',
           sandboxImage: pause.byTag,
+          address: '10.231.7.12',
         },
+      },
+      // Its address on a node network without DHCP, and the route to another node's pods.
+      network: {
+        interfaces: [
+          {
+            mac: '52:54:00:e7:07:0c',
+            addresses: ['10.231.7.12/24'],
+            routes: [{ to: '10.244.1.0/24', via: '10.231.7.11' }],
+          },
+        ],
       },
     });
     // The agent's own identity, carried onto STATE where the config names it.
@@ -279,7 +290,14 @@ describe('molt install onto a disk file', () => {
       /Mode: +0600/,
     );
     assert.equal(await cat('ca.crt'), await readFile(ca, 'utf8'));
-    assert.match(await cat('kubelet.env'), /^KUBELET_ARGS=--hostname-override=node-again$/m);
+    assert.match(
+      await cat('kubelet.env'),
+      /^KUBELET_ARGS=--hostname-override=node-again --node-ip=10\.231\.7\.12$/m,
+    );
+    const networkd = await debugfs(nodeDir, 'cat /network/10-molt-0.network');
+    assert.match(networkd, /^MACAddress=52:54:00:e7:07:0c$/m);
+    assert.match(networkd, /^Address=10\.231\.7\.12\/24$/m);
+    assert.match(networkd, /^Destination=10\.244\.1\.0\/24\nGateway=10\.231\.7\.11$/m);
     assert.ok(
       (await cat('containerd.toml')).includes(`sandbox = "${pause.byTag}"`),
       'the sandbox image in containerd.toml',

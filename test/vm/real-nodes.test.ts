@@ -17,6 +17,7 @@ import { describe, it } from 'node:test';
 import { readLabStateFile } from '../../src/lab/state.ts';
 import { issueToDir } from '../../src/platform/pki/store.ts';
 import { readSerial, serialSize } from '../../src/lab/vm/serial-log.ts';
+import { assertOnBridge } from './harness/bridge-checks.ts';
 import type { AgentStatus } from '../../src/protocol/agent.ts';
 import {
   assertJoined,
@@ -44,6 +45,10 @@ describe('real Kubernetes nodes on molt VMs: join, containers, a rolling upgrade
 
   it('runs the lab’s workloads as real containers on the VMs', async () => {
     await assertPodsInContainers(lab);
+  });
+
+  it('puts the VMs on the lab bridge: each Node’s own InternalIP, kubectl logs and exec through it, a pod reaching a pod on the other VM', async () => {
+    await assertOnBridge(lab);
   });
 
   it('upgrades both nodes under live pods: drained through the PDBs, NotReady through the real reboot, Ready on the new kubelet, uncordoned', async () => {

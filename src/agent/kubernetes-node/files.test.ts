@@ -108,7 +108,7 @@ describe('renderNodeFiles', () => {
     assert.equal((parse(text(more, 'kubelet.yaml')) as { maxPods: number }).maxPods, 30);
   });
 
-  it('the bridge: cni0, gateway, no masquerade, host-local in the pod subnet, portmap', () => {
+  it('the bridge: cni0, gateway, masquerade out of the pod subnet, host-local in it, portmap', () => {
     const c = JSON.parse(text(files, 'cni/10-molt-bridge.conflist')) as {
       plugins: [Record<string, unknown>, Record<string, unknown>];
     };
@@ -116,7 +116,7 @@ describe('renderNodeFiles', () => {
     assert.equal(bridge['type'], 'bridge');
     assert.equal(bridge['bridge'], 'cni0');
     assert.equal(bridge['isGateway'], true);
-    assert.equal(bridge['ipMasq'], false);
+    assert.equal(bridge['ipMasq'], true);
     assert.deepEqual((bridge['ipam'] as { ranges: unknown }).ranges, [
       [{ subnet: '10.244.1.0/24' }],
     ]);
@@ -179,6 +179,16 @@ describe('renderNodeFiles', () => {
     );
   });
 
+  it("the Node address: kubernetes.node.address as the kubelet's --node-ip", () => {
+    assert.equal(
+      text(
+        renderNodeFiles(config({}, { ...node, address: '10.231.0.12' }), { caPem, token }),
+        'kubelet.env',
+      ),
+      'KUBELET_ARGS=--hostname-override=n1 --node-ip=10.231.0.12\n',
+    );
+  });
+
   it('refuses a config without kubernetes.node, a malformed token or CA', () => {
     const refused = (f: () => unknown, message: RegExp): void => {
       assert.throws(f, (e) => isMoltError(e, 'MOLT_MACHINE_INVALID') && message.test(e.message));
@@ -225,6 +235,8 @@ describe('kubernetes.node in the machine config', () => {
     assert.match(issue({ ...node, sandboxImage: 'pause:3.10' }), /sandboxImage: .*registry host/);
     assert.match(issue({ ...node, caFile: '' }), /caFile: must name the cluster CA/);
     assert.match(issue({ ...node, maxPods: 0 }), /maxPods/);
+    assert.match(issue({ ...node, address: '10.231.0.12/24' }), /address: must be an IPv4 address/);
+    assert.match(issue({ ...node, address: '10.231.0.256' }), /address: must be an IPv4 address/);
     assert.match(issue({ ...node, extra: 1 }), /extra/);
     const noToken = Object.fromEntries(
       Object.entries(node).filter(([k]) => k !== 'bootstrapTokenFile'),

@@ -86,7 +86,13 @@ function hostsTomls(config: MachineConfig): Record<string, NodeFile> {
   return files;
 }
 
-/** A bridge `cni0` with this node's pod subnet; pods reach other nodes' pods through routes. */
+/**
+ * A bridge `cni0` with this node's pod subnet. Pods reach other nodes' pods through routes (the
+ * machine config's `network`), and anything else by masquerade: traffic leaving the subnet takes
+ * the node's address, so the host or router on the node network that the pod talks to (an API
+ * server, a registry) answers without a route back to every node's pods. Across nodes, that
+ * hides a pod's own address; a cluster that needs it brings its own CNI.
+ */
 function bridgeConflist(node: KubernetesNodeConfig): string {
   const conflist = {
     cniVersion: '1.0.0',
@@ -96,7 +102,7 @@ function bridgeConflist(node: KubernetesNodeConfig): string {
         type: 'bridge',
         bridge: 'cni0',
         isGateway: true,
-        ipMasq: false,
+        ipMasq: true,
         hairpinMode: true,
         ipam: {
           type: 'host-local',
@@ -157,6 +163,12 @@ function bootstrapKubeconfig(server: string, token: string): string {
   });
 }
 
+/** The kubelet's extra flags: the Node's name, and its InternalIP when the config gives one. */
+function kubeletEnv(name: string, address: string | undefined): string {
+  const ip = address === undefined ? '' : ` --node-ip=${address}`;
+  return `KUBELET_ARGS=--hostname-override=${name}${ip}\n`;
+}
+
 function invalid(message: string): MoltError {
   return new MoltError(ErrorCode.MachineInvalid, message, {
     hint: 'kubernetes.node needs the cluster CA (PEM) and a bootstrap token <6 of a-z0-9>.<16 of a-z0-9>',
@@ -186,7 +198,7 @@ export function renderNodeFiles(
     ...hostsTomls(config),
     'cni/10-molt-bridge.conflist': { content: bridgeConflist(node), mode: Public },
     'kubelet.yaml': { content: kubeletYaml(node), mode: Public },
-    'kubelet.env': { content: `KUBELET_ARGS=--hostname-override=${name}\n`, mode: Public },
+    'kubelet.env': { content: kubeletEnv(name, node.address), mode: Public },
     'bootstrap.kubeconfig': { content: bootstrapKubeconfig(node.server, token), mode: Secret },
     'ca.crt': {
       content: secrets.caPem.endsWith('\n') ? secrets.caPem : `${secrets.caPem}\n`,

@@ -27,6 +27,7 @@ export const MoltUnits = [
   'molt-agent.service',
   'molt-booted.service',
   'molt-emergency-reboot.service',
+  'molt-network.service',
 ] as const;
 
 export interface TreeInputs {

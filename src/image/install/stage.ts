@@ -3,9 +3,9 @@
  * The machine as it will be, built in a temporary machine root before the disk is touched: the
  * agent's own first install (`installFirstSlot`: pull slot A, check it staged, write, verify, boot
  * entry, ready, commit — the order of an upgrade) with the real GRUB or systemd-boot back-end,
- * then STATE as the machine mounts it (`config.yaml`, `pki/`, `journal/`, and `slots/a/` — on a
- * real machine `/molt/slots` is a symlink to `state/slots`, docs/real-machines.md §2) and the
- * bootloader binary at the removable path. The writer then lays this tree onto the partitions.
+ * then STATE as the machine mounts it (`config.yaml`, `pki/`, `journal/`, `network/`, and
+ * `slots/a/` — on a real machine `/molt/slots` is a symlink to `state/slots`,
+ * docs/real-machines.md §2) and the bootloader binary at the removable path. The writer then lays this tree onto the partitions.
  */
 import { access, chmod, copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -19,6 +19,7 @@ import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import type { MachineConfig } from '../../protocol/machine-config.ts';
 import { prepareEfiBinary } from './efi-binary.ts';
 import type { MachinePki } from './inputs.ts';
+import { NetworkDir, networkdFiles } from './networkd.ts';
 
 /** Where the machine's STATE is mounted; a public key under it is carried onto STATE. */
 const StateMount = '/molt/state/';
@@ -92,6 +93,7 @@ async function writeState(
     const from = join(root, 'slots', 'a', name);
     if (await exists(from)) await copyFile(from, join(stateDir, 'slots', 'a', name));
   }
+  await writeNetworkFiles(join(stateDir, NetworkDir.slice(StateMount.length)), config);
   if (options.nodeFiles !== undefined)
     await writeNodeFiles(join(stateDir, NodeDir.slice(StateMount.length)), options.nodeFiles);
   if (options.kubeconfig !== undefined) {
@@ -105,6 +107,14 @@ async function writeState(
     await mkdir(dirname(to), { recursive: true });
     await copyFile(key, to);
   }
+}
+
+/** networkd's files for the config's `network`, when it has one (they hold no secret: 0644). */
+async function writeNetworkFiles(dir: string, config: MachineConfig): Promise<void> {
+  const files = Object.entries(networkdFiles(config.network));
+  if (files.length === 0) return;
+  await mkdir(dir, { recursive: true });
+  for (const [name, content] of files) await copyText(join(dir, name), content);
 }
 
 /** Each file with its own mode (the bootstrap token 0600), and the kubelet's static pod directory. */

@@ -42,11 +42,21 @@ export interface MachineAddress {
   readonly exec: readonly string[];
 }
 
+/** A VM's port on the lab bridge: a tap device QEMU opens, and the address the VM takes. */
+export interface VmPort {
+  readonly name: string;
+  /** `a.b.c.d` on the bridge's /24. */
+  readonly address: string;
+  readonly tap: { readonly ifname: string; readonly mac: string };
+}
+
 /** What a netns network consists of: enough to remove it. */
 export interface NetworkRecord {
   readonly bridge: string;
   readonly subnet: string;
   readonly namespaces: readonly string[];
+  /** Tap devices made for VMs (absent in records written before VMs joined the bridge). */
+  readonly taps?: readonly string[];
 }
 
 export interface LabNetwork {
@@ -57,6 +67,11 @@ export interface LabNetwork {
   record(): NetworkRecord | undefined;
   /** Machine `name`'s address, made on first use; the same one on later calls (a re-image). */
   machine(name: string): Promise<MachineAddress>;
+  /**
+   * VM `name`'s port on the bridge, made on first use (the same on later calls); undefined on
+   * loopback, where a VM has only QEMU's user network.
+   */
+  vmPort(name: string): Promise<VmPort | undefined>;
   /** The port `service` of a machine listens on. */
   port(service: MachinePort): Promise<number>;
   /** Remove the namespaces and the bridge (netns mode); idempotent. */
@@ -86,6 +101,7 @@ export function loopbackNetwork(o: { readonly freePort?: () => Promise<number> }
     hostAddress: '127.0.0.1',
     record: () => undefined,
     machine: (name) => Promise.resolve({ name, address: '127.0.0.1', exec: [] }),
+    vmPort: () => Promise.resolve(undefined),
     port,
     remove: () => Promise.resolve(),
   };
@@ -173,17 +189,25 @@ async function claimBridge(dir: string): Promise<{ n: number; bridge: string; su
 export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
   const { n, bridge, subnet } = await claimBridge(dir);
   const prefix = `10.231.${String(n)}`;
-  const state = { bridge, subnet, namespaces: [] as string[] };
+  const state = { bridge, subnet, namespaces: [] as string[], taps: [] as string[] };
   const machines = new Map<string, MachineAddress>();
+  const vms = new Map<string, VmPort>();
   const save = (): Promise<void> => writeFile(networkFile(dir), JSON.stringify(state));
   await ip(['addr', 'add', `${prefix}.1/24`, 'dev', state.bridge]);
   await ip(['link', 'set', state.bridge, 'up']);
+  // Machines and VMs share the /24, from .11 on; counted before any await, so two asked at
+  // once never share a number.
+  let hosts = 10;
+  const nextHost = (): number => {
+    const host = ++hosts;
+    if (host > 250)
+      throw new MoltError(ErrorCode.LabFailed, 'a lab network holds at most 240 machines');
+    return host;
+  };
   const addMachine = async (name: string): Promise<MachineAddress> => {
     const netns = `molt${String(n)}-${name}`;
     const veth = `m${String(n)}-${name}`.slice(0, 15);
-    const address = `${prefix}.${String(11 + machines.size)}`;
-    if (machines.size >= 240)
-      throw new MoltError(ErrorCode.LabFailed, 'a lab network holds at most 240 machines');
+    const address = `${prefix}.${String(nextHost())}`;
     state.namespaces.push(netns);
     await save();
     await ip(['netns', 'add', netns]);
@@ -194,17 +218,28 @@ export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
     await ip(['-n', netns, 'link', 'set', 'lo', 'up']);
     return { name, address, exec: ['ip', 'netns', 'exec', netns] };
   };
+  const addVm = async (name: string): Promise<VmPort> => {
+    const host = nextHost();
+    const ifname = `t${String(n)}-${name}`.slice(0, 15);
+    // QEMU's prefix 52:54:00, then the lab's index and the host number: unique on this host.
+    const hex = (x: number): string => x.toString(16).padStart(2, '0');
+    const mac = `52:54:00:e7:${hex(n)}:${hex(host)}`;
+    state.taps.push(ifname);
+    await save();
+    await ip(['tuntap', 'add', 'dev', ifname, 'mode', 'tap']);
+    await ip(['link', 'set', ifname, 'master', state.bridge, 'up']);
+    return { name, address: `${prefix}.${String(host)}`, tap: { ifname, mac } };
+  };
+  const remember = <T>(known: Map<string, T>, name: string, made: T): T => {
+    known.set(name, made);
+    return made;
+  };
   return {
     mode: 'netns',
     hostAddress: `${prefix}.1`,
-    record: () => ({ ...state, namespaces: [...state.namespaces] }),
-    async machine(name) {
-      const known = machines.get(name);
-      if (known !== undefined) return known;
-      const made = await addMachine(name);
-      machines.set(name, made);
-      return made;
-    },
+    record: () => ({ ...state, namespaces: [...state.namespaces], taps: [...state.taps] }),
+    machine: async (name) => machines.get(name) ?? remember(machines, name, await addMachine(name)),
+    vmPort: async (name) => vms.get(name) ?? remember(vms, name, await addVm(name)),
     port: (service) => Promise.resolve(WellKnown[service]),
     remove: () => removeNetwork(dir).then(() => undefined),
   };
@@ -220,6 +255,8 @@ export async function removeNetwork(dir: string): Promise<boolean> {
   const record = JSON.parse(text) as NetworkRecord;
   // Deleting a namespace deletes its veth end, and with it the peer on the bridge.
   for (const netns of record.namespaces) await ip(['netns', 'del', netns]).catch(() => undefined);
+  // A tap made with `ip tuntap add` outlives its QEMU and is not removed with its bridge.
+  for (const tap of record.taps ?? []) await ip(['link', 'del', tap]).catch(() => undefined);
   await ip(['link', 'del', record.bridge]).catch(() => undefined);
   await rm(networkFile(dir), { force: true });
   return true;

@@ -21,6 +21,8 @@ export interface LabVmOptions {
   readonly memoryMiB?: number;
   readonly cpus?: number;
   readonly accel?: VmOptions['accel'];
+  /** A second NIC on this tap of the lab bridge. */
+  readonly tap?: VmOptions['tap'];
 }
 
 export interface LabVm {
@@ -68,6 +70,7 @@ export async function startLabVm(o: LabVmOptions): Promise<LabVm> {
     ...(o.memoryMiB !== undefined && { memoryMiB: o.memoryMiB }),
     ...(o.cpus !== undefined && { cpus: o.cpus }),
     ...(o.accel !== undefined && { accel: o.accel }),
+    ...(o.tap !== undefined && { tap: o.tap }),
   });
   const record = labVmRecord(vm);
   await recordLabVm(o.labDir, record);

@@ -26,16 +26,25 @@ const values = (args: string[], flag: string): string[] =>
   args.flatMap((a, i) => (a === flag ? [args[i + 1] ?? ''] : []));
 
 describe('qemuArgs', () => {
-  it('boots OVMF from pflash with the VM’s own variable store and the disk on virtio-blk', () => {
+  it('boots OVMF from pflash with the VM’s own variable store and the disk on virtio-blk, reporting host I/O errors to the guest instead of pausing it', () => {
     const args = qemuArgs(spec);
     assert.deepEqual(values(args, '-drive'), [
       'if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd',
       'if=pflash,format=raw,unit=1,file=/vms/vm-1/vars.fd',
-      'file=/vms/vm-1/disk.img,if=none,format=raw,id=d0',
+      'file=/vms/vm-1/disk.img,if=none,format=raw,id=d0,werror=report,rerror=report',
     ]);
     assert.ok(values(args, '-device').includes('virtio-blk-pci,drive=d0,bootindex=0'));
     assert.deepEqual(values(args, '-machine'), ['q35']);
     assert.deepEqual([values(args, '-m'), values(args, '-smp')], [['1024'], ['2']]);
+  });
+
+  it('puts a second NIC on a tap device made beforehand, with its MAC, and runs no scripts', () => {
+    assert.deepEqual(values(qemuArgs(spec), '-netdev').length, 1, 'no tap unless asked');
+    const args = qemuArgs({ ...spec, tap: { ifname: 'mt3-vm-1', mac: '52:54:00:e7:03:0b' } });
+    assert.deepEqual(values(args, '-netdev').slice(1), [
+      'tap,id=t0,ifname=mt3-vm-1,script=no,downscript=no',
+    ]);
+    assert.ok(values(args, '-device').includes('virtio-net-pci,netdev=t0,mac=52:54:00:e7:03:0b'));
   });
 
   it('forwards host loopback ports to the guest over user networking', () => {

@@ -39,6 +39,14 @@ export interface QemuSpec {
   readonly noReboot: boolean;
   /** A NIC on user networking (carrying `forwards`); without it the VM has no network at all. */
   readonly network: boolean;
+  /** A second NIC on an existing tap device (a lab bridge's port), with this MAC. */
+  readonly tap?: TapNic | undefined;
+}
+
+/** A tap device made beforehand (root): QEMU opens it by name and runs no scripts. */
+export interface TapNic {
+  readonly ifname: string;
+  readonly mac: string;
 }
 
 function cpuArgs(accel: Accel): string[] {
@@ -63,9 +71,18 @@ export function qemuArgs(spec: QemuSpec): string[] {
     spec.noReboot ? ['-no-reboot'] : [],
     ['-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${OvmfCode}`],
     ['-drive', `if=pflash,format=raw,unit=1,file=${spec.vars}`],
-    ['-drive', `file=${spec.disk},if=none,format=raw,id=d0`],
+    // QEMU's default on a failed host write is to pause the guest when the host is out of space
+    // (`werror=enospc`), silently and for good: a full host disk froze a VM mid-boot with nothing
+    // on its console. A real disk reports the error to its machine; so does this one.
+    ['-drive', `file=${spec.disk},if=none,format=raw,id=d0,werror=report,rerror=report`],
     ['-device', 'virtio-blk-pci,drive=d0,bootindex=0'],
     spec.network ? netArgs(spec.forwards) : [],
+    spec.tap === undefined
+      ? []
+      : [
+          ...['-netdev', `tap,id=t0,ifname=${spec.tap.ifname},script=no,downscript=no`],
+          ...['-device', `virtio-net-pci,netdev=t0,mac=${spec.tap.mac}`],
+        ],
     // append=on: one file tells the machine's whole life, across power-ons.
     ['-chardev', `file,id=serial0,path=${spec.serialLog},append=on`, '-serial', 'chardev:serial0'],
     ['-qmp', `unix:${spec.qmpSocket},server=on,wait=off`],

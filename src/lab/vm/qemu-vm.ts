@@ -11,6 +11,7 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { startProcess, type ManagedProcess } from '../../platform/process/managed-process.ts';
 import { qmpExecute } from './qmp.ts';
 import { qemuArgs, type PortForward, type QemuSpec } from './qemu-args.ts';
+import { explainSilence } from './quiet-console.ts';
 import { readSerial, serialSize, waitForSerial, type WaitOptions } from './serial-log.ts';
 import type { Vm } from './vm-types.ts';
 
@@ -96,12 +97,17 @@ export class QemuVm implements Vm {
     return readSerial(this.spec.serialLog, from);
   }
 
-  waitFor(pattern: RegExp, options: WaitOptions): Promise<RegExpExecArray> {
-    return waitForSerial(this.spec.serialLog, pattern, {
-      ...options,
-      name: this.name,
-      stopped: () => this.off,
-    });
+  async waitFor(pattern: RegExp, options: WaitOptions): Promise<RegExpExecArray> {
+    try {
+      return await waitForSerial(this.spec.serialLog, pattern, {
+        ...options,
+        name: this.name,
+        stopped: () => this.off,
+      });
+    } catch (e) {
+      const vm = { qmpSocket: this.spec.qmpSocket, disk: this.spec.disk, on: !this.off };
+      throw await explainSilence(e, vm);
+    }
   }
 
   async reset(): Promise<void> {

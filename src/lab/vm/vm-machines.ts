@@ -20,8 +20,9 @@ import { eventually } from '../../platform/process/managed-process.ts';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import type { LabMachineRecord } from '../fleet/fleet.ts';
 import { agentStatus, type FleetPki } from '../fleet/machine.ts';
+import type { VmPort } from '../fleet/network.ts';
 import { labVmDir, startLabVm, type LabVm } from './lab-vm.ts';
-import { guestAddress, nodeFiles, type VmKubernetes } from './vm-node.ts';
+import { guestAddress, nodeFiles, podRoutes, type VmKubernetes } from './vm-node.ts';
 
 export type { VmKubernetes } from './vm-node.ts';
 
@@ -61,6 +62,11 @@ export interface VmMachinesOptions {
   readonly memoryMiB?: number;
   /** Make each VM a real node of this cluster (TLS bootstrap with `bootstrapToken`). */
   readonly kubernetes?: VmKubernetes;
+  /**
+   * Each VM's port on the lab bridge (netns labs): its name to its tap and address. Without one,
+   * a VM has QEMU's user network only.
+   */
+  readonly vmPort?: (name: string) => Promise<VmPort | undefined>;
   readonly log: (line: string) => void;
 }
 
@@ -99,13 +105,36 @@ function mirrors(registry: string): Record<string, string> {
   return guest === registry ? {} : { [registry]: guest };
 }
 
-/** Write VM `name`'s config, certificate and disk (`molt install`); resolves with the disk. */
+/** Where each VM sits: its name, 1-based index, and its bridge port when the lab has one. */
+interface VmPlace {
+  readonly name: string;
+  readonly index: number;
+  readonly port: VmPort | undefined;
+}
+
+/**
+ * The config's `network`: the bridge NIC's static address and, for nodes, the routes to the
+ * other VMs' pods (their addresses on the bridge; docs/adr/0018).
+ */
+function bridgeNetwork(
+  o: VmMachinesOptions,
+  vm: VmPlace,
+  all: readonly VmPlace[],
+): MachineConfigInput['network'] {
+  if (vm.port === undefined) return undefined;
+  const addresses = all.map((v) => v.port?.address ?? '');
+  const routes = o.kubernetes === undefined ? [] : podRoutes(addresses, vm.index);
+  return { interfaces: [{ mac: vm.port.tap.mac, addresses: [`${vm.port.address}/24`], routes }] };
+}
+
+/** Write VM `vm.name`'s config, certificate and disk (`molt install`); resolves with the disk. */
 async function installVm(
   o: VmMachinesOptions,
-  name: string,
-  index: number,
+  vm: VmPlace,
+  all: readonly VmPlace[],
   bootloader: { name: 'grub' | 'systemd-boot'; efi?: string },
 ): Promise<string> {
+  const { name } = vm;
   const dir = labVmDir(o.labDir, name);
   // A new lab installs its VMs afresh: the old disk, variable store and console go.
   await rm(dir, { recursive: true, force: true });
@@ -121,7 +150,10 @@ async function installVm(
     days: 30,
   });
   const node =
-    o.kubernetes === undefined ? undefined : await nodeFiles(o.kubernetes, dir, name, index);
+    o.kubernetes === undefined
+      ? undefined
+      : await nodeFiles(o.kubernetes, dir, { ...vm, address: vm.port?.address });
+  const network = bridgeNetwork(o, vm, all);
   const config: MachineConfigInput = {
     node: name,
     role: 'worker',
@@ -131,6 +163,7 @@ async function installVm(
     registry: { insecure: true, mirrors: mirrors(o.registry) },
     disk: {},
     ...(node !== undefined && { kubernetes: node.kubernetes }),
+    ...(network !== undefined && { network }),
   };
   const configFile = join(dir, 'config.yaml');
   await writePrivateFile(configFile, stringify(config));
@@ -161,14 +194,20 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
     for (const v of vms) await v.vm.stop();
   };
   try {
-    for (let i = 1; i <= o.count; i++) {
-      const name = `vm-${String(i)}`;
+    // Every VM's address first: each node's config routes to all the others' pods.
+    const places: VmPlace[] = [];
+    for (let index = 1; index <= o.count; index++) {
+      const name = `vm-${String(index)}`;
+      places.push({ name, index, port: await o.vmPort?.(name) });
+    }
+    for (const vm of places) {
+      const { name } = vm;
       const bootloader =
-        i % 2 === 0 && sdboot !== undefined
+        vm.index % 2 === 0 && sdboot !== undefined
           ? { name: 'systemd-boot' as const, efi: sdboot }
           : { name: 'grub' as const };
       const t = performance.now();
-      const disk = await installVm(o, name, i, bootloader);
+      const disk = await installVm(o, vm, places, bootloader);
       o.log(
         `VMs: ${name} installed (${bootloader.name}, ${String(Math.round((performance.now() - t) / 1000))} s); powering on`,
       );
@@ -178,6 +217,7 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
           name,
           disk,
           agentGuestPort: VmAgentPort,
+          ...(vm.port !== undefined && { tap: vm.port.tap }),
           memoryMiB: o.memoryMiB ?? (o.kubernetes === undefined ? 1024 : NodeMemoryMiB),
         }),
       );

@@ -37,17 +37,31 @@ export function guestServer(server: string): string {
   return `https://${guestAddress(url.host)}`;
 }
 
+/** VM `index`'s (1-based) pod subnet: each VM's pods get their own /24. */
+export const podCidr = (index: number): string => `10.244.${String(index)}.0/24`;
+
 /**
- * The files that make VM `index` (1-based) a node: the cluster CA, its bootstrap token and its
+ * The routes to the other VMs' pods over the lab bridge, no overlay (docs/adr/0018): VM `i`'s
+ * subnet via VM `i`'s bridge address. `addresses[i - 1]` is VM `i`'s.
+ */
+export function podRoutes(
+  addresses: readonly string[],
+  index: number,
+): { to: string; via: string }[] {
+  return addresses.flatMap((via, i) => (i + 1 === index ? [] : [{ to: podCidr(i + 1), via }]));
+}
+
+/**
+ * The files that make VM `vm.index` (1-based) a node: the cluster CA, its bootstrap token and its
  * agent's kubeconfig, written into the VM's directory for `molt install`, and the config's
- * `kubernetes` section. Each VM's pods get their own /24, so no two nodes hand out one address.
+ * `kubernetes` section. On the lab bridge, the VM's address there is its Node's InternalIP.
  */
 export async function nodeFiles(
   k: VmKubernetes,
   dir: string,
-  name: string,
-  index: number,
+  vm: { readonly name: string; readonly index: number; readonly address?: string | undefined },
 ): Promise<{ kubernetes: NonNullable<MachineConfigInput['kubernetes']>; kubeconfig: string }> {
+  const { name } = vm;
   const server = guestServer(k.server);
   const caFile = join(dir, 'kube-ca.pem');
   await writePrivateFile(caFile, k.caPem);
@@ -85,8 +99,9 @@ export async function nodeFiles(
         server,
         caFile,
         bootstrapTokenFile: tokenFile,
-        podCidr: `10.244.${String(index)}.0/24`,
+        podCidr: podCidr(vm.index),
         sandboxImage: k.sandboxImage,
+        ...(vm.address !== undefined && { address: vm.address }),
       },
     },
   };

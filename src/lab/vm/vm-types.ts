@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /** What the VM runner (vm.ts) takes and gives. */
 import type { AccelChoice } from './accel.ts';
-import type { PortForward } from './qemu-args.ts';
+import type { PortForward, TapNic } from './qemu-args.ts';
 import type { WaitOptions } from './serial-log.ts';
 
-export type { PortForward } from './qemu-args.ts';
+export type { PortForward, TapNic } from './qemu-args.ts';
 export type { WaitOptions } from './serial-log.ts';
 
 export interface VmOptions {
@@ -27,6 +27,8 @@ export interface VmOptions {
   readonly noReboot?: boolean;
   /** A virtio NIC on user networking (needed by `forwards`). @default true */
   readonly network?: boolean;
+  /** A second virtio NIC on this tap device (a lab bridge's port, made beforehand). */
+  readonly tap?: TapNic;
 }
 
 export interface Vm {

@@ -73,6 +73,7 @@ export async function startVm(o: VmOptions): Promise<Vm> {
     watchdog: o.watchdog ?? true,
     noReboot: o.noReboot ?? false,
     network: o.network ?? true,
+    tap: o.tap,
   };
   return powerOnFirst(o, spec);
 }

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 6: run as root, lab machines get network namespaces and addresses of their own
+// Run as root, lab machines get network namespaces and addresses of their own
 // (src/lab/fleet/network.ts). Three control-plane machines and a worker on a bridge: every agent and
 // etcd member listens at its machine's address on the same well-known port, the etcd cluster forms
 // across the namespaces, a worker pulls a release from the registry on the bridge address and
-// upgrades, and removing the network leaves no namespace or bridge behind.
+// upgrades; a VM's tap joins the bridge; and removing the network leaves nothing behind.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readlink } from 'node:fs/promises';
+import { readlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { createNetnsNetwork, type LabNetwork } from '../../../src/lab/fleet/network.ts';
 import { waitClusterHealthy } from '../../../src/lab/fleet/control-plane.ts';
+import { startVm } from '../../../src/lab/vm/vm.ts';
 import { tempDir } from '../../../src/platform/process/managed-process.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
@@ -112,15 +114,44 @@ describe('lab machines in network namespaces (root)', { skip: !root && 'needs ro
     assert.equal((await worker.status()).version, '1.1.0');
   });
 
-  it('removes every namespace and the bridge', async () => {
+  it('gives a VM a tap on the bridge and an address of its own, which QEMU opens', async () => {
+    const port = await network.vmPort('vm-1');
+    assert.ok(port !== undefined);
+    assert.deepEqual(await network.vmPort('vm-1'), port, 'the same port when asked again');
+    const machines = fleet.machines.map((m) => new URL(m.endpoint).hostname);
+    assert.ok(!machines.includes(port.address), `${port.address} is not a machine's`);
+    assert.match(port.address, new RegExp(`^${network.hostAddress.replace(/1$/, '')}\\d+$`));
+    assert.match(port.tap.mac, /^52:54:00:e7:[0-9a-f]{2}:[0-9a-f]{2}$/);
+    const link = async (): Promise<string> =>
+      (await run('ip', ['-o', 'link', 'show', port.tap.ifname])).stdout;
+    assert.match(await link(), new RegExp(`master ${network.record()?.bridge ?? '?'} `));
+    assert.match(await link(), /NO-CARRIER/, 'nothing holds the tap yet');
+    const disk = join(scratch.path, 'vm-1.img');
+    await writeFile(disk, Buffer.alloc(1024 * 1024)); // nothing to boot: QEMU only holds the NIC
+    const vm = await startVm({
+      name: 'vm-1',
+      dir: join(scratch.path, 'vm-1'),
+      disk,
+      tap: port.tap,
+    });
+    try {
+      assert.doesNotMatch(await link(), /NO-CARRIER/, 'QEMU holds the tap');
+    } finally {
+      await vm.stop();
+    }
+  });
+
+  it('removes every namespace, tap and the bridge', async () => {
     const made = network.record();
     assert.ok(made !== undefined);
     assert.equal(made.namespaces.length, 4);
+    assert.equal(made.taps?.length, 1);
     await stopFleet();
     await network.remove();
     const namespaces = (await run('ip', ['netns', 'list'])).stdout;
     for (const ns of made.namespaces) assert.ok(!namespaces.includes(ns), `${ns} is gone`);
     const links = (await run('ip', ['-o', 'link', 'show'])).stdout;
+    for (const tap of made.taps ?? []) assert.ok(!links.includes(`${tap}:`), `${tap} is gone`);
     assert.ok(!links.includes(`${made.bridge}:`), `${made.bridge} is gone`);
   });
 });

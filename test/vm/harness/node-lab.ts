@@ -82,7 +82,8 @@ export function nodeLab(count: number, cliConfig: string): NodeLab {
     const t = performance.now();
     await molt([
       ...['lab', 'up', '--dir', dir, '--vms', String(count), '--workers', '0'],
-      ...['--fast', '--network', 'loopback'],
+      // netns: the VMs join the lab's bridge (docs/adr/0018), as run as root by default.
+      ...['--fast', '--network', 'netns'],
     ]);
     const state = await readLabStateFile(dir);
     assert.ok(state?.kubeconfig !== undefined, 'lab.json names the lab’s kubeconfig');
