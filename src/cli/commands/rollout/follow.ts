@@ -28,6 +28,12 @@ export interface FollowRolloutOptions {
 const isFinal = (r: RolloutView): boolean => r.state === 'Halted' || isEnded(r.state);
 const key = (r: RolloutView): string => `${r.state} ${JSON.stringify(r.counts)}`;
 
+/**
+ * The operator writes a rollout's new state, then its `rollout-state` event: a follower that sees
+ * the final state first waits this long for the event, so the stream never ends without it.
+ */
+const FinalEventGraceMs = 5_000;
+
 /** Kinds after which the rollout's counts or state may have changed. */
 const moving = new Set(['machine-start', 'machine-result', 'machine-rollback', 'rollout-state']);
 
@@ -86,9 +92,29 @@ async function followOnce(
     o.onEvent(e);
     if (!moving.has(e.kind)) continue;
     const r = await client.rollout(id);
+    if (isFinal(r) && e.kind !== 'rollout-state') await untilFinalEvent(client, id, c, o);
     if (key(r) !== c.shown) o.onProgress(r);
     c.shown = key(r);
     if (isFinal(r)) return r;
   }
   return undefined;
+}
+
+/** Print the events recorded after the cursor until the `rollout-state` one (or the grace ends). */
+async function untilFinalEvent(
+  client: OperatorClient,
+  id: string,
+  c: Cursor,
+  o: FollowRolloutOptions,
+): Promise<void> {
+  const until = Date.now() + FinalEventGraceMs;
+  for (;;) {
+    const rest = await client.history({ after: c.after, rollout: id });
+    for (const e of rest) {
+      c.after = e.seq;
+      o.onEvent(e);
+    }
+    if (rest.some((e) => e.kind === 'rollout-state') || Date.now() > until) return;
+    await sleep(200); // a poll interval under the grace: the event is one write away
+  }
 }

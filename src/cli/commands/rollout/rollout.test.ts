@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
 import type { MemoryOperatorStore } from '../../../operator/adapters/memory-store/operator-store.ts';
@@ -124,7 +125,7 @@ describe('molt rollout and molt machine', () => {
     assert.match(halted.stderr, /hint: .*--force/);
   });
 
-  it('follows a rollout: its history, progress lines, until it completes', async () => {
+  it('follows a rollout: its history, progress lines, until it completes — its last event included', async () => {
     const io = memoryIo();
     const running = main(['rollout', 'status', 'workers-1.1.0', '--follow', ...as('node')], io);
     await eventually(() => {
@@ -149,7 +150,17 @@ describe('molt rollout and molt machine', () => {
       );
       return Promise.resolve();
     });
+    // The operator writes the new state, then its event: a follower that reads the final state on
+    // the event before (here w-3's result) still waits for the completion's own line.
     await store.updateRollout('workers-1.1.0', (r) => ({ ...r, state: 'Completed' }));
+    await store.appendHistory({
+      at: Date.now(),
+      kind: 'machine-result',
+      rollout: 'workers-1.1.0',
+      machine: 'w-3',
+      message: 'w-3: Succeeded',
+    });
+    await Promise.race([running, sleep(1_000)]);
     await store.appendHistory({
       at: Date.now(),
       kind: 'rollout-state',
