@@ -198,6 +198,7 @@ export const ErrorCode = {
   AlreadyStarted: 'MOLT_ALREADY_STARTED',
   /** Another operator leads; only the leader acts (ask it, or wait for its claim to expire). */
   NotLeader: 'MOLT_NOT_LEADER',
+  ResignFailed: 'MOLT_RESIGN_FAILED', // the others wait for the claim to expire
   /** A value in the operator's store that molt did not write or cannot read (named by its key). */
   StoreCorrupt: 'MOLT_STORE_CORRUPT',
   /** The operator's store cannot be used at all (its CRD not installed, its namespace missing). */

@@ -5,6 +5,7 @@
 // wall-clock wait that a slow machine could make vacuous.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import {
   createMemoryLeadership,
@@ -143,5 +144,34 @@ describe('the operator loop', () => {
     assert.equal((await asleep()).ms, 3_600_000 - minGapMs);
     assert.equal(passes(), 2);
     await loop.stop();
+  });
+
+  it('says when it could not resign at its stop, and stops all the same', async () => {
+    const lines: string[] = [];
+    const store = new MemoryOperatorStore();
+    const leadership = createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1');
+    const d: ReconcileDeps = {
+      store,
+      agents: gateway,
+      watch: { track: () => undefined },
+      releases: () => Promise.resolve([]),
+      settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
+      now: () => Date.now(),
+      log: (line) => lines.push(line),
+    };
+    const refusing = {
+      ...leadership,
+      resign: () => Promise.reject(new MoltError(ErrorCode.ResignFailed, 'lost 5 writes')),
+    };
+    const loop = startOperatorLoop(d, refusing, {
+      intervalMs: 3_600_000,
+      sleep: handClock().sleep,
+    });
+    await loop.nextPass();
+    await loop.stop();
+    assert.ok(
+      lines.some((l) => /^could not resign leadership \(op-1\): .*lost 5 writes/.test(l)),
+      lines.join('\n'),
+    );
   });
 });

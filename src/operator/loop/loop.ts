@@ -136,7 +136,10 @@ export function startOperatorLoop(
     async stop() {
       stopping.abort();
       await done;
-      await leadership.resign().catch(() => undefined);
+      // A failed resign costs the others one TTL of waiting, not correctness: say so, and stop.
+      await leadership.resign().catch((e: unknown) => {
+        d.log(`could not resign leadership (${leadership.id}): ${describe(e)}`);
+      });
     },
     wake(w) {
       woken = true;

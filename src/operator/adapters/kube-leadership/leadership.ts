@@ -154,10 +154,16 @@ export function createKubeLeadership(o: KubeLeadershipOptions): Leadership {
       state.leading = false;
       // A renewal already under way may land first and make this write conflict: read again (no
       // new renewal starts once leading is false).
-      for (let attempt = 0; attempt < 5; attempt++) {
+      const attempts = 5;
+      for (let attempt = 0; attempt < attempts; attempt++) {
         const l = await read();
         if (holderOf(l) !== id || (await write(l, ''))) return;
       }
+      throw new MoltError(
+        ErrorCode.ResignFailed,
+        `could not release the Lease ${namespace}/${name}: ${String(attempts)} writes in a row lost to another`,
+        { hint: `another operator takes over when the claim expires (${String(o.ttlSeconds)} s)` },
+      );
     },
     close() {
       state.closed = true;
