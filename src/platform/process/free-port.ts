@@ -22,6 +22,22 @@ function ephemeralLow(): number {
 const Low = 1024;
 const High = ephemeralLow() - 1;
 
+/**
+ * The ports below the ephemeral range that fetch refuses to connect to (the WHATWG Fetch
+ * standard's "bad ports", which Node's fetch follows): a server there is unreachable for molt's
+ * own clients. The list is the standard's; nothing here can ask fetch for it.
+ */
+export const FetchBlockedPorts: ReadonlySet<number> = new Set([
+  1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669,
+  6679, 6697, 10080,
+]);
+
+/** A candidate port from `random()` in [0, 1): in range, and one fetch will connect to. */
+export function candidatePort(random: () => number): number | undefined {
+  const port = Low + Math.floor(random() * (High - Low + 1));
+  return FetchBlockedPorts.has(port) ? undefined : port;
+}
+
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -45,8 +61,8 @@ function bindable(port: number): Promise<boolean> {
  */
 export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = Low + Math.floor(Math.random() * (High - Low + 1));
-    if (await bindable(port)) return port;
+    const port = candidatePort(Math.random);
+    if (port !== undefined && (await bindable(port))) return port;
   }
   throw new Error(`no free TCP port on 127.0.0.1 from ${String(Low)} to ${String(High)}`);
 }
