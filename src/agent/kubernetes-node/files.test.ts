@@ -157,6 +157,31 @@ describe('renderNodeFiles', () => {
     });
   });
 
+  it('a plain-HTTP registry reached directly: its own hosts.toml, the sandbox image’s and registry.host', async () => {
+    const direct = renderNodeFiles(
+      config(
+        { registry: { insecure: true, host: 'reg.lab:5000' } },
+        {
+          ...node,
+          sandboxImage: '10.231.0.1:5000/molt/pause:3.10',
+        },
+      ),
+      { caPem, token },
+    );
+    for (const registry of ['10.231.0.1:5000', 'reg.lab:5000'])
+      assert.deepEqual(await tomlData(text(direct, `certs.d/${registry}/hosts.toml`)), {
+        server: `http://${registry}`,
+        capabilities: ['pull', 'resolve'],
+        skip_verify: true,
+      });
+    const tls = renderNodeFiles(config({ registry: { insecure: false } }), { caPem, token });
+    assert.deepEqual(
+      Object.keys(tls).filter((f) => f.startsWith('certs.d/')),
+      [],
+      'a TLS registry needs no file',
+    );
+  });
+
   it('a TLS registry mirror: https, certificates verified', () => {
     const tls = renderNodeFiles(
       config({ registry: { mirrors: { 'reg.example': 'mirror.example:443' } } }),

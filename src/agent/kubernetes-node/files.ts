@@ -10,6 +10,7 @@
  * token. Pure: the caller reads the CA and token and writes the result (image/install/).
  */
 import { stringify } from 'yaml';
+import { parseImageReference } from '../../core/slots/reference.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { MachineConfig } from '../../protocol/machine-config.ts';
 import {
@@ -66,23 +67,30 @@ function containerdToml(node: KubernetesNodeConfig): string {
 }
 
 /**
- * One `certs.d/<registry>/hosts.toml` per `registry.mirrors` entry: images keep the name they
- * were published under (`127.0.0.1:5000/…`) and are pulled from the mirror (a VM's `10.0.2.2`).
+ * containerd's `certs.d/<registry>/hosts.toml` files. One per `registry.mirrors` entry: images
+ * keep the name they were published under (`127.0.0.1:5000/…`) and are pulled from the mirror (a
+ * VM's `10.0.2.2`). And with `registry.insecure`, one saying plain HTTP for each registry the node
+ * pulls from directly — `registry.host` and the sandbox image's — since containerd, unlike the
+ * agent, assumes HTTPS for any registry it has no file for.
  */
-function hostsTomls(config: MachineConfig): Record<string, NodeFile> {
+function hostsTomls(config: MachineConfig, sandboxImage: string): Record<string, NodeFile> {
   const { mirrors, insecure } = config.registry;
+  const file = (server: string): NodeFile => ({
+    content: toToml({
+      server,
+      capabilities: ['pull', 'resolve'],
+      ...(insecure && { skip_verify: true }),
+    }),
+    mode: Public,
+  });
   const files: Record<string, NodeFile> = {};
-  for (const [registry, mirror] of Object.entries(mirrors)) {
-    const server = `${insecure ? 'http' : 'https'}://${mirror}`;
-    files[`certs.d/${registry}/hosts.toml`] = {
-      content: toToml({
-        server,
-        capabilities: ['pull', 'resolve'],
-        ...(insecure && { skip_verify: true }),
-      }),
-      mode: Public,
-    };
-  }
+  for (const [registry, mirror] of Object.entries(mirrors))
+    files[`certs.d/${registry}/hosts.toml`] = file(`${insecure ? 'http' : 'https'}://${mirror}`);
+  if (!insecure) return files;
+  const direct = [config.registry.host, parseImageReference(sandboxImage).registry];
+  for (const registry of direct)
+    if (registry !== undefined && mirrors[registry] === undefined)
+      files[`certs.d/${registry}/hosts.toml`] = file(`http://${registry}`);
   return files;
 }
 
@@ -195,7 +203,7 @@ export function renderNodeFiles(
   const name = config.kubernetes?.nodeName ?? config.node;
   return {
     'containerd.toml': { content: containerdToml(node), mode: Public },
-    ...hostsTomls(config),
+    ...hostsTomls(config, node.sandboxImage),
     'cni/10-molt-bridge.conflist': { content: bridgeConflist(node), mode: Public },
     'kubelet.yaml': { content: kubeletYaml(node), mode: Public },
     'kubelet.env': { content: kubeletEnv(name, node.address), mode: Public },
