@@ -81,6 +81,9 @@ export function apiserverArgs(
     // The API server's own identity towards kubelets (logs, exec), which they check against the CA.
     `--kubelet-client-certificate=${f.pki.kubeletClientCert}`,
     `--kubelet-client-key=${f.pki.kubeletClientKey}`,
+    // Kubelets by their InternalIP first, as kubeadm does: a node's hostname (the default's
+    // first choice) resolves nowhere in the lab.
+    '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${at('sa.pub')}`,
