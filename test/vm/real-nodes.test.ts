@@ -3,7 +3,8 @@
  * Real Kubernetes nodes on molt machines (docs/adr/0015), as a user runs it:
  * `molt lab up --vms 2 --workers 0` (the VMs' release 1.0.0 carries containerd 2 and the previous
  * minor's kubelet; they join the lab's cluster by TLS bootstrap), the lab's workloads then run as
- * real containers on them, and `molt lab publish 1.1.0 --vm` (the current kubelet) rolls through
+ * real containers on them, the VMs sit on the lab's bridge (their own InternalIPs, `kubectl logs`
+ * and `exec`, pod to pod across VMs through molt's routes), and `molt lab publish 1.1.0 --vm` (the current kubelet) rolls through
  * the operator: canary, then the other VM, each cordoned, drained through the PodDisruptionBudgets,
  * really rebooted, Ready again with the new kubelet, uncordoned. A sampler reads the budgets and
  * the Nodes every second throughout and the test fails on any sample with fewer healthy pods than
