@@ -51,6 +51,7 @@ function labArgs(o: LabOptions): string[] {
     String(o.dashboardPort),
     '--network',
     o.network,
+    ...(o.operator === 'cluster' ? ['--operator', 'cluster'] : []),
   ];
 }
 

@@ -18,6 +18,7 @@ import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import { waitReady } from '../platform/process/readiness.ts';
 import type { FleetFileInput } from '../protocol/fleet-schema.ts';
+import type { OperatorConfigInput } from '../protocol/operator-config.ts';
 import { MoltGroup, MoltVersion } from '../protocol/kube-resources.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
 import type { LabFleet, LabMachineRecord } from './fleet/fleet.ts';
@@ -84,6 +85,8 @@ export interface LabOperatorFiles {
   readonly pools?: string;
   /** The file holding the dashboard token of {@link labDashboardUser}. */
   readonly dashboardToken: string;
+  /** What the config adds to writeOperatorFiles' defaults: its PKI, listeners, periods. */
+  readonly settings: Partial<OperatorConfigInput>;
 }
 
 /**
@@ -109,21 +112,19 @@ export async function writeOperatorConfig(
   const access = await dashboardAccess(fleet.dir);
   const declared = o.kubeconfig !== undefined;
   const pools = declared ? await writePoolObjects(fleet.dir, labPools(o)) : undefined;
+  const settings: Partial<OperatorConfigInput> = {
+    pki: await issueOperatorApiCert(pki),
+    id: 'lab-operator',
+    discoverEvery: '2s',
+    listen: { host: '127.0.0.1', port: o.ports.api },
+    dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard }, ...access.config },
+    ...(o.kubeconfig !== undefined && { kubernetes: { kubeconfig: o.kubeconfig } }),
+  };
   const config = await writeOperatorFiles(
     { ...fleet, machines: [...fleet.machines, ...vms] },
-    {
-      pools: declared ? [] : labPools(o),
-      config: {
-        pki: await issueOperatorApiCert(pki),
-        id: 'lab-operator',
-        discoverEvery: '2s',
-        listen: { host: '127.0.0.1', port: o.ports.api },
-        dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard }, ...access.config },
-        ...(o.kubeconfig !== undefined && { kubernetes: { kubeconfig: o.kubeconfig } }),
-      },
-    },
+    { pools: declared ? [] : labPools(o), config: settings },
   );
-  return { config, dashboardToken: access.file, ...(pools !== undefined && { pools }) };
+  return { config, dashboardToken: access.file, settings, ...(pools !== undefined && { pools }) };
 }
 
 /** The pools as `Pool` objects in the operator's namespace, in `<dir>/pools.yaml`. */

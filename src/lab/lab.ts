@@ -33,6 +33,7 @@ import {
 } from './fleet/network.ts';
 import { workloads } from './fleet/workloads.ts';
 import { startOperator, writeOperatorConfig } from './lab-operator.ts';
+import { startClusterOperator, type OperatorPlace } from './lab-cluster-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
 import { readyState } from './ready-state.ts';
 import { prepareVmNodes, type VmNodes } from './lab-nodes.ts';
@@ -56,6 +57,8 @@ export interface LabOptions {
   readonly vms: number;
   /** The argv that starts molt (`[node, …/bin/molt.js]`): machines and the operator run it. */
   readonly molt: readonly string[];
+  /** The operator as a host process, or as pods on the VM nodes (lab-cluster-operator.ts). @default 'host' */
+  readonly operator?: OperatorPlace;
 }
 
 export interface RunningLab {
@@ -208,6 +211,12 @@ async function startNetwork(
   return network;
 }
 
+/** The operator as a process of the lab daemon. */
+async function hostOperator(molt: readonly string[], config: string, logs: string) {
+  const operator = await startOperator(molt, config, logs);
+  return { ...operator, stop: () => operator.process.stop(10_000) };
+}
+
 /**
  * Start the lab; on failure everything started so far is stopped again. When `signal` aborts (the
  * daemon was told to stop while starting), the start ends at its next step with the signal's
@@ -243,8 +252,11 @@ export async function startLab(
     );
     await applyPools(kube, files.pools, log);
     checkpoint();
-    const operator = await startOperator(o.molt, files.config, logs);
-    stops.push(() => operator.process.stop(10_000));
+    const operator =
+      o.operator === 'cluster' && kube !== undefined && vms !== undefined
+        ? await startClusterOperator({ ...o, network, kube, fleet, vms, ...files, log })
+        : await hostOperator(o.molt, files.config, logs);
+    stops.push(operator.stop);
     checkpoint();
     log(`operator: leading; dashboard at ${operator.dashboard}`);
     const state = readyState(o, {

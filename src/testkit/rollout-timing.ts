@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** When machines ran in a rollout, for tests and benchmarks that check how many ran at once. */
-import type { Rollout } from '../core/rollout/types.ts';
+import type { Rollout, StartRecord } from '../core/rollout/types.ts';
 
 /** When machine `id` ran in `rollout`: [started, finished] (epoch ms). */
 export function ranAt(rollout: Rollout, id: string): [number, number] {
@@ -18,4 +18,12 @@ export function maxOverlap(intervals: readonly (readonly [number, number])[]): n
   let most = 0;
   for (const [, d] of edges) most = Math.max(most, (now += d));
   return most;
+}
+
+/** How many start records each `rollout/machine` has: an operator starts a machine once. */
+export function startsPerMachine(starts: readonly StartRecord[]): Map<string, number> {
+  const count = new Map<string, number>();
+  for (const s of starts)
+    count.set(`${s.rollout}/${s.machine}`, (count.get(`${s.rollout}/${s.machine}`) ?? 0) + 1);
+  return count;
 }

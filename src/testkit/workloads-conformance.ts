@@ -111,7 +111,9 @@ export function workloadsConformance(target: WorkloadsTarget): void {
       const r = ref('Deployment', 'edited');
       await rig.create(r, a, {});
       await rig.edit(r, 'app', c);
-      await eventually(async () => { assert.equal((await imagesOf(r))['app'], c); });
+      await eventually(async () => {
+        assert.equal((await imagesOf(r))['app'], c);
+      });
       // `side` alone would apply: the patch is all or nothing.
       await rejectsWithCode(
         rig.workloads.setImages(r, [

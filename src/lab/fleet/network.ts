@@ -74,6 +74,11 @@ export interface LabNetwork {
   vmPort(name: string): Promise<VmPort | undefined>;
   /** The port `service` of a machine listens on. */
   port(service: MachinePort): Promise<number>;
+  /**
+   * Route `to` (a CIDR) from the host through `via` on the bridge (netns mode; it goes with the
+   * bridge). Refused when the host already routes `to`: another lab's VMs claim it.
+   */
+  route(to: string, via: string): Promise<void>;
   /** Remove the namespaces and the bridge (netns mode); idempotent. */
   remove(): Promise<void>;
 }
@@ -103,6 +108,10 @@ export function loopbackNetwork(o: { readonly freePort?: () => Promise<number> }
     machine: (name) => Promise.resolve({ name, address: '127.0.0.1', exec: [] }),
     vmPort: () => Promise.resolve(undefined),
     port,
+    route: (to) =>
+      Promise.reject(
+        new MoltError(ErrorCode.LabFailed, `a loopback lab has no bridge to route ${to} through`),
+      ),
     remove: () => Promise.resolve(),
   };
 }
@@ -241,6 +250,18 @@ export async function createNetnsNetwork(dir: string): Promise<LabNetwork> {
     machine: async (name) => machines.get(name) ?? remember(machines, name, await addMachine(name)),
     vmPort: async (name) => vms.get(name) ?? remember(vms, name, await addVm(name)),
     port: (service) => Promise.resolve(WellKnown[service]),
+    route: async (to, via) => {
+      await ip(['route', 'add', to, 'via', via, 'dev', state.bridge]).catch((e: unknown) => {
+        throw new MoltError(
+          ErrorCode.LabFailed,
+          `cannot route ${to} via ${via}: ${(e as Error).message}`,
+          {
+            hint: 'another lab on this host may route the same pod subnets (`ip route`): stop it first',
+            cause: e,
+          },
+        );
+      });
+    },
     remove: () => removeNetwork(dir).then(() => undefined),
   };
 }

@@ -22,12 +22,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
-import {
-  apiserverArgs,
-  kubeconfig,
-  writeFiles,
-  type Files,
-} from './kube-files.ts';
+import { apiserverArgs, kubeconfig, writeFiles, type Files } from './kube-files.ts';
 import { kubeBinaries } from './kube-binaries.ts';
 import {
   applyNodeBootstrapRbac,

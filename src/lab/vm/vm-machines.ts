@@ -72,8 +72,15 @@ export interface VmMachinesOptions {
 
 export interface VmMachines {
   readonly vms: readonly LabVm[];
-  /** The VMs as the fleet file lists them (pool `vms`). */
+  /** The VMs as the fleet file lists them (pool `vms`), reached through forwarded ports. */
   readonly machines: readonly LabMachineRecord[];
+  /**
+   * The same machines at their addresses on the lab bridge (netns labs; empty otherwise): how a
+   * process on the bridge, or a pod on a VM, reaches the agents.
+   */
+  readonly onBridge: readonly LabMachineRecord[];
+  /** Each VM's bridge address by its 1-based index (netns labs). */
+  readonly addresses: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -146,7 +153,8 @@ async function installVm(
     outDir: pki,
     role: 'node',
     name,
-    sans: ['127.0.0.1'],
+    // The host reaches the agent through a forwarded port, pods and lab machines on the bridge.
+    sans: ['127.0.0.1', ...(vm.port === undefined ? [] : [vm.port.address])],
     days: 30,
   });
   const node =
@@ -190,12 +198,12 @@ async function installVm(
 export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines> {
   const sdboot = await sdBootBinary();
   const vms: LabVm[] = [];
+  const places: VmPlace[] = [];
   const stop = async (): Promise<void> => {
     for (const v of vms) await v.vm.stop();
   };
   try {
     // Every VM's address first: each node's config routes to all the others' pods.
-    const places: VmPlace[] = [];
     for (let index = 1; index <= o.count; index++) {
       const name = `vm-${String(index)}`;
       places.push({ name, index, port: await o.vmPort?.(name) });
@@ -242,15 +250,22 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
     await stop();
     throw e;
   }
+  const machine = (id: string, endpoint: string): LabMachineRecord => ({
+    id,
+    endpoint,
+    role: 'worker',
+    pool: VmPool,
+    labels: {},
+  });
   return {
     vms,
-    machines: vms.map((v) => ({
-      id: v.record.name,
-      endpoint: v.record.endpoint,
-      role: 'worker' as const,
-      pool: VmPool,
-      labels: {},
-    })),
+    machines: vms.map((v) => machine(v.record.name, v.record.endpoint)),
+    onBridge: places.flatMap((p) =>
+      p.port === undefined
+        ? []
+        : [machine(p.name, `https://${p.port.address}:${String(VmAgentPort)}`)],
+    ),
+    addresses: places.flatMap((p) => (p.port === undefined ? [] : [p.port.address])),
     stop,
   };
 }

@@ -10,7 +10,12 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { writeOperatorOverlay } from '../../../src/lab/cluster-operator.ts';
+import { parseFleet } from '../../../src/protocol/fleet.ts';
+import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
 import {
   startKubeControlPlane,
   type KubeControlPlane,
@@ -89,6 +94,88 @@ describe('deploy/kubernetes on a real API server', () => {
       deployment?.spec?.template?.spec.containers[0]?.image,
       'registry.example.com/molt/operator:0.1.0',
     );
+  });
+
+  it('takes the lab’s overlay (`molt lab up --operator cluster`): image by digest, config and PKI generated, the API server’s own address for clusters without kube-proxy', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molt-overlay-'));
+    try {
+      const pem = (name: string) => join(dir, `${name}.pem`);
+      for (const f of ['ca', 'op', 'opk', 'srv', 'srvk']) await writeFile(pem(f), `${f}\n`);
+      const digest = `sha256:${'a'.repeat(64)}`;
+      const overlay = join(dir, 'operator');
+      await writeOperatorOverlay(
+        {
+          dir: overlay,
+          registry: '10.231.9.1:5000',
+          apiServer: 'https://10.231.9.1:6443',
+          pki: {
+            ca: pem('ca'),
+            cert: pem('op'),
+            key: pem('opk'),
+            serverCert: pem('srv'),
+            serverKey: pem('srvk'),
+          },
+          machines: [
+            {
+              id: 'vm-1',
+              endpoint: 'https://10.231.9.14:7443',
+              role: 'worker',
+              pool: 'vms',
+              labels: {},
+            },
+          ],
+          config: { discoverEvery: '2s' },
+          nodeSelector: { 'molt.dev/pool': 'vms' },
+        },
+        `10.231.9.1:5000/molt/operator@${digest}`,
+      );
+      const objects = parseAllDocuments(await kubectl('kustomize', overlay)).map(
+        (d) => d.toJS() as Obj & { data?: Record<string, string> },
+      );
+      const deployment = objects.find((o) => o.kind === 'Deployment');
+      const container = deployment?.spec?.template?.spec.containers[0] as
+        { image: string; env: { name: string; value: string }[] } | undefined;
+      assert.equal(container?.image, `10.231.9.1:5000/molt/operator@${digest}`);
+      assert.deepEqual(
+        container.env.filter((e) => e.name.startsWith('KUBERNETES_SERVICE_')),
+        [
+          { name: 'KUBERNETES_SERVICE_HOST', value: '10.231.9.1' },
+          { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
+        ],
+      );
+      assert.deepEqual(
+        (deployment?.spec?.template?.spec as { nodeSelector?: unknown }).nodeSelector,
+        { 'molt.dev/pool': 'vms' },
+      );
+      const config = objects.find(
+        (o) => o.kind === 'ConfigMap' && o.metadata.name === 'molt-operator-config',
+      );
+      assert.equal(config?.metadata.namespace, ns);
+      const parsed = OperatorConfig.parse(parseYaml(config.data?.['operator.yaml'] ?? ''));
+      assert.deepEqual(parsed.store, { kubernetes: {} });
+      assert.equal(parsed.fleet, '/etc/molt/config/fleet.yaml');
+      assert.equal(parsed.kubernetes?.namespace, ns);
+      assert.equal(parsed.kubernetes.kubeconfig, undefined, 'the pod’s ServiceAccount');
+      const fleet = parseFleet(config.data?.['fleet.yaml'] ?? '', {
+        poolsDeclaredElsewhere: true,
+      });
+      assert.deepEqual(
+        fleet.machines.map((m) => m.endpoint),
+        ['https://10.231.9.14:7443'],
+      );
+      const secret = objects.find((o) => o.kind === 'Secret');
+      assert.equal(secret?.metadata.name, 'molt-operator-pki');
+      assert.equal(secret.metadata.namespace, ns);
+      assert.deepEqual(Object.keys(secret.data ?? {}).sort(), [
+        'ca.pem',
+        'operator.key',
+        'operator.pem',
+        'server.key',
+        'server.pem',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('is accepted whole by the API server in a dry run, then applied for real', async () => {

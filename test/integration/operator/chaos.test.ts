@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Rollout, StartRecord } from '../../../src/core/rollout/types.ts';
+import type { Rollout } from '../../../src/core/rollout/types.ts';
 import { createEtcdOperatorStore } from '../../../src/operator/adapters/etcd-store/operator-store.ts';
 import type { OperatorStore } from '../../../src/operator/ports/store.ts';
 import {
@@ -18,7 +18,7 @@ import {
 import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
-import { maxOverlap, ranAt } from '../../../src/testkit/rollout-timing.ts';
+import { maxOverlap, ranAt, startsPerMachine } from '../../../src/testkit/rollout-timing.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 
 const minKills = 20;
@@ -112,13 +112,6 @@ async function killRepeatedly(): Promise<{ kills: number; last: ManagedProcess }
     return { kills, last: operator };
   }
   throw new Error('the rollout never completed');
-}
-
-function startsPerMachine(starts: readonly StartRecord[]): Map<string, number> {
-  const count = new Map<string, number>();
-  for (const s of starts)
-    count.set(`${s.rollout}/${s.machine}`, (count.get(`${s.rollout}/${s.machine}`) ?? 0) + 1);
-  return count;
 }
 
 describe(`molt operator killed at ${String(minKills)}+ random points of one rollout (seed ${String(seed)})`, () => {

@@ -61,9 +61,10 @@ export interface NodeLab {
 
 /**
  * Start the lab in `before` and stop it in `after` of the enclosing suite; `cliConfig` names the
- * CLI config file the lab's context goes into (one per test file, never the real home's).
+ * CLI config file the lab's context goes into (one per test file, never the real home's), and
+ * `flags` are more of `molt lab up`'s.
  */
-export function nodeLab(count: number, cliConfig: string): NodeLab {
+export function nodeLab(count: number, cliConfig: string, flags: readonly string[] = []): NodeLab {
   const vms = Array.from({ length: count }, (_, i) => `vm-${String(i + 1)}`);
   const keep = process.env['MOLT_VM_KEEP'] === '1';
   let dir = '';
@@ -83,7 +84,7 @@ export function nodeLab(count: number, cliConfig: string): NodeLab {
     await molt([
       ...['lab', 'up', '--dir', dir, '--vms', String(count), '--workers', '0'],
       // netns: the VMs join the lab's bridge (docs/adr/0018), as run as root by default.
-      ...['--fast', '--network', 'netns'],
+      ...['--fast', '--network', 'netns', ...flags],
     ]);
     const state = await readLabStateFile(dir);
     assert.ok(state?.kubeconfig !== undefined, 'lab.json names the lab’s kubeconfig');

@@ -41,6 +41,7 @@ const lab: ProcessSpec = {
         ['--fast', 'short soaks and timeouts'],
         ['--dashboard-port <port>', 'the dashboard’s port (default: a free one)'],
         ['--network <mode>', 'auto, netns or loopback', ['auto', 'netns', 'loopback']],
+        ['--operator <where>', 'host (a process) or cluster (pods on the VMs)', ['host', 'cluster']],
         labOutput,
       ],
     },

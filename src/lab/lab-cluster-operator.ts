@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * Where the lab's operator runs (`molt lab up --operator host|cluster`): a process on the host
+ * (lab-operator.ts), or pods in the lab's own cluster, on its VM nodes (cluster-operator.ts) —
+ * the operator upgrading the machines it runs on. For `cluster` the host routes each VM's pod
+ * subnet through the VM, and a relay (services/pod-relay.ts) gives `molt lab env` and the
+ * dashboard an address that outlives any one pod.
+ */
+import { join } from 'node:path';
+import { ErrorCode, MoltError } from '../core/errors.ts';
+import type { OperatorConfigInput } from '../protocol/operator-config.ts';
+import {
+  installClusterOperator,
+  OperatorName,
+  OperatorNamespace,
+  OperatorPorts,
+} from './cluster-operator.ts';
+import type { LabFleet } from './fleet/fleet.ts';
+import type { LabNetwork, NetworkMode } from './fleet/network.ts';
+import { startPodRelay } from './services/pod-relay.ts';
+import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import { podRoutes } from './vm/vm-node.ts';
+import { VmPool, type VmMachines } from './vm/vm-machines.ts';
+import { PoolLabel } from '../protocol/kube-resources.ts';
+
+export type OperatorPlace = 'host' | 'cluster';
+
+/** The `--operator` flag, checked against the rest of the lab: MOLT_BAD_FLAG saying what is missing. */
+export function operatorPlace(
+  value: string,
+  lab: { readonly kubernetes: boolean; readonly vms: number; readonly network: NetworkMode },
+): OperatorPlace {
+  if (value !== 'host' && value !== 'cluster')
+    throw new MoltError(ErrorCode.BadFlag, `--operator must be host or cluster, not ${value}`);
+  if (value === 'host') return value;
+  const missing = !lab.kubernetes
+    ? 'a cluster (drop --no-kubernetes)'
+    : lab.vms === 0
+      ? 'nodes that run pods: --vms N'
+      : lab.network !== 'netns'
+        ? 'the lab bridge (--network netns, as root)'
+        : undefined;
+  if (missing !== undefined)
+    throw new MoltError(ErrorCode.BadFlag, `--operator cluster needs ${missing}`, {
+      hint: 'e.g. molt lab up --vms 2 --workers 0 --operator cluster',
+    });
+  return value;
+}
+
+export interface ClusterOperatorParts {
+  readonly dir: string;
+  readonly molt: readonly string[];
+  readonly network: LabNetwork;
+  readonly kube: KubeControlPlane;
+  readonly fleet: LabFleet;
+  readonly vms: VmMachines;
+  /** The host operator's config the lab wrote: its PKI, periods and dashboard users. */
+  readonly settings: Partial<OperatorConfigInput>;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * Install the operator in the cluster and relay to it; resolves with the addresses the lab's CLI
+ * context and dashboard use, and how to stop the relay (the pods go with the cluster).
+ */
+export async function startClusterOperator(
+  p: ClusterOperatorParts,
+): Promise<{ api: string; dashboard: string; stop: () => Promise<void> }> {
+  // Not the host operator's id (each replica is its pod), listeners or kubeconfig (a file here).
+  const { pki, discoverEvery, dashboard } = p.settings;
+  if (pki?.serverCert === undefined || pki.serverKey === undefined)
+    throw new MoltError(ErrorCode.Internal, 'the lab operator has no server certificate');
+  for (const route of podRoutes(p.vms.addresses, 0)) await p.network.route(route.to, route.via);
+  const apiPort = new URL(p.kube.server).port;
+  await installClusterOperator({
+    dir: join(p.dir, 'operator'),
+    molt: p.molt,
+    kubectl: join(p.kube.bins, 'kubectl'),
+    kubeconfig: p.kube.admin.kubeconfig,
+    registry: p.fleet.registry.host,
+    apiServer: `https://${p.network.hostAddress}:${apiPort}`,
+    pki: { ...pki, serverCert: pki.serverCert, serverKey: pki.serverKey },
+    machines: [...p.fleet.machines, ...p.vms.onBridge],
+    nodeSelector: { [PoolLabel]: VmPool },
+    config: {
+      ...(discoverEvery !== undefined && { discoverEvery }),
+      // Plain HTTP as on the host: `molt lab status` and the demo read it through the relay.
+      ...(dashboard !== undefined && { dashboard: { ...dashboard, tls: false } }),
+    },
+    log: p.log,
+  });
+  const relay = await startPodRelay(
+    { namespace: OperatorNamespace, name: OperatorName, kubeconfig: p.kube.admin.kubeconfig },
+    [OperatorPorts.api, OperatorPorts.dashboard],
+  );
+  const at = (port: number): string => `https://${relay.addresses.get(port) ?? ''}`;
+  return {
+    api: at(OperatorPorts.api),
+    dashboard: `http://${relay.addresses.get(OperatorPorts.dashboard) ?? ''}`,
+    stop: () => relay.close(),
+  };
+}

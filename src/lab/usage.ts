@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+/** The help of `molt lab` and `molt lab machine` (main.ts). */
+
+export const machineUsage = `Usage: molt lab machine --root DIR [options]
+
+Run one lab machine: firmware and bootloader played by molt, the agent booted into the slot the
+bootloader chooses, rebooted when it asks. Prepares DIR on first use.
+
+Options:
+  --root DIR               the machine's root directory (ESP, slots, EPHEMERAL, STATE)
+  --bootloader NAME        grub (default) or systemd-boot
+  --image REF              installer image for the first install of slot A
+  --insecure               plain-HTTP registry (loopback labs)
+  --pki DIR                fleet CA (molt pki init) to issue the node certificate from
+  --control-plane          a control-plane machine (needs --config with an etcd section)
+  --config FILE            install FILE as state/config.yaml
+  --node NAME              node name (default: the root directory's name)
+  --health-deadline SECS   how long a new slot has to become healthy (default 20)
+  --api-port PORT          the agent's port (default: a free port chosen once)
+
+Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
+`;
+
+export const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--vms N] [--no-kubernetes] [--fast]
+                    [--dashboard-port P] [--network auto|netns|loopback]
+                    [--operator host|cluster] [-o json]
+       molt lab status [--dir DIR] [-o json]
+       molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
+       molt lab kubectl ARGS…                # the lab's kubectl on its admin kubeconfig (MOLT_LAB_DIR)
+       molt lab publish VERSION [--vm] [--broken|--broken-kubelet] [--channels LIST] [--dir DIR] [-o json]
+       molt lab down [--dir DIR] [-o json]
+       molt lab machine --root DIR [options] # one machine (see molt lab machine --help)
+
+A lab: a real registry, 3 control-plane and N worker lab machines (their etcd cluster holds the
+operator's state), a real Kubernetes control plane with the machines as nodes and workloads under
+PodDisruptionBudgets, and molt operator with its dashboard — all on this machine, in DIR
+(default .molt/lab), kept running by one daemon until \`molt lab down\`.
+
+--vms N adds N VMs (QEMU, OVMF, a disk written by \`molt install\`, the real bootloader and
+kernel) in pool \`vms\`, following channel \`vm\`; every machine then starts on the real OS release
+1.0.0 built by \`molt image build\` (root; cached under .molt/images). With Kubernetes the VMs
+are real nodes of the lab's cluster (containerd and a kubelet in the release, joined by a
+bootstrap token; the first run builds them from the Go module proxy), and --workers 0 leaves them
+the only workers: the lab's workloads then run as real containers on them. \`molt lab publish
+VERSION --vm\` builds and publishes an OS release for them (channel \`vm\` by default; with
+Kubernetes it carries the current kubelet, 1.0.0 the previous minor's); with --broken its kernel
+panics at boot, so the VM falls back; with --broken-kubelet (needs Kubernetes) its kubelet exits
+on an unknown flag, so the VM's health check fails at its deadline and it falls back by itself.
+
+--network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
+a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto
+(the default) is netns when run as root, loopback otherwise.
+
+--operator cluster runs the operator as a user installs it in a cluster (deploy/kubernetes): its
+image built by \`molt image build --operator\` and pushed to the lab's registry, then
+\`kubectl apply -k\` — two replicas on the VM nodes, leader by Lease, records in the cluster
+(store: kubernetes). It then upgrades the nodes it runs on. Needs --vms N and --network netns;
+\`molt lab env\` and the dashboard reach the leading replica through a relay on 127.0.0.1.
+`;
