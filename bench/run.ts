@@ -6,7 +6,8 @@
  * 15), P10 a gzip bomb against the pull, P11 a Kubernetes minor upgrade of the hosted control
  * plane under writes (issue 18), P12 an image rebuild to the first workload spec updated and the
  * warm re-scan's blob GETs (issue 19), P13 a real VM node upgraded under PodDisruptionBudgets by
- * molt against the same upgrade by hand (docs/adr/0015); R1 measures the operator under load
+ * molt against the same upgrade by hand (docs/adr/0015), P14 the self-hosted OS rollout of the VM
+ * nodes the operator runs on against the same rollout driven from outside (docs/adr/0018); R1 measures the operator under load
  * (issue 14).
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
@@ -61,6 +62,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P13: async () => {
     const { runP13 } = await import('./p13.ts');
     await runP13();
+  },
+  P14: async () => {
+    const { runP14 } = await import('./p14.ts');
+    await runP14();
   },
   R1: async () => {
     const { runR1 } = await import('./r1.ts');

@@ -59,6 +59,8 @@ export interface ClusterOperatorSetup {
   /** Where the pods may run: the lab's machines play kubelets that run nothing, its VMs do. */
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly log: (line: string) => void;
+  /** Aborted when the lab is told to stop while starting: the build, apply and wait end. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** What the overlay is written from. */
@@ -75,7 +77,7 @@ async function pushImage(s: ClusterOperatorSetup): Promise<string> {
   const out = await run(
     command,
     [...prefix, 'image', 'build', '--operator', '--push', ref, '--insecure', '--json'],
-    { maxBuffer: 16 * 2 ** 20, timeout: ImageBuildMs },
+    { maxBuffer: 16 * 2 ** 20, timeout: ImageBuildMs, signal: s.signal },
   ).catch((e: unknown) => {
     const stderr = (e as { stderr?: string }).stderr ?? String(e);
     throw new MoltError(ErrorCode.LabFailed, `molt image build --operator failed:\n${stderr}`, {
@@ -191,7 +193,7 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
 }
 
 /** The Lease's holder once one holds it and renews it. */
-async function leader(kubeconfig: string): Promise<string> {
+async function leader(kubeconfig: string, signal: AbortSignal | undefined): Promise<string> {
   const api = (await loadKubeConfig(kubeconfig)).makeApiClient(CoordinationV1Api);
   return eventually(
     async () => {
@@ -200,12 +202,13 @@ async function leader(kubeconfig: string): Promise<string> {
         name: OperatorName,
       });
       const holder = lease.spec?.holderIdentity ?? '';
-      const renewed = lease.spec?.renewTime?.getTime() ?? 0;
+      // The client hands MicroTime back as a Date or as text, depending on the path.
+      const renewed = new Date(lease.spec?.renewTime ?? 0).getTime();
       if (holder === '' || Date.now() - renewed > 60_000)
         throw new Error(`the Lease ${OperatorNamespace}/${OperatorName} has no live holder`);
       return holder;
     },
-    { timeoutMs: LeaderMs, intervalMs: 3_000 },
+    { timeoutMs: LeaderMs, intervalMs: 3_000, signal },
   );
 }
 
@@ -215,6 +218,7 @@ export async function installClusterOperator(s: ClusterOperatorSetup): Promise<v
   await writeOperatorOverlay(s, image);
   await run(s.kubectl, ['--kubeconfig', s.kubeconfig, 'apply', '-k', s.dir], {
     maxBuffer: 16 * 2 ** 20,
+    signal: s.signal,
   }).catch((e: unknown) => {
     const stderr = (e as { stderr?: string }).stderr ?? String(e);
     throw new MoltError(ErrorCode.LabFailed, `kubectl apply -k ${s.dir} failed:\n${stderr}`, {
@@ -223,7 +227,7 @@ export async function installClusterOperator(s: ClusterOperatorSetup): Promise<v
   });
   s.log(`operator: applied (kubectl apply -k ${s.dir}); waiting for a replica to lead`);
   const t = performance.now();
-  const holder = await leader(s.kubeconfig).catch((e: unknown) => {
+  const holder = await leader(s.kubeconfig, s.signal).catch((e: unknown) => {
     throw new MoltError(ErrorCode.LabFailed, `no operator pod took the Lease: ${String(e)}`, {
       hint: `kubectl -n ${OperatorNamespace} describe pods; kubectl -n ${OperatorNamespace} logs deploy/${OperatorName}`,
       cause: e,

@@ -57,6 +57,7 @@ export interface ClusterOperatorParts {
   /** The host operator's config the lab wrote: its PKI, periods and dashboard users. */
   readonly settings: Partial<OperatorConfigInput>;
   readonly log: (line: string) => void;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -88,6 +89,7 @@ export async function startClusterOperator(
       ...(dashboard !== undefined && { dashboard: { ...dashboard, tls: false } }),
     },
     log: p.log,
+    signal: p.signal,
   });
   const relay = await startPodRelay(
     { namespace: OperatorNamespace, name: OperatorName, kubeconfig: p.kube.admin.kubeconfig },

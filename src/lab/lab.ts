@@ -254,7 +254,7 @@ export async function startLab(
     checkpoint();
     const operator =
       o.operator === 'cluster' && kube !== undefined && vms !== undefined
-        ? await startClusterOperator({ ...o, network, kube, fleet, vms, ...files, log })
+        ? await startClusterOperator({ ...o, network, kube, fleet, vms, ...files, log, signal })
         : await hostOperator(o.molt, files.config, logs);
     stops.push(operator.stop);
     checkpoint();

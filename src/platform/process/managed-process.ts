@@ -132,17 +132,21 @@ export async function tempDir(
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-/** Poll `fn` until it returns without throwing, or rethrow its last error after `timeoutMs`. */
+/**
+ * Poll `fn` until it returns without throwing, or rethrow its last error after `timeoutMs`; an
+ * aborted `signal` ends the wait at the next poll with the signal's reason.
+ */
 export async function eventually<T>(
   fn: () => Promise<T>,
-  options: { timeoutMs?: number; intervalMs?: number } = {},
+  options: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal | undefined } = {},
 ): Promise<T> {
   const deadline = performance.now() + (options.timeoutMs ?? 10_000);
   for (;;) {
+    options.signal?.throwIfAborted();
     try {
       return await fn();
     } catch (e) {
-      if (performance.now() > deadline) throw e;
+      if (performance.now() > deadline || options.signal?.aborted === true) throw e;
       await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
     }
   }
