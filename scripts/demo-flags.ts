@@ -13,13 +13,15 @@ export interface DemoFlags {
   readonly kubernetes: boolean;
   readonly basics: boolean;
   readonly vm: boolean;
+  /** With `vm`: the operator as pods on the VM nodes. */
+  readonly cluster: boolean;
   /** The lab directory, absolute. @default .molt/lab */
   readonly dir: string;
   readonly network: NetworkMode;
 }
 
 const usage =
-  'npm run demo -- [--fast] [--down] [--no-kubernetes] [--network auto|netns|loopback] [--dir DIR] [--basics | --vm]';
+  'npm run demo -- [--fast] [--down] [--no-kubernetes] [--network auto|netns|loopback] [--dir DIR] [--basics | --vm [--cluster]]';
 
 /** The demo's flags from `argv`; MOLT_BAD_FLAG for anything it does not take. */
 export async function parseDemoFlags(argv: readonly string[]): Promise<DemoFlags> {
@@ -33,6 +35,7 @@ export async function parseDemoFlags(argv: readonly string[]): Promise<DemoFlags
         'no-kubernetes': { type: 'boolean', default: false },
         basics: { type: 'boolean', default: false },
         vm: { type: 'boolean', default: false },
+        cluster: { type: 'boolean', default: false },
         dir: { type: 'string' },
         network: { type: 'string', default: 'auto' },
       },
@@ -44,6 +47,12 @@ export async function parseDemoFlags(argv: readonly string[]): Promise<DemoFlags
   }
   if (values.basics && values.vm)
     throw new MoltError(ErrorCode.BadFlag, 'give --basics or --vm, not both', { hint: usage });
+  if (values.cluster && (!values.vm || values['no-kubernetes']))
+    throw new MoltError(
+      ErrorCode.BadFlag,
+      '--cluster runs the operator on VM nodes: it needs --vm, with Kubernetes',
+      { hint: usage },
+    );
   const network = await chooseNetworkMode(parseNetworkFlag(values.network)).catch((e: unknown) => {
     throw e instanceof MoltError && e.hint === undefined
       ? new MoltError(e.code, e.message, { hint: usage })
@@ -55,6 +64,7 @@ export async function parseDemoFlags(argv: readonly string[]): Promise<DemoFlags
     kubernetes: !values['no-kubernetes'],
     basics: values.basics,
     vm: values.vm,
+    cluster: values.cluster,
     dir: resolve(values.dir ?? '.molt/lab'),
     network,
   };

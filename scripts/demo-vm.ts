@@ -18,6 +18,8 @@
 //   5. `molt lab publish 1.2.0 --vm --broken`: its kernel panics, the bootloader falls back to
 //      1.1.0, the agent says why, the node is Ready and uncordoned again, the operator halts;
 //   6. the lab stays up (unless --down).
+// `--vm --cluster`: the operator runs as pods on the two VMs (`molt lab up --operator cluster`),
+// shown after step 3; step 4 drains the nodes it runs on, and its Lease changes hands.
 // `--vm --no-kubernetes` tells the same story with one VM and no nodes (steps 2, 4 and 5 only).
 import { join } from 'node:path';
 import { labDown, labUp } from '../src/lab/commands.ts';
@@ -25,10 +27,12 @@ import { agentStatus } from '../src/lab/fleet/machine.ts';
 import type { NetworkMode } from '../src/lab/fleet/network.ts';
 import { labPublish } from '../src/lab/publish.ts';
 import { readLabState, signInLine, type LabState, type LabVmRecord } from '../src/lab/state.ts';
-import { logTail, readSerial, serialSize, waitForSerial } from '../src/lab/vm/serial-log.ts';
+import { serialSize, waitForSerial } from '../src/lab/vm/serial-log.ts';
 import type { AgentStatus } from '../src/protocol/agent.ts';
 import type { MachineView, RolloutView } from '../src/protocol/operator.ts';
 import { api, follow } from './demo-progress.ts';
+import { showOperatorPods, watchUpgrade } from './demo-vm-cluster.ts';
+import { excerpt, showConsole } from './demo-vm-console.ts';
 import { bold, dim, elapsed, red, started, check, demoIo, failures } from './demo-terminal.ts';
 import {
   checkNodesSeen,
@@ -54,23 +58,6 @@ const step = (title: string): void => {
 /** A rollout that went as far as it will without a person: no use following it further. */
 const stopped = (rs: readonly RolloutView[]): boolean =>
   ['Completed', 'Halted', 'Superseded', 'Cancelled'].includes(rs[0]?.state ?? '');
-
-/** The console lines since `from` that tell the boot story (bootloader, panic, boot marker). */
-async function excerpt(vm: LabVmRecord, from: number): Promise<string[]> {
-  const text = logTail(await readSerial(vm.serialLog, from), 1_000_000);
-  return text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) =>
-      /Booting `molt|MOLT-BOOTED|Kernel panic|Rebooting in|=== molt vm: power on/.test(l),
-    )
-    .map((l) => l.replace(/ boot=\S+ uptime=\S+$/, ''));
-}
-
-function showConsole(vm: LabVmRecord, lines: readonly string[]): void {
-  console.log(dim(`    ${vm.name}'s console (${vm.serialLog}):`));
-  for (const l of lines) console.log(`      ${l}`);
-}
 
 async function status(lab: LabState, vm: LabVmRecord): Promise<AgentStatus> {
   return agentStatus({ dir: lab.pki, operatorEnv: {} }, vm.endpoint);
@@ -123,23 +110,26 @@ async function bootedNew(lab: LabState, vm: LabVmRecord, from: number): Promise<
   );
 }
 
-async function upgrade(lab: LabState, vms: readonly LabVmRecord[], nodes: boolean): Promise<void> {
+async function upgrade(
+  lab: LabState,
+  vms: readonly LabVmRecord[],
+  o: { nodes: boolean; cluster: boolean },
+): Promise<void> {
   step(
-    nodes
+    o.nodes
       ? `Release 1.1.0 (molt image build, kubelet ${Kubelet.after}) goes to channel \`vm\`; the operator rolls it, canary first:`
       : 'Release 1.1.0 (molt image build) goes to channel `vm`; the operator rolls it:',
   );
   const from = await Promise.all(vms.map((vm) => serialSize(vm.serialLog)));
-  const names = vms.map((v) => v.name);
-  const watch = nodes ? await watchNodes(lab, names) : undefined;
+  const watch = await watchUpgrade(
+    lab,
+    vms.map((v) => v.name),
+    o,
+  );
   await labPublish(lab.dir, { version: '1.1.0', broken: false, vm: true, molt, log: buildLog }, io);
   const [r] = await follow(lab, '1.1.0', stopped, 40 * 60_000);
-  const seen = await watch?.stop();
   check(r?.state === 'Completed', `rollout ${r?.id ?? '?'}: ${r?.state ?? 'none'}`);
-  if (seen !== undefined) {
-    showTimeline(seen.looks);
-    checkNodesSeen(seen, names, Kubelet.after);
-  }
+  await watch.stop();
   for (const [i, vm] of vms.entries()) await bootedNew(lab, vm, from[i] ?? 0);
 }
 
@@ -204,7 +194,7 @@ function operatorHalted(vm: LabVmRecord, r: RolloutView | undefined): void {
 }
 
 async function upLab(
-  o: { dir: string; network: NetworkMode; kubernetes: boolean },
+  o: { dir: string; network: NetworkMode; kubernetes: boolean; cluster: boolean },
   count: number,
 ): Promise<LabState> {
   if ((await readLabState(o.dir)) !== undefined) {
@@ -215,6 +205,7 @@ async function upLab(
     {
       ...{ dir: o.dir, workers: 0, vms: count, kubernetes: o.kubernetes, fast: true },
       ...{ dashboardPort: 0, network: o.network, molt },
+      operator: o.cluster ? ('cluster' as const) : ('host' as const),
     },
     io,
   );
@@ -256,6 +247,8 @@ export async function vmStory(o: {
   down: boolean;
   network: NetworkMode;
   kubernetes: boolean;
+  /** The operator as pods on the VM nodes (`molt lab up --operator cluster`). */
+  cluster: boolean;
 }): Promise<number> {
   const count = o.kubernetes ? 2 : 1;
   console.log(
@@ -266,9 +259,11 @@ export async function vmStory(o: {
     ),
   );
   step(
-    o.kubernetes
-      ? 'Start a lab with two VM nodes (molt lab up --vms 2 --workers 0):'
-      : 'Start a lab with one VM (molt lab up --vms 1 --workers 0 --no-kubernetes):',
+    o.cluster
+      ? 'Start a lab with two VM nodes and the operator inside the cluster (molt lab up --vms 2 --workers 0 --operator cluster):'
+      : o.kubernetes
+        ? 'Start a lab with two VM nodes (molt lab up --vms 2 --workers 0):'
+        : 'Start a lab with one VM (molt lab up --vms 1 --workers 0 --no-kubernetes):',
   );
   const lab = await upLab(o, count);
   const vms = lab.vms ?? [];
@@ -276,7 +271,13 @@ export async function vmStory(o: {
     if (vms.length === 0) throw new Error('the lab has no VM');
     await baseline(lab, vms);
     if (o.kubernetes) await realNodes(lab, vms);
-    await upgrade(lab, vms, o.kubernetes);
+    if (o.cluster) {
+      step(
+        'The operator runs inside that cluster: its image built by molt, applied with kubectl apply -k, two replicas on the VMs:',
+      );
+      await showOperatorPods(lab, vms);
+    }
+    await upgrade(lab, vms, { nodes: o.kubernetes, cluster: o.cluster });
     await broken(lab, vms, o.kubernetes);
   } catch (e) {
     failures.push(String(e));

@@ -195,6 +195,7 @@ async function main(): Promise<number> {
       down: flags.down,
       network: flags.network,
       kubernetes: flags.kubernetes,
+      cluster: flags.cluster,
     });
   }
   console.log(bold('molt — a lab fleet upgraded live\n'));

@@ -16,7 +16,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { ErrorCode, MoltError } from '../core/errors.ts';
 import { loadKubeConfig } from '../platform/kube/client.ts';
 import { packageFile } from '../platform/package-files.ts';
@@ -192,15 +192,20 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
   await writeFile(join(s.dir, 'kustomization.yaml'), stringify(kustomization));
 }
 
-/** The Lease's holder once one holds it and renews it. */
+/** The Lease's holder once every replica is Ready and one of them holds the Lease and renews it. */
 async function leader(kubeconfig: string, signal: AbortSignal | undefined): Promise<string> {
-  const api = (await loadKubeConfig(kubeconfig)).makeApiClient(CoordinationV1Api);
+  const kc = await loadKubeConfig(kubeconfig);
+  const leases = kc.makeApiClient(CoordinationV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const where = { namespace: OperatorNamespace, name: OperatorName };
   return eventually(
     async () => {
-      const lease = await api.readNamespacedLease({
-        namespace: OperatorNamespace,
-        name: OperatorName,
-      });
+      const d = await apps.readNamespacedDeployment(where);
+      const ready = d.status?.readyReplicas ?? 0;
+      const wanted = d.spec?.replicas ?? 1;
+      if (ready < wanted)
+        throw new Error(`${String(ready)} of ${String(wanted)} operator replicas Ready`);
+      const lease = await leases.readNamespacedLease(where);
       const holder = lease.spec?.holderIdentity ?? '';
       // The client hands MicroTime back as a Date or as text, depending on the path.
       const renewed = new Date(lease.spec?.renewTime ?? 0).getTime();
@@ -212,7 +217,7 @@ async function leader(kubeconfig: string, signal: AbortSignal | undefined): Prom
   );
 }
 
-/** Build, push and apply the operator; resolves once one of its pods holds the Lease. */
+/** Build, push and apply the operator; resolves once its replicas are Ready and one leads. */
 export async function installClusterOperator(s: ClusterOperatorSetup): Promise<void> {
   const image = await pushImage(s);
   await writeOperatorOverlay(s, image);

@@ -21,6 +21,16 @@ describe('molt lab', () => {
     ['an unknown output format', ['status', '-o', 'yaml']],
     ['a bad dashboard port', ['up', '--dashboard-port', 'x']],
     ['an unknown network mode', ['up', '--network', 'bridge']],
+    ['an unknown operator place', ['up', '--operator', 'moon']],
+    ['the operator in a cluster without VMs', ['up', '--operator', 'cluster']],
+    [
+      'the operator in a cluster without Kubernetes',
+      ['up', '--operator', 'cluster', '--vms', '1', '--no-kubernetes'],
+    ],
+    [
+      'the operator in a cluster without the bridge',
+      ['up', '--operator', 'cluster', '--vms', '1', '--network', 'loopback'],
+    ],
     ['publish without a version', ['publish', '--dir', '/nonexistent']],
     ['a broken kubelet without --vm', ['publish', '9.9.9', '--broken-kubelet', '--dir', '/none']],
     [

@@ -10,10 +10,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { writeOperatorOverlay } from '../../../src/lab/cluster-operator.ts';
+import { startPodRelay } from '../../../src/lab/services/pod-relay.ts';
+import { freePort } from '../../../src/platform/process/free-port.ts';
 import { parseFleet } from '../../../src/protocol/fleet.ts';
 import { OperatorConfig } from '../../../src/protocol/operator-config.ts';
 import {
@@ -227,6 +231,72 @@ describe('deploy/kubernetes on a real API server', () => {
       assert.equal(p.spec.securityContext.runAsNonRoot, true);
       assert.equal(p.spec.securityContext.runAsUser, 65532);
       assert.equal(p.spec.containers[0]?.securityContext.readOnlyRootFilesystem, true);
+    }
+  });
+
+  it('is reached through the lab’s relay: the Lease holder’s pod, else a Ready replica, else nothing', async () => {
+    // The two pods run nowhere (no kubelet): their status says where they listen, two loopback
+    // addresses each with a server on the API's port that names the pod.
+    const names = (await kubectl('-n', ns, 'get', 'pods', '-o', 'name'))
+      .split('\n')
+      .filter((l) => l.startsWith('pod/'))
+      .map((l) => l.slice(4))
+      .sort();
+    assert.equal(names.length, 2);
+    const port = await freePort();
+    const servers = names.map((name, i) => {
+      const server = createServer((c) => c.end(name));
+      server.listen(port, `127.0.0.${String(i + 2)}`);
+      return server;
+    });
+    const status = async (name: string, i: number, ready: boolean) =>
+      kubectl(
+        ...['-n', ns, 'patch', 'pod', name, '--subresource=status', '--type=merge', '-p'],
+        JSON.stringify({
+          status: {
+            podIP: `127.0.0.${String(i + 2)}`,
+            podIPs: [{ ip: `127.0.0.${String(i + 2)}` }],
+            conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+          },
+        }),
+      );
+    const relay = await startPodRelay(
+      { namespace: ns, name: 'molt-operator', kubeconfig: cp.admin.kubeconfig },
+      [port],
+    );
+    const ask = async (): Promise<string> => {
+      const [host, p] = (relay.addresses.get(port) ?? '').split(':');
+      const socket = connect({ host, port: Number(p) });
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      await once(socket, 'close');
+      return text;
+    };
+    const [first = '', second = ''] = names;
+    try {
+      await status(first, 0, true);
+      await status(second, 1, true);
+      // The operator's id in a pod is `<pod name>-<pid>`.
+      const file = join(await mkdtemp(join(tmpdir(), 'molt-lease-')), 'lease.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: 'molt-operator', namespace: ns },
+          spec: { holderIdentity: `${second}-7` },
+        }),
+      );
+      await kubectl('apply', '-f', file);
+      assert.equal(await ask(), second, 'the Lease holder’s pod');
+      await status(second, 1, false);
+      assert.equal(await ask(), first, 'the leader unready: a Ready replica');
+      await status(first, 0, false);
+      assert.equal(await ask(), '', 'no Ready replica: the connection is closed');
+    } finally {
+      await relay.close();
+      for (const s of servers) s.close();
+      await kubectl('-n', ns, 'delete', 'lease', 'molt-operator', '--ignore-not-found');
     }
   });
 
