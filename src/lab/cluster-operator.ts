@@ -58,6 +58,8 @@ export interface ClusterOperatorSetup {
   readonly config: Partial<OperatorConfigInput>;
   /** Where the pods may run: the lab's machines play kubelets that run nothing, its VMs do. */
   readonly nodeSelector?: Readonly<Record<string, string>>;
+  /** The container's CPU request instead of the manifest's (its share of a busy node's CPU). */
+  readonly cpuRequest?: string;
   readonly log: (line: string) => void;
   /** Aborted when the lab is told to stop while starting: the build, apply and wait end. */
   readonly signal?: AbortSignal | undefined;
@@ -66,7 +68,7 @@ export interface ClusterOperatorSetup {
 /** What the overlay is written from. */
 export type OverlaySetup = Pick<
   ClusterOperatorSetup,
-  'dir' | 'registry' | 'apiServer' | 'pki' | 'machines' | 'config' | 'nodeSelector'
+  'dir' | 'registry' | 'apiServer' | 'pki' | 'machines' | 'config' | 'nodeSelector' | 'cpuRequest'
 >;
 
 /** `molt image build --operator --push`; resolves with the pushed reference by digest. */
@@ -152,6 +154,7 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
     }
   ).images[0]?.newName;
   const generated = { namespace: OperatorNamespace, behavior: 'replace' as const };
+  const container = '/spec/template/spec/containers/0';
   const kustomization = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
@@ -174,17 +177,22 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
         patch: stringify([
           {
             op: 'add',
-            path: '/spec/template/spec/containers/0/env/-',
+            path: `${container}/env/-`,
             value: { name: 'KUBERNETES_SERVICE_HOST', value: api.hostname },
           },
           {
             op: 'add',
-            path: '/spec/template/spec/containers/0/env/-',
+            path: `${container}/env/-`,
             value: { name: 'KUBERNETES_SERVICE_PORT', value: api.port || '443' },
           },
           ...(s.nodeSelector === undefined
             ? []
             : [{ op: 'add', path: '/spec/template/spec/nodeSelector', value: s.nodeSelector }]),
+          ...(s.cpuRequest === undefined
+            ? []
+            : [
+                { op: 'replace', path: `${container}/resources/requests/cpu`, value: s.cpuRequest },
+              ]),
         ]),
       },
     ],

@@ -83,6 +83,10 @@ export async function startClusterOperator(
     pki: { ...pki, serverCert: pki.serverCert, serverKey: pki.serverKey },
     machines: [...p.fleet.machines, ...p.vms.onBridge],
     nodeSelector: { [PoolLabel]: VmPool },
+    // Under emulation (TCG) a VM node's agent, kubelet and containerd keep its one CPU busy, and
+    // a 100m request's weight left the operator a fifth of it: minutes to load molt, probes
+    // timing out. A larger share lets it start; two replicas on one VM still fit.
+    cpuRequest: '400m',
     config: {
       ...(discoverEvery !== undefined && { discoverEvery }),
       // Plain HTTP as on the host: `molt lab status` and the demo read it through the relay.

@@ -24,6 +24,11 @@ interface Container {
   ports: { name: string; containerPort: number }[];
   readinessProbe: { httpGet: { path: string; port: string; scheme?: string } };
   livenessProbe: { httpGet: { path: string; port: string; scheme?: string } };
+  startupProbe: {
+    httpGet: { path: string; port: string; scheme?: string };
+    periodSeconds: number;
+    failureThreshold: number;
+  };
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   securityContext: {
     allowPrivilegeEscalation: boolean;
@@ -114,7 +119,11 @@ describe('deploy/kubernetes: the operator Deployment', () => {
     assert.equal(ports.get('probes'), config.health?.listen.port);
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
-    for (const probe of [c.readinessProbe, c.livenessProbe]) {
+    // A slow machine (a VM under emulation took over 70 s to load molt) is not killed while it
+    // starts: liveness counts only after the first answer, given minutes.
+    assert.equal(c.startupProbe.httpGet.path, '/healthz');
+    assert.ok(c.startupProbe.periodSeconds * c.startupProbe.failureThreshold >= 300);
+    for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
       assert.equal(probe.httpGet.port, 'probes');
       assert.equal(probe.httpGet.scheme ?? 'HTTP', 'HTTP');
     }

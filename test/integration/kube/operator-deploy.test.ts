@@ -130,6 +130,7 @@ describe('deploy/kubernetes on a real API server', () => {
           ],
           config: { discoverEvery: '2s' },
           nodeSelector: { 'molt.dev/pool': 'vms' },
+          cpuRequest: '400m',
         },
         `10.231.9.1:5000/molt/operator@${digest}`,
       );
@@ -138,8 +139,14 @@ describe('deploy/kubernetes on a real API server', () => {
       );
       const deployment = objects.find((o) => o.kind === 'Deployment');
       const container = deployment?.spec?.template?.spec.containers[0] as
-        { image: string; env: { name: string; value: string }[] } | undefined;
+        | {
+            image: string;
+            env: { name: string; value: string }[];
+            resources: { requests: Record<string, string> };
+          }
+        | undefined;
       assert.equal(container?.image, `10.231.9.1:5000/molt/operator@${digest}`);
+      assert.equal(container.resources.requests['cpu'], '400m');
       assert.deepEqual(
         container.env.filter((e) => e.name.startsWith('KUBERNETES_SERVICE_')),
         [
