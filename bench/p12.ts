@@ -20,8 +20,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { createRegistryClient, pushImage } from '../src/oci/index.ts';
 import { eventually } from '../src/platform/process/managed-process.ts';
-import { countsSince, type RegistryCounts } from '../test/integration/kube/registry-counting-proxy.ts';
-import { rebuildOf, repositoryName, startP12Rig, type P12Rig } from '../test/integration/kube/images-operator-rig.ts';
+import {
+  countsSince,
+  type RegistryCounts,
+} from '../test/integration/kube/registry-counting-proxy.ts';
+import {
+  rebuildOf,
+  repositoryName,
+  startP12Rig,
+  type P12Rig,
+} from '../test/integration/kube/images-operator-rig.ts';
 
 const repositories = Number(process.env['MOLT_P12_REPOSITORIES'] ?? 20);
 const perRepository = Number(process.env['MOLT_P12_PER_REPOSITORY'] ?? 10);

@@ -39,11 +39,10 @@
  *
  * One run (an upgrade takes minutes under TCG). `MOLT_BENCH_KEEP=1` keeps the lab directory.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
-import { labDown, labUp } from '../src/lab/commands.ts';
 import { labPublish } from '../src/lab/publish.ts';
 import type { LabState } from '../src/lab/state.ts';
 import { loadKubeConfig } from '../src/platform/kube/client.ts';
@@ -56,9 +55,9 @@ import type {
 import { eventsOf, kubectl, molt, phaseSeconds, upgradeByHand } from './p13-by-hand.ts';
 import { f1, judge, report, row } from './p13-report.ts';
 import { readyPerApp, startSampler, type Sampler } from './p13-sampler.ts';
+import { moltArgv, withVmLab } from './vm-lab.ts';
 
 const repoRoot = join(import.meta.dirname, '..');
-const moltArgv = [process.execPath, join(repoRoot, 'src/bin/molt.ts')];
 const Minutes = 60_000;
 /** The node molt upgrades (the canary) and the one upgraded by hand. */
 const [MoltNode, HandNode] = ['vm-1', 'vm-2'];
@@ -224,28 +223,8 @@ async function measure(lab: LabState): Promise<void> {
 
 /** Run P13 and print its table and `BENCH P13 …` line. */
 export async function runP13(): Promise<void> {
-  const dir = await mkdtemp(join(repoRoot, '.molt', 'p13-'));
-  const io = {
-    out: (l: string) => process.stderr.write(l),
-    err: (l: string) => process.stderr.write(l),
-    env: { ...process.env, MOLT_CONFIG: join(dir, 'molt-config.yaml') },
-  };
-  try {
-    const t = performance.now();
-    const lab = await labUp(
-      {
-        ...{ dir, workers: 0, vms: 2, kubernetes: true, fast: true },
-        ...{ dashboardPort: 0, network: 'loopback' as const, molt: moltArgv },
-      },
-      io,
-    );
-    process.stdout.write(row('lab up (2 VM nodes)', `${f1((performance.now() - t) / 1000)} s`));
+  await withVmLab('p13', { network: 'loopback' }, async (lab, up) => {
+    process.stdout.write(row('lab up (2 VM nodes)', `${f1(up)} s`));
     await measure(lab);
-  } finally {
-    await labDown(dir, io).catch((e: unknown) => {
-      process.stderr.write(`lab down: ${String(e)}\n`);
-    });
-    if (process.env['MOLT_BENCH_KEEP'] !== '1') await rm(dir, { recursive: true, force: true });
-    else process.stdout.write(`kept ${dir}\n`);
-  }
+  });
 }

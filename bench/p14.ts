@@ -23,11 +23,10 @@
  *
  * One run (tens of minutes under TCG). `MOLT_BENCH_KEEP=1` keeps the lab directory.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
-import { labDown, labUp } from '../src/lab/commands.ts';
 import { OperatorName, OperatorNamespace } from '../src/lab/cluster-operator.ts';
 import { labPublish } from '../src/lab/publish.ts';
 import type { LabState } from '../src/lab/state.ts';
@@ -35,11 +34,10 @@ import { createKubeOperatorStore } from '../src/operator/adapters/kube-store/ope
 import { loadKubeConfig } from '../src/platform/kube/client.ts';
 import { startProcess } from '../src/platform/process/managed-process.ts';
 import { freePort } from '../src/platform/process/free-port.ts';
-import { moltArgv } from '../src/testkit/molt-entry.ts';
 import { startsPerMachine } from '../src/testkit/rollout-timing.ts';
 import { kubectl } from './p13-by-hand.ts';
+import { moltArgv, withVmLab } from './vm-lab.ts';
 
-const repoRoot = join(import.meta.dirname, '..');
 const Minutes = 60_000;
 
 interface Side {
@@ -140,16 +138,15 @@ async function outsideConfig(lab: LabState): Promise<string> {
   return file;
 }
 
+const scale = (lab: LabState, replicas: number): Promise<string> =>
+  kubectl(lab, [
+    ...['-n', OperatorNamespace, 'scale', 'deployment', OperatorName],
+    `--replicas=${String(replicas)}`,
+  ]);
+
 async function measure(lab: LabState): Promise<void> {
   const selfHosted = await side(lab, 'self-hosted', '1.1.0');
-  await kubectl(lab, [
-    '-n',
-    OperatorNamespace,
-    'scale',
-    'deployment',
-    OperatorName,
-    '--replicas=0',
-  ]);
+  await scale(lab, 0);
   await kubectl(lab, [
     ...['-n', OperatorNamespace, 'wait', '--for=delete', 'pod'],
     ...['-l', `app.kubernetes.io/name=${OperatorName}`, '--timeout=300s'],
@@ -164,14 +161,7 @@ async function measure(lab: LabState): Promise<void> {
     report(selfHosted, outside);
   } finally {
     await operator.stop();
-    await kubectl(lab, [
-      '-n',
-      OperatorNamespace,
-      'scale',
-      'deployment',
-      OperatorName,
-      '--replicas=2',
-    ]);
+    await scale(lab, 2);
   }
 }
 
@@ -190,30 +180,8 @@ function report(a: Side, b: Side): void {
 
 /** Run P14 and print its table and `BENCH P14 …` line. */
 export async function runP14(): Promise<void> {
-  const dir = await mkdtemp(join(repoRoot, '.molt', 'p14-'));
-  const io = {
-    out: (l: string) => process.stderr.write(l),
-    err: (l: string) => process.stderr.write(l),
-    env: { ...process.env, MOLT_CONFIG: join(dir, 'molt-config.yaml') },
-  };
-  try {
-    const t = performance.now();
-    const lab = await labUp(
-      {
-        ...{ dir, workers: 0, vms: 2, kubernetes: true, fast: true, operator: 'cluster' as const },
-        ...{ dashboardPort: 0, network: 'netns' as const, molt: moltArgv },
-      },
-      io,
-    );
-    process.stdout.write(
-      `lab up (2 VM nodes, operator in the cluster): ${((performance.now() - t) / 1000).toFixed(0)} s\n`,
-    );
+  await withVmLab('p14', { network: 'netns', operator: 'cluster' }, async (lab, up) => {
+    process.stdout.write(`lab up (2 VM nodes, the operator in the cluster): ${up.toFixed(0)} s\n`);
     await measure(lab);
-  } finally {
-    await labDown(dir, io).catch((e: unknown) => {
-      process.stderr.write(`lab down: ${String(e)}\n`);
-    });
-    if (process.env['MOLT_BENCH_KEEP'] !== '1') await rm(dir, { recursive: true, force: true });
-    else process.stdout.write(`kept ${dir}\n`);
-  }
+  });
 }
