@@ -59,6 +59,9 @@ before(async () => {
     dir: scratch.path,
     pki,
     image: image('1.0.0'),
+    // Every fault here ends in a success: a kill and its restart (18 s once under CI's load, past
+    // the lab's 20 s) must not spend the new slot's health deadline.
+    healthDeadlineSeconds: 60,
   });
   const writer = new Etcd3({ hosts: [...cluster.endpoints] });
   await writer.put('/test/crash/before').value('kept');
