@@ -2,13 +2,11 @@
 /**
  * The store, leader election and FleetLock semaphores the config's `store` names (docs/adr/0005
  * §4, 0016): etcd; the Kubernetes API (OperatorRecords, with the coordination Lease for
- * leadership); or memory (this process only: a restart forgets them). The Kubernetes client is
- * imported only for `store: kubernetes`.
+ * leadership); or memory (this process only: a restart forgets them). Each backend's client is
+ * imported only when the config names it: etcd's (grpc-js and protobufjs, about a fifth of the
+ * operator's modules) costs seconds of start-up on a small or emulated node that never uses it.
  */
 import { dirname, resolve } from 'node:path';
-import { EtcdFleetLockStore } from './adapters/etcd-fleetlock/store.ts';
-import { createEtcdLeadership } from './adapters/etcd-leadership/leadership.ts';
-import { createEtcdOperatorStore } from './adapters/etcd-store/operator-store.ts';
 import { MemoryFleetLockStore } from './adapters/memory-fleetlock/store.ts';
 import {
   createMemoryLeadership,
@@ -39,12 +37,19 @@ export async function stateOf(
       leadership: createMemoryLeadership(new MemoryLeadershipBackend(), id),
       fleetLock: new MemoryFleetLockStore(),
     };
-  if ('etcd' in store)
+  if ('etcd' in store) {
+    const [{ createEtcdOperatorStore }, { EtcdFleetLockStore }, { createEtcdLeadership }] =
+      await Promise.all([
+        import('./adapters/etcd-store/operator-store.ts'),
+        import('./adapters/etcd-fleetlock/store.ts'),
+        import('./adapters/etcd-leadership/leadership.ts'),
+      ]);
     return {
       store: createEtcdOperatorStore({ endpoints: store.etcd }),
       fleetLock: new EtcdFleetLockStore({ endpoints: store.etcd }),
       leadership: createEtcdLeadership({ endpoints: store.etcd, id, ttlSeconds }),
     };
+  }
   const { kc, namespace } = await kubeTarget(c, configPath);
   const [{ openKubeOperatorStore }, { KubeFleetLockStore }, { createKubeLeadership }] =
     await Promise.all([

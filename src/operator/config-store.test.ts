@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { loadOperatorConfig } from './config.ts';
@@ -65,6 +66,21 @@ describe("the operator config's store", () => {
       code: 'MOLT_CONFIG_INVALID',
       message: /store\.etcd: name at least one etcd endpoint$/,
     });
+  });
+
+  it("loads etcd's client only for the store that names etcd", async () => {
+    const loadedEtcd = () =>
+      Object.keys(createRequire(import.meta.url).cache).some((m) =>
+        /node_modules\/etcd3\//.test(m),
+      );
+    const memory = await load('memory');
+    const parts = await stateOf(memory.loaded, memory.path, 'op-1');
+    await Promise.all([parts.store.close(), parts.leadership.close(), parts.fleetLock.close()]);
+    assert.equal(loadedEtcd(), false, 'store: memory loaded etcd3');
+    const etcd = await load({ etcd: ['http://127.0.0.1:1'] });
+    const both = await stateOf(etcd.loaded, etcd.path, 'op-1');
+    assert.equal(loadedEtcd(), true);
+    await Promise.all([both.store.close(), both.leadership.close(), both.fleetLock.close()]);
   });
 
   it('refuses store: kubernetes outside a pod without a kubeconfig, saying what is missing', async () => {

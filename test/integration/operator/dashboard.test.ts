@@ -232,7 +232,9 @@ describe('the dashboard in a real browser', () => {
     await card.locator('input[aria-label="reason"]').fill('checking the canary first');
     await card.locator('button[data-action="Pause"]').click();
     await page.locator(`[data-rollout="${id}"][data-state="Paused"]`).waitFor({ timeout: 10_000 });
-    assert.match(await page.locator('#notice').innerText(), /done/);
+    // The card can turn Paused from the operator's event before the POST's own answer comes
+    // back and writes the notice: wait for that answer rather than read the line at once.
+    await page.locator('#notice', { hasText: /Pause: .* — done/ }).waitFor({ timeout: 10_000 });
 
     const status = await rolloutStatus(id);
     assert.equal(status.state, 'Paused');
