@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideDrain, defaultDrainPolicy, podName, type PodFacts } from './pods.ts';
+import {
+  decideDrain,
+  defaultDrainPolicy,
+  keepsEmptyDirData,
+  podName,
+  SafeToEvictLocalVolumes,
+  type PodFacts,
+} from './pods.ts';
 
 const pod = (
   name: string,
@@ -63,5 +70,19 @@ describe('deciding a drain', () => {
       'apps/scratch',
       'apps/bare',
     ]);
+  });
+
+  it('counts only the emptyDir volumes a pod did not declare disposable by annotation', () => {
+    const volumes = [
+      { name: 'tmp', emptyDir: {} },
+      { name: 'cache', emptyDir: {} },
+      { name: 'cfg' },
+    ];
+    assert.equal(keepsEmptyDirData(volumes, undefined), true);
+    assert.equal(keepsEmptyDirData(volumes, { [SafeToEvictLocalVolumes]: 'tmp' }), true);
+    assert.equal(keepsEmptyDirData(volumes, { [SafeToEvictLocalVolumes]: ' tmp, cache ' }), false);
+    assert.equal(keepsEmptyDirData([{ name: 'cfg' }], undefined), false);
+    // Naming a volume the pod does not have declares nothing about the ones it has.
+    assert.equal(keepsEmptyDirData(volumes, { [SafeToEvictLocalVolumes]: 'cfg,other' }), true);
   });
 });

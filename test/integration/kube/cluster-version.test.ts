@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The cluster version the operator's discovery checks release ranges against (issue 16): read from
 // a real kube-apiserver's /version, in the form core's parseKubernetesVersion takes; and the same
-// answer as an agent reads it with its own identity for the kubelet skew check.
+// answer as an agent reads it with its own identity for the kubelet skew check; calls share a
+// connection (client-node alone opens one per call).
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { after, before, describe, it } from 'node:test';
 import { parseKubernetesVersion } from '../../../src/core/releases/eligibility.ts';
 import { isMoltError } from '../../../src/core/errors.ts';
@@ -32,6 +34,23 @@ describe('the Kubernetes version of a real cluster', () => {
     const version = await clusterVersion(kc);
     assert.match(version, /^v1\.\d+\.\d+/);
     assert.match(parseKubernetesVersion(version), /^1\.\d+\.\d+$/);
+  });
+
+  it('is read over one kept connection, however often it is asked', async () => {
+    const kc = await loadKubeConfig(cp.admin.kubeconfig);
+    let connections = 0;
+    const counted = (): void => {
+      connections++;
+    };
+    subscribe('undici:client:connected', counted);
+    try {
+      for (let i = 0; i < 10; i++) await clusterVersion(kc);
+      await Promise.all([clusterVersion(kc), clusterVersion(kc)]);
+    } finally {
+      unsubscribe('undici:client:connected', counted);
+    }
+    // One for the sequential calls, at most one more for the pair in flight together.
+    assert.ok(connections >= 1 && connections <= 2, `${String(connections)} TLS connections`);
   });
 
   it('is what an agent reads with its own identity for the kubelet skew check', async () => {

@@ -35,6 +35,7 @@ import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../../
 import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
 import type { NodeReport } from '../../../core/kubernetes/node-ready.ts';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
+import { podFacts } from './pod-facts.ts';
 
 export const CordonAnnotation = 'molt.dev/cordoned-by';
 export const QuarantineLabel = 'molt.dev/quarantined';
@@ -73,21 +74,6 @@ export interface NodeDrainerOptions {
   readonly pollMs?: number;
   /** How long an uncordon waits out an API server that does not answer. @default 120000 */
   readonly uncordonPatienceMs?: number;
-}
-
-function facts(p: V1Pod): PodFacts {
-  const meta = p.metadata ?? {};
-  const owner = meta.ownerReferences?.find((r) => r.controller === true);
-  return {
-    namespace: meta.namespace ?? '',
-    name: meta.name ?? '',
-    uid: meta.uid ?? '',
-    ...(owner !== undefined && { controllerKind: owner.kind }),
-    mirror: meta.annotations?.['kubernetes.io/config.mirror'] !== undefined,
-    phase: p.status?.phase ?? 'Unknown',
-    terminating: meta.deletionTimestamp !== undefined,
-    emptyDir: (p.spec?.volumes ?? []).some((v) => v.emptyDir !== undefined),
-  };
 }
 
 export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
@@ -262,7 +248,7 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     },
     async drain(operationId, policy) {
       const deadline = Date.now() + policy.timeoutMs;
-      const decision = decideDrain((await patiently(deadline, podsOnNode)).map(facts), policy);
+      const decision = decideDrain((await patiently(deadline, podsOnNode)).map(podFacts), policy);
       if (decision.refuse.length > 0)
         throw new MoltError(
           ErrorCode.DrainRefused,
