@@ -4,11 +4,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../core/errors.ts';
-import { tempDir } from '../platform/process/managed-process.ts';
+import { scratchDir } from '../testkit/scratch-dir.ts';
 import { loadMachineConfig, machineConfigWarnings } from './config.ts';
 
 async function rootWith(config: string | undefined, mode = 0o600): Promise<string> {
-  const { path } = await tempDir('config');
+  const path = await scratchDir('config');
   await mkdir(join(path, 'state'), { recursive: true });
   if (config !== undefined) await writeFile(join(path, 'state', 'config.yaml'), config, { mode });
   return path;

@@ -18,7 +18,7 @@ import { createFsPinnedRecord } from '../../src/agent/adapters/fs-pinned-record/
 import { createPinnedImages } from '../../src/agent/machine/pinned-images.ts';
 import { pushContainerImages } from '../../src/lab/services/container-images.ts';
 import { nodeBinaries } from '../../src/platform/kube/binaries.ts';
-import { tempDir } from '../../src/platform/process/managed-process.ts';
+import { scratchDir } from '../../src/testkit/scratch-dir.ts';
 import { startContainerd, type RunningContainerd } from '../../src/testkit/containerd-process.ts';
 import { imagePinsConformance, type PinImages } from '../../src/testkit/image-pins-conformance.ts';
 import { startRegistry, type TestRegistry } from '../../src/testkit/registry-process.ts';
@@ -43,7 +43,7 @@ before(async () => {
     b: named(pushed.busyboxNext.byDigest),
     missing: `${mirrored}/molt/busybox@sha256:${'0'.repeat(64)}`,
   };
-  hostsDir = (await tempDir('certs.d')).path;
+  hostsDir = await scratchDir('certs.d');
   await mkdir(join(hostsDir, mirrored));
   await writeFile(
     join(hostsDir, mirrored, 'hosts.toml'),
@@ -100,7 +100,7 @@ describe('pinned images on containerd, as its CRI reports them', () => {
     assert.equal((await criImage(digestOf(images.a)))?.pinned, false);
     const pinned = createPinnedImages({
       pins: pinsIn('k8s.io'),
-      record: createFsPinnedRecord((await tempDir('pinned')).path),
+      record: createFsPinnedRecord(await scratchDir('pinned')),
     });
     assert.deepEqual(await pinned.set([images.a, images.b]), {
       pinned: [images.a, images.b],

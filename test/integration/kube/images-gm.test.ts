@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
@@ -29,6 +28,7 @@ import type { LoadedConfig } from '../../../src/operator/config.ts';
 import type { GmState } from '../../../src/operator/images/gm-check.ts';
 import { loadKubeConfig } from '../../../src/platform/kube/client.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
+import { scratchDir } from '../../../src/testkit/scratch-dir.ts';
 import { startRegistry, type TestRegistry } from '../../../src/testkit/registry-process.ts';
 import type { ImagePolicy } from '../../../src/core/images/types.ts';
 
@@ -77,7 +77,7 @@ describe('GM images on the real registry', () => {
       workloads: [{ namespaces: ['shop'] }],
       gm: [{ digest, reason: 'GM of 1.8' }],
     };
-    const file = join(tmpdir(), `molt-gm-${String(process.pid)}.yaml`);
+    const file = join(await scratchDir('gm'), 'policy.yaml');
     await writeFile(
       file,
       stringify({

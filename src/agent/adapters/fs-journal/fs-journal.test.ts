@@ -4,18 +4,18 @@ import { appendFile, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../../../core/errors.ts';
-import { tempDir } from '../../../platform/process/managed-process.ts';
+import { scratchDir } from '../../../testkit/scratch-dir.ts';
 import { journalStoreConformance } from '../../../testkit/journal-store-conformance.ts';
 import { createMemoryJournalStore } from '../../ports/journal-store.fake.ts';
 import { createFsJournalStore } from './index.ts';
 
 journalStoreConformance('memory fake', () => Promise.resolve(createMemoryJournalStore()));
-journalStoreConformance('file', async () => createFsJournalStore((await tempDir('journal')).path));
+journalStoreConformance('file', async () => createFsJournalStore(await scratchDir('journal')));
 
 describe('file journal store', () => {
   const time = '2026-01-01T00:00:00Z';
   it('keeps events across store instances (reboots) and continues the numbering', async () => {
-    const root = (await tempDir('journal')).path;
+    const root = await scratchDir('journal');
     await createFsJournalStore(root).append({
       operationId: 'op1',
       time,
@@ -41,7 +41,7 @@ describe('file journal store', () => {
   });
 
   it('skips a line torn by a power cut', async () => {
-    const root = (await tempDir('journal')).path;
+    const root = await scratchDir('journal');
     const store = createFsJournalStore(root);
     await store.append({
       operationId: 'op2',
@@ -56,7 +56,7 @@ describe('file journal store', () => {
   });
 
   it('reports an unreadable record with a stable code instead of starting over silently', async () => {
-    const root = (await tempDir('journal')).path;
+    const root = await scratchDir('journal');
     await mkdir(join(root, 'state/journal'), { recursive: true });
     await writeFile(join(root, 'state/journal/current.json'), '{"rev":');
     await assert.rejects(createFsJournalStore(root).load(), (e: unknown) =>
@@ -65,7 +65,7 @@ describe('file journal store', () => {
   });
 
   it('refuses operation ids that would escape the journal directory', async () => {
-    const store = createFsJournalStore((await tempDir('journal')).path);
+    const store = createFsJournalStore(await scratchDir('journal'));
     await assert.rejects(
       store.append({
         operationId: '../x',
@@ -80,7 +80,7 @@ describe('file journal store', () => {
   });
 
   it('writes the record atomically as readable JSON', async () => {
-    const root = (await tempDir('journal')).path;
+    const root = await scratchDir('journal');
     await createFsJournalStore(root).save({
       rev: 7,
       state: { phase: 'Idle', undo: [] },

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { scratchDir } from '../../../testkit/scratch-dir.ts';
 import { memoryIo } from '../../io.ts';
 import { main } from '../../main.ts';
 import type { PlanView } from './view.ts';
@@ -174,7 +174,7 @@ describe('molt plan: user errors get a code and a hint, never a stack trace', ()
   });
 
   it('names an invalid policy where it is in the file', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'molt-plan-'));
+    const dir = await scratchDir('plan');
     const file = join(dir, 'fleet.yaml');
     const text = [
       'pools:',
