@@ -38,6 +38,8 @@ const PkiDir = '/etc/molt/pki';
 /** A cold build under a loaded machine took 2.5 min; the first pull of 61 MiB under TCG is slow too. */
 const ImageBuildMs = 15 * 60_000;
 const LeaderMs = 15 * 60_000;
+/** The manifest's startupProbe period (deploy/kubernetes/operator.yaml). */
+const StartupProbePeriodSeconds = 5;
 
 export interface ClusterOperatorSetup {
   /** Where the overlay and its files go (`<lab>/operator`). */
@@ -60,6 +62,8 @@ export interface ClusterOperatorSetup {
   readonly nodeSelector?: Readonly<Record<string, string>>;
   /** The container's CPU request instead of the manifest's (its share of a busy node's CPU). */
   readonly cpuRequest?: string;
+  /** How long the container may take to answer its first probe, instead of the manifest's 5 min. */
+  readonly startupSeconds?: number;
   readonly log: (line: string) => void;
   /** Aborted when the lab is told to stop while starting: the build, apply and wait end. */
   readonly signal?: AbortSignal | undefined;
@@ -68,7 +72,15 @@ export interface ClusterOperatorSetup {
 /** What the overlay is written from. */
 export type OverlaySetup = Pick<
   ClusterOperatorSetup,
-  'dir' | 'registry' | 'apiServer' | 'pki' | 'machines' | 'config' | 'nodeSelector' | 'cpuRequest'
+  | 'dir'
+  | 'registry'
+  | 'apiServer'
+  | 'pki'
+  | 'machines'
+  | 'config'
+  | 'nodeSelector'
+  | 'cpuRequest'
+  | 'startupSeconds'
 >;
 
 /** `molt image build --operator --push`; resolves with the pushed reference by digest. */
@@ -192,6 +204,15 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
             ? []
             : [
                 { op: 'replace', path: `${container}/resources/requests/cpu`, value: s.cpuRequest },
+              ]),
+          ...(s.startupSeconds === undefined
+            ? []
+            : [
+                {
+                  op: 'replace',
+                  path: `${container}/startupProbe/failureThreshold`,
+                  value: Math.ceil(s.startupSeconds / StartupProbePeriodSeconds),
+                },
               ]),
         ]),
       },

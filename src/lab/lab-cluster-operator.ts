@@ -87,6 +87,10 @@ export async function startClusterOperator(
     // a 100m request's weight left the operator a fifth of it: minutes to load molt, probes
     // timing out. A larger share lets it start; two replicas on one VM still fit.
     cpuRequest: '400m',
+    // And loading molt there took over the manifest's 5 min while the lab's other VM pulled and
+    // started its own replica: the kubelet killed it half-loaded and it started over. As long as
+    // the lab waits for a leader.
+    startupSeconds: 15 * 60,
     config: {
       // A pass every 5 s, not every second as on the host: on a VM node's one emulated CPU the
       // host lab's pace kept the operator too busy to answer its probes.

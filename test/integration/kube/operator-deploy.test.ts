@@ -131,6 +131,7 @@ describe('deploy/kubernetes on a real API server', () => {
           config: { discoverEvery: '2s' },
           nodeSelector: { 'molt.dev/pool': 'vms' },
           cpuRequest: '400m',
+          startupSeconds: 900,
         },
         `10.231.9.1:5000/molt/operator@${digest}`,
       );
@@ -143,10 +144,13 @@ describe('deploy/kubernetes on a real API server', () => {
             image: string;
             env: { name: string; value: string }[];
             resources: { requests: Record<string, string> };
+            startupProbe: { periodSeconds: number; failureThreshold: number };
           }
         | undefined;
       assert.equal(container?.image, `10.231.9.1:5000/molt/operator@${digest}`);
       assert.equal(container.resources.requests['cpu'], '400m');
+      const { periodSeconds, failureThreshold } = container.startupProbe;
+      assert.equal(periodSeconds * failureThreshold, 900, 'a 15-minute start');
       assert.deepEqual(
         container.env.filter((e) => e.name.startsWith('KUBERNETES_SERVICE_')),
         [
