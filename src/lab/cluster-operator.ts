@@ -38,7 +38,7 @@ const PkiDir = '/etc/molt/pki';
 /** A cold build under a loaded machine took 2.5 min; the first pull of 61 MiB under TCG is slow too. */
 const ImageBuildMs = 15 * 60_000;
 const LeaderMs = 15 * 60_000;
-/** The manifest's startupProbe period (deploy/kubernetes/operator.yaml). */
+/** The overlay's startupProbe period, set with the threshold so it owns the whole window. */
 const StartupProbePeriodSeconds = 5;
 
 export interface ClusterOperatorSetup {
@@ -208,6 +208,11 @@ export async function writeOperatorOverlay(s: OverlaySetup, image: string): Prom
           ...(s.startupSeconds === undefined
             ? []
             : [
+                {
+                  op: 'replace',
+                  path: `${container}/startupProbe/periodSeconds`,
+                  value: StartupProbePeriodSeconds,
+                },
                 {
                   op: 'replace',
                   path: `${container}/startupProbe/failureThreshold`,
