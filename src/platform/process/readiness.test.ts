@@ -25,7 +25,7 @@ after(async () => {
 /** A Node child running `script`, with `READY` the file it may write once ready. */
 function child(name: string, script: string): { p: ManagedProcess; ready: string } {
   const ready = join(scratch.path, `${name}.ready`);
-  const p = startProcess(name, process.execPath, ['-e', script], {
+  const p = startProcess(name, process.execPath, ['-e', `${READY_FN}\n${script}`], {
     env: { ...process.env, READY: ready },
   });
   started.push(p);
@@ -34,13 +34,19 @@ function child(name: string, script: string): { p: ManagedProcess; ready: string
 
 const readyFile = (ready: string) => () => readFile(ready, 'utf8');
 
+/**
+ * The children's `ready()`: writes READY whole, by rename, so a probe never reads the file between
+ * its creation and its write (an empty value).
+ */
+const READY_FN = `const ready = () => { const fs = require('fs'); fs.writeFileSync(process.env.READY + '.tmp', 'up'); fs.renameSync(process.env.READY + '.tmp', process.env.READY); };`;
+
 describe('waitReady', () => {
   it('waits past the quiet time for a process that keeps printing while it starts', async () => {
     const { p, ready } = child(
       'printer',
       `let n = 0;
        const t = setInterval(() => console.log('step ' + ++n), 200);
-       setTimeout(() => { clearInterval(t); require('fs').writeFileSync(process.env.READY, 'up'); }, 5000);
+       setTimeout(() => { clearInterval(t); ready(); }, 5000);
        setInterval(() => {}, 1000);`,
     );
     const t0 = performance.now();
@@ -60,7 +66,7 @@ describe('waitReady', () => {
     const { p, ready } = child(
       'computer',
       `const end = Date.now() + 6000; while (Date.now() < end) Math.sqrt(Math.random());
-       require('fs').writeFileSync(process.env.READY, 'up');
+       ready();
        setInterval(() => {}, 1000);`,
     );
     const value = await waitReady({
