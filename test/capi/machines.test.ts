@@ -226,6 +226,28 @@ describe('molt’s writes to Cluster API Machines (the real adapter)', () => {
     assert.equal(await machines.remediate(ref), 'gone');
   });
 
+  it('remediates only the Machine molt read: one recreated under its name is neither deleted nor annotated', async () => {
+    for (const [name, controlPlane] of [
+      ['md-uid', false],
+      ['cp-uid', true],
+    ] as const) {
+      await createMachine(name, controlPlane);
+      const read = await machines.get('default', name);
+      assert.ok(read !== undefined);
+      assert.equal((await api(`${base}/${name}`, { method: 'DELETE' })).status, 200);
+      await createMachine(name, controlPlane);
+      const again = await machines.get('default', name);
+      assert.ok(again !== undefined && again.uid !== read.uid, 'a new object under the name');
+      const ref = { namespace: 'default', name, controlPlane, uid: read.uid };
+      assert.equal(await machines.remediate(ref), 'gone');
+      const m = (await api(`${base}/${name}`)).body;
+      assert.equal(m.metadata.annotations?.['cluster.x-k8s.io/remediate-machine'], undefined);
+      // The object molt reads now is remediated when asked by its own uid.
+      const now = { ...ref, uid: again.uid };
+      assert.equal(await machines.remediate(now), controlPlane ? 'annotated' : 'deleted');
+    }
+  });
+
   it('a write to a Machine that is not there is MOLT_CAPI_WRITE_FAILED', async () => {
     await assert.rejects(
       machines.setCondition(

@@ -182,8 +182,13 @@ export async function updateMachine(
   if (m.kind !== 'Machine') return fail(notManaged(`${m.kind} ${m.namespace}/${m.name}`));
   if (version === undefined)
     return fail('desired.machine.spec.version: the Machine names no Kubernetes version');
-  // CAPI writes the desired spec before it calls: a version the Machine does not want is not CAPI's.
-  if (m.version !== undefined && m.version !== version)
+  // CAPI writes the desired spec before it calls: a version the Machine does not want is not CAPI's,
+  // and a Machine that wants none leaves the target to the caller, so it is refused too.
+  if (m.version === undefined)
+    return fail(
+      `Machine ${m.namespace}/${m.name} names no spec.version on the management cluster: nothing changed`,
+    );
+  if (m.version !== version)
     return fail(
       `Machine ${m.namespace}/${m.name} is at spec.version ${m.version} on the management cluster, not ${version}: nothing changed`,
     );

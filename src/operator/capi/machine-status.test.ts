@@ -21,7 +21,12 @@ const CP = 'demo/c1-cp-85mnm';
 const WORKER = 'demo/c1-md-qbjnv-mn4b6';
 
 function world(
-  o: { failing?: boolean; onFailure?: 'remediate' | 'report'; machines?: CapiMachines } = {},
+  o: {
+    failing?: boolean;
+    onFailure?: 'remediate' | 'report';
+    machines?: CapiMachines;
+    version?: string;
+  } = {},
 ) {
   const machines = new FakeCapiMachines();
   const lines: string[] = [];
@@ -40,6 +45,7 @@ function world(
       steps: 2,
       ...(o.failing === true && { failing: ['v1.35.0'] }),
       uncarried: ['v1.99.0'],
+      ...(o.version !== undefined && { version: o.version }),
     }),
     releaseForVersion: () => 'molt-2.4.0',
     status: machineStatus(statusDeps),
@@ -118,8 +124,16 @@ describe('a failed in-place update', () => {
     assert.equal(condition(w, WORKER)?.reason, 'RolledBack');
   });
 
+  it('deletes nothing when the Machine under that name is no longer the one molt read', async () => {
+    const w = world({ failing: true });
+    w.machines.add(WORKER, { uid: 'uid-created-again' });
+    await updateMachine(worker, w.deps);
+    assert.deepEqual(w.machines.remediations, [{ machine: WORKER, how: 'gone' }]);
+    assert.equal(w.machines.machine(WORKER).deleted, false);
+  });
+
   it('does not hand a Machine to CAPI for a failure of molt’s own (no release carries the version)', async () => {
-    const w = world();
+    const w = world({ version: 'v1.99.0' });
     const uncarried = UpdateMachineRequest.parse(
       JSON.parse(JSON.stringify(worker).replaceAll('v1.35.0', 'v1.99.0')),
     );

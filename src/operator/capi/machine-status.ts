@@ -86,7 +86,12 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
 
   const follow = async (ref: ManagedMachine, s: InPlaceUpdateState): Promise<void> => {
     const key = `${ref.namespace}/${ref.name}`;
-    const machine = { namespace: ref.namespace, name: ref.name, controlPlane: ref.controlPlane };
+    const machine = {
+      namespace: ref.namespace,
+      name: ref.name,
+      controlPlane: ref.controlPlane,
+      uid: ref.uid,
+    };
     try {
       await setCondition(key, machine, s);
       if (s.state === 'failed' && s.machineFailed === true && d.onFailure === 'remediate')

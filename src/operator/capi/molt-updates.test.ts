@@ -91,6 +91,7 @@ describe('moltUpdates', () => {
       pool: 'workers',
       controlPlane: false,
       version: 'v1.35.0',
+      uid: 'uid-c1-md-x',
     });
     const cp = await machineOf(updates, ref({ namespace: 'prod', name: 'main-cp-0' }));
     assert.deepEqual([cp.machine, cp.controlPlane], ['prod-cp-1', true]);
@@ -269,6 +270,15 @@ describe('forged hook calls', () => {
       a.message ?? '',
       /at spec\.version v1\.35\.0 on the management cluster, not v1\.34\.2/,
     );
+    assert.deepEqual((await store.read()).rollouts, []);
+  });
+
+  it('refuses a version for a Machine that wants none on the management cluster (the caller would choose it)', async () => {
+    const { store, capi, deps } = await hook();
+    capi.add('demo/c1-md-x', { ...annotated('w-1'), machineSet: 'c1-md-1' });
+    const a = await updateMachine(request('demo', 'c1-md-x', { version: 'v1.35.0' }), deps);
+    assert.equal(a.status, 'Failure');
+    assert.match(a.message ?? '', /names no spec\.version on the management cluster/);
     assert.deepEqual((await store.read()).rollouts, []);
   });
 

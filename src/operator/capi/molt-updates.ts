@@ -98,6 +98,7 @@ async function resolve(d: MoltUpdatesDeps, ref: CapiMachineRef): Promise<Resolut
       pool: m.pool,
       controlPlane: read.controlPlane,
       version: read.version,
+      uid: read.uid,
     },
   };
 }

@@ -107,7 +107,9 @@ export class FakeCapiMachines implements CapiMachines {
     if (this.fail) return Promise.reject(failure(key));
     const m = this.machine(key);
     let how: Remediation;
-    if (m.deleted) how = 'gone';
+    // A Machine set up with another uid than the one asked for is another object under the name.
+    if (m.deleted || (ref.uid !== undefined && m.uid !== undefined && ref.uid !== m.uid))
+      how = 'gone';
     else if (ref.controlPlane) {
       m.annotations[RemediateMachineAnnotation] = '';
       how = 'annotated';

@@ -29,6 +29,11 @@ export interface CapiMachineKey {
   readonly name: string;
   /** Whether it carries {@link ControlPlaneLabel} (KCP owns it). */
   readonly controlPlane: boolean;
+  /**
+   * The uid molt read it with. A remediation given one acts only on that object: a Machine deleted
+   * and created again under the same name is another Machine, and counts as gone.
+   */
+  readonly uid?: string | undefined;
 }
 
 /** A Machine as molt read it from the management cluster (found by the molt machine it maps to, or read by name). */

@@ -2,7 +2,7 @@
 /**
  * An in-memory {@link InPlaceUpdates} for the CAPI extension server's tests: manages the Machines
  * (and MachineSets) named `namespace/name` in `managed` — a Machine as the molt machine of its
- * name, in pool `workers`, control plane when listed in `controlPlane`; each update reports
+ * name, in pool `workers`, control plane when listed in `controlPlane`, at `version`; each update reports
  * `in-progress` for `steps` calls, then `done` (or `failed` for a version in `failing`). It records
  * every call.
  */
@@ -24,6 +24,11 @@ export interface FakeInPlaceUpdatesOptions {
   readonly failing?: readonly string[];
   /** Versions molt cannot update to before touching the machine (no release carries them). */
   readonly uncarried?: readonly string[];
+  /**
+   * The `spec.version` each managed Machine has on the management cluster (CAPI writes the desired
+   * one before it calls). @default 'v1.35.0'
+   */
+  readonly version?: string;
 }
 
 export class FakeInPlaceUpdates implements InPlaceUpdates {
@@ -55,6 +60,8 @@ export class FakeInPlaceUpdates implements InPlaceUpdates {
               ...at,
               machine: ref.name,
               pool: 'workers',
+              uid: `uid-${ref.name}`,
+              version: this.#o.version ?? 'v1.35.0',
               controlPlane: this.#o.controlPlane?.includes(key) === true,
             },
     });

@@ -33,6 +33,8 @@ export interface ManagedMachine {
   readonly controlPlane: boolean;
   /** Its `spec.version` on the management cluster. */
   readonly version?: string | undefined;
+  /** Its uid as read: what a remediation acts on (a Machine recreated under its name is not it). */
+  readonly uid?: string | undefined;
 }
 
 /**

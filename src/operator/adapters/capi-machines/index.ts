@@ -116,7 +116,7 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
       ...(k.hint !== undefined && { hint: k.hint }),
     });
   };
-  return {
+  const self: CapiMachines = {
     async setCondition(ref: CapiMachineKey, c: MoltCondition): Promise<void> {
       const body = {
         apiVersion: `${machines.group}/${machines.version}`,
@@ -205,16 +205,25 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
     },
     async remediate(ref: CapiMachineKey): Promise<Remediation> {
       const at = { ...machines, namespace: ref.namespace, name: ref.name };
-      const gone = (e: unknown, what: string): 'gone' => {
-        if (statusOf(e) === 404) return 'gone';
+      // With a uid, the write is refused by the API server itself when the object under that
+      // name is another one: a delete's precondition answers 409, and a uid in a patch is an
+      // immutable field (422). Either way the Machine molt read is gone, which a read confirms.
+      const gone = async (e: unknown, what: string): Promise<'gone'> => {
+        const status = statusOf(e);
+        if (status === 404) return 'gone';
+        if (ref.uid !== undefined && (status === 409 || status === 422)) {
+          const now = await self.get(ref.namespace, ref.name);
+          if (now?.uid !== ref.uid) return 'gone';
+        }
         throw fail(e, `${what} Machine ${ref.namespace}/${ref.name}`);
       };
+      const uid = ref.uid === undefined ? {} : { uid: ref.uid };
       if (ref.controlPlane)
         return api
           .patchNamespacedCustomObject(
             {
               ...at,
-              body: { metadata: { annotations: { [RemediateMachineAnnotation]: '' } } },
+              body: { metadata: { ...uid, annotations: { [RemediateMachineAnnotation]: '' } } },
               fieldManager: CapiFieldManager,
             },
             merge,
@@ -223,10 +232,12 @@ export function createKubeCapiMachines(o: KubeCapiMachinesOptions): CapiMachines
             () => 'annotated' as const,
             (e: unknown) => gone(e, 'annotate for remediation'),
           );
-      return api.deleteNamespacedCustomObject(at, bounded).then(
+      const body = ref.uid === undefined ? {} : { body: { preconditions: { uid: ref.uid } } };
+      return api.deleteNamespacedCustomObject({ ...at, ...body }, bounded).then(
         () => 'deleted' as const,
         (e: unknown) => gone(e, 'delete'),
       );
     },
   };
+  return self;
 }
