@@ -86,6 +86,28 @@ const ControlPlaneConfig = z
       .int()
       .positive()
       .default(1024 ** 3),
+    /**
+     * The cluster's PKI (`molt pki kubernetes`) on STATE: `molt install --kube-pki DIR` checks that
+     * DIR is whole and `cluster`'s, then copies it to `dir`, laid out as kubeadm's /etc/kubernetes
+     * (the components' flags name files under it). A machine without it finds its PKI where the
+     * components' flags say.
+     */
+    pki: z
+      .object({
+        /** The cluster its CAs name (`molt pki kubernetes --cluster`). */
+        cluster: z.string().min(1),
+        /** @default /molt/state/kubernetes */
+        dir: z
+          .string()
+          .regex(
+            /^\/molt\/state\/[^\0]+$/,
+            'a directory under /molt/state/ (the root is read-only)',
+          )
+          .refine((d) => !d.split('/').includes('..'), 'no .. in the path')
+          .default('/molt/state/kubernetes'),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type ControlPlaneConfig = z.infer<typeof ControlPlaneConfig>;

@@ -10,7 +10,16 @@ import { MiB } from '../../src/core/disk/layout.ts';
 import { ErrorCode, isMoltError, type ErrorCode as Code } from '../../src/core/errors.ts';
 import { installDisk, type InstallOptions } from '../../src/image/install/install-disk.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
-import { fileHash, repo, run, smallImage, startFixture, type Fixture } from './install-fixtures.ts';
+import { writeKubernetesPki } from '../../src/platform/pki/kubernetes.ts';
+import {
+  controlPlaneOf,
+  fileHash,
+  repo,
+  run,
+  smallImage,
+  startFixture,
+  type Fixture,
+} from './install-fixtures.ts';
 
 /** The smallest layout the 3 MiB test image fits: a 346 MiB disk, so hashing it stays quick. */
 const sizes = { esp: 64 * MiB, slot: 4 * MiB, state: 16 * MiB };
@@ -260,6 +269,32 @@ describe('molt install refuses bad input and writes nothing', () => {
       { disk: tiny, ...(await at('/molt/state/k')), kubeconfig: notOne },
       ErrorCode.BadFlag,
       /is not a kubeconfig with a cluster, a user and a context/,
+    );
+  });
+
+  it("a control-plane machine's cluster PKI missing, another cluster's, or with nowhere to go", async () => {
+    const prod = join(dir.path, 'kube-prod');
+    await writeKubernetesPki({ cluster: 'prod', dir: prod, server: 'https://10.231.0.11:6443' });
+    const wants = await fx.machine('cp-1', 'grub', controlPlaneOf('cp-1', { cluster: 'prod' }));
+    await refused(
+      { disk: tiny, ...wants },
+      ErrorCode.KubePkiInvalid,
+      /controlPlane\.pki is for cluster prod, and no --kube-pki DIR gives its PKI/,
+    );
+    const staging = await fx.machine(
+      'cp-2',
+      'grub',
+      controlPlaneOf('cp-2', { cluster: 'staging' }),
+    );
+    await refused({ disk: tiny, ...staging, kubePki: prod }, ErrorCode.KubePkiInvalid, /staging/);
+    await refused(
+      { disk: tiny, ...wants, kubePki: join(dir.path, 'nowhere') },
+      ErrorCode.KubePkiInvalid,
+    );
+    await refused(
+      { disk: tiny, ...(await fx.machine('cp-3', 'grub', controlPlaneOf('cp-3'))), kubePki: prod },
+      ErrorCode.BadFlag,
+      /--kube-pki .* has nowhere to go: the machine config names no controlPlane\.pki/,
     );
   });
 

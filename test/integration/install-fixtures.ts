@@ -107,6 +107,26 @@ export async function startFixture(dir: string): Promise<Fixture> {
   };
 }
 
+/** A control-plane machine's config sections (`node`'s etcd member, one component). */
+export const controlPlaneOf = (
+  node: string,
+  pki?: { cluster: string; dir?: string },
+): Partial<MachineConfigInput> => ({
+  role: 'control-plane',
+  etcd: {
+    name: node,
+    peerUrl: 'https://10.231.0.11:2380',
+    clientUrl: 'https://10.231.0.11:2379',
+    initialCluster: `${node}=https://10.231.0.11:2380`,
+    endpoints: ['https://10.231.0.11:2379'],
+  },
+  controlPlane: {
+    binaries: '/usr/lib/molt/kube',
+    components: { 'kube-apiserver': { port: 6443, args: ['--secure-port=6443'] } },
+    ...(pki !== undefined && { pki }),
+  },
+});
+
 export const sha256 = (bytes: Uint8Array): string =>
   `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 

@@ -21,7 +21,9 @@ import {
 import { pushContainerImages } from '../../src/lab/services/container-images.ts';
 import { installDisk } from '../../src/image/install/install-disk.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
+import { writeKubernetesPki } from '../../src/platform/pki/kubernetes.ts';
 import {
+  controlPlaneOf,
   debugfs,
   extract,
   fatFile,
@@ -311,5 +313,42 @@ describe('molt install onto a disk file', () => {
     assert.match(await debugfs(nodeDir, 'ls -l /kubernetes/node'), /manifests/);
     assert.equal(await debugfs(nodeDir, 'cat /agent.kubeconfig'), kubeconfigText);
     assert.match(await debugfs(nodeDir, 'stat /agent.kubeconfig'), /Mode: +0600/);
+  });
+
+  it("lays a control-plane machine's cluster PKI onto STATE: keys and kubeconfigs 0600", async () => {
+    const kube = join(dir.path, 'kube-pki');
+    await writeKubernetesPki({ cluster: 'prod', dir: kube, server: 'https://10.231.0.11:6443' });
+    const machine = await fx.machine(
+      'cp-1',
+      'grub',
+      controlPlaneOf('cp-1', { cluster: 'prod', dir: '/molt/state/kube' }),
+    );
+    const disk = join(dir.path, 'cp-1.img');
+    const result = await installDisk({
+      ...machine,
+      disk,
+      diskBytes,
+      image: `${fx.registry.host}/${repo}:1.0.0`,
+      insecure: true,
+      sizes: testSizes,
+      kubePki: kube,
+    });
+    const state = `${disk}?offset=${String(partitionOf(result.plan, PartitionName.State).offset)}`;
+    for (const [file, mode] of [
+      ['pki/ca.crt', '0644'],
+      ['pki/ca.key', '0600'],
+      ['pki/sa.key', '0600'],
+      ['pki/sa.pub', '0644'],
+      ['admin.conf', '0600'],
+      ['scheduler.conf', '0600'],
+    ] as const) {
+      assert.equal(
+        await debugfs(state, `cat /kube/${file}`),
+        await readFile(join(kube, file), 'utf8'),
+        file,
+      );
+      assert.match(await debugfs(state, `stat /kube/${file}`), new RegExp(`Mode: +${mode}`), file);
+    }
+    assert.match(await debugfs(state, 'stat /kube/pki'), /Mode: +0700/);
   });
 });

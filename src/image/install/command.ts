@@ -36,6 +36,8 @@ before the first write: on bad input the disk is left as it was.
   --public-key FILE       verify the image's signature with this key here (default: the config's publicKeyFile)
   --kubeconfig FILE       the agent's own kubeconfig (its molt:agent:<node> identity), copied onto STATE
                           where the config's kubernetes.kubeconfig names (a path under /molt/state/)
+  --kube-pki DIR          a control-plane machine's cluster PKI (molt pki kubernetes --out DIR),
+                          checked to be the config's controlPlane.pki.cluster's, copied onto STATE
   --work-dir DIR          where the image is staged before it is written (default: $TMPDIR)
   --dry-run               check everything and print the plan; write nothing
   --json                  print the result as JSON
@@ -64,6 +66,7 @@ function flags(argv: readonly string[]) {
         'efi-binary': text,
         'public-key': text,
         kubeconfig: text,
+        'kube-pki': text,
         'work-dir': text,
         wipe: flag,
         'overwrite-machine': flag,
@@ -125,6 +128,7 @@ function filesOf(values: ReturnType<typeof flags>) {
     ...(values['efi-binary'] !== undefined && { efiBinary: values['efi-binary'] }),
     ...(values['public-key'] !== undefined && { publicKey: values['public-key'] }),
     ...(values.kubeconfig !== undefined && { kubeconfig: values.kubeconfig }),
+    ...(values['kube-pki'] !== undefined && { kubePki: values['kube-pki'] }),
     ...(values['work-dir'] !== undefined && { workDir: values['work-dir'] }),
   };
 }

@@ -17,6 +17,7 @@ import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { readAgentKubeconfig, readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
 import { checkSandboxImage } from './sandbox-check.ts';
 import { stageMachine } from './stage.ts';
+import { readClusterPki } from './cluster-pki.ts';
 import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
 import { writeDisk, type Log } from './write.ts';
 
@@ -47,6 +48,8 @@ export interface InstallOptions {
   readonly publicKey?: string;
   /** The agent's kubeconfig, carried onto STATE at the config's `kubernetes.kubeconfig`. */
   readonly kubeconfig?: string;
+  /** The cluster's PKI (`molt pki kubernetes`), for a config with `controlPlane.pki`. */
+  readonly kubePki?: string;
   /** Where the temporary machine root goes (it holds a copy of the image). @default os.tmpdir() */
   readonly workDir?: string;
   /** Check everything, print the plan, write nothing. */
@@ -127,15 +130,16 @@ async function readMachine(options: InstallOptions) {
   const pki = await readMachinePki(options.pki, config.node, options.now ?? new Date());
   const nodeFiles = await readNodeFiles(config);
   const kubeconfig = await readAgentKubeconfig(config, options.kubeconfig);
+  const clusterPki = await readClusterPki(config, options.kubePki);
   await checkSandboxImage(config, options.insecure ?? false);
-  return { config, text, pki, nodeFiles, kubeconfig };
+  return { config, text, pki, nodeFiles, kubeconfig, clusterPki };
 }
 
 /** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
 export async function installDisk(options: InstallOptions): Promise<InstallResult> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
-  const { config, text, pki, nodeFiles, kubeconfig } = await readMachine(options);
+  const { config, text, pki, nodeFiles, kubeconfig, clusterPki } = await readMachine(options);
   const target = await probeTarget(options.disk);
   const diskBytes = await targetBytes(target, options);
   requireUnused(await readUse(target), options.disk);
@@ -157,6 +161,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
       pki,
       nodeFiles,
       kubeconfig,
+      clusterPki,
       image: options.image,
       insecure: options.insecure ?? false,
       ...(options.publicKey !== undefined && { publicKey: options.publicKey }),

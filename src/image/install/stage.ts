@@ -18,6 +18,7 @@ import type { SlotManifest } from '../../core/slots/slot.ts';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import type { MachineConfig } from '../../protocol/machine-config.ts';
 import { prepareEfiBinary } from './efi-binary.ts';
+import type { ClusterPki } from './cluster-pki.ts';
 import type { MachinePki } from './inputs.ts';
 import { NetworkDir, networkdFiles } from './networkd.ts';
 
@@ -34,6 +35,8 @@ export interface StageOptions {
   readonly nodeFiles?: NodeFiles | undefined;
   /** The agent's kubeconfig and where on the machine it goes (under /molt/state/). */
   readonly kubeconfig?: { readonly path: string; readonly text: string } | undefined;
+  /** A control-plane machine's cluster PKI, for `controlPlane.pki.dir` on STATE. */
+  readonly clusterPki?: ClusterPki | undefined;
   readonly image: string;
   readonly insecure: boolean;
   /** The key to check the image's signature with here (the config's `publicKeyFile` names the machine's). */
@@ -101,11 +104,23 @@ async function writeState(
     await mkdir(dirname(to), { recursive: true, mode: 0o700 });
     await writePrivateFile(to, options.kubeconfig.text);
   }
+  if (options.clusterPki !== undefined) await writeClusterPki(stateDir, options.clusterPki);
   const machineKey = config.publicKeyFile;
   if (key !== undefined && machineKey?.startsWith(StateMount) === true) {
     const to = join(stateDir, machineKey.slice(StateMount.length));
     await mkdir(dirname(to), { recursive: true });
     await copyFile(key, to);
+  }
+}
+
+/** The cluster PKI: keys and kubeconfigs 0600, certificates 0644, every directory 0700. */
+async function writeClusterPki(stateDir: string, pki: ClusterPki): Promise<void> {
+  const dir = join(stateDir, pki.dir.slice(StateMount.length));
+  for (const file of pki.files) {
+    const to = join(dir, file.path);
+    await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+    if (file.private) await writePrivateFile(to, file.content);
+    else await writeFile(to, file.content, { mode: 0o644 });
   }
 }
 
