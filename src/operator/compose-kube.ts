@@ -42,14 +42,18 @@ export async function kubeParts(
   const { clusterVersion, loadKubeConfigOrPod } = await import('../platform/kube/client.ts');
   // Without a kubeconfig: the pod's service account (an operator running in the cluster).
   const kc = await loadKubeConfigOrPod(k.kubeconfig && resolve(dirname(configPath), k.kubeconfig));
-  const leadership = k.leaderElection
-    ? (await import('./adapters/kube-leadership/leadership.ts')).createKubeLeadership({
-        kc,
-        namespace: k.namespace,
-        id,
-        ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
-      })
-    : undefined;
+  // With `store: kubernetes` the store's own Lease already elects the leader (compose-store.ts):
+  // a second would be one more client campaigning for nothing.
+  const storeLeads = c.config.store !== 'memory' && 'kubernetes' in c.config.store;
+  const leadership =
+    k.leaderElection && !storeLeads
+      ? (await import('./adapters/kube-leadership/leadership.ts')).createKubeLeadership({
+          kc,
+          namespace: k.namespace,
+          id,
+          ttlSeconds: Math.max(1, Math.round(c.config.leaderTtl / 1000)),
+        })
+      : undefined;
   const { startKubeStatus } = await import('./adapters/kube-status/index.ts');
   const declared = k.declared
     ? (await import('./adapters/kube-declared/index.ts')).createKubeDeclared({

@@ -116,6 +116,31 @@ describe("the operator config's store", () => {
     }
   });
 
+  it("elects the leader by one Lease: the store's, when the store is kubernetes", async () => {
+    const kubeconfig = join(dir, 'op.kubeconfig');
+    await writeFile(
+      kubeconfig,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const section = { kubeconfig: 'op.kubeconfig', leaderElection: true, status: false };
+    const onKube = await load('kubernetes', { kubernetes: section });
+    assert.equal(
+      (await kubeParts(onKube.loaded, onKube.path, 'op-1', () => undefined)).leadership,
+      undefined,
+    );
+    const onEtcd = await load({ etcd: ['http://127.0.0.1:1'] }, { kubernetes: section });
+    const parts = await kubeParts(onEtcd.loaded, onEtcd.path, 'op-1', () => undefined);
+    assert.ok(parts.leadership !== undefined, 'an etcd store leads by the Lease when asked');
+    await parts.leadership.close();
+  });
+
   it("takes the kubernetes section's kubeconfig when the store names none", async () => {
     const { path, loaded } = await load('kubernetes', {
       kubernetes: { kubeconfig: 'missing.kubeconfig' },
