@@ -17,6 +17,18 @@ export interface Observation {
   readonly status?: AgentStatus;
   /** Why it did not (code: message). */
   readonly error?: string;
+  /**
+   * When it did not answer: the first of the looks in a row without an answer, as this process
+   * made them (a leader that just took over starts counting at its own first look).
+   */
+  readonly awaySince?: number;
+}
+
+/** `next` with its `awaySince`, given what was seen before it. */
+export function withAwaySince(before: Observation | undefined, next: Observation): Observation {
+  if (next.status !== undefined) return next;
+  const away = before !== undefined && before.status === undefined;
+  return { ...next, awaySince: away ? (before.awaySince ?? before.at) : next.at };
 }
 
 /** The release digest and version a machine boots, per its agent. */

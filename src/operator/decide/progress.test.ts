@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Rollout } from '../../core/rollout/types.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
+import { withAwaySince } from './observation.ts';
 import { progressStep } from './progress.ts';
 
 const target = { version: '1.1.0', digest: `sha256:${'b'.repeat(64)}` };
@@ -147,6 +148,35 @@ describe('progressStep', () => {
     const late = progressStep(rollout(inFlight), 'w-1', away, { ...options, now: 200_000 });
     assert.ok(late.kind === 'set' && late.progress.phase === 'Failed');
     assert.match(late.progress.reason ?? '', /unreachable for 150 s/);
+  });
+
+  it('counts the absence from the first unanswered look in a row, never from before the start', () => {
+    const since = (awaySince: number) => ({
+      at: 99_000,
+      error: 'MOLT_AGENT_UNREACHABLE: reset',
+      awaySince,
+    });
+    const later = { ...options, now: 200_000 };
+    // 150 s after the start, away for the last 50 s: a long operation, then a reboot.
+    assert.equal(progressStep(rollout(inFlight), 'w-1', since(150_000), later).kind, 'wait');
+    const late = progressStep(rollout(inFlight), 'w-1', since(130_000), later);
+    assert.ok(late.kind === 'set' && late.progress.phase === 'Failed');
+    assert.match(late.progress.reason ?? '', /unreachable for 70 s/);
+    // Away since before the machine started: counted from the start (50 s ago).
+    assert.equal(progressStep(rollout(inFlight), 'w-1', since(10_000), options).kind, 'wait');
+  });
+
+  it('gives each unanswered look the time the absence began', () => {
+    const answered = { at: 1, status: status({ digest: old }) };
+    const first = withAwaySince(answered, { at: 5, error: 'e' });
+    assert.equal(first.awaySince, 5);
+    const second = withAwaySince(first, { at: 9, error: 'e' });
+    assert.equal(second.awaySince, 5);
+    assert.equal(
+      withAwaySince(second, { at: 12, status: status({ digest: old }) }).awaySince,
+      undefined,
+    );
+    assert.equal(withAwaySince(undefined, { at: 20, error: 'e' }).awaySince, 20);
   });
 
   describe('a start recorded but never sent (the operator died in between)', () => {

@@ -124,7 +124,10 @@ function unreachable(
   observation: Observation | undefined,
   o: ProgressOptions,
 ): ProgressStep {
-  const since = p.startedAt ?? o.now;
+  // How long the agent has stayed away: since the first look in a row without an answer, and never
+  // before the machine started. A long pull and drain followed by a reboot is not that long away.
+  const away = observation === undefined ? undefined : (observation.awaySince ?? observation.at);
+  const since = Math.max(p.startedAt ?? o.now, away ?? Number.NEGATIVE_INFINITY);
   if (o.now - since < o.unreachableFailMs) return { kind: 'wait', machine };
   const reason = `agent unreachable for ${String(Math.round((o.now - since) / 1000))} s: ${observation?.error ?? 'never seen'}`;
   return { kind: 'set', machine, progress: finished(p, o.now, { phase: 'Failed', reason }) };

@@ -7,7 +7,7 @@
 import { isMoltError } from '../../core/errors.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { MachineRecord } from '../ports/store.ts';
-import type { Observation } from '../decide/observation.ts';
+import { withAwaySince, type Observation } from '../decide/observation.ts';
 import { machinesToPoll } from '../decide/polling.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
 import type { ReconcileDeps } from './deps.ts';
@@ -53,7 +53,7 @@ export async function ask(
     else state.askedAt.set(m.id, s.changes);
   }
   for (const [id, o] of await observeAll(d.agents, machines, { now: d.now }))
-    state.observations.set(id, o);
+    state.observations.set(id, withAwaySince(state.observations.get(id), o));
 }
 
 /** Ask `machines` now and put their answers into this pass's `agents` too. */

@@ -556,3 +556,30 @@ describe('reconcile: start records', () => {
     }
   });
 });
+
+describe('reconcile: an agent away', () => {
+  it('fails an in-flight machine only once its agent stayed away unreachableFail in a row, not counting from its start', async () => {
+    const { store, g, d, state } = await setup([release('1.1.0', d11), release('1.0.0', d10)]);
+    let now = Date.now();
+    const timed: ReconcileDeps = { ...d, now: () => now };
+    await reconcile(timed, state);
+    assert.equal((await only(store)).machines['w-1']?.phase, 'InFlight');
+    // A long pull and drain: the agent answers, busy, for longer than the limit (60 s here).
+    now += 90_000;
+    await reconcile(timed, state);
+    // Then it reboots: away for 50 s, less than the limit, though 140 s after the start.
+    g.status = () =>
+      Promise.reject(new MoltError(ErrorCode.AgentUnreachable, 'rebooting', { retryable: true }));
+    for (const step of [1_000, 25_000, 24_000]) {
+      now += step;
+      await reconcile(timed, state);
+    }
+    assert.equal((await only(store)).machines['w-1']?.phase, 'InFlight', 'not failed yet');
+    // Away past the limit, counted from the first unanswered look.
+    now += 15_000;
+    await reconcile(timed, state);
+    const failed = (await only(store)).machines['w-1'];
+    assert.equal(failed?.phase, 'Failed');
+    assert.match(failed.reason ?? '', /^agent unreachable for 64 s: MOLT_AGENT_UNREACHABLE/);
+  });
+});
