@@ -158,6 +158,7 @@ const processes: readonly ProcessSpec[] = [
       ['--efi-binary <file>', 'the systemd-boot EFI binary'],
       ['--public-key <file>', 'require the image signed with this key'],
       ['--kubeconfig <file>', 'the agent’s own kubeconfig, onto STATE'],
+      ['--kube-pki <dir>', 'a control-plane machine’s cluster PKI, checked, onto STATE'],
       ['--work-dir <dir>', 'scratch space'],
       ['--wipe', 'replace a partition table that is not molt’s'],
       ['--overwrite-machine', 'replace a machine: a disk whose STATE holds one'],
