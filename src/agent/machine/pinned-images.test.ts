@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
-import { tempDir } from '../../platform/process/managed-process.ts';
+import { scratchDir } from '../../testkit/scratch-dir.ts';
 import { imagePinsConformance } from '../../testkit/image-pins-conformance.ts';
 import { createFsPinnedRecord, pinnedRecordPath } from '../adapters/fs-pinned-record/index.ts';
 import { createFakeImagePins } from '../ports/image-pins.fake.ts';
@@ -27,7 +27,7 @@ imagePinsConformance('fake', () =>
 );
 
 async function setup() {
-  const root = (await tempDir('pinned')).path;
+  const root = await scratchDir('pinned');
   const pins = createFakeImagePins([gm1, gm2, previous, sandbox]);
   const file = pinnedRecordPath(root);
   const record = createFsPinnedRecord(root);

@@ -25,6 +25,7 @@ import {
   type KubeControlPlane,
 } from '../../../src/lab/services/kube-control-plane.ts';
 import { eventually } from '../../../src/platform/process/managed-process.ts';
+import { scratchDir } from '../../../src/testkit/scratch-dir.ts';
 
 const exec = promisify(execFile);
 const deploy = join(import.meta.dirname, '../../../deploy/kubernetes');
@@ -288,7 +289,7 @@ describe('deploy/kubernetes on a real API server', () => {
       await status(first, 0, true);
       await status(second, 1, true);
       // The operator's id in a pod is `<pod name>-<pid>`.
-      const file = join(await mkdtemp(join(tmpdir(), 'molt-lease-')), 'lease.json');
+      const file = join(await scratchDir('lease'), 'lease.json');
       await writeFile(
         file,
         JSON.stringify({
