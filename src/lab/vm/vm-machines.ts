@@ -22,6 +22,7 @@ import type { LabMachineRecord } from '../fleet/fleet.ts';
 import { agentStatus, type FleetPki } from '../fleet/machine.ts';
 import type { VmPort } from '../fleet/network.ts';
 import { labVmDir, startLabVm, type LabVm } from './lab-vm.ts';
+import { logTail, readSerial } from './serial-log.ts';
 import { guestAddress, nodeFiles, podRoutes, type VmKubernetes } from './vm-node.ts';
 
 export type { VmKubernetes } from './vm-node.ts';
@@ -44,8 +45,12 @@ const HealthDeadlineSeconds = 120;
 const NodeHealthDeadlineSeconds = 240;
 /** A VM running containerd and a kubelet beside the agent needs more than the default 1 GiB. */
 export const NodeMemoryMiB = 2048;
-/** How long an install plus a first boot may take under TCG (~60 s measured). */
-const FirstBootMs = 6 * 60_000;
+/**
+ * How long a first boot may take before its agent answers. Alone under TCG it is about a minute,
+ * but a busy machine (a CI runner with a control plane starting beside it) has stretched it past
+ * six: a VM that is still running gets this long, one whose QEMU exits ends the wait at once.
+ */
+const FirstBootMs = 15 * 60_000;
 
 export interface VmMachinesOptions {
   readonly labDir: string;
@@ -194,6 +199,29 @@ async function installVm(
   return disk;
 }
 
+/** Wait for `v`'s agent to answer; an error carries the end of its console, where a boot says why. */
+async function firstAnswer(pki: FleetPki, v: LabVm): Promise<void> {
+  const off = new AbortController();
+  void v.vm.exited.then(() => {
+    off.abort();
+  });
+  try {
+    await eventually(() => agentStatus(pki, v.record.endpoint), {
+      timeoutMs: FirstBootMs,
+      intervalMs: 2_000,
+      signal: off.signal,
+    });
+  } catch (e) {
+    const why = off.signal.aborted ? 'its QEMU exited' : String(e);
+    const console = logTail(await readSerial(v.record.serialLog), 2000);
+    throw new MoltError(
+      ErrorCode.LabFailed,
+      `VM ${v.record.name}'s agent did not answer at ${v.record.endpoint}: ${why}; its console ends:\n${console}`,
+      { hint: `see its whole console: ${v.record.serialLog}`, cause: e },
+    );
+  }
+}
+
 /** Install, start and wait for `o.count` VMs (booting in parallel); stopped again on failure. */
 export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines> {
   const sdboot = await sdBootBinary();
@@ -232,16 +260,7 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
     }
     for (const v of vms) {
       const t = performance.now();
-      await eventually(() => agentStatus(o.pki, v.record.endpoint), {
-        timeoutMs: FirstBootMs,
-        intervalMs: 2_000,
-      }).catch((e: unknown) => {
-        throw new MoltError(
-          ErrorCode.LabFailed,
-          `VM ${v.record.name}'s agent did not answer at ${v.record.endpoint}: ${String(e)}`,
-          { hint: `see its console: ${v.record.serialLog}`, cause: e },
-        );
-      });
+      await firstAnswer(o.pki, v);
       o.log(
         `VMs: ${v.record.name}'s agent answers at ${v.record.endpoint} (${String(Math.round((performance.now() - t) / 1000))} s more)`,
       );
