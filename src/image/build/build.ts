@@ -14,6 +14,7 @@ import { cachedEntry } from './cache.ts';
 import { treeDigest } from './digest.ts';
 import { ensureMolt, moltTarball, type MoltPackage } from './molt-package.ts';
 import { findNode, type NodeBinary } from './node-binary.ts';
+import { readControlPlaneRuntime, type ControlPlaneRuntime } from './control-plane-runtime.ts';
 import { readNodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import type { BuildOptions } from './options.ts';
 import { baseRecipe, cacheName, digestOf, type BaseRecipe } from './recipe.ts';
@@ -51,6 +52,7 @@ interface Build {
   readonly recipe: BaseRecipe;
   readonly node: NodeBinary;
   readonly kubernetesNode: NodeRuntime | undefined;
+  readonly controlPlane: ControlPlaneRuntime | undefined;
   readonly molt: MoltPackage;
   readonly inputDigest: string;
   readonly timings: Timings;
@@ -76,6 +78,7 @@ async function makeImage(b: Build, dir: string): Promise<void> {
       overlays: o.overlays,
       enable: o.enable,
       ...(b.kubernetesNode && { kubernetesNode: b.kubernetesNode }),
+      ...(b.controlPlane && { controlPlane: b.controlPlane }),
     },
     b.run,
   );
@@ -131,9 +134,14 @@ async function readInputs(o: BuildOptions) {
   for (const dir of o.overlays) overlays.push(await treeDigest(dir, '--overlay'));
   const kubernetesNode =
     o.kubernetesNode === undefined ? undefined : await readNodeRuntime(o.kubernetesNode);
+  const controlPlane =
+    o.kubernetesControlPlane === undefined
+      ? undefined
+      : await readControlPlaneRuntime(o.kubernetesControlPlane);
   const recipe = baseRecipe(o, await baseFilesDigest());
   const rootfsFiles = await treeDigest(RootfsFiles, 'image files');
-  return { node, kubernetesNode, overlays, recipe, rootfsFiles, builder: await builderDigest() };
+  const builder = await builderDigest();
+  return { node, kubernetesNode, controlPlane, overlays, recipe, rootfsFiles, builder };
 }
 
 /** Build the image `o` describes; `log` receives progress lines. */
@@ -152,7 +160,8 @@ export async function buildImage(
       },
     }),
   };
-  const { node, kubernetesNode, overlays, recipe, rootfsFiles, builder } = await readInputs(o);
+  const { node, kubernetesNode, controlPlane, overlays, recipe, rootfsFiles, builder } =
+    await readInputs(o);
   await mkdir(cache, { recursive: true });
   const tmp = await mkdtemp(join(cache, 'tmp-'));
   try {
@@ -168,6 +177,7 @@ export async function buildImage(
       node: node.digest,
       // Undefined (left out of the digest) without a node runtime.
       kubernetesNode: kubernetesNode?.digest,
+      controlPlane: controlPlane?.digest,
       rootfsFiles,
       overlays,
       builder,
@@ -182,6 +192,7 @@ export async function buildImage(
       recipe,
       node,
       kubernetesNode,
+      controlPlane,
       molt,
       inputDigest,
       timings,

@@ -53,6 +53,8 @@ export interface BuildOptions {
    * are checked with the other inputs, before anything is built (node-runtime.ts).
    */
   readonly kubernetesNode?: string;
+  /** `--kubernetes-control-plane DIR`: etcd and the control-plane binaries (control-plane-runtime.ts). */
+  readonly kubernetesControlPlane?: string;
   /** apt sources (`deb …` lines or mirror URLs); default Debian's bookworm, updates and security. */
   readonly mirrors: readonly string[];
   readonly fullModules: boolean;
@@ -79,6 +81,10 @@ Options:
   --kubernetes-node DIR
                        carry a Kubernetes node: kubelet, containerd, crictl and CNI plugins from DIR
                        (what \`bash scripts/ensure-node-bins.sh\` prints), runc and iptables
+  --kubernetes-control-plane DIR
+                       carry a Kubernetes control plane from DIR (what
+                       \`bash scripts/ensure-kube-bins.sh\` prints): its components in
+                       /usr/lib/molt/kubernetes/bin, etcd, etcdutl, kubectl, Debian's etcd.service
   --kernel FLAVOUR     amd64 (default: watchdogs, SATA) or cloud (smaller, VMs without i6300esb)
   --full-modules       keep every kernel module (default: drop sound, GPUs, radios, media …)
   --compression C      squashfs compression: zstd (level ${DefaultZstdLevel}), zstd:LEVEL (1-22), or xz
@@ -144,6 +150,16 @@ function kubernetesNodeOption(dir: string | undefined): { kubernetesNode?: strin
   return dir === undefined ? {} : { kubernetesNode: dir };
 }
 
+/** `--kubernetes-control-plane DIR`; what DIR holds is checked with the other inputs. */
+function controlPlaneOption(dir: string | undefined): { kubernetesControlPlane?: string } {
+  if (dir === '')
+    throw bad(
+      '--kubernetes-control-plane needs a directory',
+      'give the directory `bash scripts/ensure-kube-bins.sh` prints (it builds the binaries)',
+    );
+  return dir === undefined ? {} : { kubernetesControlPlane: dir };
+}
+
 /** Parse and check the flags; `null` means `--help`. */
 export function parseBuildOptions(
   argv: readonly string[],
@@ -163,6 +179,7 @@ export function parseBuildOptions(
         node: { type: 'string' },
         package: { type: 'string', multiple: true, default: [] },
         'kubernetes-node': { type: 'string' },
+        'kubernetes-control-plane': { type: 'string' },
         kernel: { type: 'string', default: 'amd64' },
         'full-modules': { type: 'boolean', default: false },
         compression: { type: 'string', default: 'zstd' },
@@ -202,6 +219,7 @@ export function parseBuildOptions(
     ...(v.node !== undefined && { node: v.node }),
     packages: v.package,
     ...kubernetesNodeOption(v['kubernetes-node']),
+    ...controlPlaneOption(v['kubernetes-control-plane']),
     kernel: oneOf('kernel', v.kernel, ['amd64', 'cloud'] as const),
     fullModules: v['full-modules'],
     compression: parseCompression(v.compression),

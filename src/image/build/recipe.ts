@@ -8,6 +8,12 @@
 import { createHash } from 'node:crypto';
 import { KernelFlavours, type BuildOptions } from './options.ts';
 
+/**
+ * What a control-plane image needs of Debian (control-plane-runtime.ts): `etcd-server` for its
+ * `etcd.service` and its `etcd` user — the binary run is molt's given etcd.
+ */
+export const ControlPlanePackages = ['etcd-server'] as const;
+
 /** Bump when the way the base is built changes without any input changing. */
 const RecipeRevision = 1;
 export const Suite = 'bookworm';
@@ -90,6 +96,7 @@ export function baseRecipe(o: BuildOptions, filesDigest: string): BaseRecipe {
         ...BasePackages,
         KernelFlavours[o.kernel],
         ...(o.kubernetesNode === undefined ? [] : NodeRuntimePackages),
+        ...(o.kubernetesControlPlane === undefined ? [] : ControlPlanePackages),
         ...o.packages,
       ]),
     ].sort(),

@@ -10,6 +10,7 @@ import type { Base } from './base.ts';
 import { fileDigest } from './digest.ts';
 import type { MoltPackage } from './molt-package.ts';
 import type { NodeBinary } from './node-binary.ts';
+import type { ControlPlaneRuntime, ControlPlaneVersions } from './control-plane-runtime.ts';
 import { nodeRuntimeSummary, type NodeRuntime, type NodeRuntimeSummary } from './node-runtime.ts';
 import type { BuildOptions, Compression } from './options.ts';
 
@@ -45,6 +46,8 @@ export interface ImageSummary {
    * makes them the release's labels. Absent in an image without one.
    */
   readonly kubernetesNode?: NodeRuntimeSummary;
+  /** The control plane's versions (`--kubernetes-control-plane`). Absent in an image without one. */
+  readonly kubernetesControlPlane?: ControlPlaneVersions;
   readonly timings: Timings;
   readonly builtAt: string;
   /** Debian package → version, as installed in the base tree. */
@@ -58,6 +61,7 @@ export interface SummaryInputs {
   readonly molt: MoltPackage;
   readonly node: NodeBinary;
   readonly kubernetesNode: NodeRuntime | undefined;
+  readonly controlPlane: ControlPlaneRuntime | undefined;
   readonly treeBytes: number;
   readonly timings: Timings;
 }
@@ -82,6 +86,7 @@ export async function summaryOf(dir: string, i: SummaryInputs): Promise<ImageSum
     molt: { digest: i.molt.digest, locked: i.molt.locked },
     node: { version: i.node.version, digest: i.node.digest },
     ...(i.kubernetesNode && { kubernetesNode: nodeRuntimeSummary(i.kubernetesNode.versions) }),
+    ...(i.controlPlane && { kubernetesControlPlane: i.controlPlane.versions }),
     timings: { ...i.timings },
     builtAt: new Date().toISOString(),
     packages: i.base.packages,
@@ -98,6 +103,7 @@ export function renderSummary(s: ImageSummary, out: string): string {
   );
   const t = s.timings;
   const k = s.kubernetesNode;
+  const c = s.kubernetesControlPlane;
   return [
     `built molt ${s.version} into ${out}${s.cached ? ' (cached)' : ''}`,
     ...lines,
@@ -106,6 +112,11 @@ export function renderSummary(s: ImageSummary, out: string): string {
       ? []
       : [
           `  kubernetes node: kubelet ${k.kubelet}, containerd ${k.containerd}, crictl ${k.crictl}, CNI plugins ${k.cniPlugins}, runc ${s.packages['runc'] ?? '?'} (Debian)`,
+        ]),
+    ...(c === undefined
+      ? []
+      : [
+          `  kubernetes control plane: ${c.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), etcd ${c.etcd}`,
         ]),
     `  took ${(t.totalMs / 1000).toFixed(1)} s (base ${(t.baseMs / 1000).toFixed(1)} s, molt ${(t.moltMs / 1000).toFixed(1)} s, tree ${(t.assembleMs / 1000).toFixed(1)} s, squashfs ${(t.squashMs / 1000).toFixed(1)} s)`,
     `  input ${s.inputDigest}`,

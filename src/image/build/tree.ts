@@ -13,6 +13,7 @@ import { packageFile } from '../../platform/package-files.ts';
 import type { Base } from './base.ts';
 import { MoltDir, type MoltPackage } from './molt-package.ts';
 import type { NodeBinary } from './node-binary.ts';
+import { installControlPlane, type ControlPlaneRuntime } from './control-plane-runtime.ts';
 import {
   installNodeBinaries,
   NodeRuntimeFiles,
@@ -39,6 +40,8 @@ export interface TreeInputs {
   readonly enable: readonly string[];
   /** The Kubernetes node runtime (`--kubernetes-node`), when the image carries one. */
   readonly kubernetesNode?: NodeRuntime;
+  /** etcd and the control-plane binaries (`--kubernetes-control-plane`). */
+  readonly controlPlane?: ControlPlaneRuntime;
 }
 
 /** Copy `src`'s content over `dest`: root-owned, existing directories (and symlinks to them) kept. */
@@ -95,6 +98,7 @@ export async function assembleTree(tree: string, i: TreeInputs, log: RunOptions)
     await installNodeBinaries(tree, i.kubernetesNode);
     await copyInto(NodeRuntimeFiles, tree, step('root tree (kubernetes node files)'));
   }
+  if (i.controlPlane !== undefined) await installControlPlane(tree, i.controlPlane);
   for (const overlay of i.overlays) await copyInto(overlay, tree, step(`overlay ${overlay}`));
   await runTool(
     'chroot',

@@ -41,7 +41,11 @@ const lab: ProcessSpec = {
         ['--fast', 'short soaks and timeouts'],
         ['--dashboard-port <port>', 'the dashboard’s port (default: a free one)'],
         ['--network <mode>', 'auto, netns or loopback', ['auto', 'netns', 'loopback']],
-        ['--operator <where>', 'host (a process) or cluster (pods on the VMs)', ['host', 'cluster']],
+        [
+          '--operator <where>',
+          'host (a process) or cluster (pods on the VMs)',
+          ['host', 'cluster'],
+        ],
         labOutput,
       ],
     },
@@ -126,6 +130,10 @@ const processes: readonly ProcessSpec[] = [
           ['--kernel <flavour>', 'amd64 or cloud', ['amd64', 'cloud']],
           ['--full-modules', 'keep every kernel module'],
           ['--kubernetes-node <dir>', 'a Kubernetes node: containerd, kubelet, CNI plugins'],
+          [
+            '--kubernetes-control-plane <dir>',
+            'a Kubernetes control plane: its components, etcd, kubectl',
+          ],
           ['--compression <c>', 'zstd, zstd:LEVEL or xz'],
           ['--mirror <source>', 'apt source (repeatable)'],
           ['--cache <dir>', 'build cache'],
