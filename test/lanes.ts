@@ -99,6 +99,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/kube/node-identity.test.ts',
       'test/integration/kube/cluster-version.test.ts',
       'test/integration/kube/node-bootstrap.test.ts',
+      'test/integration/kube/cluster-bootstrap.test.ts',
       'test/integration/kube/node-bins.test.ts',
       'test/integration/kube/kubernetes-store.test.ts',
       'test/integration/kube/operator-deploy.test.ts',

@@ -174,9 +174,15 @@ async function runDaemon(root: string, io: AgentIo): Promise<number> {
   });
   served.url = api.url;
   const advertised = advertise(config, api.url, io);
+  const bootstrap =
+    config.controlPlane?.bootstrap === undefined
+      ? undefined
+      : (await import('./compose-bootstrap.ts')).clusterBootstrapOf(root, config, (line) => {
+          io.err(`molt agent: ${line}\n`);
+        });
   shutdown = async () => {
     advertised?.stop();
-    await Promise.all([api.close().catch(() => undefined), kubelet?.shutdown()]);
+    await Promise.all([api.close().catch(() => undefined), kubelet?.shutdown(), bootstrap?.stop()]);
   };
   await writeFileAtomic(
     join(root, 'run', 'agent.json'),

@@ -5,7 +5,7 @@
  * typed by it too (`MachineConfigInput`); reading the file is the agent's (agent/config.ts).
  */
 import { z } from 'zod';
-import { KubeVersion } from './agent-kubernetes.ts';
+import { ControlPlaneConfig } from './machine-config-control-plane.ts';
 import { NetworkConfig } from './machine-config-network.ts';
 import { KubernetesNodeConfig } from './machine-config-node.ts';
 
@@ -28,89 +28,6 @@ const EtcdConfig = z
     etcdutl: z.string().min(1).optional(),
   })
   .strict();
-
-/** One control-plane component as this machine runs it: the flags only the machine knows. */
-const ComponentConfig = z
-  .object({
-    /**
-     * Its base flags, `--flag=value` or `--flag`: files, addresses, ports, etcd endpoints. The
-     * cluster's extra flags are added after them and may not override them (docs/adr/0012 §3).
-     */
-    args: z
-      .array(
-        z
-          .string()
-          .regex(/^--[a-z0-9][a-z0-9-]*(=[\s\S]*)?$/, 'must be a flag: --name=value or --name'),
-      )
-      .min(1),
-    /** The secure port on 127.0.0.1 its health is checked on (`/readyz`, or `/healthz`). */
-    port: z.number().int().min(1).max(65535),
-    /** Its environment (nothing else of the agent's is passed on). @default {} */
-    env: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'), z.string())
-      .default({}),
-  })
-  .strict();
-export type ComponentConfig = z.infer<typeof ComponentConfig>;
-
-/**
- * The Kubernetes control-plane components this machine renders and supervises (docs/adr/0012 §3,
- * docs/kubernetes.md): each started after etcd (kube-apiserver, kube-controller-manager,
- * kube-scheduler, in that order) and stopped before it around every reboot; under the lab firmware
- * as processes (`run/<name>.pid`, `run/<name>.log`), on a real machine as systemd units
- * (`/run/systemd/system/molt-<name>.service`). Until the cluster applies a version, each runs from
- * `binaries`; after, from the bundle staged under `state/kubernetes/`.
- */
-const ControlPlaneConfig = z
-  .object({
-    /** Directory of the binaries the components run before any apply (`<dir>/kube-apiserver`, …). */
-    binaries: z.string().min(1),
-    /** The Kubernetes version of `binaries`, as status reports it. */
-    version: KubeVersion.optional(),
-    components: z
-      .object({
-        'kube-apiserver': ComponentConfig.optional(),
-        'kube-controller-manager': ComponentConfig.optional(),
-        'kube-scheduler': ComponentConfig.optional(),
-      })
-      .strict()
-      .refine((c) => Object.keys(c).length > 0, 'name at least one component'),
-    /**
-     * How long an applied component may take to become healthy; past it the previous spec is
-     * restored and the apply fails with MOLT_KUBE_COMPONENT_UNHEALTHY. @default 90
-     */
-    healthTimeoutSeconds: z.number().int().positive().default(90),
-    /** Largest Kubernetes bundle accepted (the sum of its binaries), in bytes. @default 1 GiB */
-    maxBundleBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(1024 ** 3),
-    /**
-     * The cluster's PKI (`molt pki kubernetes`) on STATE: `molt install --kube-pki DIR` checks that
-     * DIR is whole and `cluster`'s, then copies it to `dir`, laid out as kubeadm's /etc/kubernetes
-     * (the components' flags name files under it). A machine without it finds its PKI where the
-     * components' flags say.
-     */
-    pki: z
-      .object({
-        /** The cluster its CAs name (`molt pki kubernetes --cluster`). */
-        cluster: z.string().min(1),
-        /** @default /molt/state/kubernetes */
-        dir: z
-          .string()
-          .regex(
-            /^\/molt\/state\/[^\0]+$/,
-            'a directory under /molt/state/ (the root is read-only)',
-          )
-          .refine((d) => !d.split('/').includes('..'), 'no .. in the path')
-          .default('/molt/state/kubernetes'),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-export type ControlPlaneConfig = z.infer<typeof ControlPlaneConfig>;
 
 /**
  * A machine that boots from a disk molt installed (docs/real-machines.md): its slots are
@@ -277,3 +194,4 @@ export const MachineConfig = z
   });
 export type MachineConfig = z.infer<typeof MachineConfig>;
 export type MachineConfigInput = z.input<typeof MachineConfig>;
+export type { ComponentConfig, ControlPlaneConfig } from './machine-config-control-plane.ts';

@@ -3,7 +3,7 @@
 // same before and after (a new disk file is not even created). Another machine's disk is bad input
 // too: refused unless --overwrite-machine, even with --wipe.
 import assert from 'node:assert/strict';
-import { access, chmod, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, cp, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MiB } from '../../src/core/disk/layout.ts';
@@ -295,6 +295,19 @@ describe('molt install refuses bad input and writes nothing', () => {
       { disk: tiny, ...(await fx.machine('cp-3', 'grub', controlPlaneOf('cp-3'))), kubePki: prod },
       ErrorCode.BadFlag,
       /--kube-pki .* has nowhere to go: the machine config names no controlPlane\.pki/,
+    );
+    // A machine that registers the PKI's bootstrap token, given a PKI without one.
+    const tokenless = join(dir.path, 'kube-tokenless');
+    await cp(prod, tokenless, { recursive: true });
+    await rm(join(tokenless, 'bootstrap-token'));
+    await refused(
+      {
+        disk: tiny,
+        ...(await fx.machine('cp-4', 'grub', controlPlaneOf('cp-4', { cluster: 'prod' }, {}))),
+        kubePki: tokenless,
+      },
+      ErrorCode.KubePkiInvalid,
+      /controlPlane\.bootstrap registers the PKI's bootstrap token, and .* has no bootstrap-token/,
     );
   });
 

@@ -111,6 +111,7 @@ export async function startFixture(dir: string): Promise<Fixture> {
 export const controlPlaneOf = (
   node: string,
   pki?: { cluster: string; dir?: string },
+  bootstrap?: { tokenFile?: string },
 ): Partial<MachineConfigInput> => ({
   role: 'control-plane',
   etcd: {
@@ -124,6 +125,7 @@ export const controlPlaneOf = (
     binaries: '/usr/lib/molt/kube',
     components: { 'kube-apiserver': { port: 6443, args: ['--secure-port=6443'] } },
     ...(pki !== undefined && { pki }),
+    ...(bootstrap !== undefined && { bootstrap }),
   },
 });
 

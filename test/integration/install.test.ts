@@ -315,7 +315,7 @@ describe('molt install onto a disk file', () => {
     assert.match(await debugfs(nodeDir, 'stat /agent.kubeconfig'), /Mode: +0600/);
   });
 
-  it("lays a control-plane machine's cluster PKI onto STATE: keys and kubeconfigs 0600", async () => {
+  it("lays a control-plane machine's cluster PKI onto STATE: keys, kubeconfigs and the bootstrap token 0600", async () => {
     const kube = join(dir.path, 'kube-pki');
     await writeKubernetesPki({ cluster: 'prod', dir: kube, server: 'https://10.231.0.11:6443' });
     const machine = await fx.machine(
@@ -341,6 +341,7 @@ describe('molt install onto a disk file', () => {
       ['pki/sa.pub', '0644'],
       ['admin.conf', '0600'],
       ['scheduler.conf', '0600'],
+      ['bootstrap-token', '0600'],
     ] as const) {
       assert.equal(
         await debugfs(state, `cat /kube/${file}`),

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MachineConfig } from '../../protocol/machine-config.ts';
 
-const config = (pki: unknown) => ({
+const config = (pki: unknown, bootstrap?: unknown) => ({
   node: 'cp-1',
   role: 'control-plane',
   bootloader: 'grub',
@@ -22,6 +22,7 @@ const config = (pki: unknown) => ({
     binaries: '/usr/lib/molt/kube',
     components: { 'kube-apiserver': { port: 6443, args: ['--secure-port=6443'] } },
     pki,
+    ...(bootstrap !== undefined && { bootstrap }),
   },
 });
 
@@ -49,5 +50,28 @@ describe('controlPlane.pki', () => {
     );
     assert.match(refused({ cluster: '' }), /^controlPlane\.pki\.cluster: /);
     assert.match(refused({ cluster: 'prod', extra: 1 }), /^controlPlane\.pki: /);
+  });
+});
+
+describe('controlPlane.bootstrap', () => {
+  it("registers the PKI's token for a day unless told otherwise", () => {
+    const c = MachineConfig.parse(config({ cluster: 'prod' }, {}));
+    assert.deepEqual(c.controlPlane?.bootstrap, { ttlHours: 24 });
+  });
+
+  it('needs the PKI it acts with', () => {
+    const issues = (bootstrap: unknown, pki?: unknown): string => {
+      const r = MachineConfig.safeParse(config(pki, bootstrap));
+      assert.equal(r.success, false);
+      return r.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('\n');
+    };
+    assert.match(
+      issues({ tokenFile: '/molt/state/t' }),
+      /controlPlane\.bootstrap: bootstrapping the cluster needs its PKI/,
+    );
+    assert.match(
+      issues({ ttlHours: 0 }, { cluster: 'prod' }),
+      /^controlPlane\.bootstrap\.ttlHours: /,
+    );
   });
 });

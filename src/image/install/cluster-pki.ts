@@ -4,12 +4,14 @@
  * directory `molt pki kubernetes` wrote; before the disk is touched it is checked whole and this
  * cluster's (the config's `controlPlane.pki.cluster`: the CAs' subjects name it), so a control
  * plane never starts on another cluster's CA or an expired certificate. The stage then lays the
- * files onto STATE at `controlPlane.pki.dir`: keys and kubeconfigs 0600, in 0700 directories.
+ * files onto STATE at `controlPlane.pki.dir`: keys, kubeconfigs and the bootstrap token (when the
+ * PKI has one) 0600, in 0700 directories.
  */
 import { readFile } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { checkKubernetesPki } from '../../platform/pki/kubernetes-check.ts';
+import { bootstrapTokenIn, checkKubernetesPki } from '../../platform/pki/kubernetes-check.ts';
 import {
+  BootstrapTokenFile,
   KubernetesPkiFiles,
   privateFiles,
   type KubernetesPkiFile,
@@ -63,5 +65,19 @@ export async function readClusterPki(
       private: privateFiles.includes(role),
     })),
   );
-  return { dir: wanted.dir, files };
+  const token = await bootstrapTokenIn(dir);
+  const bootstrap = config.controlPlane?.bootstrap;
+  if (bootstrap !== undefined && bootstrap.tokenFile === undefined && token === undefined)
+    throw new MoltError(
+      ErrorCode.KubePkiInvalid,
+      `controlPlane.bootstrap registers the PKI's bootstrap token, and ${dir} has no ${BootstrapTokenFile}`,
+      {
+        hint: 'write one (molt pki kubernetes makes it), or name another with controlPlane.bootstrap.tokenFile',
+      },
+    );
+  const tokenFiles =
+    token === undefined
+      ? []
+      : [{ path: BootstrapTokenFile, content: await readFile(token), private: true }];
+  return { dir: wanted.dir, files: [...files, ...tokenFiles] };
 }

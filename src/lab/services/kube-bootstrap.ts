@@ -5,33 +5,25 @@
  * themselves, made as `kubeadm token create` makes them.
  */
 import { execFile } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
+import {
+  bootstrapTokenSecret,
+  newBootstrapToken,
+  type BootstrapTokenOptions,
+} from '../../platform/kube/bootstrap-token.ts';
 import { packageFile } from '../../platform/package-files.ts';
 
-const run = promisify(execFile);
+export type { BootstrapTokenOptions } from '../../platform/kube/bootstrap-token.ts';
 
-export interface BootstrapTokenOptions {
-  /** How long the token authenticates; the token cleaner deletes it after. */
-  readonly ttlSeconds: number;
-  /** Why it exists, as `kubeadm token list` shows it. */
-  readonly description: string;
-}
+const run = promisify(execFile);
 
 /** The bindings of node-bootstrap.yaml, applied as a user would. */
 export async function applyNodeBootstrapRbac(bins: string, kubeconfig: string): Promise<void> {
   const file = packageFile('deploy', 'kubernetes', 'node-bootstrap.yaml');
   await run(join(bins, 'kubectl'), ['--kubeconfig', kubeconfig, 'apply', '-f', file]);
 }
-
-const Alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const randomChars = (n: number): string =>
-  Array.from({ length: n }, () => Alphabet[randomInt(Alphabet.length)]).join('');
-
-/** RFC 3339 to the second, as the bootstrap token authenticator parses `expiration`. */
-const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Create the kube-system Secret `bootstrap-token-<id>` and return the token `<id>.<secret>`. Its
@@ -42,23 +34,8 @@ export async function createBootstrapToken(
   o: BootstrapTokenOptions,
   now: Date = new Date(),
 ): Promise<string> {
-  const id = randomChars(6);
-  const secret = randomChars(16);
-  const body = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' },
-    type: 'bootstrap.kubernetes.io/token',
-    stringData: {
-      'token-id': id,
-      'token-secret': secret,
-      description: o.description,
-      expiration: rfc3339(new Date(now.getTime() + o.ttlSeconds * 1000)),
-      'usage-bootstrap-authentication': 'true',
-      'usage-bootstrap-signing': 'true',
-      'auth-extra-groups': 'system:bootstrappers:molt',
-    },
-  };
+  const token = newBootstrapToken();
+  const body = bootstrapTokenSecret(token, o, now);
   const dispatcher = new Agent({ connect: { ca: api.ca } });
   try {
     const res = await fetch(`${api.server}/api/v1/namespaces/kube-system/secrets`, {
@@ -72,5 +49,5 @@ export async function createBootstrapToken(
   } finally {
     await dispatcher.close();
   }
-  return `${id}.${secret}`;
+  return token;
 }

@@ -5,7 +5,7 @@ import { chmod, cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMoltError } from '../../protocol/index.ts';
 import { tempDir } from '../process/managed-process.ts';
-import { checkKubernetesPki } from './kubernetes-check.ts';
+import { bootstrapTokenIn, checkKubernetesPki } from './kubernetes-check.ts';
 import { KubernetesPkiFiles, type KubernetesPkiFile } from './kubernetes-layout.ts';
 import { writeKubernetesPki } from './kubernetes.ts';
 
@@ -182,5 +182,28 @@ describe('checkKubernetesPki', () => {
     const { dir, path, take } = await copy();
     await take('saPub');
     await refused(dir, new RegExp(`^${path('saPub')}: is not the public key of ${path('saKey')}`));
+  });
+
+  it('takes a PKI without a bootstrap token, and refuses one open to others or holding no token', async () => {
+    const { dir } = await copy();
+    const token = join(dir, 'bootstrap-token');
+    assert.equal(await bootstrapTokenIn(dir), token);
+    const tokenRefused = async (pattern: RegExp): Promise<void> => {
+      await assert.rejects(bootstrapTokenIn(dir), (e) => {
+        assert.ok(isMoltError(e, 'MOLT_KUBE_PKI_INVALID'), String(e));
+        assert.match(e.message, pattern);
+        return true;
+      });
+    };
+    await chmod(token, 0o640);
+    await tokenRefused(
+      /bootstrap-token: holds the cluster's bootstrap token and is open to group or others \(mode 0640\)/,
+    );
+    await writeFile(token, 'abcdef.short\n', { mode: 0o600 });
+    await chmod(token, 0o600);
+    await tokenRefused(/bootstrap-token: does not hold a bootstrap token/);
+    await rm(token);
+    assert.equal(await bootstrapTokenIn(dir), undefined);
+    await checkKubernetesPki(dir, { cluster: 'prod' });
   });
 });

@@ -9,10 +9,13 @@
  */
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ErrorCode, MoltError } from '../../protocol/index.ts';
+import { BootstrapTokenPattern } from '../../protocol/machine-config-node.ts';
 import {
+  BootstrapTokenFile,
   caCommonName,
   frontProxyCaCommonName,
   kubernetesPkiPaths,
@@ -63,6 +66,27 @@ export async function checkKubernetesPki(
     await checkKubeconfig(paths[conf], ca, leafSubjects[conf].commonName, now);
   await checkServiceAccount(paths);
   return paths;
+}
+
+/**
+ * The PKI's bootstrap token file (`bootstrap-token`), or undefined when the PKI has none (it is
+ * optional). One that is there must be its owner's only and hold one token.
+ * @throws MoltError `MOLT_KUBE_PKI_INVALID`
+ */
+export async function bootstrapTokenIn(dir: string): Promise<string | undefined> {
+  const path = join(dir, BootstrapTokenFile);
+  const s = await stat(path).catch(() => undefined);
+  if (s === undefined) return undefined;
+  if (!s.isFile()) throw invalid(path, 'is not a file');
+  if ((s.mode & 0o077) !== 0)
+    throw new MoltError(
+      ErrorCode.KubePkiInvalid,
+      `${path}: holds the cluster's bootstrap token and is open to group or others (mode ${(s.mode & 0o777).toString(8).padStart(4, '0')})`,
+      { hint: `chmod 600 ${path}` },
+    );
+  if (!BootstrapTokenPattern.test((await readFile(path, 'utf8')).trim()))
+    throw invalid(path, 'does not hold a bootstrap token <6 of a-z0-9>.<16 of a-z0-9>');
+  return path;
 }
 
 function invalid(path: string, problem: string, cause?: unknown): MoltError {

@@ -32,6 +32,14 @@ export const KubernetesPkiFiles = {
 
 export type KubernetesPkiFile = keyof typeof KubernetesPkiFiles;
 
+/**
+ * The bootstrap token workers join with (`<id>.<secret>`, mode 0600), beside the PKI: the first
+ * control-plane machine registers it (`controlPlane.bootstrap`), and a worker's
+ * `kubernetes.node.bootstrapTokenFile` names the same file at install. Optional: a PKI an admin
+ * made without it is whole, and its cluster gets its tokens some other way.
+ */
+export const BootstrapTokenFile = 'bootstrap-token';
+
 /** Every file's absolute (or `dir`-relative) path, by role. */
 export type KubernetesPkiPaths = { readonly dir: string } & {
   readonly [K in KubernetesPkiFile]: string;

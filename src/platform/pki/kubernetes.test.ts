@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { isMoltError } from '../../protocol/index.ts';
 import { tempDir } from '../process/managed-process.ts';
-import { checkKubernetesPki } from './kubernetes-check.ts';
+import { bootstrapTokenIn, checkKubernetesPki } from './kubernetes-check.ts';
 import { KubernetesPkiFiles, kubernetesPkiPaths } from './kubernetes-layout.ts';
 import { writeKubernetesPki } from './kubernetes.ts';
 
@@ -50,9 +50,10 @@ describe('writeKubernetesPki', () => {
   });
   after(() => tmp.remove());
 
-  it('writes kubeadm’s layout, every file 0600 in 0700 directories, and its check passes', async () => {
+  it('writes kubeadm’s layout and a bootstrap token, every file 0600 in 0700 directories, and its check passes', async () => {
     assert.deepEqual((await readdir(dir)).sort(), [
       'admin.conf',
+      'bootstrap-token',
       'controller-manager.conf',
       'pki',
       'scheduler.conf',
@@ -62,11 +63,16 @@ describe('writeKubernetesPki', () => {
       .map((f) => f.slice('pki/'.length));
     assert.deepEqual((await readdir(join(dir, 'pki'))).sort(), pkiFiles.sort());
     for (const d of [dir, join(dir, 'pki')]) assert.equal((await stat(d)).mode & 0o777, 0o700, d);
-    for (const f of Object.values(KubernetesPkiFiles))
+    for (const f of [...Object.values(KubernetesPkiFiles), 'bootstrap-token'])
       assert.equal((await stat(join(dir, f))).mode & 0o777, 0o600, f);
     assert.equal(
       (await checkKubernetesPki(dir, { cluster: 'prod' })).apiserverCert,
       paths.apiserverCert,
+    );
+    assert.equal(await bootstrapTokenIn(dir), join(dir, 'bootstrap-token'));
+    assert.match(
+      await readFile(join(dir, 'bootstrap-token'), 'utf8'),
+      /^[a-z0-9]{6}\.[a-z0-9]{16}\n$/,
     );
   });
 

@@ -3,8 +3,9 @@
  * A Kubernetes cluster's PKI, made by molt (docs/adr/0018 §3) so nobody types openssl at a
  * console: the cluster CA and what it signs (the API server's serving certificate, its client
  * certificate towards kubelets, the kubeconfigs of the admin, the controller manager and the
- * scheduler), the front-proxy CA and its client, and the service-account signing keys. Every key
- * is EC P-256, which Kubernetes accepts for certificates and service-account tokens (ES256).
+ * scheduler), the front-proxy CA and its client, the service-account signing keys, and a bootstrap
+ * token for the workers to join with. Every key is EC P-256, which Kubernetes accepts for
+ * certificates and service-account tokens (ES256).
  * Layout and names: `kubernetes-layout.ts`; the checker: `kubernetes-check.ts`.
  *
  * Every file is written 0600 from its first byte and the directories are 0700: the kubeconfigs
@@ -13,9 +14,10 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ErrorCode, MoltError } from '../../protocol/index.ts';
 import { writePrivateFile } from '../fs/private-file.ts';
+import { newBootstrapToken } from '../kube/bootstrap-token.ts';
 import {
   createCa,
   createKeyPair,
@@ -32,6 +34,7 @@ import {
   type Checked,
 } from './kubernetes-input.ts';
 import {
+  BootstrapTokenFile,
   caCommonName,
   frontProxyCaCommonName,
   kubeconfig,
@@ -75,6 +78,8 @@ export interface WrittenKubernetesPki {
   readonly apiserverNames: string;
   readonly notAfter: string;
   readonly caNotAfter: string;
+  /** The file of the bootstrap token workers join with. */
+  readonly bootstrapToken: string;
 }
 
 /**
@@ -129,7 +134,9 @@ export async function writeKubernetesPki(o: KubernetesPkiOptions): Promise<Writt
   };
   for (const [file, content] of Object.entries(files))
     await writePrivateFile(paths[file as KubernetesPkiFile], content);
-  return describe(cluster, paths, ca.cert, apiserver.cert);
+  const token = join(o.dir, BootstrapTokenFile);
+  await writePrivateFile(token, `${newBootstrapToken()}\n`);
+  return { ...describe(cluster, paths, ca.cert, apiserver.cert), bootstrapToken: token };
 }
 
 /** The serving certificate's names: the given ones, the server's host, and kubeadm's. */
@@ -190,7 +197,7 @@ function describe(
   paths: KubernetesPkiPaths,
   caPem: string,
   apiserverPem: string,
-): WrittenKubernetesPki {
+): Omit<WrittenKubernetesPki, 'bootstrapToken'> {
   const ca = new X509Certificate(caPem);
   const apiserver = new X509Certificate(apiserverPem);
   return {

@@ -70,8 +70,8 @@ function kubernetesPki(ctx: CommandContext): Command {
   return withOutputFlag(new Command('kubernetes'))
     .description(
       'make a Kubernetes cluster’s PKI, laid out as kubeadm’s /etc/kubernetes (CAs, API server, ' +
-        'front proxy, service-account keys, admin/controller-manager/scheduler kubeconfigs; ' +
-        'every file 0600), or check one with --check',
+        'front proxy, service-account keys, admin/controller-manager/scheduler kubeconfigs, and ' +
+        'the bootstrap token workers join with; every file 0600), or check one with --check',
     )
     .requiredOption('--cluster <name>', 'the cluster: named in its CAs, and checked by --check')
     .option('--out <dir>', 'where to write it (plays /etc/kubernetes; keys under pki/)')

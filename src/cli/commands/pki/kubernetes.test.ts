@@ -44,6 +44,10 @@ describe('molt pki kubernetes', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^wrote the Kubernetes PKI of cluster prod in /);
     assert.ok(r.stdout.includes(join(out, 'pki', 'sa.key')), r.stdout);
+    assert.ok(
+      r.stdout.includes(`workers join with the bootstrap token in ${join(out, 'bootstrap-token')}`),
+      r.stdout,
+    );
     const crt = join(out, 'pki', 'apiserver.crt');
     const verify = await run('openssl', ['verify', '-CAfile', join(out, 'pki', 'ca.crt'), crt]);
     assert.equal(verify.stdout.trim(), `${crt}: OK`);

@@ -114,7 +114,7 @@ function printWritten(
   w: WrittenKubernetesPki,
 ): void {
   if (format !== 'table') {
-    ctx.io.out(renderData(format, { ...w, files: files(w.paths) }));
+    ctx.io.out(renderData(format, { ...w, files: [...files(w.paths), w.bootstrapToken] }));
     return;
   }
   ctx.io.out(
@@ -122,6 +122,7 @@ function printWritten(
       `  CA sha256:   ${w.caFingerprint256}\n` +
       `  API server:  ${w.apiserverNames}\n` +
       `  expires:     ${w.notAfter} (the CAs ${w.caNotAfter})\n` +
+      `  workers join with the bootstrap token in ${w.bootstrapToken}\n` +
       files(w.paths)
         .map((f) => `  ${f}\n`)
         .join(''),
