@@ -232,6 +232,7 @@ async function serveCapi(
     },
     tls: { ...(await readServerTls(path, c.config)), clientCa },
     insecureNoClientAuth: k.insecureNoClientAuth,
+    clientNames: k.clientNames,
     host: k.listen.host,
     port: k.listen.port,
     onInternalError: reportBug(p.log, 'Cluster API extension'),

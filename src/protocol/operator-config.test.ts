@@ -40,6 +40,19 @@ describe('the operator config', () => {
     ]);
   });
 
+  it('capi: clientNames narrow clientCa, and mean nothing without it', () => {
+    const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
+    const capi = { listen: { port: 9443 }, kubeconfig: 'k', clientNames: ['capi-manager'] };
+    assert.deepEqual(
+      OperatorConfig.parse({ ...minimal, pki, capi: { ...capi, clientCa: 'ca' } }).capi
+        ?.clientNames,
+      ['capi-manager'],
+    );
+    assert.deepEqual(issues({ ...minimal, pki, capi }), [
+      'capi.clientNames: needs clientCa: without a CA no client certificate is asked for',
+    ]);
+  });
+
   it('capi: keys clusters by <namespace>/<name>, each to one pool or several', () => {
     const pki = { ...minimal.pki, serverCert: 's', serverKey: 'k' };
     const capi = { listen: { port: 9443 }, kubeconfig: 'k', clientCa: 'ca' };

@@ -56,13 +56,24 @@ describe('the CAPI extension listener', () => {
     headers: Record<string, string> = {},
     as: PemPair | null = capi,
   ): Promise<Answer> {
-    const url = new URL(`${path}?timeout=10s`, server.url);
+    return postTo({ url: server.url, ca }, path, body, { headers, as });
+  }
+
+  /** POST to `at` (its URL and the CA of its serving certificate). */
+  function postTo(
+    at: { readonly url: string; readonly ca: string },
+    path: string,
+    body: string,
+    o: { readonly headers?: Record<string, string>; readonly as: PemPair | null },
+  ): Promise<Answer> {
+    const { headers = {}, as } = o;
+    const url = new URL(`${path}?timeout=10s`, at.url);
     return new Promise((resolve, reject) => {
       const req = request(
         url,
         {
           method: 'POST',
-          ca,
+          ca: at.ca,
           ...(as !== null && { cert: as.cert, key: as.key }),
           headers: { 'user-agent': 'Go-http-client/1.1', 'accept-encoding': 'gzip', ...headers },
         },
@@ -99,6 +110,48 @@ describe('the CAPI extension listener', () => {
     );
     const open = await createCapiExtensionServer({ deps, tls, insecureNoClientAuth: true });
     await open.close();
+  });
+
+  it('with clientNames, refuses another certificate of the same CA (403): no hook is asked', async () => {
+    const managers = await createCa();
+    const pki = await createCa();
+    const tls = await issueCertificate({ ca: pki, role: 'node', name: 'molt-capi' });
+    const named = await createCapiExtensionServer({
+      deps: { updates, releaseForVersion: () => undefined },
+      tls: { ...tls, clientCa: managers.cert },
+      clientNames: ['capi-manager'],
+    });
+    try {
+      const kubelet = await issueCertificate({ ca: managers, role: 'node', name: 'kubelet-n1' });
+      const manager = await issueCertificate({
+        ca: managers,
+        role: 'operator',
+        name: 'capi-manager',
+      });
+      const calls = updates.calls.length;
+      const body = fixtureText('updatemachine.kcp-machine.request');
+      const path = `${base}/updatemachine/update-machine`;
+      const at = { url: named.url, ca: pki.cert };
+      const refused = await postTo(at, path, body, { as: kubelet });
+      assert.equal(refused.status, 403);
+      assert.match(String(refused.body['message']), /kubelet-n1.*none of capi\.clientNames/);
+      assert.equal(updates.calls.length, calls);
+      const served = await postTo(at, `${base}/discovery`, fixtureText('discovery.request'), {
+        as: manager,
+      });
+      assert.equal(served.status, 200);
+      await assert.rejects(
+        createCapiExtensionServer({
+          deps: { updates, releaseForVersion: () => undefined },
+          tls,
+          insecureNoClientAuth: true,
+          clientNames: ['capi-manager'],
+        }),
+        (e: unknown) => isMoltError(e, ErrorCode.CapiClientAuthRequired),
+      );
+    } finally {
+      await named.close();
+    }
   });
 
   it('answers discovery with three Fail handlers', async () => {

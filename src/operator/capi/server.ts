@@ -4,7 +4,8 @@
  * controllers POST hook requests to it over HTTPS (TLS from the same kind of files as the operator
  * API's `serverCert`/`serverKey`). Only CAPI may call: every caller presents a client certificate
  * that `clientCa` signed (CAPI's `--runtime-extension-client-cert-file`), checked in the TLS
- * handshake — a caller without one never reaches a hook. Without `clientCa` the listener refuses
+ * handshake — a caller without one never reaches a hook; with `clientNames`, only those of its
+ * certificates that name one of them (else 403). Without `clientCa` the listener refuses
  * to start (`MOLT_CAPI_CLIENT_AUTH_REQUIRED`) unless told `insecureNoClientAuth`. Routes, as CAPI builds them from the ExtensionConfig
  * URL: `POST /hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery` and
  * `POST /hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook lowercased>/<handler>`.
@@ -15,6 +16,7 @@
  * message (any non-200 is an error to CAPI too, but it logs only the raw bytes). An unknown hook or
  * handler gets 404, a body over 1 MiB 413, each with `{status: 'Failure', message}`.
  */
+import { TLSSocket } from 'node:tls';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -54,6 +56,12 @@ export interface CapiExtensionServerOptions {
     readonly key: string;
     readonly clientCa?: string | undefined;
   };
+  /**
+   * With `clientCa`: only a client certificate whose subject CN or a DNS SAN is one of these may
+   * call. A CA is often shared (a cluster's CA signs every kubelet's and controller's client
+   * certificate too), and the CA alone would let each of those call the hooks.
+   */
+  readonly clientNames?: readonly string[] | undefined;
   /** Serve without `clientCa`: anyone who reaches the port may call the hooks. @default false */
   readonly insecureNoClientAuth?: boolean | undefined;
   /** @default '127.0.0.1' */
@@ -82,6 +90,11 @@ export async function createCapiExtensionServer(
     o.tls.clientCa === undefined
       ? {}
       : { ca: o.tls.clientCa, requestCert: true, rejectUnauthorized: true };
+  if (o.clientNames !== undefined && o.tls.clientCa === undefined)
+    throw new MoltError(
+      ErrorCode.CapiClientAuthRequired,
+      'capi.clientNames needs capi.clientCa: without a CA no client certificate is asked for',
+    );
   const app = buildCapiApp(
     o,
     limitedServerFactory(
@@ -95,7 +108,7 @@ export async function createCapiExtensionServer(
 
 /** The Fastify app of the extension (not listening). */
 export function buildCapiApp(
-  o: Pick<CapiExtensionServerOptions, 'deps' | 'onInternalError'>,
+  o: Pick<CapiExtensionServerOptions, 'deps' | 'onInternalError' | 'clientNames'>,
   serverFactory?: FastifyServerFactory,
 ): FastifyInstance {
   const app = Fastify({
@@ -127,6 +140,18 @@ export function buildCapiApp(
       `molt serves no hook at ${request.method} ${request.url.split('?')[0] ?? ''}`,
     ),
   );
+  const allowed = o.clientNames === undefined ? undefined : new Set(o.clientNames);
+  if (allowed !== undefined)
+    app.addHook('onRequest', async (request, reply) => {
+      const socket = request.raw.socket;
+      const names = socket instanceof TLSSocket ? certificateNames(socket) : [];
+      if (names.some((n) => allowed.has(n))) return;
+      await failure(
+        reply,
+        403,
+        `MOLT_FORBIDDEN: the client certificate (${names.join(', ') || 'no names'}) is none of capi.clientNames`,
+      );
+    });
   app.post(hookPath('Discovery'), () => Promise.resolve(discoveryAnswer()));
   app.post<{ Params: { hook: string; handler: string } }>(
     `/${HookApiVersion}/:hook/:handler`,
@@ -142,6 +167,18 @@ export function buildCapiApp(
     },
   );
   return app;
+}
+
+/** A verified peer certificate's subject CN and DNS SANs. */
+function certificateNames(socket: TLSSocket): string[] {
+  const cert = socket.authorized ? socket.getPeerCertificate() : undefined;
+  if (cert === undefined) return [];
+  const cn = cert.subject.CN;
+  const dns = (cert.subjectaltname ?? '')
+    .split(', ')
+    .filter((n) => n.startsWith('DNS:'))
+    .map((n) => n.slice(4));
+  return [...(typeof cn === 'string' ? [cn] : []), ...dns];
 }
 
 async function failure(
