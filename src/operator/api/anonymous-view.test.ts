@@ -38,6 +38,10 @@ describe('the anonymous redaction', () => {
       redact('provider at https://u:p@provider.lab/v1, then [fd00::7]:7443.'),
       'provider at [address hidden], then [address hidden].',
     );
+    assert.equal(
+      redact('connect EHOSTUNREACH 10.231.4.17 (after 3 tries); 10.0.0.9.'),
+      'connect EHOSTUNREACH [address hidden] (after 3 tries); [address hidden].',
+    );
   });
 
   it('keeps machine ids, versions, times and indexes, even an id that is its agent’s host', () => {
@@ -45,6 +49,7 @@ describe('the anonymous redaction', () => {
       'node-2.lab: upgrade to 1.2.3 accepted',
       'held until 2026-11-24T10:00:00.000Z',
       'pools[0].provider: sha256:abc',
+      'release 1.2.3-rc.1 from 10.2.3',
     ])
       assert.equal(redact(text), text);
     assert.equal(redact('node-2.lab at node-2.lab:7443'), 'node-2.lab at [address hidden]');

@@ -13,7 +13,7 @@
  * - every agent endpoint (its URL, origin, `host:port` and host name), so failures that name the
  *   agent they could not reach (`the agent of w-1 at https://10.0.0.5:7443 is unreachable:
  *   connect ECONNREFUSED 10.0.0.5:7443`) do not map the fleet's network;
- * - any other URL (a provider's, a registry's, an endpoint since changed) and any `ip:port`.
+ * - any other URL (a provider's, a registry's, an endpoint since changed) and any IP literal.
  *
  * One function over the whole answer rather than care at each message: a message added later, or
  * an error text quoting another, is covered without anyone remembering to.
@@ -31,7 +31,10 @@ export type Redact = (text: string) => string;
 
 // A URL up to white space or a quote, not counting punctuation that ends a sentence.
 const anyUrl = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]*[^\s"'<>`.,;:!?)\]]/gi;
-const ipWithPort = /\b\d{1,3}(?:\.\d{1,3}){3}:\d{1,5}\b|\[[0-9a-f.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi;
+// An IPv4 literal with or without its port (an error's `connect EHOSTUNREACH 10.0.0.5`), or a
+// bracketed IPv6 one. molt's versions are semver (three numbers), so none is taken for one.
+const ipLiteral =
+  /(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?(?![\w.]*\d)|\[[0-9a-f.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi;
 
 const replaceAll = (text: string, what: string, by: string): string =>
   what === '' ? text : text.split(what).join(by);
@@ -73,7 +76,7 @@ export function anonymousRedactor(stored: Pick<StoredState, 'machines' | 'holds'
     for (const r of reasons)
       out = out === r.whole ? hiddenReason : out.replace(r.quoted, `: ${hiddenReason}`);
     for (const a of addresses) out = replaceAll(out, a, hiddenAddress);
-    return out.replace(anyUrl, hiddenAddress).replace(ipWithPort, hiddenAddress);
+    return out.replace(anyUrl, hiddenAddress).replace(ipLiteral, hiddenAddress);
   };
 }
 
