@@ -45,6 +45,8 @@ function labArgs(o: LabOptions): string[] {
     String(o.workers),
     '--vms',
     String(o.vms),
+    '--vm-control-planes',
+    String(o.vmControlPlanes ?? 0),
     ...(o.kubernetes ? [] : ['--no-kubernetes']),
     ...(o.fast ? ['--fast'] : []),
     '--dashboard-port',

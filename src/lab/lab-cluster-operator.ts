@@ -18,7 +18,7 @@ import {
 import type { LabFleet } from './fleet/fleet.ts';
 import type { LabNetwork, NetworkMode } from './fleet/network.ts';
 import { startPodRelay } from './services/pod-relay.ts';
-import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import type { LabKube } from './lab-kube.ts';
 import { podRoutes } from './vm/vm-node.ts';
 import { VmPool, type VmMachines } from './vm/vm-machines.ts';
 import { PoolLabel } from '../protocol/kube-resources.ts';
@@ -51,7 +51,7 @@ export interface ClusterOperatorParts {
   readonly dir: string;
   readonly molt: readonly string[];
   readonly network: LabNetwork;
-  readonly kube: KubeControlPlane;
+  readonly kube: LabKube;
   readonly fleet: LabFleet;
   readonly vms: VmMachines;
   /** The host operator's config the lab wrote: its PKI, periods and dashboard users. */

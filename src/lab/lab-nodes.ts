@@ -13,7 +13,7 @@ import { nodeBinaries } from '../platform/kube/binaries.ts';
 import { eventually } from '../platform/process/managed-process.ts';
 import { PoolLabel } from '../protocol/kube-resources.ts';
 import { pushContainerImages } from './services/container-images.ts';
-import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import type { LabKube, NodeCluster } from './lab-kube.ts';
 import type { VmKubernetes } from './vm/vm-machines.ts';
 
 const run = promisify(execFile);
@@ -23,11 +23,22 @@ export function kubeletFor(version: string): 'previous' | undefined {
   return version === '1.0.0' ? 'previous' : undefined;
 }
 
-/** The node runtime directory for release `version` of a lab with VM nodes. */
-export function nodeRuntimeFor(version: string, log: (line: string) => void): Promise<string> {
-  return nodeBinaries((line) => {
-    log(`VMs: ${line.replace(/^molt: /, '')}`);
-  }, kubeletFor(version));
+/**
+ * The node runtime directory for release `version` of a lab with VM nodes. A cluster on VMs
+ * (`onVms`) keeps its control plane's minor, the previous one, in every release: a kubelet must
+ * never run ahead of its API server, and that cluster's version moves as configuration.
+ */
+export function nodeRuntimeFor(
+  version: string,
+  log: (line: string) => void,
+  onVms = false,
+): Promise<string> {
+  return nodeBinaries(
+    (line) => {
+      log(`VMs: ${line.replace(/^molt: /, '')}`);
+    },
+    onVms ? 'previous' : kubeletFor(version),
+  );
 }
 
 export interface VmNodes {
@@ -38,7 +49,7 @@ export interface VmNodes {
 
 /** Push the lab's container images and make the VMs' bootstrap token. */
 export async function prepareVmNodes(
-  kube: KubeControlPlane,
+  kube: NodeCluster,
   registry: string,
   log: (line: string) => void,
 ): Promise<VmNodes> {
@@ -46,16 +57,13 @@ export async function prepareVmNodes(
   log(
     `Kubernetes: sandbox ${images.pause.byTag} and workload ${images.busybox.byTag} in the registry`,
   );
-  const bootstrapToken = await kube.bootstrapToken({
-    ttlSeconds: 24 * 3600,
-    description: 'molt lab VMs joining as nodes',
-  });
+  const bootstrapToken = await kube.bootstrapToken();
   return {
     kubernetes: {
       server: kube.server,
       caPem: kube.ca,
       bootstrapToken,
-      agentToken: (name) => kube.agent(name).token,
+      agentUser: (name) => kube.agentUser(name),
       sandboxImage: images.pause.byTag,
     },
     workloadImage: images.busybox.byDigest,
@@ -64,7 +72,7 @@ export async function prepareVmNodes(
 
 /** Wait until every VM's Node is Ready, then label it with its pool. */
 export async function joinVmNodes(
-  kube: KubeControlPlane,
+  kube: Pick<LabKube, 'bins' | 'admin'>,
   names: readonly string[],
   pool: string,
   log: (line: string) => void,

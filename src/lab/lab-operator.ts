@@ -7,7 +7,9 @@
  *   failure;
  * - `vms` (with `--vms N`) follows `vm`: a canary, then two VMs at a time, halting at the first
  *   failure. A real upgrade of a VM under TCG takes about two minutes, so the canary's soak is
- *   short next to it.
+ *   short next to it;
+ * - `vm-control-plane` (with `--vm-control-planes M`) follows `vm` one machine at a time, in the
+ *   fleet file's cluster `lab-vms`, which accepts the downtime of fewer than three control planes.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,12 +25,15 @@ import { MoltGroup, MoltVersion } from '../protocol/kube-resources.ts';
 import { OperatorDashboardPrefix, OperatorServingPrefix } from '../protocol/operator.ts';
 import type { LabFleet, LabMachineRecord } from './fleet/fleet.ts';
 import { writeOperatorFiles } from './fleet/operator-files.ts';
-import { VmChannel, VmPool } from './vm/vm-machines.ts';
+import { VmClusterName } from './vm/vm-cluster.ts';
+import { VmChannel, VmControlPlanePool, VmPool } from './vm/vm-machines.ts';
 
 export interface LabOperatorSetup {
   readonly fast: boolean;
   readonly workers: number;
   readonly vms: number;
+  /** Control-plane VMs of a cluster on VMs (`--vm-control-planes`). @default 0 */
+  readonly vmControlPlanes?: number;
   /** The operator's kubeconfig when the lab runs Kubernetes. */
   readonly kubeconfig?: string | undefined;
   readonly ports: { readonly api: number; readonly dashboard: number };
@@ -55,6 +60,9 @@ export function labPools(o: LabOperatorSetup): FleetFileInput['pools'] {
             ],
           },
         ]),
+    ...((o.vmControlPlanes ?? 0) === 0
+      ? []
+      : [{ name: VmControlPlanePool, channel: VmChannel, policies: [{ concurrency: 1 }] }]),
     ...(o.vms === 0
       ? []
       : [
@@ -120,9 +128,21 @@ export async function writeOperatorConfig(
     dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard }, ...access.config },
     ...(o.kubeconfig !== undefined && { kubernetes: { kubeconfig: o.kubeconfig } }),
   };
+  const controlPlanes = o.vmControlPlanes ?? 0;
   const config = await writeOperatorFiles(
     { ...fleet, machines: [...fleet.machines, ...vms] },
-    { pools: declared ? [] : labPools(o), config: settings },
+    {
+      pools: declared ? [] : labPools(o),
+      config: settings,
+      ...(controlPlanes > 0 && {
+        clusters: [
+          {
+            name: VmClusterName,
+            ...(controlPlanes < 3 && { smallControlPlane: 'accept-downtime' as const }),
+          },
+        ],
+      }),
+    },
   );
   return { config, dashboardToken: access.file, settings, ...(pools !== undefined && { pools }) };
 }

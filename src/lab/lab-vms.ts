@@ -3,9 +3,15 @@
 import { join } from 'node:path';
 import type { LabFleet, LabFleetOptions } from './fleet/fleet.ts';
 import type { LabNetwork } from './fleet/network.ts';
-import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import type { LabKube } from './lab-kube.ts';
 import { joinVmNodes, nodeRuntimeFor, type VmNodes } from './lab-nodes.ts';
-import { startVmMachines, VmChannel, VmPool, type VmMachines } from './vm/vm-machines.ts';
+import {
+  startVmMachines,
+  VmChannel,
+  VmPool,
+  workerVmNames,
+  type VmMachines,
+} from './vm/vm-machines.ts';
 import { buildVmRelease } from './vm/vm-release.ts';
 
 /** What of the lab's options its VMs need. */
@@ -16,10 +22,6 @@ export interface VmLabOptions {
   readonly vms: number;
 }
 
-/** The VMs' names, as their machines and Nodes are called. */
-export const vmNames = (vms: number): string[] =>
-  Array.from({ length: vms }, (_, i) => `vm-${String(i + 1)}`);
-
 /**
  * A lab with VMs starts every machine on the real OS release 1.0.0 (`molt image build`): lab
  * machines install it into slot files like any release, VMs onto their disks. One release 1.0.0
@@ -28,16 +30,18 @@ export const vmNames = (vms: number): string[] =>
 export async function firstVmRelease(
   o: VmLabOptions,
   log: (line: string) => void,
+  controlPlane?: string,
 ): Promise<NonNullable<LabFleetOptions['firstRelease']>> {
   const kubernetesNode = o.kubernetes ? await nodeRuntimeFor('1.0.0', log) : undefined;
   log(
-    `VMs: OS release 1.0.0${kubernetesNode === undefined ? '' : ' with a node runtime'} (molt image build, cached by content under .molt/images)`,
+    `VMs: OS release 1.0.0${kubernetesNode === undefined ? '' : ' with a node runtime'}${controlPlane === undefined ? '' : ' and a control plane'} (molt image build, cached by content under .molt/images)`,
   );
   const release = await buildVmRelease({
     molt: o.molt,
     version: '1.0.0',
     out: join(o.dir, 'images', '1.0.0'),
     ...(kubernetesNode !== undefined && { kubernetesNode }),
+    ...(controlPlane !== undefined && { kubernetesControlPlane: controlPlane }),
     log: (line) => {
       log(`VMs: ${line}`);
     },
@@ -80,7 +84,7 @@ export async function startLabVms(
   with_: {
     fleet: LabFleet;
     network: LabNetwork;
-    kube: KubeControlPlane | undefined;
+    kube: LabKube | undefined;
     nodes: VmNodes | undefined;
   },
   stops: (() => Promise<void>)[],
@@ -90,6 +94,6 @@ export async function startLabVms(
   const vms = await startVms(o, with_, log);
   stops.push(() => vms.stop());
   if (with_.kube !== undefined && with_.nodes !== undefined)
-    await joinVmNodes(with_.kube, vmNames(o.vms), VmPool, log);
+    await joinVmNodes(with_.kube, workerVmNames(o.vms), VmPool, log);
   return vms;
 }

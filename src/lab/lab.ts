@@ -16,13 +16,10 @@
  * the lab directory (`lab.json` says what runs where; `logs/` has every process's output), and
  * everything stops by PID when the daemon gets SIGTERM (`molt lab down`).
  */
-import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { loadKubeConfig } from '../platform/kube/client.ts';
-import { packageFile } from '../platform/package-files.ts';
-import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
+import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import { applyPools, startKube, startWorkloads } from './lab-kube-setup.ts';
 import { freePort } from '../platform/process/free-port.ts';
 import { startLabFleet, type LabFleet } from './fleet/fleet.ts';
 import {
@@ -31,17 +28,15 @@ import {
   type LabNetwork,
   type NetworkMode,
 } from './fleet/network.ts';
-import { workloads } from './fleet/workloads.ts';
 import { startOperator, writeOperatorConfig } from './lab-operator.ts';
 import { startClusterOperator, type OperatorPlace } from './lab-cluster-operator.ts';
 import { writeLabState, type LabState } from './state.ts';
 import { readyState } from './ready-state.ts';
-import { prepareVmNodes, type VmNodes } from './lab-nodes.ts';
-import { firstVmRelease, startLabVms, vmNames } from './lab-vms.ts';
-import { VmPool, type VmMachines } from './vm/vm-machines.ts';
-import { PoolLabel } from '../protocol/kube-resources.ts';
-
-const run = promisify(execFile);
+import { prepareVmNodes } from './lab-nodes.ts';
+import { firstVmRelease, startLabVms } from './lab-vms.ts';
+import type { VmMachines } from './vm/vm-machines.ts';
+import { hostNodeCluster, type LabKube } from './lab-kube.ts';
+import { controlPlaneBinaries, startVmClusterLab } from './lab-vm-cluster.ts';
 
 export interface LabOptions {
   readonly dir: string;
@@ -59,6 +54,11 @@ export interface LabOptions {
   readonly molt: readonly string[];
   /** The operator as a host process, or as pods on the VM nodes (lab-cluster-operator.ts). @default 'host' */
   readonly operator?: OperatorPlace;
+  /**
+   * Control-plane VMs (`--vm-control-planes M`): the cluster runs on them, not on the host
+   * (lab-vm-cluster.ts); the lab machines are then no nodes. @default 0
+   */
+  readonly vmControlPlanes?: number;
 }
 
 export interface RunningLab {
@@ -66,87 +66,22 @@ export interface RunningLab {
   stop(): Promise<void>;
 }
 
-/** Every node with a kubelet and an agent identity: the lab machines', and the VMs' agents. */
-const nodeNames = (workers: number, vms: number): string[] => [
-  'cp-1',
-  'cp-2',
-  'cp-3',
-  ...Array.from({ length: workers }, (_, i) => `w-${String(i + 1)}`),
-  ...vmNames(vms),
-];
-
-async function startKube(
-  o: LabOptions,
-  network: LabNetwork,
-  log: (line: string) => void,
-): Promise<KubeControlPlane> {
-  log(
-    'Kubernetes: control plane (the first run builds its binaries from the Go module proxy: about 17 min on 2 cores)',
-  );
-  const kube = await startKubeControlPlane({
-    nodes: nodeNames(o.workers, o.vms),
-    // VM nodes under TCG pause for seconds while a neighbour boots; 40 s is Kubernetes' own default.
-    ...(o.vms > 0 && { nodeMonitorGraceSeconds: 40 }),
-    address: network.hostAddress,
-    dir: join(o.dir, 'kube'),
-    onProgress: (line) => {
-      log(`Kubernetes: ${line.replace(/^molt: /, '')}`);
-    },
-  });
-  const deploy = packageFile('deploy', 'kubernetes');
-  for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
-    await run(join(kube.bins, 'kubectl'), [
-      '--kubeconfig',
-      kube.admin.kubeconfig,
-      'apply',
-      '-f',
-      join(deploy, manifest),
-    ]);
-  log(`Kubernetes: API at ${kube.server}`);
-  return kube;
-}
-
-/**
- * The lab's workloads. With VM nodes they run the lab's busybox image (a web server, its default
- * command), which a real node pulls and runs, and the lab's kubelet stand-ins mark Running.
- */
-async function startWorkloads(
-  kube: KubeControlPlane,
-  nodes: VmNodes | undefined,
-  log: (line: string) => void,
-  onVmsOnly: boolean,
-): Promise<void> {
-  // Without lab workers the VMs are the workers: the lab's control-plane machines stay free of them.
-  const image =
-    nodes === undefined
-      ? undefined
-      : {
-          image: nodes.workloadImage,
-          ...(onVmsOnly && { nodeSelector: { [PoolLabel]: VmPool } }),
-        };
-  const w = workloads(await loadKubeConfig(kube.admin.kubeconfig), image);
-  const ns = await w.namespace('shop');
-  await w.deployment(ns, 'web', 6);
-  await w.statefulSet(ns, 'db', 3);
-  await w.running(ns, 9, nodes === undefined ? undefined : 10 * 60_000);
-  await w.pdb(ns, 'web', 'web', 5);
-  await w.pdb(ns, 'db', 'db', 2);
-  log(
-    'Kubernetes: workloads shop/web (6 pods, PDB minAvailable 5) and shop/db (StatefulSet, 3, PDB minAvailable 2)',
-  );
-}
-
 type Stops = (() => Promise<void>)[];
 
-/** The lab's machines: lab machines (and their etcd), then VMs; each pushed onto `stops`. */
+/**
+ * The lab's machines: lab machines (and their etcd), then VMs; each pushed onto `stops`. With
+ * control-plane VMs, the cluster comes up with them and is returned as `kube`.
+ */
 async function startMachines(
   o: LabOptions,
   where: { network: LabNetwork; kube: KubeControlPlane | undefined; checkpoint: () => void },
   stops: Stops,
   log: (line: string) => void,
-): Promise<{ fleet: LabFleet; vms: VmMachines | undefined }> {
+): Promise<{ fleet: LabFleet; vms: VmMachines | undefined; kube: LabKube | undefined }> {
   const { network, kube, checkpoint } = where;
-  const first = o.vms > 0 ? await firstVmRelease(o, log) : undefined;
+  const vmControlPlanes = o.vmControlPlanes ?? 0;
+  const bins = vmControlPlanes > 0 ? await controlPlaneBinaries(log) : undefined;
+  const first = o.vms > 0 ? await firstVmRelease(o, log, bins?.dir) : undefined;
   log(
     `machines: registry, 3 control-plane and ${String(o.workers)} workers installing release 1.0.0`,
   );
@@ -170,9 +105,37 @@ async function startMachines(
   log(
     `machines: ${fleet.all.length} up, etcd cluster healthy (${fleet.storeEndpoints.join(', ')})`,
   );
+  if (bins !== undefined) {
+    const lab = await startVmClusterLab(
+      { ...o, vmControlPlanes },
+      { fleet, network, bins },
+      stops,
+      log,
+    );
+    checkpoint();
+    await startWorkloads(lab.cluster, lab.nodes, log, true);
+    return { fleet, vms: lab.vms, kube: lab.cluster };
+  }
+  const vms = await startHostClusterVms(o, { fleet, network, kube, checkpoint }, stops, log);
+  return { fleet, vms, kube };
+}
+
+/** The VMs of a lab whose cluster (if any) runs on the host, and the workloads on its nodes. */
+async function startHostClusterVms(
+  o: LabOptions,
+  where: {
+    fleet: LabFleet;
+    network: LabNetwork;
+    kube: KubeControlPlane | undefined;
+    checkpoint: () => void;
+  },
+  stops: Stops,
+  log: (line: string) => void,
+): Promise<VmMachines | undefined> {
+  const { fleet, network, kube, checkpoint } = where;
   const nodes =
     kube !== undefined && o.vms > 0
-      ? await prepareVmNodes(kube, fleet.registry.host, log)
+      ? await prepareVmNodes(hostNodeCluster(kube), fleet.registry.host, log)
       : undefined;
   // Without lab workers the workloads wait for the VMs: they are the only nodes.
   if (kube !== undefined && o.workers > 0) await startWorkloads(kube, nodes, log, false);
@@ -180,20 +143,7 @@ async function startMachines(
   const vms = await startLabVms(o, { fleet, network, kube, nodes }, stops, log);
   checkpoint();
   if (kube !== undefined && o.workers === 0) await startWorkloads(kube, nodes, log, true);
-  return { fleet, vms };
-}
-
-/** The lab's pools as molt.dev Pools (docs/adr/0011): people change them with kubectl. */
-async function applyPools(
-  kube: KubeControlPlane | undefined,
-  pools: string | undefined,
-  log: (line: string) => void,
-): Promise<void> {
-  if (kube === undefined || pools === undefined) return;
-  await run(join(kube.bins, 'kubectl'), [
-    ...['--kubeconfig', kube.admin.kubeconfig, 'apply', '-f', pools],
-  ]);
-  log('Kubernetes: the lab’s pools applied as molt.dev Pools (molt lab kubectl get pools -A)');
+  return vms;
 }
 
 /** The machines' network: loopback ports, or a bridge with a namespace per machine. */
@@ -217,6 +167,46 @@ async function hostOperator(molt: readonly string[], config: string, logs: strin
   return { ...operator, stop: () => operator.process.stop(10_000) };
 }
 
+/** The operator (a host process, or pods in the cluster) over the lab's machines; the lab's state. */
+async function startLabOperator(
+  o: LabOptions,
+  lab: {
+    network: LabNetwork;
+    kube: LabKube | undefined;
+    fleet: LabFleet;
+    vms: VmMachines | undefined;
+    logs: string;
+  },
+  stops: Stops,
+  how: { log: (line: string) => void; signal: AbortSignal | undefined },
+): Promise<LabState> {
+  const { network, kube, fleet, vms, logs } = lab;
+  const { log, signal } = how;
+  const ports = {
+    api: await freePort(),
+    dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
+  };
+  const files = await writeOperatorConfig(
+    { ...o, ports, kubeconfig: kube?.operator.kubeconfig },
+    fleet,
+    vms?.machines ?? [],
+  );
+  await applyPools(kube, files.pools, log);
+  signal?.throwIfAborted();
+  const operator =
+    o.operator === 'cluster' && kube !== undefined && vms !== undefined
+      ? await startClusterOperator({ ...o, network, kube, fleet, vms, ...files, log, signal })
+      : await hostOperator(o.molt, files.config, logs);
+  stops.push(operator.stop);
+  signal?.throwIfAborted();
+  log(`operator: leading; dashboard at ${operator.dashboard}`);
+  const state = readyState(o, {
+    ...{ network, kube, fleet, vms },
+    operator: { ...operator, dashboardToken: files.dashboardToken },
+  });
+  return state;
+}
+
 /**
  * Start the lab; on failure everything started so far is stopped again. When `signal` aborts (the
  * daemon was told to stop while starting), the start ends at its next step with the signal's
@@ -237,32 +227,21 @@ export async function startLab(
   try {
     const network = await startNetwork(o, stops, log);
     checkpoint();
-    const kube = o.kubernetes ? await startKube(o, network, log) : undefined;
-    if (kube !== undefined) stops.push(() => kube.stop());
+    const hosted = o.kubernetes && (o.vmControlPlanes ?? 0) === 0;
+    const host = hosted ? await startKube(o, network, log) : undefined;
+    if (host !== undefined) stops.push(() => host.stop());
     checkpoint();
-    const { fleet, vms } = await startMachines(o, { network, kube, checkpoint }, stops, log);
-    const ports = {
-      api: await freePort(),
-      dashboard: o.dashboardPort === 0 ? await freePort() : o.dashboardPort,
-    };
-    const files = await writeOperatorConfig(
-      { ...o, ports, kubeconfig: kube?.operator.kubeconfig },
-      fleet,
-      vms?.machines ?? [],
+    const { fleet, vms, kube } = await startMachines(
+      o,
+      { network, kube: host, checkpoint },
+      stops,
+      log,
     );
-    await applyPools(kube, files.pools, log);
-    checkpoint();
-    const operator =
-      o.operator === 'cluster' && kube !== undefined && vms !== undefined
-        ? await startClusterOperator({ ...o, network, kube, fleet, vms, ...files, log, signal })
-        : await hostOperator(o.molt, files.config, logs);
-    stops.push(operator.stop);
-    checkpoint();
-    log(`operator: leading; dashboard at ${operator.dashboard}`);
-    const state = readyState(o, {
-      ...{ network, kube, fleet, vms },
-      operator: { ...operator, dashboardToken: files.dashboardToken },
+    const state = await startLabOperator(o, { network, kube, fleet, vms, logs }, stops, {
+      log,
+      signal,
     });
+    checkpoint();
     await writeLabState(o.dir, state);
     return { state, stop };
   } catch (e) {

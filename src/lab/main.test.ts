@@ -31,6 +31,16 @@ describe('molt lab', () => {
       'the operator in a cluster without the bridge',
       ['up', '--operator', 'cluster', '--vms', '1', '--network', 'loopback'],
     ],
+    ['too many control-plane VMs', ['up', '--vms', '1', '--vm-control-planes', '4']],
+    ['control-plane VMs without worker VMs', ['up', '--vm-control-planes', '1']],
+    [
+      'control-plane VMs without the bridge',
+      ['up', '--vms', '1', '--vm-control-planes', '1', '--network', 'loopback'],
+    ],
+    [
+      'control-plane VMs without Kubernetes',
+      ['up', '--vms', '1', '--vm-control-planes', '1', '--no-kubernetes'],
+    ],
     ['publish without a version', ['publish', '--dir', '/nonexistent']],
     ['a broken kubelet without --vm', ['publish', '9.9.9', '--broken-kubelet', '--dir', '/none']],
     [

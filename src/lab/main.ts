@@ -64,6 +64,7 @@ const labFlags = {
   dir: { type: 'string' },
   workers: { type: 'string', default: '3' },
   vms: { type: 'string', default: '0' },
+  'vm-control-planes': { type: 'string', default: '0' },
   vm: { type: 'boolean', default: false },
   'no-kubernetes': { type: 'boolean', default: false },
   fast: { type: 'boolean', default: false },
@@ -98,6 +99,35 @@ function countFlag(value: string, flag: string, range: [number, number], hint?: 
   );
 }
 
+/**
+ * `--vm-control-planes M`: a cluster, worker VMs for its workloads, and the bridge the VMs reach
+ * each other on; each a clear refusal.
+ */
+function vmControlPlaneCount(
+  value: string,
+  lab: { readonly kubernetes: boolean; readonly vms: number; readonly network: string },
+): number {
+  const m = countFlag(
+    value,
+    '--vm-control-planes',
+    [0, 3],
+    'each control-plane VM takes 3 GiB of memory and, without KVM, most of a core while it boots',
+  );
+  if (m === 0) return 0;
+  const missing = !lab.kubernetes
+    ? 'a cluster (drop --no-kubernetes)'
+    : lab.vms === 0
+      ? 'worker VMs for the workloads: --vms N'
+      : lab.network !== 'netns'
+        ? 'the lab bridge (--network netns, as root)'
+        : undefined;
+  if (missing !== undefined)
+    throw new MoltError(ErrorCode.BadFlag, `--vm-control-planes needs ${missing}`, {
+      hint: 'e.g. molt lab up --vms 2 --vm-control-planes 1 --workers 0',
+    });
+  return m;
+}
+
 async function labOptions(
   values: ReturnType<typeof parseLab>['values'],
   molt: readonly string[],
@@ -121,7 +151,13 @@ async function labOptions(
   );
   const dashboardPort = countFlag(values['dashboard-port'], '--dashboard-port', [0, 65535]);
   const network = await chooseNetworkMode(parseNetworkFlag(values.network));
+  const vmControlPlanes = vmControlPlaneCount(values['vm-control-planes'], {
+    kubernetes,
+    vms,
+    network,
+  });
   return {
+    vmControlPlanes,
     network,
     operator: operatorPlace(values.operator, { kubernetes, vms, network }),
     dir: resolve(values.dir ?? defaultLabDir()),

@@ -45,7 +45,7 @@ export interface LabPublishOptions {
 /** The artifacts and labels of the release to push: a VM release is built first. */
 async function artifactsOf(
   dir: string,
-  o: LabPublishOptions & { readonly nodes: boolean },
+  o: LabPublishOptions & { readonly nodes: boolean; readonly controlPlane?: string | undefined },
   io: LabIo,
 ): Promise<Pick<VmRelease, 'artifacts' | 'labels'> | undefined> {
   if (o.vm !== true) return undefined;
@@ -54,7 +54,9 @@ async function artifactsOf(
     ((line: string) => {
       io.err(`${line}\n`);
     });
-  const kubernetesNode = o.nodes ? await nodeRuntimeFor(o.version, log) : undefined;
+  const kubernetesNode = o.nodes
+    ? await nodeRuntimeFor(o.version, log, o.controlPlane !== undefined)
+    : undefined;
   const brokenKubelet = o.brokenKubelet === true;
   // The overlay is the lab's own file, rewritten each time: its content is part of the build's
   // cache key, so a changed drop-in is a new build, never a stale one.
@@ -68,6 +70,7 @@ async function artifactsOf(
     out: join(dir, 'images', `${o.version}${suffix}`),
     broken: o.broken,
     ...(kubernetesNode !== undefined && { kubernetesNode }),
+    ...(o.controlPlane !== undefined && { kubernetesControlPlane: o.controlPlane }),
     overlays,
     log,
   });
@@ -129,7 +132,11 @@ export async function labPublish(dir: string, o: LabPublishOptions, io: LabIo): 
       throw new MoltError(ErrorCode.LabReleaseExists, `${image} is already published`, {
         hint: 'publish another version: the operator knows a release by its version',
       });
-    const built = await artifactsOf(dir, { ...o, nodes: s.kubeconfig !== undefined }, io);
+    const built = await artifactsOf(
+      dir,
+      { ...o, nodes: s.kubeconfig !== undefined, controlPlane: s.controlPlaneImage },
+      io,
+    );
     const artifacts = built?.artifacts;
     const labels = {
       ...official,

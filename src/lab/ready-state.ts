@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { repository, type LabFleet } from './fleet/fleet.ts';
 import type { LabNetwork } from './fleet/network.ts';
 import { labDashboardUser } from './lab-operator.ts';
-import type { KubeControlPlane } from './services/kube-control-plane.ts';
+import type { LabKube } from './lab-kube.ts';
 import type { LabState } from './state.ts';
 import type { VmMachines } from './vm/vm-machines.ts';
 
@@ -20,7 +20,7 @@ export function readyState(
   o: { readonly dir: string },
   parts: {
     network: LabNetwork;
-    kube: KubeControlPlane | undefined;
+    kube: LabKube | undefined;
     fleet: LabFleet;
     vms: VmMachines | undefined;
     operator: { api: string; dashboard: string; dashboardToken: string };
@@ -45,6 +45,7 @@ export function readyState(
     ...(kube !== undefined && {
       kubeconfig: kube.admin.kubeconfig,
       kubectl: join(kube.bins, 'kubectl'),
+      ...(kube.controlPlaneImage !== undefined && { controlPlaneImage: kube.controlPlaneImage }),
     }),
     machines: [...fleet.machines, ...(vms?.machines ?? [])].map((m) => ({
       id: m.id,

@@ -55,6 +55,11 @@ export const LabState = z.object({
   kubeconfig: z.string().optional(),
   /** kubectl, built with the control plane. */
   kubectl: z.string().optional(),
+  /**
+   * A cluster on control-plane VMs (`--vm-control-planes`): the control plane's binaries every
+   * VM release carries (`molt lab publish --vm` builds them in too).
+   */
+  controlPlaneImage: z.string().optional(),
   machines: z.array(
     z.object({ id: z.string(), role: z.string(), pool: z.string(), endpoint: z.string() }),
   ),

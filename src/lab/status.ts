@@ -109,7 +109,7 @@ function statusHeader(state: LabState): string {
 function machineLine(m: MachineRow, endpoint: string): string {
   const o = m.observed;
   const phase = o?.reachable === false ? 'unreachable' : (o?.phase ?? '?');
-  return `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(14)} ${endpoint.padEnd(21)} ${(o?.version ?? '?').padEnd(8)} ${phase}`;
+  return `  ${m.id.padEnd(8)} ${m.role.padEnd(14)} ${m.pool.padEnd(16)} ${endpoint.padEnd(21)} ${(o?.version ?? '?').padEnd(8)} ${phase}`;
 }
 
 function statusText(
@@ -122,7 +122,7 @@ function statusText(
   return [
     statusHeader(state),
     '',
-    '  MACHINE  ROLE           POOL           ENDPOINT              VERSION  PHASE',
+    '  MACHINE  ROLE           POOL             ENDPOINT              VERSION  PHASE',
     ...machines.map((m) => machineLine(m, endpoint.get(m.id) ?? '?')),
     ...vmLines(vms),
     ...rollouts.map(

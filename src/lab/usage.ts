@@ -22,7 +22,7 @@ Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tes
 `;
 
 export const labUsage = `Usage: molt lab up [--dir DIR] [--workers N] [--vms N] [--no-kubernetes] [--fast]
-                    [--dashboard-port P] [--network auto|netns|loopback]
+                    [--vm-control-planes M] [--dashboard-port P] [--network auto|netns|loopback]
                     [--operator host|cluster] [-o json]
        molt lab status [--dir DIR] [-o json]
        molt lab env [--dir DIR] [-o json]    # eval "$(molt lab env)": molt rollout … talks to the lab
@@ -46,6 +46,14 @@ VERSION --vm\` builds and publishes an OS release for them (channel \`vm\` by de
 Kubernetes it carries the current kubelet, 1.0.0 the previous minor's); with --broken its kernel
 panics at boot, so the VM falls back; with --broken-kubelet (needs Kubernetes) its kubelet exits
 on an unknown flag, so the VM's health check fails at its deadline and it falls back by itself.
+
+--vm-control-planes M (1 to 3, with --vms N and --network netns) puts the cluster itself on VMs:
+M control-plane VMs (vm-cp-1…, pool \`vm-control-plane\`) run etcd, kube-apiserver,
+kube-controller-manager and kube-scheduler as systemd units their agents render, and a kubelet;
+the cluster's PKI is made by molt (\`molt pki kubernetes\`, in DIR/kube-pki) and laid onto each
+control plane by \`molt install --kube-pki\`; the first one bootstraps the cluster, and the N worker
+VMs join it. No control plane runs on the host, and the lab machines are no nodes. Each control
+plane takes 3 GiB of memory.
 
 --network: netns gives each machine a network namespace and an address of its own (10.231.N.k on
 a bridge moltbrN; needs root); loopback puts every machine on 127.0.0.1 at ports of its own; auto

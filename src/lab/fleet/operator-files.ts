@@ -19,6 +19,8 @@ export interface OperatorFiles {
   readonly fleetPolicies?: NonNullable<FleetFileInput['fleet']>['policies'];
   /** More of the operator config (merged over the defaults). */
   readonly config?: Partial<OperatorConfigInput>;
+  /** The fleet file's `clusters` (settings of an etcd / Kubernetes cluster). @default none */
+  readonly clusters?: FleetFileInput['clusters'];
   /** Each machine's labels in the fleet file (a zone, …). @default none */
   readonly labels?: (machine: string) => Readonly<Record<string, string>>;
 }
@@ -34,6 +36,7 @@ export async function writeOperatorFiles(
   const fleetInput: FleetFileInput = {
     fleet: { policies: o.fleetPolicies ?? [{ controlPlaneFirst: true }] },
     pools: o.pools,
+    ...(o.clusters !== undefined && { clusters: o.clusters }),
     machines: fleet.machines.map((m) => ({ ...m, labels: { ...o.labels?.(m.id) } })),
   };
   await writeFile(fleetFile, stringify(fleetInput));

@@ -8,43 +8,34 @@
  * lab's cluster (docs/adr/0015): its release carries containerd and a kubelet, its config names
  * the cluster and a bootstrap token, and its agent drains and uncordons its own Node.
  */
-import { execFile } from 'node:child_process';
-import { access, copyFile, mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { access } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { writePrivateFile } from '../../platform/fs/private-file.ts';
-import { issueToDir } from '../../platform/pki/store.ts';
 import { eventually } from '../../platform/process/managed-process.ts';
-import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import type { LabMachineRecord } from '../fleet/fleet.ts';
 import { agentStatus, type FleetPki } from '../fleet/machine.ts';
 import type { VmPort } from '../fleet/network.ts';
-import { labVmDir, startLabVm, type LabVm } from './lab-vm.ts';
+import { startLabVm, type LabVm } from './lab-vm.ts';
 import { logTail, readSerial } from './serial-log.ts';
-import { guestAddress, nodeFiles, podRoutes, type VmKubernetes } from './vm-node.ts';
+import { VmClusterName, type VmCluster } from './vm-cluster.ts';
+import {
+  ControlPlaneMemoryMiB,
+  installVm,
+  isControlPlaneVm,
+  NodeMemoryMiB,
+  VmAgentPort,
+  type VmPlace,
+} from './vm-install.ts';
+import type { VmKubernetes } from './vm-node.ts';
 
 export type { VmKubernetes } from './vm-node.ts';
+export { NodeMemoryMiB, VmAgentPort } from './vm-install.ts';
 
-const run = promisify(execFile);
-
-/** The agent's port inside the guest. */
-export const VmAgentPort = 7443;
 /** The pool the lab's VMs are in, and the channel it follows. */
 export const VmPool = 'vms';
 export const VmChannel = 'vm';
-/** Each slot partition: the 1.x images' squashfs is ~150 MB. */
-const SlotSize = '512M';
-const DiskSize = '2G';
-/**
- * TCG boots slowly: a new slot has two minutes to become healthy, a node four (containerd and
- * the kubelet start after the agent, and its Node must turn Ready).
- */
-const HealthDeadlineSeconds = 120;
-const NodeHealthDeadlineSeconds = 240;
-/** A VM running containerd and a kubelet beside the agent needs more than the default 1 GiB. */
-export const NodeMemoryMiB = 2048;
+/** The pool of the control-plane VMs of a cluster on VMs (`--vm-control-planes`). */
+export const VmControlPlanePool = 'vm-control-plane';
 /**
  * How long a first boot may take before its agent answers. Alone under TCG it is about a minute,
  * but a busy machine (a CI runner with a control plane starting beside it) has stretched it past
@@ -63,8 +54,12 @@ export interface VmMachinesOptions {
   readonly registry: string;
   /** The release each VM installs into slot A. */
   readonly image: string;
-  /** @default 1024, or {@link NodeMemoryMiB} for nodes */
+  /** @default 1024, {@link NodeMemoryMiB} for nodes, {@link ControlPlaneMemoryMiB} for control planes */
   readonly memoryMiB?: number;
+  /** Where each VM goes (see {@link placeVms}). @default `count` workers `vm-1`… */
+  readonly places?: readonly VmPlace[];
+  /** The lab's cluster on control-plane VMs, when it has one: `places` names them too. */
+  readonly cluster?: VmCluster;
   /** Make each VM a real node of this cluster (TLS bootstrap with `bootstrapToken`). */
   readonly kubernetes?: VmKubernetes;
   /**
@@ -108,97 +103,6 @@ async function sdBootBinary(): Promise<string | undefined> {
   return undefined;
 }
 
-/**
- * A VM reaches its host's loopback at 10.0.2.2 (QEMU user networking): a registry published on
- * loopback is mirrored there. Any other host address (the netns bridge) the VM reaches as is.
- */
-function mirrors(registry: string): Record<string, string> {
-  const guest = guestAddress(registry);
-  return guest === registry ? {} : { [registry]: guest };
-}
-
-/** Where each VM sits: its name, 1-based index, and its bridge port when the lab has one. */
-interface VmPlace {
-  readonly name: string;
-  readonly index: number;
-  readonly port: VmPort | undefined;
-}
-
-/**
- * The config's `network`: the bridge NIC's static address and, for nodes, the routes to the
- * other VMs' pods (their addresses on the bridge; docs/adr/0018).
- */
-function bridgeNetwork(
-  o: VmMachinesOptions,
-  vm: VmPlace,
-  all: readonly VmPlace[],
-): MachineConfigInput['network'] {
-  if (vm.port === undefined) return undefined;
-  const addresses = all.map((v) => v.port?.address ?? '');
-  const routes = o.kubernetes === undefined ? [] : podRoutes(addresses, vm.index);
-  return { interfaces: [{ mac: vm.port.tap.mac, addresses: [`${vm.port.address}/24`], routes }] };
-}
-
-/** Write VM `vm.name`'s config, certificate and disk (`molt install`); resolves with the disk. */
-async function installVm(
-  o: VmMachinesOptions,
-  vm: VmPlace,
-  all: readonly VmPlace[],
-  bootloader: { name: 'grub' | 'systemd-boot'; efi?: string },
-): Promise<string> {
-  const { name } = vm;
-  const dir = labVmDir(o.labDir, name);
-  // A new lab installs its VMs afresh: the old disk, variable store and console go.
-  await rm(dir, { recursive: true, force: true });
-  const pki = join(dir, 'pki');
-  await mkdir(pki, { recursive: true, mode: 0o700 });
-  await copyFile(join(o.pki.dir, 'ca.pem'), join(pki, 'ca.pem'));
-  await issueToDir({
-    caDir: o.pki.dir,
-    outDir: pki,
-    role: 'node',
-    name,
-    // The host reaches the agent through a forwarded port, pods and lab machines on the bridge.
-    sans: ['127.0.0.1', ...(vm.port === undefined ? [] : [vm.port.address])],
-    days: 30,
-  });
-  const node =
-    o.kubernetes === undefined
-      ? undefined
-      : await nodeFiles(o.kubernetes, dir, { ...vm, address: vm.port?.address });
-  const network = bridgeNetwork(o, vm, all);
-  const config: MachineConfigInput = {
-    node: name,
-    role: 'worker',
-    bootloader: bootloader.name,
-    api: { host: '0.0.0.0', port: VmAgentPort },
-    healthDeadlineSeconds: node === undefined ? HealthDeadlineSeconds : NodeHealthDeadlineSeconds,
-    registry: { insecure: true, mirrors: mirrors(o.registry) },
-    disk: {},
-    ...(node !== undefined && { kubernetes: node.kubernetes }),
-    ...(network !== undefined && { network }),
-  };
-  const configFile = join(dir, 'config.yaml');
-  await writePrivateFile(configFile, stringify(config));
-  const disk = join(dir, 'disk.img');
-  const [command = process.execPath, ...prefix] = o.molt;
-  const args = [
-    ...['install', '--disk', disk, '--image', o.image, '--config', configFile, '--pki', pki],
-    ...['--slot-size', SlotSize, '--disk-size', DiskSize, '--insecure', '--work-dir', dir],
-    ...(bootloader.efi === undefined ? [] : ['--efi-binary', bootloader.efi]),
-    ...(node === undefined ? [] : ['--kubeconfig', node.kubeconfig]),
-  ];
-  try {
-    await run(command, [...prefix, ...args], { maxBuffer: 16 * 2 ** 20 });
-  } catch (e) {
-    const stderr = (e as { stderr?: string }).stderr ?? String(e);
-    throw new MoltError(ErrorCode.LabFailed, `molt install of VM ${name} failed:\n${stderr}`, {
-      cause: e,
-    });
-  }
-  return disk;
-}
-
 /** Wait for `v`'s agent to answer; an error carries the end of its console, where a boot says why. */
 async function firstAnswer(pki: FleetPki, v: LabVm): Promise<void> {
   const off = new AbortController();
@@ -222,6 +126,21 @@ async function firstAnswer(pki: FleetPki, v: LabVm): Promise<void> {
   }
 }
 
+/** The names of `count` worker VMs. */
+export const workerVmNames = (count: number): string[] =>
+  Array.from({ length: count }, (_, i) => `vm-${String(i + 1)}`);
+
+/** Each named VM's index (1-based, in order) and port on the lab bridge, if it has one. */
+export async function placeVms(
+  names: readonly string[],
+  vmPort: VmMachinesOptions['vmPort'],
+): Promise<VmPlace[]> {
+  const places: VmPlace[] = [];
+  for (const [i, name] of names.entries())
+    places.push({ name, index: i + 1, port: await vmPort?.(name) });
+  return places;
+}
+
 /** Install, start and wait for `o.count` VMs (booting in parallel); stopped again on failure. */
 export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines> {
   const sdboot = await sdBootBinary();
@@ -232,10 +151,7 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
   };
   try {
     // Every VM's address first: each node's config routes to all the others' pods.
-    for (let index = 1; index <= o.count; index++) {
-      const name = `vm-${String(index)}`;
-      places.push({ name, index, port: await o.vmPort?.(name) });
-    }
+    places.push(...(o.places ?? (await placeVms(workerVmNames(o.count), o.vmPort))));
     for (const vm of places) {
       const { name } = vm;
       const bootloader =
@@ -254,7 +170,13 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
           disk,
           agentGuestPort: VmAgentPort,
           ...(vm.port !== undefined && { tap: vm.port.tap }),
-          memoryMiB: o.memoryMiB ?? (o.kubernetes === undefined ? 1024 : NodeMemoryMiB),
+          memoryMiB:
+            o.memoryMiB ??
+            (isControlPlaneVm(o, name)
+              ? ControlPlaneMemoryMiB
+              : o.kubernetes === undefined
+                ? 1024
+                : NodeMemoryMiB),
         }),
       );
     }
@@ -269,13 +191,17 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
     await stop();
     throw e;
   }
-  const machine = (id: string, endpoint: string): LabMachineRecord => ({
-    id,
-    endpoint,
-    role: 'worker',
-    pool: VmPool,
-    labels: {},
-  });
+  const machine = (id: string, endpoint: string): LabMachineRecord =>
+    isControlPlaneVm(o, id)
+      ? {
+          id,
+          endpoint,
+          role: 'control-plane',
+          pool: VmControlPlanePool,
+          cluster: VmClusterName,
+          labels: {},
+        }
+      : { id, endpoint, role: 'worker', pool: VmPool, labels: {} };
   return {
     vms,
     machines: vms.map((v) => machine(v.record.name, v.record.endpoint)),

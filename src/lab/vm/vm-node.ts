@@ -17,8 +17,11 @@ export interface VmKubernetes {
   readonly caPem: string;
   /** A bootstrap token `<id>.<secret>` (kube-system Secret `bootstrap-token-<id>`). */
   readonly bootstrapToken: string;
-  /** The bearer token of the VM's agent identity `molt:agent:<name>`. */
-  agentToken(name: string): string;
+  /**
+   * The kubeconfig `user` of the VM's agent identity `molt:agent:<name>`: a bearer token (the
+   * host's control plane) or a client certificate of the cluster CA (a cluster on VMs).
+   */
+  agentUser(name: string): Readonly<Record<string, string>>;
   /** The sandbox image by its published name (pulled through the registry mirror). */
   readonly sandboxImage: string;
 }
@@ -82,7 +85,7 @@ export async function nodeFiles(
           },
         },
       ],
-      users: [{ name: `molt:agent:${name}`, user: { token: k.agentToken(name) } }],
+      users: [{ name: `molt:agent:${name}`, user: k.agentUser(name) }],
       contexts: [{ name: 'lab', context: { cluster: 'lab', user: `molt:agent:${name}` } }],
       'current-context': 'lab',
     }),

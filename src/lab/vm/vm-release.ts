@@ -67,6 +67,11 @@ export interface VmReleaseOptions {
    * `scripts/ensure-node-bins.sh` prints), so the VM is a real Kubernetes node.
    */
   readonly kubernetesNode?: string;
+  /**
+   * The control plane to build in (`molt image build --kubernetes-control-plane DIR`: the
+   * directory `scripts/ensure-kube-bins.sh` prints), for control-plane VMs.
+   */
+  readonly kubernetesControlPlane?: string;
   /** Directories laid over the root (`molt image build --overlay`), in order. */
   readonly overlays?: readonly string[];
   /** The builder's progress lines. */
@@ -87,6 +92,9 @@ function runBuild(o: VmReleaseOptions): Promise<void> {
   const args = [
     ...[...prefix, 'image', 'build', '--version', o.version, '--out', o.out],
     ...(o.kubernetesNode === undefined ? [] : ['--kubernetes-node', o.kubernetesNode]),
+    ...(o.kubernetesControlPlane === undefined
+      ? []
+      : ['--kubernetes-control-plane', o.kubernetesControlPlane]),
     ...(o.overlays ?? []).flatMap((dir) => ['--overlay', dir]),
   ];
   return new Promise((resolve, reject) => {

@@ -37,6 +37,7 @@ const lab: ProcessSpec = {
         dir,
         ['--workers <n>', 'worker machines (default 3)'],
         ['--vms <n>', 'QEMU VMs in pool vms (default 0)'],
+        ['--vm-control-planes <m>', 'the cluster on M control-plane VMs, not the host (1 to 3)'],
         ['--no-kubernetes', 'no Kubernetes control plane'],
         ['--fast', 'short soaks and timeouts'],
         ['--dashboard-port <port>', 'the dashboard’s port (default: a free one)'],

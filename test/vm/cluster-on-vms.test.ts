@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * A whole cluster born on molt machines (docs/adr/0018 §3–4), as a user starts it:
+ * `molt lab up --vms 1 --vm-control-planes 1 --workers 0`. No control plane runs on the host: the
+ * lab makes the cluster's PKI, `molt install --kube-pki` lays it onto the control-plane VM's
+ * STATE, and that VM's agent renders etcd's drop-in and kube-apiserver, kube-controller-manager
+ * and kube-scheduler as systemd units, starts them and bootstraps the cluster (RBAC and the PKI's
+ * token). Its own kubelet and the worker VM's join with that token, and the lab's workloads run on
+ * the worker. Each step's time is printed: TCG's cost of a control plane is what this measures.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { readLabStateFile } from '../../src/lab/state.ts';
+import { loadKubeConfig } from '../../src/platform/kube/client.ts';
+import { PoolLabel } from '../../src/protocol/kube-resources.ts';
+import type { MachineView } from '../../src/protocol/operator-machines.ts';
+import {
+  assertJoined,
+  assertPodsInContainers,
+  KubeletBefore,
+  nodeLab,
+  nodeReady,
+} from './harness/node-lab.ts';
+
+describe('a cluster on molt VMs: its control plane as systemd units on a control-plane VM', () => {
+  const lab = nodeLab(1, join(import.meta.dirname, '../../.molt/vm-cluster-molt-config.yaml'), [
+    '--vm-control-planes',
+    '1',
+  ]);
+
+  it('serves the API from the control-plane VM at its bridge address, on the version its image carries', async () => {
+    const state = await readLabStateFile(lab.dir());
+    const kc = await loadKubeConfig(state?.kubeconfig ?? '');
+    const server = kc.getCurrentCluster()?.server ?? '';
+    assert.match(server, /^https:\/\/10\.231\.\d+\.\d+:6443$/, 'the VM’s address, not the host’s');
+    // Each API server holds an identity Lease labelled with its host's name.
+    const leases = await kc.makeApiClient(CoordinationV1Api).listNamespacedLease({
+      namespace: 'kube-system',
+      labelSelector: 'apiserver.kubernetes.io/identity=kube-apiserver',
+    });
+    assert.deepEqual(
+      leases.items.map((l) => l.metadata?.labels?.['kubernetes.io/hostname']),
+      ['vm-cp-1'],
+      'one API server, on vm-cp-1',
+    );
+    const node = await lab.core().readNode({ name: 'vm-cp-1' });
+    assert.ok(nodeReady(node), 'the control plane’s own kubelet joined: vm-cp-1 Ready');
+    assert.equal(node.status?.nodeInfo?.kubeletVersion, KubeletBefore);
+    assert.equal(node.metadata?.labels?.[PoolLabel], 'vm-control-plane');
+  });
+
+  it('joins the worker VM with the token the control plane registered', async () => {
+    await assertJoined(lab, KubeletBefore);
+  });
+
+  it('schedules and runs the lab’s workloads on the worker (the controller manager and scheduler on the VM work)', async () => {
+    await assertPodsInContainers(lab);
+  });
+
+  it('lists the control-plane VM in the operator’s fleet as a control plane of its cluster', async () => {
+    const machines = JSON.parse(
+      await lab.molt(['machine', 'list', '-o', 'json'], lab.env()),
+    ) as MachineView[];
+    const cp = machines.find((m) => m.id === 'vm-cp-1');
+    assert.deepEqual(
+      { role: cp?.role, pool: cp?.pool, cluster: cp?.cluster },
+      { role: 'control-plane', pool: 'vm-control-plane', cluster: 'lab-vms' },
+    );
+  });
+});
