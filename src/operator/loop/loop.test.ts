@@ -174,4 +174,33 @@ describe('the operator loop', () => {
       lines.join('\n'),
     );
   });
+
+  it('never campaigns again without yielding when a claim is won and lost at once', async () => {
+    const lines: string[] = [];
+    const d: ReconcileDeps = {
+      store: new MemoryOperatorStore(),
+      agents: gateway,
+      watch: { track: () => undefined },
+      releases: () => Promise.resolve([]),
+      settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
+      now: () => Date.now(),
+      log: (line) => lines.push(line),
+    };
+    // A claim that is held but stale: campaign() answers at once, isLeader() says no. Past a
+    // hundred campaigns in a row the fake stops answering, so a spinning loop ends and is seen.
+    let campaigns = 0;
+    const stale = {
+      ...createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1'),
+      campaign: () => (++campaigns > 100 ? new Promise<void>(() => undefined) : Promise.resolve()),
+      isLeader: () => false,
+    };
+    const loop = startOperatorLoop(d, stale, { intervalMs: 3_600_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(campaigns <= 2, `campaigned ${String(campaigns)} times in 50 ms`);
+    assert.ok(
+      lines.some((l) => l.startsWith('lost leadership (op-1)')),
+      lines.join('\n'),
+    );
+    await loop.stop();
+  });
 });

@@ -127,7 +127,10 @@ export function startOperatorLoop(
         continue;
       }
       await lead();
-      if (!stopped()) d.log(`lost leadership (${leadership.id}); campaigning again`);
+      if (stopped()) return;
+      d.log(`lost leadership (${leadership.id}); campaigning again`);
+      // Never campaign again without yielding: a claim won and lost at once must not spin.
+      await rest(o.minGapMs ?? minGapMs, stopping.signal).catch(() => undefined);
     }
   };
   const done = run();

@@ -9,7 +9,12 @@
 export interface Leadership {
   /** This operator's identity (written into the claim). */
   readonly id: string;
-  /** Resolves once this operator leads (at once if it already does); rejects when closed. */
+  /**
+   * Resolves once this operator leads — `isLeader()` true — (at once if it already does); rejects
+   * when closed. A claim held but not renewed in time is no lead: the call waits until the claim
+   * is renewed or lost, never resolving while `isLeader()` is false (a caller that campaigns again
+   * whenever it stops leading would otherwise spin without yielding).
+   */
   campaign(): Promise<void>;
   isLeader(): boolean;
   /** The current leader's id, if any. */

@@ -81,7 +81,7 @@ export function createEtcdLeadership(o: EtcdLeadershipOptions): Leadership {
   return {
     id: o.id,
     campaign: () => campaign(s),
-    isLeader: () => s.lead !== undefined && performance.now() < s.lead.validUntil,
+    isLeader: () => leads(s),
     leader: async () => (await readClaim(s.c))?.id,
     onLost: (listener) => {
       s.listeners.push(listener);
@@ -104,9 +104,12 @@ function closed(s: State): MoltError {
   return new MoltError(ErrorCode.NotLeader, `operator ${s.c.id} stopped campaigning: closed`);
 }
 
+/** Leading: a claim renewed within its TTL. */
+const leads = (s: State): boolean => s.lead !== undefined && performance.now() < s.lead.validUntil;
+
 function campaign(s: State): Promise<void> {
   if (isClosed(s)) return Promise.reject(closed(s));
-  if (s.lead !== undefined) return Promise.resolve();
+  if (leads(s)) return Promise.resolve();
   s.campaigning ??= campaignLoop(s).finally(() => {
     s.campaigning = undefined;
   });
@@ -116,6 +119,12 @@ function campaign(s: State): Promise<void> {
 async function campaignLoop(s: State): Promise<void> {
   for (;;) {
     if (isClosed(s)) throw closed(s);
+    if (leads(s)) return;
+    // Held but not renewed in time: the renewer renews it or gives it up; wait for that.
+    if (s.lead !== undefined) {
+      await sleep(s.pollMs, undefined, { signal: s.stop.signal }).catch(() => undefined);
+      continue;
+    }
     // etcd unreachable counts as "not now": keep trying until closed.
     const won = await tryClaim(s).catch(() => false);
     if (won && isClosed(s)) {

@@ -125,6 +125,7 @@ export function createKubeLeadership(o: KubeLeadershipOptions): Leadership {
       if (Date.now() - state.lastRenew > ttlMs - renewMs) lose();
     }
   };
+  const leads = (): boolean => active() && Date.now() - state.lastRenew < ttlMs - renewMs;
   const notLeader = (): MoltError =>
     new MoltError(ErrorCode.NotLeader, `leader election for ${id} was closed`);
 
@@ -133,7 +134,12 @@ export function createKubeLeadership(o: KubeLeadershipOptions): Leadership {
     async campaign() {
       for (;;) {
         if (state.closed) throw notLeader();
-        if (state.leading) return;
+        if (state.leading && leads()) return;
+        // Held but not renewed in time: the renewal loop renews it or gives it up; wait for that.
+        if (state.leading) {
+          await sleep(pollMs, undefined, { signal: stop.signal }).catch(() => undefined);
+          continue;
+        }
         const l = await read().catch(() => undefined);
         const holder = liveHolder(l);
         if ((holder === undefined || holder === id) && (await write(l, id).catch(() => false))) {
@@ -145,7 +151,7 @@ export function createKubeLeadership(o: KubeLeadershipOptions): Leadership {
         await sleep(pollMs, undefined, { signal: stop.signal }).catch(() => undefined);
       }
     },
-    isLeader: () => active() && Date.now() - state.lastRenew < ttlMs - renewMs,
+    isLeader: leads,
     async leader() {
       return liveHolder(await read());
     },
