@@ -19,6 +19,7 @@ import type { MachineView } from '../../src/protocol/operator-machines.ts';
 import {
   assertJoined,
   assertPodsInContainers,
+  followRollout,
   KubeletBefore,
   nodeLab,
   nodeReady,
@@ -69,4 +70,62 @@ describe('a cluster on molt VMs: its control plane as systemd units on a control
       { role: 'control-plane', pool: 'vm-control-plane', cluster: 'lab-vms' },
     );
   });
+
+  it('rolls release 1.1.0 over the control plane (its downtime accepted: one control plane) and then the worker; the API comes back', async () => {
+    const api = watchApi(lab);
+    await lab.molt(['lab', 'publish', '1.1.0', '--vm', '--dir', lab.dir()]);
+    const cp = await followRollout(lab, '1.1.0', 'vm-control-plane');
+    const workers = await followRollout(lab, '1.1.0', 'vms');
+    const { longestGapS, samples } = api.stop();
+    console.log(`API downtime through the control plane's upgrade: ${String(longestGapS)} s`);
+    assert.equal(cp.state, 'Completed', JSON.stringify(cp));
+    assert.equal(workers.state, 'Completed', JSON.stringify(workers));
+    assert.ok(
+      longestGapS > 0,
+      `the API was down while its only control plane rebooted (${String(samples)} samples)`,
+    );
+    const machines = JSON.parse(
+      await lab.molt(['machine', 'list', '-o', 'json'], lab.env()),
+    ) as MachineView[];
+    for (const id of ['vm-cp-1', 'vm-1'])
+      assert.equal(machines.find((m) => m.id === id)?.observed?.version, '1.1.0', id);
+    for (const name of ['vm-cp-1', 'vm-1'])
+      assert.ok(nodeReady(await lab.core().readNode({ name })), `${name} Ready again`);
+    await assertPodsInContainers(lab);
+  });
 });
+
+/** Sample the API every 2 s; the longest run of failed answers, in seconds. */
+function watchApi(lab: ReturnType<typeof nodeLab>) {
+  let failingSince: number | undefined;
+  let longest = 0;
+  let samples = 0;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    const t = performance.now();
+    void lab
+      .core()
+      .readNamespace({ name: 'default' })
+      .then(
+        () => {
+          if (failingSince !== undefined) longest = Math.max(longest, t - failingSince);
+          failingSince = undefined;
+        },
+        () => {
+          failingSince ??= t;
+        },
+      )
+      .finally(() => {
+        samples++;
+        busy = false;
+      });
+  }, 2_000);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { longestGapS: Math.round(longest / 1000), samples };
+    },
+  };
+}

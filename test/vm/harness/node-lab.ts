@@ -272,17 +272,26 @@ export async function publishAndFollow(
   version: string,
   flags: readonly string[] = [],
 ): Promise<RolloutView> {
-  const t = performance.now();
   await lab.molt(['lab', 'publish', version, '--vm', ...flags, '--dir', lab.dir()]);
+  return followRollout(lab, version, 'vms');
+}
+
+/** Wait for the operator's rollout of `version` in `pool`, then follow it to its end. */
+export async function followRollout(
+  lab: NodeLab,
+  version: string,
+  pool: string,
+): Promise<RolloutView> {
+  const t = performance.now();
   let id = '';
-  for (let i = 0; id === '' && i < 300; i++) {
+  for (let i = 0; id === '' && i < 600; i++) {
     const list = JSON.parse(
       await lab.molt(['rollout', 'list', '-o', 'json'], lab.env()),
     ) as RolloutSummaryView[];
-    id = list.find((r) => r.target.version === version && r.pool === 'vms')?.id ?? '';
+    id = list.find((r) => r.target.version === version && r.pool === pool)?.id ?? '';
     if (id === '') await new Promise((r) => setTimeout(r, 2_000));
   }
-  assert.notEqual(id, '', `the operator created a rollout of ${version} for pool vms`);
+  assert.notEqual(id, '', `the operator created a rollout of ${version} for pool ${pool}`);
   const out = await lab
     .molt(
       ['rollout', 'status', id, '--follow', '-o', 'json', '--reconnect-timeout', '900000'],
@@ -295,7 +304,7 @@ export async function publishAndFollow(
     });
   const final = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as RolloutView;
   console.log(
-    `rollout of ${version} on ${String(lab.vms.length)} VM node(s): ${final.state} after ${String(Math.round((performance.now() - t) / 1000))} s`,
+    `rollout of ${version} in pool ${pool}: ${final.state} after ${String(Math.round((performance.now() - t) / 1000))} s`,
   );
   return final;
 }
