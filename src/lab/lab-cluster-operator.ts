@@ -26,6 +26,20 @@ import { PoolLabel } from '../protocol/kube-resources.ts';
 export type OperatorPlace = 'host' | 'cluster';
 
 /** The `--operator` flag, checked against the rest of the lab: MOLT_BAD_FLAG saying what is missing. */
+/**
+ * What a lab lacks to run pods on VMs on its bridge (`vms`: how to say VMs are missing), or
+ * nothing.
+ */
+export function missingForVmPods(
+  lab: { readonly kubernetes: boolean; readonly vms: number; readonly network: string },
+  vms: string,
+): string | undefined {
+  if (!lab.kubernetes) return 'a cluster (drop --no-kubernetes)';
+  if (lab.vms === 0) return vms;
+  if (lab.network !== 'netns') return 'the lab bridge (--network netns, as root)';
+  return undefined;
+}
+
 export function operatorPlace(
   value: string,
   lab: { readonly kubernetes: boolean; readonly vms: number; readonly network: NetworkMode },
@@ -33,13 +47,7 @@ export function operatorPlace(
   if (value !== 'host' && value !== 'cluster')
     throw new MoltError(ErrorCode.BadFlag, `--operator must be host or cluster, not ${value}`);
   if (value === 'host') return value;
-  const missing = !lab.kubernetes
-    ? 'a cluster (drop --no-kubernetes)'
-    : lab.vms === 0
-      ? 'nodes that run pods: --vms N'
-      : lab.network !== 'netns'
-        ? 'the lab bridge (--network netns, as root)'
-        : undefined;
+  const missing = missingForVmPods(lab, 'nodes that run pods: --vms N');
   if (missing !== undefined)
     throw new MoltError(ErrorCode.BadFlag, `--operator cluster needs ${missing}`, {
       hint: 'e.g. molt lab up --vms 2 --workers 0 --operator cluster',

@@ -18,7 +18,7 @@ import type { LabOptions } from './lab.ts';
 import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
 import { labUsage, machineUsage as usage } from './usage.ts';
-import { operatorPlace } from './lab-cluster-operator.ts';
+import { missingForVmPods, operatorPlace } from './lab-cluster-operator.ts';
 
 export type { LabIo } from './io.ts';
 
@@ -114,13 +114,7 @@ function vmControlPlaneCount(
     'each control-plane VM takes 3 GiB of memory and, without KVM, most of a core while it boots',
   );
   if (m === 0) return 0;
-  const missing = !lab.kubernetes
-    ? 'a cluster (drop --no-kubernetes)'
-    : lab.vms === 0
-      ? 'worker VMs for the workloads: --vms N'
-      : lab.network !== 'netns'
-        ? 'the lab bridge (--network netns, as root)'
-        : undefined;
+  const missing = missingForVmPods(lab, 'worker VMs for the workloads: --vms N');
   if (missing !== undefined)
     throw new MoltError(ErrorCode.BadFlag, `--vm-control-planes needs ${missing}`, {
       hint: 'e.g. molt lab up --vms 2 --vm-control-planes 1 --workers 0',

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, VersionApi } from '@kubernetes/client-node';
 import { readLabStateFile } from '../../src/lab/state.ts';
 import { loadKubeConfig } from '../../src/platform/kube/client.ts';
 import { PoolLabel } from '../../src/protocol/kube-resources.ts';
@@ -20,6 +20,7 @@ import {
   assertJoined,
   assertPodsInContainers,
   followRollout,
+  KubeletAfter,
   KubeletBefore,
   nodeLab,
   nodeReady,
@@ -91,6 +92,38 @@ describe('a cluster on molt VMs: its control plane as systemd units on a control
       assert.equal(machines.find((m) => m.id === id)?.observed?.version, '1.1.0', id);
     for (const name of ['vm-cp-1', 'vm-1'])
       assert.ok(nodeReady(await lab.core().readNode({ name })), `${name} Ready again`);
+    await assertPodsInContainers(lab);
+  });
+  it('upgrades the cluster’s Kubernetes one minor as configuration: the bundle pulled onto vm-cp-1, its components restarted as systemd units', async () => {
+    const state = await readLabStateFile(lab.dir());
+    assert.ok(state !== undefined);
+    await lab.molt([
+      ...['dev', 'publish-kubernetes', '--version', KubeletAfter],
+      ...['--registry', state.registry, '--repository', `${state.repository}-kubernetes`],
+      '--insecure',
+    ]);
+    const t = performance.now();
+    await lab.molt(
+      [
+        'cluster',
+        'kubernetes',
+        'upgrade',
+        '--cluster',
+        'lab-vms',
+        '--to',
+        KubeletAfter,
+        '--follow',
+      ],
+      lab.env(),
+    );
+    console.log(
+      `Kubernetes ${KubeletBefore} → ${KubeletAfter} on the control-plane VM: ${String(Math.round((performance.now() - t) / 1000))} s`,
+    );
+    const kc = await loadKubeConfig(state.kubeconfig ?? '');
+    const version = await kc.makeApiClient(VersionApi).getCode();
+    assert.equal(version.gitVersion, KubeletAfter, 'the API server on vm-cp-1 runs the new minor');
+    for (const name of ['vm-cp-1', 'vm-1'])
+      assert.ok(nodeReady(await lab.core().readNode({ name })), `${name} Ready`);
     await assertPodsInContainers(lab);
   });
 });

@@ -95,6 +95,19 @@ async function loopWithHourlyPasses(o: Partial<LoopOptions> = {}) {
   return { loop, store, tracked, passes: () => passes, asleep: clock.asleep };
 }
 
+/** Deps of a loop with nothing to do on a real clock, its log lines into `lines`. */
+function loggingDeps(lines: string[], store: MemoryOperatorStore): ReconcileDeps {
+  return {
+    store,
+    agents: gateway,
+    watch: { track: () => undefined },
+    releases: () => Promise.resolve([]),
+    settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
+    now: () => Date.now(),
+    log: (line) => lines.push(line),
+  };
+}
+
 describe('the operator loop', () => {
   it('runs a pass when woken rather than waiting out its period, and tells the watch the machines', async () => {
     const { loop, store, tracked, passes, asleep } = await loopWithHourlyPasses();
@@ -150,15 +163,7 @@ describe('the operator loop', () => {
     const lines: string[] = [];
     const store = new MemoryOperatorStore();
     const leadership = createMemoryLeadership(new MemoryLeadershipBackend(), 'op-1');
-    const d: ReconcileDeps = {
-      store,
-      agents: gateway,
-      watch: { track: () => undefined },
-      releases: () => Promise.resolve([]),
-      settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
-      now: () => Date.now(),
-      log: (line) => lines.push(line),
-    };
+    const d = loggingDeps(lines, store);
     const refusing = {
       ...leadership,
       resign: () => Promise.reject(new MoltError(ErrorCode.ResignFailed, 'lost 5 writes')),
@@ -177,15 +182,7 @@ describe('the operator loop', () => {
 
   it('never campaigns again without yielding when a claim is won and lost at once', async () => {
     const lines: string[] = [];
-    const d: ReconcileDeps = {
-      store: new MemoryOperatorStore(),
-      agents: gateway,
-      watch: { track: () => undefined },
-      releases: () => Promise.resolve([]),
-      settings: testSettings([{ name: 'workers', channel: 'stable', policies: [] }], 3_600_000),
-      now: () => Date.now(),
-      log: (line) => lines.push(line),
-    };
+    const d = loggingDeps(lines, new MemoryOperatorStore());
     // A claim that is held but stale: campaign() answers at once, isLeader() says no. Past a
     // hundred campaigns in a row the fake stops answering, so a spinning loop ends and is seen.
     let campaigns = 0;
