@@ -133,6 +133,8 @@ describe('molt install onto a disk file', () => {
     assert.match(await debugfs(stateCopy, 'stat /pki/node.key'), /Mode: +0600/);
     assert.match(await debugfs(stateCopy, 'cat /pki/node.pem'), /BEGIN CERTIFICATE/);
     assert.match(await debugfs(stateCopy, 'cat /pki/ca.pem'), /BEGIN CERTIFICATE/);
+    // The machine's name, which the image's molt-hostname.service makes its hostname at boot.
+    assert.equal(await debugfs(stateCopy, 'cat /hostname'), 'node-grub\n');
     const slot = JSON.parse(await debugfs(stateCopy, 'cat /slots/a/slot.json')) as {
       status: string;
       version: string;

@@ -29,6 +29,7 @@ export const MoltUnits = [
   'molt-booted.service',
   'molt-emergency-reboot.service',
   'molt-network.service',
+  'molt-hostname.service',
 ] as const;
 
 export interface TreeInputs {

@@ -3,7 +3,7 @@
  * The machine as it will be, built in a temporary machine root before the disk is touched: the
  * agent's own first install (`installFirstSlot`: pull slot A, check it staged, write, verify, boot
  * entry, ready, commit — the order of an upgrade) with the real GRUB or systemd-boot back-end,
- * then STATE as the machine mounts it (`config.yaml`, `pki/`, `journal/`, `network/`, and
+ * then STATE as the machine mounts it (`config.yaml`, `pki/`, `journal/`, `network/`, `hostname`, and
  * `slots/a/` — on a real machine `/molt/slots` is a symlink to `state/slots`,
  * docs/real-machines.md §2) and the bootloader binary at the removable path. The writer then lays this tree onto the partitions.
  */
@@ -97,6 +97,8 @@ async function writeState(
     if (await exists(from)) await copyFile(from, join(stateDir, 'slots', 'a', name));
   }
   await writeNetworkFiles(join(stateDir, NetworkDir.slice(StateMount.length)), config);
+  // The image's unit molt-hostname.service makes it the machine's hostname at boot.
+  if (isHostname(config.node)) await copyText(join(stateDir, 'hostname'), `${config.node}\n`);
   if (options.nodeFiles !== undefined)
     await writeNodeFiles(join(stateDir, NodeDir.slice(StateMount.length)), options.nodeFiles);
   if (options.kubeconfig !== undefined) {
@@ -142,6 +144,11 @@ async function writeNodeFiles(dir: string, files: NodeFiles): Promise<void> {
     await chmod(to, file.mode); // whatever this host's umask took away
   }
 }
+
+/** A name the kernel and resolvers take as a hostname (RFC 1123 labels, at most 64 characters). */
+export const isHostname = (name: string): boolean =>
+  name.length <= 64 &&
+  name.split('.').every((l) => /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/i.test(l));
 
 const exists = (path: string): Promise<boolean> =>
   access(path).then(
