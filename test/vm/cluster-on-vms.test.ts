@@ -81,6 +81,13 @@ describe('a cluster on molt VMs: its control plane as systemd units on a control
     console.log(`API downtime through the control plane's upgrade: ${String(longestGapS)} s`);
     assert.equal(cp.state, 'Completed', JSON.stringify(cp));
     assert.equal(workers.state, 'Completed', JSON.stringify(workers));
+    // The worker is a node of that cluster: its control plane went first.
+    const cpDone = Date.parse(cp.machines[0]?.finishedAt ?? '');
+    const workerStart = Date.parse(workers.machines[0]?.startedAt ?? '');
+    assert.ok(
+      workerStart >= cpDone,
+      `vm-1 started at ${String(workerStart)}, after ${String(cpDone)}`,
+    );
     assert.ok(
       longestGapS > 0,
       `the API was down while its only control plane rebooted (${String(samples)} samples)`,

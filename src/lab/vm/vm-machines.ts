@@ -191,17 +191,12 @@ export async function startVmMachines(o: VmMachinesOptions): Promise<VmMachines>
     await stop();
     throw e;
   }
+  // The workers of a cluster on VMs are its nodes: in its cluster, so its control plane goes first.
+  const cluster = o.cluster === undefined ? {} : { cluster: VmClusterName };
   const machine = (id: string, endpoint: string): LabMachineRecord =>
     isControlPlaneVm(o, id)
-      ? {
-          id,
-          endpoint,
-          role: 'control-plane',
-          pool: VmControlPlanePool,
-          cluster: VmClusterName,
-          labels: {},
-        }
-      : { id, endpoint, role: 'worker', pool: VmPool, labels: {} };
+      ? { id, endpoint, role: 'control-plane', pool: VmControlPlanePool, ...cluster, labels: {} }
+      : { id, endpoint, role: 'worker', pool: VmPool, ...cluster, labels: {} };
   return {
     vms,
     machines: vms.map((v) => machine(v.record.name, v.record.endpoint)),
