@@ -15,6 +15,9 @@ import type { SlotId } from '../../core/slots/slot.ts';
 import { waitHealthy } from './health.ts';
 import { checkReleaseKubelet } from './kubelet-skew.ts';
 import type { MachinePorts } from './ports.ts';
+import { etcdBeforeDisruption } from './etcd-retry.ts';
+
+export { EtcdStepAttempts } from './etcd-retry.ts';
 
 export interface ExecutionContext {
   readonly op: Operation | undefined;
@@ -142,14 +145,20 @@ const handlers: Handlers = {
     await p.bootloader.checkEntry(c.slot, await p.slots.verify(c.slot));
     return done(c.type);
   },
-  async AcquireLease(c, p) {
-    if (p.lease === undefined) return skipped(c.type, notControlPlane);
-    await p.lease.acquire(c.operationId);
+  async AcquireLease(c, p, ctx) {
+    const lease = p.lease;
+    if (lease === undefined) return skipped(c.type, notControlPlane);
+    await etcdBeforeDisruption(p, ctx, 'taking the upgrade lease', () =>
+      lease.acquire(c.operationId),
+    );
     return done(c.type);
   },
-  async CheckQuorum(c, p) {
-    if (p.etcd === undefined) return skipped(c.type, notControlPlane);
-    const report = await p.etcd.checkQuorum({ preserve: c.preserve, force: c.force });
+  async CheckQuorum(c, p, ctx) {
+    const etcd = p.etcd;
+    if (etcd === undefined) return skipped(c.type, notControlPlane);
+    const report = await etcdBeforeDisruption(p, ctx, 'checking quorum', () =>
+      etcd.checkQuorum({ preserve: c.preserve, force: c.force }),
+    );
     if (!report.ok) {
       const code =
         report.code === ErrorCode.EtcdUnhealthy ? ErrorCode.EtcdUnhealthy : ErrorCode.QuorumAtRisk;
