@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The etcd steps of an upgrade before anything on the machine changed, outlasting a slow member. */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import type { ExecutionContext } from './executor.ts';
 import type { MachinePorts } from './ports.ts';
 
 /** How often an etcd step before any disruption is tried: its first try and two more. */
@@ -16,7 +15,7 @@ export const EtcdStepAttempts = 3;
  */
 export async function etcdBeforeDisruption<T>(
   p: MachinePorts,
-  ctx: ExecutionContext,
+  ctx: { log(message: string): void; readonly signal?: AbortSignal | undefined },
   what: string,
   step: () => Promise<T>,
 ): Promise<T> {
