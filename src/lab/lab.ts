@@ -5,7 +5,9 @@
  *
  * - a real registry (docker-registry) holding release 1.0.0 on `stable` and `beta`;
  * - a real Kubernetes control plane (unless `kubernetes: false`), whose nodes are the lab
- *   machines (each agent plays its kubelet), with real workloads under PodDisruptionBudgets;
+ *   machines (each agent plays its kubelet), with real workloads under PodDisruptionBudgets — or,
+ *   with `vmControlPlanes: M`, none on the host: the cluster runs on M control-plane VMs
+ *   (lab-vm-cluster.ts) and its nodes are the VMs;
  * - three control-plane lab machines running the etcd cluster that also holds the operator's
  *   state, and N workers — each a `molt lab machine` process (firmware, bootloader, agent);
  * - with `vms: N`, N VMs booting from disks molt installed (vm/vm-machines.ts), every machine
