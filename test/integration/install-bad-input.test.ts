@@ -119,7 +119,7 @@ describe('molt install refuses bad input and writes nothing', () => {
   it("another machine's disk, with --wipe or without: MOLT_DISK_HOLDS_MACHINE naming it", async () => {
     const other = await fx.machine('node-3', 'grub');
     const holds = new RegExp(
-      `^${machineDisk} is a molt machine's disk: its STATE holds the machine node-1 \\(config\\.yaml, journal, pki, slots\\)$`,
+      `^${machineDisk} is a molt machine's disk: its STATE holds the machine node-1 \\(config\\.yaml, hostname, journal, pki, slots\\)$`,
     );
     await refused({ ...other, disk: machineDisk }, ErrorCode.DiskHoldsMachine, holds);
     await refused({ ...other, disk: machineDisk, wipe: true }, ErrorCode.DiskHoldsMachine, holds);
