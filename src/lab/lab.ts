@@ -202,11 +202,10 @@ async function startLabOperator(
   stops.push(operator.stop);
   signal?.throwIfAborted();
   log(`operator: leading; dashboard at ${operator.dashboard}`);
-  const state = readyState(o, {
+  return readyState(o, {
     ...{ network, kube, fleet, vms },
     operator: { ...operator, dashboardToken: files.dashboardToken },
   });
-  return state;
 }
 
 /**

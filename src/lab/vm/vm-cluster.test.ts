@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { checkKubernetesPki } from '../../platform/pki/kubernetes-check.ts';
 import { tempDir } from '../../platform/process/managed-process.ts';
-import { planVmCluster, VmClusterName, type VmCluster } from './vm-cluster.ts';
+import { adminTls, planVmCluster, VmClusterName, type VmCluster } from './vm-cluster.ts';
 
 const subjectOf = (b64: string | undefined): string =>
   new X509Certificate(Buffer.from(b64 ?? '', 'base64')).subject;
@@ -39,6 +39,11 @@ describe('a lab cluster on control-plane VMs, from the host', () => {
     for (const ip of ['10.231.0.14', '10.231.0.15'])
       assert.ok(serving.checkIP(ip) !== undefined, `the API server's certificate names ${ip}`);
     assert.match(cluster.bootstrapToken, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    // What the lab waits for the API with: the admin's key pair, trusting the cluster CA.
+    const tls = await adminTls(cluster.admin.kubeconfig);
+    assert.equal(tls.ca, cluster.ca);
+    assert.match(new X509Certificate(tls.cert).subject, /CN=kubernetes-admin/);
+    assert.match(tls.key, /^-----BEGIN PRIVATE KEY-----/);
   });
 
   it('issues each agent its own identity in molt:agents, and the operator its own', async () => {

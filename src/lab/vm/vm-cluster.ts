@@ -14,6 +14,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
+import { parse } from 'yaml';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { packageFile } from '../../platform/package-files.ts';
 import { issueLeaf, type PemPair } from '../../platform/pki/certificates.ts';
@@ -87,18 +88,27 @@ async function userFile(
   return { kubeconfig: file };
 }
 
+/** The TLS material of a kubeconfig like `admin.conf`: its CA, client certificate and key. */
+export async function adminTls(
+  adminConf: string,
+): Promise<{ ca: string; cert: string; key: string }> {
+  const conf = parse(await readFile(adminConf, 'utf8')) as {
+    clusters: { cluster: Record<string, string> }[];
+    users: { user: Record<string, string> }[];
+  };
+  const pem = (b64: string | undefined): string =>
+    Buffer.from(b64 ?? '', 'base64').toString('utf8');
+  const user = conf.users[0]?.user ?? {};
+  return {
+    ca: pem(conf.clusters[0]?.cluster['certificate-authority-data']),
+    cert: pem(user['client-certificate-data']),
+    key: pem(user['client-key-data']),
+  };
+}
+
 /** GET `/readyz` as the admin until it answers 200. */
 async function apiAnswers(server: string, adminConf: string, timeoutMs: number): Promise<void> {
-  const conf = await readFile(adminConf, 'utf8');
-  const field = (name: string): string =>
-    Buffer.from(new RegExp(`${name}: (\\S+)`).exec(conf)?.[1] ?? '', 'base64').toString('utf8');
-  const dispatcher = new Agent({
-    connect: {
-      ca: field('certificate-authority-data'),
-      cert: field('client-certificate-data'),
-      key: field('client-key-data'),
-    },
-  });
+  const dispatcher = new Agent({ connect: await adminTls(adminConf) });
   try {
     await eventually(
       async () => {
