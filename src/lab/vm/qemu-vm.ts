@@ -13,6 +13,7 @@ import { qmpExecute } from './qmp.ts';
 import { qemuArgs, type PortForward, type QemuSpec } from './qemu-args.ts';
 import { explainSilence } from './quiet-console.ts';
 import { readSerial, serialSize, waitForSerial, type WaitOptions } from './serial-log.ts';
+import { treeCpuMs } from '../../platform/process/cpu-time.ts';
 import type { Vm } from './vm-types.ts';
 
 const MonitorDeadlineMs = 15_000;
@@ -103,6 +104,7 @@ export class QemuVm implements Vm {
         ...options,
         name: this.name,
         stopped: () => this.off,
+        cpuMs: () => treeCpuMs(this.pid),
       });
     } catch (e) {
       const vm = { qmpSocket: this.spec.qmpSocket, disk: this.spec.disk, on: !this.off };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMoltError } from '../../core/errors.ts';
 import { tempDir } from '../../platform/process/managed-process.ts';
 import { lastLine, serialSize, waitForSerial } from './serial-log.ts';
@@ -50,6 +51,42 @@ describe('the serial log', () => {
       /the VM is off/,
     );
     assert.ok(performance.now() - started < 5_000);
+  });
+
+  it('waits past the deadline while the host starves the guest of CPU', async () => {
+    const from = await serialSize(log);
+    const waiting = waitForSerial(log, /SLOW BOOT/, {
+      name: 'vm-1',
+      deadlineMs: 200,
+      from,
+      cpuMs: () => Promise.resolve(0), // the guest got no CPU at all
+    });
+    await sleep(400); // past the deadline, within three times it
+    await appendFile(log, 'SLOW BOOT\n');
+    assert.equal((await waiting)[0], 'SLOW BOOT');
+  });
+
+  it('gives up at the deadline on a guest that had its CPU, and at three times it on a starved one', async () => {
+    let cpu = 0;
+    const busy = (): Promise<number> => Promise.resolve((cpu += 100));
+    await assert.rejects(
+      waitForSerial(log, /NEVER/, { name: 'vm-1', deadlineMs: 200, cpuMs: busy }),
+      (e: unknown) =>
+        isMoltError(e, 'MOLT_VM_FAILED') &&
+        /not within 200 ms \(with \d+ ms of host CPU\)/.test(e.message),
+    );
+    const started = performance.now();
+    await assert.rejects(
+      waitForSerial(log, /NEVER/, {
+        name: 'vm-1',
+        deadlineMs: 200,
+        cpuMs: () => Promise.resolve(7),
+      }),
+      (e: unknown) =>
+        isMoltError(e, 'MOLT_VM_FAILED') &&
+        /the host gave the guest only 0 ms of CPU/.test(e.message),
+    );
+    assert.ok(performance.now() - started >= 600, 'a starved guest gets three times the deadline');
   });
 
   it('shows the last console line without terminal escapes', async () => {

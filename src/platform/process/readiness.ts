@@ -5,10 +5,10 @@
  * while it keeps working; a fixed deadline failed such starts with a bare ENOENT. And a process
  * that died at once must be reported at once, with what it printed, not after the deadline.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagedProcess } from './managed-process.ts';
+import { treeCpuMs } from './cpu-time.ts';
 
 export interface ReadinessOptions<T> {
   /** What is awaited, as the error names it: `w-1`, `the control-plane cluster`. */
@@ -45,46 +45,24 @@ function outputTail(p: ManagedProcess, lines = 20): string {
     .join('\n');
 }
 
-/** Clock ticks (user + system) of `pid` and its descendants; 0 once it is gone. */
-async function treeTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${String(pid)}/stat`, 'utf8').catch(() => '');
-  // Fields after the command name (which may hold spaces): state is the 3rd, utime the 14th;
-  // cutime and cstime keep the CPU of children that ended and were waited for (a restarted
-  // component, a short-lived helper), so the total does not drop when one goes.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  let ticks = [11, 12, 13, 14].reduce((n, i) => n + Number(fields[i] ?? 0), 0);
-  const tasks = await readdir(`/proc/${String(pid)}/task`).catch(() => []);
-  for (const task of tasks) {
-    const children = await readFile(`/proc/${String(pid)}/task/${task}/children`, 'utf8').catch(
-      () => '',
-    );
-    for (const child of children.split(' ').filter((c) => c !== ''))
-      ticks += await treeTicks(Number(child));
-  }
-  return Number.isFinite(ticks) ? ticks : 0;
-}
-
-/** Milliseconds per clock tick: USER_HZ is 100 on every Linux molt runs on. */
-const tickMs = 10;
-
 interface Mark {
   readonly outputs: readonly string[];
-  readonly ticks: number;
+  readonly cpu: number;
 }
 
 async function mark(processes: readonly ManagedProcess[]): Promise<Mark> {
-  let ticks = 0;
-  for (const p of processes) if (p.pid > 0) ticks += await treeTicks(p.pid);
+  let cpu = 0;
+  for (const p of processes) if (p.pid > 0) cpu += await treeCpuMs(p.pid);
   // The length and the last characters: output() is trimmed once it grows large.
   return {
     outputs: processes.map((p) => `${String(p.output().length)}:${p.output().slice(-64)}`),
-    ticks,
+    cpu,
   };
 }
 
 function progressed(before: Mark, now: Mark, cpuMs: number): boolean {
   if (now.outputs.some((o, i) => o !== before.outputs[i])) return true;
-  return (now.ticks - before.ticks) * tickMs >= cpuMs;
+  return now.cpu - before.cpu >= cpuMs;
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -125,8 +103,8 @@ async function progressClock(
   let at = performance.now();
   return async () => {
     const next = await mark(processes);
-    // Fewer ticks than before: a process of the tree ended unwaited; count from here.
-    if (next.ticks < last.ticks) last = { ...last, ticks: next.ticks };
+    // Less CPU than before: a process of the tree ended unwaited; count from here.
+    if (next.cpu < last.cpu) last = { ...last, cpu: next.cpu };
     if (progressed(last, next, cpuMs)) {
       last = next;
       at = performance.now();

@@ -137,6 +137,8 @@ export interface WriteReport {
   readonly failed: number;
   /** Attempts that failed and were retried (connections cut by a rebooting API server). */
   readonly retries: number;
+  /** The longest a write took, its retries included, in milliseconds. */
+  readonly slowestMs: number;
   readonly lastError: string | undefined;
 }
 
@@ -144,12 +146,16 @@ export interface WriteReport {
  * Create a ConfigMap every `everyMs` through the balancer until stopped. A write whose attempt
  * fails is retried (a reconnect to another API server) for up to `budgetMs`; a retry that finds
  * the ConfigMap already there (its first attempt landed, the answer was lost) counts as written.
+ * The budget is longer than etcd's own request timeout (5 s plus two election timeouts): on a
+ * host shared with VMs one attempt may wait that long and answer `etcdserver: request timed out`
+ * with quorum intact, and a client that gives up before the server does measures the host, not
+ * the upgrade. The quorum watch is what tells a lost quorum.
  */
 export function startKubeWriter(
   kc: KubeConfig,
   namespace: string,
   everyMs = 100,
-  budgetMs = 5_000,
+  budgetMs = 15_000,
 ): { stop(): Promise<WriteReport> } {
   const core = kc.makeApiClient(CoreV1Api);
   const state = {
@@ -157,6 +163,7 @@ export function startKubeWriter(
     writes: 0,
     failed: 0,
     retries: 0,
+    slowestMs: 0,
     lastError: undefined as string | undefined,
   };
   const running = (): boolean => state.running;
@@ -181,10 +188,15 @@ export function startKubeWriter(
       }
     }
   };
+  const timed = async (name: string): Promise<void> => {
+    const started = performance.now();
+    await write(name);
+    state.slowestMs = Math.max(state.slowestMs, Math.round(performance.now() - started));
+  };
   const loop = (async () => {
     for (let n = 0; running(); n++) {
       state.writes++;
-      await write(`w-${String(n).padStart(6, '0')}`);
+      await timed(`w-${String(n).padStart(6, '0')}`);
       await sleep(everyMs);
     }
   })();
@@ -196,6 +208,7 @@ export function startKubeWriter(
         writes: state.writes,
         failed: state.failed,
         retries: state.retries,
+        slowestMs: state.slowestMs,
         lastError: state.lastError,
       };
     },

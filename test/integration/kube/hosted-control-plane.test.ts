@@ -44,7 +44,7 @@ describe('a Kubernetes control plane hosted by three lab machines', () => {
     const before = await Promise.all(c.machines.machines.map(apiserverPid));
     const r = await rollingUpgrade(c, '1.1.0');
     process.stderr.write(
-      `hosted control plane: ${r.seconds.toFixed(1)} s, ${String(r.writes)} writes, ${String(r.failed)} failed, ${String(r.retries)} retried, fewest members with a leader ${String(r.fewestWithLeader)}, longest run of polls without a quorum knowing one ${String(r.longestBadRun)}\n`,
+      `hosted control plane: ${r.seconds.toFixed(1)} s, ${String(r.writes)} writes, ${String(r.failed)} failed, ${String(r.retries)} retried, slowest ${String(r.slowestMs)} ms, fewest members with a leader ${String(r.fewestWithLeader)}, longest run of polls without a quorum knowing one ${String(r.longestBadRun)}\n`,
     );
     for (const u of r.upgrades) assert.equal(u.code, 0, `${u.name}: ${u.stderr}`);
     assert.equal(r.upgrades.length, 3);

@@ -207,6 +207,7 @@ export interface UpgradeUnderWrites {
   readonly writes: number;
   readonly failed: number;
   readonly retries: number;
+  readonly slowestMs: number;
   readonly lastError: string | undefined;
   /** The most polls in a row at which fewer than two members knew a leader (see watchQuorum). */
   readonly longestBadRun: number;
