@@ -25,6 +25,8 @@ import {
   nodeLab,
   nodeReady,
 } from './harness/node-lab.ts';
+import { applyKubernetesCluster, endedPlan, kubeStatus, planIds } from './harness/kube-plans.ts';
+import { VmClusterName } from '../../src/lab/vm/vm-cluster.ts';
 
 describe('a cluster on molt VMs: its control plane as systemd units on a control-plane VM', () => {
   // Two workers: a drain under the workloads' PodDisruptionBudgets needs a node to move them to
@@ -103,39 +105,72 @@ describe('a cluster on molt VMs: its control plane as systemd units on a control
       assert.ok(nodeReady(await lab.core().readNode({ name })), `${name} Ready again`);
     await assertPodsInContainers(lab);
   });
-  it('upgrades the cluster’s Kubernetes one minor as configuration: the bundle pulled onto vm-cp-1, its components restarted as systemd units', async () => {
-    const state = await readLabStateFile(lab.dir());
-    assert.ok(state !== undefined);
-    await lab.molt([
-      ...['dev', 'publish-kubernetes', '--version', KubeletAfter],
-      ...['--registry', state.registry, '--repository', `${state.repository}-kubernetes`],
-      '--insecure',
-    ]);
+  it('rolls itself back when the declared KubernetesCluster gives the new scheduler a flag it refuses: every unit on vm-cp-1 back on the old minor', async () => {
+    await publishKubernetes(lab);
+    const known = await planIds(lab, VmClusterName);
     const t = performance.now();
-    await lab.molt(
-      [
-        'cluster',
-        'kubernetes',
-        'upgrade',
-        '--cluster',
-        'lab-vms',
-        '--to',
-        KubeletAfter,
-        '--follow',
-      ],
-      lab.env(),
+    await applyKubernetesCluster(lab, VmClusterName, {
+      version: KubeletAfter,
+      scheduler: { extraArgs: { 'no-such-flag': 'x' } },
+    });
+    const plan = await endedPlan(lab, VmClusterName, KubeletAfter, known);
+    console.log(`a refused flag, rolled back on vm-cp-1: ${seconds(t)} s`);
+    assert.equal(plan.phase, 'RolledBack', JSON.stringify(plan, null, 1));
+    const failed = plan.steps.find((s) => s.state === 'failed');
+    assert.equal(failed?.component, 'kube-scheduler', JSON.stringify(plan.steps));
+    assert.match(failed.error ?? '', /MOLT_KUBE_COMPONENT_UNHEALTHY/);
+    assert.equal(
+      await servedVersion(lab),
+      KubeletBefore,
+      'the API server is back on the old minor',
     );
-    console.log(
-      `Kubernetes ${KubeletBefore} → ${KubeletAfter} on the control-plane VM: ${String(Math.round((performance.now() - t) / 1000))} s`,
+    const status = await kubeStatus(lab, VmClusterName);
+    const components = status.machines.flatMap((m) => m.components);
+    for (const c of components.filter((x) => x.name.startsWith('kube-')))
+      assert.deepEqual([c.name, c.version, c.healthy], [c.name, KubeletBefore, true]);
+  });
+
+  it('upgrades the cluster’s Kubernetes one minor as configuration: the bundle pulled onto vm-cp-1, its components restarted as systemd units', async () => {
+    const known = await planIds(lab, VmClusterName);
+    const t = performance.now();
+    await applyKubernetesCluster(lab, VmClusterName, { version: KubeletAfter });
+    const plan = await endedPlan(lab, VmClusterName, KubeletAfter, known);
+    console.log(`Kubernetes ${KubeletBefore} → ${KubeletAfter} on vm-cp-1: ${seconds(t)} s`);
+    assert.equal(plan.phase, 'Succeeded', JSON.stringify(plan, null, 1));
+    assert.deepEqual(
+      plan.steps.filter((s) => s.action === 'apply').map((s) => s.component),
+      ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
     );
-    const kc = await loadKubeConfig(state.kubeconfig ?? '');
-    const version = await kc.makeApiClient(VersionApi).getCode();
-    assert.equal(version.gitVersion, KubeletAfter, 'the API server on vm-cp-1 runs the new minor');
+    assert.equal(
+      await servedVersion(lab),
+      KubeletAfter,
+      'the API server on vm-cp-1 runs the new minor',
+    );
     for (const name of ['vm-cp-1', ...lab.vms])
       assert.ok(nodeReady(await lab.core().readNode({ name })), `${name} Ready`);
     await assertPodsInContainers(lab);
   });
 });
+
+const seconds = (since: number): string => String(Math.round((performance.now() - since) / 1000));
+
+/** The lab's Kubernetes bundle of the next minor, published beside its releases. */
+async function publishKubernetes(lab: ReturnType<typeof nodeLab>): Promise<void> {
+  const state = await readLabStateFile(lab.dir());
+  assert.ok(state !== undefined);
+  await lab.molt([
+    ...['dev', 'publish-kubernetes', '--version', KubeletAfter],
+    ...['--registry', state.registry, '--repository', `${state.repository}-kubernetes`],
+    '--insecure',
+  ]);
+}
+
+/** The version the cluster's API server says it is. */
+async function servedVersion(lab: ReturnType<typeof nodeLab>): Promise<string> {
+  const state = await readLabStateFile(lab.dir());
+  const kc = await loadKubeConfig(state?.kubeconfig ?? '');
+  return (await kc.makeApiClient(VersionApi).getCode()).gitVersion;
+}
 
 /** Sample the API every 2 s; the longest run of failed answers, in seconds. */
 function watchApi(lab: ReturnType<typeof nodeLab>) {
