@@ -177,6 +177,7 @@ export default tseslint.config(
       'src/lab/lab.ts',
       'test/integration/kube/**/*.ts',
       'test/vm/harness/node-lab.ts',
+      'test/vm/cluster-on-vms.test.ts',
       'bench/p4.ts',
     ],
     rules: {
