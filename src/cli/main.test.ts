@@ -22,6 +22,17 @@ describe('molt CLI: user errors get a code and a hint, never a stack trace', () 
     const r = await run(['releases', 'list', '--registy', 'x']);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /MOLT_BAD_FLAG: unknown option '--registy'/);
+    assert.match(
+      r.stderr,
+      /hint: run `molt releases list --help`$/m,
+      'the command it was given to',
+    );
+  });
+
+  it('points an error before any command at molt --help, and one after options at their command', async () => {
+    assert.match((await run(['--bogus'])).stderr, /hint: run `molt --help`$/m);
+    const r = await run(['rollout', 'pause', '--context', 'lab', '--bogus']);
+    assert.match(r.stderr, /hint: run `molt rollout pause --help`$/m);
   });
 
   it('names the missing required flag', async () => {

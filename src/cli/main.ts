@@ -63,11 +63,12 @@ function configure(command: Command, ctx: CommandContext): void {
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let code: number = ExitCode.Ok;
   const ctx: CommandContext = { io, setExitCode: (c) => (code = c) };
+  const program = buildProgram(ctx);
   try {
-    await buildProgram(ctx).parseAsync([...argv], { from: 'user' });
+    await program.parseAsync([...argv], { from: 'user' });
     return code;
   } catch (e) {
-    if (e instanceof CommanderError) return commanderExit(e, io);
+    if (e instanceof CommanderError) return commanderExit(e, io, commandPath(program, argv));
     io.err(describeError(e));
     return ExitCode.Error;
   }
@@ -78,14 +79,26 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
  * subcommand is missing (`molt releases`) is a failure, so a script with a typo does not pass;
  * parse errors are MOLT_BAD_FLAG.
  */
-function commanderExit(e: CommanderError, io: CliIo): number {
+function commanderExit(e: CommanderError, io: CliIo, command: string): number {
   if (e.exitCode === 0) return ExitCode.Ok;
   if (e.code === 'commander.help') return ExitCode.Error;
   const message = e.message.replace(/^error: /, '');
   io.err(
-    describeError(
-      new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt <command> --help`' }),
-    ),
+    describeError(new MoltError(ErrorCode.BadFlag, message, { hint: `run \`${command} --help\`` })),
   );
   return ExitCode.Error;
+}
+
+/** The command `argv` names (`molt rollout pause`), as far as its words are commands. */
+export function commandPath(program: Command, argv: readonly string[]): string {
+  const words = ['molt'];
+  let at = program;
+  for (const word of argv) {
+    if (word.startsWith('-')) continue;
+    const next = at.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (next === undefined) break;
+    words.push(next.name());
+    at = next;
+  }
+  return words.join(' ');
 }
