@@ -174,4 +174,23 @@ describe('molt lab', () => {
     );
     assert.match(out, /--bootloader/);
   });
+
+  for (const verb of ['up', 'status', 'env', 'publish', 'down'])
+    it(`prints only ${verb}'s usage on \`molt lab ${verb} --help\` and \`molt lab help ${verb}\``, async () => {
+      for (const argv of [
+        [verb, '--help'],
+        ['help', verb],
+      ]) {
+        let out = '';
+        const sink = { out: (t: string) => (out += t), err: () => undefined };
+        assert.equal(await runLab(argv, sink, []), 0);
+        assert.match(out, new RegExp(`^Usage: molt lab ${verb} `));
+        const others = ['up', 'status', 'env', 'publish', 'down'].filter((v) => v !== verb);
+        for (const other of others)
+          assert.doesNotMatch(
+            out,
+            new RegExp(`Usage: molt lab ${other}|^ +molt lab ${other}`, 'm'),
+          );
+      }
+    });
 });

@@ -17,7 +17,7 @@ import { describeLabUp } from './context.ts';
 import type { LabOptions } from './lab.ts';
 import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
-import { labUsage, machineUsage as usage } from './usage.ts';
+import { labUsage, labVerbUsage, machineUsage as usage } from './usage.ts';
 import { missingForVmPods, operatorPlace } from './lab-cluster-operator.ts';
 
 export type { LabIo } from './io.ts';
@@ -224,9 +224,9 @@ async function runLabVerb(
 function helpFor(verb: string | undefined, rest: readonly string[]): string | undefined {
   const asked = rest.includes('--help') || rest.includes('-h');
   if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help')
-    return rest[0] === 'machine' ? usage : labUsage;
+    return rest[0] === 'machine' ? usage : (labVerbUsage(rest[0] ?? '') ?? labUsage);
   if (!asked) return undefined;
-  return verb === 'machine' ? usage : labUsage;
+  return verb === 'machine' ? usage : (labVerbUsage(verb) ?? labUsage);
 }
 
 export async function runLab(
