@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isMoltError } from '../protocol/index.ts';
-import { editDistance, nearMatches, requireMachine, resolvePrefix } from './names.ts';
+import { editDistance, nearMatches } from '../core/near-matches.ts';
+import { requireMachine, resolvePrefix } from './names.ts';
 
 describe('names a person types', () => {
   it('measures edits', () => {

@@ -138,6 +138,26 @@ describe('selectLatest', () => {
     assert.deepEqual(why(s), [['1.8.0', 'NotNewer']]);
   });
 
+  it('says when no release is in the channel at all, with the channels there are and the near one', () => {
+    const releases = [release('1.9.0', { channels: ['beta'] }), release('1.8.0')];
+    const typo = selectLatest({ releases, channel: 'stabel' });
+    assert.ok(!typo.found);
+    assert.match(
+      typo.reason,
+      /; no release is in channel stabel \(channels here: beta, stable\); did you mean stable\?$/,
+    );
+    const none = selectLatest({ releases, channel: 'edge' });
+    assert.ok(!none.found);
+    assert.match(none.reason, /no release is in channel edge \(channels here: beta, stable\)$/);
+    const empty = selectLatest({ releases, channel: 'stable', current: '1.8.0' });
+    assert.ok(!empty.found);
+    assert.doesNotMatch(
+      empty.reason,
+      /no release is in channel/,
+      'stable has a release: not a typo',
+    );
+  });
+
   it('returns "no eligible release" as a value with the rejections', () => {
     const releases = [release('1.9.0', { official: false }), release('1.8.0')];
     const s = selectLatest({ releases, channel: 'stable', current: '1.8.0' });

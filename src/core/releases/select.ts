@@ -7,6 +7,7 @@
  */
 import { ErrorCode } from '../errors.ts';
 import { parseChannel } from './channel.ts';
+import { didYouMean } from '../near-matches.ts';
 import { ineligibility, parseKubernetesVersion, RejectionCode } from './eligibility.ts';
 import type { Criteria, Verdict } from './eligibility.ts';
 import { compareVersions, releaseVersion, sortReleases } from './order.ts';
@@ -75,7 +76,9 @@ export function selectLatest(options: SelectOptions): Selection {
     return {
       found: false,
       code: ErrorCode.NoEligibleRelease,
-      reason: nothingReason(criteria, eligible.length),
+      reason:
+        nothingReason(criteria, eligible.length) +
+        unknownChannel(criteria.channel, options.releases),
       rejected,
     };
   }
@@ -148,6 +151,18 @@ function eligibleVerdict(r: Release, chosen: Release | undefined, v: Findings): 
     code: RejectionCode.Superseded,
     reason: `${chosen.version} (${chosen.tag}) was selected instead`,
   };
+}
+
+/**
+ * When no release at all is in `channel`: the channels there are, and the near ones, so a typo
+ * (`stabel`) reads as one rather than as an empty channel.
+ */
+function unknownChannel(channel: string, releases: readonly Release[]): string {
+  const channels = [...new Set(releases.flatMap((r) => r.channels))].sort();
+  if (channels.includes(channel)) return '';
+  const known =
+    channels.length > 0 ? `channels here: ${channels.join(', ')}` : 'no release has a channel';
+  return `; no release is in channel ${channel} (${known})${didYouMean(channel, channels)}`;
 }
 
 function nothingReason(c: Criteria & { channel: string }, eligibleCount: number): string {
