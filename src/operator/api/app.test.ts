@@ -406,6 +406,11 @@ describe('machines', () => {
     const unknown = await post('/v1/machines/nope/hold', { reason: 'r', for: '1h' });
     assert.equal(unknown.statusCode, 404);
     assert.equal(unknown.json<{ code: string }>().code, 'MOLT_UNKNOWN_MACHINE');
+    const typo = await post('/v1/machines/w4/hold', { reason: 'r', for: '1h' });
+    assert.match(
+      typo.json<{ message: string }>().message,
+      /^the operator manages no machine w4; did you mean w-4\?$/,
+    );
     const node = await post('/v1/machines/w-4/release', {}, 'node');
     assert.equal(node.statusCode, 403);
   });

@@ -20,6 +20,7 @@ import {
 } from '../../protocol/operator.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { MachineRecord } from '../ports/store.ts';
+import { didYouMean } from '../../core/near-matches.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
@@ -36,11 +37,17 @@ function machineId(request: { params: unknown }): string {
 }
 
 async function managed(deps: OperatorApiDeps, id: string): Promise<MachineRecord> {
-  const m = (await deps.store.read()).machines.find((x) => x.id === id);
-  if (m === undefined)
-    throw new MoltError(ErrorCode.UnknownMachine, `the operator manages no machine ${id}`, {
+  const { machines } = await deps.store.read();
+  const m = machines.find((x) => x.id === id);
+  if (m === undefined) {
+    const near = didYouMean(
+      id,
+      machines.map((x) => x.id),
+    );
+    throw new MoltError(ErrorCode.UnknownMachine, `the operator manages no machine ${id}${near}`, {
       hint: 'list them with `molt machine list`',
     });
+  }
   return m;
 }
 
