@@ -85,9 +85,15 @@ export const timeoutFlag = z.coerce
  * `--for <duration>` of a hold: checked here, so a typo is named as the flag the person typed
  * (`--for "2x" is not a duration …`), not as the API's `for` field after a round trip.
  */
-export const holdForFlag = z.string().refine((v) => (parseDuration(v) ?? 0) > 0, {
-  error: (issue) => `${JSON.stringify(issue.input)} is not a duration (e.g. 30m, 2h, 1d)`,
-});
+export const holdForFlag = z
+  .string()
+  .refine((v) => parseDuration(v) !== undefined, {
+    error: (issue) => `${JSON.stringify(issue.input)} is not a duration (e.g. 30m, 2h, 1d)`,
+  })
+  .refine((v) => (parseDuration(v) ?? 1) > 0, {
+    error: (issue) =>
+      `${JSON.stringify(issue.input)} holds for no time: give a duration longer than 0 (e.g. 30m), or release the hold with \`molt machine release\``,
+  });
 
 /** `--until <time>` of a hold: an ISO 8601 time with a zone. */
 export const holdUntilFlag = z.string().refine((v) => parseTime(v) !== undefined, {
