@@ -205,8 +205,9 @@ describe('molt plan: user errors get a code and a hint, never a stack trace', ()
   it('refuses the offline flags without --fleet', async () => {
     await failsWith(
       ['--at', at, '--horizon', '1d'],
-      /^error MOLT_BAD_FLAG: --at, --horizon need --fleet\n {2}hint: the live operator plans now/,
+      /^error MOLT_BAD_FLAG: --at, --horizon need --fleet \(a prediction of the fleet file's plan\)\n {2}hint: the live operator plans now/,
     );
+    await failsWith(['--at', 'yesterday'], /^error MOLT_BAD_FLAG: --at needs --fleet /);
   });
 
   it('refuses a time without a zone', async () => {

@@ -41,7 +41,7 @@ export async function runPlan(ctx: CommandContext, raw: Record<string, unknown>)
     if (offline.length > 0)
       throw new MoltError(
         ErrorCode.BadFlag,
-        `${offline.map((k) => `--${k === 'upgradeMinutes' ? 'upgrade-minutes' : k}`).join(', ')} need --fleet`,
+        `${offline.map((k) => `--${k === 'upgradeMinutes' ? 'upgrade-minutes' : k}`).join(', ')} ${offline.length === 1 ? 'needs' : 'need'} --fleet (a prediction of the fleet file's plan)`,
         { hint: 'the live operator plans now, on what it observes; --fleet FILE plans offline' },
       );
     await runLivePlan(ctx, raw);
