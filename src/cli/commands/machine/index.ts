@@ -20,6 +20,8 @@ export function machineCommand(ctx: CommandContext): Command {
   machine.addCommand(
     withOperatorFlags(new Command('list'), { wide: true })
       .description('every machine: pool, role, version, what the operator last saw, hold')
+      .option('--pool <name>', 'only the machines of this pool')
+      .option('--role <role>', 'only control-plane or worker machines')
       .option('-l, --selector <labels>', 'only machines whose labels match: zone=a,tier!=edge')
       .option('-w, --watch', 'print the list again whenever it changes, until ctrl-C')
       .action(lazy(ctx, (m) => (c, _id, raw) => m.runList(c, raw))),

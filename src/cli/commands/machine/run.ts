@@ -10,7 +10,8 @@ import {
 } from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
 import { renderData, renderListData, renderTable, type OutputFormat } from '../../output.ts';
-import { matchesLabels, parseLabelSelector } from '../../label-selector.ts';
+import { parseLabelSelector } from '../../label-selector.ts';
+import { filterMachines, whyNone } from './filter.ts';
 import { watch } from '../../watch.ts';
 import { holdForFlag, holdUntilFlag, parseFlags } from '../../flags.ts';
 import { idSchema, withOperator } from '../rollout/run.ts';
@@ -28,21 +29,36 @@ function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView)
   );
 }
 
-/** `molt machine list [-l SELECTOR] [-o wide] [--watch]`. */
+/** `molt machine list [--pool P] [--role R] [-l SELECTOR] [-o wide] [--watch]`. */
 export function runList(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const o = parseFlags(
-    z.object({ selector: z.string().optional(), watch: z.boolean().default(false) }),
+    z.object({
+      selector: z.string().optional(),
+      pool: z.string().min(1).optional(),
+      role: z.enum(['control-plane', 'worker']).optional(),
+      watch: z.boolean().default(false),
+    }),
     raw,
   );
-  const selector = o.selector === undefined ? [] : parseLabelSelector(o.selector);
+  const filter = {
+    pool: o.pool,
+    role: o.role,
+    selector: o.selector === undefined ? [] : parseLabelSelector(o.selector),
+  };
   return withOperator(ctx, raw, async (c) => {
     const columns = c.wide ? machineWideColumns : machineColumns;
-    const fetch = async (): Promise<MachineView[]> =>
-      (await c.client.machines()).filter((m) => matchesLabels(selector, m.labels));
     const render = (list: MachineView[]): string =>
       c.output === 'table' ? renderTable(columns, list) : renderListData(c.output, list, o.watch);
-    if (o.watch) await watch(ctx, { fetch, render, stop: c.abort });
-    else ctx.io.out(render(await fetch()));
+    if (o.watch) {
+      const fetch = async () => filterMachines(await c.client.machines(), filter);
+      await watch(ctx, { fetch, render, stop: c.abort });
+      return;
+    }
+    const all = await c.client.machines();
+    const kept = filterMachines(all, filter);
+    ctx.io.out(render(kept));
+    const why = whyNone(all, filter, kept.length);
+    if (why !== undefined) ctx.io.err(`${why}\n`);
   });
 }
 

@@ -86,6 +86,30 @@ describe('molt rollout and machine lists', () => {
     assert.deepEqual((await ids('!disk')).length, 6);
     const bad = await molt(['machine', 'list', '-l', 'zone=a=b', ...as('node')]);
     assert.match(bad.stderr, /^error MOLT_BAD_FLAG: -l zone=a=b: "a=b" is not a label value/);
+    const role = await molt(['machine', 'list', '-l', 'role=worker', ...as('node')]);
+    assert.equal(role.code, 0);
+    assert.match(
+      role.stderr,
+      /^no machine of the 7 matches: no machine has label role \(labels here: disk, zone\); role is a field, not a label: use --role\n$/,
+    );
+    const workers = await molt([
+      'machine',
+      'list',
+      '--role',
+      'worker',
+      '-o',
+      'json',
+      ...as('node'),
+    ]);
+    assert.deepEqual(
+      (JSON.parse(workers.stdout) as { id: string }[]).map((m) => m.id),
+      ['w-1', 'w-2', 'w-3', 'w-4', 'w-9'],
+    );
+    const pool = await molt(['machine', 'list', '--pool', 'worker', ...as('node')]);
+    assert.match(
+      pool.stderr,
+      /no machine has pool worker \(pools here: .*\); did you mean workers\?\n$/,
+    );
     await molt(['machine', 'deregister', 'w-9', ...as('operator')]);
   });
 
