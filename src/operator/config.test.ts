@@ -70,6 +70,20 @@ describe('loading the operator config', () => {
     assert.deepEqual(c.fleet.pools[0]?.provider, { capi: {} });
   });
 
+  it('names a PKI file that is not there, and where it comes from in a cluster (the Secret) and elsewhere', async () => {
+    const path = join(dir, 'no-pki.yaml');
+    const pki = { ca: '/etc/molt/pki/ca.pem', cert: 'ca.pem', key: 'ca.pem' };
+    await writeFile(
+      path,
+      stringify({ registry: 'r', repository: 'r', fleet: 'fleet.yaml', pki, store: 'memory' }),
+    );
+    await assert.rejects(loadOperatorConfig(path), {
+      code: 'MOLT_PKI_INVALID',
+      message: 'cannot read the fleet CA /etc/molt/pki/ca.pem: ENOENT',
+      hint: /^in a cluster: create the Secret molt-operator-pki as deploy\/kubernetes\/operator\.yaml shows .*; elsewhere: `molt pki init` and `molt pki issue`$/,
+    });
+  });
+
   it('refuses a rule naming a pool the fleet file does not define', async () => {
     await assert.rejects(loadOperatorConfig(await config([{ nodes: ['w-*'], pool: 'wrokers' }])), {
       code: 'MOLT_CONFIG_INVALID',

@@ -28,19 +28,24 @@ export interface LoadedConfig {
   readonly notificationSecrets: NotificationSecrets;
 }
 
-async function text(path: string, what: string, code: ErrorCode): Promise<string> {
+async function text(path: string, what: string, code: ErrorCode, hint?: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
     throw new MoltError(
       code,
       `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
-      {
-        cause: e,
-      },
+      { cause: e, ...(hint !== undefined && { hint }) },
     );
   }
 }
+
+/**
+ * Where the operator's PKI files come from: in a cluster a Secret mounted as files, which a
+ * missing Secret (an optional volume) leaves absent; elsewhere `molt pki`.
+ */
+const pkiHint =
+  'in a cluster: create the Secret molt-operator-pki as deploy/kubernetes/operator.yaml shows (its keys ca.pem, operator.pem, operator.key, server.pem, server.key); elsewhere: `molt pki init` and `molt pki issue`';
 
 function parseConfig(source: string, path: string): OperatorConfig {
   let raw: unknown;
@@ -108,9 +113,14 @@ export async function loadOperatorConfig(path: string): Promise<LoadedConfig> {
   checkNotificationEvents(config, path);
   checkCapiProviders(config, fleet, path);
   const pki = {
-    ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid),
-    cert: await text(at(config.pki.cert), 'the operator certificate', ErrorCode.PkiInvalid),
-    key: await text(at(config.pki.key), 'the operator key', ErrorCode.PkiInvalid),
+    ca: await text(at(config.pki.ca), 'the fleet CA', ErrorCode.PkiInvalid, pkiHint),
+    cert: await text(
+      at(config.pki.cert),
+      'the operator certificate',
+      ErrorCode.PkiInvalid,
+      pkiHint,
+    ),
+    key: await text(at(config.pki.key), 'the operator key', ErrorCode.PkiInvalid, pkiHint),
   };
   const publicKeyPem =
     config.publicKey === undefined
