@@ -122,24 +122,18 @@ export function parseFleet(text: string, options: ParseFleetOptions = {}): Fleet
   try {
     validatePolicies(pools, fleetPolicies, machines);
   } catch (e) {
-    throw isMoltError(e, ErrorCode.PolicyInvalid) ? placePolicyError(e, doc, where, source) : e;
+    throw isMoltError(e, ErrorCode.PolicyInvalid) ? placePolicyError(e, where, source) : e;
   }
   return parsed.data;
 }
 
-const fileFields: Readonly<Record<string, string>> = {
-  periodMs: 'per',
-  soakMs: 'soak',
-  durationMs: 'duration',
-};
-
 /**
- * Core names the offending field in its own model (`pools[1].policies[0].limit.percent`); say
- * where it is in the file instead (`pools[1].policies[0].concurrency`, with its line).
+ * Core names the offending field as written (`pools[1].policies[0].window.windows[0].cron`); say
+ * where it is in the file, with its line (`fleet.policies` for core's `fleetPolicies`).
  */
-function placePolicyError(e: MoltError, doc: Document, where: Locator, source: string): MoltError {
+function placePolicyError(e: MoltError, where: Locator, source: string): MoltError {
   const corePath = typeof e.details?.['path'] === 'string' ? e.details['path'] : '';
-  const path = filePath(corePath, doc);
+  const path = filePath(corePath);
   if (path === undefined) return e;
   const prefix = `${corePath}: `;
   const message = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
@@ -147,7 +141,7 @@ function placePolicyError(e: MoltError, doc: Document, where: Locator, source: s
 }
 
 /** The file's path of a policy field core names, or undefined for a path outside policies. */
-function filePath(corePath: string, doc: Document): Path | undefined {
+function filePath(corePath: string): Path | undefined {
   const m = /^(?:fleetPolicies|pools\[(\d+)\]\.policies)\[(\d+)\](.*)$/.exec(corePath);
   if (m === null) return undefined;
   const [, pool, index = '0', rest = ''] = m;
@@ -155,19 +149,11 @@ function filePath(corePath: string, doc: Document): Path | undefined {
     pool === undefined
       ? ['fleet', 'policies', Number(index)]
       : ['pools', Number(pool), 'policies', Number(index)];
-  const node: unknown = doc.getIn(item, true);
-  const first = isMap(node) ? node.items[0]?.key : undefined;
-  if (!isScalar(first)) return item;
-  const key = String(first.value);
-  // A policy whose value is a scalar (`concurrency: 3`, `machineSoak: 2m`) has no sub-fields.
-  if (key === 'concurrency' || key === 'machineSoak' || key === 'failureBudget') {
-    return [...item, key];
-  }
   const fields = rest
     .split(/[.[\]]/)
     .filter((f) => f !== '')
-    .map((f) => (/^\d+$/.test(f) ? Number(f) : (fileFields[f] ?? f)));
-  return [...item, key, ...fields];
+    .map((f) => (/^\d+$/.test(f) ? Number(f) : f));
+  return [...item, ...fields];
 }
 
 /**

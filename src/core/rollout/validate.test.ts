@@ -36,10 +36,10 @@ describe('validatePolicies', () => {
     const huge = 800_000_000 * 86_400_000;
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: huge }] },
-      `${P}.windows[0].durationMs`,
+      `${P}.window.windows[0].duration`,
     );
-    refuses({ kind: 'canary', count: 1, soakMs: huge }, `${P}.soakMs`);
-    refuses({ kind: 'rate', count: 1, periodMs: huge }, `${P}.periodMs`);
+    refuses({ kind: 'canary', count: 1, soakMs: huge }, `${P}.canary.soak`);
+    refuses({ kind: 'rate', count: 1, periodMs: huge }, `${P}.rate.per`);
   });
 
   it('accepts sensible policies', () => {
@@ -68,26 +68,26 @@ describe('validatePolicies', () => {
 
   it('refuses percentages of 0, below 0 and above 100', () => {
     for (const percent of [0, -5, 100.5, Number.NaN]) {
-      refuses({ kind: 'concurrency', limit: { percent } }, `${P}.limit.percent`);
+      refuses({ kind: 'concurrency', limit: { percent } }, `${P}.concurrency`);
     }
   });
 
   it('refuses counts below 1 and fractional counts', () => {
-    refuses({ kind: 'concurrency', limit: { count: 0 } }, `${P}.limit.count`);
-    refuses({ kind: 'concurrency', limit: { count: 1.5 } }, `${P}.limit.count`);
-    refuses({ kind: 'canary', count: 0, soakMs: 0 }, `${P}.count`);
+    refuses({ kind: 'concurrency', limit: { count: 0 } }, `${P}.concurrency`);
+    refuses({ kind: 'concurrency', limit: { count: 1.5 } }, `${P}.concurrency`);
+    refuses({ kind: 'canary', count: 0, soakMs: 0 }, `${P}.canary.count`);
   });
 
   it('refuses rates of 0 and empty periods', () => {
-    refuses({ kind: 'rate', count: 0, periodMs: 60_000 }, `${P}.count`);
-    refuses({ kind: 'rate', count: 2, periodMs: 0 }, `${P}.periodMs`);
+    refuses({ kind: 'rate', count: 0, periodMs: 60_000 }, `${P}.rate.count`);
+    refuses({ kind: 'rate', count: 2, periodMs: 0 }, `${P}.rate.per`);
   });
 
   it('refuses empty window lists and windows of no duration', () => {
-    refuses({ kind: 'window', windows: [] }, `${P}.windows`);
+    refuses({ kind: 'window', windows: [] }, `${P}.window.windows`);
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 0 }] },
-      `${P}.windows[0].durationMs`,
+      `${P}.window.windows[0].duration`,
     );
     refuses(
       {
@@ -95,7 +95,7 @@ describe('validatePolicies', () => {
         windows: [{ cron: '0 2 * * *', durationMs: 1 }],
         exclusions: [{ cron: '0 3 * * *', durationMs: -1 }],
       },
-      `${P}.exclusions[0].durationMs`,
+      `${P}.window.exclusions[0].duration`,
     );
   });
 
@@ -103,7 +103,7 @@ describe('validatePolicies', () => {
     const always = { cron: '*/15 * * * *', durationMs: 20 * 60_000 };
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 1 }], exclusions: [always] },
-      `${P}.exclusions[0].durationMs`,
+      `${P}.window.exclusions[0].duration`,
     );
     const weekdays = { cron: '0 * * * 1-5', durationMs: 3_600_000 };
     validatePolicies(
@@ -127,40 +127,40 @@ describe('validatePolicies', () => {
   it('refuses invalid cron expressions and crons that never fire', () => {
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 * *', durationMs: 1 }] },
-      `${P}.windows[0].cron`,
+      `${P}.window.windows[0].cron`,
     );
     refuses(
       { kind: 'window', windows: [{ cron: '0 99 * * *', durationMs: 1 }] },
-      `${P}.windows[0].cron`,
+      `${P}.window.windows[0].cron`,
     );
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 30 2 *', durationMs: 1 }] },
-      `${P}.windows[0].cron`,
+      `${P}.window.windows[0].cron`,
     );
   });
 
   it('refuses unknown time zones', () => {
     refuses(
       { kind: 'window', windows: [{ cron: '0 2 * * *', durationMs: 1, timeZone: 'Mars/Olympus' }] },
-      `${P}.windows[0].timeZone`,
+      `${P}.window.windows[0].timeZone`,
     );
   });
 
   it('refuses a canary larger than its pool', () => {
-    refuses({ kind: 'canary', count: 5, soakMs: 0 }, `${P}.count`);
+    refuses({ kind: 'canary', count: 5, soakMs: 0 }, `${P}.canary.count`);
   });
 
   it('refuses one-zone-at-a-time when no machine has the zone label', () => {
-    refuses({ kind: 'zones', label: 'zone' }, `${P}.label`, [
+    refuses({ kind: 'zones', label: 'zone' }, `${P}.zones.label`, [
       ...workers(2),
       machine('z', { pool: 'empty', labels: { zone: 'a' } }),
     ]);
   });
 
   it('refuses a failure budget below 1 and negative soaks', () => {
-    refuses({ kind: 'failure-budget', maxFailed: 0 }, `${P}.maxFailed`);
-    refuses({ kind: 'batches', soakMs: -1 }, `${P}.soakMs`);
-    refuses({ kind: 'machine-soak', soakMs: Number.POSITIVE_INFINITY }, `${P}.soakMs`);
+    refuses({ kind: 'failure-budget', maxFailed: 0 }, `${P}.failureBudget`);
+    refuses({ kind: 'batches', soakMs: -1 }, `${P}.batches.soak`);
+    refuses({ kind: 'machine-soak', soakMs: Number.POSITIVE_INFINITY }, `${P}.machineSoak`);
   });
 
   it('refuses two policies of a kind that must be unique', () => {
@@ -170,7 +170,7 @@ describe('validatePolicies', () => {
     }, /pools\[0\]\.policies\[2\]: a second canary policy/);
     assert.throws(() => {
       validatePolicies([], [{ kind: 'zones', label: 'zone' }], workers(3));
-    }, /fleetPolicies\[0\]\.label/);
+    }, /fleetPolicies\[0\]\.zones\.label/);
     validatePolicies(twice({ kind: 'concurrency', limit: { count: 1 } }), [], workers(3));
   });
 
@@ -217,12 +217,12 @@ describe('validatePolicies', () => {
     };
     refuses(
       [gate({ url: 'status.example' })],
-      /policies\[0\]\.url: 'status\.example' is not an http/,
+      /policies\[0\]\.gate\.url: 'status\.example' is not an http/,
     );
     refuses([gate({ expectStatus: 42 })], /expectStatus: 42 is not an HTTP status/);
     refuses(
       [gate(), gate({ url: 'http://other' })],
-      /policies\[1\]\.name: a second gate named api/,
+      /policies\[1\]\.gate\.name: a second gate named api/,
     );
     assert.doesNotThrow(() => {
       validatePolicies(

@@ -2,7 +2,7 @@
 /**
  * Policies are data, validated at the edge (ADR 0005 §3): anything the planner could not enforce
  * is refused with `MOLT_POLICY_INVALID` and the path of the offending field
- * (`pools[1].policies[0].limit.percent`), before any rollout runs under it.
+ * as written (`pools[1].policies[0].window.windows[0].cron`), before any rollout runs under it.
  */
 import { Cron } from 'croner';
 import { ErrorCode, MoltError } from '../errors.ts';
@@ -67,7 +67,7 @@ function requireCron(w: Window, path: string): void {
 }
 
 function validateWindow(w: Window, path: string): void {
-  requireDuration(w.durationMs, `${path}.durationMs`, true);
+  requireDuration(w.durationMs, `${path}.duration`, true);
   if (w.timeZone !== undefined) requireZone(w.timeZone, `${path}.timeZone`);
   requireCron(w, `${path}.cron`);
 }
@@ -88,7 +88,7 @@ function requireCloses(w: Window, path: string): void {
   const closes = fires.some((f, i) => i > 0 && f - (fires[i - 1] ?? f) > w.durationMs);
   if (!closes)
     throw invalid(
-      `${path}.durationMs`,
+      `${path}.duration`,
       'the exclusion never closes: each occurrence lasts until the next one',
     );
 }
@@ -101,12 +101,12 @@ interface Scope {
 
 function validateLimit(p: Extract<Policy, { kind: 'concurrency' }>, path: string): void {
   if ('count' in p.limit) {
-    requireCount(p.limit.count, `${path}.limit.count`);
+    requireCount(p.limit.count, path);
     return;
   }
   const pct = p.limit.percent;
   if (!(Number.isFinite(pct) && pct > 0 && pct <= 100)) {
-    throw invalid(`${path}.limit.percent`, `must be above 0 and at most 100, got ${pct}`);
+    throw invalid(path, `must be above 0 and at most 100, got ${pct}`);
   }
 }
 
@@ -123,7 +123,7 @@ function validateWindows(p: Extract<Policy, { kind: 'window' }>, path: string): 
 
 function validateCanary(p: Extract<Policy, { kind: 'canary' }>, path: string, s: Scope): void {
   requireCount(p.count, `${path}.count`);
-  requireDuration(p.soakMs, `${path}.soakMs`, false);
+  requireDuration(p.soakMs, `${path}.soak`, false);
   const size = s.machines.length;
   if (size > 0 && p.count > size) {
     throw invalid(`${path}.count`, `${p.count} canaries, but ${s.name} has only ${size} machines`);
@@ -137,14 +137,32 @@ function validateZones(p: Extract<Policy, { kind: 'zones' }>, path: string, s: S
   }
 }
 
-function validatePolicy(p: Policy, path: string, scope: Scope): void {
+/**
+ * Each kind's key as a fleet file or Pool object writes it: a path names the field a person typed
+ * (`policies[0].window.windows[0].cron`), not core's shape of it.
+ */
+const writtenKey: Readonly<Record<PolicyKind, string>> = {
+  concurrency: 'concurrency',
+  rate: 'rate',
+  window: 'window',
+  canary: 'canary',
+  batches: 'batches',
+  'machine-soak': 'machineSoak',
+  zones: 'zones',
+  'control-plane-first': 'controlPlaneFirst',
+  'failure-budget': 'failureBudget',
+  gate: 'gate',
+};
+
+function validatePolicy(p: Policy, item: string, scope: Scope): void {
+  const path = `${item}.${writtenKey[p.kind]}`;
   switch (p.kind) {
     case 'concurrency':
       validateLimit(p, path);
       break;
     case 'rate':
       requireCount(p.count, `${path}.count`);
-      requireDuration(p.periodMs, `${path}.periodMs`, true);
+      requireDuration(p.periodMs, `${path}.per`, true);
       break;
     case 'window':
       validateWindows(p, path);
@@ -153,8 +171,10 @@ function validatePolicy(p: Policy, path: string, scope: Scope): void {
       validateCanary(p, path, scope);
       break;
     case 'batches':
+      requireDuration(p.soakMs, `${path}.soak`, false);
+      break;
     case 'machine-soak':
-      requireDuration(p.soakMs, `${path}.soakMs`, false);
+      requireDuration(p.soakMs, path, false);
       break;
     case 'zones':
       validateZones(p, path, scope);
@@ -162,7 +182,7 @@ function validatePolicy(p: Policy, path: string, scope: Scope): void {
     case 'control-plane-first':
       break;
     case 'failure-budget':
-      requireCount(p.maxFailed, `${path}.maxFailed`);
+      requireCount(p.maxFailed, path);
       break;
     case 'gate':
       validateGate(p, path);
@@ -178,7 +198,7 @@ function validateGate(p: Extract<Policy, { kind: 'gate' }>, path: string): void 
   const status = p.expectStatus ?? 200;
   if (!Number.isInteger(status) || status < 100 || status > 599)
     throw invalid(`${path}.expectStatus`, `${String(status)} is not an HTTP status`);
-  if (p.timeoutMs !== undefined) requireDuration(p.timeoutMs, `${path}.timeoutMs`, true);
+  if (p.timeoutMs !== undefined) requireDuration(p.timeoutMs, `${path}.timeout`, true);
 }
 
 function validateList(policies: readonly Policy[], path: string, scope: Scope): void {
@@ -192,7 +212,7 @@ function validateList(policies: readonly Policy[], path: string, scope: Scope): 
     seen.set(p.kind, i);
     validatePolicy(p, `${path}[${i}]`, scope);
     if (p.kind === 'gate' && gateNames.has(p.name))
-      throw invalid(`${path}[${i}].name`, `a second gate named ${p.name}`);
+      throw invalid(`${path}[${i}].gate.name`, `a second gate named ${p.name}`);
     if (p.kind === 'gate') gateNames.add(p.name);
   });
 }
