@@ -166,7 +166,7 @@ describe('planningInput through the real planner', () => {
       first.decisions.filter((d) => d.action === 'start').map((d) => [d.machine, d.batch]),
       [['Deployment/canary/z', 0]],
     );
-    assert.equal(action(first, 'Deployment/shop/a'), 'wait CanaryRunning');
+    assert.equal(action(first, 'Deployment/shop/a'), 'wait CanaryPending');
     assert.equal(action(first, 'Deployment/shop/gm'), 'skipped Pinned');
 
     const soaking = plan(snapshot({ 'Deployment/canary/z': done(T0) }), T0 + 10 * MIN);

@@ -192,9 +192,14 @@ const controlPlaneFirst = (c: Candidate): Refusal | undefined => {
 function canaryRefusal({ ctx, shape }: Candidate): Refusal | undefined {
   const policy = shape.rules.canary;
   if (policy === undefined) return undefined;
-  if (shape.canaryOpen > 0) {
+  if (shape.canaryInFlight > 0) {
     const message = `waits for ${plural(shape.canaryOpen, 'canary')} of ${policy.count} to finish`;
     return { code: WaitReason.CanaryRunning, message };
+  }
+  if (shape.canaryOpen > 0) {
+    // None has started: "running" would be untrue while the rollout awaits approval or a window.
+    const message = `waits for ${plural(shape.canaryOpen, 'canary')} of ${policy.count} to run first (none has started)`;
+    return { code: WaitReason.CanaryPending, message };
   }
   const end = (shape.canaryLastFinish ?? -Infinity) + policy.soakMs;
   if (end <= ctx.now) return undefined;

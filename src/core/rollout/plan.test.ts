@@ -354,10 +354,16 @@ describe('plan: rollout shape', () => {
     const [canary] = started(p1);
     assert.equal(started(p1).length, 1);
     assert.equal(decisionOf(p1, canary!).batch, 0);
+    // None has started yet: the others wait for it to run, not for a run that is not happening.
     assert.deepEqual(
       waitingCodes(snapshot({ policies }), T0),
-      Array(3).fill(WaitReason.CanaryRunning),
+      Array(3).fill(WaitReason.CanaryPending),
     );
+    const running = snapshot({
+      policies,
+      rollouts: [rollout({ machines: { [canary!]: inFlight() } })],
+    });
+    assert.deepEqual(waitingCodes(running, T0), Array(3).fill(WaitReason.CanaryRunning));
     const s2 = snapshot({
       policies,
       rollouts: [rollout({ machines: { [canary!]: succeeded(T0) } })],

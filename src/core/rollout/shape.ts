@@ -34,8 +34,9 @@ export interface RolloutShape {
   /** What {@link entryAt} reads. */
   readonly layout: Layout;
   readonly zoneNames: readonly string[];
-  /** Canaries Pending or InFlight; the latest canary finish. */
+  /** Canaries Pending or InFlight, of them InFlight; the latest canary finish. */
   readonly canaryOpen: number;
+  readonly canaryInFlight: number;
   readonly canaryLastFinish: number | undefined;
   /** Per wave: machines InFlight or Pending and not blocked, and the latest finish. Index 0 unused. */
   readonly batchOpen: readonly number[];
@@ -167,6 +168,7 @@ const maxOf = (a: number | undefined, b: number | undefined): number | undefined
 /** The running totals of one pass over a rollout's entries. */
 interface Tally {
   canaryOpen: number;
+  canaryInFlight: number;
   canaryLastFinish: number | undefined;
   failed: number;
   skipped: number;
@@ -189,12 +191,14 @@ function count(t: Tally, e: Entry, blocked: boolean): void {
   if (e.phase === 'Failed' || e.phase === 'RolledBack') t.failed++;
   if (e.phase === 'Skipped') t.skipped++;
   if (e.skip !== undefined) return;
-  if (e.canary) {
-    t.canaryOpen += unfinished ? 1 : 0;
-    t.canaryLastFinish = maxOf(t.canaryLastFinish, e.progress?.finishedAt);
-    return;
-  }
-  countWave(t, e, unfinished && !(e.phase === 'Pending' && blocked));
+  if (e.canary) countCanary(t, e, unfinished);
+  else countWave(t, e, unfinished && !(e.phase === 'Pending' && blocked));
+}
+
+function countCanary(t: Tally, e: Entry, unfinished: boolean): void {
+  t.canaryOpen += unfinished ? 1 : 0;
+  t.canaryInFlight += unfinished && e.phase === 'InFlight' ? 1 : 0;
+  t.canaryLastFinish = maxOf(t.canaryLastFinish, e.progress?.finishedAt);
 }
 
 function countWave(t: Tally, e: Entry, unfinished: boolean): void {
@@ -221,7 +225,8 @@ export function shapeRollout(input: ShapeInput): RolloutShape {
   const { all, pool, rollout: r, rules } = input;
   const o = ordered(all, pool, r, rules);
   const t: Tally = {
-    ...{ canaryOpen: 0, canaryLastFinish: undefined, failed: 0, skipped: 0, open: 0 },
+    ...{ canaryOpen: 0, canaryInFlight: 0, canaryLastFinish: undefined },
+    ...{ failed: 0, skipped: 0, open: 0 },
     ...{ batchOpen: [0], batchLastFinish: [-Infinity], zoneMin: new Map<Role, number>() },
   };
   const layout = layOut(o, input, t);

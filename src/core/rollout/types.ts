@@ -229,6 +229,7 @@ export const WaitReason = {
   QuorumAtRisk: 'QuorumAtRisk',
   SmallControlPlane: 'SmallControlPlane',
   ControlPlaneFirst: 'ControlPlaneFirst',
+  CanaryPending: 'CanaryPending',
   CanaryRunning: 'CanaryRunning',
   CanarySoaking: 'CanarySoaking',
   BatchRunning: 'BatchRunning',

@@ -34,9 +34,20 @@ const rolloutColumns: readonly PrintColumn<RolloutRow>[] = [
   { header: 'POOL', value: (r) => r.summary?.pool ?? '-' },
   { header: 'TARGET', value: (r) => r.summary?.target.version ?? '-' },
   { header: 'STATE', value: (r) => r.summary?.state ?? '-' },
-  { header: 'NOW', value: (r) => r.verdict },
+  { header: 'NOW', value: now },
   { header: 'MESSAGE', value: (r) => r.message ?? '' },
 ];
+
+/**
+ * The planner's verdict on a rollout, as what happens now: `continue` on a rollout that awaits
+ * approval or is paused starts nothing, so it reads as the wait it is.
+ */
+function now(r: RolloutRow): string {
+  if (r.verdict !== 'continue') return r.verdict;
+  if (r.summary?.state === 'AwaitingApproval') return 'wait for approval';
+  if (r.summary?.state === 'Paused') return 'wait (paused)';
+  return 'continue';
+}
 
 const releaseColumns: readonly PrintColumn<PoolReleasesView>[] = [
   { header: 'POOL', value: (p) => p.pool },

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PlanView, RolloutSummaryView } from '../../../protocol/index.ts';
+import { describeLivePlan } from './live-view.ts';
+
+const summary = (id: string, state: RolloutSummaryView['state']): RolloutSummaryView =>
+  ({ id, pool: 'workers', state, target: { version: '1.1.0' } }) as RolloutSummaryView;
+
+const plan = (ids: readonly string[]): PlanView => ({
+  at: '2026-11-30T12:00:00Z',
+  leader: true,
+  observed: { machines: 3, of: 3 },
+  decisions: [],
+  windows: [],
+  rollouts: ids.map((rollout) => ({ rollout, verdict: 'continue' as const })),
+});
+
+describe('the live plan', () => {
+  it('says a rollout that awaits approval or is paused waits, not "continue"', () => {
+    const text = describeLivePlan({
+      operator: 'https://op:7443',
+      plan: plan(['a', 'p', 'r']),
+      rollouts: [summary('a', 'AwaitingApproval'), summary('p', 'Paused'), summary('r', 'Active')],
+    });
+    assert.match(text, /^a +workers +1\.1\.0 +AwaitingApproval +wait for approval/m);
+    assert.match(text, /^p +workers +1\.1\.0 +Paused +wait \(paused\)/m);
+    assert.match(text, /^r +workers +1\.1\.0 +Active +continue/m);
+  });
+});
