@@ -65,12 +65,10 @@ export function actionRequest(
   const id = encodeURIComponent(rollout);
   const why = reason.trim() === '' ? {} : { reason: reason.trim() };
   switch (action) {
-    case 'approve':
-      return { path: `/v1/rollouts/${id}/approve`, body: {} };
-    case 'resume':
-      return { path: `/v1/rollouts/${id}/resume`, body: {} };
     case 'force-resume':
-      return { path: `/v1/rollouts/${id}/resume`, body: { force: true } };
+      return { path: `/v1/rollouts/${id}/resume`, body: { force: true, ...why } };
+    case 'approve':
+    case 'resume':
     case 'pause':
     case 'cancel':
     case 'rollback':

@@ -156,11 +156,11 @@ describe('the actions a person is offered', () => {
     ]);
     assert.deepEqual(actionRequest('r 1', 'force-resume', 'x'), {
       path: '/v1/rollouts/r%201/resume',
-      body: { force: true },
+      body: { force: true, reason: 'x' },
     });
   });
 
-  it('sends the reason only to the routes that take one, and only when given', () => {
+  it('sends the person’s reason with every action, and only when given', () => {
     assert.deepEqual(actionRequest('r', 'pause', '  disk alarms '), {
       path: '/v1/rollouts/r/pause',
       body: { reason: 'disk alarms' },
@@ -171,7 +171,11 @@ describe('the actions a person is offered', () => {
     });
     assert.deepEqual(actionRequest('r', 'approve', 'why'), {
       path: '/v1/rollouts/r/approve',
-      body: {},
+      body: { reason: 'why' },
+    });
+    assert.deepEqual(actionRequest('r', 'resume', ' fixed the disk '), {
+      path: '/v1/rollouts/r/resume',
+      body: { reason: 'fixed the disk' },
     });
   });
 });

@@ -56,8 +56,8 @@ export interface OperatorClient {
   rollouts(): Promise<RolloutSummaryView[]>;
   rollout(id: string): Promise<RolloutView>;
   pause(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
-  resume(id: string, body?: { force?: boolean }): Promise<RolloutActionResult>;
-  approve(id: string): Promise<RolloutActionResult>;
+  resume(id: string, body?: { force?: boolean; reason?: string }): Promise<RolloutActionResult>;
+  approve(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   cancel(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
   /** Start the coordinated rollback of rollout `id`; answers the rollback rollout. */
   rollback(id: string, body?: { reason?: string }): Promise<RolloutActionResult>;
@@ -123,7 +123,7 @@ export function createOperatorClient(options: {
     rollout: (id) => t.json(RolloutView, operatorPath(OperatorRoutes.rollout, id), getJson),
     pause: (id, body = {}) => action(OperatorRoutes.pause, id, body),
     resume: (id, body = {}) => action(OperatorRoutes.resume, id, body),
-    approve: (id) => action(OperatorRoutes.approve, id, {}),
+    approve: (id, body = {}) => action(OperatorRoutes.approve, id, body),
     cancel: (id, body = {}) => action(OperatorRoutes.cancel, id, body),
     rollback: (id, body = {}) => action(OperatorRoutes.rollback, id, body),
     machines: () => t.json(MachineView.array(), OperatorRoutes.machines, getJson),

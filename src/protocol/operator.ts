@@ -155,24 +155,24 @@ export type RolloutView = z.infer<typeof RolloutView>;
 export const RolloutActionResult = z.object({ rollout: RolloutView, changed: z.boolean() });
 export type RolloutActionResult = z.infer<typeof RolloutActionResult>;
 
+/** A person's reason for an action on a rollout, for the history. */
+const reason = z.string().min(1).max(500).optional();
 /** `POST /v1/rollouts/:id/pause`. */
-export const PauseRequestBody = z.strictObject({ reason: z.string().min(1).max(500).optional() });
+export const PauseRequestBody = z.strictObject({ reason });
 /**
  * `POST /v1/rollouts/:id/resume`. Resuming a `Halted` rollout needs an admin and `force: true`: it
  * retries the failed and rolled-back machines (their progress goes back to Pending), which is the
  * only way its spent failure budget can be spent again.
  */
-export const ResumeRequestBody = z.strictObject({ force: z.boolean().default(false) });
+export const ResumeRequestBody = z.strictObject({ force: z.boolean().default(false), reason });
 /** `POST /v1/rollouts/:id/approve`. */
-export const ApproveRequestBody = z.strictObject({});
+export const ApproveRequestBody = z.strictObject({ reason });
 /**
  * `POST /v1/rollouts/:id/cancel`: end a rollout that has not (AwaitingApproval, Active, Paused,
  * Halted) — final; machines in flight finish, none start, and its release is not offered to the
  * pool again.
  */
-export const RolloutCancelRequestBody = z.strictObject({
-  reason: z.string().min(1).max(500).optional(),
-});
+export const RolloutCancelRequestBody = z.strictObject({ reason });
 /**
  * `POST /v1/rollouts/:id/rollback`: a coordinated fleet rollback — a new rollout of the same pool
  * back to the release it ran before (`<id>-rollback`, under the same policies); the answer is that

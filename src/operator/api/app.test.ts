@@ -121,6 +121,17 @@ describe('rollouts', () => {
     assert.equal((await store.history()).length, 4, 'no second history event');
   });
 
+  it('records the person’s reason for a resume, as for a pause', async () => {
+    await post('/v1/rollouts/workers-1.1.0/pause', {});
+    const res = await post('/v1/rollouts/workers-1.1.0/resume', { reason: 'freeze over' });
+    assert.equal(res.json<{ rollout: { state: string } }>().rollout.state, 'Active');
+    const last = (await store.history()).findLast((h) => h.data?.['action'] === 'resume');
+    assert.match(last?.message ?? '', /resumed by operator-1: freeze over$/);
+    assert.equal(last?.data?.['reason'], 'freeze over');
+    const bad = await post('/v1/rollouts/workers-1.1.0/approve', { reason: '' });
+    assert.equal(bad.statusCode, 400, 'an empty reason is refused, as for a pause');
+  });
+
   it('rolls a halted rollout back fleet-wide once, refusing running rollouts and rollouts without a previous release', async () => {
     const res = await post('/v1/rollouts/cp-1.0.9/rollback', { reason: 'etcd latency' });
     assert.equal(res.statusCode, 200, res.body);

@@ -198,24 +198,22 @@ function actionRecord(a: ActionRequest, o: ActionChange): TransitionRecord {
   };
 }
 
+const actionBodies = {
+  pause: PauseRequestBody,
+  resume: ResumeRequestBody,
+  approve: ApproveRequestBody,
+  cancel: RolloutCancelRequestBody,
+} as const;
+
 function parseAction(action: RolloutAction, body: unknown): { force: boolean; reason?: string } {
-  if (action === 'pause') {
-    const b = parseInput(PauseRequestBody, body, 'pause request');
-    return { force: false, ...(b.reason !== undefined && { reason: b.reason }) };
-  }
-  if (action === 'cancel') {
-    const b = parseInput(RolloutCancelRequestBody, body, 'cancel request');
-    return { force: false, ...(b.reason !== undefined && { reason: b.reason }) };
-  }
-  if (action === 'resume') return parseInput(ResumeRequestBody, body, 'resume request');
-  parseInput(ApproveRequestBody, body, 'approve request');
-  return { force: false };
+  const b: { force?: boolean; reason?: string | undefined } = parseInput(
+    actionBodies[action],
+    body,
+    `${action} request`,
+  );
+  return { force: b.force ?? false, ...(b.reason !== undefined && { reason: b.reason }) };
 }
 
-/**
- * The coordinated fleet rollback of rollout `id` (ADR 0005 "Health gates, pausing, fleet
- * rollback"): created once; asking again answers the existing one unchanged.
- */
 /** Who asks for a fleet rollback, and why. */
 export interface RollbackRequest {
   readonly id: string;

@@ -60,6 +60,7 @@ export function rolloutCommand(ctx: CommandContext): Command {
     withOperatorFlags(new Command('resume'))
       .description('resume a paused rollout')
       .argument('<id>', 'the rollout, or a unique prefix of its id')
+      .option('--reason <text>', 'why, for the history')
       .option('--force', 'resume a halted rollout, retrying its failed machines (admin only)')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'resume', id, raw))),
   );
@@ -67,6 +68,7 @@ export function rolloutCommand(ctx: CommandContext): Command {
     withOperatorFlags(new Command('approve'))
       .description('let a rollout awaiting approval start')
       .argument('<id>', 'the rollout, or a unique prefix of its id')
+      .option('--reason <text>', 'why, for the history')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'approve', id, raw))),
   );
   rollout.addCommand(

@@ -127,8 +127,8 @@ export function runAction(
     const id = await resolveRollout(client, o.id);
     const call: Readonly<Record<typeof action, () => Promise<RolloutActionResult>>> = {
       pause: () => client.pause(id, reason),
-      resume: () => client.resume(id, o.force ? { force: true } : {}),
-      approve: () => client.approve(id),
+      resume: () => client.resume(id, { ...reason, ...(o.force && { force: true }) }),
+      approve: () => client.approve(id, reason),
       cancel: () => client.cancel(id, reason),
       rollback: () => client.rollback(id, reason),
     };
