@@ -4,7 +4,12 @@
  * pool, or to any pool. These talk to the operator (mutual TLS), not the registry.
  */
 import { z } from 'zod';
-import { blockColumns, blockWideColumns, type BlockView } from '../../../protocol/index.ts';
+import {
+  blockColumns,
+  blockWideColumns,
+  type BlockView,
+  type RolloutSummaryView,
+} from '../../../protocol/index.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags } from '../../flags.ts';
 import { renderData, renderTable, type OutputFormat } from '../../output.ts';
@@ -21,7 +26,36 @@ function print(ctx: CommandContext, output: OutputFormat, verb: string, list: Bl
     return;
   }
   for (const b of list)
-    ctx.io.out(`release ${b.version ?? b.digest} ${verb} for ${scope(b)}: ${b.reason}\n`);
+    ctx.io.out(
+      verb === 'blocked'
+        ? `release ${b.version ?? b.digest} blocked for ${scope(b)}: ${b.reason}\n`
+        : `release ${b.version ?? b.digest} unblocked for ${scope(b)} (it was blocked by ${b.by}: ${b.reason})\n`,
+    );
+}
+
+/**
+ * The paused rollouts of a release whose block was just lifted: the block paused them, and lifting
+ * it does not resume them (a person decides that), so say how.
+ */
+function stillPaused(
+  lifted: readonly BlockView[],
+  rollouts: readonly RolloutSummaryView[],
+): string {
+  const paused = rollouts.filter(
+    (r) =>
+      r.state === 'Paused' &&
+      lifted.some(
+        (b) =>
+          (b.digest === r.target.digest || b.version === r.target.version) &&
+          (b.pool === undefined || b.pool === r.pool),
+      ),
+  );
+  return paused
+    .map(
+      (r) =>
+        `rollout ${r.id} stays Paused: resume it with \`molt rollout resume ${r.id} --reason …\`\n`,
+    )
+    .join('');
 }
 
 /** `molt releases block RELEASE --reason R [--pool P]`. */
@@ -61,6 +95,7 @@ export function runUnblock(
       ...(o.pool !== undefined && { pool: o.pool }),
     });
     print(ctx, output, 'unblocked', r.blocks);
+    if (output === 'table') ctx.io.out(stillPaused(r.blocks, await client.rollouts()));
   });
 }
 

@@ -325,8 +325,16 @@ describe('molt rollout and molt machine', () => {
     const unknown = await molt(['releases', 'block', '9.9.9', '--reason', 'x', ...as('operator')]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /MOLT_UNKNOWN_RELEASE: no release 9\.9\.9 is known/);
+    // The block paused its rollout (as the operator's next scan does): lifting it says so.
+    const was = (await store.read()).rollouts.find((r) => r.id === 'workers-1.1.0')?.state;
+    await store.updateRollout('workers-1.1.0', (r) => ({ ...r, state: 'Paused' }));
     const unblock = await molt(['releases', 'unblock', '1.1.0', ...as('operator')]);
-    assert.equal(unblock.stdout, 'release 1.1.0 unblocked for pool workers: CVE-2026-1\n');
+    assert.equal(
+      unblock.stdout,
+      'release 1.1.0 unblocked for pool workers (it was blocked by alice: CVE-2026-1)\n' +
+        'rollout workers-1.1.0 stays Paused: resume it with `molt rollout resume workers-1.1.0 --reason …`\n',
+    );
+    await store.updateRollout('workers-1.1.0', (r) => ({ ...r, state: was ?? r.state }));
     const again = await molt(['releases', 'unblock', '1.1.0', ...as('operator')]);
     assert.match(again.stderr, /MOLT_NOT_BLOCKED: release 1\.1\.0 is not blocked for every pool/);
     assert.equal(
