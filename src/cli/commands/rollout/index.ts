@@ -83,9 +83,10 @@ export function rolloutCommand(ctx: CommandContext): Command {
   rollout.addCommand(
     withOperatorFlags(new Command('rollback'))
       .description(
-        'roll the pool back to the release it ran before, under the same policies (pause or halt the rollout first)',
+        'roll the pool back to the release it ran before, under the same policies (a rollout that still runs: pause it first)',
       )
       .argument('<id>', 'the rollout to reverse, or a unique prefix of its id')
+      .option('--yes', 'do it (without: print what it would do, and stop)')
       .option('--reason <text>', 'why, for the history')
       .action(lazy(ctx, (m) => (c, id, raw) => m.runAction(c, 'rollback', id, raw))),
   );

@@ -390,6 +390,25 @@ describe('molt rollout and molt machine', () => {
     assert.doesNotMatch(unknown.stderr + refused.stderr, /fetch failed/);
   });
 
+  it('rolls a rollout back only with --yes: without it, what it would do, and nothing done', async () => {
+    const preview = await molt(['rollout', 'rollback', 'cp-1.0.9', ...as('operator')]);
+    assert.equal(preview.code, 1);
+    assert.match(
+      preview.stdout,
+      /^rollout cp-1\.0\.9 \(pool cp, Halted\) would be reversed: a new rollout cp-1\.0\.9-rollback takes pool cp back to 1\.0\.8, under the pool's policies\n {2}machines it moved to 1\.0\.9: /,
+    );
+    assert.match(preview.stderr, /^error MOLT_BAD_FLAG: not rolled back: cp-1\.0\.9 needs --yes\n/);
+    const ids = async () => (await store.read()).rollouts.map((r) => r.id);
+    assert.ok(!(await ids()).includes('cp-1.0.9-rollback'), 'nothing was rolled back');
+    const done = await molt([
+      ...['rollout', 'rollback', 'cp-1.0.9', '--yes', '--reason', 'etcd latency'],
+      ...as('operator'),
+    ]);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /^rollout cp-1\.0\.9-rollback: started, back to 1\.0\.8\n/);
+    assert.ok((await ids()).includes('cp-1.0.9-rollback'));
+  });
+
   it('cancels a halted rollout for good, saying who and why; a completed one stays (issue 16)', async () => {
     const done = await molt(['rollout', 'cancel', 'workers-1.0.1', ...as('operator')]);
     assert.equal(done.code, 1);

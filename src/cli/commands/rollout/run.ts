@@ -2,6 +2,8 @@
 /** The actions of `molt rollout …`: parse flags, call the operator, print. */
 import { z } from 'zod';
 import {
+  ErrorCode,
+  MoltError,
   rolloutColumns,
   rolloutWideColumns,
   type OperatorClient,
@@ -107,6 +109,17 @@ export function runStatus(
   });
 }
 
+/** What `molt rollout rollback ID` would do, printed before it asks for `--yes`. */
+function rollbackPreview(r: RolloutView): string {
+  const back = r.from === undefined ? 'the release it ran before' : r.from.version;
+  const moved = r.machines.filter((m) => m.phase === 'Succeeded').map((m) => m.machine);
+  const which = moved.length === 0 ? 'none yet' : moved.join(', ');
+  return (
+    `rollout ${r.id} (pool ${r.pool}, ${r.state}) would be reversed: a new rollout ${r.id}-rollback takes pool ${r.pool} back to ${back}, under the pool's policies\n` +
+    `  machines it moved to ${r.target.version}: ${which}\n`
+  );
+}
+
 /** `molt rollout pause|resume|approve|cancel|rollback ID`. */
 export function runAction(
   ctx: CommandContext,
@@ -119,12 +132,19 @@ export function runAction(
       id: idSchema,
       reason: z.string().min(1).max(500).optional(),
       force: z.boolean().default(false),
+      yes: z.boolean().default(false),
     }),
     { ...raw, id },
   );
   return withOperator(ctx, raw, async ({ client, output }) => {
     const reason = o.reason === undefined ? {} : { reason: o.reason };
     const id = await resolveRollout(client, o.id);
+    if (action === 'rollback' && !o.yes) {
+      ctx.io.out(rollbackPreview(await client.rollout(id)));
+      throw new MoltError(ErrorCode.BadFlag, `not rolled back: ${id} needs --yes`, {
+        hint: `molt rollout rollback ${id} --yes --reason …`,
+      });
+    }
     const call: Readonly<Record<typeof action, () => Promise<RolloutActionResult>>> = {
       pause: () => client.pause(id, reason),
       resume: () => client.resume(id, { ...reason, ...(o.force && { force: true }) }),
