@@ -25,6 +25,7 @@ import {
   type LabState,
 } from './state.ts';
 import { stopLabVms } from './vm/lab-vm.ts';
+import { LabAdmin } from './fleet/operator-pki.ts';
 import {
   labContextName,
   removeLabContext,
@@ -276,8 +277,8 @@ export async function labEnv(dir: string, io: LabIo, json = false): Promise<numb
   const vars = {
     MOLT_OPERATOR: s.operator.api,
     MOLT_CA: join(s.pki, 'ca.pem'),
-    MOLT_CERT: join(s.pki, 'operator.pem'),
-    MOLT_KEY: join(s.pki, 'operator.key'),
+    MOLT_CERT: join(s.pki, LabAdmin.cert),
+    MOLT_KEY: join(s.pki, LabAdmin.key),
     // kubectl's discovery cache is keyed by host:port, which a new lab may reuse: a stale cache
     // would hide molt's CRDs (`kubectl get molt`), so each lab gets its own.
     ...(s.kubeconfig !== undefined && {

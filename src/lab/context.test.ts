@@ -44,8 +44,8 @@ describe('the lab context', () => {
     assert.equal(c.currentContext, 'lab');
     assert.deepEqual(c.contexts['lab'], {
       operator: 'https://127.0.0.1:7000',
-      cert: join(lab().pki, 'operator.pem'),
-      key: join(lab().pki, 'operator.key'),
+      cert: join(lab().pki, 'lab-admin.pem'),
+      key: join(lab().pki, 'lab-admin.key'),
       ca: join(lab().pki, 'ca.pem'),
     });
     const text = describeLabUp({ ...lab(), context: note });

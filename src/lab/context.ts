@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The `lab` context of the CLI config (docs/adr/0010): `molt lab up` writes it — the lab's
- * operator and the operator certificate `molt lab env` points at — and makes it current unless
+ * operator and the lab person's admin certificate `molt lab env` points at — and makes it current unless
  * another context is, so `molt rollout list` reaches the lab with no environment variables.
  * `molt lab down` removes it again (only if it still points into that lab's directory): a context
  * whose operator is gone would turn every command into an unreachable-operator error, and the next
@@ -16,6 +16,7 @@ import {
   type ConfigEnv,
 } from '../platform/config/cli-config-file.ts';
 import { signInLine, type LabState } from './state.ts';
+import { LabAdmin } from './fleet/operator-pki.ts';
 
 /** The context's name. */
 export const labContextName = 'lab';
@@ -35,8 +36,8 @@ export async function saveLabContext(state: LabState, env: ConfigEnv): Promise<L
   const pki = resolve(state.pki);
   const fields = {
     operator: state.operator.api,
-    cert: join(pki, 'operator.pem'),
-    key: join(pki, 'operator.key'),
+    cert: join(pki, LabAdmin.cert),
+    key: join(pki, LabAdmin.key),
     ca: join(pki, 'ca.pem'),
   };
   try {

@@ -15,7 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writePrivateFile } from '../platform/fs/private-file.ts';
-import { issueOperatorApiCert } from './fleet/operator-pki.ts';
+import { issueLabAdminCert, issueOperatorApiCert } from './fleet/operator-pki.ts';
 import { newToken, sha256Hex } from '../platform/pki/tokens.ts';
 import { startProcess, type ManagedProcess } from '../platform/process/managed-process.ts';
 import { waitReady } from '../platform/process/readiness.ts';
@@ -118,6 +118,7 @@ export async function writeOperatorConfig(
 ): Promise<LabOperatorFiles> {
   const pki = fleet.pki.dir;
   const access = await dashboardAccess(fleet.dir);
+  await issueLabAdminCert(pki);
   const declared = o.kubeconfig !== undefined;
   const pools = declared ? await writePoolObjects(fleet.dir, labPools(o)) : undefined;
   const settings: Partial<OperatorConfigInput> = {

@@ -8,6 +8,25 @@ import { join } from 'node:path';
 import { issueToDir } from '../../platform/pki/store.ts';
 import type { OperatorConfigInput } from '../../protocol/operator-config.ts';
 
+/**
+ * The person at the lab's CLI (its context and `molt lab env`): an admin certificate of its own, so
+ * the history tells what a person did (`by lab-admin`) from what the operator did itself (`by
+ * operator`), as on a real fleet where nobody borrows the operator's key.
+ */
+export const LabAdmin = { name: 'lab-admin', cert: 'lab-admin.pem', key: 'lab-admin.key' } as const;
+
+/** Issue the lab person's admin certificate into the fleet's CA directory. */
+export async function issueLabAdminCert(pki: string): Promise<void> {
+  await issueToDir({
+    caDir: pki,
+    outDir: pki,
+    role: 'admin',
+    name: LabAdmin.name,
+    sans: [],
+    days: 30,
+  });
+}
+
 export async function issueOperatorApiCert(pki: string): Promise<OperatorConfigInput['pki']> {
   await issueToDir({
     caDir: pki,

@@ -113,6 +113,12 @@ describe('molt lab', () => {
       env: { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() },
     });
     assert.equal(current.stdout, 'lab\n');
+    // The context acts as the lab's person, not as the operator: the history can tell them apart.
+    const env = { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() };
+    const hold = ['machine', 'hold', 'w-1', '--reason', 'context check', '--for', '1h'];
+    const held = await run(process.execPath, [moltEntry, ...hold], { env });
+    assert.match(held.stdout, /^machine w-1: held until \S+ by lab-admin: context check$/m);
+    await run(process.execPath, [moltEntry, 'machine', 'release', 'w-1'], { env });
   });
 
   it('publishes a release the operator then rolls out to the worker', async () => {
