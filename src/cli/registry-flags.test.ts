@@ -22,3 +22,30 @@ describe('registry flags', () => {
     assert.equal(parseRegistryFlags(base, {}).client.tokenRealms, undefined, 'none by default');
   });
 });
+
+describe('registry flags with a context', () => {
+  const context = { registry: 'lab.example:5000', repository: 'molt/installer', insecure: true };
+  const rest = { platform: 'linux/amd64', timeout: '30000' };
+  it('take the context’s registry, repository and plain HTTP when nothing else names them', () => {
+    const f = parseRegistryFlags(rest, {}, context);
+    assert.deepEqual(
+      [f.client.registry, f.repository, f.client.insecure],
+      ['lab.example:5000', 'molt/installer', true],
+    );
+  });
+  it('let a flag or a variable win, and keep the context’s plain HTTP to its own registry', () => {
+    const flag = parseRegistryFlags({ ...rest, registry: 'prod.example' }, {}, context);
+    assert.deepEqual([flag.client.registry, flag.client.insecure], ['prod.example', false]);
+    const env = parseRegistryFlags(rest, { MOLT_REPOSITORY: 'acme/os' }, context);
+    assert.deepEqual([env.client.registry, env.repository], ['lab.example:5000', 'acme/os']);
+  });
+  it('say where a registry can come from when none is named', () => {
+    assert.throws(
+      () => parseRegistryFlags(rest, {}, {}),
+      (e: unknown) =>
+        e instanceof Error &&
+        e.message === '--registry is required' &&
+        /a context that names one/.test((e as { hint?: string }).hint ?? ''),
+    );
+  });
+});

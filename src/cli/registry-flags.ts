@@ -6,12 +6,21 @@ import { ErrorCode, MoltError } from '../protocol/index.ts';
 import type { Platform, RegistryClientOptions } from '../oci/types.ts';
 import { parseFlags, timeoutFlag, type CliEnv } from './flags.ts';
 import { outputFormats, type OutputFormat } from './output.ts';
+import type { CliContext } from '../protocol/cli-config.ts';
+import { chooseContext } from './contexts.ts';
 
 /** Add the flags every registry-facing command shares. Environment variables fill what flags omit. */
 export function withRegistryFlags(cmd: Command): Command {
   return cmd
-    .option('--registry <host>', 'registry host[:port] or URL (env MOLT_REGISTRY)')
-    .option('--repository <name>', 'release repository, e.g. acme/installer (env MOLT_REPOSITORY)')
+    .option(
+      '--registry <host>',
+      'registry host[:port] or URL (env MOLT_REGISTRY, else the context’s)',
+    )
+    .option(
+      '--repository <name>',
+      'release repository, e.g. acme/installer (env MOLT_REPOSITORY, else the context’s)',
+    )
+    .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
     .option('--insecure', 'allow plain HTTP and unverified TLS (loopback registries)')
     .option('--username <name>', 'registry user (env MOLT_REGISTRY_USERNAME)')
     .option('--password <secret>', 'registry password or token (env MOLT_REGISTRY_PASSWORD)')
@@ -87,10 +96,28 @@ function clientOf(o: z.output<typeof registrySchema>): RegistryClientOptions {
   };
 }
 
-/** Validate flags (falling back to the environment); bad values raise MOLT_BAD_FLAG. */
-export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): RegistryFlags {
+/** What a context fills in when neither a flag nor a variable names it. */
+export type RegistryDefaults = Pick<CliContext, 'registry' | 'repository' | 'insecure'>;
+
+/**
+ * Validate flags, falling back to the environment and then to `defaults` (the context's);
+ * bad values raise MOLT_BAD_FLAG.
+ */
+export function parseRegistryFlags(
+  raw: Record<string, unknown>,
+  env: CliEnv,
+  defaults: RegistryDefaults = {},
+): RegistryFlags {
   const merged: Record<string, unknown> = { ...raw };
   for (const [flag, name] of Object.entries(envNames)) merged[flag] = raw[flag] ?? env[name];
+  merged['registry'] ??= defaults.registry;
+  merged['repository'] ??= defaults.repository;
+  // The context's plain HTTP goes with its registry only: not with one a flag or variable named.
+  if (merged['registry'] === defaults.registry) merged['insecure'] ??= defaults.insecure;
+  if (merged['registry'] === undefined)
+    throw new MoltError(ErrorCode.BadFlag, '--registry is required', {
+      hint: 'give --registry (or MOLT_REGISTRY), or a context that names one: `molt config set-context NAME --registry HOST`',
+    });
   const o = parseFlags(registrySchema, merged);
   const client = clientOf(o);
   const [os = '', architecture = '', variant] = o.platform.split('/');
@@ -105,4 +132,28 @@ export function parseRegistryFlags(raw: Record<string, unknown>, env: CliEnv): R
 /** `host[:port]` of a `--registry` value given as a host or a URL (for references and cache keys). */
 export function registryHost(registry: string): string {
   return registry.replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+}
+
+/**
+ * {@link parseRegistryFlags} with the chosen context's registry defaults (`--context`, else the
+ * current one): a lab's `molt releases list` needs no registry typed.
+ */
+export async function registryFlags(
+  raw: Record<string, unknown>,
+  env: CliEnv,
+): Promise<RegistryFlags> {
+  const name = typeof raw['context'] === 'string' ? raw['context'] : undefined;
+  const named = (flag: 'registry' | 'repository'): boolean =>
+    raw[flag] !== undefined || env[envNames[flag]] !== undefined;
+  // A config file is read only when it may fill something: flags alone never depend on it.
+  if (name === undefined && named('registry') && named('repository'))
+    return parseRegistryFlags(raw, env);
+  const chosen = await chooseContext(env, name);
+  const c = chosen?.context;
+  const defaults = {
+    ...(c?.registry !== undefined && { registry: c.registry }),
+    ...(c?.repository !== undefined && { repository: c.repository }),
+    ...(c?.insecure !== undefined && { insecure: c.insecure }),
+  };
+  return parseRegistryFlags(raw, env, defaults);
 }

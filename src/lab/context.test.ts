@@ -36,7 +36,7 @@ describe('the lab context', () => {
   const read = async (e: { MOLT_CONFIG: string }): Promise<CliConfig> =>
     parse(await readFile(e.MOLT_CONFIG, 'utf8')) as CliConfig;
 
-  it('is written for the lab’s operator and operator certificate, and made current', async () => {
+  it('is written for the lab’s operator, the lab person’s certificate and the lab’s registry, and made current', async () => {
     const e = env();
     const note = await saveLabContext(lab(), e);
     assert.deepEqual(note, { written: true, file: e.MOLT_CONFIG, current: true });
@@ -47,6 +47,9 @@ describe('the lab context', () => {
       cert: join(lab().pki, 'lab-admin.pem'),
       key: join(lab().pki, 'lab-admin.key'),
       ca: join(lab().pki, 'ca.pem'),
+      registry: lab().registry,
+      repository: lab().repository,
+      insecure: true,
     });
     const text = describeLabUp({ ...lab(), context: note });
     assert.match(text, /^context: {2}lab in \S+, the current one: molt talks to this lab without/m);

@@ -39,6 +39,10 @@ export async function saveLabContext(state: LabState, env: ConfigEnv): Promise<L
     cert: join(pki, LabAdmin.cert),
     key: join(pki, LabAdmin.key),
     ca: join(pki, 'ca.pem'),
+    // `molt releases list` reads the lab's registry with no flag: plain HTTP on the lab's address.
+    registry: state.registry,
+    repository: state.repository,
+    insecure: true,
   };
   try {
     let other: string | undefined;

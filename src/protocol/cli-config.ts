@@ -38,6 +38,13 @@ export const CliContext = z.strictObject({
    * this workstation does (a port forward, a load balancer).
    */
   agentPort: z.number().int().min(1).max(65535).optional(),
+  /**
+   * The release registry and repository `molt releases …` read when no flag or variable names
+   * them, and whether it is plain HTTP (a lab's loopback registry).
+   */
+  registry: z.string().min(1).max(300).optional(),
+  repository: z.string().min(1).max(300).optional(),
+  insecure: z.boolean().optional(),
 });
 export type CliContext = z.infer<typeof CliContext>;
 

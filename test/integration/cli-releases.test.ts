@@ -13,12 +13,15 @@ import { tempDir } from '../../src/platform/process/managed-process.ts';
 
 const bin = join(import.meta.dirname, '../../src/bin/molt.ts');
 
-function molt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function molt(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { env: { ...process.env, XDG_CACHE_HOME: cacheHome } },
+      { env: { ...process.env, XDG_CACHE_HOME: cacheHome, ...env } },
       (err, stdout, stderr) => {
         const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
         resolve({ code, stdout, stderr });
@@ -80,6 +83,23 @@ after(async () => {
 });
 
 describe('molt releases list (real registry)', () => {
+  it('reads the registry, repository and plain HTTP of the context when no flag names them', async () => {
+    const config = join(dir.path, 'contexts.yaml');
+    const context = {
+      ...{ operator: 'https://127.0.0.1:1', cert: '/c.pem', key: '/c.key', ca: '/ca.pem' },
+      ...{ registry: registry.host, repository: 'acme/installer', insecure: true },
+    };
+    await writeFile(config, JSON.stringify({ currentContext: 'lab', contexts: { lab: context } }));
+    const r = await molt(['releases', 'list', '-o', 'json'], { MOLT_CONFIG: config });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as unknown[]).length, 3);
+    // A flag still wins, field by field.
+    const other = await molt(['releases', 'list', '--repository', 'acme/none'], {
+      MOLT_CONFIG: config,
+    });
+    assert.match(other.stderr, /MOLT_REGISTRY_NOT_FOUND|acme\/none/);
+  });
+
   it('prints every official release as JSON with the documented fields, newest first', async () => {
     const r = await molt(['releases', 'list', ...base, '-o', 'json']);
     assert.equal(r.code, 0, r.stderr);

@@ -48,6 +48,9 @@ export function configCommand(ctx: CommandContext): Command {
       .option('--ca <file>', 'the fleet CA, PEM')
       .option('--output <format>', 'default -o of commands that connect: table, json or yaml')
       .option('--agent-port <port>', 'reach named machines’ agents at this port')
+      .option('--registry <host>', 'the release registry `molt releases …` reads by default')
+      .option('--repository <name>', 'the release repository `molt releases …` reads by default')
+      .option('--insecure', 'that registry is plain HTTP (a loopback lab)')
       .option('--use', 'also make it the current context')
       .action(lazy(ctx, (m) => m.runSetContext)),
   );

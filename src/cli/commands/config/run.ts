@@ -95,6 +95,9 @@ const setSchema = z.object({
     .min(1)
     .max(65535)
     .optional(),
+  registry: z.string().min(1).max(300).optional(),
+  repository: z.string().min(1).max(300).optional(),
+  insecure: z.boolean().optional(),
   use: z.boolean().default(false),
 });
 
@@ -127,6 +130,9 @@ export async function runSetContext(
       ca: await existingFile('ca', o.ca),
       output: o.output,
       agentPort: o.agentPort,
+      registry: o.registry,
+      repository: o.repository,
+      insecure: o.insecure,
     }).filter(([, v]) => v !== undefined),
   );
   const seen = { created: false };

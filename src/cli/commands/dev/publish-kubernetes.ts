@@ -25,7 +25,7 @@ import { kubeBinaries } from '../../../platform/kube/binaries.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags } from '../../flags.ts';
 import { renderData } from '../../output.ts';
-import { parseRegistryFlags, registryHost } from '../../registry-flags.ts';
+import { registryFlags, registryHost } from '../../registry-flags.ts';
 
 const run = promisify(execFile);
 
@@ -73,7 +73,7 @@ export async function runPublishKubernetes(
   ctx: CommandContext,
   raw: Record<string, unknown>,
 ): Promise<void> {
-  const flags = parseRegistryFlags(raw, ctx.io.env);
+  const flags = await registryFlags(raw, ctx.io.env);
   const o = parseFlags(schema, raw);
   const dir =
     o.from ??

@@ -8,7 +8,7 @@ import type { CommandContext } from '../../context.ts';
 import { installerLabels, readArtifacts, withDirArtifacts } from './artifacts.ts';
 import { renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
-import { parseRegistryFlags, registryHost } from '../../registry-flags.ts';
+import { registryFlags, registryHost } from '../../registry-flags.ts';
 
 const publishSchema = z.object({
   tag: z.array(z.string()).min(1, 'is required (at least one --tag)'),
@@ -36,7 +36,7 @@ const mediaTypePattern =
 
 /** `molt dev publish`: build an installer image with release labels, push it, optionally sign it. */
 export async function runPublish(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
-  const flags = parseRegistryFlags(raw, ctx.io.env);
+  const flags = await registryFlags(raw, ctx.io.env);
   const o = await withDirArtifacts(parseFlags(publishSchema, raw));
   const labels: ReleaseLabels = {
     ...(o.version !== undefined && { version: o.version }),

@@ -12,7 +12,7 @@ import {
 } from '../../../releases/index.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags, readPublicKey } from '../../flags.ts';
-import { parseRegistryFlags, type RegistryFlags } from '../../registry-flags.ts';
+import { registryFlags, type RegistryFlags } from '../../registry-flags.ts';
 
 const discoverySchema = z.object({
   publicKey: z.string().optional(),
@@ -37,7 +37,7 @@ export async function runDiscovery(
   ctx: CommandContext,
   raw: Record<string, unknown>,
 ): Promise<DiscoveryRun> {
-  const flags = parseRegistryFlags(raw, ctx.io.env);
+  const flags = await registryFlags(raw, ctx.io.env);
   const o = parseFlags(discoverySchema, raw);
   const publicKeyPem = await readPublicKey(o.publicKey);
   const reader = createRegistryClient(flags.client);
