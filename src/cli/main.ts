@@ -7,7 +7,7 @@ import { ExitCode, type CliIo } from './io.ts';
 import { releasesCommand } from './commands/releases/index.ts';
 import { devCommand } from './commands/dev/index.ts';
 import { versionCommand, versionLine } from './commands/version/index.ts';
-import { completionCommand } from './commands/completion/index.ts';
+import { completeNamesCommand, completionCommand } from './commands/completion/index.ts';
 import { processCommands } from './commands/processes/index.ts';
 import { nodeCommand } from './commands/node/index.ts';
 import { pkiCommand } from './commands/pki/index.ts';
@@ -42,6 +42,7 @@ export function buildProgram(ctx: CommandContext): Command {
   program.addCommand(configCommand(ctx));
   program.addCommand(versionCommand(ctx));
   program.addCommand(completionCommand(ctx));
+  program.addCommand(completeNamesCommand(ctx), { hidden: true });
   for (const p of processCommands()) program.addCommand(p);
   configure(program, ctx);
   return program;

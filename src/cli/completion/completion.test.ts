@@ -4,6 +4,9 @@
 // machine has it) with `complete -C`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { memoryIo } from '../io.ts';
@@ -24,9 +27,13 @@ const has = async (program: string): Promise<boolean> =>
   );
 
 /** What bash completes for the words typed so far (the last one is under the cursor). */
-async function bashComplete(source: string, typed: readonly string[]): Promise<string[]> {
+async function bashComplete(
+  source: string,
+  typed: readonly string[],
+  path?: string,
+): Promise<string[]> {
   const words = typed.map((w) => `'${w}'`).join(' ');
-  const probe = `${source}
+  const probe = `${path === undefined ? '' : `PATH=${path}:$PATH\n`}${source}
 COMP_WORDS=(molt ${words}); COMP_CWORD=${String(typed.length)}; COMPREPLY=()
 _molt
 printf '%s\\n' "\${COMPREPLY[@]}"`;
@@ -68,6 +75,32 @@ describe('molt completion', () => {
     assert.deepEqual(await bashComplete(bash, ['cluster', 'recover', '--etcd']), [
       '--etcd-snapshot',
     ]);
+  });
+
+  it('asks the operator for rollout ids and machine names where a command takes one', async () => {
+    const bash = await script('bash');
+    // \`molt __complete KIND\` is what the script runs (its answers: rollout.test.ts); here a
+    // stand-in on PATH answers, so this checks where the script asks and what it does with them.
+    const dir = await mkdtemp(join(tmpdir(), 'molt-complete-'));
+    await writeFile(
+      join(dir, 'molt'),
+      '#!/bin/sh\ncase "$2" in rollouts) echo workers-1.1.0; echo cp-1.0.9 ;; machines) echo w-1; echo w-2 ;; esac\n',
+      { mode: 0o755 },
+    );
+    try {
+      assert.deepEqual(await bashComplete(bash, ['rollout', 'pause', 'w'], dir), ['workers-1.1.0']);
+      assert.deepEqual(await bashComplete(bash, ['images', 'rollback', 'c'], dir), ['cp-1.0.9']);
+      assert.deepEqual(await bashComplete(bash, ['machine', 'hold', 'w-'], dir), ['w-1', 'w-2']);
+      assert.deepEqual(await bashComplete(bash, ['node', 'status', 'w-2'], dir), ['w-2']);
+      assert.deepEqual(await bashComplete(bash, ['machine', 'register', 'w'], dir), []);
+      assert.deepEqual(
+        await bashComplete(bash, ['rollout', 'li'], dir),
+        ['list'],
+        'verbs stay static',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('gives zsh the same tables and a compdef', async () => {

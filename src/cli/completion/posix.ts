@@ -38,6 +38,10 @@ export function posixHelpers(root: CompletionNode): string {
         ? ''
         : `${words([...n.children.map((c) => c.name), ...n.argChoices])}; return 0`,
     ),
+    // the operator's names its first argument takes, asked of the operator now (quietly)
+    table('_molt_dynamic', nodes, (n) =>
+      n.dynamic === undefined ? '' : `command molt __complete ${n.dynamic} 2>/dev/null; return 0`,
+    ),
     table('_molt_children', nodes, (n) =>
       n.children.length === 0 ? '' : `${words(n.children.map((c) => c.name))}; return 0`,
     ),
@@ -91,7 +95,7 @@ _molt() {
   esac
   case "$cur" in
     -*) COMPREPLY=($(compgen -W "$(_molt_flags "$cmdpath")" -- "$cur")) ;;
-    *) COMPREPLY=($(compgen -W "$(_molt_words "$cmdpath")" -- "$cur")) ;;
+    *) COMPREPLY=($(compgen -W "$(_molt_words "$cmdpath"; _molt_dynamic "$cmdpath")" -- "$cur")) ;;
   esac
 }
 complete -o default -F _molt molt
@@ -118,7 +122,7 @@ _molt() {
   if [[ $cur == -* ]]; then
     values=(\${(f)"$(_molt_flags "$cmdpath")"})
   else
-    values=(\${(f)"$(_molt_words "$cmdpath")"})
+    values=(\${(f)"$(_molt_words "$cmdpath"; _molt_dynamic "$cmdpath")"})
   fi
   if (( \${#values} )); then compadd -- $values; else _files; fi
 }

@@ -23,6 +23,30 @@ export interface CompletionNode {
   readonly flags: readonly CompletionFlag[];
   /** Values its first positional takes (`molt completion bash|zsh|fish`). */
   readonly argChoices: readonly string[];
+  /**
+   * Names its first positional takes that only the operator knows, asked at completion time
+   * (`molt __complete rollouts|machines`): a rollout id, a machine name.
+   */
+  readonly dynamic?: DynamicNames;
+}
+
+/** What `molt __complete KIND` lists. */
+export const DynamicNamesKinds = ['rollouts', 'machines'] as const;
+export type DynamicNames = (typeof DynamicNamesKinds)[number];
+
+/**
+ * The operator's names a command's first argument takes: read off the argument's name (`machine`)
+ * and, for a bare `id`, off the group it is in (`molt rollout pause <id>` takes a rollout).
+ */
+function dynamicOf(cmd: Command, parent: string | undefined): DynamicNames | undefined {
+  const arg = cmd.registeredArguments[0]?.name();
+  if (arg === 'machine') return 'machines';
+  if (arg === 'rollout') return 'rollouts';
+  if (cmd.name() === 'register') return undefined; // a machine the operator does not know yet
+  if (arg !== 'id') return undefined;
+  if (parent === 'molt rollout') return 'rollouts';
+  if (parent === 'molt machine') return 'machines';
+  return undefined;
 }
 
 const help: CompletionFlag = {
@@ -47,7 +71,9 @@ function flagsOf(cmd: Command): CompletionFlag[] {
 /** `cmd` and everything under it; the root also gets `help <command>`. */
 export function completionTree(cmd: Command, parent?: string): CompletionNode {
   const path = parent === undefined ? cmd.name() : `${parent} ${cmd.name()}`;
-  const children = cmd.commands.map((c) => completionTree(c, path));
+  const children = cmd.commands
+    .filter((c) => !c.name().startsWith('__')) // molt's own helpers, not for people
+    .map((c) => completionTree(c, path));
   const helpVerb: CompletionNode = {
     path: `${path} help`,
     name: 'help',
@@ -63,8 +89,14 @@ export function completionTree(cmd: Command, parent?: string): CompletionNode {
     children: parent === undefined ? [...children, helpVerb] : children,
     flags: flagsOf(cmd),
     argChoices: cmd.registeredArguments[0]?.argChoices ?? [],
+    ...dynamicField(cmd, parent),
   };
 }
+
+const dynamicField = (cmd: Command, parent: string | undefined): { dynamic?: DynamicNames } => {
+  const dynamic = dynamicOf(cmd, parent);
+  return dynamic === undefined ? {} : { dynamic };
+};
 
 /** Every node of the tree, the root first. */
 export function allNodes(root: CompletionNode): CompletionNode[] {

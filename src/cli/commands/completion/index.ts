@@ -3,7 +3,7 @@ import { Argument, Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
 import { fishScript } from '../../completion/fish.ts';
 import { bashScript, zshScript } from '../../completion/posix.ts';
-import { completionTree } from '../../completion/tree.ts';
+import { completionTree, DynamicNamesKinds, type DynamicNames } from '../../completion/tree.ts';
 
 const shells = { bash: bashScript, zsh: zshScript, fish: fishScript } as const;
 
@@ -24,5 +24,15 @@ export function completionCommand(ctx: CommandContext): Command {
     )
     .action((shell: keyof typeof shells, _o: unknown, cmd: Command) => {
       ctx.io.out(shells[shell](completionTree(rootOf(cmd))));
+    });
+}
+
+/** `molt __complete rollouts|machines`: hidden, for the scripts above (see names.ts). */
+export function completeNamesCommand(ctx: CommandContext): Command {
+  return new Command('__complete')
+    .addArgument(new Argument('<kind>').choices(DynamicNamesKinds))
+    .action(async (kind: DynamicNames) => {
+      const { runCompleteNames } = await import('./names.ts');
+      await runCompleteNames(ctx, kind);
     });
 }

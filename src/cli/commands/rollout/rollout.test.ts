@@ -390,6 +390,28 @@ describe('molt rollout and molt machine', () => {
     assert.doesNotMatch(unknown.stderr + refused.stderr, /fetch failed/);
   });
 
+  it('lists rollout ids and machine names for shell completion, and nothing when no operator answers', async () => {
+    const env = {
+      MOLT_OPERATOR: api.url,
+      MOLT_CA: files['ca']!,
+      MOLT_CERT: files['node.pem']!,
+      MOLT_KEY: files['node.key']!,
+    };
+    const rollouts = await molt(['__complete', 'rollouts'], env);
+    assert.equal(rollouts.code, 0, rollouts.stderr);
+    const ids = (await store.read()).rollouts.map((r) => r.id);
+    assert.deepEqual(rollouts.stdout.trim().split('\n').sort(), [...ids].sort());
+    const machines = await molt(['__complete', 'machines'], env);
+    assert.ok(machines.stdout.split('\n').includes('w-1'), machines.stdout);
+    const away = await molt(['__complete', 'machines'], {
+      ...env,
+      MOLT_OPERATOR: 'https://127.0.0.1:1',
+    });
+    assert.deepEqual([away.code, away.stdout, away.stderr], [0, '', '']);
+    const help = await molt(['--help']);
+    assert.doesNotMatch(help.stdout, /__complete/, 'hidden from people');
+  });
+
   it('rolls a rollout back only with --yes: without it, what it would do, and nothing done', async () => {
     const preview = await molt(['rollout', 'rollback', 'cp-1.0.9', ...as('operator')]);
     assert.equal(preview.code, 1);
