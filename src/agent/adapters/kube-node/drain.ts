@@ -74,6 +74,8 @@ export interface NodeDrainerOptions {
   readonly pollMs?: number;
   /** How long an uncordon waits out an API server that does not answer. @default 120000 */
   readonly uncordonPatienceMs?: number;
+  /** How long a cordon waits out an API server that does not answer. @default 120000 */
+  readonly cordonPatienceMs?: number;
 }
 
 export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
@@ -229,23 +231,30 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     );
   };
 
+  const cordon = async (operationId: string): Promise<boolean> => {
+    const node = await readNode();
+    const by = node.metadata?.annotations?.[CordonAnnotation];
+    // An earlier attempt whose answer was lost (a timeout on a busy API server) did cordon it.
+    if (node.spec?.unschedulable === true && by === operationId) return true;
+    if (node.spec?.unschedulable === true) {
+      log(
+        `${o.node} is already cordoned${by === undefined ? ' (not by molt: it stays cordoned)' : ''}`,
+      );
+      return false;
+    }
+    await patchNode({
+      spec: { unschedulable: true },
+      metadata: { annotations: { [CordonAnnotation]: operationId } },
+    });
+    log(`cordoned ${o.node}`);
+    return true;
+  };
+
   return {
-    async cordon(operationId) {
-      const node = await readNode();
-      if (node.spec?.unschedulable === true) {
-        const by = node.metadata?.annotations?.[CordonAnnotation];
-        log(
-          `${o.node} is already cordoned${by === undefined ? ' (not by molt: it stays cordoned)' : ''}`,
-        );
-        return false;
-      }
-      await patchNode({
-        spec: { unschedulable: true },
-        metadata: { annotations: { [CordonAnnotation]: operationId } },
-      });
-      log(`cordoned ${o.node}`);
-      return true;
-    },
+    // Waits an API server out as the drain and the uncordon do: a single control plane that is
+    // slow to answer (its own machine busy pulling the release) must not fail the upgrade.
+    cordon: (operationId) =>
+      patiently(Date.now() + (o.cordonPatienceMs ?? 120_000), () => cordon(operationId)),
     async drain(operationId, policy) {
       const deadline = Date.now() + policy.timeoutMs;
       const decision = decideDrain((await patiently(deadline, podsOnNode)).map(podFacts), policy);
