@@ -147,6 +147,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/bootctl.test.ts',
       'test/integration/cli-pipe.test.ts',
       'test/integration/demo-flags.test.ts',
+      'test/integration/docs-index.test.ts',
       'test/integration/discovery-registry.test.ts',
       'test/integration/discovery-signatures.test.ts',
       'test/integration/etcd-unit-env.test.ts',
