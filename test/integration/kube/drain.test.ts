@@ -292,44 +292,32 @@ describe('cordon, drain, uncordon on a real control plane', () => {
       );
       assert.equal(await d.uncordon(), 'uncordoned');
 
+      /** `call` started while the API server is away, which comes back once it was retried. */
+      const outlasting = async <T>(call: () => Promise<T>): Promise<T> => {
+        said.length = 0;
+        proxy.down();
+        const running = call();
+        running.catch(() => undefined);
+        try {
+          await eventually(
+            () => {
+              assert.ok(said.some((l) => l.startsWith('the API server is not answering')));
+              return Promise.resolve();
+            },
+            { timeoutMs: 20_000, intervalMs: 50 },
+          );
+        } finally {
+          proxy.up();
+        }
+        return running;
+      };
       // A cordon waits the API server out too (a single control plane busy with its own upgrade).
-      said.length = 0;
-      proxy.down();
-      const cordoned = d.cordon('op-outage-3');
-      cordoned.catch(() => undefined);
-      try {
-        await eventually(
-          () => {
-            assert.ok(said.some((l) => l.startsWith('the API server is not answering')));
-            return Promise.resolve();
-          },
-          { timeoutMs: 20_000, intervalMs: 50 },
-        );
-      } finally {
-        proxy.up();
-      }
-      assert.equal(await cordoned, true);
+      assert.equal(await outlasting(() => d.cordon('op-outage-3')), true);
       assert.equal((await node('drain-1')).spec?.unschedulable, true, 'cordoned once back');
       // Asked again by the same operation (its first answer lost): cordoned by it, so true.
       assert.equal(await d.cordon('op-outage-3'), true);
-
       // An uncordon (a fallback's, right after the boot) waits the API server out too.
-      said.length = 0;
-      proxy.down();
-      const uncordoned = d.uncordon();
-      uncordoned.catch(() => undefined);
-      try {
-        await eventually(
-          () => {
-            assert.ok(said.some((l) => l.startsWith('the API server is not answering')));
-            return Promise.resolve();
-          },
-          { timeoutMs: 20_000, intervalMs: 50 },
-        );
-      } finally {
-        proxy.up();
-      }
-      assert.equal(await uncordoned, 'uncordoned');
+      assert.equal(await outlasting(() => d.uncordon()), 'uncordoned');
       assert.notEqual((await node('drain-1')).spec?.unschedulable, true, 'uncordoned');
     } finally {
       await proxy.close();
