@@ -113,6 +113,8 @@ export const ResultView = z.object({
   result: z.enum(['Succeeded', 'Failed', 'RolledBack']),
   code: z.string().optional(),
   reason: z.string().optional(),
+  /** The failure's own sentence, when `reason` is only a word (`HealthDeadline`). */
+  message: z.string().max(1000).optional(),
   finishedAt: z.string(),
 });
 export type ResultView = z.infer<typeof ResultView>;

@@ -39,7 +39,7 @@ function resultEvent(last: LastResult, phase: UpgradeState['phase']): Omit<NewAg
     result: { result: last.result, ...(reason === undefined ? {} : { reason }) },
     ...(last.code === undefined
       ? {}
-      : { error: { code: last.code, message: last.reason ?? last.code } }),
+      : { error: { code: last.code, message: last.message ?? last.reason ?? last.code } }),
   };
 }
 

@@ -67,6 +67,7 @@ export async function machineStatus(sources: StatusSources): Promise<AgentStatus
             result: last.result,
             ...(last.code === undefined ? {} : { code: last.code }),
             ...(last.reason === undefined ? {} : { reason: last.reason }),
+            ...(last.message === undefined ? {} : { message: last.message.slice(0, 1000) }),
             finishedAt: iso(last.finishedAt),
           },
     hold: sources.hold(),

@@ -65,6 +65,8 @@ describe('the new slot boots but never becomes healthy', () => {
     assert.equal(d.last()?.result, 'RolledBack');
     assert.equal(d.last()?.reason, 'HealthDeadline');
     assert.equal(d.last()?.code, 'MOLT_HEALTH_DEADLINE');
+    // The sentence goes with the word, so a rollout can say why and not only "HealthDeadline".
+    assert.match(d.last()?.message ?? '', /^slot B was not healthy within \d+ ms of booting$/);
     assert.deepEqual(d.state.undo, []);
   });
 

@@ -8,6 +8,8 @@ export interface Outcome {
   readonly result: OperationResult;
   readonly code?: string;
   readonly reason?: string;
+  /** The failure's own sentence when `reason` is only a word (`HealthDeadline`). */
+  readonly message?: string;
 }
 
 /**
@@ -30,6 +32,7 @@ export function finish(
         kind: op.kind,
         result: outcome.result,
         ...(outcome.code === undefined ? {} : { code: outcome.code }),
+        ...(outcome.message === undefined ? {} : { message: outcome.message }),
         ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
         finishedAt: now,
       },

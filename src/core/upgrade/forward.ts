@@ -66,7 +66,7 @@ export function onStepDone(
     const outcome: Outcome = {
       result: 'RolledBack',
       reason: op.rollbackReason ?? 'BootFailed',
-      ...(op.failure === undefined ? {} : { code: op.failure.code }),
+      ...(op.failure === undefined ? {} : { code: op.failure.code, message: op.failure.message }),
     };
     return finish(state, now, outcome);
   }

@@ -54,6 +54,11 @@ export interface LastResult {
   readonly result: OperationResult;
   readonly code?: string;
   readonly reason?: string;
+  /**
+   * What went wrong, as the failing step said it (`not healthy by the deadline: node w-1 is not
+   * Ready`), when `reason` is only a word: a rolled-back machine's why, wherever its code is shown.
+   */
+  readonly message?: string;
   /** Epoch ms. */
   readonly finishedAt: number;
 }

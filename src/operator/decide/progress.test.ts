@@ -80,6 +80,25 @@ describe('progressStep', () => {
     assert.equal(step.progress.reason, 'MOLT_HEALTH_DEADLINE: never healthy');
   });
 
+  it('shows the machine’s own sentence rather than the bare reason word, when the agent gives one', () => {
+    const last = result('RolledBack', {
+      code: 'MOLT_HEALTH_DEADLINE',
+      reason: 'HealthDeadline',
+      message: 'not healthy by the deadline: node w-1 is not Ready',
+    });
+    const step = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last }) },
+      options,
+    );
+    assert.ok(step.kind === 'set');
+    assert.equal(
+      step.progress.reason,
+      'MOLT_HEALTH_DEADLINE: not healthy by the deadline: node w-1 is not Ready',
+    );
+  });
+
   it('pauses, rather than fails, when the cluster stopped the upgrade before the machine changed', () => {
     const last = result('Failed', { code: 'MOLT_KUBE_UNAVAILABLE', reason: 'API server away' });
     const s = status({ digest: old, last });

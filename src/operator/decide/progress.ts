@@ -92,6 +92,14 @@ function finished(
   return { ...p, finishedAt: now, ...patch };
 }
 
+/**
+ * `CODE: why` of a finished operation: the machine's own sentence where it said one — the word
+ * `HealthDeadline` alone tells a person nothing.
+ */
+function failureReason(last: NonNullable<AgentStatus['last']>): string {
+  return [last.code, last.message ?? last.reason].filter((x) => x !== undefined).join(': ');
+}
+
 function fromResult(
   rollout: Rollout,
   p: MachineProgress,
@@ -112,7 +120,7 @@ function fromResult(
       reason: `boots ${digest ?? 'an unknown release'}, not the target`,
     });
   }
-  const reason = [last.code, last.reason].filter((x) => x !== undefined).join(': ');
+  const reason = failureReason(last);
   // The drain's `quarantine-and-skip`: the machine was set aside unchanged, not failed by the release.
   const phase = last.code === ErrorCode.DrainQuarantined ? 'Skipped' : last.result;
   return finished(p, now, { phase, ...(reason !== '' && { reason }) });
