@@ -9,7 +9,7 @@ import {
 import { renderTable } from '../../output.ts';
 
 /** `molt rollout status` as a person reads it: the rollout, then its machines. */
-export function describeRollout(r: RolloutView): string {
+export function describeRollout(r: RolloutView, why?: string): string {
   const lines = [
     `rollout:  ${r.id}`,
     `pool:     ${r.pool}`,
@@ -24,6 +24,7 @@ export function describeRollout(r: RolloutView): string {
       ? []
       : [`repairs:  ${r.repairOf} (machines of the pool run another release again)`]),
     `state:    ${r.state}${r.endReason === undefined ? '' : ` (${r.endReason})`}`,
+    ...(why === undefined ? [] : [`why:      ${why}`]),
     `created:  ${r.createdAt}`,
     `progress: ${progressLine(r)}`,
   ];

@@ -110,6 +110,12 @@ describe('molt rollout and molt machine', () => {
     assert.equal(paused.stdout, 'rollout workers-1.1.0: now Paused\n');
     const again = await molt(['rollout', 'pause', 'workers-1.1.0', ...as('operator')]);
     assert.equal(again.stdout, 'rollout workers-1.1.0: already Paused\n');
+    const status = await molt(['rollout', 'status', 'workers-1.1.0', ...as('node')]);
+    assert.match(
+      status.stdout,
+      /^state: {4}Paused\nwhy: {6}rollout workers-1\.1\.0 paused by alice: freeze \(\S+\)$/m,
+      'who paused it and why',
+    );
     const resumed = await molt([
       'rollout',
       'resume',

@@ -78,7 +78,11 @@ export function runStatus(
     const id = await resolveRollout(client, o.id);
     if (!o.follow) {
       const r = await client.rollout(id);
-      ctx.io.out(output === 'table' ? describeRollout(r) : renderData(output, r));
+      ctx.io.out(
+        output === 'table'
+          ? describeRollout(r, await whyWaiting(client, r))
+          : renderData(output, r),
+      );
       return;
     }
     const data = (v: unknown): void => {
@@ -118,6 +122,18 @@ function rollbackPreview(r: RolloutView): string {
     `rollout ${r.id} (pool ${r.pool}, ${r.state}) would be reversed: a new rollout ${r.id}-rollback takes pool ${r.pool} back to ${back}, under the pool's policies\n` +
     `  machines it moved to ${r.target.version}: ${which}\n`
   );
+}
+
+/**
+ * Why a rollout that starts nothing is so: a paused or halted one by the history's last word on
+ * it (who paused it and why, or which machine halted it), one awaiting approval by what to run.
+ */
+async function whyWaiting(client: OperatorClient, r: RolloutView): Promise<string | undefined> {
+  if (r.state === 'AwaitingApproval') return `awaits approval: molt rollout approve ${r.id}`;
+  if (r.state !== 'Paused' && r.state !== 'Halted') return undefined;
+  const events = await client.history({ rollout: r.id, limit: 1000 });
+  const last = events.findLast((e) => e.kind === 'rollout-state' && e.data?.['state'] === r.state);
+  return last === undefined ? undefined : `${last.message} (${last.at})`;
 }
 
 /** `molt rollout pause|resume|approve|cancel|rollback ID`. */
