@@ -13,7 +13,7 @@ import { qmpExecute } from './qmp.ts';
 import { qemuArgs, type PortForward, type QemuSpec } from './qemu-args.ts';
 import { explainSilence } from './quiet-console.ts';
 import { readSerial, serialSize, waitForSerial, type WaitOptions } from './serial-log.ts';
-import { treeCpuMs } from '../../platform/process/cpu-time.ts';
+import { runQueueWaitMs } from '../../platform/process/cpu-time.ts';
 import type { Vm } from './vm-types.ts';
 
 const MonitorDeadlineMs = 15_000;
@@ -104,7 +104,7 @@ export class QemuVm implements Vm {
         ...options,
         name: this.name,
         stopped: () => this.off,
-        cpuMs: () => treeCpuMs(this.pid),
+        starvedMs: () => runQueueWaitMs(this.pid),
       });
     } catch (e) {
       const vm = { qmpSocket: this.spec.qmpSocket, disk: this.spec.disk, on: !this.off };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The CPU time a process tree has used, from /proc: how waits tell a process that works slowly on
- * a busy host (it gets little CPU) from one that is stuck (it gets CPU and still does not answer).
+ * What /proc says of a process's time: the CPU it used, and how long the host kept it waiting for
+ * a CPU. Waits use them to tell a process that works slowly on a busy host from one that is stuck.
  */
 import { readdir, readFile } from 'node:fs/promises';
 
@@ -25,4 +25,23 @@ export async function treeCpuMs(pid: number): Promise<number> {
       ms += await treeCpuMs(Number(child));
   }
   return Number.isFinite(ms) ? ms : 0;
+}
+
+/**
+ * Milliseconds the busiest-waiting thread of `pid` has spent runnable but waiting for a CPU
+ * (`/proc/<pid>/task/<tid>/schedstat`, its second field): how long the host kept the process
+ * from running. A process that sleeps (a paused guest, a hung one waiting on I/O) does not add
+ * to it; one the host starves does. 0 once it is gone.
+ */
+export async function runQueueWaitMs(pid: number): Promise<number> {
+  const tasks = await readdir(`/proc/${String(pid)}/task`).catch(() => []);
+  let most = 0;
+  for (const task of tasks) {
+    const stat = await readFile(`/proc/${String(pid)}/task/${task}/schedstat`, 'utf8').catch(
+      () => '',
+    );
+    const waitedNs = Number(stat.split(' ')[1] ?? 0);
+    if (Number.isFinite(waitedNs)) most = Math.max(most, waitedNs / 1e6);
+  }
+  return Math.round(most);
 }
