@@ -54,6 +54,18 @@ const result = (r: 'Succeeded' | 'Failed' | 'RolledBack', extra = {}) => ({
 describe('progressStep', () => {
   const inFlight = { phase: 'InFlight' as const, startedAt: 50_000, operationId: 'op-1' };
 
+  /** The progress an in-flight w-1 gets from an agent that finished with `last`. */
+  function finishedWith(last: ReturnType<typeof result>) {
+    const step = progressStep(
+      rollout(inFlight),
+      'w-1',
+      { at: 1, status: status({ digest: old, last }) },
+      options,
+    );
+    assert.ok(step.kind === 'set', JSON.stringify(step));
+    return step.progress;
+  }
+
   it("marks the machine Succeeded when the agent's result for our operation says so and it boots the target", () => {
     const s = status({ digest: target.digest, last: result('Succeeded') });
     const step = progressStep(rollout(inFlight), 'w-1', { at: 1, status: s }, options);
@@ -86,15 +98,8 @@ describe('progressStep', () => {
       reason: 'HealthDeadline',
       message: 'not healthy by the deadline: node w-1 is not Ready',
     });
-    const step = progressStep(
-      rollout(inFlight),
-      'w-1',
-      { at: 1, status: status({ digest: old, last }) },
-      options,
-    );
-    assert.ok(step.kind === 'set');
     assert.equal(
-      step.progress.reason,
+      finishedWith(last).reason,
       'MOLT_HEALTH_DEADLINE: not healthy by the deadline: node w-1 is not Ready',
     );
   });
@@ -138,16 +143,10 @@ describe('progressStep', () => {
       code: 'MOLT_DRAIN_QUARANTINED',
       reason: 'node w-1 still runs shop/db-0 after 120 s; the node stays cordoned',
     });
-    const step = progressStep(
-      rollout(inFlight),
-      'w-1',
-      { at: 1, status: status({ digest: old, last }) },
-      options,
-    );
-    assert.ok(step.kind === 'set');
-    assert.equal(step.progress.phase, 'Skipped');
-    assert.match(step.progress.reason ?? '', /^MOLT_DRAIN_QUARANTINED: node w-1 still runs/);
-    assert.equal(step.progress.finishedAt, options.now);
+    const progress = finishedWith(last);
+    assert.equal(progress.phase, 'Skipped');
+    assert.match(progress.reason ?? '', /^MOLT_DRAIN_QUARANTINED: node w-1 still runs/);
+    assert.equal(progress.finishedAt, options.now);
   });
 
   it("ignores another operation's result and waits", () => {
