@@ -17,6 +17,7 @@ import { renderData, renderTable, type OutputFormat } from '../../output.ts';
 import { untilInterrupted } from '../../watch.ts';
 import { resolveRollout, withOperator } from '../rollout/run.ts';
 import { historyColumns, historyRow } from './render.ts';
+import { readAll } from './read-all.ts';
 
 const schema = z.object({
   follow: z.boolean().default(false),
@@ -24,25 +25,6 @@ const schema = z.object({
   machine: z.string().min(1).max(200).optional(),
   tail: z.coerce.number({ message: 'must be a number' }).int().min(0).optional(),
 });
-
-const pageSize = 1000;
-
-/** Every stored event of the rollout (all when undefined), oldest first. */
-async function readAll(
-  client: OperatorClient,
-  rollout: string | undefined,
-): Promise<HistoryEventView[]> {
-  const events: HistoryEventView[] = [];
-  for (;;) {
-    const page = await client.history({
-      after: events.at(-1)?.seq ?? 0,
-      limit: pageSize,
-      ...(rollout !== undefined && { rollout }),
-    });
-    events.push(...page);
-    if (page.length < pageSize) return events;
-  }
-}
 
 /** `molt history`. */
 export function runHistory(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {

@@ -21,6 +21,7 @@ import { withConnection } from '../../mtls/connect.ts';
 import { connectToOperator, type OperatorConnection } from './connection.ts';
 import { followRollout } from './follow.ts';
 import { describeRollout, historyLine, progressLine } from './render.ts';
+import { readAll } from '../history/read-all.ts';
 
 /** Open a connection, run, close. */
 export const withOperator = (
@@ -131,7 +132,7 @@ function rollbackPreview(r: RolloutView): string {
 async function whyWaiting(client: OperatorClient, r: RolloutView): Promise<string | undefined> {
   if (r.state === 'AwaitingApproval') return `awaits approval: molt rollout approve ${r.id}`;
   if (r.state !== 'Paused' && r.state !== 'Halted') return undefined;
-  const events = await client.history({ rollout: r.id, limit: 1000 });
+  const events = await readAll(client, r.id);
   const last = events.findLast((e) => e.kind === 'rollout-state' && e.data?.['state'] === r.state);
   return last === undefined ? undefined : `${last.message} (${last.at})`;
 }
