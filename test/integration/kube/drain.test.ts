@@ -316,6 +316,8 @@ describe('cordon, drain, uncordon on a real control plane', () => {
       assert.equal((await node('drain-1')).spec?.unschedulable, true, 'cordoned once back');
       // Asked again by the same operation (its first answer lost): cordoned by it, so true.
       assert.equal(await d.cordon('op-outage-3'), true);
+      // So does the version read of a pull's kubelet skew check, which comes before the cordon.
+      assert.match((await outlasting(() => d.apiServer())).version, /^v1\.\d+\.\d+/);
       // An uncordon (a fallback's, right after the boot) waits the API server out too.
       assert.equal(await outlasting(() => d.uncordon()), 'uncordoned');
       assert.notEqual((await node('drain-1')).spec?.unschedulable, true, 'uncordoned');

@@ -32,10 +32,12 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { decideDrain, podName, type DrainPolicy, type PodFacts } from '../../../core/drain/pods.ts';
-import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { NodeReport } from '../../../core/kubernetes/node-ready.ts';
-import { kubeError, statusOf } from '../../../platform/kube/client.ts';
+import type { ApiServerVersion } from '../../../core/kubernetes/kubelet-skew.ts';
+import { apiServerVersion, kubeError, statusOf } from '../../../platform/kube/client.ts';
 import { podFacts } from './pod-facts.ts';
+import { outlasting } from './patience.ts';
 
 export const CordonAnnotation = 'molt.dev/cordoned-by';
 export const QuarantineLabel = 'molt.dev/quarantined';
@@ -57,6 +59,11 @@ export interface NodeDrainer {
   uncordon(): Promise<UncordonOutcome>;
   /** The node's Ready condition, its `molt.dev/version` label and the boot its kubelet reported. */
   readiness(): Promise<NodeReport>;
+  /**
+   * The API server's version (the pull's kubelet skew check), waiting out an API server that does
+   * not answer as the cordon does: on a single control plane it is busy with this very upgrade.
+   */
+  apiServer(): Promise<ApiServerVersion>;
 }
 
 /**
@@ -74,7 +81,10 @@ export interface NodeDrainerOptions {
   readonly pollMs?: number;
   /** How long an uncordon waits out an API server that does not answer. @default 120000 */
   readonly uncordonPatienceMs?: number;
-  /** How long a cordon waits out an API server that does not answer. @default 120000 */
+  /**
+   * How long a cordon, and the version read before it, wait out an API server that does not
+   * answer. @default 120000
+   */
   readonly cordonPatienceMs?: number;
 }
 
@@ -124,27 +134,8 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     return 'uncordoned';
   };
 
-  /**
-   * `f`, retried while the API server is away (MOLT_KUBE_UNAVAILABLE: refused, reset, 5xx) until
-   * the drain's deadline — a control-plane upgrade or an API server restart must not fail a drain
-   * that would finish a few seconds later. Anything else (RBAC, a missing node) fails at once.
-   */
-  const patiently = async <T>(deadline: number, f: () => Promise<T>): Promise<T> => {
-    for (let wait = pollMs; ; wait = Math.min(wait * 2, 5_000)) {
-      try {
-        return await f();
-      } catch (e) {
-        if (
-          !isMoltError(e, ErrorCode.KubeUnavailable) ||
-          !e.retryable ||
-          Date.now() + wait > deadline
-        )
-          throw e;
-        log(`the API server is not answering (${e.message}); retrying`);
-      }
-      await sleep(wait);
-    }
-  };
+  const patiently = <T>(deadline: number, f: () => Promise<T>): Promise<T> =>
+    outlasting(deadline, f, { pollMs, log });
 
   /** Evict `pod` until accepted, gone, or the deadline; 'timeout' when the budget kept refusing. */
   const evict = async (pod: PodFacts, deadline: number): Promise<'evicted' | 'timeout'> => {
@@ -281,6 +272,8 @@ export function createNodeDrainer(o: NodeDrainerOptions): NodeDrainer {
     // Right after a boot (a fallback's undo runs then) the API server may not answer yet: a node
     // molt cordoned must not stay cordoned for want of a retry.
     uncordon: () => patiently(Date.now() + (o.uncordonPatienceMs ?? 120_000), uncordon),
+    apiServer: () =>
+      patiently(Date.now() + (o.cordonPatienceMs ?? 120_000), () => apiServerVersion(o.kc)),
     async readiness() {
       const node = await readNode();
       const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';

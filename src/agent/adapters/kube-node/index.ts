@@ -13,7 +13,7 @@
 import { withOverride } from '../../../core/drain/pods.ts';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { judgeNodeReady } from '../../../core/kubernetes/node-ready.ts';
-import { apiServerVersion, loadKubeConfig } from '../../../platform/kube/client.ts';
+import { loadKubeConfig } from '../../../platform/kube/client.ts';
 import { createNodeDrainer, QuarantineLabel, type UncordonOutcome } from './drain.ts';
 import type { KubernetesConfig } from '../../../protocol/machine-config.ts';
 import type { KubeNode, KubeOutcome } from '../../ports/kube-node.ts';
@@ -78,6 +78,6 @@ export async function createApiKubeNode(
       if (!verdict.ready) throw new MoltError(ErrorCode.KubeUnavailable, verdict.reason);
       return done;
     },
-    apiServer: () => apiServerVersion(kc),
+    apiServer: () => drainer.apiServer(),
   };
 }
