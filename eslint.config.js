@@ -81,9 +81,9 @@ export default tseslint.config(
   },
   {
     // The browser loads the dashboard's modules as they are served, with no bundler (docs/adr/0007
-    // §2): a value may come only from another dashboard module or from core's vocabulary, the one
-    // other module the operator serves (src/operator/api/dashboard-assets.ts). Anything else from
-    // core or protocol must be `import type`, which disappears before the browser sees it.
+    // §2): a value may come only from another dashboard module or from core's vocabulary and time,
+    // the other modules the operator serves (src/operator/api/dashboard-assets.ts). Anything else
+    // from core or protocol must be `import type`, which disappears before the browser sees it.
     files: ['src/dashboard/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
@@ -92,10 +92,10 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^\\.\\./(?!core/rollout/vocabulary\\.ts$)',
+              regex: '^\\.\\./(?!core/rollout/vocabulary\\.ts$|core/time\\.ts$)',
               allowTypeImports: true,
               message:
-                'the browser cannot load it: import types only (values from ./ and ../core/rollout/vocabulary.ts)',
+                'the browser cannot load it: import types only (values from ./, ../core/rollout/vocabulary.ts and ../core/time.ts)',
             },
             {
               regex: '^[^.]',

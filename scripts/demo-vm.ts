@@ -57,7 +57,7 @@ const step = (title: string): void => {
 
 /** A rollout that went as far as it will without a person: no use following it further. */
 const stopped = (rs: readonly RolloutView[]): boolean =>
-  ['Completed', 'Halted', 'Superseded', 'Cancelled'].includes(rs[0]?.state ?? '');
+  ['Completed', 'Halted', 'RolledBack', 'Superseded', 'Cancelled'].includes(rs[0]?.state ?? '');
 
 async function status(lab: LabState, vm: LabVmRecord): Promise<AgentStatus> {
   return agentStatus({ dir: lab.pki, operatorEnv: {} }, vm.endpoint);

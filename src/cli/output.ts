@@ -6,9 +6,13 @@ import type { PrintColumn } from '../protocol/index.ts';
 export const outputFormats = ['table', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof outputFormats)[number];
 
-/** Render rows as an aligned plain-text table with the given columns. */
-export function renderTable<T>(columns: readonly PrintColumn<T>[], rows: readonly T[]): string {
-  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+/** Render rows as an aligned plain-text table with the given columns, times relative to `now`. */
+export function renderTable<T>(
+  columns: readonly PrintColumn<T>[],
+  rows: readonly T[],
+  now = Date.now(),
+): string {
+  const cells = rows.map((row) => columns.map((c) => c.value(row, now)));
   const widths = columns.map((c, i) =>
     Math.max(c.header.length, ...cells.map((r) => (r[i] ?? '').length)),
   );

@@ -5,10 +5,13 @@ import fc from 'fast-check';
 import {
   formatDuration,
   humanDuration,
+  instant,
   iso,
   MAX_DURATION_MS,
   parseDuration,
   parseTime,
+  relative,
+  when,
 } from './time.ts';
 
 describe('durations and instants', () => {
@@ -46,5 +49,17 @@ describe('durations and instants', () => {
     assert.equal(parseTime('2026-11-24T11:00:00+01:00'), Date.UTC(2026, 10, 24, 10));
     assert.equal(parseTime('2026-11-24T10:00:00'), undefined);
     assert.equal(iso(Date.UTC(2026, 10, 24, 10)), '2026-11-24T10:00:00.000Z');
+  });
+});
+
+describe('times for people', () => {
+  const t = Date.parse('2026-11-29T00:11:14.819Z');
+  it('writes an instant as UTC to the second, with no milliseconds', () => {
+    assert.equal(instant(t), '2026-11-29T00:11:14Z');
+  });
+  it('says how far it is, ahead or behind, and "now" within a second', () => {
+    assert.equal(when(t, t - 5 * 60_000), '2026-11-29T00:11:14Z (in 5m)');
+    assert.equal(when(t, t + 3 * 3_600_000 + 20 * 60_000), '2026-11-29T00:11:14Z (3h20m ago)');
+    assert.equal(relative(t, t + 400), 'now');
   });
 });

@@ -66,3 +66,20 @@ export function parseTime(text: string): number | undefined {
 
 /** An instant as ISO 8601 UTC. */
 export const iso = (at: number): string => new Date(at).toISOString();
+
+/**
+ * An instant for people: ISO 8601 UTC to the second (`2026-11-29T00:11:14Z`). Messages, tables
+ * and pages all write a time so; the API's fields keep {@link iso}'s milliseconds.
+ */
+export const instant = (at: number): string => iso(at).replace(/\.\d+Z$/, 'Z');
+
+/** How far `at` is from `now`, for people: `in 5m`, `3h20m ago`, `now` (within a second). */
+export function relative(at: number, now: number): string {
+  const gap = at - now;
+  if (Math.abs(gap) < 1_000) return 'now';
+  const span = humanDuration(Math.abs(gap));
+  return gap > 0 ? `in ${span}` : `${span} ago`;
+}
+
+/** `2026-11-29T00:11:14Z (in 5m)`: an instant and how far it is, the way a reader sees a time. */
+export const when = (at: number, now: number): string => `${instant(at)} (${relative(at, now)})`;

@@ -32,13 +32,17 @@ export const needsConfirm: ReadonlySet<RolloutActionName> = new Set([
 export const mayAct = (role: DashboardUserRole | undefined): boolean =>
   role === 'operator' || role === 'admin';
 
+/** A rollback is not rolled back (the API refuses): a new release rolls forward. */
+const reversible = (r: Pick<RolloutView, 'from' | 'rollbackOf'>): boolean =>
+  r.from !== undefined && r.rollbackOf === undefined;
+
 /** The actions the page offers on `r` to a person with `role` (none to viewers). */
 export function rolloutActions(
-  r: Pick<RolloutView, 'state' | 'from'>,
+  r: Pick<RolloutView, 'state' | 'from' | 'rollbackOf'>,
   role: DashboardUserRole | undefined,
 ): RolloutActionName[] {
   if (!mayAct(role)) return [];
-  const back: RolloutActionName[] = r.from === undefined ? [] : ['rollback'];
+  const back: RolloutActionName[] = reversible(r) ? ['rollback'] : [];
   switch (r.state) {
     case 'AwaitingApproval':
       return ['approve', 'cancel'];
@@ -50,6 +54,7 @@ export function rolloutActions(
       return [...(role === 'admin' ? (['force-resume'] as const) : []), 'cancel', ...back];
     case 'Completed':
       return back;
+    case 'RolledBack':
     case 'Superseded':
     case 'Cancelled':
       return [];

@@ -143,6 +143,13 @@ describe('the actions a person is offered', () => {
       'nothing to roll back to',
     );
     assert.deepEqual(rolloutActions({ state: 'Superseded', from }, 'admin'), []);
+    assert.deepEqual(rolloutActions({ state: 'RolledBack', from }, 'admin'), []);
+    assert.deepEqual(
+      rolloutActions({ state: 'Completed', from, rollbackOf: 'w-1.1.0' }, 'admin'),
+      [],
+      'a completed rollback is not rolled back: a new release rolls forward',
+    );
+    assert.deepEqual(rolloutActions({ state: 'Completed', from }, 'admin'), ['rollback']);
     assert.deepEqual(rolloutActions({ state: 'Active', from }, 'viewer'), []);
     assert.deepEqual(rolloutActions({ state: 'Active', from }, undefined), []);
   });

@@ -9,7 +9,10 @@ import {
   health,
   isWaiting,
   phaseOf,
+  pageReason,
+  rolloutHeading,
   slotText,
+  stateLabel,
 } from './format.ts';
 
 type Observed = NonNullable<MachineView['observed']>;
@@ -141,5 +144,29 @@ describe('the planner’s words', () => {
       ['start', 'wait', 'in-flight', 'soaking', 'done', 'failed', 'skipped'] as const
     ).filter((action) => isWaiting({ action }));
     assert.deepEqual(waiting, ['wait', 'soaking']);
+  });
+});
+
+describe('a rollout as people read it', () => {
+  it('drops the CLI command a reason names, since the page has a button for it', () => {
+    assert.equal(
+      pageReason('rollout r1 awaits approval (molt rollout approve r1)'),
+      'rollout r1 awaits approval',
+    );
+    assert.equal(
+      pageReason('held until 2026-11-29T00:11:14Z: disk (swap)'),
+      'held until 2026-11-29T00:11:14Z: disk (swap)',
+    );
+  });
+
+  it('names states in words, not CamelCase', () => {
+    assert.equal(stateLabel.AwaitingApproval, 'Awaiting approval');
+    assert.equal(stateLabel.RolledBack, 'Rolled back');
+  });
+
+  it('heads a rollback as going back, so it is not a second card like the rollout it reverses', () => {
+    const target = { version: '1.0.0' };
+    assert.equal(rolloutHeading({ pool: 'workers', target }), 'workers → 1.0.0');
+    assert.equal(rolloutHeading({ pool: 'workers', target, rollbackOf: 'w' }), 'workers ↩ 1.0.0');
   });
 });

@@ -5,8 +5,34 @@
  * themselves are core's vocabulary; the records below are keyed by it, so a new phase or decision
  * does not compile until the page decides how to show it.
  */
-import type { DecisionAction, MachinePhase } from '../core/rollout/vocabulary.ts';
+import type { DecisionAction, MachinePhase, RolloutState } from '../core/rollout/vocabulary.ts';
+import { instant, when } from '../core/time.ts';
 import type { DecisionView, DashboardMachineView, RolloutCounts } from '../protocol/operator.ts';
+
+/**
+ * A planner's reason as the page shows it: without the trailing CLI command it names
+ * (`… awaits approval (molt rollout approve r1)`), since the page offers that action as a button.
+ */
+export const pageReason = (message: string): string => message.replace(/ \(molt [^()]*\)$/, '');
+
+/** A rollout's state as people read it (the API's word stays in `data-state` and the class). */
+export const stateLabel: Readonly<Record<RolloutState, string>> = {
+  AwaitingApproval: 'Awaiting approval',
+  Active: 'Active',
+  Paused: 'Paused',
+  Halted: 'Halted',
+  Completed: 'Completed',
+  RolledBack: 'Rolled back',
+  Superseded: 'Superseded',
+  Cancelled: 'Cancelled',
+};
+
+/** A rollout's heading: `pool → 1.1.0`, and a rollback says it goes back (`pool ↩ 1.0.0`). */
+export const rolloutHeading = (r: {
+  readonly pool: string;
+  readonly target: { readonly version: string };
+  readonly rollbackOf?: string | undefined;
+}): string => `${r.pool} ${r.rollbackOf === undefined ? '→' : '↩'} ${r.target.version}`;
 
 /** The colour (a CSS variable of style.css) each machine phase has in the timeline. */
 export const phaseColour: Readonly<Record<MachinePhase, string>> = {
@@ -32,8 +58,16 @@ const waits: Readonly<Record<DecisionAction, boolean>> = {
 /** Whether the planner holds the machine back (listed with its reason). */
 export const isWaiting = (d: Pick<DecisionView, 'action'>): boolean => waits[d.action];
 
-/** A time of day in the browser's locale, from an ISO 8601 string or epoch milliseconds. */
-export const clock = (t: string | number): string => new Date(t).toLocaleTimeString();
+const epoch = (t: string | number): number => (typeof t === 'number' ? t : Date.parse(t));
+
+/**
+ * An instant as every molt surface writes one: UTC to the second (`2026-11-29T00:11:14Z`), from
+ * an ISO 8601 string or epoch milliseconds. For lines that are not redrawn (the event log).
+ */
+export const clock = (t: string | number): string => instant(epoch(t));
+
+/** An instant and how far it is (`2026-11-29T00:11:14Z (in 5m)`), for facts a redraw refreshes. */
+export const at = (t: string | number, now = Date.now()): string => when(epoch(t), now);
 
 /** A machine's health word; style.css colours each (`health-<word>`). */
 export type Health =

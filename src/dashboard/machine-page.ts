@@ -11,7 +11,16 @@ import type { OperationSummaryView } from '../protocol/agent.ts';
 import type { DashboardMachineView, RolloutView } from '../protocol/operator.ts';
 import { holdControls, type ActContext } from './actions.ts';
 import { el, find } from './dom.ts';
-import { batchLabel, clock, health, phaseOf, slotOf, type SlotId } from './format.ts';
+import {
+  at,
+  batchLabel,
+  clock,
+  health,
+  phaseOf,
+  slotOf,
+  stateLabel,
+  type SlotId,
+} from './format.ts';
 import { hashOf } from './route.ts';
 
 /** What a slot card says under the version: its state, a bad slot's reason, booted and committed. */
@@ -55,7 +64,7 @@ function slotCard(m: DashboardMachineView, id: SlotId): HTMLElement {
 function holdText(hold: NonNullable<DashboardMachineView['hold']>): string {
   const by = hold.by === undefined ? '' : ` by ${hold.by}`;
   const why = hold.reason === undefined ? '' : `: ${hold.reason}`;
-  return `until ${new Date(hold.until).toLocaleString()}${by}${why}`;
+  return `until ${at(hold.until)}${by}${why}`;
 }
 
 function facts(m: DashboardMachineView): HTMLElement {
@@ -70,7 +79,7 @@ function facts(m: DashboardMachineView): HTMLElement {
     ['phase', phaseOf(m)],
     ['operation', o?.operation],
     ['last result', last && `${last.result}${last.reason === undefined ? '' : `: ${last.reason}`}`],
-    ['observed', o && clock(o.at)],
+    ['observed', o && at(o.at)],
     ['held', m.hold && holdText(m.hold)],
   ];
   return el(
@@ -91,7 +100,7 @@ function rolloutRows(id: string, rollouts: readonly RolloutView[]): HTMLTableRow
         'tr',
         { 'data-rollout': r.id },
         el('td', {}, el('a', { href: hashOf({ page: 'rollout', id: r.id }) }, r.id)),
-        el('td', {}, `${r.target.version} (${r.state})`),
+        el('td', {}, `${r.target.version} (${stateLabel[r.state]})`),
         el('td', { class: `phase-${p.phase}` }, p.phase),
         el('td', {}, p.decision === undefined ? '–' : batchLabel(p.decision)),
         el('td', {}, time(p.startedAt)),

@@ -17,6 +17,7 @@ import {
 import type { DashboardStateView } from '../protocol/dashboard.ts';
 import type { ActContext } from './actions.ts';
 import { find, setPill } from './dom.ts';
+import { clock } from './format.ts';
 import { followEvents } from './events.ts';
 import { drawMachinePage, operationRows } from './machine-page.ts';
 import { drawOverview } from './overview.ts';
@@ -84,7 +85,7 @@ async function drawRoute(): Promise<void> {
   for (const pill of ['#leader', '#live', '#updated']) find(pill).hidden = !readable;
   if (!readable) return;
   setPill(find('#leader'), s.plan.leader ? 'leader' : 'standby', s.plan.leader ? 'ok' : '');
-  find('#updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
+  find('#updated').textContent = `updated ${clock(Date.now())}`;
   await drawPage(route, s);
 }
 

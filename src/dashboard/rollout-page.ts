@@ -9,19 +9,19 @@ import type { MachineProgressView, RolloutView } from '../protocol/operator.ts';
 import { rolloutActionBar, type ActContext } from './actions.ts';
 import { el, find } from './dom.ts';
 import { machineLink } from './fleet-grid.ts';
-import { batchLabel, clock, countsLine } from './format.ts';
+import { at, batchLabel, countsLine, pageReason, rolloutHeading, stateLabel } from './format.ts';
 import { hashOf } from './route.ts';
 import { progressBar } from './rollouts.ts';
 import { timeline } from './timeline.ts';
 import { startInstants } from './timeline-layout.ts';
 
-const when = (t: string | undefined): string => (t === undefined ? '–' : clock(t));
+const when = (t: string | undefined): string => (t === undefined ? '–' : at(t));
 
 function decisionText(m: MachineProgressView): string {
   const d = m.decision;
   if (d === undefined) return m.reason ?? '–';
-  const why = d.reason?.message ?? m.reason;
-  const next = d.notBefore === undefined ? '' : ` (not before ${clock(d.notBefore)})`;
+  const why = d.reason === undefined ? m.reason : pageReason(d.reason.message);
+  const next = d.notBefore === undefined ? '' : ` (not before ${at(d.notBefore)})`;
   return `${d.action}${why === undefined ? '' : `: ${why}`}${next}`;
 }
 
@@ -70,10 +70,15 @@ function facts(r: RolloutView): HTMLElement {
       `${r.from === undefined ? '' : `${r.from.version} → `}${r.target.version}`,
     ],
     ['digest', r.target.digest],
-    ['created', new Date(r.createdAt).toLocaleString()],
+    ['created', at(r.createdAt)],
   ];
   if (r.path !== undefined && r.path.length > 1) pairs.push(['path', r.path.join(' → ')]);
   if (r.endReason !== undefined) pairs.push(['ended', r.endReason]);
+  if (r.rollbackOf !== undefined)
+    pairs.push([
+      'rolls back',
+      el('a', { href: hashOf({ page: 'rollout', id: r.rollbackOf }) }, r.rollbackOf),
+    ]);
   if (r.repairOf !== undefined)
     pairs.push([
       'repairs',
@@ -89,7 +94,7 @@ function facts(r: RolloutView): HTMLElement {
 /** `pool → version`; an image rollout's `policy → tag@digest` (a rebuild keeps its tag). */
 function titleOf(id: string, r: RolloutView | undefined): string {
   if (r === undefined) return id;
-  if (r.images === undefined) return `${r.pool} → ${r.target.version}`;
+  if (r.images === undefined) return rolloutHeading(r);
   return `image policy ${r.images.policy} → ${r.target.version}@${r.target.digest.slice(0, 19)}`;
 }
 
@@ -109,7 +114,11 @@ export function drawRolloutPage(
   const now = Date.now();
   const opens = startInstants(s.plan, new Set([r.id])).filter((t) => t > now);
   body.replaceChildren(
-    el('div', { class: `state-${r.state}`, 'data-state': r.state, id: 'rollout-state' }, r.state),
+    el(
+      'div',
+      { class: `state-${r.state}`, 'data-state': r.state, id: 'rollout-state' },
+      stateLabel[r.state],
+    ),
     facts(r),
     rolloutActionBar(r, c),
     progressBar(r),

@@ -6,7 +6,7 @@
 import type { RolloutView } from '../protocol/operator.ts';
 import { rolloutActionBar, type ActContext } from './actions.ts';
 import { el } from './dom.ts';
-import { barParts, countsLine } from './format.ts';
+import { barParts, countsLine, rolloutHeading, stateLabel } from './format.ts';
 import { hashOf } from './route.ts';
 
 /** The rollout's progress bar (widths set through the CSSOM: the page's policy allows no inline styles). */
@@ -34,12 +34,9 @@ export function rolloutCard(r: RolloutView, c: ActContext): HTMLElement {
       'data-state': r.state,
       'data-succeeded': counts.Succeeded,
     },
-    el(
-      'h3',
-      {},
-      el('a', { href: hashOf({ page: 'rollout', id: r.id }) }, `${r.pool} → ${r.target.version}`),
-    ),
-    el('div', { class: `state-${r.state}` }, r.state),
+    el('h3', {}, el('a', { href: hashOf({ page: 'rollout', id: r.id }) }, rolloutHeading(r))),
+    el('div', { class: `state-${r.state}` }, stateLabel[r.state]),
+    r.rollbackOf === undefined ? '' : el('div', { class: 'muted' }, `rolls back ${r.rollbackOf}`),
     progressBar(r),
     el('div', { class: 'muted' }, countsLine(counts, r.id)),
     r.endReason === undefined ? '' : el('div', { class: 'muted' }, r.endReason),

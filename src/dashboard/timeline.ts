@@ -76,7 +76,7 @@ function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
       'stroke-dasharray': '4 3',
       'data-not-before': new Date(t).toISOString(),
     }),
-    svg('text', { x: axis.x(t) + 3, y: 12, class: 'axis' }, `may start ${clock(t)}`),
+    svg('text', { x: axis.x(t) + 3, y: 12, class: 'axis' }, `may start ${clock(t).slice(11)}`),
   ];
 }
 
@@ -85,12 +85,11 @@ function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
  * the tick is a midnight (the axis spans days).
  */
 function tickLabel(t: Tick): string {
-  const d = new Date(t.t);
-  const midnight = d.getHours() === 0 && d.getMinutes() === 0 && d.getSeconds() === 0;
-  if (t.step >= 86_400_000 || (midnight && t.step >= 3_600_000))
-    return d.toLocaleDateString([], { month: 'short', day: 'numeric' });
-  const seconds = t.step < 60_000 ? { second: '2-digit' as const } : {};
-  return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', ...seconds });
+  const time = clock(t.t);
+  const midnight = time.endsWith('T00:00:00Z');
+  // UTC, as every time molt shows: `11-29` on days, `14:30` or `14:30:15` within one.
+  if (t.step >= 86_400_000 || (midnight && t.step >= 3_600_000)) return time.slice(5, 10);
+  return time.slice(11, t.step < 60_000 ? 19 : 16);
 }
 
 /** Ticks, grid lines and the breaks of compressed stretches, under `rows` rows. */

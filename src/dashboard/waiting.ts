@@ -6,7 +6,7 @@
 import type { PlanView } from '../protocol/operator.ts';
 import { el } from './dom.ts';
 import { machineLink } from './fleet-grid.ts';
-import { clock, isWaiting } from './format.ts';
+import { at, isWaiting, pageReason } from './format.ts';
 import { hashOf } from './route.ts';
 
 /** The waiting decisions of the rollouts in `live` (ids of rollouts not over). */
@@ -29,10 +29,10 @@ export function waitingRows(plan: PlanView, live: ReadonlySet<string>): HTMLTabl
       el(
         'td',
         {},
-        d.reason?.message ?? d.action,
+        d.reason === undefined ? d.action : pageReason(d.reason.message),
         d.notBefore === undefined
           ? ''
-          : el('span', { class: 'muted' }, ` (not before ${clock(d.notBefore)})`),
+          : el('span', { class: 'muted' }, ` (not before ${at(d.notBefore)})`),
       ),
     ),
   );

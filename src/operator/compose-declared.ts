@@ -7,7 +7,8 @@
  */
 import type { Pool } from '../core/rollout/types.ts';
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
-import { actOn, rollbackOn } from './api/routes-rollouts.ts';
+import { actOn } from './api/routes-rollouts.ts';
+import { rollbackOn } from './api/rollback-on.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
 import type { Selection } from '../core/images/units.ts';
 import type { GmWatch } from './images/gm-check.ts';

@@ -113,6 +113,7 @@ export const poolSchema = z
       })
       .optional(),
     onHalt: z.enum(['stop', 'rollback']).optional(),
+    onHold: z.enum(['wait', 'skip']).optional(),
     policies: z.array(policySchema).default([]),
   })
   .refine((p) => p.channel === undefined || p.promoteFrom === undefined, {
@@ -134,6 +135,7 @@ export const poolSchema = z
     }),
     ...(p.strategy !== undefined && { strategy: p.strategy }),
     ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
+    ...(p.onHold !== undefined && { onHold: p.onHold }),
     ...(p.drain !== undefined && { drain: drainOverride(p.drain) }),
     ...(p.provider !== undefined && { provider: providerSettings(p.provider) }),
   }));

@@ -357,6 +357,17 @@ describe('parseFleet: every bad input names file:line:col and the field', () => 
     );
   });
 
+  it('reads what a pool does with held machines, and refuses anything but wait or skip', () => {
+    const s = parseFleet('pools:\n  - {name: w, channel: stable, onHold: skip}\nmachines: []\n');
+    assert.equal(s.pools[0]?.onHold, 'skip');
+    assert.equal(parseFleet('pools:\n  - {name: w}\nmachines: []\n').pools[0]?.onHold, undefined);
+    assert.throws(
+      () =>
+        parseFleet('pools:\n  - {name: w, onHold: later}\nmachines: []\n', { source: 'f.yaml' }),
+      /pools\[0\]\.onHold/,
+    );
+  });
+
   it('reads cluster settings, refusing a duplicate and a cluster without control-plane machines', () => {
     const cp = 'machines:\n  - {id: cp-1, role: control-plane, pool: p, cluster: edge}\n';
     const s = parseFleet(

@@ -8,11 +8,17 @@ import type {
 } from './operator.ts';
 import type { BlockView } from './operator-blocks.ts';
 import type { PrintColumn } from './releases.ts';
+import { when } from '../core/time.ts';
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);
-/** `2026-11-24T10:00:00.000Z` → `2026-11-24 10:00`. */
-export const isoMinute = (iso: string | undefined): string =>
-  iso === undefined ? '-' : iso.slice(0, 16).replace('T', ' ');
+/**
+ * `2026-11-24T10:00:00.000Z` → `2026-11-24T10:00:00Z (5m ago)`: the one way a time is shown to
+ * people (core's `when`); `-` when there is none.
+ */
+export const shownAt = (at: string | undefined, now: number): string => {
+  const t = at === undefined ? NaN : Date.parse(at);
+  return Number.isNaN(t) ? (at ?? '-') : when(t, now);
+};
 
 /** `3/6 done` where done = succeeded (+ skipped: already on the target). */
 export function progressOf(c: RolloutCounts): string {
@@ -23,12 +29,16 @@ export function progressOf(c: RolloutCounts): string {
 export const rolloutColumns: readonly PrintColumn<RolloutSummaryView>[] = [
   { header: 'ROLLOUT', value: (r) => r.id },
   { header: 'POOL', value: (r) => r.pool },
-  { header: 'TARGET', value: (r) => `${r.target.version} (${shortDigest(r.target.digest)})` },
+  {
+    header: 'TARGET',
+    value: (r) =>
+      `${r.target.version} (${shortDigest(r.target.digest)})${r.rollbackOf === undefined ? '' : ' [rollback]'}`,
+  },
   { header: 'STATE', value: (r) => r.state },
   { header: 'DONE', value: (r) => progressOf(r.counts) },
   { header: 'IN FLIGHT', value: (r) => String(r.counts.InFlight) },
   { header: 'FAILED', value: (r) => String(r.counts.Failed + r.counts.RolledBack) },
-  { header: 'CREATED', value: (r) => isoMinute(r.createdAt) },
+  { header: 'CREATED', value: (r, now) => shownAt(r.createdAt, now) },
 ];
 
 /** Why a machine of a rollout is where it is: its progress's reason, else the planner's. */
@@ -47,7 +57,7 @@ export const rolloutMachineColumns: readonly PrintColumn<MachineProgressView>[] 
   { header: 'PHASE', value: (m) => m.phase },
   { header: 'DECISION', value: (m) => m.decision?.action ?? '-' },
   { header: 'WHY', value: (m) => whyOf(m) },
-  { header: 'STARTED', value: (m) => isoMinute(m.startedAt) },
+  { header: 'STARTED', value: (m, now) => shownAt(m.startedAt, now) },
 ];
 
 function observed(m: MachineView): string {
@@ -68,8 +78,8 @@ export const machineColumns: readonly PrintColumn<MachineView>[] = [
   { header: 'STATE', value: observed },
   {
     header: 'HOLD',
-    value: (m) =>
-      m.hold === undefined ? '' : `until ${isoMinute(m.hold.until)}: ${m.hold.reason}`,
+    value: (m, now) =>
+      m.hold === undefined ? '' : `until ${shownAt(m.hold.until, now)}: ${m.hold.reason}`,
   },
 ];
 
@@ -79,7 +89,7 @@ export const blockColumns: readonly PrintColumn<BlockView>[] = [
   { header: 'DIGEST', value: (b) => shortDigest(b.digest) },
   { header: 'POOL', value: (b) => b.pool ?? '(all)' },
   { header: 'BY', value: (b) => b.by },
-  { header: 'SINCE', value: (b) => isoMinute(b.at) },
+  { header: 'SINCE', value: (b, now) => shownAt(b.at, now) },
   { header: 'REASON', value: (b) => b.reason },
 ];
 
@@ -93,7 +103,10 @@ export const rolloutWideColumns: readonly PrintColumn<RolloutSummaryView>[] = [
   { header: 'DIGEST', value: (r) => r.target.digest },
   {
     header: 'NOTE',
-    value: (r) => r.endReason ?? (r.repairOf === undefined ? '' : `repairs ${r.repairOf}`),
+    value: (r) =>
+      r.endReason ??
+      (r.rollbackOf === undefined ? undefined : `reverses ${r.rollbackOf}`) ??
+      (r.repairOf === undefined ? '' : `repairs ${r.repairOf}`),
   },
 ];
 
@@ -124,13 +137,13 @@ export const machineWideColumns: readonly PrintColumn<MachineView>[] = [
         .map(([k, v]) => `${k}=${v}`)
         .join(',') || '-',
   },
-  { header: 'SEEN', value: (m) => isoMinute(m.observed?.at) },
+  { header: 'SEEN', value: (m, now) => shownAt(m.observed?.at, now) },
   {
     header: 'HOLD',
-    value: (m) =>
+    value: (m, now) =>
       m.hold === undefined
         ? ''
-        : `until ${isoMinute(m.hold.until)} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}`,
+        : `until ${shownAt(m.hold.until, now)} by ${m.hold.by ?? 'unknown'}: ${m.hold.reason}`,
   },
 ];
 
@@ -140,7 +153,7 @@ export const blockWideColumns: readonly PrintColumn<BlockView>[] = [
   { header: 'DIGEST', value: (b) => b.digest },
   { header: 'POOL', value: (b) => b.pool ?? '(all)' },
   { header: 'BY', value: (b) => b.by },
-  { header: 'SINCE', value: (b) => isoMinute(b.at) },
+  { header: 'SINCE', value: (b, now) => shownAt(b.at, now) },
   { header: 'ROLLOUT', value: (b) => b.rollout ?? '-' },
   { header: 'REASON', value: (b) => b.reason },
 ];

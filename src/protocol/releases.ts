@@ -63,7 +63,8 @@ export function toReleaseView(r: Release): ReleaseView {
 /** A column of a table view: header and how to read the cell from a row. */
 export interface PrintColumn<T> {
   readonly header: string;
-  readonly value: (row: T) => string;
+  /** The cell; `now` (epoch ms, the renderer's clock) for times shown with how long ago they were. */
+  readonly value: (row: T, now: number) => string;
 }
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);

@@ -6,7 +6,7 @@
  * (a hold must not stand in the way of recovery), and an operation already accepted runs on.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { iso, parseDuration, parseTime } from '../../core/time.ts';
+import { instant, iso, parseDuration, parseTime } from '../../core/time.ts';
 import type { OperationKind } from '../../core/upgrade/events.ts';
 import { holdActive, type AgentHoldRequestBody, type HoldView } from '../../protocol/agent-hold.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -43,7 +43,7 @@ export function holdOf(request: AgentHoldRequestBody, by: HoldSetter, now: numbe
   if (until <= now)
     throw new MoltError(
       ErrorCode.BadInput,
-      `invalid hold request: until: ${iso(until)} is not in the future`,
+      `invalid hold request: until: ${instant(until)} is not in the future`,
     );
   return {
     reason: request.reason,

@@ -162,10 +162,7 @@ describe('resolveTarget: GM pins, signatures, platforms', () => {
       now: T0 + MIN,
     });
     assert.equal(reasonOf(d), 'PlatformsMissing');
-    assert.match(
-      d.kind === 'wait' ? d.message : '',
-      /lacks linux\/amd64;.*2026-11-27T13:00:00.000Z/,
-    );
+    assert.match(d.kind === 'wait' ? d.message : '', /lacks linux\/amd64;.*2026-11-27T13:00:00Z/);
     const later = resolveTarget(policy(), running, r, {
       platforms: ['linux/amd64'],
       now: T0 + HOUR,

@@ -25,7 +25,7 @@
  */
 import { isMoltError } from '../errors.ts';
 import { parseImageReference, type ImageReference } from '../slots/reference.ts';
-import { iso } from '../time.ts';
+import { instant } from '../time.ts';
 import { followedTag, intermediateAt } from './followed-tag.ts';
 import type { GmPin, ImagePolicy } from './types.ts';
 
@@ -168,7 +168,7 @@ function waitFor(
   if (missing === undefined) return undefined;
   const ends = missing.firstSeen + (policy.settleMs ?? DEFAULT_SETTLE_MS);
   if (ctx.now >= ends) return undefined;
-  const message = `${what} lacks ${missing.platforms.join(', ')}; taken anyway at ${iso(ends)} unless they appear`;
+  const message = `${what} lacks ${missing.platforms.join(', ')}; taken anyway at ${instant(ends)} unless they appear`;
   return { kind: 'wait', reason: 'PlatformsMissing', message };
 }
 

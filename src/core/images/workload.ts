@@ -52,3 +52,15 @@ export function workloadRefOf(id: string): WorkloadRef | undefined {
   if (kind !== 'Deployment' && kind !== 'DaemonSet' && kind !== 'StatefulSet') return undefined;
   return { kind, namespace, name };
 }
+
+/**
+ * How people read a history kind: an image rollout's unit is a workload, so its `machine-start`
+ * and `machine-result` read `workload-start` and `workload-result`. Stores, notifications and
+ * Events keep the one kind (sinks filter on it); only what people read says workload.
+ */
+export function historyKindLabel(kind: string, unit: string | undefined): string {
+  const workload = unit !== undefined && workloadRefOf(unit) !== undefined;
+  return workload && kind.startsWith('machine-')
+    ? `workload-${kind.slice('machine-'.length)}`
+    : kind;
+}

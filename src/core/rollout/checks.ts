@@ -4,7 +4,7 @@
  * shown. Each check is O(policies) over the tallies of the plan context, never a scan of machines.
  */
 import { clusterOf, type PlanContext } from './context.ts';
-import { humanDuration, iso } from '../time.ts';
+import { humanDuration, instant } from '../time.ts';
 import { plural } from './format.ts';
 import { scopeLabel, type PoolRules } from './rules.ts';
 import {
@@ -41,7 +41,7 @@ function stateRefusal({ shape, halted }: Candidate): Refusal | undefined {
 function machine({ ctx, entry }: Candidate): Refusal | undefined {
   const m = entry.machine;
   if (m.hold !== undefined && m.hold.until > ctx.now) {
-    const message = heldUntil(iso(m.hold.until), m.hold.reason);
+    const message = heldUntil(instant(m.hold.until), m.hold.reason);
     return { code: WaitReason.Held, message, notBefore: m.hold.until };
   }
   const why = ctx.unavailable.get(m);
@@ -130,7 +130,7 @@ function rateRefusal(ctx: PlanContext, rules: PoolRules['rates']): Refusal | und
     const message =
       refusal?.message ??
       `rate limit of ${scopeLabel(rule.scope)} reached: ${plural(used, 'start')} in the last ` +
-        `${humanDuration(rule.periodMs)} (limit ${rule.count}); next slot ${iso(notBefore)}`;
+        `${humanDuration(rule.periodMs)} (limit ${rule.count}); next slot ${instant(notBefore)}`;
     refusal = { code: WaitReason.RateLimited, message, notBefore };
   }
   return refusal;
@@ -203,7 +203,7 @@ function canaryRefusal({ ctx, shape }: Candidate): Refusal | undefined {
   }
   const end = (shape.canaryLastFinish ?? -Infinity) + policy.soakMs;
   if (end <= ctx.now) return undefined;
-  const message = `canaries soaking until ${iso(end)} (${humanDuration(policy.soakMs)})`;
+  const message = `canaries soaking until ${instant(end)} (${humanDuration(policy.soakMs)})`;
   return { code: WaitReason.CanarySoaking, message, notBefore: end };
 }
 
@@ -221,7 +221,7 @@ function waveRefusal({ ctx, shape, entry }: Candidate): Refusal | undefined {
   }
   const end = (shape.finishBefore[b] ?? -Infinity) + policy.soakMs;
   if (end <= ctx.now) return undefined;
-  const message = `wave ${b - 1} soaking until ${iso(end)} (${humanDuration(policy.soakMs)})`;
+  const message = `wave ${b - 1} soaking until ${instant(end)} (${humanDuration(policy.soakMs)})`;
   return { code: WaitReason.BatchSoaking, message, notBefore: end };
 }
 

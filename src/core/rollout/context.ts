@@ -16,7 +16,7 @@ import {
   type ScopeRules,
 } from './rules.ts';
 import type { FleetSnapshot, Machine, Pool, Refusal, Rollout, StartRecord } from './types.ts';
-import { skipOf } from './skip.ts';
+import { passedOver } from './skip.ts';
 import { WindowMemo } from './window-memo.ts';
 
 /** Per cluster: control-plane machines upgrading (in flight or soaking) and down otherwise. */
@@ -134,7 +134,7 @@ function rulesResolver(
         },
         now,
       );
-      rules = poolRules(own, fleet);
+      rules = poolRules(own, fleet, pools.get(name)?.onHold);
       cache.set(name, rules);
     }
     return rules;
@@ -204,7 +204,9 @@ function markUnfinishedControlPlane(ctx: PlanContext, r: Rollout): void {
   ctx.byPool.get(r.pool)?.forEach((m) => {
     if (m.role !== 'control-plane') return;
     const phase = r.machines[m.id]?.phase ?? 'Pending';
-    const open = phase === 'InFlight' || (phase === 'Pending' && skipOf(m, r) === undefined);
+    const rule = { onHold: ctx.rulesFor(r.pool).onHold, now: ctx.now };
+    const open =
+      phase === 'InFlight' || (phase === 'Pending' && passedOver(m, r, rule) === undefined);
     if (open) clusterState(ctx.clusters, clusterOf(m)).unfinished.add(m.id);
   });
 }

@@ -74,6 +74,33 @@ describe('plan: machines and rollout state', () => {
     assert.deepEqual(started(plan(s, T0 + HOUR)), ['a']);
   });
 
+  it('finishes without a held machine in a pool with onHold: skip, and takes it again once the hold ends', () => {
+    const held = { hold: { reason: 'disk swap', until: T0 + HOUR } };
+    const machines = [machine('a', held), machine('b')];
+    const pools = [{ name: 'workers', policies: [], onHold: 'skip' as const }];
+    const done = rollout({ machines: { b: succeeded(T0 - MIN) } });
+    const p = plan(snapshot({ machines, pools, rollouts: [done] }), T0);
+    const a = decisionOf(p, 'a');
+    assert.deepEqual([a.action, a.reason?.code], ['skipped', 'Held']);
+    assert.match(
+      a.reason?.message ?? '',
+      /^held until .*: disk swap; the pool finishes without it \(onHold: skip\) and catches it up when the hold ends$/,
+    );
+    assert.deepEqual(p.rollouts, [
+      {
+        rollout: 'r1',
+        verdict: 'complete',
+        message: 'every machine finished (0 failures)',
+      },
+    ]);
+    // The default waits: the rollout stays open on the held machine.
+    const waits = plan(snapshot({ machines, rollouts: [done] }), T0);
+    assert.deepEqual(waits.rollouts, [{ rollout: 'r1', verdict: 'continue' }]);
+    // The hold over while the rollout still runs: it starts like any other.
+    const later = plan(snapshot({ machines, pools, rollouts: [rollout()] }), T0 + HOUR);
+    assert.deepEqual(started(later).sort(), ['a', 'b']);
+  });
+
   it('starts nothing while a health gate fails or has not been checked, and everything once it passes', () => {
     const policies = [
       { kind: 'gate' as const, name: 'api', url: 'https://status.example/healthz' },
@@ -334,7 +361,7 @@ describe('plan: windows', () => {
     assert.equal(d.notBefore, Date.parse('2026-11-24T01:00:00.000Z'));
     assert.equal(
       d.reason.message,
-      'window closed; opens 2026-11-24T01:00:00.000Z (Europe/Berlin 02:00)',
+      'window closed; opens 2026-11-24T01:00:00Z (Europe/Berlin 02:00)',
     );
     assert.equal(decisionOf(p, 'w00').action, 'in-flight', 'a machine in flight always completes');
   });

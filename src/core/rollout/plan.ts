@@ -146,7 +146,8 @@ function candidates(ctx: PlanContext, r: Rollout): { shape: RolloutShape; halted
   const rules = ctx.rulesFor(r.pool);
   const pool = ctx.byPool.get(r.pool) ?? [];
   const all = ctx.snapshot.machines;
-  const shape = shapeRollout({ all, pool, rollout: r, rules, blocked: blockedIn(ctx, r) });
+  const blocked = blockedIn(ctx, r);
+  const shape = shapeRollout({ all, pool, rollout: r, rules, blocked, now: ctx.now });
   const halted = r.state !== 'Completed' && shape.failed >= rules.maxFailed;
   return { shape, halted };
 }

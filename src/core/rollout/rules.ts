@@ -57,6 +57,8 @@ export interface PoolRules {
   readonly batchSize: number;
   /** Gate policies of the pool and the fleet: every one must pass for a start. */
   readonly gates: readonly PolicyOf<'gate'>[];
+  /** The pool's `onHold`: whether a held machine keeps its rollout open (`wait`) or is skipped. */
+  readonly onHold: 'wait' | 'skip';
 }
 
 /** A limit in machines: a count, or ceil(percent × size), at least 1. */
@@ -125,7 +127,11 @@ function firstOf<K extends PolicyKind>(
 }
 
 /** Combines a pool's scope rules with the fleet's (fleet rule objects are shared, not copied). */
-export function poolRules(pool: ScopeRules, fleet: ScopeRules): PoolRules {
+export function poolRules(
+  pool: ScopeRules,
+  fleet: ScopeRules,
+  onHold: PoolRules['onHold'] = 'wait',
+): PoolRules {
   const own = pool.input.policies;
   const all = fleet.input.policies;
   const concurrency = [...pool.concurrency, ...fleet.concurrency];
@@ -141,6 +147,7 @@ export function poolRules(pool: ScopeRules, fleet: ScopeRules): PoolRules {
     maxFailed: firstOf(own, all, 'failure-budget')?.maxFailed ?? 1,
     batchSize: Math.min(Infinity, ...concurrency.map((c) => c.limit)),
     gates: [...ofKind(own, 'gate'), ...ofKind(all, 'gate')],
+    onHold,
   };
 }
 

@@ -12,7 +12,7 @@
 import type { PoolRules } from './rules.ts';
 import type { Machine, MachinePhase, MachineProgress, Role, Rollout } from './types.ts';
 import { ordered, type Ordered } from './machine-order.ts';
-import { skipOf, type Reason } from './skip.ts';
+import { passedOver, type Reason } from './skip.ts';
 
 export interface Entry {
   readonly machine: Machine;
@@ -77,7 +77,9 @@ function recordsOf(o: Ordered, input: ShapeInput): Records {
     const k = o.position[i] ?? 0;
     const p = r.machines[m.id];
     const pending = (p?.phase ?? 'Pending') === 'Pending';
-    const skip = pending ? skipOf(m, r) : undefined;
+    const skip = pending
+      ? passedOver(m, r, { onHold: input.rules.onHold, now: input.now })
+      : undefined;
     progress[k] = p;
     skips[k] = skip;
     if (pending && skip === undefined && blocked(m)) isBlocked[k] = 1;
@@ -218,6 +220,8 @@ export interface ShapeInput {
   readonly rollout: Rollout;
   readonly rules: PoolRules;
   readonly blocked: Blocked;
+  /** Epoch ms: whether a hold still lasts (a pool with `onHold: skip` passes over held machines). */
+  readonly now: number;
 }
 
 /** Builds the shape of a rollout over its pool's machines. */

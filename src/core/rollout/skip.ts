@@ -2,11 +2,13 @@
 /**
  * Which pending machines a rollout passes over for good (ADR 0005 §2): outside a targeted
  * rollout's machines, pinned to another version, already on the target, or ahead of it — a
- * rollout never downgrades.
+ * rollout never downgrades — and, in a pool with `onHold: skip`, held while the hold lasts.
  */
+import { heldUntil } from '../quoted-reasons.ts';
 import { compareVersions } from '../releases/order.ts';
 import { parseTag } from '../releases/tag.ts';
-import type { Machine, Rollout } from './types.ts';
+import { instant } from '../time.ts';
+import type { Machine, Pool, Rollout } from './types.ts';
 
 /** Why a machine is skipped or waits. */
 export interface Reason {
@@ -73,4 +75,26 @@ export function skipOf(m: Machine, r: Rollout): Reason | undefined {
     };
   }
   return undefined;
+}
+
+/** What {@link passedOver} needs besides the machine: the pool's `onHold`, and now (epoch ms). */
+export interface HoldRule {
+  readonly onHold: Pool['onHold'];
+  readonly now: number;
+}
+
+/**
+ * {@link skipOf}, and a machine held in a pool with `onHold: skip`: the rollout finishes without
+ * it (`Held`, with the hold's reason), and once the hold ends the machine is no longer passed
+ * over — the rollout takes it if it is still running, else discovery's drift repair does.
+ */
+export function passedOver(m: Machine, r: Rollout, rule: HoldRule): Reason | undefined {
+  const skip = skipOf(m, r);
+  if (skip !== undefined || rule.onHold !== 'skip') return skip;
+  if (m.hold === undefined || m.hold.until <= rule.now) return undefined;
+  const held = heldUntil(instant(m.hold.until), m.hold.reason);
+  return {
+    code: 'Held',
+    message: `${held}; the pool finishes without it (onHold: skip) and catches it up when the hold ends`,
+  };
 }

@@ -84,9 +84,15 @@ export interface Pool {
   /**
    * What a halted rollout of this pool does: wait for a person (`stop`), or roll the pool back to
    * the release it ran before by itself (`rollback`: the coordinated fleet rollback, under the
-   * same policies; the halted rollout ends Superseded). The operator reads it. @default 'stop'
+   * same policies; the halted rollout ends RolledBack). The operator reads it. @default 'stop'
    */
   readonly onHalt?: 'stop' | 'rollback';
+  /**
+   * What a rollout of this pool does with a held machine: wait for the hold to end (`wait`), or
+   * finish without it (`skip`: it is skipped while held, and once the hold ends discovery's drift
+   * repair brings it to the pool's release under the same policies). @default 'wait'
+   */
+  readonly onHold?: 'wait' | 'skip';
   readonly policies: readonly Policy[];
 }
 

@@ -8,8 +8,10 @@
 
 /**
  * The states of a rollout, in the order people read them (metrics and tables list them so).
- * `Halted` waits for a person; `Completed`, `Superseded` (a newer release's rollout replaced a
- * halted one) and `Cancelled` (a person ended it) are final: nothing is planned for them again.
+ * `Halted` waits for a person; `Completed`, `RolledBack` (a fleet rollback, a person's or the
+ * pool's own, reverses it: its `endReason` names the rollback), `Superseded` (a newer release's
+ * rollout replaced a halted one) and `Cancelled` (a person ended it) are final: nothing is planned
+ * for them again.
  */
 export const RolloutStates = [
   'AwaitingApproval',
@@ -17,13 +19,19 @@ export const RolloutStates = [
   'Paused',
   'Halted',
   'Completed',
+  'RolledBack',
   'Superseded',
   'Cancelled',
 ] as const;
 export type RolloutState = (typeof RolloutStates)[number];
 
 /** Final states: the rollout is over (its `endReason` says why when it did not complete). */
-export const EndedRolloutStates: readonly RolloutState[] = ['Completed', 'Superseded', 'Cancelled'];
+export const EndedRolloutStates: readonly RolloutState[] = [
+  'Completed',
+  'RolledBack',
+  'Superseded',
+  'Cancelled',
+];
 
 /** Whether a rollout in `state` is over. */
 export const isEnded = (state: RolloutState): boolean => EndedRolloutStates.includes(state);

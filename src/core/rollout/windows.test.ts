@@ -101,12 +101,9 @@ describe('windows', () => {
   it('shows an instant in UTC and in the window zone', () => {
     assert.equal(
       describeInstant(at('2026-11-24T01:00:00Z'), 'Europe/Berlin'),
-      '2026-11-24T01:00:00.000Z (Europe/Berlin 02:00)',
+      '2026-11-24T01:00:00Z (Europe/Berlin 02:00)',
     );
-    assert.equal(
-      describeInstant(at('2026-11-24T01:00:00Z'), undefined),
-      '2026-11-24T01:00:00.000Z',
-    );
+    assert.equal(describeInstant(at('2026-11-24T01:00:00Z'), undefined), '2026-11-24T01:00:00Z');
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import { Cron } from 'croner';
 import type { Window } from './types.ts';
+import { instant } from '../time.ts';
 
 /** The part of a window policy that windows.ts reads. */
 export interface WindowPolicy {
@@ -153,9 +154,9 @@ function earliestFire(windows: readonly Window[], t: number): number | undefined
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** `2026-11-24T02:00:00.000Z (Europe/Berlin 03:00)`: an instant as UTC and as the window's local time. */
+/** `2026-11-24T02:00:00Z (Europe/Berlin 03:00)`: an instant as UTC and as the window's local time. */
 export function describeInstant(at: number, timeZone: string | undefined): string {
-  const iso = new Date(at).toISOString();
+  const iso = instant(at);
   if (timeZone === undefined || timeZone === 'UTC') return iso;
   let fmt = formatters.get(timeZone);
   if (fmt === undefined) {

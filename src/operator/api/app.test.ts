@@ -143,12 +143,31 @@ describe('rollouts', () => {
       [rollout.id, rollout.state, rollout.target.version, changed],
       ['cp-1.0.9-rollback', 'Active', '1.0.8', true],
     );
+    const said = (await store.history()).slice(-3).map((e) => e.message);
+    assert.match(said[0] ?? '', /cp-1\.0\.9 rolled back by operator-1 to 1\.0\.8: etcd latency/);
     assert.match(
-      (await store.history()).at(-1)?.message ?? '',
-      /cp-1\.0\.9 rolled back by operator-1 to 1\.0\.8: etcd latency/,
+      said[1] ?? '',
+      /^release 1\.0\.9 blocked for pool cp: rolled back by cp-1\.0\.9-rollback \(to 1\.0\.8\): etcd latency \(offer it again: molt releases unblock 1\.0\.9 --pool cp\)$/,
+    );
+    assert.equal(
+      said[2],
+      'rollout cp-1.0.9 rolled back: rolled back by cp-1.0.9-rollback (to 1.0.8): etcd latency',
+    );
+    const stored = await store.read();
+    assert.equal(stored.rollouts.find((r) => r.id === 'cp-1.0.9')?.state, 'RolledBack');
+    assert.deepEqual(
+      stored.blocks.filter((b) => b.pool === 'cp').map((b) => [b.version, b.by, b.rollout]),
+      [['1.0.9', 'operator-1', 'cp-1.0.9']],
     );
     const again = await post('/v1/rollouts/cp-1.0.9/rollback', {});
-    assert.equal(again.json<{ changed: boolean }>().changed, false);
+    assert.equal(again.statusCode, 200, 'asked again: the same rollback');
+    assert.deepEqual(
+      [
+        again.json<{ rollout: { id: string } }>().rollout.id,
+        again.json<{ changed: boolean }>().changed,
+      ],
+      ['cp-1.0.9-rollback', false],
+    );
     const running = await post('/v1/rollouts/workers-1.1.0/rollback', {});
     assert.equal(running.statusCode, 409);
     assert.match(running.body, /MOLT_ROLLOUT_STATE.*pause it first/);

@@ -42,10 +42,11 @@ export function treeOf(moduleUrl: string): DashboardTree {
 export const dashboardPageFiles = ['index.html', 'style.css'] as const;
 
 /**
- * The one module outside `dashboard/` the page may import values from (eslint.config.js holds the
- * dashboard's sources to it); whatever else they import from core and protocol is types, erased.
+ * The modules outside `dashboard/` the page may import values from (eslint.config.js holds the
+ * dashboard's sources to them): core's words and its time formats, both without imports of their
+ * own. Whatever else the page imports from core and protocol is types, erased.
  */
-const vocabulary = 'core/rollout/vocabulary';
+const shared = ['core/rollout/vocabulary', 'core/time'];
 
 /** One file the listener serves. */
 export interface DashboardAsset {
@@ -71,7 +72,7 @@ async function allowList(
     ['/', ['dashboard/index.html', 'html']],
     ['/dashboard/style.css', ['dashboard/style.css', 'css']],
   ]);
-  for (const m of [...modules, vocabulary]) files.set(`/${m}.js`, [`${m}${ext}`, 'js']);
+  for (const m of [...modules, ...shared]) files.set(`/${m}.js`, [`${m}${ext}`, 'js']);
   return files;
 }
 

@@ -75,7 +75,7 @@ describe('the dashboard listener, from a source checkout', () => {
 
   it('serves every module as JavaScript a browser can load: no types, .js imports', async () => {
     assert.ok(modules.includes('/dashboard/main.js') && modules.length >= 5, modules.join());
-    const served = [...modules, '/core/rollout/vocabulary.js'];
+    const served = [...modules, '/core/rollout/vocabulary.js', '/core/time.js'];
     await writeFile(join(out, 'package.json'), '{"type":"module"}');
     for (const url of served) {
       const res = await get(server.url, url);
@@ -99,14 +99,18 @@ describe('the dashboard listener, from a source checkout', () => {
       MachinePhases: unknown;
     };
     assert.ok(Array.isArray(vocabulary.MachinePhases));
+    const time = (await import(pathToFileURL(join(out, 'core/time.js')).href)) as {
+      instant: (at: number) => string;
+    };
+    assert.equal(time.instant(0), '1970-01-01T00:00:00Z', 'the page writes times as the CLI does');
   });
 
   it('answers 404 to anything off its list, .. and sources included', async () => {
     for (const path of [
-      '/dashboard/../core/time.js',
-      '/dashboard/%2e%2e/core/time.js',
+      '/dashboard/../core/errors.js',
+      '/dashboard/%2e%2e/core/errors.js',
       '/../package.json',
-      '/core/time.js',
+      '/core/errors.js',
       '/dashboard/format.ts',
       '/dashboard/format.test.js',
       '/dashboard/tsconfig.json',
@@ -132,7 +136,8 @@ describe('the dashboard listener, from a built tree', () => {
       '<!doctype html><script type="module" src="dashboard/main.js"></script>',
     'dashboard/style.css': 'body {}',
     'core/rollout/vocabulary.js': 'export const MachinePhases = [];\n',
-    'core/time.js': '',
+    'core/time.js': 'export const instant = () => "";\n',
+    'core/errors.js': '',
     'secret.txt': 'no',
   };
 
@@ -148,7 +153,8 @@ describe('the dashboard listener, from a built tree', () => {
   it('serves tsc’s output as it is, and nothing else of the tree', async () => {
     const server = await serve({ root, form: 'built' });
     try {
-      for (const path of ['dashboard/main.js', 'dashboard/grid.js', 'core/rollout/vocabulary.js']) {
+      const served = ['dashboard/main.js', 'dashboard/grid.js', 'core/rollout/vocabulary.js'];
+      for (const path of [...served, 'core/time.js']) {
         const res = await get(server.url, `/${path}`);
         assert.deepEqual([res.status, res.type, res.body], [200, js, files[path]], path);
       }
@@ -159,7 +165,7 @@ describe('the dashboard listener, from a built tree', () => {
         '/dashboard/main.d.ts',
         '/dashboard/main.js.map',
         '/dashboard/grid.test.js',
-        '/core/time.js',
+        '/core/errors.js',
         '/secret.txt',
         '/dashboard/../secret.txt',
       ]) {

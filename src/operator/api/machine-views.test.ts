@@ -79,7 +79,7 @@ describe('molt machine list', () => {
         { id: 'w-1', endpoint: 'https://w-1:7443', role: 'worker', pool: 'workers', labels: {} },
         { hold: undefined, observation: away, rebooting },
       );
-    assert.equal(state?.value(view(true)), 'rebooting');
-    assert.equal(state.value(view(false)), 'unreachable');
+    assert.equal(state?.value(view(true), 0), 'rebooting');
+    assert.equal(state.value(view(false), 0), 'unreachable');
   });
 });

@@ -39,6 +39,7 @@ describe('rollout actions', () => {
       Paused: ['=', 'Active', refused, 'Cancelled'],
       Halted: [refused, refused, refused, 'Cancelled'],
       Completed: [refused, refused, refused, refused],
+      RolledBack: [refused, refused, refused, refused],
       Superseded: [refused, refused, refused, refused],
       Cancelled: [refused, refused, refused, '='],
     });

@@ -66,6 +66,8 @@ function refuse(r: Rollout, action: RolloutAction, hint: string): MoltError {
 function hintFor(r: Rollout, action: RolloutAction): string {
   if (r.state === 'Completed')
     return 'a completed rollout is final; a new release makes a new rollout';
+  if (r.state === 'RolledBack')
+    return `a rolled-back rollout is final (${r.endReason ?? 'its rollback reversed it'}); offer its release again with \`molt releases unblock ${r.target.version} --pool ${r.pool}\``;
   if (r.state === 'Superseded' || r.state === 'Cancelled')
     return `a ${r.state.toLowerCase()} rollout is final${r.endReason === undefined ? '' : ` (${r.endReason})`}`;
   if (r.state === 'Halted' && action === 'resume')

@@ -24,7 +24,7 @@ import { didYouMean } from '../../core/near-matches.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
-import { iso } from '../../core/time.ts';
+import { instant, iso } from '../../core/time.ts';
 import { holdStep } from '../decide/holds.ts';
 import { checkSelfRegistration, probeSelf } from './self-registration.ts';
 import { machineFacts, machineView } from './machine-views.ts';
@@ -85,7 +85,7 @@ function holdUntil(body: HoldRequestBody, now: number): number {
   if (until <= now)
     throw new MoltError(
       ErrorCode.BadInput,
-      `invalid hold request: until: ${iso(until)} is not in the future`,
+      `invalid hold request: until: ${instant(until)} is not in the future`,
     );
   return until;
 }
@@ -213,7 +213,7 @@ export function holdRoutes(app: FastifyInstance, c: RouteContext): void {
           at: now,
           kind: 'decision',
           machine: id,
-          message: `${id} held by ${by} until ${iso(until)}: ${body.reason}`,
+          message: `${id} held by ${by} until ${instant(until)}: ${body.reason}`,
           data: { action: 'hold', by, until: iso(until), reason: body.reason },
         },
       },

@@ -27,7 +27,7 @@ import {
   type TransitionRecord,
   type TransitionSink,
 } from '../transitions/record.ts';
-import { rollbackRolloutOf } from '../decide/fleet-rollback.ts';
+import { findRollout, rollbackOn, type RollbackRequest } from './rollback-on.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { applyRolloutAction, type ActionOutcome, type RolloutAction } from './rollout-actions.ts';
 import { planNow, snapshotOf } from './snapshot.ts';
@@ -47,28 +47,23 @@ const Params = (request: { params: unknown }): string => {
  * the image driver's last plan (the decisions each workload of an image rollout shows).
  */
 export function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutContext {
-  const { index } = planNow(snapshotOf(stored, deps.observations, deps.fleet), deps.now());
+  const now = deps.now();
+  const snapshot = snapshotOf(stored, deps.observations, deps.fleet);
+  const { index } = planNow(snapshot, now);
   const images = imageDecisions(deps.images?.lastPlan?.last());
   const units = new Set([...images.values()].map((d) => d.machine));
   return {
     machines: stored.machines,
     decisions: new Map([...index, ...images]),
     observed: (m) => deps.observations.get(m) !== undefined || units.has(m),
+    holds: new Map(snapshot.machines.map((m) => [m.id, m.hold])),
+    now,
   };
-}
-
-function find(stored: StoredState, id: string): Rollout {
-  const r = stored.rollouts.find((x) => x.id === id);
-  if (r === undefined)
-    throw new MoltError(ErrorCode.RolloutNotFound, `the operator has no rollout ${id}`, {
-      hint: 'list them with `molt rollout list`',
-    });
-  return r;
 }
 
 async function viewOf(deps: OperatorApiDeps, id: string): Promise<RolloutView> {
   const stored = await deps.store.read();
-  return rolloutView(find(stored, id), contextOf(deps, stored));
+  return rolloutView(findRollout(stored, id), contextOf(deps, stored));
 }
 
 const verb = {
@@ -123,7 +118,7 @@ async function writeAction(
  */
 function checkBlocked(stored: StoredState, a: ActionRequest): ReleaseBlock[] {
   if (a.action !== 'resume' && a.action !== 'approve') return [];
-  const r = find(stored, a.id);
+  const r = findRollout(stored, a.id);
   const blocks = stored.blocks.filter(
     (b) => b.digest === r.target.digest && (b.pool === undefined || b.pool === r.pool),
   );
@@ -162,7 +157,7 @@ async function liftOwn(deps: TransitionSink, a: ActionRequest, blocks: readonly 
  */
 export async function actOn(sink: TransitionSink, a: ActionRequest): Promise<boolean> {
   const stored = await sink.store.read();
-  const current = find(stored, a.id);
+  const current = findRollout(stored, a.id);
   const lift = checkBlocked(stored, a);
   const changed = await recordTransition(sink, {
     write: (store) => writeAction(store, current, a),
@@ -212,39 +207,6 @@ function parseAction(action: RolloutAction, body: unknown): { force: boolean; re
     `${action} request`,
   );
   return { force: b.force ?? false, ...(b.reason !== undefined && { reason: b.reason }) };
-}
-
-/** Who asks for a fleet rollback, and why. */
-export interface RollbackRequest {
-  readonly id: string;
-  readonly who: Identity;
-  readonly reason?: string | undefined;
-}
-
-/**
- * The fleet rollback of a rollout, created and recorded once (the API's and a declared spec's);
- * answers its id and whether this call made it.
- */
-export async function rollbackOn(
-  sink: TransitionSink,
-  a: RollbackRequest,
-): Promise<{ id: string; changed: boolean }> {
-  const stored = await sink.store.read();
-  const back = rollbackRolloutOf(find(stored, a.id), sink.now());
-  if (stored.rollouts.some((r) => r.id === back.id)) return { id: back.id, changed: false };
-  const why = a.reason === undefined ? '' : `: ${a.reason}`;
-  await recordTransition(sink, {
-    write: (store) => store.createRollout(back),
-    record: {
-      event: {
-        kind: 'rollout-created',
-        rollout: back.id,
-        message: `rollout ${a.id} rolled back by ${a.who.name} to ${back.target.version}${why}`,
-        data: { target: back.target, rollbackOf: a.id, by: a.who.name },
-      },
-    },
-  });
-  return { id: back.id, changed: true };
 }
 
 async function rollback(deps: OperatorApiDeps, a: RollbackRequest): Promise<RolloutActionResult> {

@@ -4,8 +4,15 @@
  * rollout lists every machine of its pool (those without progress are Pending), and the planner's
  * current decision joins a machine's progress when the operator has observed that machine.
  */
-import { iso } from '../../core/time.ts';
-import type { MachineDecision, MachinePhase, Rollout } from '../../core/rollout/types.ts';
+import { instant, iso } from '../../core/time.ts';
+import { heldUntil } from '../../core/quoted-reasons.ts';
+import {
+  WaitReason,
+  type Machine,
+  type MachineDecision,
+  type MachinePhase,
+  type Rollout,
+} from '../../core/rollout/types.ts';
 import type { ImageRolloutRecord } from '../../core/images/workload.ts';
 import type {
   DecisionView,
@@ -53,6 +60,25 @@ function memberIds(r: Rollout, machines: readonly MachineRecord[], d: DecisionIn
   return [...ids, ...Object.keys(r.machines).filter((id) => !known.has(id))];
 }
 
+/** The rollout-wide waits that the planner names before a machine's own (its hold). */
+const rolloutWide: ReadonlySet<string> = new Set([
+  WaitReason.Paused,
+  WaitReason.AwaitingApproval,
+  WaitReason.Halted,
+]);
+
+/**
+ * A machine waiting on its rollout (paused, awaiting approval, halted) that is also held says
+ * both: the person who resumes the rollout must know this machine still will not start.
+ */
+function withHold(d: MachineDecision, hold: Machine['hold'], now: number): MachineDecision {
+  const reason = d.reason;
+  if (d.action !== 'wait' || reason === undefined || !rolloutWide.has(reason.code)) return d;
+  if (hold === undefined || hold.until <= now) return d;
+  const held = heldUntil(instant(hold.until), hold.reason);
+  return { ...d, reason: { code: reason.code, message: `${reason.message}; also ${held}` } };
+}
+
 function progressView(
   r: Rollout,
   id: string,
@@ -85,12 +111,16 @@ export interface RolloutContext {
   readonly decisions: DecisionIndex;
   /** Whether the operator has observed a machine (decisions on unobserved machines are guesses). */
   readonly observed: (machine: string) => boolean;
+  /** The planner's holds by machine (the store's and declared ones), and now: which still last. */
+  readonly holds: ReadonlyMap<string, Machine['hold']>;
+  readonly now: number;
 }
 
 export function rolloutView(r: Rollout, c: RolloutContext): RolloutView {
-  const machines = memberIds(r, c.machines, c.decisions).map((id) =>
-    progressView(r, id, c.observed(id) ? c.decisions.get(decisionKey(r.id, id)) : undefined),
-  );
+  const machines = memberIds(r, c.machines, c.decisions).map((id) => {
+    const d = c.observed(id) ? c.decisions.get(decisionKey(r.id, id)) : undefined;
+    return progressView(r, id, d === undefined ? undefined : withHold(d, c.holds.get(id), c.now));
+  });
   return { ...rolloutSummary(r, machines), machines };
 }
 

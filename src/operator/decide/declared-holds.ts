@@ -8,6 +8,7 @@ import { DeclaredHoldPrefix } from '../../protocol/kube-resources.ts';
 import type { DeclaredHold, DeclaredVerdict, InvalidObject } from '../ports/declared.ts';
 import type { Hold } from '../ports/store.ts';
 import { Forever, isInvalid, type DeclaredInput, type HoldChange } from './declared-types.ts';
+import { instant } from '../../core/time.ts';
 
 const isDeclaredHold = (h: Hold | undefined): boolean =>
   h !== undefined && (h.by ?? '').startsWith(DeclaredHoldPrefix);
@@ -49,7 +50,7 @@ function judgeHold(
     h.version !== undefined
       ? holdVerdict(h, true, 'Pinned', `${h.machine} stays on ${h.version}`)
       : until <= i.now
-        ? holdVerdict(h, true, 'Expired', `ended ${new Date(until).toISOString()}`)
+        ? holdVerdict(h, true, 'Expired', `ended ${instant(until)}`)
         : holdVerdict(
             h,
             true,

@@ -249,11 +249,45 @@ describe('rolloutsToCreate', () => {
     const back: Rollout = { ...done, id: 'back', target: { version: '1.0.0', digest: r10.digest } };
     const reversed = [done, { ...back, rollbackOf: done.id }];
     assert.deepEqual(rolloutsToCreate({ ...base, rollouts: reversed, machines }), []);
+    // Once a rollback ended it RolledBack, the release is offered again only when a person lifted
+    // the block the rollback set (here: none), as a new rollout, not a repair.
+    const rolledBack = [
+      { ...done, state: 'RolledBack' as const },
+      { ...back, rollbackOf: done.id },
+    ];
+    const blocked = [
+      { digest: r11.digest, pool: 'workers', reason: 'rolled back', by: 'x', at: 1 },
+    ];
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, rollouts: rolledBack, machines, blocks: blocked }),
+      [],
+    );
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, rollouts: rolledBack, machines }).map((r) => [
+        r.id,
+        r.repairOf,
+        r.from?.version,
+      ]),
+      [['workers-1.1.0-bbbbbbbb-r1', undefined, '1.0.0']],
+    );
     // Nor for a machine pinned to where it is, or ahead of the release: nothing would start.
     const pinned = { ...machine('w-2', r10.digest), pin: { version: '1.0.0', reason: 'x' } };
     const ahead = { ...machine('w-3', 'sha256:' + '9'.repeat(64)), version: '1.9.0' };
     const stays = [machine('w-1', r11.digest), pinned, ahead];
     assert.deepEqual(rolloutsToCreate({ ...base, rollouts: [done], machines: stays }), []);
+  });
+
+  it('catches up a machine a pool with onHold: skip finished without, once its hold ends, and not before', () => {
+    const done = rolloutTo('workers-1.1.0-bbbbbbbb', r11, 'Completed');
+    const skipping = [{ ...pools[0]!, onHold: 'skip' as const }];
+    const held = { ...machine('w-2', r10.digest), hold: { reason: 'x', until: 100 } };
+    const machines = [machine('w-1', r11.digest), held];
+    const base = { pools: skipping, releases: [r11, r10], rollouts: [done], machines };
+    assert.deepEqual(rolloutsToCreate({ ...base, now: 50 }), [], 'held: no empty repair rollouts');
+    assert.deepEqual(
+      rolloutsToCreate({ ...base, now: 100 }).map((r) => [r.id, r.repairOf]),
+      [['workers-1.1.0-bbbbbbbb-r1', done.id]],
+    );
   });
 
   it("takes only releases whose Kubernetes range admits the cluster's version (issue 16, observed 1)", () => {

@@ -10,7 +10,8 @@
  * (counted from when this operator first saw it) waits.
  *
  * A rollout is created once per (pool, release digest) — never again after it completed, halted
- * or was rolled back, so a halted rollout stays halted until a person acts — only when some
+ * or was cancelled, so a halted rollout stays halted until a person acts; a rolled-back release
+ * is blocked for the pool and offered again, as a new rollout, once a person unblocks it — only when some
  * machine of the pool is seen running another release and would move to it (a machine whose
  * release is not known yet does not count, nor one ahead of it), and only when the pool has no
  * rollout running. A release blocked for the pool (`ReleaseBlock`: by a person, or because a
@@ -20,7 +21,7 @@
 import type { Release } from '../../core/releases/release.ts';
 import type { Selection } from '../../core/releases/select.ts';
 import type { TagVersion } from '../../core/releases/tag.ts';
-import { skipOf } from '../../core/rollout/skip.ts';
+import { passedOver } from '../../core/rollout/skip.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Machine, Pool, Rollout } from '../../core/rollout/types.ts';
 import type { ReleaseBlock } from '../ports/store.ts';
@@ -126,39 +127,46 @@ function oldEnough(pool: Pool, c: Candidate, i: DiscoveryInput): boolean {
 /** Still under way: not halted (waiting for a person) and not over. */
 const running = (r: Rollout): boolean => r.state !== 'Halted' && !isEnded(r.state);
 
-/** The machines a rollout of `pool` to `c` would start: not on it, not pinned elsewhere, not ahead. */
-function wouldMove(members: readonly Machine[], pool: string, c: Candidate): Machine[] {
+/**
+ * The machines a rollout of `pool` to `c` would start: not on it, not pinned elsewhere, not
+ * ahead, and not held when the pool finishes without held machines (`onHold: skip`).
+ */
+function wouldMove(members: readonly Machine[], pool: Pool, c: Candidate, now: number): Machine[] {
   const probe: Rollout = {
-    ...{ id: '', pool, target: { version: c.version, digest: c.digest } },
+    ...{ id: '', pool: pool.name, target: { version: c.version, digest: c.digest } },
     ...{ state: 'Active', createdAt: 0, machines: {} },
   };
-  return members.filter((m) => m.digest !== c.digest && skipOf(m, probe) === undefined);
+  const rule = { onHold: pool.onHold, now };
+  return members.filter((m) => m.digest !== c.digest && passedOver(m, probe, rule) === undefined);
 }
 
+/** A later rollout of `pool` to `c`: the `n`th (`-r<n>`), so every rollout keeps its own id. */
+const again = (pool: Pool, c: Candidate, i: DiscoveryInput, n: number): Rollout => ({
+  ...newRollout(pool, c, i),
+  id: `${rolloutId(pool.name, c)}-r${String(n)}`,
+});
+
 /**
- * A rollout repairing drift (issue 16): machines of a pool whose rollout to `c` completed run
- * something else again (a manual rollback, a re-image, a newly registered machine). Only a
- * completed rollout that no fleet rollback reversed is repaired, under the pool's policies.
+ * What the pool's last rollout to `c` lets discovery start now. Completed: a rollout repairing
+ * drift (issue 16) when machines of the pool run something else again (a manual rollback, a
+ * re-image, a newly registered machine), under the pool's policies. Rolled back: `c` is offered
+ * only once a person lifted the block the rollback set (`c` is the candidate, so it was), as a
+ * new rollout. Halted, cancelled or superseded: nothing — a person acts on those.
  */
-function repair(
+function after(
   pool: Pool,
   c: Candidate,
   i: DiscoveryInput,
   same: readonly Rollout[],
 ): Rollout | undefined {
-  const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
   const last = same.at(-1);
-  if (last === undefined || same.some((r) => r.state !== 'Completed')) return undefined;
-  if (ofPool.some((r) => r.rollbackOf !== undefined && same.some((s) => s.id === r.rollbackOf)))
-    return undefined;
+  if (last?.state === 'RolledBack') return again(pool, c, i, same.length);
+  if (last?.state !== 'Completed') return undefined;
+  // A rollback just made, its original not ended yet: the next pass ends and blocks it.
+  if (i.rollouts.some((r) => r.rollbackOf === last.id)) return undefined;
   const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
-  const drifted = wouldMove(members, pool.name, c);
-  if (drifted.length === 0) return undefined;
-  return {
-    ...newRollout(pool, c, i),
-    id: `${rolloutId(pool.name, c)}-r${String(same.length)}`,
-    repairOf: last.id,
-  };
+  if (wouldMove(members, pool, c, i.now).length === 0) return undefined;
+  return { ...again(pool, c, i, same.length), repairOf: last.id };
 }
 
 /** The rollouts to create now: to a new release, or repairing drift from a completed one. */
@@ -170,11 +178,11 @@ export function rolloutsToCreate(i: DiscoveryInput): Rollout[] {
     // Only machines whose release is known count: one not seen yet (its agent did not answer)
     // is not "on another release", or a pool already on `c` would get a rollout to it.
     const members = i.machines.filter((m) => m.pool === pool.name && m.digest !== undefined);
-    if (wouldMove(members, pool.name, c).length === 0) continue;
+    if (wouldMove(members, pool, c, i.now).length === 0) continue;
     const ofPool = i.rollouts.filter((r) => r.pool === pool.name);
     if (ofPool.some(running)) continue;
     const same = ofPool.filter((r) => r.target.digest === c.digest);
-    const next = same.length === 0 ? newRollout(pool, c, i) : repair(pool, c, i, same);
+    const next = same.length === 0 ? newRollout(pool, c, i) : after(pool, c, i, same);
     if (next !== undefined) created.push(next);
   }
   return created;

@@ -7,7 +7,8 @@ import type { Pool, Rollout } from '../../core/rollout/types.ts';
 /**
  * The coordinated fleet rollback of `original` (issue 4): a new Active rollout of the same pool
  * back to what it ran before, under the same policies. `MOLT_ROLLOUT_STATE` when `original` has
- * no `from`, is itself a rollback, or is still running (pause or halt it first).
+ * no `from`, is itself a rollback, is rolled back already, or is still running (pause or halt it
+ * first).
  */
 export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
   const refuse = (why: string): MoltError =>
@@ -18,6 +19,8 @@ export function rollbackRolloutOf(original: Rollout, now: number): Rollout {
     throw refuse(`it is ${original.state}; pause it first (molt rollout pause ${original.id})`);
   if (original.rollbackOf !== undefined)
     throw refuse('it is a rollback itself; roll forward with a new release');
+  if (original.state === 'RolledBack')
+    throw refuse(`it is rolled back already (${original.endReason ?? 'by its rollback'})`);
   // An image rollout puts back each workload it changed, on the image that workload ran.
   if (original.images !== undefined)
     return imageRollbackOf({ ...original, images: original.images }, now);
@@ -56,20 +59,25 @@ export function automaticRollbacks(
     .filter((back) => !ids.has(back.id));
 }
 
+/** The states a rollout a fleet rollback reverses leaves for `RolledBack`. */
+export const reversible = (state: Rollout['state']): boolean =>
+  state === 'Halted' || state === 'Paused' || state === 'Completed';
+
+/** A rollout a fleet rollback reverses, and that rollback. */
+export interface Reversed {
+  readonly rollout: Rollout;
+  readonly back: Rollout;
+}
+
 /**
- * Halted rollouts a fleet rollback reverses (a person's or the pool's own): they end Superseded,
- * naming the rollback, so nothing shows them as waiting for a person any more.
+ * The rollouts a fleet rollback (a person's or the pool's own) reverses and that have not ended
+ * `RolledBack` yet: halted, paused or completed ones. Level-based, so a rollback whose original
+ * was not ended (an operator stopped between the two writes) is finished on the next pass.
  */
-export function haltedAndRolledBack(
-  rollouts: readonly Rollout[],
-): { readonly rollout: string; readonly reason: string }[] {
-  const backs = new Map(
-    rollouts.flatMap((r) => (r.rollbackOf === undefined ? [] : [[r.rollbackOf, r] as const])),
-  );
-  return rollouts.flatMap((r) => {
-    const back = r.state === 'Halted' ? backs.get(r.id) : undefined;
-    return back === undefined
-      ? []
-      : [{ rollout: r.id, reason: `rolled back by ${back.id} (to ${back.target.version})` }];
+export function reversedByRollbacks(rollouts: readonly Rollout[]): Reversed[] {
+  const byId = new Map(rollouts.map((r) => [r.id, r] as const));
+  return rollouts.flatMap((back) => {
+    const rollout = back.rollbackOf === undefined ? undefined : byId.get(back.rollbackOf);
+    return rollout === undefined || !reversible(rollout.state) ? [] : [{ rollout, back }];
   });
 }

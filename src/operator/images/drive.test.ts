@@ -11,7 +11,7 @@ import { scanOf } from '../../testkit/image-scan.ts';
 import { at, d, followRebuilds, putDeployments, repo } from '../../testkit/image-world.ts';
 import { nth } from '../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
-import { rollbackOn } from '../api/routes-rollouts.ts';
+import { rollbackOn } from '../api/rollback-on.ts';
 import { machinePart } from '../decide/snapshot.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { imagePass } from './drive.ts';
@@ -134,6 +134,8 @@ describe('the image driver', () => {
     const all = await r.rollouts();
     assert.equal(all.length, 2, JSON.stringify(all.map((x) => [x.id, x.state])));
     assert.equal(all.find((x) => x.rollbackOf === done.id)?.state, 'Completed');
+    assert.equal(all.find((x) => x.id === done.id)?.state, 'RolledBack', 'shown as rolled back');
+    assert.deepEqual((await r.store.read()).blocks, [], 'an image digest needs no release block');
     r.push(d(3));
     await passes(r, 4);
     assert.equal(await r.image('web-a'), at(d(3)), 'a newer rebuild is offered as usual');
@@ -153,7 +155,7 @@ describe('the image driver', () => {
     const canary = bad.machines['Deployment/canary/canary-web'];
     assert.equal(canary?.phase, 'Failed');
     assert.match(canary.reason ?? '', /^ProgressTimeout/);
-    assert.equal(bad.state, 'Superseded', 'the halted rollout ends, naming its rollback');
+    assert.equal(bad.state, 'RolledBack', 'the halted rollout ends, naming its rollback');
     const said = (await r.store.history()).map((e) => e.message);
     assert.ok(
       said.some((m) => m.includes('failure budget: 1 workload failed')),

@@ -15,7 +15,8 @@ import { workloadRefOf, type ImageChange } from '../../core/images/workload.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { MachineDecision, Plan, Rollout } from '../../core/rollout/types.ts';
-import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
+import { automaticRollbacks, reversedByRollbacks } from '../decide/fleet-rollback.ts';
+import { endRolledBack } from '../transitions/rolled-back.ts';
 import { createRollback } from '../loop/auto-rollback.ts';
 import { changeRolloutState, pauseRollout } from '../loop/act.ts';
 import { verdicts } from '../loop/verdicts.ts';
@@ -91,8 +92,8 @@ async function rollBackHalted(
   );
   const backs = automaticRollbacks(pools, rollouts, d.now());
   for (const back of backs) await createRollback(d, back);
-  for (const s of haltedAndRolledBack([...rollouts, ...backs]))
-    await supersede(d, s.rollout, s.reason);
+  for (const x of reversedByRollbacks([...rollouts, ...backs]))
+    await endRolledBack(d, x, { by: 'operator' });
   return backs.length > 0;
 }
 

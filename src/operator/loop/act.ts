@@ -111,6 +111,8 @@ export async function replaceMachine(
   });
 }
 
+const verb = (r: Rollout): string => (r.rollbackOf === undefined ? 'upgrade' : 'rollback');
+
 /**
  * Ask the agent to upgrade (a replace pool: the provider to replace); remember the operation id.
  * Busy or unreachable: the next pass retries; refused for who asks, or held on the agent: as
@@ -143,7 +145,7 @@ export async function submit(
           kind: 'machine-start',
           rollout: rollout.id,
           machine: machine.id,
-          message: `${machine.id}: upgrade to ${rollout.target.version} accepted (operation ${operationId})`,
+          message: `${machine.id}: ${verb(rollout)} to ${rollout.target.version} accepted (operation ${operationId})`,
           data: { operationId, image },
         },
       },

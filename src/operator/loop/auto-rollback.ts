@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Fleet rollbacks of halted rollouts (issue 16): a pool with `onHalt: rollback` rolls itself back
- * to the release it ran before, and a halted rollout a rollback reverses (the pool's or a
- * person's `molt rollout rollback`) ends Superseded. Level-based on the pass's stored state, so an
- * operator stopped half-way finishes the job on its next pass.
+ * to the release it ran before, and a rollout a rollback reverses (the pool's or a person's
+ * `molt rollout rollback`) ends RolledBack with its release blocked for the pool. Level-based on
+ * the pass's stored state, so an operator stopped half-way finishes the job on its next pass.
  */
 import type { Rollout } from '../../core/rollout/types.ts';
-import { automaticRollbacks, haltedAndRolledBack } from '../decide/fleet-rollback.ts';
+import { automaticRollbacks, reversedByRollbacks } from '../decide/fleet-rollback.ts';
 import type { TransitionSink } from '../transitions/record.ts';
 import { createRecorded } from '../transitions/rollout-created.ts';
 import type { ReconcileDeps } from './deps.ts';
-import { supersede } from './discover.ts';
+import { endRolledBack } from '../transitions/rolled-back.ts';
 
 export async function createRollback(d: TransitionSink, back: Rollout): Promise<void> {
   const message = `rollout ${back.id}: pool ${back.pool} back to ${back.target.version}, rolling back the halted ${back.rollbackOf ?? ''} (${back.images === undefined ? 'pool' : 'image'} policy onHalt: rollback)`;
@@ -28,5 +28,6 @@ export async function rollBackHalted(
 ): Promise<void> {
   const backs = automaticRollbacks(d.settings.pools, rollouts, d.now());
   for (const back of backs) await createRollback(d, back);
-  for (const s of haltedAndRolledBack([...rollouts, ...backs])) await supersede(d, s);
+  for (const x of reversedByRollbacks([...rollouts, ...backs]))
+    await endRolledBack(d, x, { by: 'operator' });
 }

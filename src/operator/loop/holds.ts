@@ -11,6 +11,7 @@ import { holdStep } from '../decide/holds.ts';
 import type { Observation } from '../decide/observation.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ObservedState } from './observe.ts';
+import { instant } from '../../core/time.ts';
 
 const describe = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
@@ -30,8 +31,7 @@ export async function syncHolds(
     const seen = state.observations.get(m.id);
     const step = holdStep(stored.holds[m.id], seen?.status?.hold, d.now());
     if (step.kind === 'none' || seen?.status === undefined) continue;
-    const what =
-      step.kind === 'set' ? `hold until ${new Date(step.hold.until).toISOString()}` : 'release';
+    const what = step.kind === 'set' ? `hold until ${instant(step.hold.until)}` : 'release';
     try {
       const { hold } =
         step.kind === 'set' ? await d.agents.setHold(m, step.hold) : await d.agents.clearHold(m);

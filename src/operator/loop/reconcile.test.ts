@@ -295,7 +295,7 @@ describe('reconcile', () => {
     assert.equal(after.state, 'Completed');
   });
 
-  it('rolls a halted rollout back by itself in a pool with onHalt: rollback, and ends it Superseded', async () => {
+  it('rolls a halted rollout back by itself in a pool with onHalt: rollback, and ends it RolledBack with its release blocked for the pool', async () => {
     const pools: Pool[] = [
       { name: 'workers', channel: 'stable', policies: [], onHalt: 'rollback' },
       { name: 'db', channel: 'stable', policies: [] },
@@ -320,10 +320,16 @@ describe('reconcile', () => {
     assert.equal(back?.state, 'Active');
     assert.deepEqual(back.target, { version: '1.0.0', digest: d10 });
     assert.equal(back.rollbackOf, 'workers-1.1.0');
-    assert.equal(byId.get('workers-1.1.0')?.state, 'Superseded');
+    assert.equal(byId.get('workers-1.1.0')?.state, 'RolledBack');
     assert.equal(
       byId.get('workers-1.1.0')?.endReason,
       'rolled back by workers-1.1.0-rollback (to 1.0.0)',
+    );
+    const blocks = (await store.read()).blocks.filter((b) => b.digest === d11);
+    assert.deepEqual(
+      blocks.map((b) => [b.pool, b.reason, b.rollout]),
+      [['workers', 'rolled back by workers-1.1.0-rollback (to 1.0.0)', 'workers-1.1.0']],
+      'the halt’s block now says the release was rolled back',
     );
     assert.equal(byId.get('db-1.1.0')?.state, 'Halted', 'the db pool waits for a person');
     assert.equal(byId.has('db-1.1.0-rollback'), false);
@@ -332,11 +338,13 @@ describe('reconcile', () => {
         /rolling back the halted workers-1\.1\.0 \(pool policy onHalt: rollback\)/.test(e.message),
       ),
     );
-    // A person's rollback of the db rollout ends it too; nothing is made twice.
+    // A rollback whose original was left unended (an operator stopped between the two writes)
+    // is finished on the next pass; nothing is made twice.
     await store.createRollout(rollbackRolloutOf(halted('db-1.1.0', 'db'), 2));
     await reconcile(d, state);
     const after = await store.read();
-    assert.equal(after.rollouts.find((r) => r.id === 'db-1.1.0')?.state, 'Superseded');
+    assert.equal(after.rollouts.find((r) => r.id === 'db-1.1.0')?.state, 'RolledBack');
+    assert.ok(after.blocks.some((b) => b.digest === d11 && b.pool === 'db'));
     assert.equal(after.rollouts.length, 4);
   });
 

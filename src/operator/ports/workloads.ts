@@ -13,7 +13,6 @@ import type { WorkloadProgress } from '../../core/images/workload-progress.ts';
 export type { ImageChange, WorkloadRef, WorkloadView } from '../../core/images/workload.ts';
 export type { WorkloadProgress } from '../../core/images/workload-progress.ts';
 
-
 export interface Workloads {
   /** Every Deployment, DaemonSet and StatefulSet (paged lists). */
   list(): Promise<WorkloadView[]>;

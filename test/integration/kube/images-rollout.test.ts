@@ -140,7 +140,7 @@ describe('image rollouts on a real control plane', { timeout: 300_000 }, () => {
     const halted = only(await d.rollouts(), (x) => x.rollbackOf === undefined);
     assert.equal(back.rollbackOf, halted.id);
     assert.equal(halted.target.digest, bad);
-    assert.equal(halted.state, 'Superseded');
+    assert.equal(halted.state, 'RolledBack');
     assert.deepEqual(Object.keys(halted.machines), [id(canary)], 'only the canary was started');
     assert.equal(halted.machines[id(canary)]?.phase, 'Failed');
     assert.match(halted.machines[id(canary)]?.reason ?? '', /ProgressDeadlineExceeded/);

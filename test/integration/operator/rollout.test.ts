@@ -164,17 +164,26 @@ describe('molt operator on a six-machine lab fleet', () => {
     const original = await rolloutTo('1.1.0', 'workers');
     assert.equal(original?.state, 'Completed');
     assert.deepEqual(original.from, { version: '1.0.0', digest: fleet.digest('1.0.0') });
-    // What `molt rollout rollback` does (routes-rollouts.ts): a new rollout back to `from`.
+    // What `molt rollout rollback` writes first (api/rollback-on.ts): a new rollout back to
+    // `from`. The loop ends the original RolledBack and blocks its release on its own.
     const back = rollbackRolloutOf(original, Date.now());
     await store.createRollout(back);
     await eventually(
       async () => {
-        const r = (await store.read()).rollouts.find((x) => x.id === back.id);
+        const stored = await store.read();
+        const r = stored.rollouts.find((x) => x.id === back.id);
         assert.equal(r?.state, 'Completed', log.slice(-5).join('\n'));
         assert.equal(r.rollbackOf, original.id, 'the store kept what it reverses');
+        const reversed = stored.rollouts.find((x) => x.id === original.id);
+        assert.equal(reversed?.state, 'RolledBack');
+        assert.ok(
+          stored.blocks.some((b) => b.digest === original.target.digest && b.pool === 'workers'),
+        );
       },
       { timeoutMs: 240_000, intervalMs: 1_000 },
     );
+    const to110 = (await store.read()).rollouts.filter((x) => x.target.version === '1.1.0');
+    assert.equal(to110.filter((x) => x.pool === 'workers').length, 1, 'not offered again');
     for (const w of fleet.workers) {
       const s = await w.status();
       assert.equal(s.version, '1.0.0', `${w.id} is back on 1.0.0`);

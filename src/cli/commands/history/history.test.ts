@@ -37,12 +37,16 @@ describe('molt history, live plan and machines by name', () => {
   it('prints the history with who did what, filtered by rollout prefix and machine', async () => {
     const all = await molt(['history', ...as('node')]);
     assert.equal(all.code, 0, all.stderr);
-    assert.match(all.stdout, /^TIME \(UTC\) +KIND +ROLLOUT +MACHINE +BY +MESSAGE$/m);
+    assert.match(all.stdout, /^TIME +KIND +ROLLOUT +MACHINE +BY +MESSAGE$/m);
     assert.match(
       all.stdout,
-      /^2026-11-24 09:55:00 +machine-start +workers-1\.1\.0 +w-2 +operator +w-2: upgrade to 1\.1\.0 accepted/m,
+      /^2026-11-24T09:55:00Z \([\dhdms]+ ago\) +machine-start +workers-1\.1\.0 +w-2 +operator +w-2: upgrade to 1\.1\.0 accepted/m,
+      'UTC to the second, and how long ago',
     );
-    assert.match(all.stdout, /^2026-11-24 09:58:00 +rollout-state +cp-1\.0\.9 +- +alice +rollout/m);
+    assert.match(
+      all.stdout,
+      /^2026-11-24T09:58:00Z \([\dhdms]+ ago\) +rollout-state +cp-1\.0\.9 +- +alice +rollout/m,
+    );
     const rollout = await molt([
       'history',
       '--rollout',
@@ -72,7 +76,7 @@ describe('molt history, live plan and machines by name', () => {
     const io = memoryIo();
     const running = main(['history', '--follow', '--tail', '0', ...as('node')], io);
     await eventually(() => {
-      assert.match(io.stdout(), /^TIME \(UTC\) +KIND/);
+      assert.match(io.stdout(), /^TIME +KIND/);
       return Promise.resolve();
     });
     await op.store.appendHistory({
@@ -83,7 +87,7 @@ describe('molt history, live plan and machines by name', () => {
       data: { action: 'hold', by: 'bob' },
     });
     await eventually(() => {
-      assert.match(io.stdout(), /\n2026-11-24 10:00:00 +decision +- +w-3 +bob +machine w-3 held/);
+      assert.match(io.stdout(), /\n2026-11-24T10:00:00Z +decision +- +w-3 +bob +machine w-3 held/);
       return Promise.resolve();
     });
     io.interrupt();
@@ -151,6 +155,34 @@ describe('molt history, live plan and machines by name', () => {
     assert.match(
       noOperator.stderr,
       /^error MOLT_NO_ENDPOINT: no operator is configured to find machine w-3 in\n.*--endpoint https:\/\/HOST:PORT$/m,
+    );
+  });
+
+  it('labels an image rollout’s workload changes as workload-start and workload-result, not machine-…', async () => {
+    const unit = 'Deployment/shop/web';
+    for (const [kind, message] of [
+      ['machine-start', `${unit}: moving web → acme/web:2@sha256:…`],
+      ['machine-result', `${unit}: Succeeded`],
+    ] as const)
+      await op.store.appendHistory({
+        at: Date.parse('2026-11-24T10:01:00Z'),
+        kind,
+        machine: unit,
+        message,
+      });
+    const table = await molt(['history', '--machine', unit, ...as('node')]);
+    assert.deepEqual(
+      table.stdout
+        .split('\n')
+        .slice(1, 3)
+        .map((l) => l.split(/ {2,}/)[1]),
+      ['workload-start', 'workload-result'],
+    );
+    const json = await molt(['history', '--machine', unit, '-o', 'json', ...as('node')]);
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as HistoryEventView[]).map((e) => e.kind),
+      ['machine-start', 'machine-result'],
+      'the API’s kind, which notification sinks filter on, stays',
     );
   });
 });

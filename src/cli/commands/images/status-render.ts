@@ -5,7 +5,7 @@
  * operator's columns (`protocol/operator-columns.ts`), image by image.
  */
 import {
-  isoMinute,
+  shownAt,
   progressOf,
   whyOf,
   type MachineProgressView,
@@ -70,7 +70,7 @@ export function imageRolloutColumns(
       value: (r) =>
         r.from === undefined ? '-' : `${r.from.version}@${shortDigest(r.from.digest, 12, false)}`,
     },
-    { header: 'CREATED', value: (r) => isoMinute(r.createdAt) },
+    { header: 'CREATED', value: (r, now) => shownAt(r.createdAt, now) },
     { header: 'NOTE', value: note },
   ];
 }
@@ -106,7 +106,7 @@ const unitColumns = (
   { header: 'UNIT', value: (m) => m.machine },
   { header: 'PHASE', value: (m) => m.phase },
   { header: 'FROM → TO', value: (m) => fromTo(r, m.machine, wide) },
-  { header: 'STARTED', value: (m) => isoMinute(m.startedAt) },
+  { header: 'STARTED', value: (m, now) => shownAt(m.startedAt, now) },
   { header: 'DECISION', value: (m) => m.decision?.action ?? '-' },
   { header: 'REASON', value: whyOf },
 ];
@@ -122,7 +122,7 @@ export function describeImageRollout(r: RolloutView, wide: boolean): string {
     ...(r.rollbackOf === undefined ? [] : [`reverses: ${r.rollbackOf}`]),
     ...(r.repairOf === undefined ? [] : [`repairs:  ${r.repairOf}`]),
     `state:    ${r.state}${r.endReason === undefined ? '' : ` (${r.endReason})`}`,
-    `created:  ${r.createdAt}`,
+    `created:  ${shownAt(r.createdAt, Date.now())}`,
     `progress: ${progressLine(r, 'workloads')}`,
   ];
   const table =

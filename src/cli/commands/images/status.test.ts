@@ -99,7 +99,7 @@ describe('molt images status|rollback|approve, and molt plan', () => {
     assert.match(r.out, /UNIT +PHASE +FROM → TO +STARTED +DECISION +REASON\n/);
     assert.match(
       r.out,
-      /Deployment\/canary\/canary-web +InFlight +1\.8\.0-rev2@sha256:01010101… → 1\.8\.0-rev2@sha256:02020202… +\d{4}-\d\d-\d\d \d\d:\d\d +in-flight/,
+      /Deployment\/canary\/canary-web +InFlight +1\.8\.0-rev2@sha256:01010101… → 1\.8\.0-rev2@sha256:02020202… +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \([^)]*\) +in-flight/,
     );
     assert.match(
       r.out,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import {
+  isEnded,
   blockColumns,
   blockWideColumns,
   type BlockView,
@@ -34,28 +35,35 @@ function print(ctx: CommandContext, output: OutputFormat, verb: string, list: Bl
 }
 
 /**
- * The paused rollouts of a release whose block was just lifted: the block paused them, and lifting
- * it does not resume them (a person decides that), so say how.
+ * What lifting blocks does to the rollouts of their releases, which a person may need to act on:
+ * a paused one stays paused (the block paused it; a person decides to resume it), and a rolled
+ * back release is offered again — discovery starts a new rollout to it on its next pass.
  */
-function stillPaused(
+function afterUnblock(
   lifted: readonly BlockView[],
   rollouts: readonly RolloutSummaryView[],
 ): string {
-  const paused = rollouts.filter(
-    (r) =>
-      r.state === 'Paused' &&
-      lifted.some(
-        (b) =>
-          (b.digest === r.target.digest || b.version === r.target.version) &&
-          (b.pool === undefined || b.pool === r.pool),
-      ),
-  );
-  return paused
-    .map(
+  const of = (r: RolloutSummaryView): boolean =>
+    lifted.some(
+      (b) =>
+        (b.digest === r.target.digest || b.version === r.target.version) &&
+        (b.pool === undefined || b.pool === r.pool),
+    );
+  const paused = rollouts.filter((r) => r.state === 'Paused' && of(r));
+  const open = new Set(rollouts.filter((r) => !isEnded(r.state)).map((r) => r.pool));
+  const oldestFirst = rollouts.filter(of).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  const newest = new Map(oldestFirst.map((r) => [`${r.pool}\0${r.target.digest}`, r]));
+  const again = [...newest.values()].filter((r) => r.state === 'RolledBack');
+  return [
+    ...paused.map(
       (r) =>
         `rollout ${r.id} stays Paused: resume it with \`molt rollout resume ${r.id} --reason …\`\n`,
-    )
-    .join('');
+    ),
+    ...again.map(
+      (r) =>
+        `pool ${r.pool} is offered ${r.target.version} again (rollout ${r.id} was rolled back): discovery starts a new rollout${open.has(r.pool) ? ' once the pool’s running rollout ends' : ' on its next pass'}; \`molt plan\` shows it\n`,
+    ),
+  ].join('');
 }
 
 /** `molt releases block RELEASE --reason R [--pool P]`. */
@@ -95,7 +103,7 @@ export function runUnblock(
       ...(o.pool !== undefined && { pool: o.pool }),
     });
     print(ctx, output, 'unblocked', r.blocks);
-    if (output === 'table') ctx.io.out(stillPaused(r.blocks, await client.rollouts()));
+    if (output === 'table') ctx.io.out(afterUnblock(r.blocks, await client.rollouts()));
   });
 }
 

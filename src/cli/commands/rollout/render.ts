@@ -2,11 +2,13 @@
 /** How `molt rollout` prints a rollout, its history and its progress for people. */
 import {
   progressOf,
+  shownAt,
   rolloutMachineColumns,
   type HistoryEventView,
   type RolloutView,
 } from '../../../protocol/index.ts';
 import { renderTable } from '../../output.ts';
+import { historyKindLabel } from '../../../core/images/workload.ts';
 
 /** `molt rollout status` as a person reads it: the rollout, then its machines. */
 export function describeRollout(r: RolloutView, why?: string): string {
@@ -23,9 +25,12 @@ export function describeRollout(r: RolloutView, why?: string): string {
     ...(r.repairOf === undefined
       ? []
       : [`repairs:  ${r.repairOf} (machines of the pool run another release again)`]),
+    ...(r.rollbackOf === undefined
+      ? []
+      : [`reverses: ${r.rollbackOf} (the pool back on the release it ran before)`]),
     `state:    ${r.state}${r.endReason === undefined ? '' : ` (${r.endReason})`}`,
     ...(why === undefined ? [] : [`why:      ${why}`]),
-    `created:  ${r.createdAt}`,
+    `created:  ${shownAt(r.createdAt, Date.now())}`,
     `progress: ${progressLine(r)}`,
   ];
   return `${lines.join('\n')}\n\n${renderTable(rolloutMachineColumns, r.machines)}`;
@@ -44,5 +49,5 @@ export function progressLine(r: Pick<RolloutView, 'counts'>, noun = 'machines'):
 
 /** One history event as a line. */
 export function historyLine(e: HistoryEventView): string {
-  return `${e.at.slice(11, 19)}  ${e.kind.padEnd(15)} ${e.message}\n`;
+  return `${e.at.slice(11, 19)}  ${historyKindLabel(e.kind, e.machine).padEnd(15)} ${e.message}\n`;
 }

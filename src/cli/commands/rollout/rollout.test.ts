@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiFixture } from '../../../testkit/operator-api-fixture.ts';
+import { apiFixture, fixtureRollouts } from '../../../testkit/operator-api-fixture.ts';
 import { createOperatorApi, type OperatorApi } from '../../../operator/api/server.ts';
 import type { MemoryOperatorStore } from '../../../operator/adapters/memory-store/operator-store.ts';
 import { eventually, tempDir } from '../../../platform/process/managed-process.ts';
@@ -221,7 +221,7 @@ describe('molt rollout and molt machine', () => {
     );
     assert.match(
       (await molt(['machine', 'list', ...as('node')])).stdout,
-      /^w-3 .* until 2026-11-24 12:00: disk check$/m,
+      /^w-3 .* until 2026-11-24T12:00:00Z \([\dhdms]+ ago\): disk check$/m,
     );
     // A release says what it lifted; a second one that there was nothing to lift (issue 17).
     const released = await molt(['machine', 'release', 'w-3', ...as('operator')]);
@@ -325,7 +325,10 @@ describe('molt rollout and molt machine', () => {
     assert.equal(block.stdout, 'release 1.1.0 blocked for pool workers: CVE-2026-1\n');
     const list = await molt(['releases', 'blocked', ...as('node')]);
     assert.match(list.stdout, /^RELEASE +DIGEST +POOL +BY +SINCE +REASON$/m);
-    assert.match(list.stdout, /^1\.1\.0 +110000000000 +workers +alice +\S+ \S+ +CVE-2026-1$/m);
+    assert.match(
+      list.stdout,
+      /^1\.1\.0 +110000000000 +workers +alice +2026-11-24T10:00:00Z \([\dhdms]+ ago\) +CVE-2026-1$/m,
+    );
     const noReason = await molt(['releases', 'block', '1.1.0', ...as('operator')]);
     assert.match(noReason.stderr, /MOLT_BAD_FLAG: --reason is required/);
     const unknown = await molt(['releases', 'block', '9.9.9', '--reason', 'x', ...as('operator')]);
@@ -423,7 +426,7 @@ describe('molt rollout and molt machine', () => {
     assert.equal(preview.code, 1);
     assert.match(
       preview.stdout,
-      /^rollout cp-1\.0\.9 \(pool cp, Halted\) would be reversed: a new rollout cp-1\.0\.9-rollback takes pool cp back to 1\.0\.8, under the pool's policies\n {2}machines it moved to 1\.0\.9: /,
+      /^rollout cp-1\.0\.9 \(pool cp, Halted\) would be reversed: a new rollout cp-1\.0\.9-rollback takes pool cp back to 1\.0\.8, under the pool's policies\n {2}machines it moved to 1\.0\.9: cp-2\n {2}then: cp-1\.0\.9 ends RolledBack, and 1\.0\.9 is blocked for pool cp until `molt releases unblock 1\.0\.9 --pool cp`\n/,
     );
     assert.match(preview.stderr, /^error MOLT_BAD_FLAG: not rolled back: cp-1\.0\.9 needs --yes\n/);
     const ids = async () => (await store.read()).rollouts.map((r) => r.id);
@@ -434,26 +437,61 @@ describe('molt rollout and molt machine', () => {
     ]);
     assert.equal(done.code, 0, done.stderr);
     assert.match(done.stdout, /^rollout cp-1\.0\.9-rollback: started, back to 1\.0\.8\n/);
+    assert.match(
+      done.stdout,
+      /^rollout cp-1\.0\.9 is RolledBack; release 1\.0\.9 is blocked for pool cp \(offer it again: molt releases unblock 1\.0\.9 --pool cp\)$/m,
+    );
     assert.ok((await ids()).includes('cp-1.0.9-rollback'));
+    const list = await molt(['rollout', 'list', ...as('node')]);
+    assert.match(list.stdout, /^cp-1\.0\.9 +cp +1\.0\.9 \(\w+\) +RolledBack /m);
+    assert.match(list.stdout, /^cp-1\.0\.9-rollback +cp +1\.0\.8 \(\w+\) \[rollback\] +Active /m);
+    const blocked = await molt(['releases', 'blocked', ...as('node')]);
+    assert.match(
+      blocked.stdout,
+      /^1\.0\.9 +\w+ +cp +alice +.* rolled back by cp-1\.0\.9-rollback \(to 1\.0\.8\): etcd latency$/m,
+    );
+    const offered = await molt(['releases', 'unblock', '1.0.9', '--pool', 'cp', ...as('operator')]);
+    assert.equal(offered.code, 0, offered.stderr);
+    assert.match(
+      offered.stdout,
+      /^pool cp is offered 1\.0\.9 again \(rollout cp-1\.0\.9 was rolled back\): discovery starts a new rollout once the pool’s running rollout ends; `molt plan` shows it$/m,
+    );
   });
 
-  it('cancels a halted rollout for good, saying who and why; a completed one stays (issue 16)', async () => {
+  it('cancels a halted rollout for good, saying who and why; a completed or rolled-back one stays (issue 16)', async () => {
     const done = await molt(['rollout', 'cancel', 'workers-1.0.1', ...as('operator')]);
     assert.equal(done.code, 1);
     assert.match(done.stderr, /MOLT_ROLLOUT_STATE: rollout workers-1\.0\.1 is Completed/);
+    const back = await molt(['rollout', 'cancel', 'cp-1.0.9', ...as('operator')]);
+    assert.equal(back.code, 1);
+    assert.match(
+      back.stderr,
+      /MOLT_ROLLOUT_STATE: rollout cp-1\.0\.9 is RolledBack: it cannot be cancelled\n/,
+    );
+    assert.match(
+      back.stderr,
+      /offer its release again with `molt releases unblock 1\.0\.9 --pool cp`/,
+    );
+    const cp109 = fixtureRollouts.find((x) => x.id === 'cp-1.0.9');
+    assert.ok(cp109 !== undefined);
+    await store.createRollout({
+      ...cp109,
+      id: 'cp-1.0.7',
+      target: { ...cp109.target, version: '1.0.7' },
+    });
     const r = await molt([
       'rollout',
       'cancel',
-      'cp-1.0.9',
+      'cp-1.0.7',
       '--reason',
-      '1.0.9 is bad',
+      '1.0.7 is bad',
       ...as('operator'),
     ]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'rollout cp-1.0.9: now Cancelled\n');
-    const status = await molt(['rollout', 'status', 'cp-1.0.9', ...as('node')]);
-    assert.match(status.stdout, /^state: {4}Cancelled \(cancelled by alice: 1\.0\.9 is bad\)$/m);
-    const followed = await molt(['rollout', 'status', 'cp-1.0.9', '--follow', ...as('node')]);
+    assert.equal(r.stdout, 'rollout cp-1.0.7: now Cancelled\n');
+    const status = await molt(['rollout', 'status', 'cp-1.0.7', ...as('node')]);
+    assert.match(status.stdout, /^state: {4}Cancelled \(cancelled by alice: 1\.0\.7 is bad\)$/m);
+    const followed = await molt(['rollout', 'status', 'cp-1.0.7', '--follow', ...as('node')]);
     assert.equal(followed.code, 1, 'following an ended rollout that did not complete ends with 1');
   });
 });

@@ -121,7 +121,10 @@ function rollbackPreview(r: RolloutView): string {
   const which = moved.length === 0 ? 'none yet' : moved.join(', ');
   return (
     `rollout ${r.id} (pool ${r.pool}, ${r.state}) would be reversed: a new rollout ${r.id}-rollback takes pool ${r.pool} back to ${back}, under the pool's policies\n` +
-    `  machines it moved to ${r.target.version}: ${which}\n`
+    `  machines it moved to ${r.target.version}: ${which}\n` +
+    (r.images === undefined
+      ? `  then: ${r.id} ends RolledBack, and ${r.target.version} is blocked for pool ${r.pool} until \`molt releases unblock ${r.target.version} --pool ${r.pool}\`\n`
+      : '')
   );
 }
 
@@ -135,6 +138,14 @@ async function whyWaiting(client: OperatorClient, r: RolloutView): Promise<strin
   const events = await readAll(client, r.id);
   const last = events.findLast((e) => e.kind === 'rollout-state' && e.data?.['state'] === r.state);
   return last === undefined ? undefined : `${last.message} (${last.at})`;
+}
+
+/** What a rollback started, and what became of the rollout it reverses and its release. */
+function rolledBackLines({ rollout: r, changed }: RolloutActionResult): string {
+  const started = `rollout ${r.id}: ${changed ? 'started' : 'already exists'}, back to ${r.target.version}\n  follow it: molt rollout status ${r.id} --follow\n`;
+  const gone = r.from;
+  if (r.rollbackOf === undefined || gone === undefined || r.images !== undefined) return started;
+  return `${started}rollout ${r.rollbackOf} is RolledBack; release ${gone.version} is blocked for pool ${r.pool} (offer it again: molt releases unblock ${gone.version} --pool ${r.pool})\n`;
 }
 
 /** `molt rollout pause|resume|approve|cancel|rollback ID`. */
@@ -173,7 +184,7 @@ export function runAction(
     const r = result.rollout;
     const line =
       action === 'rollback'
-        ? `rollout ${r.id}: ${result.changed ? 'started' : 'already exists'}, back to ${r.target.version}\n  follow it: molt rollout status ${r.id} --follow\n`
+        ? rolledBackLines(result)
         : `rollout ${r.id}: ${result.changed ? 'now' : 'already'} ${r.state}\n`;
     ctx.io.out(output === 'table' ? line : renderData(output, result));
   });

@@ -42,6 +42,7 @@ const rolloutStates: Record<RolloutState, EventKind> = {
   Paused: ['Warning', 'RolloutPaused'],
   Halted: ['Warning', 'RolloutHalted'],
   Completed: ['Normal', 'RolloutCompleted'],
+  RolledBack: ['Warning', 'RolloutRolledBack'],
   Superseded: ['Normal', 'RolloutSuperseded'],
   Cancelled: ['Warning', 'RolloutCancelled'],
   AwaitingApproval: ['Normal', 'RolloutAwaitingApproval'],

@@ -36,7 +36,9 @@ async function requireSigned(
     throw new MoltError(
       ErrorCode.SignatureMissing,
       `Kubernetes bundle ${bundle.name} (${bundle.digest}) has no signature, and this operator requires signed releases`,
-      { hint: 'sign the bundle with the release key (cosign sign --key …), as the OS releases are' },
+      {
+        hint: 'sign the bundle with the release key (cosign sign --key …), as the OS releases are',
+      },
     );
   throw new MoltError(
     ErrorCode.SignatureInvalid,

@@ -55,7 +55,11 @@ describe('Kubernetes bundles resolved in the registry', () => {
     const repo = 'acme/installer-kubernetes';
     const sign = async (tag: string, privateKeyPem: string): Promise<string> => {
       const d = await push(tag, `kube-apiserver ${tag}`);
-      const signature = signLegacy({ privateKeyPem, digest: d, reference: `${registry.host}/${repo}` });
+      const signature = signLegacy({
+        privateKeyPem,
+        digest: d,
+        reference: `${registry.host}/${repo}`,
+      });
       await attachLegacySignature({ client: writer, repository: repo, digest: d, signature });
       return d;
     };
