@@ -74,6 +74,7 @@ function facts(r: RolloutView): HTMLElement {
   ];
   if (r.path !== undefined && r.path.length > 1) pairs.push(['path', r.path.join(' → ')]);
   if (r.endReason !== undefined) pairs.push(['ended', r.endReason]);
+  if (r.stateReason !== undefined) pairs.push(['why', r.stateReason]);
   if (r.rollbackOf !== undefined)
     pairs.push([
       'rolls back',

@@ -39,7 +39,7 @@ export function rolloutCard(r: RolloutView, c: ActContext): HTMLElement {
     r.rollbackOf === undefined ? '' : el('div', { class: 'muted' }, `rolls back ${r.rollbackOf}`),
     progressBar(r),
     el('div', { class: 'muted' }, countsLine(counts, r.id)),
-    r.endReason === undefined ? '' : el('div', { class: 'muted' }, r.endReason),
+    el('div', { class: 'muted' }, r.endReason ?? r.stateReason ?? ''),
     rolloutActionBar(r, c),
   );
 }

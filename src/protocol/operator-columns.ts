@@ -105,6 +105,7 @@ export const rolloutWideColumns: readonly PrintColumn<RolloutSummaryView>[] = [
     header: 'NOTE',
     value: (r) =>
       r.endReason ??
+      r.stateReason ??
       (r.rollbackOf === undefined ? undefined : `reverses ${r.rollbackOf}`) ??
       (r.repairOf === undefined ? '' : `repairs ${r.repairOf}`),
   },

@@ -135,8 +135,10 @@ export const RolloutSummaryView = z.object({
   path: z.array(z.string()).optional(),
   /** The completed rollout whose drifted machines this one brings back to the pool's release. */
   repairOf: z.string().optional(),
-  /** Why it ended when it did not complete (Superseded, Cancelled). */
+  /** Why it ended when it did not complete (RolledBack, Superseded, Cancelled). */
   endReason: z.string().optional(),
+  /** Why it waits for a person while Paused or Halted: who paused it and why, what halted it. */
+  stateReason: z.string().optional(),
   state: RolloutStateSchema,
   createdAt: z.string(),
   counts: RolloutCounts,

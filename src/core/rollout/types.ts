@@ -151,6 +151,12 @@ export interface Rollout {
   readonly repairOf?: string;
   /** Why it ended when it did not complete: superseded by which rollout, cancelled by whom. */
   readonly endReason?: string;
+  /**
+   * Why it waits for a person, while it is Paused or Halted: who paused it and why, the blocked
+   * release or the unreadable agent that paused it, the failures that halted it. Cleared when it
+   * runs again (see `withState`).
+   */
+  readonly stateReason?: string;
   /** The release most of the pool ran when the rollout was created (what a rollback returns to). */
   readonly from?: { readonly version: string; readonly digest: string };
   /**

@@ -66,6 +66,21 @@ describe('rollout actions', () => {
     assert.deepEqual(o.next.machines, rollout('Halted').machines, 'progress kept as it was');
   });
 
+  it('keep why a rollout waits while it waits, and drop it when it runs or ends', () => {
+    const paused = applyRolloutAction(rollout('Active'), 'pause', {
+      force: false,
+      pauseReason: 'paused by alice: freeze',
+    }).next;
+    assert.deepEqual([paused.state, paused.stateReason], ['Paused', 'paused by alice: freeze']);
+    const resumed = applyRolloutAction(paused, 'resume', { force: false }).next;
+    assert.deepEqual([resumed.state, 'stateReason' in resumed], ['Active', false]);
+    const halted = { ...rollout('Halted'), stateReason: 'failure budget: 2 machines failed' };
+    const retried = applyRolloutAction(halted, 'resume', { force: true }).next;
+    assert.equal('stateReason' in retried, false, 'a forced resume runs again: no reason left');
+    const cancelled = applyRolloutAction(halted, 'cancel', { force: false, endReason: 'x' }).next;
+    assert.deepEqual([cancelled.endReason, 'stateReason' in cancelled], ['x', false]);
+  });
+
   it('ignore force where it changes nothing, and never touch a completed rollout', () => {
     assert.equal(outcome('Paused', 'resume', true), 'Active');
     assert.equal(outcome('Completed', 'resume', true), 'MOLT_ROLLOUT_STATE');

@@ -23,6 +23,7 @@
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { MachineProgress, Rollout, RolloutState } from '../../core/rollout/types.ts';
+import { withState } from '../../core/rollout/state.ts';
 
 export type RolloutAction = 'pause' | 'resume' | 'approve' | 'cancel';
 
@@ -83,7 +84,12 @@ const isFailure = (p: MachineProgress): boolean => p.phase === 'Failed' || p.pha
 export function applyRolloutAction(
   r: Rollout,
   action: RolloutAction,
-  o: { readonly force: boolean; readonly endReason?: string | undefined },
+  o: {
+    readonly force: boolean;
+    readonly endReason?: string | undefined;
+    /** Who paused it and why: the paused rollout's `stateReason`. */
+    readonly pauseReason?: string | undefined;
+  },
 ): ActionOutcome {
   const to = targetOf[action];
   if (r.state === to) return { next: r, changed: false, reset: [] };
@@ -91,10 +97,16 @@ export function applyRolloutAction(
   if (!allowedFrom[action].includes(r.state) || (forcedResume && !o.force))
     throw refuse(r, action, hintFor(r, action));
   if (action === 'cancel') {
-    const next = { ...r, state: to, ...(o.endReason !== undefined && { endReason: o.endReason }) };
+    const next = {
+      ...withState(r, to),
+      ...(o.endReason !== undefined && { endReason: o.endReason }),
+    };
     return { next, changed: true, reset: [] };
   }
-  if (!forcedResume) return { next: { ...r, state: to }, changed: true, reset: [] };
+  if (!forcedResume) {
+    const why = action === 'pause' ? o.pauseReason : undefined;
+    return { next: withState(r, to, why), changed: true, reset: [] };
+  }
   const reset = Object.entries(r.machines)
     .filter(([, p]) => isFailure(p))
     .map(([id]) => id);
@@ -104,5 +116,5 @@ export function applyRolloutAction(
       isFailure(p) ? { phase: 'Pending' as const } : p,
     ]),
   );
-  return { next: { ...r, state: to, machines }, changed: true, reset };
+  return { next: { ...withState(r, to), machines }, changed: true, reset };
 }

@@ -96,9 +96,11 @@ async function writeAction(
   current: Rollout,
   a: ActionRequest,
 ): Promise<ActionChange | undefined> {
+  const why = a.reason === undefined ? '' : `: ${a.reason}`;
   const o = {
     force: a.force,
-    endReason: `cancelled by ${a.who.name}${a.reason === undefined ? '' : `: ${a.reason}`}`,
+    endReason: `cancelled by ${a.who.name}${why}`,
+    pauseReason: `paused by ${a.who.name}${why}`,
   };
   let outcome: ActionOutcome = applyRolloutAction(current, a.action, o);
   let from = current.state;

@@ -132,6 +132,7 @@ function rolloutSummary(r: Rollout, machines: readonly MachineProgressView[]): R
     ...(r.from !== undefined && { from: { version: r.from.version, digest: r.from.digest } }),
     ...(r.path !== undefined && { path: [...r.path] }),
     ...(r.endReason !== undefined && { endReason: r.endReason }),
+    ...(r.stateReason !== undefined && { stateReason: r.stateReason }),
     ...(r.repairOf !== undefined && { repairOf: r.repairOf }),
     state: r.state,
     createdAt: iso(r.createdAt),

@@ -15,6 +15,7 @@ import { settleRefusal } from './refused.ts';
 import { verdicts } from './verdicts.ts';
 import { withoutUserInfo } from '../../core/redact.ts';
 import { acceptsQuorumLoss } from '../../core/rollout/small-control-plane.ts';
+import { withState } from '../../core/rollout/state.ts';
 
 // A molt error's text has no URL user-info already; anything else (a fetch that threw) may.
 const describeError = (e: unknown): string =>
@@ -251,7 +252,9 @@ export async function changeRolloutState(
       await store.updateRollout(id, (r) => {
         outcome.changed = change.from(r.state);
         if (!outcome.changed) return r;
-        return { ...r, state: to, ...(to === 'Superseded' && { endReason: reason }) };
+        return to === 'Superseded'
+          ? { ...r, state: to, endReason: reason }
+          : withState(r, to, reason);
       });
       return outcome.changed;
     },

@@ -161,6 +161,7 @@ describe('replace strategy', () => {
     assert.equal(r.machines[first]?.phase, 'Failed');
     assert.equal(r.machines[first].reason, 'replace failed: disk wipe failed');
     assert.equal(r.state, 'Halted');
+    assert.match(r.stateReason ?? '', /^failure budget: 1 machine failed/, 'why it waits, kept');
     assert.equal(t.lab.requests.length, 1, 'nothing else started');
   });
 

@@ -5,6 +5,7 @@
  * machine done completes.
  */
 import type { Plan, Rollout } from '../../core/rollout/types.ts';
+import { withState } from '../../core/rollout/state.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
 /** The state a verdict moves `r` to; undefined when it stays (already so, or ended). */
@@ -29,7 +30,10 @@ export async function verdicts(
     // pass (or finds it paused as blocked), and never offers the release that failed again.
     if (next === 'Halted') await blockHalted(d, r, message);
     await recordTransition(d, {
-      write: (store) => store.updateRollout(r.id, (cur) => ({ ...cur, state: next })),
+      write: (store) =>
+        store.updateRollout(r.id, (cur) =>
+          next === 'Halted' ? withState(cur, next, v.message) : withState(cur, next),
+        ),
       record: {
         log: message,
         event: { kind: 'rollout-state', rollout: r.id, message, data: { state: next } },

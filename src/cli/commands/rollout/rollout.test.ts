@@ -113,7 +113,7 @@ describe('molt rollout and molt machine', () => {
     const status = await molt(['rollout', 'status', 'workers-1.1.0', ...as('node')]);
     assert.match(
       status.stdout,
-      /^state: {4}Paused\nwhy: {6}rollout workers-1\.1\.0 paused by alice: freeze \(\S+\)$/m,
+      /^state: {4}Paused\nwhy: {6}paused by alice: freeze$/m,
       'who paused it and why',
     );
     const resumed = await molt([

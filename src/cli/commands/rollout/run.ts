@@ -135,6 +135,8 @@ function rollbackPreview(r: RolloutView): string {
 async function whyWaiting(client: OperatorClient, r: RolloutView): Promise<string | undefined> {
   if (r.state === 'AwaitingApproval') return `awaits approval: molt rollout approve ${r.id}`;
   if (r.state !== 'Paused' && r.state !== 'Halted') return undefined;
+  if (r.stateReason !== undefined) return r.stateReason;
+  // A rollout paused by an operator older than `stateReason`: the history's last word on it.
   const events = await readAll(client, r.id);
   const last = events.findLast((e) => e.kind === 'rollout-state' && e.data?.['state'] === r.state);
   return last === undefined ? undefined : `${last.message} (${last.at})`;

@@ -56,6 +56,7 @@ const rollout = z.object({
   from: release.optional(),
   rollbackOf: text.optional(),
   endReason: z.string().optional(),
+  stateReason: z.string().optional(),
   repairOf: text.optional(),
   only: z.array(text).optional(),
   images: z
