@@ -6,7 +6,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiException, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { ErrorCode, isMoltError } from '../../core/errors.ts';
-import { boundRequests, kubeError } from './client.ts';
+import { boundRequests, clusterVersion, kubeError } from './client.ts';
 
 describe('a refused Kubernetes call', () => {
   it('says which rule refused it, from the API Status in the body', () => {
@@ -79,4 +79,21 @@ describe('an API server that never answers', () => {
       }
     },
   );
+});
+
+describe('the cluster version', () => {
+  it('names what failed in plain words when no API server answers', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    await assert.rejects(clusterVersion(kc), (e: unknown) => {
+      assert.ok(isMoltError(e, ErrorCode.KubeUnavailable));
+      assert.match(e.message, /^could not read the cluster version \(GET \/version\): /);
+      return true;
+    });
+  });
 });

@@ -263,6 +263,6 @@ export async function clusterVersion(kc: KubeConfig): Promise<string> {
   try {
     return (await kc.makeApiClient(VersionApi).getCode()).gitVersion;
   } catch (e) {
-    throw kubeError(e, 'reading the cluster version (GET /version)');
+    throw kubeError(e, 'read the cluster version (GET /version)');
   }
 }
