@@ -20,7 +20,7 @@ import type {
   StartRecord,
 } from '../core/rollout/types.ts';
 
-const name = z.string().min(1, 'must not be empty');
+export const name = z.string().min(1, 'must not be empty');
 
 export const time = z
   .string({ error: 'must be an ISO 8601 time like "2026-11-23T10:00:00Z"' })
@@ -154,7 +154,7 @@ const progressSchema = z
     ...(p.reason !== undefined && { reason: p.reason }),
   }));
 
-const rolloutSchema = z
+export const rolloutSchema = z
   .strictObject({
     id: name,
     pool: name,
@@ -176,6 +176,11 @@ const rolloutSchema = z
     }),
   }));
 
+/** Recorded upgrade starts (for rate limits): history, so they may name machines that are gone. */
+export const startsSchema = z
+  .array(z.strictObject({ machine: name, pool: name, rollout: name, at: time }))
+  .default([]);
+
 /** The fleet file's schema; its output is core's {@link FleetSnapshot}. */
 export const FleetFile = z
   .strictObject({
@@ -183,9 +188,7 @@ export const FleetFile = z
     pools: z.array(poolSchema),
     machines: z.array(machineSchema),
     rollouts: z.array(rolloutSchema).default([]),
-    starts: z
-      .array(z.strictObject({ machine: name, pool: name, rollout: name, at: time }))
-      .default([]),
+    starts: startsSchema,
     leases: z.record(z.string(), z.string()).optional(),
     clusters: z.array(clusterSchema).optional(),
     /** Image policies (docs/adr/0013). */

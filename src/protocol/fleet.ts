@@ -92,6 +92,32 @@ export interface ParseFleetOptions {
  */
 export function parseFleet(text: string, options: ParseFleetOptions = {}): FleetSnapshot {
   const source = options.source ?? 'fleet';
+  const { data, where } = parseLocated(FleetFile, text, source);
+  const report: Report = (code, issue) => {
+    throw fleetError(code, source, [where.issue(...issue)]);
+  };
+  const parsed = { data };
+  checkReferences(parsed.data, report, options.poolsDeclaredElsewhere === true);
+  checkClusters(parsed.data, report);
+  const { pools, fleetPolicies, machines } = parsed.data;
+  try {
+    validatePolicies(pools, fleetPolicies, machines);
+  } catch (e) {
+    throw isMoltError(e, ErrorCode.PolicyInvalid) ? placePolicyError(e, where, source) : e;
+  }
+  return parsed.data;
+}
+
+/**
+ * Read `text` (YAML or JSON) with `schema`; `MOLT_FLEET_INVALID` (or the one code the schema's
+ * issues name) for bad syntax or shape, each issue placed at `source:line:col: path`. Answers the
+ * value and where each of its paths is in the text.
+ */
+export function parseLocated<T>(
+  schema: z.ZodType<T>,
+  text: string,
+  source: string,
+): { readonly data: T; readonly where: Locator } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   const where = new Locator(doc, lineCounter);
@@ -107,25 +133,14 @@ export function parseFleet(text: string, options: ParseFleetOptions = {}): Fleet
       hint: 'fix the YAML syntax at that line',
     });
   }
-  const parsed = FleetFile.safeParse(toJs(doc, source), { reportInput: true });
+  const parsed = schema.safeParse(toJs(doc, source), { reportInput: true });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) =>
       where.issue(pathOf(i.path), describe(i), keyOf(i)),
     );
     throw fleetError(issueCode(parsed.error.issues), source, issues);
   }
-  const report: Report = (code, issue) => {
-    throw fleetError(code, source, [where.issue(...issue)]);
-  };
-  checkReferences(parsed.data, report, options.poolsDeclaredElsewhere === true);
-  checkClusters(parsed.data, report);
-  const { pools, fleetPolicies, machines } = parsed.data;
-  try {
-    validatePolicies(pools, fleetPolicies, machines);
-  } catch (e) {
-    throw isMoltError(e, ErrorCode.PolicyInvalid) ? placePolicyError(e, where, source) : e;
-  }
-  return parsed.data;
+  return { data: parsed.data, where };
 }
 
 /**
@@ -196,7 +211,7 @@ const hints: Partial<Record<ErrorCode, string>> = {
 };
 const shownIssues = 10;
 
-function fleetError(
+export function fleetError(
   code: ErrorCode,
   source: string,
   issues: readonly FleetIssue[],
@@ -215,7 +230,7 @@ function fleetError(
 }
 
 /** Turns a path in the parsed value into a line and column of the text. */
-class Locator {
+export class Locator {
   private readonly doc: Document;
   private readonly lines: LineCounter;
 

@@ -16,6 +16,10 @@ export function planCommand(ctx: CommandContext): Command {
       '--fleet <file>',
       'plan offline from this fleet file (YAML or JSON): machines, pools, policies, rollouts',
     )
+    .option(
+      '--state <file>',
+      "with --fleet: the fleet's observed state (each machine's release, holds, rollouts so far)",
+    )
     .option('--at <time>', 'with --fleet: plan at this ISO 8601 time instead of now')
     .option('--upgrade-minutes <n>', 'with --fleet: how long one machine upgrade takes (10)')
     .option('--horizon <duration>', 'with --fleet: how far ahead to predict (7d)')

@@ -108,8 +108,18 @@ describe('molt plan: a closed window', () => {
   });
 
   it('plans the documented example fleet (docs/examples/fleet.yaml): canary soak, rate and zones', async () => {
-    const example = fileURLToPath(new URL('../../../../docs/examples/fleet.yaml', import.meta.url));
-    const r = await run(['plan', '--fleet', example, '--at', at, '-o', 'json']);
+    const doc = (f: string): string =>
+      fileURLToPath(new URL(`../../../../docs/examples/${f}`, import.meta.url));
+    const example = doc('fleet.yaml');
+    const alone = await run(['plan', '--fleet', example, '--at', at, '-o', 'json']);
+    assert.equal(alone.code, 0, alone.stderr);
+    assert.deepEqual(
+      (JSON.parse(alone.stdout) as PlanView).decisions,
+      [],
+      'the fleet file says what should be: no rollout runs in it',
+    );
+    const state = ['--state', doc('fleet-state.yaml')];
+    const r = await run(['plan', '--fleet', example, ...state, '--at', at, '-o', 'json']);
     assert.equal(r.code, 0, r.stderr);
     const v = JSON.parse(r.stdout) as PlanView;
     // Control plane one at a time now; workers in the nightly window: the canary, its 30m soak,
@@ -125,6 +135,32 @@ describe('molt plan: a closed window', () => {
       'w-5@960',
       'w-4@1000',
     ]);
+  });
+
+  it('refuses a state file naming what the fleet file does not define, at its line', async () => {
+    const fleet = fixture('window.yaml');
+    const dir = await scratchDir('plan-state');
+    const bad = join(dir, 'state.yaml');
+    await writeFile(
+      bad,
+      'machines:\n  - {id: w-1, version: 1.0.0}\n  - {id: w-9, version: 1.0.0}\n',
+    );
+    const unknown = await run(['plan', '--fleet', fleet, '--state', bad]);
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /^error MOLT_UNKNOWN_MACHINE: .*state\.yaml:3:\d+: machines\[1\]\.id: machine "w-9" is not in the fleet file\n/,
+    );
+    await writeFile(bad, 'machines: []\nrollout: []\n');
+    const typo = await run(['plan', '--fleet', fleet, '--state', bad]);
+    assert.match(
+      typo.stderr,
+      /^error MOLT_FLEET_INVALID: .*state\.yaml:2:1: unknown field "rollout"/,
+    );
+    const missing = await run(['plan', '--fleet', fleet, '--state', join(dir, 'nope.yaml')]);
+    assert.match(missing.stderr, /^error MOLT_BAD_FLAG: --state .*nope\.yaml: no such file\n/);
+    const live = await run(['plan', '--state', bad]);
+    assert.match(live.stderr, /--state needs --fleet/);
   });
 
   it('shows the wait in the table as relative time', async () => {

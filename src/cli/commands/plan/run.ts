@@ -5,6 +5,7 @@ import { plan, simulate } from '../../../core/rollout/index.ts';
 import { ErrorCode, MoltError } from '../../../protocol/index.ts';
 import { parseDuration, parseTime } from '../../../core/time.ts';
 import { parseFleet } from '../../../protocol/fleet.ts';
+import { withFleetState } from '../../../protocol/fleet-state.ts';
 import type { CommandContext } from '../../context.ts';
 import { outputFormats, renderData } from '../../output.ts';
 import { parseFlags } from '../../flags.ts';
@@ -13,6 +14,7 @@ import { runLivePlan } from './live.ts';
 
 const planSchema = z.object({
   fleet: z.string().min(1, 'is empty'),
+  state: z.string().min(1, 'is empty').optional(),
   at: z
     .string()
     .refine((s) => parseTime(s) !== undefined, 'must be an ISO 8601 time with a zone (…T10:00:00Z)')
@@ -37,7 +39,9 @@ const maxSteps = 10_000;
 /** `molt plan`: the live operator's plan, or (`--fleet`) the fleet file's with a prediction. */
 export async function runPlan(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   if (raw['fleet'] === undefined) {
-    const offline = ['at', 'upgradeMinutes', 'horizon'].filter((k) => raw[k] !== undefined);
+    const offline = ['at', 'upgradeMinutes', 'horizon', 'state'].filter(
+      (k) => raw[k] !== undefined,
+    );
     if (offline.length > 0)
       throw new MoltError(
         ErrorCode.BadFlag,
@@ -54,7 +58,11 @@ export async function runPlan(ctx: CommandContext, raw: Record<string, unknown>)
 async function runFleetPlan(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   const o = parseFlags(planSchema, raw);
   const now = o.at ?? Date.now();
-  const snapshot = parseFleet(await readFleet(o.fleet), { source: o.fleet });
+  const fleet = parseFleet(await readFleet(o.fleet), { source: o.fleet });
+  const snapshot =
+    o.state === undefined
+      ? fleet
+      : withFleetState(fleet, await readFleet(o.state, '--state'), o.state);
   const upgradeMs = Math.round(o.upgradeMinutes * 60_000);
   const schedule = simulate(snapshot, now, { upgradeMs, horizonMs: o.horizon, maxSteps });
   if (schedule.steps >= maxSteps) {
@@ -72,14 +80,14 @@ async function runFleetPlan(ctx: CommandContext, raw: Record<string, unknown>): 
   ctx.io.out(o.output === 'table' ? describePlan(view) : renderData(o.output, view));
 }
 
-async function readFleet(path: string): Promise<string> {
+async function readFleet(path: string, flag = '--fleet'): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(e);
-    throw new MoltError(ErrorCode.BadFlag, `--fleet ${path}: ${why}`, {
+    throw new MoltError(ErrorCode.BadFlag, `${flag} ${path}: ${why}`, {
       cause: e,
-      hint: 'give the path of a fleet file (YAML or JSON)',
+      hint: `give the path of a ${flag === '--fleet' ? 'fleet' : 'fleet state'} file (YAML or JSON)`,
     });
   }
 }
