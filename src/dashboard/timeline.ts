@@ -65,6 +65,18 @@ function rowShapes(
   ];
 }
 
+const mayStart = (t: number): string => `may start ${clock(t).slice(11)}`;
+
+/** What the chart's marks mean, for those it shows: one line under the axis. */
+function legend(o: { breaks: boolean; opens: boolean; windows: boolean }): string {
+  return [
+    ...(o.windows ? ['▒ window open'] : []),
+    ...(o.opens ? ['┆ the next start the policies allow'] : []),
+    ...(o.breaks ? ['⋯ a stretch with nothing to show, shortened (its length below it)'] : []),
+    'times in UTC',
+  ].join('   ');
+}
+
 function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
   return [
     svg('line', {
@@ -76,7 +88,10 @@ function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
       'stroke-dasharray': '4 3',
       'data-not-before': new Date(t).toISOString(),
     }),
-    svg('text', { x: axis.x(t) + 3, y: 12, class: 'axis' }, `may start ${clock(t).slice(11)}`),
+    // Near the right edge the label reads leftwards from the line, or the chart would clip it.
+    axis.x(t) > chart.width * 0.75
+      ? svg('text', { x: axis.x(t) - 3, y: 12, class: 'axis', 'text-anchor': 'end' }, mayStart(t))
+      : svg('text', { x: axis.x(t) + 3, y: 12, class: 'axis' }, mayStart(t)),
   ];
 }
 
@@ -95,7 +110,8 @@ function tickLabel(t: Tick): string {
 /** Ticks, grid lines and the breaks of compressed stretches, under `rows` rows. */
 function axisShapes(axis: TimeAxis, rows: number): Element[] {
   const bottom = rows * chart.rowHeight + 4;
-  const ticks = timeTicks(axis, { minPx: 90, offsetMs: -new Date().getTimezoneOffset() * 60_000 });
+  // Ticks on UTC hours and days, as every time molt shows is UTC.
+  const ticks = timeTicks(axis, { minPx: 90, offsetMs: 0 });
   const tickShapes = ticks.flatMap((t) => [
     svg('line', { x1: t.x, x2: t.x, y1: 0, y2: bottom + 4, class: 'tick' }),
     svg(
@@ -146,9 +162,17 @@ export function timeline(input: TimelineInput): Element {
     drawing.append(...rowShapes(row, i * chart.rowHeight + 4, axis, open));
   });
   for (const t of input.opens) drawing.append(...startLine(t, axis, rows.length));
-  if (rows.some((row) => windows.has(row.rollout.pool)))
-    drawing.append(
-      svg('text', { x: 4, y: rows.length * chart.rowHeight + 32, class: 'axis' }, '▒ window open'),
-    );
+  const marks = {
+    breaks: axis.pieces.some((p) => p.compressed),
+    opens: input.opens.length > 0,
+    windows: rows.some((row) => windows.has(row.rollout.pool)),
+  };
+  drawing.append(
+    svg(
+      'text',
+      { x: 4, y: rows.length * chart.rowHeight + 32, class: 'axis', 'data-legend': '' },
+      legend(marks),
+    ),
+  );
   return drawing;
 }
