@@ -6,6 +6,7 @@
  */
 import type { Plan, Rollout } from '../../core/rollout/types.ts';
 import { withState } from '../../core/rollout/state.ts';
+import { blockForPool } from '../transitions/pool-block.ts';
 import { recordTransition, type TransitionSink } from '../transitions/record.ts';
 
 /** The state a verdict moves `r` to; undefined when it stays (already so, or ended). */
@@ -43,30 +44,12 @@ export async function verdicts(
 }
 
 /**
- * Block the release a rollout halted on for its pool (issue 16): discovery does not offer it to
- * that pool again until a person unblocks it (`molt releases unblock`) or resumes the rollout
- * with force. A rollback rollout's target is the release the pool ran before: it is not blocked.
+ * Block the release a rollout halted on for its pool (issue 16), until a person unblocks it or
+ * resumes the rollout with force. A rollback rollout's target is the release the pool ran before:
+ * it is not blocked; nor is an image rollout's, never offered again once its rollout ended
+ * (core/images/rollouts.ts).
  */
 async function blockHalted(d: TransitionSink, r: Rollout, reason: string): Promise<void> {
-  // An image rollout's target is never offered again once its rollout ended (core/images/rollouts.ts).
   if (r.rollbackOf !== undefined || r.images !== undefined) return;
-  const at = d.now();
-  const block = {
-    ...{ digest: r.target.digest, pool: r.pool, version: r.target.version },
-    ...{ reason, by: 'operator', at, rollout: r.id },
-  };
-  const message = `release ${r.target.version} blocked for pool ${r.pool}: ${reason}`;
-  await recordTransition(d, {
-    write: (store) => store.putBlock(block),
-    record: {
-      log: message,
-      event: {
-        at,
-        kind: 'decision',
-        rollout: r.id,
-        message,
-        data: { action: 'block', by: 'operator', digest: r.target.digest, pool: r.pool },
-      },
-    },
-  });
+  await blockForPool(d, r, { by: 'operator', reason });
 }

@@ -7,7 +7,7 @@
  * for the pool's own rollbacks and for any original an interrupted write left behind.
  */
 import { reversible, type Reversed } from '../decide/fleet-rollback.ts';
-import type { ReleaseBlock } from '../ports/store.ts';
+import { blockForPool } from './pool-block.ts';
 import { recordTransition, type TransitionSink } from './record.ts';
 
 /** Who rolled it back (a certificate name, or `operator`) and their reason, if they gave one. */
@@ -32,7 +32,11 @@ export async function endRolledBack(
 ): Promise<void> {
   const { rollout, back } = x;
   const reason = rolledBackReason(back, who.reason);
-  if (rollout.images === undefined) await blockRolledBack(d, x, who, reason);
+  if (rollout.images === undefined) {
+    const { version } = rollout.target;
+    const note = `offer it again: molt releases unblock ${version} --pool ${rollout.pool}`;
+    await blockForPool(d, rollout, { by: who.by, reason, note });
+  }
   const message = `rollout ${rollout.id} rolled back: ${reason}`;
   await recordTransition(d, {
     write: async (store) => {
@@ -55,33 +59,5 @@ export async function endRolledBack(
             },
           }
         : undefined,
-  });
-}
-
-async function blockRolledBack(
-  d: TransitionSink,
-  { rollout }: Reversed,
-  who: RolledBackBy,
-  reason: string,
-): Promise<void> {
-  const { digest, version } = rollout.target;
-  const at = d.now();
-  const block: ReleaseBlock = {
-    ...{ digest, version, pool: rollout.pool, reason, by: who.by, at },
-    rollout: rollout.id,
-  };
-  const message = `release ${version} blocked for pool ${rollout.pool}: ${reason} (offer it again: molt releases unblock ${version} --pool ${rollout.pool})`;
-  await recordTransition(d, {
-    write: (store) => store.putBlock(block),
-    record: {
-      log: message,
-      event: {
-        at,
-        kind: 'decision',
-        rollout: rollout.id,
-        message,
-        data: { action: 'block', by: who.by, digest, pool: rollout.pool },
-      },
-    },
   });
 }
