@@ -15,6 +15,10 @@ describe('a quoted reason', () => {
         `w-1 is ${heldUntil(until, 'INC-1', 'dashboard:alice')}`,
         `w-1 is held until ${until} by [name hidden]: [reason hidden]`,
       ],
+      [
+        heldUntil(`${until} (in 1h30m)`, 'INC-1', 'alice'),
+        `held until ${until} (in 1h30m) by [name hidden]: [reason hidden]`,
+      ],
       [blockedBy('carol', 'CVE-1'), 'blocked by [name hidden]: [reason hidden]'],
       [
         `release 1.2.0 was ${blockedBy('dashboard:carol', 'bad: really')}`,

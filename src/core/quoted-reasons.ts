@@ -24,8 +24,9 @@ export const blockedBy = (by: string, reason: string, scope?: string): string =>
 
 // What follows a phrase is hidden to the end of the text: a reason is free text and may hold
 // anything — a sentence, a colon, the phrase again — so no end inside it can be trusted. A time
-// has no white space; a name and a scope may (a certificate's CN), and end at the first `: `.
-const held = /\bheld until (\S+?)( by .+?)?: [\s\S]*$/u;
+// has no white space (but may be followed by how far it is, `(in 5m)`); a name and a scope may
+// (a certificate's CN), and end at the first `: `.
+const held = /\bheld until (\S+?(?: \((?:in [\dhdms]+|[\dhdms]+ ago|now)\))?)( by .+?)?: [\s\S]*$/u;
 const blocked = /\bblocked (for .+? )?by .+?: [\s\S]*$/u;
 
 /** `text` with every quoted reason, and who gave it, hidden; the rest as it was. */

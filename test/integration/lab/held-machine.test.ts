@@ -94,7 +94,7 @@ describe('a held lab machine (issue 16)', () => {
   it('refuses a direct upgrade with MOLT_MACHINE_HELD, naming the reason and the end, touching nothing', async () => {
     const held = await machine.molt(['node', 'hold', '--reason', 'disk swap', '--for', '2h']);
     assert.equal(held.code, 0, held.stderr);
-    assert.match(held.stdout, /^hold: until \S+Z by operator: disk swap$/m);
+    assert.match(held.stdout, /^hold: until \S+Z \(in [\dhms]+\) by operator: disk swap$/m);
     const { stderr } = await refusedUpgrade();
     assert.match(
       stderr,
@@ -102,7 +102,7 @@ describe('a held lab machine (issue 16)', () => {
     );
     assert.match(stderr, /molt node release.*admin can force the upgrade/);
     const status = await machine.molt(['node', 'status']);
-    assert.match(status.stdout, /^hold: +until \S+Z by operator: disk swap$/m);
+    assert.match(status.stdout, /^hold: +until \S+Z \(in [\dhms]+\) by operator: disk swap$/m);
   });
 
   it('refuses a node certificate’s release', async () => {

@@ -117,7 +117,10 @@ describe('molt lab', () => {
     const env = { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() };
     const hold = ['machine', 'hold', 'w-1', '--reason', 'context check', '--for', '1h'];
     const held = await run(process.execPath, [moltEntry, ...hold], { env });
-    assert.match(held.stdout, /^machine w-1: held until \S+ by lab-admin: context check$/m);
+    assert.match(
+      held.stdout,
+      /^machine w-1: held until \S+Z \(in [\dhms]+\) by lab-admin: context check$/m,
+    );
     await run(process.execPath, [moltEntry, 'machine', 'release', 'w-1'], { env });
   });
 

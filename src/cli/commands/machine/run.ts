@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The actions of `molt machine …`: parse flags, call the operator, print. */
+import { shownAt } from '../../../protocol/operator-columns.ts';
 import { z } from 'zod';
 import {
   ErrorCode,
@@ -25,7 +26,7 @@ function printMachine(ctx: CommandContext, output: OutputFormat, m: MachineView)
   ctx.io.out(
     m.hold === undefined
       ? `machine ${m.id}: not held\n`
-      : `machine ${m.id}: ${heldUntil(m.hold.until, m.hold.reason, m.hold.by ?? 'unknown')}\n`,
+      : `machine ${m.id}: ${heldUntil(shownAt(m.hold.until, Date.now()), m.hold.reason, m.hold.by ?? 'unknown')}\n`,
   );
 }
 
@@ -105,7 +106,7 @@ export function runRelease(
     else if (released === null) ctx.io.out(`machine ${r.id}: was not held; nothing to release\n`);
     else
       ctx.io.out(
-        `machine ${r.id}: released the hold by ${released.by ?? 'unknown'} (until ${released.until}): ${released.reason}\n`,
+        `machine ${r.id}: released the hold by ${released.by ?? 'unknown'} (until ${shownAt(released.until, Date.now())}): ${released.reason}\n`,
       );
   });
 }

@@ -156,10 +156,10 @@ describe('molt node', () => {
       ...as('operator'),
     ]);
     assert.equal(held.code, 0, held.stderr);
-    assert.match(held.stdout, /^hold: until \S+Z by alice: disk swap$/m);
+    assert.match(held.stdout, /^hold: until \S+Z \(in [\dhms]+\) by alice: disk swap$/m);
     assert.deepEqual(service.holdRequests.at(-1)?.body, { reason: 'disk swap', for: '2h' });
     const status = await molt(['node', 'status', ...as('node')]);
-    assert.match(status.stdout, /^hold: +until \S+Z by alice: disk swap$/m);
+    assert.match(status.stdout, /^hold: +until \S+Z \(in [\dhms]+\) by alice: disk swap$/m);
     const json = await molt(['node', 'status', '-o', 'json', ...as('node')]);
     assert.equal(
       (JSON.parse(json.stdout) as { hold: { reason: string } }).hold.reason,
@@ -170,7 +170,7 @@ describe('molt node', () => {
     assert.equal(released.code, 0, released.stderr);
     assert.match(
       released.stdout,
-      /^hold: none; released the hold until \S+Z by alice: disk swap\n$/,
+      /^hold: none; released the hold until \S+Z \(in [\dhms]+\) by alice: disk swap\n$/,
     );
     const again = await molt(['node', 'release', '-o', 'json', ...as('operator')]);
     assert.deepEqual(JSON.parse(again.stdout), { hold: null, released: null });

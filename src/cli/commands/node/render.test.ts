@@ -107,17 +107,17 @@ describe('hold line', () => {
 
   it('names the person an operator held the machine for, and says when the hold has ended', () => {
     assert.equal(
-      holdLine(hold, noon - 1),
-      'until 2026-11-22T12:00:00.000Z by alice (via operator): disk swap',
+      holdLine(hold, noon - 3_600_000),
+      'until 2026-11-22T12:00:00Z (in 1h) by alice (via operator): disk swap',
     );
     assert.equal(
-      holdLine(hold, noon),
-      'ended 2026-11-22T12:00:00.000Z by alice (via operator): disk swap',
+      holdLine(hold, noon + 120_000),
+      'ended 2026-11-22T12:00:00Z (2m ago) by alice (via operator): disk swap',
     );
     const direct = { ...hold, onBehalfOf: undefined };
     assert.equal(
       holdLine(direct, noon - 1),
-      'until 2026-11-22T12:00:00.000Z by operator: disk swap',
+      'until 2026-11-22T12:00:00Z (now) by operator: disk swap',
     );
   });
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** How `molt node` prints status and events for people; machines get `-o json|yaml`. */
+import { shownAt } from '../../../protocol/operator-columns.ts';
 import { stringify } from 'yaml';
 import {
   holdActive,
@@ -21,7 +22,7 @@ export function holdLine(hold: HoldView | null | undefined, now: number): string
   if (hold === null) return 'none';
   const by =
     hold.onBehalfOf === undefined ? hold.setBy.name : `${hold.onBehalfOf} (via ${hold.setBy.name})`;
-  const until = `${holdActive(hold, now) ? 'until' : 'ended'} ${hold.until}`;
+  const until = `${holdActive(hold, now) ? 'until' : 'ended'} ${shownAt(hold.until, now)}`;
   return `${until} by ${by}: ${hold.reason}`;
 }
 
@@ -30,12 +31,12 @@ export function describeStatus(s: AgentStatus, now: number = Date.now()): string
   const op =
     s.operation === null
       ? 'none'
-      : `${s.operation.kind} ${s.operation.id} (${s.operation.phase}) since ${s.operation.startedAt}`;
+      : `${s.operation.kind} ${s.operation.id} (${s.operation.phase}) since ${shownAt(s.operation.startedAt, now)}`;
   const last =
     s.last === null
       ? 'none'
       : `${s.last.kind} ${s.last.operationId}: ${s.last.result}${s.last.code === undefined ? '' : ` ${s.last.code}`}` +
-        `${s.last.reason === undefined ? '' : ` (${s.last.reason})`} at ${s.last.finishedAt}`;
+        `${s.last.reason === undefined ? '' : ` (${s.last.reason})`} at ${shownAt(s.last.finishedAt, now)}`;
   const lines = [
     `node:       ${s.node} (${s.role})`,
     `version:    ${s.version ?? 'unknown'} on slot ${s.bootedSlot}`,

@@ -4,6 +4,7 @@
  * plan — each live image rollout with the planner's verdict, the next starts and every workload's
  * decision — in the machine plan's tables (`view.ts`).
  */
+import { shownAt } from '../../../protocol/operator-columns.ts';
 import type { ImagePlanRolloutView, ImagePlanView, PrintColumn } from '../../../protocol/index.ts';
 import { renderTable } from '../../output.ts';
 import { decisionRow } from './live-view.ts';
@@ -23,7 +24,7 @@ export function describeImagePlan(v: ImagePlanView): string {
   const title = '\nimage rollouts';
   if (v.at === undefined)
     return `${title}: no pass of the image driver yet${v.leader ? '' : ' (this operator does not lead: ask the leader)'}\n`;
-  const head = `${title} (the image driver's last pass, at ${v.at}${v.leader ? '' : '; this operator does not lead: it may be stale'}):\n`;
+  const head = `${title} (the image driver's last pass, at ${shownAt(v.at, Date.now())}${v.leader ? '' : '; this operator does not lead: it may be stale'}):\n`;
   if (v.rollouts.length === 0) return `${head}no image rollout is running: nothing to start\n`;
   const starts = v.decisions.filter((d) => d.action === 'start').map((d) => d.machine);
   const waiting = v.decisions.filter((d) => d.action === 'wait').length;

@@ -4,6 +4,7 @@
  * the decision for every machine with every check that refuses it, and each pool's next release
  * with the newer ones it passes over. The decision table is the offline plan's (`view.ts`).
  */
+import { shownAt } from '../../../protocol/operator-columns.ts';
 import {
   isEnded,
   type PlanDecisionView,
@@ -92,7 +93,7 @@ function header(l: LivePlan): string {
   const standby = p.leader
     ? ''
     : 'this operator does not lead: it observes nothing, so its machines look unavailable — ask the leader\n';
-  return `plan of the operator at ${l.operator} at ${p.at} (${p.leader ? 'leader' : 'standby'}; ${seen})\n${standby}`;
+  return `plan of the operator at ${l.operator} at ${shownAt(p.at, Date.now())} (${p.leader ? 'leader' : 'standby'}; ${seen})\n${standby}`;
 }
 
 /** `next: start w-3, w-4` or why nothing starts. */

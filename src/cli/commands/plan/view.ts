@@ -4,7 +4,7 @@
  * print the view itself (times ISO 8601 UTC); the table adds times relative to the plan (`+1h20m`).
  */
 import type { FleetSnapshot, Plan, Schedule } from '../../../core/rollout/index.ts';
-import { formatDuration } from '../../../core/time.ts';
+import { formatDuration, instant } from '../../../core/time.ts';
 import type { PrintColumn } from '../../../protocol/index.ts';
 import { renderTable } from '../../output.ts';
 
@@ -179,7 +179,8 @@ const waitingColumns = (at: string): readonly PrintColumn<WaitingRow>[] => [
 
 /** The table form: rollouts, decisions now, the schedule, and who still waits at the horizon. */
 export function describePlan(v: PlanView): string {
-  const title = `plan of ${v.fleet} at ${v.at}\n`;
+  // The instant planned at (--at), not how long ago: an offline plan may be of any time.
+  const title = `plan of ${v.fleet} at ${instant(Date.parse(v.at))}\n`;
   if (v.rollouts.length === 0) return `${title}\nno rollouts: nothing to plan\n`;
   const parts = [title];
   parts.push(`\nrollouts:\n${renderTable(rolloutColumns, v.rollouts)}`);

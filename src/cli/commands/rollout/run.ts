@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The actions of `molt rollout …`: parse flags, call the operator, print. */
+import { shownAt } from '../../../protocol/operator-columns.ts';
 import { z } from 'zod';
 import {
   ErrorCode,
@@ -139,7 +140,7 @@ async function whyWaiting(client: OperatorClient, r: RolloutView): Promise<strin
   // A rollout paused by an operator older than `stateReason`: the history's last word on it.
   const events = await readAll(client, r.id);
   const last = events.findLast((e) => e.kind === 'rollout-state' && e.data?.['state'] === r.state);
-  return last === undefined ? undefined : `${last.message} (${last.at})`;
+  return last === undefined ? undefined : `${last.message} (${shownAt(last.at, Date.now())})`;
 }
 
 /** What a rollback started, and what became of the rollout it reverses and its release. */
