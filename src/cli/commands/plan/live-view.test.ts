@@ -27,4 +27,27 @@ describe('the live plan', () => {
     assert.match(text, /^p +workers +1\.1\.0 +Paused +wait \(paused\)/m);
     assert.match(text, /^r +workers +1\.1\.0 +Active +continue/m);
   });
+
+  it('says a pool passes over a rolled-back release, why, and how to offer it again', () => {
+    const reason = 'blocked by alice: rolled back by w-1.3.0-rollback (to 1.2.0): bad disk driver';
+    const text = describeLivePlan({
+      operator: 'https://op:7443',
+      plan: {
+        ...plan([]),
+        releases: [
+          {
+            pool: 'workers',
+            current: '1.2.0',
+            notTaken: [{ version: '1.3.0', digest: 'sha256:3', code: 'Blocked', reason }],
+            none: 'no newer release is eligible',
+          },
+        ],
+      },
+      rollouts: [],
+    });
+    assert.match(
+      text,
+      /^workers +1\.2\.0 +no newer release is eligible +1\.3\.0 \(Blocked: blocked by alice: rolled back by w-1\.3\.0-rollback \(to 1\.2\.0\): bad disk driver; offer it again: molt releases unblock 1\.3\.0 --pool workers\)$/m,
+    );
+  });
 });

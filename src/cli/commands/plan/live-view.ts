@@ -58,13 +58,19 @@ const releaseColumns: readonly PrintColumn<PoolReleasesView>[] = [
     value: (p) =>
       p.next === undefined
         ? (p.none ?? '-')
-        : `${p.next.version}${p.next.path === undefined ? '' : ` (path ${p.next.path.join(' → ')})`}${p.next.notBefore === undefined ? '' : ` not before ${p.next.notBefore}`}`,
+        : `${p.next.version}${p.next.path === undefined ? '' : ` (path ${p.next.path.join(' → ')})`}${p.next.notBefore === undefined ? '' : ` not before ${shownAt(p.next.notBefore, Date.now())}`}`,
   },
-  {
-    header: 'PASSED OVER',
-    value: (p) => p.notTaken.map((n) => `${n.version} (${n.code}: ${n.reason})`).join('; '),
-  },
+  { header: 'PASSED OVER', value: (p) => p.notTaken.map((n) => passedOver(p.pool, n)).join('; ') },
 ];
+
+/** A release a pool passes over, and why; a blocked one (a halt's, a rollback's) how to offer it. */
+function passedOver(pool: string, n: PoolReleasesView['notTaken'][number]): string {
+  const again =
+    n.code === 'Blocked'
+      ? `; offer it again: molt releases unblock ${n.version} --pool ${pool}`
+      : '';
+  return `${n.version} (${n.code}: ${n.reason}${again})`;
+}
 
 /** A decision with the refusals after its first named on its reason (`… (also: Window, Rate)`). */
 export function decisionRow(d: PlanDecisionView): DecisionRow {
