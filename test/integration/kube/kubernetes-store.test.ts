@@ -44,6 +44,7 @@ import {
 import { moltEntry } from '../../../src/testkit/molt-entry.ts';
 import { rejectsWithCode } from '../../../src/testkit/registry-conformance.ts';
 import { ErrorCode } from '../../../src/core/errors.ts';
+import { createKubeHealth } from '../../../src/operator/adapters/kube-health/index.ts';
 
 const exec = promisify(execFile);
 const namespace = 'molt-system';
@@ -310,5 +311,22 @@ describe('molt operator with store: kubernetes', () => {
       /MOLT_STORE_UNAVAILABLE.*the CRD operatorrecords\.molt\.dev is not installed: kubectl apply -k deploy\/kubernetes/,
     );
     assert.doesNotMatch(out, /^\s+at /m, 'no stack trace');
+  });
+});
+
+describe('the operator identity under operator-rbac.yaml, for a Kubernetes upgrade', () => {
+  it('may read what the upgrade checks: the API server’s /metrics and the control plane’s Leases', async () => {
+    const { kc } = await cluster();
+    const health = createKubeHealth({ kc, timeoutMs: 5_000, intervalMs: 200 });
+    assert.match(
+      (await health.metrics('test')) ?? '',
+      /^# (HELP|TYPE) /m,
+      'the metrics text, not a 403',
+    );
+    const since = Date.now() - 3_600_000;
+    for (const component of ['kube-controller-manager', 'kube-scheduler'] as const) {
+      const verdict = await health.afterApply({ cluster: 'test', component, since });
+      assert.ok(verdict.ok, `${component}: ${verdict.message}`);
+    }
   });
 });
