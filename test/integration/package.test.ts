@@ -90,10 +90,13 @@ describe('the packed package, installed outside the checkout', () => {
 
   it('molt plan on the example fleet', async () => {
     const fleet = join(checkout, 'docs', 'examples', 'fleet.yaml');
+    const state = join(checkout, 'docs', 'examples', 'fleet-state.yaml');
     const { stdout } = await molt([
       'plan',
       '--fleet',
       fleet,
+      '--state',
+      state,
       '--at',
       '2026-11-23T02:00:00Z',
       '-o',
