@@ -150,7 +150,10 @@ describe('molt images status|rollback|approve, and molt plan', () => {
   it('molt plan adds the image driver’s last plan; an operator without images leaves it out', async () => {
     const r = await molt(['plan']);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /\nimage rollouts \(the image driver's last pass, at \S+\):\n/);
+    assert.match(
+      r.out,
+      /\nimage rollouts \(the image driver's last pass, at \S+Z \((?:[\dhdms]+ ago|now)\)\):\n/,
+    );
     assert.match(r.out, new RegExp(`${ID} +web +1\\.8\\.0-rev2 +Active +continue`));
     assert.match(r.out, /ROLLOUT +WORKLOAD +ACTION/);
     assert.match(r.out, /Deployment\/shop\/web-a +wait/);

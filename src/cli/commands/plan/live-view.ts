@@ -95,7 +95,7 @@ export function decisionRow(d: PlanDecisionView): DecisionRow {
 
 function header(l: LivePlan): string {
   const p = l.plan;
-  const seen = `${String(p.observed.machines)} of ${String(p.observed.of)} machines observed${p.observed.oldest === undefined ? '' : `, the oldest at ${p.observed.oldest}`}`;
+  const seen = `${String(p.observed.machines)} of ${String(p.observed.of)} machines observed${p.observed.oldest === undefined ? '' : `, the oldest at ${shownAt(p.observed.oldest, Date.now())}`}`;
   const standby = p.leader
     ? ''
     : 'this operator does not lead: it observes nothing, so its machines look unavailable — ask the leader\n';
