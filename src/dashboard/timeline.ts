@@ -74,7 +74,7 @@ function legend(o: { breaks: boolean; opens: boolean; windows: boolean }): strin
     ...(o.opens ? ['┆ the next start the policies allow'] : []),
     ...(o.breaks ? ['⋯ a stretch with nothing to show, shortened (its length below it)'] : []),
     'times in UTC',
-  ].join('   ');
+  ].join(' · '); // SVG text collapses runs of spaces
 }
 
 function startLine(t: number, axis: TimeAxis, rows: number): Element[] {
