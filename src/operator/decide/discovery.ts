@@ -148,7 +148,7 @@ const again = (pool: Pool, c: Candidate, i: DiscoveryInput, n: number): Rollout 
 
 /**
  * What the pool's last rollout to `c` lets discovery start now. Completed: a rollout repairing
- * drift (issue 16) when machines of the pool run something else again (a manual rollback, a
+ * drift when machines of the pool run something else again (a manual rollback, a
  * re-image, a newly registered machine), under the pool's policies. Rolled back: `c` is offered
  * only once a person lifted the block the rollback set (`c` is the candidate, so it was), as a
  * new rollout. Halted, cancelled or superseded: nothing — a person acts on those.

@@ -44,10 +44,10 @@ export async function verdicts(
 }
 
 /**
- * Block the release a rollout halted on for its pool (issue 16), until a person unblocks it or
- * resumes the rollout with force. A rollback rollout's target is the release the pool ran before:
- * it is not blocked; nor is an image rollout's, never offered again once its rollout ended
- * (core/images/rollouts.ts).
+ * Block the release a rollout halted on for its pool, so discovery does not offer it again until a
+ * person unblocks it or resumes the rollout with force. A rollback rollout's target is the release
+ * the pool ran before: it is not blocked; nor is an image rollout's, never offered again once its
+ * rollout ended (core/images/rollouts.ts).
  */
 async function blockHalted(d: TransitionSink, r: Rollout, reason: string): Promise<void> {
   if (r.rollbackOf !== undefined || r.images !== undefined) return;

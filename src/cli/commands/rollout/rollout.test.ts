@@ -458,7 +458,7 @@ describe('molt rollout and molt machine', () => {
     );
   });
 
-  it('cancels a halted rollout for good, saying who and why; a completed or rolled-back one stays (issue 16)', async () => {
+  it('cancels a halted rollout for good, saying who and why; a completed or rolled-back one stays', async () => {
     const done = await molt(['rollout', 'cancel', 'workers-1.0.1', ...as('operator')]);
     assert.equal(done.code, 1);
     assert.match(done.stderr, /MOLT_ROLLOUT_STATE: rollout workers-1\.0\.1 is Completed/);
