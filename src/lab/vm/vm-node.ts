@@ -96,8 +96,9 @@ export async function nodeFiles(
       // molt install puts the agent's kubeconfig here (`--kubeconfig`).
       kubeconfig: '/molt/state/kubernetes/agent.kubeconfig',
       // Each evicted pod must be Ready on the other node before the budget lets the next one
-      // go; under TCG that is tens of seconds a pod: Kubernetes' own 600 s, not the lab's 120.
-      drain: { timeoutSeconds: 600 },
+      // go; under TCG that is tens of seconds a pod, and a control plane on a TCG VM updates a
+      // budget's allowed disruptions minutes after its pods are Ready: twice Kubernetes' own 600 s.
+      drain: { timeoutSeconds: 1200 },
       node: {
         server,
         caFile,
