@@ -4,10 +4,12 @@
  * released; add new ones instead. Grouped by area; the CLI maps each to an exit code and a hint.
  */
 import { inputCodes } from './error-codes-input.ts';
+import { kubeCodes } from './error-codes-kube.ts';
 import { withoutUserInfo } from './redact.ts';
 
 export const ErrorCode = {
   ...inputCodes,
+  ...kubeCodes,
   // node agent (docs/adr/0004)
   /** The agent is already running an operation; the answer names it. */
   AgentBusy: 'MOLT_AGENT_BUSY',
@@ -104,68 +106,6 @@ export const ErrorCode = {
   DiskInUse: 'MOLT_DISK_IN_USE',
   /** A program molt runs (sfdisk, mkfs.vfat, mtools, mke2fs, grub-mkimage) or a file it installs (the systemd-boot EFI binary) is missing. */
   ToolMissing: 'MOLT_TOOL_MISSING',
-  // Kubernetes (docs/adr/0006)
-  /** A kubeconfig that is missing, unreadable or names no usable cluster or user. */
-  KubeConfigInvalid: 'MOLT_KUBECONFIG_INVALID',
-  /** A cluster's PKI (`molt pki kubernetes`) missing a file, exposing a key, invalid or another's. */
-  KubePkiInvalid: 'MOLT_KUBE_PKI_INVALID',
-  /** The Kubernetes API refused the call (RBAC) — molt's role is missing a permission. */
-  KubeForbidden: 'MOLT_KUBE_FORBIDDEN',
-  /** The Kubernetes API is unreachable or failing (5xx); retrying may succeed. */
-  KubeUnavailable: 'MOLT_KUBE_UNAVAILABLE',
-  /** The node this machine is does not exist in the cluster (deleted, or a wrong name). */
-  KubeNodeNotFound: 'MOLT_KUBE_NODE_NOT_FOUND',
-  /** Pods the drain policy does not allow to be evicted (unmanaged, emptyDir without consent). */
-  DrainRefused: 'MOLT_DRAIN_REFUSED',
-  /** Pods still on the node when the drain timeout passed (PDBs kept refusing, pods never ended). */
-  DrainTimeout: 'MOLT_DRAIN_TIMEOUT',
-  /**
-   * The drain timed out under `quarantine-and-skip`: the node stays cordoned and labelled
-   * `molt.dev/quarantined`, and the operator skips the machine (not a failure of the release).
-   */
-  DrainQuarantined: 'MOLT_DRAIN_QUARANTINED',
-  // The Kubernetes version as configuration (docs/adr/0012)
-  /** No Kubernetes bundle for that version in the registry (`<repository>-kubernetes:<version>`). */
-  KubeBundleNotFound: 'MOLT_KUBE_BUNDLE_NOT_FOUND',
-  /** A bundle that is not one: wrong media types, a binary missing, a version annotation that differs. */
-  KubeBundleInvalid: 'MOLT_KUBE_BUNDLE_INVALID',
-  /**
-   * A `bundleRepository` that is neither the release repository's `-kubernetes` one nor listed in
-   * the operator config's `bundleRepositories`: whoever writes the spec does not pick the binaries.
-   */
-  KubeBundleRepositoryRefused: 'MOLT_KUBE_BUNDLE_REPOSITORY_REFUSED',
-  /** A target that skips a minor, or a minor downgrade (Kubernetes' version skew policy). */
-  KubeVersionSkew: 'MOLT_KUBE_VERSION_SKEW',
-  /**
-   * A release whose kubelet (`molt.dev/kubelet-version`) the cluster's API server does not support
-   * by Kubernetes' version skew policy (newer than it, or too many minors older): the agent refuses
-   * the upgrade before it writes a slot or cordons the node.
-   */
-  KubeletSkew: 'MOLT_KUBELET_SKEW',
-  /** A node's release does not admit the target (its `dev.molt.kubernetes` range). */
-  KubeReleaseIncompatible: 'MOLT_KUBE_RELEASE_INCOMPATIBLE',
-  /** The configuration sets a flag the target version removed. */
-  KubeFlagRemoved: 'MOLT_KUBE_FLAG_REMOVED',
-  /** The configuration sets a flag that opens the API server, not named in `forceInsecureFlags`. */
-  KubeFlagInsecure: 'MOLT_KUBE_FLAG_INSECURE',
-  /** A flag value holds a control character (a newline would break the component's unit). */
-  KubeFlagInvalid: 'MOLT_KUBE_FLAG_INVALID',
-  /** Clients still call APIs the target removed (the API server's `apiserver_requested_deprecated_apis`). */
-  KubeRemovedApiInUse: 'MOLT_KUBE_REMOVED_API_IN_USE',
-  /** A minor rollback outside the window the compatibility version (`--emulated-version`) keeps open. */
-  KubeDowngradeWindow: 'MOLT_KUBE_DOWNGRADE_WINDOW',
-  /** A component did not become healthy on its new spec (its log's tail is in the message). */
-  KubeComponentUnhealthy: 'MOLT_KUBE_COMPONENT_UNHEALTHY',
-  /** Another Kubernetes upgrade of the cluster runs; one at a time. */
-  KubeUpgradeRunning: 'MOLT_KUBE_UPGRADE_RUNNING',
-  /** A Kubernetes plan (or a cluster's plans) the operator does not know. */
-  KubeUpgradeNotFound: 'MOLT_KUBE_UPGRADE_NOT_FOUND',
-  /** The machine runs no control-plane components (a worker, or a control plane molt does not render). */
-  NotControlPlane: 'MOLT_NOT_CONTROL_PLANE',
-  /** The machine runs no node runtime (no `kubernetes.node` in its config): it keeps no container images. */
-  NotKubernetesNode: 'MOLT_NOT_KUBERNETES_NODE',
-  /** An image the machine was asked to keep could not be pulled into, or labelled in, its container runtime. */
-  ImagePinFailed: 'MOLT_IMAGE_PIN_FAILED',
   // recovery with Kubernetes down, through the agents (docs/adr/0012 §6)
   /** A service name the machine does not run (`molt node service list` shows the names). */
   ServiceNotFound: 'MOLT_SERVICE_NOT_FOUND',
@@ -269,6 +209,9 @@ export interface MoltErrorOptions {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** Marks a {@link MoltError} across copies of this module (a global symbol: one per process). */
+const moltErrorBrand = Symbol.for('dev.molt.MoltError');
+
 /**
  * The one error type molt raises for expected failures: a stable {@link ErrorCode}, a message
  * written for a person, and an optional hint. Anything else that reaches the CLI is a bug. Its
@@ -276,6 +219,17 @@ export interface MoltErrorOptions {
  * dashboard.
  */
 export class MoltError extends Error {
+  /**
+   * `instanceof MoltError` holds for a MoltError made by another copy of this module: the bundled
+   * CLI carries its own copy, and it describes the errors of the processes it starts (tsc's
+   * modules). A subclass keeps the ordinary prototype check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== MoltError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && moltErrorBrand in value;
+  }
+
+  readonly [moltErrorBrand] = true;
   readonly code: ErrorCode;
   readonly hint: string | undefined;
   readonly retryable: boolean;

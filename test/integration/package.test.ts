@@ -78,6 +78,20 @@ describe('the packed package, installed outside the checkout', () => {
     assert.match(files, /package\/deploy\/kubernetes\/crds\.yaml/);
     assert.match(files, /package\/scripts\/ensure-kube-bins\.sh/);
     assert.match(files, /package\/scripts\/ensure-node-bins\.sh/);
+    // One bundle for the CLI (with its dependencies), split where a verb imports lazily.
+    assert.match(files, /package\/dist\/bin\/chunks\/[\w-]+\.js/);
+    const entry = await readFile(bin, 'utf8');
+    assert.doesNotMatch(entry, /cli\/main\.js/, 'the CLI is in the bundle, not tsc’s modules');
+  });
+
+  it('starts a process (tsc’s modules) from the bundle, and a user error in it stays a code and a message', async () => {
+    const failed = await molt(['operator', '--config', join(scratch.path, 'none.yaml')]).then(
+      () => undefined,
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    assert.equal(failed?.code, 1);
+    assert.match(failed.stderr, /^error MOLT_CONFIG_INVALID: cannot read the operator config /);
+    assert.doesNotMatch(failed.stderr, /unexpected|\n\s+at /, 'no stack trace');
   });
 
   it('molt version', async () => {

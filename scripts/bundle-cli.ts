@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// `npm run build`'s last step: bundles molt's entry point (src/bin/molt.ts) and the CLI it runs
+// for a person, with their dependencies, into dist/bin/molt.js, in place of tsc's module of that
+// name; what a verb imports lazily goes to dist/bin/chunks/. A command then reads a few files
+// instead of resolving some 500 modules (zod, yaml, undici, commander): most of a short command's
+// time (benchmark P16). The processes (`molt agent`, `operator`, `lab`, `image`, `install`) stay
+// tsc's modules, imported from the bundle by their built path: they start once, and they find
+// their files (the dashboard's assets, the image builder's tree) beside their own modules.
+// esbuild rather than a hand-made concatenation: it splits at dynamic imports and turns CommonJS
+// dependencies into ES modules.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+
+const root = join(import.meta.dirname, '..');
+const outdir = join(root, 'dist', 'bin');
+
+/** `import('../agent/main.ts')` in the entry stays an import of tsc's `../agent/main.js`. */
+const processes: Plugin = {
+  name: 'molt-processes',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/(agent|operator|image|lab)\/main\.ts$/ }, (args) => ({
+      path: args.path.replace(/\.ts$/, '.js'),
+      external: true,
+    }));
+  },
+};
+
+await rm(join(outdir, 'chunks'), { recursive: true, force: true });
+await build({
+  entryPoints: { molt: join(root, 'src', 'bin', 'molt.ts') },
+  outdir,
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  // Maps name the sources' lines in a bug's stack (`node --enable-source-maps`) without carrying
+  // the sources themselves: the package stays small.
+  sourcemap: 'linked',
+  sourcesContent: false,
+  plugins: [processes],
+  // CommonJS dependencies (commander, semver) call require() for Node's own modules; an ES module
+  // has no require, so each output file gets one.
+  banner: {
+    js: "import { createRequire as __moltRequire } from 'node:module'; const require = __moltRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});
