@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The page's action controls (issue 17): a rollout's buttons (with an optional reason) and a
- * machine's hold form or release button, for a signed-in operator or admin only. Each posts to the
+ * machine's hold form or release button, a block's Unblock and a pool's next release's Block form,
+ * for a signed-in operator or admin only. Each posts to the
  * operator API's own route with the session's CSRF token; what the operator answers — done, or why
  * not — goes to the notice line. An action that ends or reverses something asks for a second click.
  *
@@ -21,6 +22,8 @@ import {
 } from './actions-model.ts';
 import { act } from './api.ts';
 import { el } from './dom.ts';
+import { blockRequest, releaseName, unblockRequest } from './pools-model.ts';
+import type { BlockView } from '../protocol/operator-blocks.ts';
 
 /** What the controls need: who acts, and where results go. */
 export interface ActContext {
@@ -150,4 +153,45 @@ function buildHoldForm(m: DashboardMachineView, c: ActContext): HTMLElement {
 export function holdControls(m: DashboardMachineView, c: ActContext): HTMLElement | string {
   if (!mayAct(c.session.user?.role)) return '';
   return keep(`machine/${m.id}`, m.hold === undefined ? 'free' : 'held', () => buildHoldForm(m, c));
+}
+
+/** A block's Unblock button (the release is offered to its pool again), or nothing. */
+export function unblockButton(b: BlockView, c: ActContext): HTMLElement | string {
+  if (!mayAct(c.session.user?.role)) return '';
+  const where = b.pool === undefined ? 'every pool' : `pool ${b.pool}`;
+  return keep(`unblock/${b.digest}/${b.pool ?? ''}`, b.at, () => {
+    const { path, body } = unblockRequest(b);
+    const done = `${releaseName(b)} is offered to ${where} again`;
+    return el(
+      'div',
+      { class: 'actions' },
+      actionButton('Unblock', true, () => void run(c, path, body, done)),
+    );
+  });
+}
+
+/** The form that blocks a pool's next release (a reason is required), or nothing. */
+export function blockForm(
+  pool: string,
+  next: { readonly version: string; readonly digest: string },
+  c: ActContext,
+): HTMLElement | string {
+  if (!mayAct(c.session.user?.role)) return '';
+  return keep(`block/${pool}`, next.digest, () => {
+    const reason = el('input', {
+      type: 'text',
+      placeholder: 'why block it (required)',
+      maxlength: 500,
+      'aria-label': 'block reason',
+    });
+    const button = actionButton(`Block ${next.version}`, true, () => {
+      if (reason.value.trim() === '') {
+        c.notify('say why the release is blocked', 'bad');
+        return;
+      }
+      const { path, body } = blockRequest(next.digest, pool, reason.value.trim());
+      void run(c, path, body, `${next.version} is blocked for pool ${pool}`);
+    });
+    return el('div', { class: 'actions' }, reason, button);
+  });
 }

@@ -3,7 +3,7 @@
  * The dashboard's entry point (index.html loads it as an ES module). The first state comes in the
  * page itself (no empty first paint); after that the page reads `/v1/dashboard` every 2 s and
  * whenever the live event stream reports something, and draws the page the hash names: the fleet,
- * a rollout, a machine, or the sign-in form (also the only page when reads need a sign-in).
+ * the releases and pools, a rollout, a machine, or the sign-in form (also the only page when reads need a sign-in).
  */
 import {
   ApiError,
@@ -21,6 +21,7 @@ import { clock } from './format.ts';
 import { followEvents } from './events.ts';
 import { drawMachinePage, operationRows } from './machine-page.ts';
 import { drawOverview } from './overview.ts';
+import { drawPoolsPage } from './pools-page.ts';
 import { drawRolloutPage } from './rollout-page.ts';
 import { routeOf, type Route } from './route.ts';
 import { drawUser, wireLogin, type SessionHooks } from './session.ts';
@@ -70,6 +71,7 @@ function follow(r: Route, readable: boolean, who: string | undefined): void {
   if (!readable || r.page === 'login') return;
   const filter =
     r.page === 'rollout' ? { rollout: r.id } : r.page === 'machine' ? { machine: r.id } : undefined;
+  if (r.page === 'releases') return;
   const list = r.page === 'overview' ? find('#events') : find(`#${r.page}-events`);
   stopEvents = followEvents({ list, pill: find('#live'), filter, onEvent: () => void refresh() });
 }
@@ -79,10 +81,12 @@ async function drawRoute(): Promise<void> {
   drawUser(s.session, hooks);
   const readable = hasFleet(s);
   const page = readable ? route.page : 'login';
-  for (const p of ['overview', 'rollout', 'machine', 'login'])
+  for (const p of ['overview', 'releases', 'rollout', 'machine', 'login'])
     find(`#${p}-page`).hidden = p !== page;
   follow(route, readable, s.session.user?.name);
   for (const pill of ['#leader', '#live', '#updated']) find(pill).hidden = !readable;
+  // The releases page follows no event stream (it redraws from the state every 2 s).
+  if (route.page === 'releases') find('#live').hidden = true;
   if (!readable) return;
   setPill(find('#leader'), s.plan.leader ? 'leader' : 'standby', s.plan.leader ? 'ok' : '');
   find('#updated').textContent = `updated ${clock(Date.now())}`;
@@ -102,6 +106,7 @@ async function showOperations(id: string): Promise<void> {
 async function drawPage(r: Route, s: DashboardStateView): Promise<void> {
   if (r.page === 'overview' || r.page === 'login')
     drawOverview(s, context(), () => void drawRoute());
+  if (r.page === 'releases') drawPoolsPage(s, context());
   if (r.page === 'machine') {
     drawMachinePage(r.id, s, context());
     void showOperations(r.id);

@@ -9,6 +9,7 @@
  * who it is, with a per-session CSRF token every write must echo in {@link DashboardCsrfHeader}.
  */
 import { z } from 'zod';
+import { BlockView } from './operator-blocks.ts';
 import { DashboardMachineView } from './operator-machines.ts';
 import { PlanView, RolloutView } from './operator.ts';
 
@@ -48,6 +49,20 @@ export const SessionView = z.object({
 export type SessionView = z.infer<typeof SessionView>;
 
 /**
+ * A pool as the page shows it: what it follows, its rules as sentences (a gate by its name, never
+ * its URL) and how many machines it has. Where it goes next is the plan's `releases`.
+ */
+export const PoolView = z.object({
+  name: z.string(),
+  /** `channel stable`, `what pool staging finished`; absent: nothing (no rollout starts by itself). */
+  follows: z.string().optional(),
+  /** Each policy of the pool, then its other rules (approval, release age, onHalt, onHold …). */
+  rules: z.array(z.string()),
+  machines: z.number().int(),
+});
+export type PoolView = z.infer<typeof PoolView>;
+
+/**
  * `GET /v1/dashboard`: the machines, the rollouts (the recent and every unfinished one in full,
  * newest last) and the plan, as one answer — also embedded in the page it serves, so the first
  * paint has data.
@@ -57,6 +72,10 @@ export const DashboardStateView = z.object({
   machines: z.array(DashboardMachineView),
   rollouts: z.array(RolloutView),
   plan: PlanView,
+  /** The fleet's pools, in the fleet file's order. */
+  pools: z.array(PoolView),
+  /** The blocked releases; for a signed-in person only (a block's reason and author are theirs). */
+  blocks: z.array(BlockView),
 });
 export type DashboardStateView = z.infer<typeof DashboardStateView>;
 

@@ -235,13 +235,53 @@ describe('the dashboard without anonymousRead', () => {
 
   it('refuses whatever is not one of the page’s actions, even to an admin', async () => {
     const s = await signIn(tokens.ada);
-    for (const path of ['/v1/machines', '/v1/releases/block', '/fleetlock/v1/pre-reboot'])
+    for (const path of ['/v1/machines', '/v1/releases/blocks', '/fleetlock/v1/pre-reboot'])
       assert.equal((await act(s, path, { id: 'w-9' })).status, 403, path);
     const del = await call('/v1/machines/w-1', {
       method: 'DELETE',
       headers: { origin, cookie: s.cookie },
     });
     assert.equal(del.status, 403);
+  });
+
+  it('shows each pool’s rules, and blocks only to a signed-in person', async () => {
+    const s = await signIn(tokens.vic);
+    const state = (await (
+      await call('/v1/dashboard', { headers: { cookie: s.cookie } })
+    ).json()) as DashboardStateView;
+    assert.deepEqual(
+      state.pools.map((p) => [p.name, p.rules, p.machines]),
+      [
+        ['cp', ['a person approves each rollout'], 2],
+        ['workers', ['at most 1 machine at a time'], 4],
+      ],
+    );
+    assert.deepEqual(state.blocks, []);
+  });
+
+  it('lets an operator block a release for a pool and lift it again; a viewer may not', async () => {
+    const vic = await signIn(tokens.vic);
+    const body = { release: '1.1.0', pool: 'workers', reason: 'bad NIC firmware' };
+    const refused = await act(vic, '/v1/releases/block', body);
+    assert.equal(refused.status, 403);
+    assert.match(
+      ((await refused.json()) as { message: string }).message,
+      /may not block a release/,
+    );
+    const alice = await signIn(tokens.alice);
+    const blocked = await act(alice, '/v1/releases/block', body);
+    assert.equal(blocked.status, 200, await blocked.clone().text());
+    const seen = (await (
+      await call('/v1/dashboard', { headers: { cookie: vic.cookie } })
+    ).json()) as DashboardStateView;
+    assert.deepEqual(
+      seen.blocks.map((b) => [b.version, b.pool, b.reason, b.by]),
+      [['1.1.0', 'workers', 'bad NIC firmware', 'dashboard:alice']],
+    );
+    const digest = seen.blocks[0]?.digest ?? '';
+    const lifted = await act(alice, '/v1/releases/unblock', { release: digest, pool: 'workers' });
+    assert.equal(lifted.status, 200, await lifted.clone().text());
+    assert.deepEqual((await store.read()).blocks, []);
   });
 
   it('ends a session when it expires and when its user signs out', async () => {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Identity } from '../../platform/https/identity.ts';
 import type { ListeningApi } from '../../platform/https/server.ts';
 import { fixtureNow, apiFixture } from '../../testkit/operator-api-fixture.ts';
+import type { DashboardStateView } from '../../protocol/dashboard.ts';
 import type { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
 import { buildOperatorApp } from './app.ts';
 import { createDashboardServer } from './dashboard-server.ts';
@@ -81,6 +82,25 @@ describe('the dashboard listener serves only what the page shows', () => {
     assert.doesNotMatch(text, /event: decision|10\.1\.2\.3|"data"/);
     const full = (await api.inject({ method: 'GET', url: '/v1/events' })).body;
     assert.match(full, /event: decision/);
+  });
+
+  it('shows an anonymous reader the pools but no blocked release (its reason and author)', async () => {
+    await store.putBlock({
+      digest: `sha256:${'1'.repeat(64)}`,
+      version: '1.1.0',
+      pool: 'workers',
+      reason: 'vendor advisory 42',
+      by: 'alice',
+      at: fixtureNow,
+    });
+    const state = (await (await page('/v1/dashboard')).json()) as DashboardStateView;
+    assert.deepEqual(
+      state.pools.map((p) => p.name),
+      ['cp', 'workers'],
+    );
+    assert.deepEqual(state.blocks, []);
+    assert.equal((await page('/v1/releases/blocks')).status, 404, 'the API’s list stays there');
+    await store.removeBlock(`sha256:${'1'.repeat(64)}`, 'workers');
   });
 
   it('serves the reads the page makes: rollouts, a rollout, the plan', async () => {

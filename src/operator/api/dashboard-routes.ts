@@ -7,12 +7,12 @@
  * | route | who | as on the API? |
  * |---|---|---|
  * | `GET /v1/session`, `POST` (sign in), `DELETE` (sign out) | anyone | dashboard only |
- * | `GET /v1/dashboard` | readers | dashboard only: machines, rollouts, plan in one answer |
+ * | `GET /v1/dashboard` | readers | dashboard only: machines, rollouts, plan, pools (and blocks, for a signed-in person) in one answer |
  * | `GET /v1/rollouts`, `/v1/rollouts/:id`, `/v1/plan` | readers | the same |
  * | `GET /v1/machines` | readers | redacted: {@link dashboardMachineView} |
  * | `GET /v1/events` | readers | without `data`; `decision` events (holds, blocks, registrations: who did what) only for a signed-in person |
  * | `GET /v1/machines/:id/operations` | readers | dashboard only: the agent's journal, through the operator |
- * | `POST /v1/rollouts/:id/{pause,resume,approve,cancel,rollback}`, `POST /v1/machines/:id/{hold,release}` | operator, admin | the same routes |
+ * | `POST /v1/rollouts/:id/{pause,resume,approve,cancel,rollback}`, `POST /v1/machines/:id/{hold,release}`, `POST /v1/releases/{block,unblock}` | operator, admin | the same routes |
  *
  * Readers: a signed-in person, or anyone with `dashboard.anonymousRead`. Who may call what is
  * `dashboard-server.ts`'s hook; not served (404): `/v1/history`, `/metrics`, anything else. What
@@ -34,6 +34,7 @@ import { errorAnswer } from './errors.ts';
 import { dashboardMachineView, machineFacts } from './machine-views.ts';
 import { holdRoutes } from './routes-machines.ts';
 import { planRoute } from './routes-plan.ts';
+import { releaseActionRoutes } from './routes-releases.ts';
 import { rolloutActionRoutes, rolloutReadRoutes } from './routes-rollouts.ts';
 import { streamHistory, type HistorySink } from './sse.ts';
 import { historyView } from './views.ts';
@@ -202,4 +203,5 @@ export function dashboardRoutes(app: FastifyInstance, c: DashboardRouteContext):
   const context: RouteContext = { deps, who: c.who };
   rolloutActionRoutes(app, context);
   holdRoutes(app, context);
+  releaseActionRoutes(app, context);
 }

@@ -71,7 +71,7 @@ export const dashboardLimits: Partial<ListenerLimits> = {
   maxStreamsPerPeer: 32,
 };
 
-/** The routes writes may go to: the API's rollout actions and holds. */
+/** The routes writes may go to: the API's rollout actions, holds, and release blocks. */
 const actions = new Set<string>([
   OperatorRoutes.pause,
   OperatorRoutes.resume,
@@ -80,11 +80,17 @@ const actions = new Set<string>([
   OperatorRoutes.rollback,
   OperatorRoutes.hold,
   OperatorRoutes.release,
+  OperatorRoutes.block,
+  OperatorRoutes.unblock,
 ]);
 
-/** `POST /v1/rollouts/r1/pause` → `pause rollout r1`, as refusals name an action. */
+/**
+ * `POST /v1/rollouts/r1/pause` → `pause rollout r1`, `POST /v1/releases/block` → `block a
+ * release`, as refusals name an action.
+ */
 function actionName(request: FastifyRequest): string {
   const [, , kind = '', id = '', verb = ''] = request.url.split('?')[0]?.split('/') ?? [];
+  if (kind === 'releases') return `${id} a release`;
   return `${verb} ${kind === 'machines' ? 'machine' : 'rollout'} ${decodeURIComponent(id)}`;
 }
 

@@ -2,7 +2,7 @@
 /**
  * Everything one refresh of the dashboard draws, as one answer (`GET /v1/dashboard`) and as the
  * data embedded in the page it serves (so the first paint has it): the machines, the rollouts in
- * full and the plan — each built by the same view functions as the API's own routes.
+ * full, the plan, the pools and the blocked releases — each built by the same view functions as the API's own routes.
  *
  * Only the rollouts a person looks at are sent in full: every unfinished one and the latest
  * {@link recentEnded} finished ones. Older ones stay a click away (`GET /v1/rollouts/:id`). A
@@ -10,11 +10,14 @@
  */
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { Rollout } from '../../core/rollout/types.ts';
-import type { DashboardStateView, SessionView } from '../../protocol/dashboard.ts';
+import { policyText, poolFollows, poolRuleTexts } from '../../core/rollout/policy-text.ts';
+import type { DashboardStateView, PoolView, SessionView } from '../../protocol/dashboard.ts';
+import type { StoredState } from '../ports/store.ts';
 import { anonymousRedactor, anonymousView } from './anonymous-view.ts';
 import type { OperatorApiDeps } from './context.ts';
 import { dashboardMachineView, machineFacts } from './machine-views.ts';
 import { planView } from './routes-plan.ts';
+import { blockView } from './routes-releases.ts';
 import { contextOf } from './routes-rollouts.ts';
 import { rolloutView } from './views.ts';
 
@@ -30,6 +33,19 @@ export function shownRollouts(rollouts: readonly Rollout[]): Rollout[] {
   const ended = sorted.filter((r) => isEnded(r.state));
   const keep = new Set(ended.slice(-recentEnded));
   return sorted.filter((r) => !isEnded(r.state) || keep.has(r));
+}
+
+/** The fleet's pools as the page shows them. */
+export function poolViews(deps: OperatorApiDeps, stored: StoredState): PoolView[] {
+  return deps.fleet.pools.map((p) => {
+    const follows = poolFollows(p);
+    return {
+      name: p.name,
+      ...(follows !== undefined && { follows }),
+      rules: [...p.policies.map(policyText), ...poolRuleTexts(p)],
+      machines: stored.machines.filter((m) => m.pool === p.name).length,
+    };
+  });
 }
 
 /** The page's state for `session` (what it may see follows from it). */
@@ -48,6 +64,8 @@ export async function dashboardState(
     ),
     rollouts: shownRollouts(stored.rollouts).map((r) => rolloutView(r, ctx)),
     plan,
+    pools: poolViews(deps, stored),
+    blocks: shown.signedIn ? stored.blocks.map(blockView) : [],
   };
   return shown.signedIn ? state : anonymousView(state, anonymousRedactor(stored));
 }

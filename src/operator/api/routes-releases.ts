@@ -167,9 +167,15 @@ async function unblock(
   return { blocks: lifted.map(blockView) };
 }
 
+/** `GET /v1/releases/blocks` and the two actions. */
 export function releaseRoutes(app: FastifyInstance, c: RouteContext): void {
+  app.get(OperatorRoutes.blocks, async () => (await c.deps.store.read()).blocks.map(blockView));
+  releaseActionRoutes(app, c);
+}
+
+/** `POST /v1/releases/{block,unblock}` (the dashboard's listener serves these too). */
+export function releaseActionRoutes(app: FastifyInstance, c: RouteContext): void {
   const { deps } = c;
-  app.get(OperatorRoutes.blocks, async () => (await deps.store.read()).blocks.map(blockView));
   app.post(OperatorRoutes.block, async (request) =>
     block(
       deps,

@@ -5,7 +5,8 @@
 // is in the page) but cannot act; an operator pauses and resumes a rollout from its card — which
 // `molt rollout status` then shows, recorded as dashboard:alice — while release 1.1.0 rolls out;
 // machines that reboot are shown rebooting, not unreachable; the rollout and machine pages, the
-// filters, machines per release and the timeline's ticks follow. Screenshots go to test-artifacts/.
+// filters, machines per release and the timeline's ticks follow; the releases and pools page shows
+// each pool's rules and lifts a block. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -85,18 +86,29 @@ async function rolloutStatus(id: string): Promise<RolloutView> {
   return JSON.parse(stdout) as RolloutView;
 }
 
-/** The rollout's history on the operator API (mutual TLS). */
-async function history(id: string): Promise<HistoryEventView[]> {
+/** A call to the operator API (mutual TLS, the operator's certificate); its JSON answer. */
+async function apiCall<T>(path: string, body?: unknown): Promise<T> {
   const read = (f: string): Promise<string> => readFile(join(fleet.pki.dir, f), 'utf8');
   const [ca, cert, key] = await Promise.all(['ca.pem', 'operator.pem', 'operator.key'].map(read));
   const dispatcher = new Agent({ connect: { ca, cert, key } });
   try {
-    const res = await mtlsFetch(new URL(`/v1/history?rollout=${id}`, api), { dispatcher });
-    return (await res.json()) as HistoryEventView[];
+    const res = await mtlsFetch(new URL(path, api), {
+      dispatcher,
+      ...(body !== undefined && {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    });
+    assert.ok(res.ok, `${path}: ${String(res.status)}`);
+    return (await res.json()) as T;
   } finally {
     await dispatcher.close();
   }
 }
+
+/** The rollout's history on the operator API. */
+const history = (id: string): Promise<HistoryEventView[]> => apiCall(`/v1/history?rollout=${id}`);
 
 /** Wait until the page has at least `n` elements matching `selector` (it re-renders as it goes). */
 async function atLeast(selector: string, n: number, timeout: number): Promise<void> {
@@ -331,5 +343,42 @@ describe('the dashboard in a real browser', () => {
     await page.waitForURL(/zone=b/);
     assert.equal(await page.locator('#fleet tbody tr[data-machine]').count(), 1);
     await shot('dashboard-filtered.png');
+  });
+
+  it('shows the pools’ releases and rules, and lifts a block from the page', async () => {
+    await apiCall('/v1/releases/block', {
+      release: '1.1.0',
+      pool: 'workers',
+      reason: 'firmware advisory 7',
+    });
+    await page.goto(`${url}#/releases`);
+    const workers = page.locator('.pool-card[data-pool="workers"]');
+    await workers.waitFor({ timeout: 10_000 });
+    const text = await workers.innerText();
+    for (const line of [
+      /follows: channel stable/,
+      /runs: 1\.1\.0 ×3/,
+      /canary: 1 machine, then 2s/,
+      /at most 1 machine at a time/,
+      /windows: 0 \* \* \* \* for 1h/,
+    ])
+      assert.match(text, line);
+    const block = page.locator('#blocks tr[data-block$="/workers"]');
+    await block.waitFor({ timeout: 10_000 });
+    assert.match(
+      await block.innerText(),
+      /1\.1\.0\s+workers\s+blocked\s+firmware advisory 7\s+operator/,
+    );
+    await shot('dashboard-releases.png');
+    // Unblock asks for a second click, then the operator lifts it.
+    await block.locator('button[data-action="Unblock"]').click();
+    await block.locator('button[data-action="Unblock"]').click();
+    await page.locator('#notice', { hasText: /1\.1\.0 is offered to pool workers again/ }).waitFor({
+      timeout: 10_000,
+    });
+    assert.deepEqual(await apiCall('/v1/releases/blocks'), []);
+    await page.locator('#blocks-note', { hasText: 'No release is blocked.' }).waitFor({
+      timeout: 10_000,
+    });
   });
 });
