@@ -10,6 +10,7 @@ import {
   isWaiting,
   phaseOf,
   pageReason,
+  resultLabel,
   rolloutHeading,
   slotText,
   stateLabel,
@@ -168,5 +169,25 @@ describe('a rollout as people read it', () => {
     const target = { version: '1.0.0' };
     assert.equal(rolloutHeading({ pool: 'workers', target }), 'workers → 1.0.0');
     assert.equal(rolloutHeading({ pool: 'workers', target, rollbackOf: 'w' }), 'workers ↩ 1.0.0');
+  });
+});
+
+describe('an operation’s result', () => {
+  it('says a rollback a person asked for did what was asked, in the colour of success', () => {
+    assert.deepEqual(resultLabel({ result: 'RolledBack', reason: 'manual' }), {
+      text: 'rolled back as asked',
+      look: 'phase-Succeeded',
+    });
+  });
+
+  it('keeps the reason of a rollback the agent made by itself, and of a failure, in their colour', () => {
+    assert.deepEqual(resultLabel({ result: 'RolledBack', reason: 'HealthDeadline' }), {
+      text: 'RolledBack: HealthDeadline',
+      look: 'phase-RolledBack',
+    });
+    assert.deepEqual(resultLabel({ result: 'Succeeded' }), {
+      text: 'Succeeded',
+      look: 'phase-Succeeded',
+    });
   });
 });

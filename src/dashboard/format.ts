@@ -102,6 +102,23 @@ export function phaseOf(m: DashboardMachineView): string {
   return o.phase ?? 'Unknown';
 }
 
+/**
+ * An operation's result for people, and the class that colours it. A rollback a person asked for
+ * (`RolledBack` with reason `manual`) did what was asked: "rolled back as asked", in the colour of
+ * success, not of a failure; a rollback the agent made by itself keeps its reason, in red.
+ */
+export function resultLabel(r: { readonly result: string; readonly reason?: string | undefined }): {
+  readonly text: string;
+  readonly look: string;
+} {
+  if (r.result === 'RolledBack' && r.reason === 'manual')
+    return { text: 'rolled back as asked', look: 'phase-Succeeded' };
+  return {
+    text: `${r.result}${r.reason === undefined ? '' : `: ${r.reason}`}`,
+    look: `phase-${r.result}`,
+  };
+}
+
 /** An A/B slot's name. */
 export type SlotId = 'A' | 'B';
 

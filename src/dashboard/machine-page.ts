@@ -17,6 +17,7 @@ import {
   clock,
   health,
   phaseOf,
+  resultLabel,
   slotOf,
   stateLabel,
   type SlotId,
@@ -78,7 +79,7 @@ function facts(m: DashboardMachineView): HTMLElement {
     ['release', o?.version ?? '–'],
     ['phase', phaseOf(m)],
     ['operation', o?.operation],
-    ['last result', last && `${last.result}${last.reason === undefined ? '' : `: ${last.reason}`}`],
+    ['last result', last && resultLabel(last).text],
     ['observed', o && at(o.at)],
     ['held', m.hold && holdText(m.hold)],
   ];
@@ -163,13 +164,9 @@ export function operationRows(ops: readonly OperationSummaryView[] | Error): HTM
       el('td', {}, clock(o.firstTime)),
       el('td', {}, clock(o.lastTime)),
       el('td', {}, String(o.events)),
-      el(
-        'td',
-        { class: o.result === undefined ? '' : `phase-${o.result.result}` },
-        o.result === undefined
-          ? 'running'
-          : `${o.result.result}${o.result.reason === undefined ? '' : `: ${o.result.reason}`}`,
-      ),
+      o.result === undefined
+        ? el('td', {}, 'running')
+        : el('td', { class: resultLabel(o.result).look }, resultLabel(o.result).text),
     ),
   );
 }
