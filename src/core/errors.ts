@@ -147,6 +147,8 @@ export const ErrorCode = {
   Unauthenticated: 'MOLT_UNAUTHENTICATED',
   /** Too many attempts in a short time (dashboard sign-ins); retry after the time the answer names. */
   RateLimited: 'MOLT_RATE_LIMITED',
+  /** The dashboard's OpenID Connect provider cannot be reached, or answered what it must not. */
+  SsoUnavailable: 'MOLT_SSO_UNAVAILABLE',
   /** A rollout in a state that does not allow the request (resume a completed rollout, …). */
   RolloutState: 'MOLT_ROLLOUT_STATE',
   /** The operator API cannot be reached (down, restarting, wrong --endpoint); retryable. */

@@ -18,6 +18,9 @@ export interface SessionHooks {
 
 /** The header's user line. */
 export function drawUser(s: SessionView, hooks: SessionHooks): void {
+  const sso = find('#login-sso');
+  sso.hidden = s.sso === undefined;
+  find('#login-sso-link').textContent = `Sign in with ${s.sso ?? 'single sign-on'}`;
   const box = find('#user');
   if (s.user === undefined) {
     box.replaceChildren(

@@ -32,7 +32,7 @@ import { createCapiExtensionServer } from './capi/server.ts';
 import { machineStatus, type MachineStatus } from './capi/machine-status.ts';
 import { createKubeCapiMachines } from './adapters/capi-machines/index.ts';
 import { loadKubeConfig } from '../platform/kube/client.ts';
-import { fleetLockGroups, readServerTls } from './api/wiring.ts';
+import { fleetLockGroups, readServerTls, ssoSettings } from './api/wiring.ts';
 import type { AgentGateway } from './ports/agents.ts';
 import type { FleetLockStore } from './ports/fleetlock-store.ts';
 import type { Leadership } from './ports/leadership.ts';
@@ -142,7 +142,12 @@ async function serveDashboard(
   const journal = createAgentJournal({ ...c.pki, now: () => Date.now() });
   const server = await createDashboardServer({
     deps: { ...apiDeps(c, p), journal, onInternalError: reportBug(p.log, 'dashboard') },
-    access: { users: d.users, anonymousRead: d.anonymousRead, sessionTtl: d.sessionTtl },
+    access: {
+      users: d.users,
+      anonymousRead: d.anonymousRead,
+      sessionTtl: d.sessionTtl,
+      sso: d.oidc && (await ssoSettings(path, d.oidc)),
+    },
     tls: d.tls ? await readServerTls(path, c.config) : undefined,
     host: d.listen.host,
     port: d.listen.port,

@@ -3,7 +3,7 @@
 // read is refused with a message naming the fix.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DashboardConfig } from './dashboard-config.ts';
+import { DashboardConfig, DashboardOidc, roleOfGroups } from './dashboard-config.ts';
 
 const listen = { host: '127.0.0.1', port: 8080 };
 const hash = (c: string) => c.repeat(64);
@@ -23,7 +23,7 @@ describe('the dashboard config', () => {
   it('refuses a dashboard nobody could read, naming both ways out', () => {
     const r = DashboardConfig.safeParse({ listen });
     assert.equal(r.success, false);
-    assert.match(r.error.issues[0]?.message ?? '', /add a user .*or set anonymousRead: true/);
+    assert.match(r.error.issues[0]?.message ?? '', /add a user .*, oidc, or anonymousRead: true/);
     assert.equal(DashboardConfig.safeParse({ listen, anonymousRead: true }).success, true);
   });
 
@@ -46,5 +46,53 @@ describe('the dashboard config', () => {
         false,
         JSON.stringify(users),
       );
+  });
+});
+
+describe('the dashboard’s single sign-on config', () => {
+  const oidc = {
+    issuer: 'https://login.example.com/dex',
+    clientId: 'molt',
+    redirectUrl: 'https://molt.example.com/v1/session/oidc/callback',
+    roles: [{ group: 'sre', role: 'operator' }],
+  };
+
+  it('lets a dashboard with only single sign-on be read, with the usual claims and scopes', () => {
+    const d = DashboardConfig.parse({ listen, oidc });
+    assert.deepEqual(
+      [d.oidc?.groupsClaim, d.oidc?.nameClaim, d.oidc?.scopes, d.oidc?.name],
+      ['groups', 'email', ['openid', 'email', 'profile', 'groups'], 'single sign-on'],
+    );
+  });
+
+  it('refuses a plain-HTTP provider elsewhere, a callback at another path, no openid scope, no role', () => {
+    const refused = (over: object, message: RegExp): void => {
+      const r = DashboardOidc.safeParse({ ...oidc, ...over });
+      assert.equal(r.success, false, JSON.stringify(over));
+      assert.match(r.error.issues.map((i) => i.message).join('\n'), message);
+    };
+    refused({ issuer: 'http://login.example.com' }, /must be https:\/\//);
+    refused(
+      { redirectUrl: 'https://molt.example.com/callback' },
+      /must end in \/v1\/session\/oidc\/callback/,
+    );
+    refused({ scopes: ['email', 'groups'] }, /must include openid/);
+    refused({ roles: [] }, /map at least one group to a role/);
+    assert.equal(
+      DashboardOidc.safeParse({ ...oidc, issuer: 'http://127.0.0.1:5556' }).success,
+      true,
+    );
+  });
+
+  it('gives the highest role any of a person’s groups maps to, and none for no mapped group', () => {
+    const roles = [
+      { group: 'staff', role: 'viewer' as const },
+      { group: 'platform', role: 'admin' as const },
+      { group: 'sre', role: 'operator' as const },
+    ];
+    assert.equal(roleOfGroups(roles, ['staff', 'sre']), 'operator');
+    assert.equal(roleOfGroups(roles, ['platform', 'staff']), 'admin');
+    assert.equal(roleOfGroups(roles, ['contractors']), undefined);
+    assert.equal(roleOfGroups(roles, []), undefined);
   });
 });

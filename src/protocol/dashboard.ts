@@ -20,6 +20,10 @@ export const DashboardRoutes = {
   state: '/v1/dashboard',
   /** `GET`: the machine's journal as its agent summarises it (`OperationSummaryView[]`, newest first). */
   operations: '/v1/machines/:id/operations',
+  /** `GET`: off to the OpenID Connect provider to sign in (single sign-on). */
+  oidcLogin: '/v1/session/oidc',
+  /** `GET`: where the provider sends the person back with a code. */
+  oidcCallback: '/v1/session/oidc/callback',
 } as const;
 
 /** The session cookie's name. */
@@ -39,6 +43,8 @@ export type LoginBody = z.infer<typeof LoginBody>;
 export const SessionView = z.object({
   /** Whether the listener lets anyone read without signing in. */
   anonymousRead: z.boolean(),
+  /** Single sign-on's name when the listener offers it (`GET /v1/session/oidc` starts it). */
+  sso: z.string().optional(),
   /** The signed-in user; absent: nobody. */
   user: z.object({ name: z.string(), role: z.enum(DashboardUserRoles) }).optional(),
   /** The token writes carry in `x-molt-csrf` (with a user only). */

@@ -38,6 +38,12 @@
  *   sessionTtl: 8h               # how long a sign-in lasts
  *   users:                       # who may sign in (`molt pki dashboard-token` prints the line)
  *     - {name: alice, role: operator, tokenSha256: <64 hex>}   # viewer, operator or admin
+ *   oidc:                        # single sign-on besides tokens (OpenID Connect, code + PKCE)
+ *     issuer: https://login.example.com/dex
+ *     clientId: molt-dashboard
+ *     clientSecretFile: oidc-secret   # relative to this file; absent: a public client
+ *     redirectUrl: https://molt.example.com:8080/v1/session/oidc/callback
+ *     roles: [{group: sre, role: operator}]   # group → role, the highest wins
  * health: {listen: {host: 0.0.0.0, port: 8081}}   # probes, plain HTTP: GET /healthz, /readyz
  * selfRegistration:              # which nodes may register themselves (none by default)
  *   - nodes: ["w-*"]             # node certificate names (CN): exact, or globs

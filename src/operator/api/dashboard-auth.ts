@@ -31,6 +31,8 @@ export interface DashboardAuthOptions {
   readonly tls: boolean;
   readonly sessions: SessionBook;
   readonly limiter: LoginLimiter;
+  /** The single sign-on's name, when the listener offers it (the page shows its button). */
+  readonly sso?: string | undefined;
 }
 
 /** How history records a dashboard user: `dashboard:<name>`. */
@@ -64,6 +66,7 @@ export class DashboardAuth {
   viewOf(session: Session | undefined): SessionView {
     return {
       anonymousRead: this.o.anonymousRead,
+      ...(this.o.sso !== undefined && { sso: this.o.sso }),
       ...(session !== undefined && {
         user: { ...session.user },
         csrf: session.csrf,
@@ -134,6 +137,11 @@ export class DashboardAuth {
         hint: 'ask for a token, or check it was copied whole (`molt pki dashboard-token` prints it once)',
       });
     }
+    return this.startSession(reply, user);
+  }
+
+  /** A new session for `user` (a token's, or single sign-on's), its cookie on `reply`. */
+  startSession(reply: FastifyReply, user: Session['user']): Session {
     const session = this.o.sessions.create(user);
     void reply.header(
       'set-cookie',

@@ -6,7 +6,8 @@
  * first data in it, the reads the page makes, signing in, and the actions of signed-in operators
  * and admins (`dashboard-routes.ts`). Who may call what is decided here, before any route runs:
  *
- * - the page, its files and `/v1/session`: anyone (the page holds data only for a reader);
+ * - the page, its files, `/v1/session` and single sign-on's two routes: anyone (the page holds
+ *   data only for a reader);
  * - every other GET: a signed-in person, or anyone with `dashboard.anonymousRead`;
  * - the actions (POST): a signed-in operator or admin, from this origin, with the CSRF header;
  * - anything else: 403.
@@ -37,6 +38,8 @@ import { pageTemplate } from './dashboard-page.ts';
 import { dashboardRoutes } from './dashboard-routes.ts';
 import { SessionBook } from './dashboard-sessions.ts';
 import { dashboardState } from './dashboard-state.ts';
+import { DashboardSso, type SsoSettings } from './dashboard-sso.ts';
+import { ssoRoutes } from './dashboard-sso-routes.ts';
 import { errorAnswer } from './errors.ts';
 import { LoginLimiter } from './login-limiter.ts';
 
@@ -45,6 +48,8 @@ export interface DashboardAccess {
   readonly users: readonly DashboardUser[];
   readonly anonymousRead: boolean;
   readonly sessionTtl: number;
+  /** Single sign-on with an OpenID Connect provider (`dashboard.oidc`), besides tokens. */
+  readonly sso?: SsoSettings | undefined;
 }
 
 /** Options of {@link createDashboardServer}. */
@@ -152,15 +157,19 @@ export async function createDashboardServer(o: DashboardServerOptions): Promise<
   });
   const now = o.deps.now;
   const secret = (): string => randomBytes(32).toString('base64url');
+  const sso = o.access.sso === undefined ? undefined : new DashboardSso(o.access.sso, now);
   const auth = new DashboardAuth({
     users: o.access.users,
     anonymousRead: o.access.anonymousRead,
     tls: tls !== undefined,
     sessions: new SessionBook({ ttlMs: o.access.sessionTtl, now, secret }),
     limiter: new LoginLimiter({ now }),
+    sso: sso?.name,
   });
-  const who = guard(app, auth, new Set([...assets.keys(), DashboardRoutes.session]));
+  const open = [DashboardRoutes.session, DashboardRoutes.oidcLogin, DashboardRoutes.oidcCallback];
+  const who = guard(app, auth, new Set([...assets.keys(), ...open]));
   dashboardRoutes(app, { deps: o.deps, auth, who });
+  if (sso !== undefined) ssoRoutes(app, auth, sso);
   servePage(app, { assets, auth, deps: o.deps });
   await app.listen({ host: o.host, port: o.port });
   const url = `${listenUrl(app, o.host, tls === undefined ? 'http' : 'https')}/`;

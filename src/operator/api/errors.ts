@@ -14,6 +14,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.Unauthenticated]: 401,
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.RateLimited]: 429,
+  [ErrorCode.SsoUnavailable]: 502,
   [ErrorCode.RolloutNotFound]: 404,
   [ErrorCode.UnknownMachine]: 404,
   [ErrorCode.UnknownPool]: 400,

@@ -2,14 +2,17 @@
 /**
  * Pieces `main.ts` composes the API from: the FleetLock groups (one per pool, slots and windows
  * from the pool's policies, scoped to the pool's machines; slot TTLs from `fleetLock.ttl` and
- * `fleetLock.groups`) and the API's server certificate read
- * from the config's `pki.serverCert` / `pki.serverKey` (relative to the config file).
+ * `fleetLock.groups`), the API's server certificate read from the config's `pki.serverCert` /
+ * `pki.serverKey`, and the dashboard's single sign-on secret (both relative to the config file).
  */
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import type { FleetSnapshot } from '../../core/rollout/types.ts';
+import type { DashboardOidc } from '../../protocol/dashboard-config.ts';
 import type { OperatorConfig } from '../../protocol/operator-config.ts';
 import { readPem } from '../../platform/pki/read-pem.ts';
+import type { SsoSettings } from './dashboard-sso.ts';
 import { fleetLockGroup, type FleetLockGroup } from './fleetlock-groups.ts';
 
 /**
@@ -53,4 +56,27 @@ export async function readServerTls(
     cert: await pem(at(serverCert), 'the API certificate'),
     key: await pem(at(serverKey), 'the API key'),
   };
+}
+
+/**
+ * `dashboard.oidc` with its client secret read from `clientSecretFile` (relative to the config
+ * file): a missing or empty file stops the operator at start, naming it.
+ */
+export async function ssoSettings(configPath: string, o: DashboardOidc): Promise<SsoSettings> {
+  if (o.clientSecretFile === undefined) return o;
+  const file = resolve(dirname(configPath), o.clientSecretFile);
+  const secret = (
+    await readFile(file, 'utf8').catch((e: unknown) => {
+      throw new MoltError(
+        ErrorCode.ConfigInvalid,
+        `${configPath}: dashboard.oidc.clientSecretFile ${file} cannot be read: ${(e as Error).message}`,
+      );
+    })
+  ).trim();
+  if (secret === '')
+    throw new MoltError(
+      ErrorCode.ConfigInvalid,
+      `${configPath}: dashboard.oidc.clientSecretFile ${file} is empty`,
+    );
+  return { ...o, clientSecret: secret };
 }
