@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run demo`: release discovery on a real registry, told as a short story. Every step checks
-// its outcome and the demo exits non-zero if anything happens other than described.
+// `npm run demo -- --basics`, and the first chapter of `npm run demo` while Kubernetes builds:
+// release discovery on a real registry, told as a short story. Every step checks its outcome and
+// the demo exits non-zero if anything happens other than described.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../src/cli/main.ts';
@@ -233,8 +234,12 @@ async function story(ctx: Ctx, keyFile: string): Promise<void> {
   );
 }
 
-async function run(): Promise<number> {
-  console.log(bold('molt — release discovery and node upgrades demo\n'));
+/**
+ * The story: discovery, signatures, then one machine's A/B upgrade and rollback. As `chapter`, the
+ * first chapter of `npm run demo` (told while Kubernetes builds), without the title and the end.
+ */
+export async function basicsStory(o: { readonly chapter?: boolean } = {}): Promise<number> {
+  if (o.chapter !== true) console.log(bold('molt — release discovery and node upgrades demo\n'));
   const dir = await tempDir('demo');
   const registry = await startRegistry();
   console.log(`A real OCI registry (Debian docker-registry 2.8) is running on ${registry.host}.\n`);
@@ -266,10 +271,9 @@ async function run(): Promise<number> {
     console.error(`demo FAILED: ${ctx.failures.length} step(s) did not happen as described`);
     return 1;
   }
+  if (o.chapter === true) return 0;
   console.log(
     bold('Every step happened as described.') + ' Next: `npm test` runs the test suites.',
   );
   return 0;
 }
-
-process.exitCode = await run();

@@ -7,19 +7,11 @@ import type {
   RolloutSummaryView,
 } from './operator.ts';
 import type { BlockView } from './operator-blocks.ts';
-import type { PrintColumn } from './releases.ts';
-import { when } from '../core/time.ts';
+import { shownAt, type PrintColumn } from './releases.ts';
+
+export { shownAt };
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);
-/**
- * `2026-11-24T10:00:00.000Z` → `2026-11-24T10:00:00Z (5m ago)`: the one way a time is shown to
- * people (core's `when`); `-` when there is none.
- */
-export const shownAt = (at: string | undefined, now: number): string => {
-  const t = at === undefined ? NaN : Date.parse(at);
-  return Number.isNaN(t) ? (at ?? '-') : when(t, now);
-};
-
 /** `3/6 done` where done = succeeded (+ skipped: already on the target). */
 export function progressOf(c: RolloutCounts): string {
   return `${String(c.Succeeded + c.skipped)}/${String(c.total)}`;

@@ -4,6 +4,7 @@
  * serve them. Field names are a public contract: add fields, never rename them.
  */
 import type { Release } from '../core/releases/release.ts';
+import { when } from '../core/time.ts';
 
 /** One release as printed by `molt releases list -o json`. */
 export interface ReleaseView {
@@ -69,6 +70,15 @@ export interface PrintColumn<T> {
 
 const shortDigest = (d: string): string => d.replace(/^sha256:/, '').slice(0, 12);
 
+/**
+ * `2026-11-24T10:00:00.000Z` → `2026-11-24T10:00:00Z (5m ago)`: the one way a time is shown to
+ * people (core's `when`); `-` when there is none.
+ */
+export const shownAt = (at: string | undefined, now: number): string => {
+  const t = at === undefined ? NaN : Date.parse(at);
+  return Number.isNaN(t) ? (at ?? '-') : when(t, now);
+};
+
 /** Columns of `molt releases list` (and, later, the dashboard's release table). */
 export const releaseColumns: readonly PrintColumn<ReleaseView>[] = [
   { header: 'VERSION', value: (r) => r.version },
@@ -79,7 +89,7 @@ export const releaseColumns: readonly PrintColumn<ReleaseView>[] = [
   { header: 'KUBERNETES', value: (r) => r.kubernetes ?? '*' },
   { header: 'UPGRADE-FROM', value: (r) => r.upgradeFrom ?? '*' },
   { header: 'SIGNATURE', value: (r) => r.signature },
-  { header: 'CREATED', value: (r) => r.created ?? '-' },
+  { header: 'CREATED', value: (r, now) => shownAt(r.created ?? undefined, now) },
 ];
 
 /** Columns of the rejection table under `molt releases latest`. */
