@@ -78,10 +78,16 @@ describe('the dashboard’s single sign-on config', () => {
     );
     refused({ scopes: ['email', 'groups'] }, /must include openid/);
     refused({ roles: [] }, /map at least one group to a role/);
+    refused(
+      { redirectUrl: `${oidc.redirectUrl}?next=/` },
+      /must end in \/v1\/session\/oidc\/callback/,
+    );
     assert.equal(
       DashboardOidc.safeParse({ ...oidc, issuer: 'http://127.0.0.1:5556' }).success,
       true,
     );
+    const behindProxy = 'https://tools.example.com/molt/v1/session/oidc/callback';
+    assert.equal(DashboardOidc.safeParse({ ...oidc, redirectUrl: behindProxy }).success, true);
   });
 
   it('gives the highest role any of a person’s groups maps to, and none for no mapped group', () => {

@@ -62,7 +62,8 @@ export const DashboardOidc = z.strictObject({
   redirectUrl: z
     .url({ protocol: /^https?$/ })
     .refine(
-      (u) => new URL(u).pathname === '/v1/session/oidc/callback',
+      // A path only (behind a proxy, any prefix before it); no query or fragment.
+      (u) => /^https?:\/\/[^/?#]+(\/[^?#]*)?\/v1\/session\/oidc\/callback$/.test(u),
       'must end in /v1/session/oidc/callback (the dashboard listener’s callback)',
     ),
   /** The button's words: `Sign in with <name>`. */
