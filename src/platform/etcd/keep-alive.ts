@@ -19,12 +19,22 @@ export async function keepAliveOnce(
   timeoutMs: number,
   toMoltError: ToMoltError,
 ): Promise<number> {
-  const stream = await client.leaseClient.leaseKeepAlive();
+  // The deadline covers getting the stream too: etcd3 hands it out through the host's circuit
+  // breaker, which (half-open) makes a caller wait for another call's outcome; a renewal that
+  // never settles would keep a lost leader from ever campaigning again.
+  const late = (): Error =>
+    new Error(`no keep-alive answer for lease ${leaseId} within ${timeoutMs} ms`);
+  const until = Date.now() + timeoutMs;
+  const opened = client.leaseClient.leaseKeepAlive();
+  const stream = await settleWithin(opened, timeoutMs, late);
   try {
     const ttl = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no keep-alive answer for lease ${leaseId} within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer = setTimeout(
+        () => {
+          reject(late());
+        },
+        Math.max(0, until - Date.now()),
+      );
       stream.on('data', (res: { TTL: string }) => {
         clearTimeout(timer);
         resolve(res.TTL);
@@ -38,6 +48,37 @@ export async function keepAliveOnce(
     return Number(ttl);
   } finally {
     stream.end();
+  }
+}
+
+/**
+ * `work`'s outcome, or `late()`'s error once `ms` have passed; a value `work` gives after that is
+ * handed to `discard` (a stream to end).
+ */
+export async function settleWithin<T>(
+  work: Promise<T>,
+  ms: number,
+  late: () => Error,
+  discard: (value: T) => void = (v) => (v as { end?: () => void }).end?.(),
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(late());
+    }, ms);
+  });
+  void work.then(
+    (v) => {
+      if (timedOut) discard(v);
+    },
+    () => undefined,
+  );
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

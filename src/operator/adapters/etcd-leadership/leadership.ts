@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Leadership } from '../../ports/leadership.ts';
 import { openClient } from '../../../platform/etcd/client.ts';
+import { settleWithin } from '../../../platform/etcd/keep-alive.ts';
 import {
   createClaim,
   deleteClaim,
@@ -119,25 +120,39 @@ function campaign(s: State): Promise<void> {
 async function campaignLoop(s: State): Promise<void> {
   for (;;) {
     if (isClosed(s)) throw closed(s);
-    if (leads(s)) return;
+    if (leads(s)) {
+      s.renewer ??= startRenewing(s);
+      return;
+    }
     // Held but not renewed in time: the renewer renews it or gives it up; wait for that.
     if (s.lead !== undefined) {
       await sleep(s.pollMs, undefined, { signal: s.stop.signal }).catch(() => undefined);
       continue;
     }
-    // etcd unreachable counts as "not now": keep trying until closed.
-    const won = await tryClaim(s).catch(() => false);
+    // etcd unreachable counts as "not now": keep trying until closed. Each attempt has a bound of
+    // its own, whatever its calls' deadlines: on a starved lab host an operator that had lost
+    // leadership was seen waiting in one attempt for good (15 minutes, no etcd call answered or
+    // failed, its leader key long gone). A claim won after the bound is taken up at the top of
+    // the loop (`leads`).
+    const won = await settleWithin(
+      tryClaim(s),
+      4 * s.c.timeoutMs,
+      lateClaim,
+      () => undefined,
+    ).catch(() => false);
     if (won && isClosed(s)) {
       await resign(s);
       throw closed(s);
     }
     if (won) {
-      startRenewing(s);
+      s.renewer ??= startRenewing(s);
       return;
     }
     await sleep(s.pollMs, undefined, { signal: s.stop.signal }).catch(() => undefined);
   }
 }
+
+const lateClaim = (): Error => new Error('no answer from etcd to the claim in time');
 
 /** Create the key on a fresh lease if it is absent; true when we now lead. */
 async function tryClaim(s: State): Promise<boolean> {
@@ -160,16 +175,17 @@ async function tryClaim(s: State): Promise<boolean> {
   return true;
 }
 
-function startRenewing(s: State): void {
+function startRenewing(s: State): NodeJS.Timeout {
   let busy = false;
-  s.renewer = setInterval(() => {
+  const renewer = setInterval(() => {
     if (busy) return;
     busy = true;
     void renew(s).finally(() => {
       busy = false;
     });
   }, s.renewMs);
-  s.renewer.unref();
+  renewer.unref();
+  return renewer;
 }
 
 function stopRenewing(s: State): void {
