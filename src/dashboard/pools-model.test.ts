@@ -72,6 +72,13 @@ describe('the releases and pools page', () => {
     assert.equal(edge.runs, '–', 'no machine answered with a release');
   });
 
+  it('says the next release is not known when the registry did not answer, not “nothing newer”', () => {
+    const s = state();
+    const blind = { ...s, plan: { ...s.plan, releases: undefined } } as DashboardStateView;
+    assert.equal(poolRows(blind)[0]?.none, 'not known now: the registry did not answer');
+    assert.equal(poolRows(s)[0]?.none, undefined);
+  });
+
   it('marks a release rolled back for the pool apart from one a person blocked, each with its block', () => {
     const passed = poolRows(state())[0]?.passedOver ?? [];
     assert.deepEqual(

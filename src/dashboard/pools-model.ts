@@ -78,7 +78,8 @@ export function poolRows(s: DashboardStateView): PoolRow[] {
       rules: p.rules,
       runs: runsOf(p.name, s),
       next: plan?.next,
-      none: plan?.none,
+      none:
+        s.plan.releases === undefined ? 'not known now: the registry did not answer' : plan?.none,
       passedOver: (plan?.notTaken ?? []).map((n) => {
         const block = n.code === 'Blocked' ? blockFor(s.blocks, n.digest, p.name) : undefined;
         return {

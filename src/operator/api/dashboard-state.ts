@@ -53,7 +53,7 @@ export async function dashboardState(
   deps: OperatorApiDeps,
   session: SessionView,
 ): Promise<DashboardStateView> {
-  const [stored, plan] = await Promise.all([deps.store.read(), planView(deps)]);
+  const [stored, plan] = await Promise.all([deps.store.read(), planView(deps, { releases: true })]);
   const now = deps.now();
   const shown = { fleet: deps.fleet, signedIn: session.user !== undefined };
   const ctx = contextOf(deps, stored);
