@@ -3,27 +3,16 @@
 // pools page draws them), and however many pages refresh, the registry is asked at most every 10 s.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Release } from '../../core/releases/release.ts';
 import type { ListeningApi } from '../../platform/https/server.ts';
 import type { DashboardStateView } from '../../protocol/dashboard.ts';
 import { apiFixture, fixtureNow } from '../../testkit/operator-api-fixture.ts';
+import { release } from '../decide/fixtures.test.ts';
 import { createDashboardServer } from './dashboard-server.ts';
 
 let server: ListeningApi;
 let asked = 0;
 let clock = fixtureNow;
-const newer: Release = {
-  digest: `sha256:${'c'.repeat(64)}`,
-  tag: '1.2.0',
-  tags: ['1.2.0'],
-  version: '1.2.0',
-  channels: ['stable'],
-  official: true,
-  created: undefined,
-  kubernetes: undefined,
-  upgradeFrom: undefined,
-  signature: { status: 'unchecked' },
-};
+const newer = release('1.2.0', `sha256:${'c'.repeat(64)}`);
 
 before(async () => {
   const f = await apiFixture();
