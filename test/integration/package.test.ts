@@ -43,7 +43,18 @@ before(async () => {
   const tarball = join(scratch.path, packed.stdout.trim().split('\n').at(-1) ?? '');
   await run(
     'npm',
-    ['install', '--global', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', tarball],
+    // From npm's cache first (`npm ci` filled it): a registry that stalls must not stall the test.
+    [
+      'install',
+      '--global',
+      '--prefix',
+      prefix,
+      '--omit=dev',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      tarball,
+    ],
     { cwd: scratch.path, maxBuffer: 16 * 1024 * 1024 },
   );
   // PATH: the installed molt, and the Node 24 that runs these tests (the shebang's `env node`).
