@@ -59,13 +59,11 @@ export const DashboardOidc = z.strictObject({
    * Where the provider sends people back: this listener's `/v1/session/oidc/callback` as the
    * browser reaches it (register the same URL with the provider).
    */
-  redirectUrl: z
-    .url({ protocol: /^https?$/ })
-    .refine(
-      // A path only (behind a proxy, any prefix before it); no query or fragment.
-      (u) => /^https?:\/\/[^/?#]+(\/[^?#]*)?\/v1\/session\/oidc\/callback$/.test(u),
-      'must end in /v1/session/oidc/callback (the dashboard listener’s callback)',
-    ),
+  redirectUrl: z.url({ protocol: /^https?$/ }).refine(
+    // A path only (behind a proxy, any prefix before it); no query or fragment.
+    (u) => /^https?:\/\/[^/?#]+(\/[^?#]*)?\/v1\/session\/oidc\/callback$/.test(u),
+    'must end in /v1/session/oidc/callback (the dashboard listener’s callback)',
+  ),
   /** The button's words: `Sign in with <name>`. */
   name: z.string().min(1).max(64).default('single sign-on'),
   /** The ID token claim that lists the person's groups. */
