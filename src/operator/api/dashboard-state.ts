@@ -36,7 +36,7 @@ export function shownRollouts(rollouts: readonly Rollout[]): Rollout[] {
 }
 
 /** The fleet's pools as the page shows them. */
-export function poolViews(deps: OperatorApiDeps, stored: StoredState): PoolView[] {
+function poolViews(deps: OperatorApiDeps, stored: StoredState): PoolView[] {
   return deps.fleet.pools.map((p) => {
     const follows = poolFollows(p);
     return {
