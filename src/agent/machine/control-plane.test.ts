@@ -40,17 +40,24 @@ function instantClock(): Clock & { slept: number } {
   return c;
 }
 
-function machine(components = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
+function machine(
+  components = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
+  slowListen: (port: number, now: number) => boolean = () => false,
+) {
   const supervisor = createFakeSupervisor();
   const bundles = createFakeBundles({ [v136]: 'v1.36.3', [v137]: 'v1.37.0' });
   const records = createInMemoryRecords();
   const clock = instantClock();
+  const probe = createFakeProbe(supervisor);
   const ports = [6443, 10257, 10259];
   const cp = createControlPlane({
     components: Object.fromEntries(components.map((n, i) => [n, facts(ports[i] ?? 1)])),
     initial: { binaries: '/opt/kube', version: 'v1.35.4' },
     supervisor,
-    probe: createFakeProbe(supervisor),
+    probe: {
+      ...probe,
+      listening: async (port) => !slowListen(port, clock.now()) && (await probe.listening(port)),
+    },
     bundles,
     records,
     clock,
@@ -205,6 +212,22 @@ describe('the control plane of a machine', () => {
       'kube-controller-manager',
       'kube-scheduler',
     ]);
+  });
+
+  it('gives a component started at boot as long to listen as the machine’s health timeout', async () => {
+    // On a starved machine the scheduler listens only once its API server answers.
+    const m = machine(undefined, (port, now) => port === 10259 && now < 80_000);
+    await m.cp.services.startAll();
+    assert.deepEqual(await m.cp.services.running(), [
+      'kube-apiserver',
+      'kube-controller-manager',
+      'kube-scheduler',
+    ]);
+    const never = machine(undefined, (port) => port === 10259);
+    await assert.rejects(never.cp.services.startAll(), (e: unknown) =>
+      isMoltError(e, ErrorCode.ServiceStartFailed),
+    );
+    assert.ok(never.clock.now() >= 90_000, 'it waited the whole health timeout');
   });
 
   it('prepulls without restarting anything, once', async () => {

@@ -50,7 +50,11 @@ export interface ControlPlaneDeps {
   readonly sha256: (text: string) => string;
   /** How long an applied component may take to become healthy. */
   readonly healthTimeoutMs: number;
-  /** How long a start at boot may take until the component listens. @default 60000 */
+  /**
+   * How long a start at boot may take until the component listens. At boot the scheduler and the
+   * controller manager listen only once the API server answers, which on a starved machine takes
+   * as long as an applied component may take to become healthy. @default healthTimeoutMs
+   */
   readonly startTimeoutMs?: number;
 }
 
@@ -178,7 +182,7 @@ export function createControlPlane(d: ControlPlaneDeps): ControlPlane {
     const state = await d.supervisor.state(name);
     if (state.running && state.hash === rec.spec.hash) return;
     await d.supervisor.run(rec.spec);
-    await waitListening(waits, rec.spec, d.startTimeoutMs ?? 60_000);
+    await waitListening(waits, rec.spec, d.startTimeoutMs ?? d.healthTimeoutMs);
   };
 
   const services: Services = {
