@@ -15,12 +15,15 @@ import { build, type Plugin } from 'esbuild';
 const root = join(import.meta.dirname, '..');
 const outdir = join(root, 'dist', 'bin');
 
-/** `import('../agent/main.ts')` in the entry stays an import of tsc's `../agent/main.js`. */
+/**
+ * `import('../agent/main.ts')` in src/bin/dispatch.ts stays an import of tsc's `agent/main.js`,
+ * written relative to where that module lands: dist/bin/chunks/, since the entry imports it lazily.
+ */
 const processes: Plugin = {
   name: 'molt-processes',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/(agent|operator|image|lab)\/main\.ts$/ }, (args) => ({
-      path: args.path.replace(/\.ts$/, '.js'),
+      path: `../${args.path.replace(/\.ts$/, '.js')}`,
       external: true,
     }));
   },

@@ -99,3 +99,26 @@ describe('molt <process> --help', () => {
     assert.match(rollout.stdout, /^Usage: molt rollout \[options\] \[command\]/);
   });
 });
+
+describe('what a short command loads', () => {
+  // Each package module Node resolves is written to stderr by a resolve hook.
+  const hook = `data:text/javascript,${encodeURIComponent(
+    "import { registerHooks } from 'node:module';" +
+      'registerHooks({ resolve(s, c, next) { const r = next(s, c);' +
+      " if (r.url.includes('/node_modules/')) process.stderr.write('LOADED ' + r.url + '\\n');" +
+      ' return r; } });',
+  )}`;
+  const packagesLoaded = async (args: string[]): Promise<string[]> => {
+    const [node = process.execPath, ...entry] = moltArgv;
+    const r = await run(node, ['--import', hook, ...entry, ...args]);
+    const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
+    return [...new Set(loaded.map((l) => /\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(l)?.[1]))]
+      .filter((p) => p !== undefined)
+      .sort();
+  };
+
+  it('answers `molt --version` and `molt --help` from the command tree alone: commander, not zod or yaml', async () => {
+    assert.deepEqual(await packagesLoaded(['--version']), ['commander']);
+    assert.deepEqual(await packagesLoaded(['--help']), ['commander']);
+  });
+});

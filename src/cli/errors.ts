@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import { ErrorCode, isMoltError } from '../protocol/index.ts';
+import { ErrorCode, isMoltError } from '../core/errors.ts';
 
 /**
  * Text for an error that ended a command. A {@link MoltError} is an expected failure: its code,

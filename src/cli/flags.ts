@@ -5,33 +5,9 @@
  * zod schema per command validates).
  */
 import { readFile } from 'node:fs/promises';
-import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { parseDuration, parseTime } from '../core/time.ts';
-import { ErrorCode, MoltError } from '../protocol/index.ts';
-import { outputFormats } from './output.ts';
-
-/** Options of {@link withOutputFlag}. */
-export interface OutputFlagOptions {
-  /** Also offer `-o wide`: the table with more columns. */
-  readonly wide?: boolean;
-  /**
-   * No commander default: a command that connects takes the default from its context's `output`
-   * (`mtls/connect.ts`), else `table`.
-   */
-  readonly contextDefault?: boolean;
-}
-
-/** Add `-o table|json|yaml` (and `wide` where a list has more columns). */
-export function withOutputFlag(cmd: Command, o: OutputFlagOptions = {}): Command {
-  const option = new Option(
-    '-o, --output <format>',
-    o.contextDefault === true
-      ? 'output format (default: the context’s, else table)'
-      : 'output format',
-  ).choices(o.wide === true ? [...outputFormats, 'wide'] : outputFormats);
-  return cmd.addOption(o.contextDefault === true ? option : option.default('table'));
-}
+import { ErrorCode, MoltError } from '../core/errors.ts';
 
 /** Environment variables as the CLI sees them. */
 export type CliEnv = Readonly<Record<string, string | undefined>>;

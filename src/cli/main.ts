@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command, CommanderError } from 'commander';
-import { ErrorCode, MoltError } from '../protocol/index.ts';
+import { ErrorCode, MoltError } from '../core/errors.ts';
 import { describeError } from './errors.ts';
 import type { CommandContext } from './context.ts';
 import { ExitCode, type CliIo } from './io.ts';

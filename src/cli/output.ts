@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import { stringify } from 'yaml';
 import type { PrintColumn } from '../protocol/index.ts';
+import type { OutputFormat } from './command-options.ts';
 
-/** Output formats every molt command accepts through `-o`. */
-export const outputFormats = ['table', 'json', 'yaml'] as const;
-export type OutputFormat = (typeof outputFormats)[number];
+export { outputFormats, type OutputFormat } from './command-options.ts';
 
 /** Render rows as an aligned plain-text table with the given columns, times relative to `now`. */
 export function renderTable<T>(

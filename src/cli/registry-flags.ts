@@ -1,36 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The flags of the commands that talk to a registry (`molt releases …`, `molt dev publish`). */
-import type { Command } from 'commander';
 import { z } from 'zod';
-import { ErrorCode, MoltError } from '../protocol/index.ts';
+import { ErrorCode, MoltError } from '../core/errors.ts';
 import type { Platform, RegistryClientOptions } from '../oci/types.ts';
 import { parseFlags, timeoutFlag, type CliEnv } from './flags.ts';
-import { outputFormats, type OutputFormat } from './output.ts';
+import { outputFormats, type OutputFormat } from './command-options.ts';
 import type { CliContext } from '../protocol/cli-config.ts';
 import { chooseContext } from './contexts.ts';
-
-/** Add the flags every registry-facing command shares. Environment variables fill what flags omit. */
-export function withRegistryFlags(cmd: Command): Command {
-  return cmd
-    .option(
-      '--registry <host>',
-      'registry host[:port] or URL (env MOLT_REGISTRY, else the context’s)',
-    )
-    .option(
-      '--repository <name>',
-      'release repository, e.g. acme/installer (env MOLT_REPOSITORY, else the context’s)',
-    )
-    .option('--context <name>', 'the context of the CLI config to use (default: the current one)')
-    .option('--insecure', 'allow plain HTTP and unverified TLS (loopback registries)')
-    .option('--username <name>', 'registry user (env MOLT_REGISTRY_USERNAME)')
-    .option('--password <secret>', 'registry password or token (env MOLT_REGISTRY_PASSWORD)')
-    .option(
-      '--token-realms <hosts>',
-      "token-service hosts besides the registry's own that may receive the password over https, comma-separated, e.g. auth.docker.io (env MOLT_REGISTRY_TOKEN_REALMS)",
-    )
-    .option('--platform <os/arch>', 'platform of multi-platform releases', 'linux/amd64')
-    .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
-}
 
 const repositoryName =
   /^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*$/;

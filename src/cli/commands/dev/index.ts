@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../flags.ts';
-import { withRegistryFlags } from '../../registry-flags.ts';
+import { withOutputFlag, withRegistryFlags } from '../../command-options.ts';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 

@@ -2,7 +2,7 @@
 /** What every `molt node` command is built with: the agent's flags and a lazily loaded action. */
 import type { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../flags.ts';
+import { withOutputFlag } from '../../command-options.ts';
 import type * as NodeRun from './run.ts';
 
 /**

@@ -8,7 +8,7 @@
  * here is one the process's usage names, and the other way round.
  */
 import { Command, Option } from 'commander';
-import { ErrorCode, MoltError } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError } from '../../../core/errors.ts';
 
 /** A process verb: its flags as commander flag strings with a description, and its subverbs. */
 interface ProcessSpec {

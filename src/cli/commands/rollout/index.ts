@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../flags.ts';
+import { withOutputFlag } from '../../command-options.ts';
 import type * as RolloutRun from './run.ts';
 
 /**
