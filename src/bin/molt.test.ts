@@ -108,10 +108,14 @@ describe('what a short command loads', () => {
       " if (r.url.includes('/node_modules/')) process.stderr.write('LOADED ' + r.url + '\\n');" +
       ' return r; } });',
   )}`;
+  const env = { ...process.env, MOLT_CONFIG: '/nonexistent/molt/config.yaml' };
   const packagesLoaded = async (args: string[]): Promise<string[]> => {
     const [node = process.execPath, ...entry] = moltArgv;
-    const r = await run(node, ['--import', hook, ...entry, ...args]);
-    const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
+    const stderr = await run(node, ['--import', hook, ...entry, ...args], { env }).then(
+      (r) => r.stderr,
+      (e: unknown) => (e as { stderr: string }).stderr,
+    );
+    const loaded = stderr.split('\n').filter((l) => l.startsWith('LOADED '));
     return [...new Set(loaded.map((l) => /\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(l)?.[1]))]
       .filter((p) => p !== undefined)
       .sort();
@@ -120,5 +124,10 @@ describe('what a short command loads', () => {
   it('answers `molt --version` and `molt --help` from the command tree alone: commander, not zod or yaml', async () => {
     assert.deepEqual(await packagesLoaded(['--version']), ['commander']);
     assert.deepEqual(await packagesLoaded(['--help']), ['commander']);
+  });
+
+  it('asks the operator with Node’s own https: `molt rollout list` loads no HTTP library', async () => {
+    const loaded = await packagesLoaded(['rollout', 'list', '--endpoint', 'https://127.0.0.1:1']);
+    assert.deepEqual(loaded, ['commander', 'yaml', 'zod']);
   });
 });

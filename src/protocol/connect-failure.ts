@@ -26,6 +26,8 @@ const words: Readonly<Record<string, string>> = {
   EPIPE: 'the connection was closed',
   UND_ERR_SOCKET: 'the other side closed the connection',
   UND_ERR_CLOSED: 'the connection was closed',
+  ANSWER_TIMEOUT: 'connected, but no answer in time',
+  BODY_TIMEOUT: 'the answer stopped coming',
 };
 
 interface Failure {

@@ -4,10 +4,9 @@
  * operator): `--endpoint` and the client certificate by flag, else environment (the endpoint
  * variable is the daemon's; MOLT_CERT, MOLT_KEY, MOLT_CA for both), else the chosen context of the
  * CLI config file (`contexts.ts`; its operator, certificates and default output), checked locally
- * first (`material.ts`), then undici `fetch` over an mTLS `Agent`. Transport failures become MOLT_TLS_REJECTED (not
- * retried) or the daemon's `…_UNREACHABLE` (retryable: an agent reboots, an operator fails over).
+ * first (`material.ts`), then requests over node:https (`https-fetch.ts`). Transport failures become
+ * MOLT_TLS_REJECTED (not retried) or the daemon's `…_UNREACHABLE` (retryable: an agent reboots, an operator fails over).
  */
-import { Agent, fetch } from 'undici';
 import { z } from 'zod';
 import { ErrorCode, MoltError, type AgentFetch } from '../../protocol/index.ts';
 import { outputFormats, type OutputFormat } from '../output.ts';
@@ -15,6 +14,7 @@ import { parseFlags, timeoutFlag, type CliEnv } from '../flags.ts';
 import { loadMaterial } from './material.ts';
 import type { DaemonPeer } from './peer.ts';
 import { classifyTransport } from './transport-errors.ts';
+import { createHttpsFetch } from './https-fetch.ts';
 import { connectionSettings } from './settings.ts';
 
 const schema = z.object({
@@ -36,9 +36,9 @@ export interface DaemonConnection<C> {
   readonly output: OutputFormat;
   /** `-o wide`: a table (`output` is `table`) with more columns. */
   readonly wide: boolean;
-  /** Close, waiting for requests in flight. */
+  /** Let the connection go, once no request is in flight (after `withConnection`'s `run`). */
   close(): Promise<void>;
-  /** Drop every connection now (ctrl-C during a follow or watch); `close` is then a no-op. */
+  /** Drop every connection now, a request in flight too (ctrl-C during a follow or watch). */
   readonly abort: () => Promise<void>;
 }
 
@@ -76,31 +76,28 @@ export async function connectMtls<C>(
     );
   const url = new URL(o.endpoint);
   const tls = await loadMaterial(o, peer, url);
-  const agent = new Agent({
-    connect: { ...tls, timeout: o.timeout },
-    headersTimeout: o.timeout,
+  const https = createHttpsFetch({
+    tls,
+    timeoutMs: o.timeout,
     // Followed streams get a keep-alive comment every 15 s; a minute of silence is a dead daemon.
-    bodyTimeout: peer.quietStreams === true ? 0 : Math.max(o.timeout, 60_000),
+    bodyTimeoutMs: peer.quietStreams === true ? 0 : Math.max(o.timeout, 60_000),
   });
+  const letGo = (): Promise<void> => {
+    https.destroy();
+    return Promise.resolve();
+  };
   const mtlsFetch: AgentFetch = async (target, init) => {
     try {
-      // A byte-stream body (a snapshot upload) is sent while the answer may already come.
-      const duplex = typeof init.body === 'object' ? { duplex: 'half' as const } : {};
-      const res = await fetch(target, { ...init, ...duplex, dispatcher: agent });
-      return { status: res.status, text: () => res.text(), body: res.body };
+      return await https.fetch(target, init);
     } catch (e) {
       throw await classifyTransport(e, { peer, url, tls, caPath: o.ca });
     }
   };
-  let aborted = false;
   return {
     client: createClient({ baseUrl: url.origin, fetch: mtlsFetch }),
     output: o.output === 'wide' ? 'table' : o.output,
     wide: o.output === 'wide',
-    close: () => (aborted ? Promise.resolve() : agent.close()),
-    abort: () => {
-      aborted = true;
-      return agent.destroy();
-    },
+    close: letGo,
+    abort: letGo,
   };
 }

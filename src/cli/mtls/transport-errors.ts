@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/** undici / node:tls failures → MOLT_TLS_REJECTED or the daemon's `…_UNREACHABLE`. */
+/** node:https / node:tls failures → MOLT_TLS_REJECTED or the daemon's `…_UNREACHABLE`. */
 import { ErrorCode, MoltError, connectFailure } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';
 import { probeTls, type TlsMaterial } from './tls-probe.ts';
@@ -16,6 +16,10 @@ const serverCertCodes = new Set([
   'CERT_SIGNATURE_FAILURE',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
+
+/** The daemon's TLS alerts about our certificate (none given, or one it does not accept). */
+const clientCertAlerts =
+  /^ERR_SSL_(TLSV13_ALERT_CERTIFICATE_REQUIRED|SSLV3_ALERT_BAD_CERTIFICATE|TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_CERTIFICATE_(EXPIRED|REVOKED|UNKNOWN))$/;
 
 /** Failures after which a second handshake can tell a refused certificate from a vanished daemon. */
 const ambiguousCodes = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE', 'UND_ERR_CLOSED']);
@@ -75,6 +79,15 @@ export async function classifyTransport(e: unknown, c: TransportContext): Promis
   const where = `the ${c.peer.name} at ${c.url.origin}`;
   const hasClientCert = c.tls.cert !== undefined;
   if (code !== undefined && serverCertCodes.has(code)) return serverCertificateError(e, code, c);
+  const refusedCertificate = (alert: string | undefined): MoltError => {
+    const what = hasClientCert ? 'refused the client certificate' : 'requires a client certificate';
+    return new MoltError(
+      ErrorCode.TlsRejected,
+      `${where} ${what}${alert === undefined ? '' : ` (${alert})`}`,
+      { cause: e, hint: certificateHint(c.peer, hasClientCert) },
+    );
+  };
+  if (code !== undefined && clientCertAlerts.test(code)) return refusedCertificate(code);
   if (code !== undefined && /^ERR_SSL_/.test(code)) {
     return new MoltError(ErrorCode.TlsRejected, `${where} refused the TLS handshake (${code})`, {
       cause: e,
@@ -83,19 +96,7 @@ export async function classifyTransport(e: unknown, c: TransportContext): Promis
   }
   if (code !== undefined && ambiguousCodes.has(code)) {
     const probe = await probeTls(c.url, c.tls);
-    if (probe.kind === 'rejected') {
-      const what = hasClientCert
-        ? 'refused the client certificate'
-        : 'requires a client certificate';
-      return new MoltError(
-        ErrorCode.TlsRejected,
-        `${where} ${what}${probe.code === undefined ? '' : ` (${probe.code})`}`,
-        {
-          cause: e,
-          hint: certificateHint(c.peer, hasClientCert),
-        },
-      );
-    }
+    if (probe.kind === 'rejected') return refusedCertificate(probe.code);
   }
   return new MoltError(c.peer.unreachable, `cannot reach ${where}: ${connectFailure(e).text}`, {
     cause: e,

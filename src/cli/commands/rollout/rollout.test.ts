@@ -373,7 +373,7 @@ describe('molt rollout and molt machine', () => {
     // Not just `fetch failed` (issue 17): the endpoint, why, and what to check.
     assert.match(
       away.stderr,
-      /^error MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1: fetch refuses to connect to this port/,
+      /^error MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1: connection refused/,
     );
     const closed = await freePort();
     const refused = await molt([
