@@ -26,7 +26,7 @@ import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import { DashboardRoutes } from '../../protocol/dashboard.ts';
 import type { DashboardUser } from '../../protocol/dashboard-config.ts';
 import { OperatorRoutes } from '../../protocol/operator.ts';
-import type { Release } from '../../core/releases/release.ts';
+import { withReleasesEvery } from './releases-every.ts';
 import type { OperatorApiDeps } from './context.ts';
 import {
   loadDashboard,
@@ -146,36 +146,13 @@ function guard(app: FastifyInstance, auth: DashboardAuth, open: ReadonlySet<stri
   };
 }
 
-/** How long the dashboard uses the registry's releases before it asks again. */
-const releasesMs = 10_000;
-
-/** `deps` whose `releases` answers from its last answer while that is under `ms` old. */
-function withReleasesEvery(deps: OperatorApiDeps, ms: number): OperatorApiDeps {
-  const read = deps.releases;
-  if (read === undefined) return deps;
-  let last: { at: number; answer: Promise<readonly Release[]> } | undefined;
-  const releases = (): Promise<readonly Release[]> => {
-    const now = deps.now();
-    if (last === undefined || now - last.at >= ms) {
-      const answer = read();
-      // A failed read is not kept: the next page asks again.
-      answer.catch(() => {
-        if (last?.answer === answer) last = undefined;
-      });
-      last = { at: now, answer };
-    }
-    return last.answer;
-  };
-  return { ...deps, releases };
-}
-
 /** Serve the page with its data, its files, the reads and the actions; resolves once it listens. */
 export async function createDashboardServer(
   options: DashboardServerOptions,
 ): Promise<ListeningApi> {
   // Every page refreshes every 2 s and shows each pool's next release: the registry is asked at
   // most every 10 s for all of them.
-  const o = { ...options, deps: withReleasesEvery(options.deps, releasesMs) };
+  const o = { ...options, deps: withReleasesEvery(options.deps) };
   const assets = await loadDashboard(o.tree ?? treeOf(import.meta.url));
   const tls = o.tls;
   const app = createApiApp({

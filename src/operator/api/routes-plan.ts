@@ -23,6 +23,7 @@ import { iso } from '../../core/time.ts';
 import { decisionKey, decisionView } from './views.ts';
 import { poolReleases } from '../decide/pool-releases.ts';
 import type { StoredState } from '../ports/store.ts';
+import { withReleasesEvery } from './releases-every.ts';
 
 function decisionWith(
   d: MachineDecision,
@@ -142,9 +143,10 @@ export function planRoute(
   deps: OperatorApiDeps,
   o: { readonly releases?: boolean } = {},
 ): void {
+  const reads = withReleasesEvery(deps);
   app.get(OperatorRoutes.plan, async (request): Promise<PlanView> => {
     const q = parseInput(PlanQuery, request.query, 'plan query');
-    return planView(deps, { explain: q.explain, releases: o.releases });
+    return planView(reads, { explain: q.explain, releases: o.releases });
   });
 }
 

@@ -185,6 +185,31 @@ describe('blocked releases', () => {
     assert.equal(without.json<{ releases?: unknown }>().releases, undefined);
   });
 
+  it('asks the registry for the plan at most every 10 s, and for a block every time', async () => {
+    let asked = 0;
+    let clock = fixtureNow;
+    const counted = await build({
+      now: () => clock,
+      releases: () => {
+        asked++;
+        return Promise.resolve([listed('1.2.0', 'c')]);
+      },
+    });
+    for (let i = 0; i < 5; i++) await counted.inject({ method: 'GET', url: '/v1/plan' });
+    assert.equal(asked, 1, 'five plans within 10 s: one registry listing');
+    clock += 10_000;
+    await counted.inject({ method: 'GET', url: '/v1/plan' });
+    assert.equal(asked, 2, 'asked again once 10 s have passed');
+    const blocked = await post(
+      '/v1/releases/block',
+      { release: '1.2.0', reason: 'r' },
+      'operator',
+      counted,
+    );
+    assert.equal(blocked.statusCode, 200, blocked.body);
+    assert.equal(asked, 3, 'a block names what the registry lists now');
+  });
+
   it('lifts the block a halted rollout made when an admin resumes it with force, not before', async () => {
     const halted = {
       digest: v109,
