@@ -6,7 +6,7 @@
 // molt, a release rolled out to its worker, the dashboard answering, `molt lab down`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, realpath } from 'node:fs/promises';
+import { readdir, readFile, realpath } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -89,13 +89,29 @@ describe('the packed package, installed outside the checkout', () => {
     assert.match(files, /package\/deploy\/kubernetes\/crds\.yaml/);
     assert.match(files, /package\/scripts\/ensure-kube-bins\.sh/);
     assert.match(files, /package\/scripts\/ensure-node-bins\.sh/);
-    // One bundle for the CLI (with its dependencies), split where a verb imports lazily.
+    // One bundle for the CLI and the daemons (with their dependencies), split where a verb
+    // imports lazily; the build host's processes stay tsc's modules.
     assert.match(files, /package\/dist\/bin\/chunks\/[\w-]+\.js/);
     const entry = await readFile(bin, 'utf8');
     assert.doesNotMatch(entry, /cli\/main\.js/, 'the CLI is in the bundle, not tsc’s modules');
+    const chunks = join(dirname(bin), 'chunks');
+    const code = await Promise.all(
+      (await readdir(chunks))
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => readFile(join(chunks, f), 'utf8')),
+    );
+    const imports = (path: string) => code.some((c) => c.includes(`"../../${path}"`));
+    assert.deepEqual(
+      ['agent/main.js', 'operator/main.js', 'lab/main.js'].map((p) => [p, imports(p)]),
+      [
+        ['agent/main.js', false],
+        ['operator/main.js', false],
+        ['lab/main.js', true],
+      ],
+    );
   });
 
-  it('starts a process (tsc’s modules) from the bundle, and a user error in it stays a code and a message', async () => {
+  it('starts a daemon from the bundle, and a user error in it stays a code and a message', async () => {
     const failed = await molt(['operator', '--config', join(scratch.path, 'none.yaml')]).then(
       () => undefined,
       (e: unknown) => e as { code: number; stderr: string },

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The dashboard's files as its listener serves them: the page, its stylesheet and its ES modules
- * (`src/dashboard/`, TypeScript written for the browser), found relative to this module. `src/`
- * and `dist/` mirror each other (`operator/api/` ↔ `dashboard/`), so the same lookup works in a
- * source checkout — where `npm run molt`, the tests and the demo run molt from `.ts` — and in the
- * built package. From `dist/` the modules are tsc's JavaScript, served as they are; from `src/`
+ * (`src/dashboard/`, TypeScript written for the browser), found in the package root's `src/` or
+ * `dist/`, which mirror each other, so the same lookup works in a source checkout — where
+ * `npm run molt`, the tests and the demo run molt from `.ts` — and in the built package. From `dist/` the modules are tsc's JavaScript, served as they are; from `src/`
  * they are the sources with their types stripped and their `./x.ts` imports renamed `./x.js`.
  *
  * Only an allow-list is served, fixed when the listener starts: no URL is ever joined to a
@@ -14,9 +13,10 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { packageRoot } from '../../platform/package-files.ts';
 
 /** Which tree the dashboard is read from. */
 export interface DashboardTree {
@@ -26,13 +26,13 @@ export interface DashboardTree {
   readonly form: 'source' | 'built';
 }
 
-/** The tree a module runs from: `…/src/operator/api/x.ts` → `src/`, `…/dist/operator/api/x.js` → `dist/`. */
-export function treeOf(moduleUrl: string): DashboardTree {
-  const file = fileURLToPath(moduleUrl);
-  return {
-    root: join(dirname(file), '..', '..'),
-    form: file.endsWith('.ts') ? 'source' : 'built',
-  };
+/**
+ * The tree a module runs from: `src/` of the package root for the sources (`.ts`), `dist/` for the
+ * built JavaScript — tsc's modules or the bundle's chunks (`dist/bin/chunks/`) alike.
+ */
+export function treeOf(moduleUrl: string, root = packageRoot): DashboardTree {
+  const form = fileURLToPath(moduleUrl).endsWith('.ts') ? 'source' : 'built';
+  return { root: join(root, form === 'source' ? 'src' : 'dist'), form };
 }
 
 /**

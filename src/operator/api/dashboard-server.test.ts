@@ -187,11 +187,15 @@ describe('the dashboard listener, from a built tree', () => {
 
 describe('where the dashboard is read from', () => {
   it('is the tree the listener’s module runs from: sources in src/, JavaScript in dist/', () => {
-    assert.deepEqual(treeOf('file:///pkg/src/operator/api/dashboard-assets.ts'), {
+    assert.deepEqual(treeOf('file:///pkg/src/operator/api/dashboard-assets.ts', '/pkg'), {
       root: '/pkg/src',
       form: 'source',
     });
-    assert.deepEqual(treeOf('file:///pkg/dist/operator/api/dashboard-assets.js'), {
+    assert.deepEqual(treeOf('file:///pkg/dist/operator/api/dashboard-assets.js', '/pkg'), {
+      root: '/pkg/dist',
+      form: 'built',
+    });
+    assert.deepEqual(treeOf('file:///pkg/dist/bin/chunks/chunk-X7.js', '/pkg'), {
       root: '/pkg/dist',
       form: 'built',
     });

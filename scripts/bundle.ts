@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run build`'s last step: bundles molt's entry point (src/bin/molt.ts) and the CLI it runs
-// for a person, with their dependencies, into dist/bin/molt.js, in place of tsc's module of that
-// name; what a verb imports lazily goes to dist/bin/chunks/. A command then reads a few files
-// instead of resolving some 500 modules (zod, yaml, undici, commander): most of a short command's
-// time (benchmark P16). The processes (`molt agent`, `operator`, `lab`, `image`, `install`) stay
-// tsc's modules, imported from the bundle by their built path: they start once, and they find
-// their files (the dashboard's assets, the image builder's tree) beside their own modules.
+// `npm run build`'s last step: bundles molt's entry point (src/bin/molt.ts), the CLI it runs for a
+// person and the daemons that run on machines and in pods (`molt agent`, `molt operator`), with
+// their dependencies, into dist/bin/molt.js, in place of tsc's module of that name; what a verb
+// imports lazily goes to dist/bin/chunks/. A command then reads a few files instead of resolving
+// some 500 modules (zod, yaml, commander): most of a short command's time (benchmark P16); a daemon
+// compiles half as much when it starts, which on a slow machine (a VM under emulation, a pod
+// without a writable compile cache) is most of its start. The build host's processes (`molt lab`,
+// `image`, `install`) stay tsc's modules, imported from the bundle by their built path: they digest
+// their own folder (the image builder's tree), which a chunk has none of.
 // esbuild rather than a hand-made concatenation: it splits at dynamic imports and turns CommonJS
 // dependencies into ES modules.
 import { rm } from 'node:fs/promises';
@@ -16,13 +18,13 @@ const root = join(import.meta.dirname, '..');
 const outdir = join(root, 'dist', 'bin');
 
 /**
- * `import('../agent/main.ts')` in src/bin/dispatch.ts stays an import of tsc's `agent/main.js`,
+ * `import('../lab/main.ts')` in src/bin/dispatch.ts stays an import of tsc's `lab/main.js`,
  * written relative to where that module lands: dist/bin/chunks/, since the entry imports it lazily.
  */
 const processes: Plugin = {
   name: 'molt-processes',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/(agent|operator|image|lab)\/main\.ts$/ }, (args) => ({
+    b.onResolve({ filter: /^\.\.\/(image|lab)\/main\.ts$/ }, (args) => ({
       path: `../${args.path.replace(/\.ts$/, '.js')}`,
       external: true,
     }));
@@ -44,6 +46,10 @@ await build({
   sourcemap: 'linked',
   sourcesContent: false,
   plugins: [processes],
+  // etcd3 and the gRPC library under it read their .proto files beside their modules at run time
+  // (`${__dirname}/../proto`): imported from node_modules, as installed. (pino's transports, the
+  // only other code here that looks beside itself, never run: molt's servers log through no pino.)
+  external: ['etcd3'],
   // CommonJS dependencies (commander, semver) call require() for Node's own modules; an ES module
   // has no require, so each output file gets one.
   banner: {
