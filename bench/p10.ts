@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P10 (issue 14, defect 2; was P9 until issue 15 gave that ID to the VM upgrade): a gzip bomb against the agent's pull. One tar+gzip installer
+ * Benchmark P10 (was P9 until the VM upgrade took that ID): a gzip bomb against the agent's pull. One tar+gzip installer
  * layer holding a small valid tar archive followed by 4 GiB of zeros (64 MiB gzip members, ~4 MB
  * on the wire, with a correct descriptor and digest), in the real docker-registry on loopback.
  * The agent's PullImage path (`createOciImageSource().pull`) runs in this process with the default

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * P11 (issue 18): the Kubernetes minor upgrade (v1.35 → v1.36) of the three-machine hosted control
+ * P11: the Kubernetes minor upgrade (v1.35 → v1.36) of the three-machine hosted control
  * plane, run by the real operator as a recorded plan — pre-pull everywhere, then one machine at a
  * time kube-apiserver → kube-controller-manager → kube-scheduler, the etcd leader last after
  * handing its leadership over — while a client creates a ConfigMap every 100 ms through the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * P12 (issue 19, docs/adr/0013 §8): image rollouts at the scale of a small product. 200 Deployments
+ * P12 (docs/adr/0013 §8): image rollouts at the scale of a small product. 200 Deployments
  * over 20 repositories, each followed by an image policy (`follow: rebuilds`, default settings),
  * watched by the real `molt operator` on a real control plane and registry (`p12-rig.ts`).
  *

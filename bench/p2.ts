@@ -52,7 +52,7 @@ function snapshotOf(n: number): FleetSnapshot {
     target: { version: '1.1.0', digest: 'sha256:11' },
     state: 'Active' as const,
     createdAt: now - 180 * minute,
-    // A step of a multi-hop path, as discovery makes them (issue 16). plan() reads no `path`; what
+    // A step of a multi-hop path, as discovery makes them. plan() reads no `path`; what
     // a path costs it is the AheadOfTarget check, which every Pending machine here goes through.
     path: ['1.1.0', '1.2.0'],
   };

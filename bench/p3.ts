@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P3 (issue 4, docs/adr/0005 "Alternatives"): lab rollout efficiency, makespan ÷ ideal
+ * Benchmark P3 (docs/adr/0005 "Alternatives"): lab rollout efficiency, makespan ÷ ideal
  * for N = 12 machines at concurrency k = 3, where ideal = ceil(N / k) × the per-machine upgrade
  * time. Target: ≤ 1.10.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P4 (issue 5): drain a node running 100 pods, with PDBs allowing 10 % disruption, with
+ * Benchmark P4: drain a node running 100 pods, with PDBs allowing 10 % disruption, with
  * molt (`platform/kube/node-drain.ts`) and with `kubectl drain` (the same release's kubectl) on the
  * same real control plane, side by side in one run. Target: molt ≤ kubectl.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P5 (issue 15, docs/adr/0008 §3): writing a 256 MiB slot from the registry into a slot
+ * Benchmark P5 (docs/adr/0008 §3): writing a 256 MiB slot from the registry into a slot
  * partition of a disk image. The disk image is a GPT made with `sfdisk` (the five molt
  * partitions, slots of 256 MiB), each slot a region of it (offset from `sfdisk --json`); the
  * installer image holds a 256 MiB random (incompressible) `rootfs.img` and a 4 KiB kernel, in the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P7 (issue 4): a release pushed to the registry → the operator starting its first
+ * Benchmark P7: a release pushed to the registry → the operator starting its first
  * machine, with the operator's default settings (`interval` and `discoverEvery` as
  * `protocol/operator-config.ts` defaults them, read from there, not copied). A lab fleet of 2
  * workers (`molt lab machine`, real agents over mTLS) in one pool following `beta`, no policies;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * P8 (issue 5): a control-plane rolling upgrade of three lab machines that host the Kubernetes
+ * P8: a control-plane rolling upgrade of three lab machines that host the Kubernetes
  * cluster (an etcd 3.5 member and a kube-apiserver each, behind a loopback TCP balancer) while a
  * client creates a ConfigMap every 100 ms through the balancer. A write may be retried for up to
  * 5 s (a reconnect to another API server); one that still fails counts as failed. Target: 0.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Benchmark P9's arithmetic and table (bench/p9.ts measures): one upgrade's host-time boundaries
- * split into the five phases of issue 15, each agent phase inside them from the journal, and the
+ * split into the five phases of docs/real-machines.md §6, each agent phase inside them from the journal, and the
  * BENCH line. Every boundary is a host time (`Date.now()`), so the five phases add up to the total.
  */
 import type { Arrived } from './p9-clock.ts';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark P9 (issue 15): one real VM upgrade, request → committed on the new slot. A disk
+ * Benchmark P9: one real VM upgrade, request → committed on the new slot. A disk
  * installed with release 1.0.0 by `molt install`'s code, booted by OVMF + GRUB under the product's
  * VM runner (test/vm/harness, TCG here), upgraded to 1.1.0 over the agent's API. The time splits
  * into pull + write, shutdown, boot (firmware, kernel, userspace), agent start and health →

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Benchmark R1 (issue 14, docs/adr/0005 "Under load"): one `molt operator` process (the shipped
+ * Benchmark R1 (docs/adr/0005 "Under load"): one `molt operator` process (the shipped
  * build, `dist/`, store `memory`, the API on mTLS and the dashboard listener) over N simulated
  * agents (`r1-agents.ts`: 4 child processes, one mTLS listener per machine, each with a node
  * certificate naming its machine) and a real registry (docker-registry 2.8 on loopback). Pools:

@@ -4,12 +4,11 @@
  * benchmark prints a human-readable table and then, as its last line, `BENCH <ID> key=value …`.
  * P1–P8 measure molt against peers, P9 a real VM upgrade against the boot it cannot avoid (issue
  * 15), P10 a gzip bomb against the pull, P11 a Kubernetes minor upgrade of the hosted control
- * plane under writes (issue 18), P12 an image rebuild to the first workload spec updated and the
- * warm re-scan's blob GETs (issue 19), P13 a real VM node upgraded under PodDisruptionBudgets by
+ * plane under writes, P12 an image rebuild to the first workload spec updated and the
+ * warm re-scan's blob GETs, P13 a real VM node upgraded under PodDisruptionBudgets by
  * molt against the same upgrade by hand (docs/adr/0015), P14 the self-hosted OS rollout of the VM
  * nodes the operator runs on against the same rollout driven from outside (docs/adr/0018), P16
- * the CLI's answer times against kubectl's; R1 measures the operator under load
- * (issue 14).
+ * the CLI's answer times against kubectl's; R1 measures the operator under load.
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P1: async () => {

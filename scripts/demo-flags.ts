@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `npm run demo -- …`'s flags, every one checked before the demo touches anything: an unknown flag
 // or a bad --network once came out as a Node stack trace, and --network bogus only after the demo
-// had stopped the lab already running (issue 17).
+// had stopped the lab already running.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../src/core/errors.ts';

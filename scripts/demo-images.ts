@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The demo's container-image chapter (issue 19, docs/adr/0013): an image two Deployments run is
+// The demo's container-image chapter (docs/adr/0013): an image two Deployments run is
 // rebuilt (a new digest behind the same `1.0.0-rev1` tag); an ImagePolicy object makes the operator
 // write the new digest into the canary Deployment first, then, after its soak, into the other — the
 // lab kubelets run the new pods, and no machine reboots. Checked like every other step.

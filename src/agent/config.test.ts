@@ -15,7 +15,7 @@ async function rootWith(config: string | undefined, mode = 0o600): Promise<strin
 }
 
 describe('machine config', () => {
-  it('refuses to start on a registry password others can read (issue 14)', async () => {
+  it('refuses to start on a registry password others can read', async () => {
     const withPassword =
       'node: w1\nrole: worker\nbootloader: grub\nregistry: {host: reg.example, username: u, password: p}\n';
     const open = await rootWith(withPassword, 0o644);

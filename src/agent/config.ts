@@ -3,7 +3,7 @@
  * Reading the machine's own configuration, `state/config.yaml` (schema: protocol/machine-config.ts)
  * at start: a malformed file stops the agent with `MOLT_MACHINE_INVALID` and the path of the bad
  * field, before anything is touched; a file holding the registry password that group or others
- * can read stops it with `MOLT_SECRET_EXPOSED` (issue 14), rather than run with the secret leaked.
+ * can read stops it with `MOLT_SECRET_EXPOSED`, rather than run with the secret leaked.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

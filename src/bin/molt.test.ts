@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The binary's own routing: `molt <process> --help` and `molt help <process>` print that process's
-// usage with exit 0 (issue 17: `molt operator --help` failed on --config, `molt help lab` printed
+// usage with exit 0 (`molt operator --help` failed on --config, `molt help lab` printed
 // the top level), and the process verbs `molt --help` lists carry the flags each usage names.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The page's action controls (issue 17): a rollout's buttons (with an optional reason) and a
+ * The page's action controls: a rollout's buttons (with an optional reason) and a
  * machine's hold form or release button, a block's Unblock and a pool's next release's Block form,
  * for a signed-in operator or admin only. Each posts to the
  * operator API's own route with the session's CSRF token; what the operator answers — done, or why

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Which machines the page shows and how it groups them (issue 17), as plain values (no DOM): the
+ * Which machines the page shows and how it groups them, as plain values (no DOM): the
  * choices live in the URL's query (`?pool=workers&zone=b&group=phase`), so a view can be shared and
  * survives a reload; the hash keeps the page (`#/machine/w-1`).
  */

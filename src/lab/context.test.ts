@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The `lab` context `molt lab up` writes and `molt lab down` removes (issue 17 §2), on a CLI config
+// The `lab` context `molt lab up` writes and `molt lab down` removes, on a CLI config
 // file in a temp directory (MOLT_CONFIG) — never the real home.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';

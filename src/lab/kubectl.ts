@@ -2,7 +2,7 @@
 /**
  * `molt lab kubectl ARGS…`: the lab's kubectl (built with its control plane) on the lab's admin
  * kubeconfig, so a newcomer drives the lab's cluster — `apply` a Pool, `get molt`, `edit pool
- * workers` — without kubectl on the PATH and without exporting KUBECONFIG (issue 17). Everything
+ * workers` — without kubectl on the PATH and without exporting KUBECONFIG. Everything
  * after `kubectl` is kubectl's; the lab is the one in `MOLT_LAB_DIR`, else `.molt/lab`. kubectl
  * runs on this terminal (an editor opens for `edit`) and its exit code is molt's.
  */

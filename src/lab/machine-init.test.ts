@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A lab machine's config may hold the registry password: it is written 0600 from creation, whether
-// molt writes it or installs the one given with --config (issue 14).
+// molt writes it or installs the one given with --config.
 import assert from 'node:assert/strict';
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

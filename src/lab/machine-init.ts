@@ -62,7 +62,7 @@ export async function initMachine(options: MachineInitOptions): Promise<void> {
 
 async function writeConfig(options: MachineInitOptions): Promise<void> {
   const path = join(options.root, 'state', 'config.yaml');
-  // 0600 from creation (issue 14): a machine config may hold the registry password, and the agent
+  // 0600 from creation: a machine config may hold the registry password, and the agent
   // refuses to start on one others can read. copyFile would carry the source's mode over.
   if (options.configFile !== undefined) {
     await writePrivateFile(path, await readFile(options.configFile));

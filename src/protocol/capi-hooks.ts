@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The Cluster API runtime-extension hooks molt serves for in-place updates (issue 20, CAPI v1.14,
- * `runtime/hooks/v1alpha1`): Discovery, CanUpdateMachine, CanUpdateMachineSet and UpdateMachine.
+ * The Cluster API runtime-extension hooks molt serves for in-place updates (CAPI v1.14, * `runtime/hooks/v1alpha1`): Discovery, CanUpdateMachine, CanUpdateMachineSet and UpdateMachine.
  * Requests are read as CAPI sends them (apiVersion and kind required; the objects CAPI embeds —
  * Machines, MachineSets and the provider's objects molt does not own — keep every field, known or
  * not, because molt compares their specs whole). molt's answers are exact (strict objects).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Parts of the fleet file's schema (`fleet-schema.ts`): a pool's drain override, and `clusters`
- * (issue 16) — settings of a Kubernetes / etcd cluster, by the name its machines give as `cluster`.
+ * — settings of a Kubernetes / etcd cluster, by the name its machines give as `cluster`.
  *
  * ```yaml
  * clusters:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The operator API's blocked releases (issue 16; routes in operator.ts): a release blocked for a
+ * The operator API's blocked releases (routes in operator.ts): a release blocked for a
  * pool, or for every pool, is never offered to it again, and a rollout already running towards it
  * is paused. The operator blocks a release for a pool itself when a rollout to it halts; a person
  * blocks and unblocks with `molt releases block|unblock`.

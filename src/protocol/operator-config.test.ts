@@ -132,7 +132,7 @@ describe('the operator config', () => {
     );
   });
 
-  it('requires the FleetLock listener to name the ids it serves (issue 14: made-up ids)', () => {
+  it('requires the FleetLock listener to name the ids it serves (made-up ids)', () => {
     assert.deepEqual(issues({ ...minimal, fleetLock: { listen: { port: 0 }, tls: false } }), [
       'fleetLock.clients: required with listen: the ids the listener serves (FleetLock has no auth)',
     ]);

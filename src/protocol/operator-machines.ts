@@ -83,13 +83,13 @@ export const RebootGraceMs = 10 * 60_000;
 
 /**
  * `POST /v1/machines/:id/release`'s answer: the machine, and the hold this call lifted — `null`
- * when it had none, so a release and a no-op read differently (absent: an operator before issue 17).
+ * when it had none, so a release and a no-op read differently (absent: an older operator).
  */
 export const ReleaseAnswer = MachineView.extend({ released: HoldSummary.nullable().optional() });
 export type ReleaseAnswer = z.infer<typeof ReleaseAnswer>;
 
 /**
- * A machine as the dashboard's listener shows it (issues 14, 17): what the page draws and nothing
+ * A machine as the dashboard's listener shows it (17): what the page draws and nothing
  * else — no agent endpoint or labels, no error text (it can name addresses). `cluster` and `zone`
  * (the label the pool's `zones` policy names, else `zone` or `topology.kubernetes.io/zone`) are
  * what the page groups and filters by. The hold's reason and who held the machine only for a
@@ -110,7 +110,7 @@ export const DashboardMachineView = MachineView.pick({
 export type DashboardMachineView = z.infer<typeof DashboardMachineView>;
 
 /**
- * `POST /v1/machines`: register a machine (issue 4 inventory). An operator or admin may register
+ * `POST /v1/machines`: register a machine (the inventory). An operator or admin may register
  * any machine; a machine may register itself with its own node certificate (the certificate's
  * name must be the id), only as the operator config's `selfRegistration` rules allow (pool, role,
  * cluster, labels) and only at an endpoint whose agent presents that certificate (else

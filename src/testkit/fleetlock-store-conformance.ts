@@ -4,7 +4,7 @@
  * real etcd: reads carry a revision, a write succeeds only on the revision it names (creation
  * included), one of two racing writers wins, groups are independent, lockers racing through
  * read → lock → compare-and-swap never put more holders in a group than it has slots, and slot
- * expiries round-trip so that an expired slot is recovered exactly once (issue 14).
+ * expiries round-trip so that an expired slot is recovered exactly once.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

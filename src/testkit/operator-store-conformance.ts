@@ -67,7 +67,7 @@ export function operatorStoreConformance(target: OperatorStoreTarget): void {
       assert.ok(!ids.includes(a) && ids.includes(b));
     });
 
-    it('keeps every field of a rollout, through create and update (issue 16: `from` was dropped)', async () => {
+    it('keeps every field of a rollout, through create and update (`from` was dropped)', async () => {
       const full = fullRolloutFixture(fresh('full'));
       const read = async (): Promise<Rollout | undefined> =>
         (await store.read()).rollouts.find((r) => r.id === full.id);

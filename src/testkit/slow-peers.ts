@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Slow and silent peers for the listener limits (issue 14; tests only): a TCP connection that never
+ * Slow and silent peers for the listener limits (tests only): a TCP connection that never
  * says hello, a client that sends its headers a line at a time and never ends them, and the
  * bounded checks every listener runs with them ({@link itHoldsSlowPeers}). The bounds are far
  * below Node's defaults (120 s handshake, 60 s headers checked every 30 s) and far above what the

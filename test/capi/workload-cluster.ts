@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// A Cluster API workload cluster for the slow CAPI suite (issue 20): CAPD's in-memory backend
+// A Cluster API workload cluster for the slow CAPI suite: CAPD's in-memory backend
 // (its fake API server, etcd and Nodes, served by capd-manager on 127.0.0.1), a KubeadmControlPlane
 // of one replica (`maxSurge: 0`: in place before replacing), a MachineDeployment `c1-md` of one
 // and `c1-md2` of two, `c1-md3` of one (`maxSurge: 0`, `maxUnavailable` all of them), all in
-// namespace `demo` — the shapes the issue 20 research
+// namespace `demo` — the shapes the Cluster API research
 // ran. The webhooks are not registered (docs/adr/0014), so what they would default is written here:
 // the MachineDeployment's selector and template labels.
 import {

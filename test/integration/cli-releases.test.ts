@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `molt` binary end to end against the real registry: publish, list, latest, exit codes,
-// the JSON field contract of issue 2, and user errors without stack traces.
+// the JSON field contract, and user errors without stack traces.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -246,7 +246,7 @@ describe('molt releases: failures are clear and never a stack trace', () => {
       '--no-cache',
     ]);
     assert.equal(r.code, 1);
-    // Not OpenSSL's `…:error:0A00010B:SSL routines:…` with a newline in it (issue 17), and not
+    // Not OpenSSL's `…:error:0A00010B:SSL routines:…` with a newline in it, and not
     // retried ("gave up after 5 attempts"): retrying cannot help.
     assert.equal(
       r.stderr,

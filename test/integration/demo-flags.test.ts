@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `npm run demo -- …` with a flag it does not take (issue 17): a clear MOLT_BAD_FLAG, never a Node
+// `npm run demo -- …` with a flag it does not take: a clear MOLT_BAD_FLAG, never a Node
 // stack trace, and every flag is checked before the demo touches anything — here a lab "running"
 // in a directory of its own (its daemon a `sleep` this test started), which must stay running.
 import assert from 'node:assert/strict';

@@ -36,8 +36,8 @@ const files = [
 ];
 
 /**
- * A small valid tar archive followed by `zeros` zero bytes (in 64 MiB steps), gzipped: the bomb of
- * issue 14. Built as concatenated gzip members (valid gzip, RFC 1952 §2.2), so a 2 GiB bomb takes
+ * A small valid tar archive followed by `zeros` zero bytes (in 64 MiB steps), gzipped: a gzip
+ * bomb. Built as concatenated gzip members (valid gzip, RFC 1952 §2.2), so a 2 GiB bomb takes
  * a fraction of a second to make.
  */
 function gzipBomb(zeros: number): Uint8Array {

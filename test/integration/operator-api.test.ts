@@ -125,7 +125,7 @@ describe('molt operator serving its API', () => {
         headers: { 'fleet-lock-protocol': 'true' },
         body: JSON.stringify({ client_params: { id: 'w-1', group: 'workers' } }),
       });
-      // alice's certificate speaks for alice only (issue 14); an admin's for any id.
+      // alice's certificate speaks for alice only; an admin's for any id.
       assert.equal(lock.status, 403);
       assert.equal(((await lock.json()) as { kind: string }).kind, 'forbidden');
     } finally {
@@ -191,7 +191,7 @@ describe('molt operator serving its API', () => {
     assert.equal(io.stdout(), 'ROLLOUT  POOL  TARGET  STATE  DONE  IN FLIGHT  FAILED  CREATED\n');
   });
 
-  it('serves its Kubernetes plans: a cluster without control-plane machines is refused with its code (issue 18)', async () => {
+  it('serves its Kubernetes plans: a cluster without control-plane machines is refused with its code', async () => {
     const io = memoryIo();
     const args = [
       '--endpoint',

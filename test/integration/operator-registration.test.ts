@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A machine registering itself with the real `molt operator` process (issue 14, defect 1), through
+// A machine registering itself with the real `molt operator` process, through
 // `molt machine register` with its node certificate: the operator's config lets `w-*` nodes join
 // the workers pool, and the operator probes the endpoint through its agent gateway over mutual TLS.
 // Node w-6 claiming w-5's agent (the observed attack) and node w-5 claiming a control-plane seat of

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The published package works outside a checkout (issue 13): `npm pack` (prepack cleans and builds
+// The published package works outside a checkout: `npm pack` (prepack cleans and builds
 // dist/), the tarball installed into a temp prefix with its production dependencies only, and the
 // installed `molt` run from a directory that is not the checkout — `molt version`, `molt plan`, and a
 // whole `molt lab up --no-kubernetes` whose machines and operator are started by that installed

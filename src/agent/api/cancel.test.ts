@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `POST /v1/cancel` (issue 14): operator and admin certificates may cancel a running pull; a node
+// `POST /v1/cancel`: operator and admin certificates may cancel a running pull; a node
 // certificate may not; a cancel past the pull is a clear 409.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Force-delete drains are the machine's call (issue 14, defect 5): an operator certificate asking
+// Force-delete drains are the machine's call: an operator certificate asking
 // for `onTimeout: force-delete` is refused before the operation is accepted, unless the machine's
 // own config allows it; admin may by default; `deny` refuses everyone.
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Who may ask this machine for a `force-delete` drain (issue 14, docs/adr/0004 §6): deleting pods
+ * Who may ask this machine for a `force-delete` drain (docs/adr/0004 §6): deleting pods
  * past their PodDisruptionBudgets with grace 0 is the machine owner's call, so the machine's own
  * config (`kubernetes.drain.forceDelete`) decides, not the operator's. An upgrade request asking
  * for it beyond what the config permits for the caller's role is refused with MOLT_FORBIDDEN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Progress events are journalled at a bounded rate whatever the stream does (issue 14 defect 2: a
-// registry streaming past the declared total once switched the throttle off, 4,671 events).
+// Progress events are journalled at a bounded rate whatever the stream does (a
+// registry streaming past the declared total once switched the throttle off, 4, 671 events).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { UpgradeState } from '../../core/upgrade/state.ts';

@@ -17,12 +17,12 @@ export interface EventLog {
   progress(state: UpgradeState, progress: PullProgress): void;
 }
 
-/** At most one progress event per this long, whatever the stream does (issue 14). */
+/** At most one progress event per this long, whatever the stream does. */
 export const ProgressEveryMs = 1000;
 /**
  * At most this many progress events per operation: with one a second that is ten minutes of
  * pulling; later progress goes to the journal only once a minute (a journal line per chunk once
- * cost 1 MB for one pull, issue 14).
+ * cost 1 MB for one pull).
  */
 export const MaxProgressEvents = 600;
 const LateProgressEveryMs = 60_000;

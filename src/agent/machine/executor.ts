@@ -86,7 +86,7 @@ async function inPlaceWrite(
 }
 
 /**
- * Refuses a pull of the image the booted slot already runs (issue 16): the upgrade would cordon,
+ * Refuses a pull of the image the booted slot already runs: the upgrade would cordon,
  * drain and reboot for nothing, and leave both slots on one release — no fallback. `force` allows it.
  */
 function sameImageGuard(

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The pull's deadline and its cancellation (issue 14: a registry streaming zeros kept an agent
+ * The pull's deadline and its cancellation (a registry streaming zeros kept an agent
  * `Pulling` for minutes, and nothing could stop it). Every PullImage runs under an AbortSignal that
  * fires when the machine's pull deadline passes (`MOLT_PULL_DEADLINE`) or when an operator cancels
  * (`MOLT_CANCELLED`); the image source then stops its transfer and removes the staging area, the

@@ -217,7 +217,7 @@ describe('runner', () => {
     runner.close();
   });
 
-  it('refuses an upgrade to the image slot A already runs before any disruption; force does it (issue 16)', async () => {
+  it('refuses an upgrade to the image slot A already runs before any disruption; force does it', async () => {
     const m = await newMachine();
     m.images.set('reg/molt:1.0-again', image('1.0'));
     const runner = await boot(m);
@@ -346,7 +346,7 @@ describe('runner', () => {
   });
 });
 
-describe('runner on a held machine (issue 16)', () => {
+describe('runner on a held machine', () => {
   const hold = (m: Machine, duration = '1h') =>
     m.holds!.set({ reason: 'disk swap', for: duration }, { name: 'alice', role: 'operator' });
 

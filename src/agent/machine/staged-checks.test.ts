@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runner on real files (the file-system slot store and both bootloader back-ends on a temp
-// dir), for issue 14 defect 3: an image refused for its cmdline used to be refused only when its
+// dir): an image refused for its cmdline used to be refused only when its
 // boot entry was written, after WriteSlot had overwritten the previous release, leaving slot.json
 // `ready` with no entry; and a rollback to such a slot drained the node before failing.
 import assert from 'node:assert/strict';

@@ -3,7 +3,7 @@
  * A client certificate the CA in `--ca` did not issue means one of two things, and they need
  * opposite fixes: the certificate is foreign (issue a new one from this fleet's CA), or the CA file
  * is another fleet's (use this fleet's CA — the certificate is fine). Reporting every such case as
- * a foreign certificate sent people off to reissue a good one (issue 17). The daemon's own
+ * a foreign certificate sent people off to reissue a good one. The daemon's own
  * certificate tells them apart: a handshake that checks it against `--ca` without rejecting it.
  */
 import { connect } from 'node:tls';

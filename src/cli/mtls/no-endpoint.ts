@@ -2,7 +2,7 @@
 /**
  * The error of a command that found nothing to talk to. It names every way to say where the
  * daemon is — a flag, the environment, a context — because a newcomer knows none of them yet
- * (issue 17: `--endpoint is required` named only the one they were least likely to use).
+ * (`--endpoint is required` named only the one they were least likely to use).
  */
 import { ErrorCode, MoltError } from '../../protocol/index.ts';
 import type { DaemonPeer } from './peer.ts';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What molt can change in place for Cluster API (issue 20): only a Machine's Kubernetes version
+ * What molt can change in place for Cluster API: only a Machine's Kubernetes version
  * (`spec.version`), by booting the molt release that brings that version — KCP takes the in-place
  * path for nothing else. Given what CAPI sends (current and desired objects), molt either offers
  * a JSON patch on the version that makes current's spec equal desired's under CAPI's own rule

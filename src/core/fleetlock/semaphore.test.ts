@@ -161,7 +161,7 @@ describe('fleetlock semaphore', () => {
     assert.equal(unlock(sem, 'a').released, false);
   });
 
-  describe('slot expiry (issue 14: a dead holder must not hold its group for ever)', () => {
+  describe('slot expiry (a dead holder must not hold its group for ever)', () => {
     const ttl = 60_000;
     const timed: fc.Arbitrary<Semaphore> = fc
       .tuple(

@@ -10,7 +10,7 @@
  * grows past its slots. A call that changes nothing returns the *same object*, so an adapter can
  * skip the compare-and-swap write.
  *
- * Slots expire (issue 14): the protocol has none, so a node that dies holding a slot held its
+ * Slots expire: the protocol has none, so a node that dies holding a slot held its
  * group for ever (airlock, poseidon: "recovery is a manual delete"). A slot taken with an expiry
  * lasts until then; the holder renews it by locking again (Zincati re-sends pre-reboot while it
  * waits), and {@link recover} frees the expired ones. Expiries are epoch ms, given by the caller:

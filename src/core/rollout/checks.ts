@@ -105,7 +105,7 @@ function windowRefusal(ctx: PlanContext, rules: PoolRules['windows']): Refusal |
 const gate = ({ ctx, shape }: Candidate): Refusal | undefined =>
   shape.rules.gates.length === 0 ? undefined : perPlan(ctx, shape.rules.gates, gateRefusal);
 
-/** Health gates before each start (issue 4): every gate that applies must have passed its last check. */
+/** Health gates before each start: every gate that applies must have passed its last check. */
 function gateRefusal(ctx: PlanContext, gates: PoolRules['gates']): Refusal | undefined {
   for (const g of gates) {
     const result = ctx.snapshot.gates?.[g.name];

@@ -483,7 +483,7 @@ describe('plan: rollout shape', () => {
     assert.equal(decisionOf(held, canaryId).batch, 1);
   });
 
-  it('keeps a canary that started as the canary, and never picks a held machine (issue 16)', () => {
+  it('keeps a canary that started as the canary, and never picks a held machine', () => {
     const policies = [{ kind: 'canary', count: 1, soakMs: 0 } as const];
     const machines = workers(4);
     const first = plan(snapshot({ machines, policies }), T0);

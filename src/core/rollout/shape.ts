@@ -91,7 +91,7 @@ function recordsOf(o: Ordered, input: ShapeInput): Records {
  * The canaries, flagged by position: machines that already started take the slots first (a
  * canary stays one once it ran), then, in order, Pending machines that can start now — a held,
  * down or busy machine is never picked, so the canary phase does not wait on it while free
- * machines idle (issue 16). It joins a wave when it can.
+ * machines idle. It joins a wave when it can.
  */
 function canariesOf(records: Records, slots: number): Uint8Array {
   const { progress, skips, blocked } = records;

@@ -21,7 +21,7 @@ function edge(n: number, clusters?: ClusterPolicy[]): FleetSnapshot {
 const decisions = (s: FleetSnapshot) =>
   plan(s, T0).decisions.map((d) => [d.machine, d.action, d.reason?.code]);
 
-describe('small control planes (issue 16)', () => {
+describe('small control planes', () => {
   it('keeps the control plane of a 1- or 2-machine cluster waiting unless the cluster accepts it', () => {
     for (const n of [1, 2]) {
       const d = plan(edge(n), T0).decisions[0];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Small control planes (issue 16): a cluster with one or two control-plane machines runs a one- or
+ * Small control planes: a cluster with one or two control-plane machines runs a one- or
  * two-member etcd, which has no quorum while one member is down. Its control-plane machines wait
  * (`SmallControlPlane`) unless the cluster's policy accepts the downtime; then each start carries
  * the downtime as its reason, so `molt plan` says what the start costs. The size is the fleet's

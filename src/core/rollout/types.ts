@@ -207,7 +207,7 @@ export interface FleetSnapshot {
 }
 
 /**
- * What a cluster accepts (issue 16). `smallControlPlane`: a cluster whose control plane has one or
+ * What a cluster accepts. `smallControlPlane`: a cluster whose control plane has one or
  * two machines (so one or two etcd members) has no etcd quorum while one of them is down. By
  * default (`refuse`) its control-plane machines wait (`SmallControlPlane`); `accept-downtime`
  * upgrades them one at a time anyway — etcd, and so the Kubernetes API, is unavailable while each

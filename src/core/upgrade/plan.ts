@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The forward order of phases for one operation (issue 3, "Upgrade sequence"), as two lists: up
+ * The forward order of phases for one operation ("Upgrade sequence"), as two lists: up
  * to the reboot, and after the target booted. `nextPhase` walks them; everything off the forward
  * path (abort, rollback, recovery) lives in failure.ts and boot.ts.
  */

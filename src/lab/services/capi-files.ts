@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What the Cluster API managers of the CAPI slow suite are started with (issue 20, research §2):
+ * What the Cluster API managers of the CAPI slow suite are started with (research §2):
  * their command lines, environment, webhook and runtime-extension client certificates, and which
  * CRDs get the contract labels kustomize would add. Only the paths and ports vary; the rest is fixed.
  */

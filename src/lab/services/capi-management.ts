@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * A real Cluster API management plane (issue 20) against a control plane from
+ * A real Cluster API management plane against a control plane from
  * {@link startKubeControlPlane}: the CAPI CRDs applied server-side (provider CRDs with the contract
  * labels), then the core, kubeadm control plane, kubeadm bootstrap and CAPD managers (CAPD for its
  * in-memory backend: no Docker), built once by `scripts/ensure-capi-bins.sh`. Each manager serves

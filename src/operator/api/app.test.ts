@@ -559,7 +559,7 @@ describe('the rest of the surface', () => {
     assert.equal(unknown.json<{ kind: string }>().kind, 'unknown_group');
   });
 
-  it('binds FleetLock ids to certificates: a node speaks for itself, in its pool (issue 14)', async () => {
+  it('binds FleetLock ids to certificates: a node speaks for itself, in its pool', async () => {
     const call = (step: string, as: string, id: string, group = 'workers') =>
       app.inject({
         method: 'POST',

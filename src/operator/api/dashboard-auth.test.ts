@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Signing in to the dashboard and acting from it (issue 17), over a real socket: without
+// Signing in to the dashboard and acting from it, over a real socket: without
 // `anonymousRead` nothing is read before signing in; a token makes an HttpOnly SameSite=Strict
 // session; operators and admins act through the API's own routes (recorded as dashboard:<name>),
 // viewers cannot; a write needs this origin and the session's CSRF header; sign-ins are limited.

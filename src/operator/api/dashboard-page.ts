@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The page with its first data in it (issue 17): `index.html` as served carries the state the
+ * The page with its first data in it: `index.html` as served carries the state the
  * viewer may see (`dashboard-state.ts`) — or only who they are, when they must sign in first — in
  * a `<script type="application/json">` the browser never runs, so the first paint draws the fleet
  * instead of an empty page waiting for its first fetch. The JSON is escaped so nothing in it can

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The dashboard's anonymous listener serves what the page shows and nothing more (issue 14): each
+// The dashboard's anonymous listener serves what the page shows and nothing more: each
 // thing taken away is refused there and still served on the mTLS API (here on inject() with an
 // identity), and every write is 403.
 import assert from 'node:assert/strict';

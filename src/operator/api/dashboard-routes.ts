@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * What the dashboard's listener serves besides the page (issues 14, 17): the reads the page makes,
+ * What the dashboard's listener serves besides the page (17): the reads the page makes,
  * signing in and out, and the actions a signed-in operator or admin takes — those through the
  * API's own route code (`rolloutActionRoutes`, `holdRoutes`), so every rule of the API holds here.
  *

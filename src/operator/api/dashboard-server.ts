@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The dashboard (issues 6, 17) on a listener of its own (config `dashboard.listen`): a browser
+ * The dashboard (17) on a listener of its own (config `dashboard.listen`): a browser
  * presents no fleet certificate, so the page cannot live behind the API's mutual TLS. This listener
  * serves the page (`src/dashboard/`: HTML, CSS and ES modules, see `dashboard-assets.ts`) with its
  * first data in it, the reads the page makes, signing in, and the actions of signed-in operators

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Who may speak for which FleetLock id (issue 14). The protocol has no authentication: the id is
+ * Who may speak for which FleetLock id. The protocol has no authentication: the id is
  * whatever the body says, so anybody reaching a listener could release another node's slot (and
  * let a second node reboot while the first is still down) or take slots for made-up ids. Each
  * listener binds ids to its callers instead:

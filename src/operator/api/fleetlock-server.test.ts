@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The anonymous FleetLock listener over a real socket (issue 14): it serves only the ids of
+// The anonymous FleetLock listener over a real socket: it serves only the ids of
 // `fleetLock.clients`, each in its group, with its token where one is set — as a Bearer header or
 // in Zincati's base_url — so nobody releases another node's slot or takes one for a made-up id.
 import assert from 'node:assert/strict';

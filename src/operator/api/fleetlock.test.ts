@@ -408,7 +408,7 @@ describe('fleetLockGroup', () => {
   });
 });
 
-describe('FleetLock slot expiry and caller binding (issue 14)', () => {
+describe('FleetLock slot expiry and caller binding', () => {
   const minute = 60_000;
 
   it('frees the slot of a holder that never came back once its TTL has passed', async () => {

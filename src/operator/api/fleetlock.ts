@@ -31,7 +31,7 @@
  * A caller that already holds a slot gets 200 even when the window has closed since: a machine in
  * flight always completes (docs/adr/0005 §2). steady-state releases regardless of the window.
  *
- * Slots expire (issue 14): pre-reboot grants or renews a slot until `now + ttl` of the group, and
+ * Slots expire: pre-reboot grants or renews a slot until `now + ttl` of the group, and
  * every request to a group first frees its expired slots (`recover`), so a holder that died, or
  * an id that took a slot and never came back, holds the group for one TTL, not for ever. Who may
  * speak for which id is the listener's business ({@link FleetLockOptions.bind}).

@@ -56,7 +56,7 @@ describe('rollout actions', () => {
     });
   });
 
-  it('cancel a halted rollout without force, recording why it ended (issue 16)', () => {
+  it('cancel a halted rollout without force, recording why it ended', () => {
     const o = applyRolloutAction(rollout('Halted'), 'cancel', {
       force: false,
       endReason: 'cancelled by alice: 1.2.0 is bad',

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Blocked releases through the operator API (issue 16) on inject() with the in-memory store.
+// Blocked releases through the operator API on inject() with the in-memory store.
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * `GET /v1/releases/blocks`, `POST /v1/releases/{block,unblock}` (issue 16): a person blocks a
+ * `GET /v1/releases/blocks`, `POST /v1/releases/{block,unblock}`: a person blocks a
  * release for one pool or every pool, and lifts blocks, the operator's own included (it blocks a
  * release for a pool when a rollout to it halts). Discovery never offers a blocked release, and a
  * rollout running towards one is paused on the next scan (`decide/discovery.ts`).

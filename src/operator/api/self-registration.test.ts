@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A node registering itself with the operator (issue 14, defect 1): only itself, only into what the
+// A node registering itself with the operator: only itself, only into what the
 // config's selfRegistration rules allow for its name, and only at an endpoint whose agent presents
 // its certificate — checked by the real agent gateway against real agent APIs over mutual TLS on
 // loopback (certificates from platform/pki). Operators and admins still register any machine.

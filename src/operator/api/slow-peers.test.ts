@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every operator listener under silent and slow peers (issue 14): the mTLS API, the dashboard's
+// Every operator listener under silent and slow peers: the mTLS API, the dashboard's
 // and FleetLock's (over TLS and plain HTTP). A TCP connection that never says hello does not hold
 // close() — an operator restart or failover — a slow-headers client is cut, and the connection cap
 // refuses new peers while open ones keep working.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * molt's answers to the Cluster API in-place hooks (issue 20), from a raw request body to the exact
+ * molt's answers to the Cluster API in-place hooks, from a raw request body to the exact
  * response: the body is held to size bounds and its hook's schema (a problem → `Failure` naming the
  * field), core decides what molt can change in place, the port moves the machine. Which machine
  * is molt's own resolution (`InPlaceUpdates.resolve`: the Machine read from the management

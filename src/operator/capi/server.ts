@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * molt's Cluster API runtime extension on a listener of its own (issue 20): CAPI's core and KCP
+ * molt's Cluster API runtime extension on a listener of its own: CAPI's core and KCP
  * controllers POST hook requests to it over HTTPS (TLS from the same kind of files as the operator
  * API's `serverCert`/`serverKey`). Only CAPI may call: every caller presents a client certificate
  * that `clientCa` signed (CAPI's `--runtime-extension-client-cert-file`), checked in the TLS

@@ -41,7 +41,7 @@ const rolloutTo = (id: string, r: Release, state: Rollout['state']): Rollout => 
 });
 
 describe('rolloutsToCreate', () => {
-  it('does not count a machine it has not seen: a pool on the release stays (R1, issue 14)', () => {
+  it('does not count a machine it has not seen: a pool on the release stays (R1)', () => {
     const unseen: Machine = { ...machine('w-2', ''), digest: undefined, available: false };
     const created = rolloutsToCreate({
       pools,
@@ -145,7 +145,7 @@ describe('rolloutsToCreate', () => {
     assert.equal(onlyPinnedOld[0]?.target.version, '1.8.0');
   });
 
-  it('never offers a pool a release blocked for it or for every pool; a newer one supersedes the halted rollout (issue 16)', () => {
+  it('never offers a pool a release blocked for it or for every pool; a newer one supersedes the halted rollout', () => {
     const r12 = release('1.2.0', ['stable'], 'c');
     const halted = rolloutTo('workers-1.2.0-cccccccc', r12, 'Halted');
     const machines = [machine('w-1', r11.digest)];
@@ -226,7 +226,7 @@ describe('rolloutsToCreate', () => {
     assert.deepEqual(rolloutsToCreate({ ...base, blocks }), []);
   });
 
-  it('repairs drift: a machine off the release its pool completed is brought back by a new rollout (issue 16)', () => {
+  it('repairs drift: a machine off the release its pool completed is brought back by a new rollout', () => {
     const done = rolloutTo('workers-1.1.0-bbbbbbbb', r11, 'Completed');
     const base = { pools, releases: [r11, r10], now: 5 };
     // w-2 was rolled back by hand (or re-imaged, or registered on 1.0.0).
@@ -290,7 +290,7 @@ describe('rolloutsToCreate', () => {
     );
   });
 
-  it("takes only releases whose Kubernetes range admits the cluster's version (issue 16, observed 1)", () => {
+  it("takes only releases whose Kubernetes range admits the cluster's version", () => {
     const r12 = { ...release('1.2.0', ['stable'], 'c'), kubernetes: '>=1.32.0' };
     const input = { pools, rollouts: [], machines: [machine('w-1', r10.digest)], now: 1 };
     const on131 = rolloutsToCreate({ ...input, releases: [r12, r11, r10], kubernetes: 'v1.31.2' });

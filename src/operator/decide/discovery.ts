@@ -196,7 +196,7 @@ export interface Superseded {
 
 /**
  * The halted rollouts that `created` supersede: a newer release's rollout for the same pool ends
- * the older halted one, so it no longer shows as waiting (issue 16, observed 4).
+ * the older halted one, so it no longer shows as waiting.
  */
 export function supersededBy(
   created: readonly Rollout[],

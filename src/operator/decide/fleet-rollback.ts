@@ -5,7 +5,7 @@ import { imageRollbackOf } from '../../core/images/rollback.ts';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 
 /**
- * The coordinated fleet rollback of `original` (issue 4): a new Active rollout of the same pool
+ * The coordinated fleet rollback of `original`: a new Active rollout of the same pool
  * back to what it ran before, under the same policies. `MOLT_ROLLOUT_STATE` when `original` has
  * no `from`, is itself a rollback, is rolled back already, or is still running (pause or halt it
  * first).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Where each pool goes next and why the newer releases are not taken (issue 16): what discovery
+ * Where each pool goes next and why the newer releases are not taken: what discovery
  * (`discovery.ts`) would choose — the next step of the path from the pool's oldest release, or the
  * promoted release — with every release above the pool's current one that it passes over and the
  * reason: blocked, not reachable through `upgrade-from`, Kubernetes range, channel, signature, or

@@ -160,7 +160,7 @@ function neverAsked(
 }
 
 /**
- * Health gates after each machine (issue 4): a machine its agent reports healthy on the target
+ * Health gates after each machine: a machine its agent reports healthy on the target
  * is done only once the pool's gates pass; while they fail it stays in flight (so it still counts
  * against the limits) for up to `gateGraceMs` after the agent finished, then it is rolled back
  * through its agent. A fleet rollback is not held back by gates: it is the way out of them.

@@ -5,7 +5,7 @@ import type { Rollout } from '../../core/rollout/types.ts';
 import type { DiscoveryInput } from './discovery.ts';
 import { blockedBy } from '../../core/quoted-reasons.ts';
 
-/** An Active rollout whose release is gone or withdrawn: paused, never guessed at (issue 4). */
+/** An Active rollout whose release is gone or withdrawn: paused, never guessed at. */
 export interface Withdrawn {
   readonly rollout: string;
   readonly reason: string;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Fleet rollbacks of halted rollouts (issue 16): a pool with `onHalt: rollback` rolls itself back
+ * Fleet rollbacks of halted rollouts: a pool with `onHalt: rollback` rolls itself back
  * to the release it ran before, and a rollout a rollback reverses (the pool's or a person's
  * `molt rollout rollback`) ends RolledBack with its release blocked for the pool. Level-based on
  * the pass's stored state, so an operator stopped half-way finishes the job on its next pass.

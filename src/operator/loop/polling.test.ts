@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reconcile passes with a followed event stream (R1, issue 14): a machine whose stream is open and
+// Reconcile passes with a followed event stream (R1): a machine whose stream is open and
 // quiet keeps its last observation instead of being asked every pass, one whose stream reported
 // something is asked, and a machine the plan would start is asked first — a start never rests on a
 // kept observation.

@@ -180,7 +180,7 @@ describe('reconcile', () => {
     await reconcile(d, state);
     await reconcile(d, state);
     assert.deepEqual(g.asked, [], 'nothing asked of the agent');
-    // (No rollout at all, since discovery does not count a machine it never saw: R1, issue 14.)
+    // (No rollout at all, since discovery does not count a machine it never saw: R1.)
     const { rollouts } = await store.read();
     assert.ok(
       rollouts.every((r) => r.machines['w-1'] === undefined),
@@ -403,7 +403,7 @@ describe('reconcile', () => {
   });
 });
 
-describe('reconcile with holds (issue 16)', () => {
+describe('reconcile with holds', () => {
   const HOUR = 3_600_000;
   const releases = () => [release('1.1.0', d11), release('1.0.0', d10)];
   const upgrades = (asked: readonly string[]) => asked.filter((a) => a.includes('reg/molt@'));

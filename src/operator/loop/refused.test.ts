@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An agent that refuses an upgrade for who asks (MOLT_FORBIDDEN: the pool's drain policy asks for
 // force-delete, which the machine grants admin only) fails that machine's start at once with the
-// agent's reason, and is not asked again every pass (issue 14, defect 5).
+// agent's reason, and is not asked again every pass.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode, MoltError } from '../../core/errors.ts';

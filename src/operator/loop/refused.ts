@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * An upgrade the agent refuses for who is asking (issue 14): MOLT_FORBIDDEN — e.g. a pool's drain
+ * An upgrade the agent refuses for who is asking: MOLT_FORBIDDEN — e.g. a pool's drain
  * policy asks for `force-delete` and the machine's config grants that to admin only — will be
  * refused again on every retry, and the agent refused it before touching the machine. So the
  * machine's start fails at once with the agent's reason and hint (it counts against the failure

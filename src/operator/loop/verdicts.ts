@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The rollout verdicts of a plan (docs/adr/0005 §4): a rollout whose failure budget is spent halts
- * — and its release is blocked for the pool first (issue 16) — and an Active rollout with every
+ * — and its release is blocked for the pool first — and an Active rollout with every
  * machine done completes.
  */
 import type { Plan, Rollout } from '../../core/rollout/types.ts';

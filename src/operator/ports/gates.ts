@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Health gates (docs/adr/0005 §2, issue 4): custom checks the operator runs every pass, before it
+ * Health gates (docs/adr/0005 §2): custom checks the operator runs every pass, before it
  * starts machines and after each machine it upgraded. The adapter (`adapters/http-gate`) does an
  * HTTP GET; tests pass a function. A probe never throws: a failure is a failing result.
  */

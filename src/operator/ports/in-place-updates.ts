@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The port behind Cluster API's UpdateMachine hook (issue 20): move one machine molt manages to the
+ * The port behind Cluster API's UpdateMachine hook: move one machine molt manages to the
  * molt release of a Kubernetes version, and say how far it got. CAPI asks again every
  * `retryAfterSeconds` until the answer is done or failed, so `update` is called many times for one
  * update and must be idempotent: the first call starts it, later ones report on it.

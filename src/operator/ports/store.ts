@@ -53,7 +53,7 @@ export interface Hold {
 }
 
 /**
- * A release that must not be offered again (issue 16): blocked by a person (`molt releases block`)
+ * A release that must not be offered again: blocked by a person (`molt releases block`)
  * or by the operator when a rollout to it halted. Discovery never creates a rollout to a blocked
  * release for the pools the block covers, and a rollout already running towards it is paused.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * Files that hold secrets (issue 14): a machine config with a registry password, a private key.
+ * Files that hold secrets: a machine config with a registry password, a private key.
  * {@link writePrivateFile} creates them mode 0600 from the first byte — a new file is written
  * beside the target with `O_EXCL` and that mode, then renamed over it, so the secret is never in a
  * file others could read, not even for the moment between a write and a `chmod`, and replacing an

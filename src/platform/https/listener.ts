@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The limits every molt listener holds, in one place (issue 14, docs/adr/0004 §6, 0005 §5): a TLS
+ * The limits every molt listener holds, in one place (docs/adr/0004 §6, 0005 §5): a TLS
  * handshake, request headers and a whole request each have a deadline, a connection idle in both
  * directions is dropped, peers are admitted per peer (admission.ts: sockets still in the handshake
  * have a budget of their own, established connections and event streams are capped per client

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The cluster version the operator's discovery checks release ranges against (issue 16): read from
+// The cluster version the operator's discovery checks release ranges against: read from
 // a real kube-apiserver's /version, in the form core's parseKubernetesVersion takes; and the same
 // answer as an agent reads it with its own identity for the kubelet skew check; calls share a
 // connection (client-node alone opens one per call).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What images-rollout.test.ts drives with (issue 19, docs/adr/0013 decision 9): the shared workload
+// What images-rollout.test.ts drives with (docs/adr/0013 decision 9): the shared workload
 // cluster, a real etcd operator store per scenario, the image driver's real deps (the Workloads
 // adapter as molt-operator, `repositoryScanner` over the Debian registry), and the reads the
 // assertions make: a workload's pod template, its pods' images, its generation.

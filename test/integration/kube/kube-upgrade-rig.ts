@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Kubernetes version as configuration, end to end (issue 18, docs/adr/0012): the hosted
+// The Kubernetes version as configuration, end to end (docs/adr/0012): the hosted
 // cluster (three lab control-plane machines running etcd, kube-apiserver, kube-controller-manager
 // and kube-scheduler from their agents) starts on KUBERNETES_PREVIOUS; both versions' binaries are
 // published as Kubernetes bundles by `molt dev publish-kubernetes`; the cluster's Kubernetes is a

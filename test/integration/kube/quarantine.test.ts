@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A pool's drain policy `quarantine-and-skip` end to end (issue 5 §4): two lab workers are the
+// A pool's drain policy `quarantine-and-skip` end to end: two lab workers are the
 // nodes of a real Kubernetes control plane, and a PodDisruptionBudget that allows no disruption
 // pins one pod to whichever node it landed on. The real `molt operator` rolls 1.1.0 out with
 // `drain: {timeout: 3s, onTimeout: quarantine-and-skip}`: the blocked node's drain times out, the

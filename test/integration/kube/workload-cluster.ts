@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rig of the workload tests (issue 19, docs/adr/0013 §4, §7): a real control plane with the
+// The rig of the workload tests (docs/adr/0013 §4, §7): a real control plane with the
 // scheduler and controller-manager, a Debian registry, and two lab kubelets that decide readiness
 // from the image's labels (dev.molt.lab.ready=false: Running, never Ready). The operator's user is
 // bound by deploy/kubernetes/operator-rbac.yaml, as shipped. Used by workloads.test.ts and

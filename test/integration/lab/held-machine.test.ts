@@ -90,7 +90,7 @@ async function refusedUpgrade(): Promise<{ stderr: string; before: AgentStatus }
   return { stderr: r.stderr, before };
 }
 
-describe('a held lab machine (issue 16)', () => {
+describe('a held lab machine', () => {
   it('refuses a direct upgrade with MOLT_MACHINE_HELD, naming the reason and the end, touching nothing', async () => {
     const held = await machine.molt(['node', 'hold', '--reason', 'disk swap', '--for', '2h']);
     assert.equal(held.code, 0, held.stderr);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `molt lab up|status|env|publish|down` end to end (issue 6), as a user runs them: the detached lab
+// `molt lab up|status|env|publish|down` end to end, as a user runs them: the detached lab
 // daemon with a registry, three control-plane machines, one worker and the operator (no
 // Kubernetes, to stay quick). Run as root the machines get network namespaces (the default
 // `--network auto`), so this also covers the lab's own network plumbing; `down` leaves nothing.
@@ -104,7 +104,7 @@ describe('molt lab', () => {
     assert.equal((JSON.parse(stdout) as unknown[]).length, 4, 'molt machine list reaches the lab');
   });
 
-  it('writes the lab context: molt reaches the lab with no MOLT_* variables (issue 17)', async () => {
+  it('writes the lab context: molt reaches the lab with no MOLT_* variables', async () => {
     const { stdout } = await run(process.execPath, [moltEntry, 'machine', 'list', '-o', 'json'], {
       env: { PATH: process.env['PATH'] ?? '', MOLT_CONFIG: cliConfig() },
     });

@@ -127,7 +127,7 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       const r = await machine.molt(['node', 'reboot', '--follow', '-o', 'json']);
       assert.equal(r.code, 0, r.stderr);
       assert.notEqual((await machine.status()).bootId, bootId);
-      // Before the listener limits (issue 14) the reboot waited for this socket's TLS handshake:
+      // Before the listener limits the reboot waited for this socket's TLS handshake:
       // Node's 120 s default. A reboot takes a few seconds here.
       const tookMs = Date.now() - started;
       assert.ok(tookMs < 60_000, `the reboot took ${String(tookMs)} ms`);

@@ -2,7 +2,7 @@
 // Issue 14 defect 3 end to end, on one lab machine per bootloader: an installer image whose
 // `cmdline` molt will not pass to a bootloader is refused while it is staged — before the node is
 // cordoned and before the inactive slot is touched — so the previous release stays in that slot,
-// `ready`, with its boot entry, and a manual rollback to it still works. Likewise (issue 16) an
+// `ready`, with its boot entry, and a manual rollback to it still works. Likewise an
 // upgrade to the image the machine already runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -112,7 +112,7 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       await untouched();
     });
 
-    it('refuses an upgrade to the image it already runs (MOLT_ALREADY_RUNNING), keeping the fallback (issue 16)', async () => {
+    it('refuses an upgrade to the image it already runs (MOLT_ALREADY_RUNNING), keeping the fallback', async () => {
       const { result, untouched } = await refusedUpgrade('1.1.0');
       assert.equal(result?.error?.code, 'MOLT_ALREADY_RUNNING');
       await untouched();

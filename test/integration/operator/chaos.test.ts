@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Chaos (issue 4): the real `molt operator` process is SIGKILLed at ≥ 20 random points during one
+// Chaos: the real `molt operator` process is SIGKILLed at ≥ 20 random points during one
 // rollout over a six-machine lab fleet (three control-plane machines running the etcd cluster
 // that also holds the operator's state and leader claim, three workers), and restarted each time.
 // Afterwards the recorded history must show every invariant held: no machine started twice, one

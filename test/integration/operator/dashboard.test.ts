@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The dashboard (issues 6, 17) in real headless Chromium (Debian's, driven by playwright-core)
+// The dashboard (17) in real headless Chromium (Debian's, driven by playwright-core)
 // against the real `molt operator` over a six-machine lab fleet. Reads need a sign-in: an anonymous
 // visitor gets the sign-in page and 401s; a viewer sees the fleet from the first paint (the state
 // is in the page) but cannot act; an operator pauses and resumes a rollout from its card — which

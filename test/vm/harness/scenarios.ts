@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The real-machine scenarios of issue 15 §3, as steps over one VM each: every step starts from a
+ * The real-machine scenarios (docs/real-machines.md), as steps over one VM each: every step starts from a
  * machine booted and idle and leaves it so. Steps wait on the serial console (markers the image
  * prints: `MOLT-BOOTED slot=X version=V`) and the agent's answers, each under a deadline; a VM that
  * misses one is a failed test, never a sleep.

@@ -2,8 +2,8 @@
 /**
  * Inflating a gzip tar layer as a stream, for `tar-layer.ts`. tar's own `Parser` would inflate it
  * too, but synchronously (minizlib): one network chunk of a gzip bomb (1 MiB of deflated zeros) then
- * becomes ~1 GiB in memory before a single byte is counted — the bomb of issue 14 left the agent at
- * ~404 MB. Node's zlib stream inflates in bounded chunks, each counted (and refused past the cap)
+ * becomes ~1 GiB in memory before a single byte is counted — such a bomb once left the agent
+ * at ~404 MB. Node's zlib stream inflates in bounded chunks, each counted (and refused past the cap)
  * before the next, and its backpressure pauses the download while the disk catches up.
  */
 import { once } from 'node:events';

@@ -3,7 +3,7 @@
  * Unpacking a tar layer into a staging area without letting tar touch the file system: `tar`'s
  * `Parser` only parses; every entry is checked (`checkTarEntry`) before a byte of it is written, and
  * molt itself writes and hashes each file. Entry data is consumed synchronously while the parser is
- * fed, so the parser never buffers more than one chunk. Every size is held (issue 14): the layer
+ * fed, so the parser never buffers more than one chunk. Every size is held: the layer
  * may not send a byte more than its descriptor declares, and what it inflates to (headers included)
  * may not pass the image cap left over; gzip is inflated as a bounded stream (`inflate.ts`), never
  * by the parser, so a gzip bomb is refused within one chunk of the cap, with memory bounded.

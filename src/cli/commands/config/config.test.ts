@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `molt config …` and the contexts it writes, used by the commands that connect (issue 17 §2):
+// `molt config …` and the contexts it writes, used by the commands that connect:
 // in-process against the fixture operator over mutual TLS, the config file in a temp directory
 // (MOLT_CONFIG) — never the real home.
 import assert from 'node:assert/strict';

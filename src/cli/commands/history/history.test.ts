@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt history`, `molt plan` against the live operator, and `molt node NAME` resolved through the
-// operator's inventory (issue 17 §2), in-process against the fixture operator over mutual TLS.
+// operator's inventory, in-process against the fixture operator over mutual TLS.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';

@@ -165,7 +165,7 @@ describe('molt node', () => {
       (JSON.parse(json.stdout) as { hold: { reason: string } }).hold.reason,
       'disk swap',
     );
-    // A release says what it lifted; a second one that there was nothing to lift (issue 17).
+    // A release says what it lifted; a second one that there was nothing to lift.
     const released = await molt(['node', 'release', ...as('operator')]);
     assert.equal(released.code, 0, released.stderr);
     assert.match(
@@ -269,7 +269,7 @@ describe('molt node', () => {
   });
 
   it('tells a CA file of another fleet from a foreign certificate: use the fleet’s CA, not a new certificate', async () => {
-    // The operator's certificate is this fleet's; the CA given is not (issue 17).
+    // The operator's certificate is this fleet's; the CA given is not.
     const asked = service.submitted.length;
     const r = await molt(['node', 'reboot', ...as('operator', files['foreign-ca'])]);
     assert.equal(r.code, 1);
@@ -377,7 +377,7 @@ describe('molt node', () => {
         [
           String.raw`\d\d:\d\d:\d\d  ReleasingMounts +started +ReleasingMounts step`,
           String.raw`\d\d:\d\d:\d\d  ReleasingMounts +failed +ReleaseMounts failed \[MOLT_MOUNT_BUSY: EPHEMERAL is busy\]`,
-          // its reason is the line above's: said once (issue 17)
+          // its reason is the line above's: said once
           String.raw`\d\d:\d\d:\d\d  result: Failed \(operation op-l1\)`,
           String.raw`\d\d:\d\d:\d\d  Rebooting +started +Rebooting step\n$`,
         ].join('\n'),

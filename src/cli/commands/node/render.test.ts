@@ -55,7 +55,7 @@ describe('event printer', () => {
 
 describe('event lines of a failure', () => {
   // The agent's failed step carries its error, whose message the step's message already holds;
-  // the result repeats it as its reason. Printed so, a refusal read three times (issue 17).
+  // the result repeats it as its reason. Printed so, a refusal read three times.
   const message = 'slot A already runs 1.0.0 (sha256:cabb2a0e6e0d); nothing to upgrade';
   const failed = e('log', 'Pulling', {
     status: 'failed',

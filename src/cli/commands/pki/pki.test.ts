@@ -254,7 +254,7 @@ describe('molt pki', () => {
     assert.match(again.stderr, /MOLT_PKI_INVALID: .*node-1\.pem already exists/);
   });
 
-  it('issue --context stores the certificate as a context of the CLI config (issue 17)', async () => {
+  it('issue --context stores the certificate as a context of the CLI config', async () => {
     const env = { MOLT_CONFIG: join(dir.path, 'cli', 'config.yaml') };
     const issue = (name: string, ...more: string[]) =>
       molt(['pki', 'issue', '--ca-dir', ca, '--role', 'operator', '--name', name, ...more], env);

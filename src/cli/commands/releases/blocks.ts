@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * `molt releases block|unblock|blocked` (issue 16): releases the operator must not offer to a
+ * `molt releases block|unblock|blocked`: releases the operator must not offer to a
  * pool, or to any pool. These talk to the operator (mutual TLS), not the registry.
  */
 import { z } from 'zod';

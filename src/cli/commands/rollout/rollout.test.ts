@@ -223,7 +223,7 @@ describe('molt rollout and molt machine', () => {
       (await molt(['machine', 'list', ...as('node')])).stdout,
       /^w-3 .* until 2026-11-24T12:00:00Z \([\dhdms]+ ago\): disk check$/m,
     );
-    // A release says what it lifted; a second one that there was nothing to lift (issue 17).
+    // A release says what it lifted; a second one that there was nothing to lift.
     const released = await molt(['machine', 'release', 'w-3', ...as('operator')]);
     assert.match(
       released.stdout,
@@ -353,7 +353,7 @@ describe('molt rollout and molt machine', () => {
     assert.deepEqual((await store.read()).blocks, []);
   });
 
-  it('says no operator is configured, naming the flag, the environment and contexts (issue 17)', async () => {
+  it('says no operator is configured, naming the flag, the environment and contexts', async () => {
     const missing = await molt(['rollout', 'list']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^error MOLT_NO_ENDPOINT: no operator is configured\n/);
@@ -370,7 +370,7 @@ describe('molt rollout and molt machine', () => {
       'https://127.0.0.1:1',
     ]);
     assert.equal(away.code, 1);
-    // Not just `fetch failed` (issue 17): the endpoint, why, and what to check.
+    // Not just `fetch failed`: the endpoint, why, and what to check.
     assert.match(
       away.stderr,
       /^error MOLT_OPERATOR_UNREACHABLE: cannot reach the operator at https:\/\/127\.0\.0\.1:1: connection refused/,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator's agent gateway over real sockets and mutual TLS, against the agent's real API
 // (fake agent service): it acts only on an agent presenting the certificate of the machine it
-// means (issue 14, defect 1: a record "w-1" at m1's endpoint upgraded m1). Certificates from
+// means (a record "w-1" at m1's endpoint upgraded m1). Certificates from
 // platform/pki, servers on loopback.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -118,7 +118,7 @@ describe('the Kubernetes status view', () => {
     assert.equal(cond(w2view, 'Reachable')?.status, 'True');
   });
 
-  it('shows a machine its completed rollout upgraded but that boots another release as Drifted (issue 16)', () => {
+  it('shows a machine its completed rollout upgraded but that boots another release as Drifted', () => {
     const objs = view([rollout({ state: 'Completed' })], new Map([['w-1', d10]]));
     const w1view = find(objs, 'NodeUpgrade', 'w-1');
     assert.equal(w1view.status['phase'], 'Drifted');
