@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds a real Cluster API management plane for molt's CAPI tests (issue 20) from the Go module
+# Builds a real Cluster API management plane for molt's CAPI tests from the Go module
 # proxy with the ordinary `go` client, into a cache outside the repository keyed by version
 # (CLUSTER_API in capi-versions.env): the core manager (cluster-api-manager), the kubeadm control
 # plane manager (KCP), the kubeadm bootstrap manager (CABPK) and CAPD (capd-manager, for its
@@ -16,7 +16,7 @@
 # Measured on this 2-core machine (Go 1.26.8, shared with other builds, load 4–7), 2026-11-27:
 #   cold: 400 s (6 min 40 s; module cache already holding cluster-api, GOCACHE cold for it): core
 #     244 s, KCP 54 s, CABPK 11 s, CAPD 82 s; the research measured 271–351 s from empty caches
-#     (issue 20 research, §1). 238 MB of binaries; GOCACHE grows about 1.7 GB.
+#     (the Cluster API research, docs/adr/0014). 238 MB of binaries; GOCACHE grows about 1.7 GB.
 #   rebuild with a warm GOCACHE (stamp removed): 23 s.   warm (stamp present): 0.003 s.
 # Usage: ensure-capi-bins.sh. Prints the directory on stdout (last line); progress goes to stderr.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Cluster API slow suite (issue 20): a real CAPI management plane (core, KCP, CABPK, CAPD's
+# The Cluster API slow suite: a real CAPI management plane (core, KCP, CABPK, CAPD's
 # in-memory backend) on the project's kube-apiserver (test/capi). Building the managers costs about
 # 5 min on 2 cores once (then cached, scripts/ensure-capi-bins.sh), which `npm test` cannot carry:
 # run it on its own, `npm run test:capi`. Arguments: test files to run instead of all of test/capi.

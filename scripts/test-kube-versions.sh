@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Kubernetes versions slow suite (issue 18): what needs a third Kubernetes build — a patch
+# The Kubernetes versions slow suite: what needs a third Kubernetes build — a patch
 # downgrade of the hosted control plane on real binaries, KUBERNETES → KUBERNETES_EARLIER_PATCH
 # (test/kube-versions). The build costs about 5 min on 2 cores once (then it is cached), which
 # `npm test`'s 60-minute budget cannot carry: run it on its own, `npm run test:kube-versions`.
