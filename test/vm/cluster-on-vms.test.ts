@@ -207,14 +207,19 @@ async function untilAnswered<T>(read: () => Promise<T>, timeoutMs = 15 * 60_000)
 }
 
 /** The lab's Kubernetes bundle of the next minor, published beside its releases. */
+/**
+ * Both minors as Kubernetes bundles: the new one to go to, and the one the cluster runs, which a
+ * plan must be able to roll back to (the operator plans nothing without it).
+ */
 async function publishKubernetes(lab: ReturnType<typeof nodeLab>): Promise<void> {
   const state = await readLabStateFile(lab.dir());
   assert.ok(state !== undefined);
-  await lab.molt([
-    ...['dev', 'publish-kubernetes', '--version', KubeletAfter],
-    ...['--registry', state.registry, '--repository', `${state.repository}-kubernetes`],
-    '--insecure',
-  ]);
+  for (const version of [KubeletBefore, KubeletAfter])
+    await lab.molt([
+      ...['dev', 'publish-kubernetes', '--version', version],
+      ...['--registry', state.registry, '--repository', `${state.repository}-kubernetes`],
+      '--insecure',
+    ]);
 }
 
 /** The version the cluster's API server says it is. */
