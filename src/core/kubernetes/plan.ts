@@ -70,7 +70,10 @@ export const sameSpec = (a: ComponentSpec, b: ComponentSpec): boolean =>
 function previousSpec(c: RunningComponent, input: PlanInput): ComponentSpec | { missing: string } {
   if (c.version === undefined) return { missing: `${c.name} reports no version` };
   const bundle = c.bundle ?? input.bundleOf(c.version);
-  if (bundle === undefined) return { missing: `no bundle of ${c.version}, which ${c.name} runs` };
+  if (bundle === undefined)
+    return {
+      missing: `no bundle of ${c.version}, which ${c.name} runs (publish it to the bundle repository: \`molt dev publish-kubernetes --version ${c.version}\`)`,
+    };
   return {
     version: c.version,
     bundle,

@@ -97,7 +97,7 @@ describe('bad input to a Kubernetes plan is refused before anything changes', ()
       w,
       { version: 'v1.36.3' },
       'MOLT_KUBE_BUNDLE_NOT_FOUND',
-      /could not be rolled back/,
+      /could not be rolled back: .*no bundle of v1\.35\.4, .*molt dev publish-kubernetes --version v1\.35\.4/,
     );
   });
 
