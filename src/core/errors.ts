@@ -254,3 +254,9 @@ export class MoltError extends Error {
 export function isMoltError(e: unknown, code?: ErrorCode): e is MoltError {
   return e instanceof MoltError && (code === undefined || e.code === code);
 }
+
+/** One line for a log or a status: `MOLT_X: message` for a molt error, the message otherwise. */
+export function errorLine(e: unknown): string {
+  if (isMoltError(e)) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}

@@ -7,7 +7,7 @@
  * checks in their details. POSTs need the operator or admin role (`app.ts`).
  */
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorLine, MoltError } from '../../core/errors.ts';
 import { rollBackPlan } from '../../core/kubernetes/progress.ts';
 import { isActivePlan, type KubePlanKind, type KubeUpgrade } from '../../core/kubernetes/types.ts';
 import { iso } from '../../core/time.ts';
@@ -39,9 +39,6 @@ const clusterOf = (request: { params: unknown }): string => {
   return c;
 };
 
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
-
 async function machinesOf(k: KubernetesApi, cluster: string): Promise<KubeMachineStatusView[]> {
   const records = await controlPlaneRecords(k.plans, cluster);
   return Promise.all(
@@ -59,7 +56,7 @@ async function machinesOf(k: KubernetesApi, cluster: string): Promise<KubeMachin
           })),
         };
       } catch (e) {
-        return { machine: m.id, components: [], error: describe(e) };
+        return { machine: m.id, components: [], error: errorLine(e) };
       }
     }),
   );

@@ -7,7 +7,7 @@
  * the reason. A workload gone is Skipped. Any other failure leaves the unit in flight: the next
  * pass sees whether the change landed and writes it again if not (`settle.ts`).
  */
-import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import { ErrorCode, errorLine, isMoltError } from '../../core/errors.ts';
 import type { MachineProgress, Rollout } from '../../core/rollout/types.ts';
 import type { ImageChange, WorkloadRef } from '../../core/images/workload.ts';
 import { pauseRollout } from '../loop/act.ts';
@@ -19,9 +19,6 @@ export interface UnitWriter extends TransitionSink {
   readonly workloads: Workloads;
   readonly log: (line: string) => void;
 }
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 /** Record the unit's changes, then its start; false when another pass started it first. */
 export async function recordUnitStart(
@@ -107,7 +104,7 @@ export async function writeUnit(
       await pauseRollout(
         d,
         r.id,
-        `${describe(e)} — molt does not overwrite it; look, then \`molt rollout resume ${r.id}\``,
+        `${errorLine(e)} — molt does not overwrite it; look, then \`molt rollout resume ${r.id}\``,
       );
       return;
     }
@@ -121,7 +118,7 @@ export async function writeUnit(
       return;
     }
     d.log(
-      `${r.id}: ${unit.id}: the image change did not land, trying again next pass: ${describe(e)}`,
+      `${r.id}: ${unit.id}: the image change did not land, trying again next pass: ${errorLine(e)}`,
     );
   }
 }

@@ -11,7 +11,7 @@
  * every pass; it is tried again every pass, since the reason (etcd, an agent away) may pass.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isMoltError } from '../../core/errors.ts';
+import { errorLine, isMoltError } from '../../core/errors.ts';
 import { planNeeded, settledBy } from '../../core/kubernetes/desired.ts';
 import { isActivePlan, type KubeUpgrade } from '../../core/kubernetes/types.ts';
 import type { KubernetesClusterSpec } from '../../protocol/kube-cluster.ts';
@@ -25,9 +25,6 @@ import { desiredOf } from './spec.ts';
 
 /** How long a stopping operator waits for its runners. */
 const stopGraceMs = 2_000;
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 export interface KubePlanDriver {
   /** One pass: new plans where the desired spec asks, a runner for every moving plan. */
@@ -79,7 +76,7 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
       .then(() => undefined)
       .catch((e: unknown) => {
         d.log(
-          `${cluster} plan ${id}: the runner stopped, the next pass starts it again: ${describe(e)}`,
+          `${cluster} plan ${id}: the runner stopped, the next pass starts it again: ${errorLine(e)}`,
         );
       })
       .finally(() => runners.delete(cluster));
@@ -94,7 +91,7 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
     const key = `${cluster} ${JSON.stringify(spec)} ${isMoltError(e) ? e.code : 'error'}`;
     if (warned.has(key)) return;
     warned.add(key);
-    const message = `${cluster}: Kubernetes ${spec.version} not planned: ${describe(e)}`;
+    const message = `${cluster}: Kubernetes ${spec.version} not planned: ${errorLine(e)}`;
     d.log(message);
     await d.store.appendHistory({
       at: d.now(),
@@ -144,7 +141,7 @@ export function createKubePlanDriver(d: KubePlanDeps): KubePlanDriver {
             ensure(cluster, latest.id);
         },
         (e: unknown) => {
-          d.log(`${cluster}: could not read its plans: ${describe(e)}`);
+          d.log(`${cluster}: could not read its plans: ${errorLine(e)}`);
         },
       );
     },

@@ -5,7 +5,7 @@
  * `GET /v1/kubernetes`), which one's etcd member leads, and whether etcd is healthy — every member
  * a voter, one leader that every machine agrees on.
  */
-import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorLine, MoltError } from '../../core/errors.ts';
 import {
   KubeComponents,
   type ControlPlaneMachine,
@@ -21,9 +21,6 @@ export interface ClusterInventory {
   readonly leader?: string;
   readonly etcd: { readonly healthy: boolean; readonly message: string };
 }
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 const isComponent = (name: string): name is KubeComponent =>
   (KubeComponents as readonly string[]).includes(name);
@@ -128,7 +125,7 @@ export async function clusterInventory(
     );
   const machines = await Promise.all(records.map((m) => runningOf(d, m)));
   const views = await Promise.all(
-    records.map((m) => d.agents.etcdMembers(m).catch((e: unknown) => describe(e))),
+    records.map((m) => d.agents.etcdMembers(m).catch((e: unknown) => errorLine(e))),
   );
   const etcd = etcdVerdict(records, views);
   return { records, machines, etcd, ...(etcd.leader !== undefined && { leader: etcd.leader }) };

@@ -11,7 +11,7 @@
  * before the step counts as failed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, isMoltError, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorLine, isMoltError, MoltError } from '../../core/errors.ts';
 import {
   finished,
   nextStep,
@@ -24,9 +24,6 @@ import type { KubeStep, KubeUpgrade } from '../../core/kubernetes/types.ts';
 import type { MachineRecord } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { KubePlanDeps } from './deps.ts';
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 /** Attempts of a step whose agent does not answer, 2 s apart and doubling. */
 const unreachableAttempts = 3;
@@ -168,7 +165,7 @@ export async function runNextStep(d: KubePlanDeps, plan: KubeUpgrade): Promise<K
       throw new MoltError(ErrorCode.UnknownMachine, `machine ${step.machine} is no longer managed`);
     await execute(d, started, step, { machine, since });
   } catch (e) {
-    return fail(d, started, { list, step, error: describe(e) });
+    return fail(d, started, { list, step, error: errorLine(e) });
   }
   let done = started;
   await recordTransition(d, {

@@ -5,16 +5,13 @@
  * logged and tried again at the next pass. The store's hold stands meanwhile: the planner starts
  * no upgrade on the machine either way.
  */
-import { isMoltError } from '../../core/errors.ts';
+import { errorLine } from '../../core/errors.ts';
 import type { StoredState } from '../ports/store.ts';
 import { holdStep } from '../decide/holds.ts';
 import type { Observation } from '../decide/observation.ts';
 import type { ReconcileDeps } from './deps.ts';
 import type { ObservedState } from './observe.ts';
 import { instant } from '../../core/time.ts';
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 /**
  * Push what differs to each machine whose agent answered; `agents` (this pass's observations) and
@@ -40,7 +37,7 @@ export async function syncHolds(
       agents.set(m.id, now);
       d.log(`${m.id}: ${what} pushed to its agent`);
     } catch (e) {
-      d.log(`${m.id}: ${what} not pushed to its agent, trying again next pass: ${describe(e)}`);
+      d.log(`${m.id}: ${what} not pushed to its agent, trying again next pass: ${errorLine(e)}`);
     }
   }
 }

@@ -9,7 +9,7 @@
  * last discovery and the last observations — nothing the store does not also say, so a restarted
  * operator (a new pass state: every agent asked) picks up exactly where the store says it was.
  */
-import { ErrorCode, isMoltError } from '../../core/errors.ts';
+import { ErrorCode, errorLine, isMoltError } from '../../core/errors.ts';
 import { plan } from '../../core/rollout/plan.ts';
 import { anyBefore, startsCutoff } from '../../core/rollout/starts-retention.ts';
 import type { FleetSnapshot, Rollout } from '../../core/rollout/types.ts';
@@ -36,9 +36,6 @@ import {
   type ProgressStep,
   type ProviderAnswer,
 } from '../decide/progress.ts';
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 export interface PassState extends ObservedState, DiscoveryState {
   /** Machines already warned about for presenting another machine's certificate (`impostors.ts`). */
@@ -76,8 +73,8 @@ async function askProvider(
   try {
     return await provider.status(machine, id.slice(REPLACE_PREFIX.length));
   } catch (e) {
-    d.log(`${machine.id}: provider status unknown, asking again next pass: ${describe(e)}`);
-    return { error: describe(e), terminal: isMoltError(e, ErrorCode.ProviderFailed) };
+    d.log(`${machine.id}: provider status unknown, asking again next pass: ${errorLine(e)}`);
+    return { error: errorLine(e), terminal: isMoltError(e, ErrorCode.ProviderFailed) };
   }
 }
 
@@ -224,7 +221,7 @@ async function pruneOldStarts(d: ReconcileDeps, stored: StoredState): Promise<vo
   const cutoff = startsCutoff([s.fleetPolicies, ...s.pools.map((p) => p.policies)], d.now());
   if (!anyBefore(stored.starts, cutoff)) return;
   await d.store.pruneStarts(cutoff).catch((e: unknown) => {
-    d.log(`old start records not pruned: ${describe(e)}`);
+    d.log(`old start records not pruned: ${errorLine(e)}`);
   });
 }
 
@@ -245,7 +242,7 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     }
   } catch (e) {
     // The registry being away must not stop rollouts in flight: they carry their target digest.
-    d.log(`discovery failed, planning with the rollouts known: ${describe(e)}`);
+    d.log(`discovery failed, planning with the rollouts known: ${errorLine(e)}`);
   }
   const everything = await d.store.read();
   const stored = machinePart(everything);
@@ -266,10 +263,10 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
   await pruneOldStarts(d, everything);
   // Kubernetes plans run beside the rollouts: a failure here must not stop them (docs/adr/0012).
   await d.kubernetes?.pass().catch((e: unknown) => {
-    d.log(`Kubernetes plans: ${describe(e)}`);
+    d.log(`Kubernetes plans: ${errorLine(e)}`);
   });
   // So do image rollouts (docs/adr/0013): the cluster or a registry away stops only them.
   await d.images?.pass().catch((e: unknown) => {
-    d.log(`image rollouts: ${describe(e)}`);
+    d.log(`image rollouts: ${errorLine(e)}`);
   });
 }
