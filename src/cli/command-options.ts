@@ -54,3 +54,18 @@ export function withRegistryFlags(cmd: Command): Command {
     .option('--platform <os/arch>', 'platform of multi-platform releases', 'linux/amd64')
     .option('--timeout <ms>', 'per-request timeout in milliseconds', '30000');
 }
+
+/**
+ * A verb's action that imports the verb's module only when it runs (the tree stays commander
+ * alone): `run` gets the module, the first positional argument, if any, and the flags.
+ */
+export const lazyAction =
+  <M>(
+    load: () => Promise<M>,
+    run: (m: M, first: string | undefined, flags: Record<string, unknown>) => Promise<void>,
+  ) =>
+  async (...args: unknown[]): Promise<void> => {
+    const m = await load();
+    const cmd = args.at(-1) as Command;
+    await run(m, typeof args[0] === 'string' ? args[0] : undefined, cmd.opts());
+  };

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
+import { lazyAction } from '../../command-options.ts';
 import type { CommandContext } from '../../context.ts';
 import { withOperatorFlags } from '../rollout/index.ts';
 import type * as Run from './run.ts';
 
 type Action = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
-const lazy =
-  (ctx: CommandContext, pick: (m: typeof Run) => Action) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    await pick(m)(ctx, (args.at(-1) as Command).opts());
-  };
+const lazy = (ctx: CommandContext, pick: (m: typeof Run) => Action) =>
+  lazyAction(
+    () => import('./run.ts'),
+    (m, _first, flags) => pick(m)(ctx, flags),
+  );
 
 /** `--cluster` (every `molt cluster kubernetes` verb). */
 const withCluster = (cmd: Command): Command =>

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../command-options.ts';
+import { lazyAction, withOutputFlag } from '../../command-options.ts';
 import type * as ConfigRun from './run.ts';
 
 type Run = (ctx: CommandContext, name: string, raw: Record<string, unknown>) => Promise<void>;
-const lazy =
-  (ctx: CommandContext, pick: (m: typeof ConfigRun) => Run) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    const cmd = args.at(-1) as Command;
-    await pick(m)(ctx, typeof args[0] === 'string' ? args[0] : '', cmd.opts());
-  };
+const lazy = (ctx: CommandContext, pick: (m: typeof ConfigRun) => Run) =>
+  lazyAction(
+    () => import('./run.ts'),
+    (m, name, flags) => pick(m)(ctx, name ?? '', flags),
+  );
 
 /**
  * `molt config get-contexts|current-context|use-context|set-context|delete-context|view`: the

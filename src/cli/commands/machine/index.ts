@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
+import { lazyAction } from '../../command-options.ts';
 import type { CommandContext } from '../../context.ts';
 import { withOperatorFlags } from '../rollout/index.ts';
 import type * as MachineRun from './run.ts';
 
 type Run = (ctx: CommandContext, id: string, raw: Record<string, unknown>) => Promise<void>;
-const lazy =
-  (ctx: CommandContext, pick: (m: typeof MachineRun) => Run) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    const cmd = args.at(-1) as Command;
-    const id = typeof args[0] === 'string' ? args[0] : '';
-    await pick(m)(ctx, id, cmd.opts());
-  };
+const lazy = (ctx: CommandContext, pick: (m: typeof MachineRun) => Run) =>
+  lazyAction(
+    () => import('./run.ts'),
+    (m, id, flags) => pick(m)(ctx, id ?? '', flags),
+  );
 
 /** `molt machine list|hold|release|register|deregister`: the operator's machines and holds. */
 export function machineCommand(ctx: CommandContext): Command {

@@ -2,7 +2,7 @@
 /** What every `molt node` command is built with: the agent's flags and a lazily loaded action. */
 import type { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../command-options.ts';
+import { lazyAction, withOutputFlag } from '../../command-options.ts';
 import type * as NodeRun from './run.ts';
 
 /**
@@ -45,11 +45,11 @@ export function withFollowFlags(cmd: Command): Command {
 
 export type Run = (ctx: CommandContext, raw: Record<string, unknown>) => Promise<void>;
 /** The action: the machine argument joins the flags as `machine`. */
-export const lazy =
-  (ctx: CommandContext, pick: (m: typeof NodeRun) => Run) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    const cmd = args.at(-1) as Command;
-    const machine = typeof args[0] === 'string' ? { machine: args[0] } : {};
-    await pick(m)(ctx, { ...cmd.opts(), ...machine });
-  };
+export const lazy = (
+  ctx: CommandContext,
+  pick: (m: typeof NodeRun) => Run,
+): ((...args: unknown[]) => Promise<void>) =>
+  lazyAction(
+    () => import('./run.ts'),
+    (m, machine, flags) => pick(m)(ctx, { ...flags, ...(machine !== undefined && { machine }) }),
+  );

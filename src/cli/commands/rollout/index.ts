@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import { Command } from 'commander';
 import type { CommandContext } from '../../context.ts';
-import { withOutputFlag } from '../../command-options.ts';
+import { lazyAction, withOutputFlag } from '../../command-options.ts';
 import type * as RolloutRun from './run.ts';
 
 /**
@@ -19,14 +19,11 @@ export function withOperatorFlags(cmd: Command, o: { wide?: boolean } = {}): Com
 }
 
 type Run = (ctx: CommandContext, id: string, raw: Record<string, unknown>) => Promise<void>;
-const lazy =
-  (ctx: CommandContext, pick: (m: typeof RolloutRun) => Run) =>
-  async (...args: unknown[]): Promise<void> => {
-    const m = await import('./run.ts');
-    const cmd = args.at(-1) as Command;
-    const id = typeof args[0] === 'string' ? args[0] : '';
-    await pick(m)(ctx, id, cmd.opts());
-  };
+const lazy = (ctx: CommandContext, pick: (m: typeof RolloutRun) => Run) =>
+  lazyAction(
+    () => import('./run.ts'),
+    (m, id, flags) => pick(m)(ctx, id ?? '', flags),
+  );
 
 /** `molt rollout list|status|pause|resume|approve|cancel|rollback`: rollouts on the operator. */
 export function rolloutCommand(ctx: CommandContext): Command {
