@@ -19,6 +19,8 @@ export const ErrorCode = {
   ImageInvalid: 'MOLT_IMAGE_INVALID',
   /** An installer image larger than the agent accepts (from descriptors, or while streaming). */
   ImageTooLarge: 'MOLT_IMAGE_TOO_LARGE',
+  /** What the agent must write does not fit in the filesystem it goes to (a bundle on STATE). */
+  NoSpace: 'MOLT_NO_SPACE',
   /** A tar layer entry that would escape the slot: `..`, absolute or nested names, links, devices. */
   LayerUnsafePath: 'MOLT_LAYER_UNSAFE_PATH',
   /** A written slot whose bytes do not hash to the image's digests on read-back. */

@@ -36,6 +36,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.ImagePinFailed]: 502,
   [ErrorCode.ImageInvalid]: 422,
   [ErrorCode.ImageTooLarge]: 422,
+  [ErrorCode.NoSpace]: 507,
   [ErrorCode.LayerUnsafePath]: 422,
   [ErrorCode.SignatureMissing]: 422,
   [ErrorCode.SignatureInvalid]: 422,

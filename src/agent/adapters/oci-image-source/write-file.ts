@@ -42,6 +42,36 @@ export function tooLarge(limit: number): MoltError {
   );
 }
 
+/**
+ * Write `bytes` of `chunks` at `at`, all of them: a write may be short (the filesystem nearly
+ * full), and the rest is written after it — which fails with ENOSPC when there is no room left.
+ */
+async function writeAll(
+  handle: FileHandle,
+  chunks: Buffer[],
+  at: number,
+  bytes: number,
+): Promise<void> {
+  let done = (await handle.writev(chunks, at)).bytesWritten;
+  if (done === bytes) return;
+  const all = Buffer.concat(chunks);
+  while (done < bytes) {
+    const { bytesWritten } = await handle.write(all, done, bytes - done, at + done);
+    if (bytesWritten === 0)
+      throw Object.assign(new Error('no progress writing'), { code: 'ENOSPC' });
+    done += bytesWritten;
+  }
+}
+
+/** A full filesystem, as a molt error (not a bug in molt); undefined for any other failure. */
+export function noSpace(e: unknown): MoltError | undefined {
+  if ((e as { code?: unknown } | undefined)?.code !== 'ENOSPC') return undefined;
+  return new MoltError(ErrorCode.NoSpace, 'the filesystem being written is full', {
+    cause: e,
+    hint: 'free space on it or give it more; a control plane keeps its Kubernetes bundles on STATE (`molt install --state-size`)',
+  });
+}
+
 class FileSink implements BlobSink {
   total = 0;
   private batch: Buffer[] = [];
@@ -121,20 +151,16 @@ class FileSink implements BlobSink {
     this.busy = true;
     const at = this.position;
     this.position += bytes;
-    this.pending = this.handle.writev(chunks, at).then(
-      (r) => {
+    this.pending = writeAll(this.handle, chunks, at, bytes).then(
+      () => {
         this.busy = false;
-        if (r.bytesWritten !== bytes)
-          this.failure ??= new Error(`short write: ${r.bytesWritten} of ${bytes} bytes`);
-        else {
-          this.written += bytes;
-          this.startWriteback();
-          this.o.onBytes(bytes);
-        }
+        this.written += bytes;
+        this.startWriteback();
+        this.o.onBytes(bytes);
       },
       (e: unknown) => {
         this.busy = false;
-        this.failure ??= e instanceof Error ? e : new Error(String(e));
+        this.failure ??= noSpace(e) ?? (e instanceof Error ? e : new Error(String(e)));
       },
     );
   }

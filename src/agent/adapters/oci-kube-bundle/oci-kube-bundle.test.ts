@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The bundle store against the fake registry: by digest, verified, bounded, staged once.
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { ErrorCode, isMoltError } from '../../../core/errors.ts';
 import { createRegistryClient, type OciRegistryClient } from '../../../oci/index.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
@@ -12,6 +14,7 @@ import { startFakeRegistry, type FakeRegistry } from '../../../testkit/fake-regi
 import { fakeBinary, pushKubeBundle } from '../../../testkit/kube-bundle.ts';
 import { createOciKubeBundles } from './index.ts';
 
+const run = promisify(execFile);
 const repo = 'molt/kubernetes';
 let registry: FakeRegistry;
 let client: OciRegistryClient;
@@ -114,6 +117,34 @@ describe('Kubernetes bundles staged from a registry', () => {
       await dir.remove();
     }
   });
+
+  const needsRoot = process.getuid?.() === 0 ? false : 'needs root (mounts a tmpfs)';
+  it(
+    'refuses, before fetching a binary, a bundle the filesystem cannot hold',
+    { skip: needsRoot },
+    async () => {
+      const { dir, bundles } = await store();
+      const kube = join(dir.path, 'state', 'kubernetes');
+      await mkdir(kube, { recursive: true });
+      await run('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', kube]);
+      try {
+        const blobGets = (): number =>
+          registry.requests.filter((r) => r.method === 'GET' && r.path.includes('/blobs/')).length;
+        const before = blobGets();
+        await assert.rejects(
+          bundles.stage(v136),
+          (e: unknown) =>
+            code(ErrorCode.NoSpace, /needs \d+ MiB and the filesystem .* has 2 MiB free/)(e) &&
+            /--state-size/.test((e as { hint?: string }).hint ?? ''),
+        );
+        assert.equal(blobGets(), before, 'no binary fetched');
+        assert.deepEqual(await readdir(kube), [], 'nothing left behind');
+      } finally {
+        await run('umount', [kube]);
+        await dir.remove();
+      }
+    },
+  );
 
   it('stages nothing when a binary’s bytes do not match its digest', async () => {
     const { dir, bundles } = await store();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /** One bundle's pull into a staging directory (see index.ts): manifest, checks, binaries. */
+import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { planBundle, type BundlePlan } from '../../../core/kubernetes/bundle.ts';
@@ -46,6 +47,28 @@ async function verifySignature(
   );
 }
 
+const MiB = 1024 * 1024;
+
+/**
+ * Refuse, before writing anything, a bundle the filesystem cannot hold: written until it is full,
+ * it would leave STATE — the machine's config, PKI and journal — with no room at all.
+ */
+async function checkRoom(i: PullInput, plan: BundlePlan): Promise<void> {
+  const need = plan.binaries.reduce((sum, b) => sum + b.size, 0);
+  const fs = await statfs(i.dir);
+  const free = fs.bavail * fs.bsize;
+  // A margin for the filesystem's own blocks and the files written beside the binaries.
+  if (need + 4 * MiB <= free) return;
+  const mib = (n: number): string => String(Math.ceil(n / MiB));
+  throw new MoltError(
+    ErrorCode.NoSpace,
+    `${i.bundle} needs ${mib(need)} MiB and the filesystem it goes to (${i.dir}) has ${mib(free)} MiB free`,
+    {
+      hint: 'a control plane keeps its Kubernetes bundles on STATE, the running one and the next: install control planes with a larger STATE (`molt install --state-size 1G`)',
+    },
+  );
+}
+
 /** Fetch, check and write the bundle's binaries into `i.dir`; resolves with what was written. */
 export async function pullBundle(i: PullInput): Promise<BundlePlan> {
   const client = registryClientFor(
@@ -64,6 +87,7 @@ export async function pullBundle(i: PullInput): Promise<BundlePlan> {
       ...(i.version !== undefined && { version: i.version }),
     });
     if (i.publicKeyPem !== undefined) await verifySignature(client, i, i.publicKeyPem);
+    await checkRoom(i, plan);
     for (const b of plan.binaries)
       await writeBlobToFile(
         (sink) => client.streamBlobTo(i.parts.repository, b.digest, sink),
