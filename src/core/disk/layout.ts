@@ -53,6 +53,13 @@ export const DefaultSizes: LayoutSizes = {
 };
 
 /**
+ * STATE of a machine that runs Kubernetes control-plane components: it keeps their bundles (some
+ * 250 MiB each: the one they run and the next, staged before an upgrade) beside the config, PKI
+ * and journal that fit in the default.
+ */
+export const ControlPlaneStateBytes = 1024 * MiB;
+
+/**
  * The smallest sizes the installer accepts: FAT32 needs 65,525 clusters (≈ 33 MiB at one sector
  * each), ext4 with a journal wants a few MiB; a slot only has to hold its image.
  */

@@ -25,7 +25,7 @@ before the first write: on bad input the disk is left as it was.
   --bootloader B          grub | systemd-boot; must match the config (default: the config's)
   --slot-size SIZE        size of each slot partition (default 1G; the image's rootfs must fit)
   --esp-size SIZE         size of the ESP (default 256M, at least 64M)
-  --state-size SIZE       size of STATE (default 128M, at least 16M)
+  --state-size SIZE       size of STATE (default 128M, 1G on a control plane; at least 16M)
   --disk-size SIZE        a disk FILE: create it, or extend it, to SIZE (never shrinks)
   --wipe                  replace a partition table or filesystem that is not molt's
   --overwrite-machine     replace a machine: molt's layout whose STATE holds a config, keys, a

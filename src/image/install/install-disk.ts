@@ -11,9 +11,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { checkImageFits } from '../../core/disk/fit.ts';
 import { requireUnused } from '../../core/disk/in-use.ts';
-import { DefaultSizes, planDisk, type DiskPlan, type LayoutSizes } from '../../core/disk/layout.ts';
+import {
+  ControlPlaneStateBytes,
+  DefaultSizes,
+  planDisk,
+  type DiskPlan,
+  type LayoutSizes,
+} from '../../core/disk/layout.ts';
 import { judgeDisk, requireInstallable, type DiskVerdict } from '../../core/disk/table.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import type { MachineConfig } from '../../protocol/machine-config.ts';
 import { readAgentKubeconfig, readInstallConfig, readMachinePki, readNodeFiles } from './inputs.ts';
 import { checkSandboxImage } from './sandbox-check.ts';
 import { stageMachine } from './stage.ts';
@@ -32,7 +39,7 @@ export interface InstallOptions {
   readonly pki: string;
   /** Must agree with the config's; @default the config's */
   readonly bootloader?: 'grub' | 'systemd-boot';
-  /** Partition sizes in bytes (whole MiB). @default DefaultSizes */
+  /** Partition sizes in bytes (whole MiB). @default DefaultSizes (STATE ControlPlaneStateBytes on a control plane) */
   readonly sizes?: Partial<Omit<LayoutSizes, 'minEphemeral'>>;
   /** A disk file's size: created at, or extended to, this many bytes (never shrunk). */
   readonly diskBytes?: number;
@@ -135,6 +142,16 @@ async function readMachine(options: InstallOptions) {
   return { config, text, pki, nodeFiles, kubeconfig, clusterPki };
 }
 
+/** The partition sizes: those given, else the defaults, with a control plane's larger STATE. */
+export function layoutSizes(
+  config: Pick<MachineConfig, 'controlPlane'>,
+  given: InstallOptions['sizes'],
+): LayoutSizes {
+  // A control plane's STATE holds its Kubernetes bundles too: larger unless a size is given.
+  const controlPlane = config.controlPlane === undefined ? {} : { state: ControlPlaneStateBytes };
+  return { ...DefaultSizes, ...controlPlane, ...given };
+}
+
 /** Install molt onto `options.disk`; see the module comment for the order of checks and writes. */
 export async function installDisk(options: InstallOptions): Promise<InstallResult> {
   const started = performance.now();
@@ -150,7 +167,7 @@ export async function installDisk(options: InstallOptions): Promise<InstallResul
     options.disk,
   );
   await requirePrivate(target);
-  const plan = planDisk(diskBytes, { ...DefaultSizes, ...options.sizes });
+  const plan = planDisk(diskBytes, layoutSizes(config, options.sizes));
   const root = await mkdtemp(join(options.workDir ?? tmpdir(), 'molt-install-'));
   try {
     log(`pulling ${options.image} into a temporary machine root`);

@@ -29,6 +29,8 @@ export const VmAgentPort = 7443;
 /** Each slot partition: a control-plane image's squashfs is ~320 MB. */
 const SlotSize = '512M';
 const DiskSize = '2G';
+/** A control plane's STATE holds its Kubernetes bundles (1G: `molt install`'s default there). */
+const ControlPlaneDiskSize = '4G';
 /**
  * TCG boots slowly: a new slot has two minutes to become healthy, a node four (containerd and
  * the kubelet start after the agent, and its Node must turn Ready), a control plane ten (etcd,
@@ -117,10 +119,12 @@ function installArgs(
   kubeconfig: string | undefined,
 ): string[] {
   const { dir, disk, configFile, pki } = vm;
-  const clusterPki = isControlPlaneVm(o, vm.name) ? o.cluster?.pkiDir : undefined;
+  const controlPlane = isControlPlaneVm(o, vm.name);
+  const clusterPki = controlPlane ? o.cluster?.pkiDir : undefined;
+  const diskSize = controlPlane ? ControlPlaneDiskSize : DiskSize;
   return [
     ...['install', '--disk', disk, '--image', o.image, '--config', configFile, '--pki', pki],
-    ...['--slot-size', SlotSize, '--disk-size', DiskSize, '--insecure', '--work-dir', dir],
+    ...['--slot-size', SlotSize, '--disk-size', diskSize, '--insecure', '--work-dir', dir],
     ...(bootloader.efi === undefined ? [] : ['--efi-binary', bootloader.efi]),
     ...(kubeconfig === undefined ? [] : ['--kubeconfig', kubeconfig]),
     ...(clusterPki === undefined ? [] : ['--kube-pki', clusterPki]),
