@@ -171,6 +171,13 @@ export const ForfeitAnswer = z.object({
 });
 export type ForfeitAnswer = z.infer<typeof ForfeitAnswer>;
 
+/**
+ * How long a restore may take to answer: the agent stops the machine's services, restores, and
+ * starts etcd and the control plane again, each within its own bound (a slow machine's API server
+ * takes minutes). The agent keeps the connection open as long.
+ */
+export const RestoreAnswerMs = 30 * 60_000;
+
 /** Largest etcd snapshot `POST /v1/etcd/restore` accepts (etcd's default quota is 2 GiB). */
 export const MaxSnapshotBytes = 8 * 1024 ** 3;
 /** Most log lines `GET /v1/services/:name/logs?tail=` returns before following. */

@@ -5,7 +5,7 @@
  * The JSON routes are `agent-kubernetes-client.ts`'s.
  */
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { EtcdMemberView, KubernetesRoutes as R } from './agent-kubernetes.ts';
+import { EtcdMemberView, KubernetesRoutes as R, RestoreAnswerMs } from './agent-kubernetes.ts';
 import { AgentPeer } from './agent-client.ts';
 import { createTransport, postJson, queryString, type HttpFetch } from './http-client.ts';
 
@@ -51,6 +51,7 @@ export function createRecoveryAgentClient(options: {
         method: 'POST',
         headers: { 'content-type': 'application/octet-stream', accept: 'application/json' },
         body: snapshot,
+        answerWithinMs: RestoreAnswerMs,
       }),
     async *serviceLogs(name, o = {}) {
       const query = queryString({

@@ -25,6 +25,11 @@ export interface HttpRequest {
   readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string | AsyncIterable<Uint8Array>;
+  /**
+   * How long the answer may take, for a request the daemon answers only once a long piece of work
+   * is done (an etcd restore restarts the machine's services); else the connection's bound.
+   */
+  readonly answerWithinMs?: number;
 }
 
 /** A `fetch`-like function (the CLI passes undici's `fetch` over an mTLS `Agent`). */

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { parseInput } from '../../platform/https/input.ts';
+import { answerWhenDone } from './long-answer.ts';
 import {
   ComponentApplyBody,
   KubeComponentName,
@@ -52,17 +53,7 @@ export function registerKubernetesRoutes(
     const name = parseInput(KubeComponentName, request.params.name, 'component name');
     const body = parseInput(ComponentApplyBody, request.body ?? {}, 'component apply');
     // An apply waits for the component to become healthy (up to its bound, twice when it rolls
-    // back): the listener's idle timeout must not cut the connection while nothing is sent. A
-    // 'timeout' listener on the response is what tells Node's server to keep the socket.
-    reply.raw.on('timeout', keepOpen);
-    try {
-      return await cp.apply(name, body);
-    } finally {
-      reply.raw.off('timeout', keepOpen);
-    }
+    // back).
+    return answerWhenDone(reply, () => cp.apply(name, body));
   });
-}
-
-function keepOpen(): void {
-  // the apply is still working; its answer will come
 }

@@ -11,7 +11,9 @@ import type { Role } from '../../protocol/agent.ts';
 import { createMemoryJournalStore } from '../ports/journal-store.fake.ts';
 import { createFakeEtcdRecovery } from '../ports/etcd-recovery.fake.ts';
 import { createFakeServiceControl } from '../ports/service-control.fake.ts';
-import { buildAgentApp } from './routes.ts';
+import { buildAgentApp, type AgentAppOptions } from './routes.ts';
+import { limitedServerFactory } from '../../platform/https/listener.ts';
+import type { EtcdRecovery } from '../ports/etcd-recovery.ts';
 import { createFakeAgentService } from './service.fake.ts';
 
 const dirs: { remove(): Promise<void> }[] = [];
@@ -19,23 +21,42 @@ after(async () => {
   for (const d of dirs) await d.remove();
 });
 
-async function setup(role: Role, o: { worker?: boolean; maxSnapshotBytes?: number } = {}) {
+interface SetupOptions {
+  readonly worker?: boolean;
+  readonly maxSnapshotBytes?: number;
+  /** A restore that takes this long (its answer comes after). */
+  readonly restoreMs?: number;
+  readonly options?: AgentAppOptions;
+}
+
+async function setup(role: Role, o: SetupOptions = {}) {
   const uploads = await tempDir('recovery-routes');
   dirs.push(uploads);
   const service = createFakeAgentService();
   const services = createFakeServiceControl();
   const etcd = createFakeEtcdRecovery();
-  const app = buildAgentApp({
-    service,
-    journal: createMemoryJournalStore(),
-    identify: () => ({ name: `${role}-1`, role }),
-    recovery: {
-      services,
-      ...(o.worker !== true && { etcd }),
-      uploadDir: uploads.path,
-      ...(o.maxSnapshotBytes !== undefined && { maxSnapshotBytes: o.maxSnapshotBytes }),
+  const slow: EtcdRecovery = {
+    ...etcd,
+    restore: async (file) => {
+      const members = await etcd.restore(file);
+      await new Promise((r) => setTimeout(r, o.restoreMs ?? 0));
+      return members;
     },
-  });
+  };
+  const app = buildAgentApp(
+    {
+      service,
+      journal: createMemoryJournalStore(),
+      identify: () => ({ name: `${role}-1`, role }),
+      recovery: {
+        services,
+        ...(o.worker !== true && { etcd: slow }),
+        uploadDir: uploads.path,
+        ...(o.maxSnapshotBytes !== undefined && { maxSnapshotBytes: o.maxSnapshotBytes }),
+      },
+    },
+    o.options,
+  );
   return { app, service, services, etcd, uploads: uploads.path };
 }
 
@@ -154,6 +175,26 @@ describe('agent recovery routes', () => {
     assert.deepEqual(Buffer.from(etcd.restored?.bytes ?? []), snapshot);
     assert.ok(etcd.restored?.path.startsWith(uploads));
     assert.deepEqual(await readdir(uploads), [], 'the upload is removed');
+  });
+
+  it('keeps the connection of a restore that outlasts the listener’s idle timeout', async () => {
+    const serverFactory = limitedServerFactory(undefined, {
+      idleTimeoutMs: 300,
+      requestTimeoutMs: 300,
+    });
+    const { app, etcd } = await setup('admin', { restoreMs: 1_200, options: { serverFactory } });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const res = await fetch(`${url}${R.etcdRestore}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from('snapshot'),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.deepEqual(etcd.calls, ['restore']);
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses an oversize or empty upload, or one that is not a byte stream, without restoring', async () => {

@@ -23,6 +23,7 @@ import {
 import type { EtcdRecovery } from '../ports/etcd-recovery.ts';
 import type { ServiceControl } from '../ports/service-control.ts';
 import type { AgentService } from './service.ts';
+import { answerWhenDone } from './long-answer.ts';
 import { receiveFile } from './upload.ts';
 
 /** What the recovery routes reach; absent parts answer as a machine without them. */
@@ -145,7 +146,7 @@ function registerEtcdRoutes(
     scope.addContentTypeParser('application/octet-stream', (_request, payload, done) => {
       done(null, payload);
     });
-    scope.post(R.etcdRestore, admin, async (request) => {
+    scope.post(R.etcdRestore, admin, async (request, reply) => {
       const target = etcd();
       if (!(request.body instanceof Readable))
         throw new MoltError(ErrorCode.BadInput, 'send the snapshot as application/octet-stream', {
@@ -161,7 +162,8 @@ function registerEtcdRoutes(
         maxBytes: recovery.maxSnapshotBytes ?? MaxSnapshotBytes,
       });
       try {
-        return await target.restore(file.path);
+        // The answer comes once etcd and the control plane run again: minutes on a slow machine.
+        return await answerWhenDone(reply, () => target.restore(file.path));
       } finally {
         await file.remove();
       }

@@ -24,6 +24,7 @@ describe('the CLI’s requests over mTLS', () => {
       { ...serving, ca: ca.cert, requestCert: true, rejectUnauthorized: true },
       (req, res) => {
         if (req.url === '/silent') return void held.push(() => res.end());
+        if (req.url === '/late') return void setTimeout(() => res.end('done'), 600);
         if (req.url === '/stalls') {
           res.writeHead(200).write('data: one\n\n');
           return void held.push(() => res.end());
@@ -78,6 +79,21 @@ describe('the CLI’s requests over mTLS', () => {
       (x: unknown) => x,
     );
     assert.equal(connectFailure(e).text, 'connected, but no answer in time (ANSWER_TIMEOUT)');
+    c.destroy();
+  });
+
+  it('waits longer for an answer the request says comes late (a restore)', async () => {
+    const c = client({ timeoutMs: 300 });
+    const late = await c.fetch(`${base}/late`, {
+      method: 'GET',
+      headers: {},
+      answerWithinMs: 5_000,
+    });
+    assert.equal(await late.text(), 'done');
+    await assert.rejects(
+      c.fetch(`${base}/late`, { method: 'GET', headers: {} }),
+      (e: unknown) => connectFailure(e).code === 'ANSWER_TIMEOUT',
+    );
     c.destroy();
   });
 

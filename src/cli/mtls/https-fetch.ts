@@ -39,11 +39,12 @@ export function createHttpsFetch(o: HttpsFetchOptions): HttpsFetch {
     new Promise<HttpResponse>((resolve, reject) => {
       const target = new URL(url);
       const host = target.hostname.replace(/^\[|\]$/g, '');
+      const timeoutMs = init.answerWithinMs ?? o.timeoutMs;
       const options: RequestOptions = {
         method: init.method,
         headers: init.headers,
         agent,
-        timeout: o.timeoutMs,
+        timeout: timeoutMs,
         ...(isIP(host) === 0 && { servername: host }),
       };
       const req = request(target, options, (res) => {
@@ -54,8 +55,8 @@ export function createHttpsFetch(o: HttpsFetchOptions): HttpsFetch {
         const connected = req.socket !== null && !req.socket.connecting;
         req.destroy(
           connected
-            ? timeoutError('ANSWER_TIMEOUT', `no answer within ${String(o.timeoutMs)} ms`)
-            : timeoutError('ETIMEDOUT', `not connected within ${String(o.timeoutMs)} ms`),
+            ? timeoutError('ANSWER_TIMEOUT', `no answer within ${String(timeoutMs)} ms`)
+            : timeoutError('ETIMEDOUT', `not connected within ${String(timeoutMs)} ms`),
         );
       });
       req.once('error', reject);
