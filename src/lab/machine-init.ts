@@ -13,10 +13,11 @@ import { ErrorCode, MoltError } from '../core/errors.ts';
 import { writePrivateFile } from '../platform/fs/private-file.ts';
 import { freePort } from '../platform/process/free-port.ts';
 import { MachineConfig, type MachineConfigInput } from '../protocol/machine-config.ts';
+import { type BootloaderName } from '../core/boot/bootloaders.ts';
 
 export interface MachineInitOptions {
   readonly root: string;
-  readonly bootloader: 'grub' | 'systemd-boot';
+  readonly bootloader: BootloaderName;
   readonly controlPlane: boolean;
   readonly node?: string;
   /** A config file to install as `state/config.yaml` (control-plane machines: etcd section). */

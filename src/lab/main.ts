@@ -19,6 +19,7 @@ import { labPublish } from './publish.ts';
 import { labStatus } from './status.ts';
 import { labUsage, labVerbUsage, machineUsage as usage } from './usage.ts';
 import { missingForVmPods, operatorPlace } from './lab-cluster-operator.ts';
+import { Bootloaders, isBootloader } from '../core/boot/bootloaders.ts';
 
 export type { LabIo } from './io.ts';
 
@@ -47,10 +48,11 @@ function parseMachine(argv: readonly string[]) {
     allowPositionals: false,
   });
   if (values.root === undefined) throw bad('--root is required');
-  const bootloader = values.bootloader as 'grub' | 'systemd-boot';
-  if (!['grub', 'systemd-boot'].includes(bootloader)) {
-    throw bad(`--bootloader must be grub or systemd-boot, not ${JSON.stringify(bootloader)}`);
-  }
+  const bootloader = values.bootloader;
+  if (!isBootloader(bootloader))
+    throw bad(
+      `--bootloader must be ${Bootloaders.join(' or ')}, not ${JSON.stringify(bootloader)}`,
+    );
   const deadline = Number(values['health-deadline']);
   const port = Number(values['api-port']);
   if (!Number.isInteger(deadline) || deadline <= 0)

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { HoldView } from './agent-hold.ts';
+import { Bootloaders } from '../core/boot/bootloaders.ts';
 
 export const AgentRoutes = {
   status: '/v1/status',
@@ -91,7 +92,7 @@ export const BootEntryView = z.object({
 export type BootEntryView = z.infer<typeof BootEntryView>;
 
 export const BootView = z.object({
-  bootloader: z.enum(['grub', 'systemd-boot']),
+  bootloader: z.enum(Bootloaders),
   committed: SlotIdSchema.nullable(),
   oneShot: SlotIdSchema.nullable(),
   entries: z.array(BootEntryView),

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ControlPlaneConfig } from './machine-config-control-plane.ts';
 import { NetworkConfig } from './machine-config-network.ts';
 import { KubernetesNodeConfig } from './machine-config-node.ts';
+import { Bootloaders } from '../core/boot/bootloaders.ts';
 
 const EtcdConfig = z
   .object({
@@ -119,7 +120,7 @@ export const MachineConfig = z
   .object({
     node: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/, 'a DNS-1123 name'),
     role: z.enum(['control-plane', 'worker']),
-    bootloader: z.enum(['grub', 'systemd-boot']),
+    bootloader: z.enum(Bootloaders),
     api: z
       .object({
         host: z.string().default('127.0.0.1'),

@@ -5,6 +5,7 @@ import { MiB, type DiskPlan } from '../../core/disk/layout.ts';
 import { formatSize, parseSize } from '../../core/disk/size.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { installDisk, type InstallOptions, type InstallResult } from './install-disk.ts';
+import { Bootloaders, isBootloader } from '../../core/boot/bootloaders.ts';
 
 interface Io {
   out(text: string): void;
@@ -91,8 +92,10 @@ function required(values: Record<string, unknown>, name: string): string {
 
 function optionsOf(values: ReturnType<typeof flags>, log: (line: string) => void): InstallOptions {
   const { bootloader } = values;
-  if (bootloader !== undefined && bootloader !== 'grub' && bootloader !== 'systemd-boot')
-    throw bad(`--bootloader must be grub or systemd-boot, not ${JSON.stringify(bootloader)}`);
+  if (bootloader !== undefined && !isBootloader(bootloader))
+    throw bad(
+      `--bootloader must be ${Bootloaders.join(' or ')}, not ${JSON.stringify(bootloader)}`,
+    );
   const size = (name: 'slot-size' | 'esp-size' | 'state-size' | 'disk-size') =>
     values[name] === undefined ? undefined : parseSize(values[name], `--${name}`);
   const [slot, esp, state, diskBytes] = [

@@ -7,6 +7,7 @@
 import { copyFile, open } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { buildGrubEfi } from './grub-efi.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 /** Where Debian's systemd-boot-efi installs the binary. */
 export const SdBootEfiPath = '/usr/lib/systemd/boot/efi/systemd-bootx64.efi';
@@ -41,7 +42,7 @@ async function checkPe(path: string, what: string): Promise<number> {
 
 /** Put the bootloader binary at `output`; return its size. */
 export async function prepareEfiBinary(
-  bootloader: 'grub' | 'systemd-boot',
+  bootloader: BootloaderName,
   output: string,
   given?: string,
 ): Promise<number> {

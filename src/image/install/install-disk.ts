@@ -27,6 +27,7 @@ import { stageMachine } from './stage.ts';
 import { readClusterPki } from './cluster-pki.ts';
 import { probeTarget, readContent, readUse, type DiskTarget } from './target.ts';
 import { writeDisk, type Log } from './write.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 export interface InstallOptions {
   /** A disk image file (created or extended with `diskBytes`) or a block device. */
@@ -38,7 +39,7 @@ export interface InstallOptions {
   /** Directory with `ca.pem` and the node certificate and key. */
   readonly pki: string;
   /** Must agree with the config's; @default the config's */
-  readonly bootloader?: 'grub' | 'systemd-boot';
+  readonly bootloader?: BootloaderName;
   /** Partition sizes in bytes (whole MiB). @default DefaultSizes (STATE ControlPlaneStateBytes on a control plane) */
   readonly sizes?: Partial<Omit<LayoutSizes, 'minEphemeral'>>;
   /** A disk file's size: created at, or extended to, this many bytes (never shrunk). */
@@ -76,7 +77,7 @@ export interface InstallResult {
   /** The node the replaced machine's STATE named. */
   readonly previousNode?: string;
   readonly node: string;
-  readonly bootloader: 'grub' | 'systemd-boot';
+  readonly bootloader: BootloaderName;
   readonly image: { readonly ref: string; readonly digest: string; readonly version: string };
   readonly plan: DiskPlan;
   readonly dryRun: boolean;

@@ -8,12 +8,10 @@
 import type { BootResult } from './disk.ts';
 import { bootGrub } from './grub.ts';
 import { bootSdBoot } from './sdboot.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 export type { BootResult } from './disk.ts';
 
-export function bootMachine(
-  root: string,
-  bootloader: 'grub' | 'systemd-boot',
-): Promise<BootResult> {
+export function bootMachine(root: string, bootloader: BootloaderName): Promise<BootResult> {
   return bootloader === 'grub' ? bootGrub(root) : bootSdBoot(root);
 }

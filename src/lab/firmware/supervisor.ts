@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentNodeOptions, LabEnv, LabExit } from '../../protocol/agent.ts';
 import { bootMachine } from './boot.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 export interface SupervisorOptions {
   readonly root: string;
-  readonly bootloader: 'grub' | 'systemd-boot';
+  readonly bootloader: BootloaderName;
   /**
    * argv that starts molt (`[node, …/molt.ts]`); the agent's node options go after node, and
    * `agent --root DIR` is appended.

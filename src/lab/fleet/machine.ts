@@ -14,6 +14,7 @@ import { startProcess, type ManagedProcess } from '../../platform/process/manage
 import { waitReady, type ReadinessOptions } from '../../platform/process/readiness.ts';
 import type { AgentStatus } from '../../protocol/agent.ts';
 import { createAgentClient } from '../../protocol/agent-client.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 export interface FleetPki {
   readonly dir: string;
@@ -61,7 +62,7 @@ export interface LabMachine {
 
 export interface LabMachineOptions {
   readonly root: string;
-  readonly bootloader: 'grub' | 'systemd-boot';
+  readonly bootloader: BootloaderName;
   readonly pki: FleetPki;
   readonly image: string;
   /** The argv that starts molt: `[node, …/bin/molt.js]`, as the lab was started. */

@@ -21,6 +21,7 @@ import { labVmDir } from './lab-vm.ts';
 import type { VmCluster } from './vm-cluster.ts';
 import { controlPlaneVmConfig } from './vm-control-plane.ts';
 import { guestAddress, nodeFiles, podRoutes, type VmKubernetes } from './vm-node.ts';
+import { type BootloaderName } from '../../core/boot/bootloaders.ts';
 
 const run = promisify(execFile);
 
@@ -136,7 +137,7 @@ export async function installVm(
   o: VmInstallOptions,
   vm: VmPlace,
   all: readonly VmPlace[],
-  bootloader: { name: 'grub' | 'systemd-boot'; efi?: string },
+  bootloader: { name: BootloaderName; efi?: string },
 ): Promise<string> {
   const { name } = vm;
   const dir = labVmDir(o.labDir, name);

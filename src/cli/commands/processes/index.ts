@@ -9,6 +9,7 @@
  */
 import { Command, Option } from 'commander';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { Bootloaders } from '../../../core/boot/bootloaders.ts';
 
 /** A process verb: its flags as commander flag strings with a description, and its subverbs. */
 interface ProcessSpec {
@@ -75,7 +76,7 @@ const lab: ProcessSpec = {
       description: 'one lab machine under molt’s firmware (molt lab machine --help)',
       flags: [
         ['--root <dir>', 'the machine’s root directory'],
-        ['--bootloader <name>', 'grub or systemd-boot', ['grub', 'systemd-boot']],
+        ['--bootloader <name>', 'grub or systemd-boot', [...Bootloaders]],
         ['--image <ref>', 'installer image for the first install of slot A'],
         ['--insecure', 'plain-HTTP registry (loopback labs)'],
         ['--pki <dir>', 'fleet CA to issue the node certificate from'],
@@ -159,7 +160,7 @@ const processes: readonly ProcessSpec[] = [
       ['--image <ref>', 'the installer image for slot A'],
       ['--config <file>', 'the machine config'],
       ['--pki <dir>', 'the fleet CA to issue the node certificate from'],
-      ['--bootloader <name>', 'grub or systemd-boot', ['grub', 'systemd-boot']],
+      ['--bootloader <name>', 'grub or systemd-boot', [...Bootloaders]],
       ['--slot-size <size>', 'size of each slot'],
       ['--esp-size <size>', 'size of the ESP'],
       ['--state-size <size>', 'size of STATE'],
