@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { HoldView } from './agent-hold.ts';
 import { Bootloaders } from '../core/boot/bootloaders.ts';
+import { DrainTimeoutActions } from '../core/drain/pods.ts';
 
 export const AgentRoutes = {
   status: '/v1/status',
@@ -38,7 +39,7 @@ export const UpgradeRequestBody = z
     drain: z
       .object({
         timeoutSeconds: z.number().int().positive().optional(),
-        onTimeout: z.enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete']).optional(),
+        onTimeout: z.enum(DrainTimeoutActions).optional(),
       })
       .strict()
       .optional(),

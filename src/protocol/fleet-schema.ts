@@ -19,6 +19,7 @@ import type {
   Rollout,
   StartRecord,
 } from '../core/rollout/types.ts';
+import { DrainTimeoutActions } from '../core/drain/pods.ts';
 
 export const name = z.string().min(1, 'must not be empty');
 
@@ -109,7 +110,7 @@ export const poolSchema = z
     drain: z
       .strictObject({
         timeout: duration.optional(),
-        onTimeout: z.enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete']).optional(),
+        onTimeout: z.enum(DrainTimeoutActions).optional(),
       })
       .optional(),
     onHalt: z.enum(['stop', 'rollback']).optional(),

@@ -9,6 +9,7 @@ import { ControlPlaneConfig } from './machine-config-control-plane.ts';
 import { NetworkConfig } from './machine-config-network.ts';
 import { KubernetesNodeConfig } from './machine-config-node.ts';
 import { Bootloaders } from '../core/boot/bootloaders.ts';
+import { DrainTimeoutActions } from '../core/drain/pods.ts';
 
 const EtcdConfig = z
   .object({
@@ -70,9 +71,7 @@ const KubernetesConfig = z
     drain: z
       .object({
         timeoutSeconds: z.number().int().positive().default(600),
-        onTimeout: z
-          .enum(['abort-and-uncordon', 'quarantine-and-skip', 'force-delete'])
-          .default('abort-and-uncordon'),
+        onTimeout: z.enum(DrainTimeoutActions).default('abort-and-uncordon'),
         deleteEmptyDirData: z.boolean().default(false),
         force: z.boolean().default(false),
         /**

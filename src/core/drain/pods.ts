@@ -51,7 +51,12 @@ export interface PodFacts {
 }
 
 /** What happens when pods are still there at the drain's deadline. */
-export type DrainTimeoutAction = 'abort-and-uncordon' | 'quarantine-and-skip' | 'force-delete';
+export const DrainTimeoutActions = [
+  'abort-and-uncordon',
+  'quarantine-and-skip',
+  'force-delete',
+] as const;
+export type DrainTimeoutAction = (typeof DrainTimeoutActions)[number];
 
 export interface DrainPolicy {
   /** How long evictions may keep being refused (PDBs) and evicted pods may take to go. */
