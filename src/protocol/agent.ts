@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { HoldView } from './agent-hold.ts';
 import { Bootloaders } from '../core/boot/bootloaders.ts';
 import { DrainTimeoutActions } from '../core/drain/pods.ts';
+import { RequestDefaults } from '../core/upgrade/events.ts';
 
 export const AgentRoutes = {
   status: '/v1/status',
@@ -26,9 +27,9 @@ export const AgentRoutes = {
 export const UpgradeRequestBody = z
   .object({
     image: z.string().min(1).max(1024),
-    preserve: z.boolean().default(true),
-    stage: z.boolean().default(false),
-    force: z.boolean().default(false),
+    preserve: z.boolean().default(RequestDefaults.preserve),
+    stage: z.boolean().default(RequestDefaults.stage),
+    force: z.boolean().default(RequestDefaults.force),
     /**
      * Take this control-plane machine's etcd member down even when that leaves a 2-member cluster
      * without quorum (the operator sends it for a cluster with smallControlPlane: accept-downtime).

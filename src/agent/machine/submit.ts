@@ -3,7 +3,12 @@
 import type { DrainOverride } from '../../core/drain/pods.ts';
 import { ErrorCode, MoltError, isMoltError } from '../../core/errors.ts';
 import { otherSlot } from '../../core/slots/slot.ts';
-import type { OperationKind, OperationRequest, StepError } from '../../core/upgrade/events.ts';
+import {
+  RequestDefaults,
+  type OperationKind,
+  type OperationRequest,
+  type StepError,
+} from '../../core/upgrade/events.ts';
 import type { UpgradeState } from '../../core/upgrade/state.ts';
 import type { Admission } from '../../core/upgrade/transition.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -35,9 +40,9 @@ export function operationRequest(
     id,
     kind: request.kind,
     ...(request.image === undefined ? {} : { image: request.image }),
-    preserve: request.preserve ?? true,
-    stage: request.stage ?? false,
-    force: request.force ?? false,
+    preserve: request.preserve ?? RequestDefaults.preserve,
+    stage: request.stage ?? RequestDefaults.stage,
+    force: request.force ?? RequestDefaults.force,
     ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
     controlPlane: facts.controlPlane,
     healthDeadlineMs: facts.healthDeadlineMs,

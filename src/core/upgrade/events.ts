@@ -8,6 +8,12 @@ import type { Phase } from './phase.ts';
 
 export type OperationKind = 'upgrade' | 'rollback' | 'reboot';
 
+/**
+ * What a request that says nothing of them means: the machine's data kept, the slot switched to at
+ * once, no refusal overridden. The API's schema, the runner, the CLI and the operator read these.
+ */
+export const RequestDefaults = { preserve: true, stage: false, force: false } as const;
+
 /** An API request, completed by the runner with the machine's facts. */
 export interface OperationRequest {
   readonly id: string;

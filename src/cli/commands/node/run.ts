@@ -27,6 +27,7 @@ export {
   runEtcdRemove,
   runEtcdSnapshot,
 } from './etcd.ts';
+import { RequestDefaults } from '../../../core/upgrade/events.ts';
 
 /** `molt node status`. */
 export function runStatus(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
@@ -68,9 +69,9 @@ const followSchema = z.object({
 
 const submitSchema = followSchema.extend({
   image: z.string().min(1, 'is empty').optional(),
-  preserve: z.boolean().default(true),
-  stage: z.boolean().default(false),
-  force: z.boolean().default(false),
+  preserve: z.boolean().default(RequestDefaults.preserve),
+  stage: z.boolean().default(RequestDefaults.stage),
+  force: z.boolean().default(RequestDefaults.force),
 });
 
 /** `molt node upgrade|rollback|reboot`. */

@@ -18,6 +18,7 @@ import { createAgentClient, type AgentClient } from '../../../protocol/index.ts'
 import type { AgentGateway } from '../../ports/agents.ts';
 import type { MachineRecord } from '../../ports/store.ts';
 import { machineClients, type MachineCalls } from './machine-clients.ts';
+import { RequestDefaults } from '../../../core/upgrade/events.ts';
 
 /** PEM: the fleet CA, the operator's certificate and key; a deadline per request. */
 export type AgentGatewayOptions = MtlsFetchOptions;
@@ -60,7 +61,7 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
       call(m, (c) =>
         c.upgrade({
           image: request.image,
-          preserve: request.preserve ?? true,
+          preserve: request.preserve ?? RequestDefaults.preserve,
           ...(request.drain !== undefined && { drain: request.drain }),
           ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
         }),
