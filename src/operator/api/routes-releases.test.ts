@@ -185,8 +185,9 @@ describe('blocked releases', () => {
     assert.equal(without.json<{ releases?: unknown }>().releases, undefined);
   });
 
-  it('asks the registry for the plan at most every 10 s, and for a block every time', async () => {
+  it('asks the registry and the API server for the plan at most every 10 s, and for a block every time', async () => {
     let asked = 0;
+    let versions = 0;
     let clock = fixtureNow;
     const counted = await build({
       now: () => clock,
@@ -194,9 +195,14 @@ describe('blocked releases', () => {
         asked++;
         return Promise.resolve([listed('1.2.0', 'c')]);
       },
+      kubernetesVersion: () => {
+        versions++;
+        return Promise.resolve('v1.36.3');
+      },
     });
     for (let i = 0; i < 5; i++) await counted.inject({ method: 'GET', url: '/v1/plan' });
     assert.equal(asked, 1, 'five plans within 10 s: one registry listing');
+    assert.equal(versions, 1, 'and one question to the API server');
     clock += 10_000;
     await counted.inject({ method: 'GET', url: '/v1/plan' });
     assert.equal(asked, 2, 'asked again once 10 s have passed');
