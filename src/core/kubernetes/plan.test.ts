@@ -42,6 +42,16 @@ describe('the Kubernetes plan', () => {
     ]);
   });
 
+  it('hands no leadership over on a lone control plane: nobody could take it', () => {
+    const lone = input({ machines: [machine('cp-1', 'v1.35.4')], etcdLeader: 'cp-1' });
+    assert.deepEqual(steps(lone).map(line), [
+      'cp-1 prepull',
+      'cp-1 apply kube-apiserver',
+      'cp-1 apply kube-controller-manager',
+      'cp-1 apply kube-scheduler',
+    ]);
+  });
+
   it('records the spec each apply replaces, and the target spec with the emulation', () => {
     const s = steps(input()).find((x) => x.action === 'apply');
     assert.deepEqual(s?.spec, {
@@ -113,6 +123,7 @@ describe('the Kubernetes plan', () => {
           if (new Set(order).size !== order.length) return false;
           if (order.at(-1) !== leader) return false;
           const forfeit = applies.findIndex((x) => x.action === 'forfeit-leadership');
+          if (ids.length === 1) return forfeit === -1;
           return (
             applies[forfeit]?.machine === leader &&
             applies[forfeit + 1]?.machine === leader &&

@@ -4,9 +4,10 @@
  * the target:
  *
  * 1. `prepull` the target's bundle on every machine that will apply it, before anything restarts;
- * 2. then one machine at a time — the etcd leader last, with a `forfeit-leadership` step first, so
- *    the leader is restarted once and the cluster elects another only once — apply kube-apiserver,
- *    then kube-controller-manager, then kube-scheduler.
+ * 2. then one machine at a time — the etcd leader last, with a `forfeit-leadership` step first
+ *    when another control plane can take the lead, so the leader is restarted once and the
+ *    cluster elects another only once — apply kube-apiserver, then kube-controller-manager, then
+ *    kube-scheduler.
  *
  * A component whose spec would not change gets no step (an interrupted plan made again skips what
  * it finished). Every `apply` records the spec it replaces (`previous`), which is what the rollback
@@ -112,7 +113,9 @@ function machineSteps(m: ControlPlaneMachine, input: PlanInput): Draft[] | { mis
       ...(previous !== undefined && { previous }),
     });
   }
-  if (applies.length === 0 || m.id !== input.etcdLeader) return applies;
+  // A lone control plane has nobody to hand its etcd leadership to: it keeps leading.
+  if (applies.length === 0 || m.id !== input.etcdLeader || input.machines.length < 2)
+    return applies;
   return [{ machine: m.id, action: 'forfeit-leadership' }, ...applies];
 }
 

@@ -64,6 +64,30 @@ describe('the operator runs a Kubernetes plan', () => {
     assert.equal((await w.store.kubeUpgrades('default')).length, 1);
   });
 
+  it('waits out an agent that does not answer for a while (a busy machine), then goes on', async () => {
+    const w = await world();
+    w.declare({ version: 'v1.36.3' });
+    // Planned and under way when cp-3's agent stops answering.
+    w.agents.onApply = (machine, component) => {
+      if (machine === 'cp-1' && component === 'kube-scheduler') w.agents.unreachable.add('cp-3');
+    };
+    const waits: number[] = [];
+    const driver = createKubePlanDriver({
+      ...w.deps(),
+      sleep: (ms) => {
+        waits.push(ms);
+        if (waits.length === 6) w.agents.unreachable.delete('cp-3');
+        return Promise.resolve();
+      },
+    });
+    await driver.pass();
+    await driver.idle();
+    const [plan] = await w.store.kubeUpgrades('default');
+    assert.equal(plan?.phase, 'Succeeded', plan?.reason);
+    assert.deepEqual(waits.slice(0, 6), [2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    assert.ok(everywhere(w).every((l) => l.endsWith('v1.36.3~1.35')));
+  });
+
   it('checks a recorded plan’s bundle again before any pre-pull: an unsigned one reaches no agent', async () => {
     const w = await world();
     w.declare({ version: 'v1.36.3' });

@@ -25,8 +25,13 @@ import type { MachineRecord } from '../ports/store.ts';
 import { recordTransition } from '../transitions/record.ts';
 import type { KubePlanDeps } from './deps.ts';
 
-/** Attempts of a step whose agent does not answer, 2 s apart and doubling. */
-const unreachableAttempts = 3;
+/**
+ * Attempts of a step whose agent does not answer, 2 s apart, doubling up to 30 s: about 3 minutes
+ * in all, since an agent on a busy machine (its API server restarting beside it) may not answer for
+ * a minute, and a plan that rolls back for that undoes work for nothing.
+ */
+const unreachableAttempts = 10;
+const unreachableMaxWaitMs = 30_000;
 
 async function reachable<T>(d: KubePlanDeps, call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -35,7 +40,8 @@ async function reachable<T>(d: KubePlanDeps, call: () => Promise<T>): Promise<T>
     } catch (e) {
       if (attempt >= unreachableAttempts || !isMoltError(e, ErrorCode.AgentUnreachable)) throw e;
     }
-    await (d.sleep ?? ((ms: number) => sleep(ms)))(2_000 * 2 ** (attempt - 1));
+    const wait = Math.min(2_000 * 2 ** (attempt - 1), unreachableMaxWaitMs);
+    await (d.sleep ?? ((ms: number) => sleep(ms)))(wait);
   }
 }
 
