@@ -3,7 +3,7 @@
 // cluster's recovery test runs them for real): what is refused before anything stops, the order of
 // stop, move and start, and that an old data dir is moved aside, never deleted.
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ErrorCode } from '../../../core/errors.ts';
@@ -156,6 +156,24 @@ describe('etcd restore and rejoin (orchestration)', () => {
     ])
       assert.ok(args.includes(flag), `${flag} in ${args}`);
   });
+
+  const needsRoot = process.getuid?.() === 0 ? false : 'needs root (chown)';
+  it(
+    'gives the restored data the owner of the data dir it replaces (etcd runs as its own user)',
+    { skip: needsRoot },
+    async () => {
+      await chown(ctx.dataDir, 4242, 4343);
+      await assert.rejects(restore(deps(goodEtcdutl), snapshot), { code: ErrorCode.EtcdUnhealthy });
+      for (const path of [
+        ctx.dataDir,
+        join(ctx.dataDir, 'member'),
+        join(ctx.dataDir, 'member', 'restored'),
+      ]) {
+        const s = await stat(path);
+        assert.deepEqual([s.uid, s.gid], [4242, 4343], path);
+      }
+    },
+  );
 
   it('refuses to rejoin when no live cluster answers, before anything stops or moves', async () => {
     await assert.rejects(rejoin(deps(goodEtcdutl)), (e: { code: string; hint: string }) => {

@@ -14,7 +14,8 @@
  *
  * Nothing is deleted: an old data dir is the last copy of a cluster a person may still need.
  */
-import { access, rename, rm } from 'node:fs/promises';
+import { access, lchown, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { EtcdMember } from '../../ports/etcd-member.ts';
@@ -77,13 +78,27 @@ export async function restore(d: RestoreDeps, file: string): Promise<void> {
       },
     );
   }
+  const owner = await stat(ctx.dataDir).catch(() => undefined);
   await d.services.stopAll();
   const aside = await moveAside(ctx.dataDir, 'pre-restore', at);
   await rename(restored, ctx.dataDir);
+  // etcdutl ran as the agent (root); etcd runs as its own user (Debian's `etcd`), which could not
+  // open a root-owned member directory: the restored tree gets the old data dir's owner.
+  if (owner !== undefined) await chownTree(ctx.dataDir, owner.uid, owner.gid);
   await removeJoinSpec(ctx.dataDir);
   await d.etcd.enable?.();
   await startAll(d.services, aside);
   await waitAlone(ctx);
+}
+
+/** `chown -R uid:gid path`, links themselves and not what they point to. */
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  await lchown(path, uid, gid);
+  for (const entry of await readdir(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) await chownTree(child, uid, gid);
+    else await lchown(child, uid, gid);
+  }
 }
 
 async function startAll(services: Services, aside: string | undefined): Promise<void> {
