@@ -49,13 +49,26 @@ export async function applyKubernetesCluster(
   await api.replaceNamespacedCustomObject({ ...where, name: cluster, body: { ...body, metadata } });
 }
 
-/** `molt cluster kubernetes status --cluster CLUSTER -o json`. */
+/**
+ * `molt cluster kubernetes status --cluster CLUSTER -o json`, asked again while the operator does
+ * not answer in time (for up to 5 minutes): on a lab starved by its VMs, the operator's answer can
+ * take longer than a person's command waits, and a poll must not fail for that.
+ */
 export async function kubeStatus(lab: NodeLab, cluster: string): Promise<KubeClusterStatusView> {
-  const out = await lab.molt(
-    ['cluster', 'kubernetes', 'status', '--cluster', cluster, '-o', 'json'],
-    lab.env(),
-  );
-  return KubeClusterStatusView.parse(JSON.parse(out));
+  const until = Date.now() + 5 * 60_000;
+  for (;;) {
+    try {
+      const out = await lab.molt(
+        ['cluster', 'kubernetes', 'status', '--cluster', cluster, '-o', 'json'],
+        lab.env(),
+      );
+      return KubeClusterStatusView.parse(JSON.parse(out));
+    } catch (e) {
+      const busy = /MOLT_OPERATOR_UNREACHABLE/.test((e as { stderr?: string }).stderr ?? '');
+      if (!busy || Date.now() >= until) throw e;
+      await sleep(10_000);
+    }
+  }
 }
 
 /** The ids of the cluster's plans so far. */

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 import {
@@ -107,6 +107,7 @@ export function nodeLab(count: number, cliConfig: string, flags: readonly string
     await molt(['lab', 'down', '--dir', dir]).catch((e: unknown) => {
       console.log(`lab down: ${String(e)}`);
     });
+    await keepLogs(dir);
     if (!keep) await rm(dir, { recursive: true, force: true });
   });
   return {
@@ -118,6 +119,22 @@ export function nodeLab(count: number, cliConfig: string, flags: readonly string
     policy: () => clients.policy,
     certificates: () => clients.certificates,
   };
+}
+
+/**
+ * The lab's logs and each VM's console, kept under `.molt/vm-logs/<lab>/` when the lab's own
+ * directory goes: a failed scenario on a machine that took an hour to get there must leave what
+ * it saw.
+ */
+async function keepLogs(dir: string): Promise<void> {
+  const to = join(repoRoot, '.molt', 'vm-logs', basename(dir));
+  await cp(join(dir, 'logs'), join(to, 'logs'), { recursive: true }).catch(() => undefined);
+  const vmsDir = join(dir, 'vms');
+  for (const vm of await readdir(vmsDir).catch(() => [])) {
+    await mkdir(join(to, vm), { recursive: true });
+    await cp(join(vmsDir, vm, 'serial.log'), join(to, vm, 'serial.log')).catch(() => undefined);
+  }
+  console.log(`the lab's logs and consoles: ${to}`);
 }
 
 /** The node names the kubelet certificates the cluster issued through bootstrap CSRs are for. */
