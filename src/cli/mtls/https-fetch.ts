@@ -59,7 +59,8 @@ export function createHttpsFetch(o: HttpsFetchOptions): HttpsFetch {
             : timeoutError('ETIMEDOUT', `not connected within ${String(timeoutMs)} ms`),
         );
       });
-      req.once('error', reject);
+      // Kept for the request's life: an error after the answer (the body cut) must not go unheard.
+      req.on('error', reject);
       send(req, init.body);
     });
   return {
