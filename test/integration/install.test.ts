@@ -332,7 +332,8 @@ describe('molt install onto a disk file', () => {
       diskBytes,
       image: `${fx.registry.host}/${repo}:1.0.0`,
       insecure: true,
-      sizes: testSizes,
+      // A control plane's STATE is 1 GiB unless told: this small test disk tells it.
+      sizes: { ...testSizes, state: 64 * MiB },
       kubePki: kube,
     });
     const state = `${disk}?offset=${String(partitionOf(result.plan, PartitionName.State).offset)}`;

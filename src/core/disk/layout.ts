@@ -130,7 +130,7 @@ export function planDisk(diskBytes: number, sizes: LayoutSizes = DefaultSizes): 
       `the disk has ${mib(diskBytes)} (${String(diskBytes)} bytes); molt's layout needs at least ${mib(minimum)}: ` +
         `1 + ESP ${mib(sizes.esp)} + 2 × slot ${mib(sizes.slot)} + STATE ${mib(sizes.state)} + EPHEMERAL ≥ ${mib(sizes.minEphemeral)} + 1 (backup GPT)`,
       {
-        hint: 'use a larger disk, a smaller --slot-size, or for a disk file --disk-size',
+        hint: 'use a larger disk, a smaller --slot-size or --state-size, or for a disk file --disk-size',
         details: { diskBytes, minimumDiskBytes: minimum },
       },
     );
