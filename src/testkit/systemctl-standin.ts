@@ -4,7 +4,7 @@
  * PID 1 is not systemd, so the real systemctl cannot answer), and the systemd adapters must still
  * be exercised through a process boundary with real argument arrays and exit codes. It is a
  * POSIX shell script keeping each unit's state in a file; it answers the calls molt makes
- * (`show -p LoadState --value`, `show -p ActiveState,MainPID,ActiveEnterTimestamp`,
+ * (`show -p LoadState --value`, `show -p ActiveState[,SubState],MainPID,ActiveEnterTimestamp`,
  * `show -p ConditionResult,ConditionTimestamp`, `is-active`,
  * `start`, `restart`, `stop`, `daemon-reload`, `is-system-running`,
  * `list-units --failed --plain --no-legend`) with systemctl's output format and exit codes. The
@@ -30,9 +30,17 @@ case "$1" in
       if [ -f "$d/$4.nocondition" ] && [ -f "$d/$4.checked" ]; then echo ConditionResult=no; else echo ConditionResult=yes; fi
       echo "ConditionTimestamp=$(cat "$d/$4.checked" 2>/dev/null)"
     else
-      # show -p ActiveState,MainPID,ActiveEnterTimestamp UNIT
+      # show -p ActiveState[,SubState],MainPID,ActiveEnterTimestamp UNIT; "auto-restart": the
+      # process exited and Restart= starts it again after RestartSec (systemd says "activating")
       s=$(unit_state "$4"); [ "$s" = unknown ] && s=inactive
-      echo "ActiveState=$s"
+      case "$s" in
+        auto-restart) echo "ActiveState=activating"; sub=auto-restart ;;
+        active) echo "ActiveState=$s"; sub=running ;;
+        activating) echo "ActiveState=$s"; sub=start ;;
+        failed) echo "ActiveState=$s"; sub=failed ;;
+        *) echo "ActiveState=$s"; sub=dead ;;
+      esac
+      case "$3" in *SubState*) echo "SubState=$sub" ;; esac
       if [ -f "$d/$4.pid" ]; then echo "MainPID=$(cat "$d/$4.pid")"; else echo "MainPID=0"; fi
       echo "ActiveEnterTimestamp=$(cat "$d/$4.since" 2>/dev/null)"
     fi ;;
@@ -51,7 +59,10 @@ case "$1" in
     echo active > "$d/$2" ;;
   is-active)
     shift; rc=0
-    for u in "$@"; do s=$(unit_state "$u"); [ "$s" = unknown ] && s=inactive; echo "$s"; [ "$s" = active ] || rc=3; done
+    for u in "$@"; do
+      s=$(unit_state "$u"); [ "$s" = unknown ] && s=inactive; [ "$s" = auto-restart ] && s=activating
+      echo "$s"; [ "$s" = active ] || rc=3
+    done
     exit $rc ;;
   start)
     [ -f "$d/$2" ] || { echo "Failed to start $2: Unit $2 not found." >&2; exit 5; }
@@ -85,7 +96,11 @@ esac
 export interface SystemctlStandIn {
   /** Path of the executable to pass as the adapters' systemctl. */
   readonly path: string;
-  setUnit(unit: string, state: 'active' | 'inactive' | 'failed' | 'activating'): Promise<void>;
+  /** `auto-restart`: its process exited, and systemd starts it again after `RestartSec=`. */
+  setUnit(
+    unit: string,
+    state: 'active' | 'inactive' | 'failed' | 'activating' | 'auto-restart',
+  ): Promise<void>;
   unitState(unit: string): Promise<string | undefined>;
   /** `stop` of this unit hangs (a unit that does not stop in time). */
   jam(unit: string, jammed: boolean): Promise<void>;

@@ -56,7 +56,10 @@ function isoTime(value: string | undefined): string | undefined {
 
 function viewOf(name: string, props: Record<string, string> | undefined): ServiceView {
   const state = props?.['ActiveState'] ?? 'unknown';
-  const running = !stopped.has(state) && state !== 'unknown';
+  // "activating" in sub-state `auto-restart`: the process exited and `Restart=` has not yet
+  // started it again — nothing runs.
+  const restarting = props?.['SubState'] === 'auto-restart';
+  const running = !stopped.has(state) && state !== 'unknown' && !restarting;
   if (!running) return { name, running };
   const pid = Number(props?.['MainPID']);
   const since = isoTime(props?.['ActiveEnterTimestamp']);
@@ -93,10 +96,9 @@ export function createSystemdServiceControl(o: {
   };
   const views = async (units: readonly NamedUnit[]): Promise<ServiceView[]> => {
     if (units.length === 0) return [];
-    const props = ['Id', 'ActiveState', 'MainPID', 'ActiveEnterTimestamp'].flatMap((p) => [
-      '-p',
-      p,
-    ]);
+    const props = ['Id', 'ActiveState', 'SubState', 'MainPID', 'ActiveEnterTimestamp'].flatMap(
+      (p) => ['-p', p],
+    );
     const r = await o.systemctl.run([
       'show',
       '--timestamp=unix',

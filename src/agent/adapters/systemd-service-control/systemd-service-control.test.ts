@@ -25,7 +25,8 @@ ActiveEnterTimestamp=@1764208851
 
 Id=molt-kube-apiserver.service
 MainPID=0
-ActiveState=failed
+ActiveState=activating
+SubState=auto-restart
 ActiveEnterTimestamp=n/a
 `;
 
@@ -76,7 +77,7 @@ describe('systemd service control', () => {
     );
   });
 
-  it('lists the installed units from one systemctl show: running, main PID, since', async () => {
+  it('lists the installed units from one systemctl show: running, main PID, since (a unit waiting to restart its exited process is not running)', async () => {
     const { control, calls } = fakes();
     assert.deepEqual(await control.list(), [
       { name: 'etcd', running: true, pid: 812, since: new Date(1764208851_000).toISOString() },
@@ -85,7 +86,7 @@ describe('systemd service control', () => {
     assert.deepEqual(
       calls.filter((c) => c.startsWith('systemctl')),
       [
-        'systemctl show --timestamp=unix -p Id -p ActiveState -p MainPID -p ActiveEnterTimestamp etcd.service molt-kube-apiserver.service',
+        'systemctl show --timestamp=unix -p Id -p ActiveState -p SubState -p MainPID -p ActiveEnterTimestamp etcd.service molt-kube-apiserver.service',
       ],
     );
   });

@@ -14,6 +14,7 @@ import { renderComponent } from '../../../core/kubernetes/render.ts';
 import { tempDir } from '../../../platform/process/managed-process.ts';
 import { componentSupervisorConformance } from '../../../testkit/component-supervisor-conformance.ts';
 import { createSystemctlStandIn } from '../../../testkit/systemctl-standin.ts';
+import { waitHealthy } from '../../machine/control-plane-wait.ts';
 import { componentUnit, createSystemdComponents, systemdArg } from './component-unit.ts';
 import { createSystemctl } from './systemctl.ts';
 
@@ -87,6 +88,23 @@ describe('control-plane components as systemd units', () => {
       'restart molt-kube-scheduler.service',
     ]);
     assert.equal(await m.fake.unitState('molt-kube-scheduler.service'), 'active');
+  });
+
+  it('sees a unit whose process exited as stopped while systemd waits to restart it, so a refused flag is given up on at once', async () => {
+    const m = await machine();
+    open.push(m);
+    const s = spec('kube-scheduler', '1');
+    await m.supervisor.run(s);
+    assert.equal((await m.supervisor.state('kube-scheduler')).running, true);
+    await m.fake.setUnit('molt-kube-scheduler.service', 'auto-restart');
+    assert.deepEqual(await m.supervisor.state('kube-scheduler'), { running: false });
+    const clock = { now: () => 0, sleep: () => Promise.reject(new Error('waited')) };
+    const probe = {
+      healthy: () => Promise.resolve({ ok: false, message: 'connection refused' }),
+      listening: () => Promise.resolve(false),
+    };
+    const waits = { supervisor: m.supervisor, probe, clock };
+    assert.equal(await waitHealthy(waits, s, 600_000), 'it exited');
   });
 
   it('tails the unit’s journal', async () => {

@@ -100,7 +100,7 @@ export function createSystemdComponents(o: SystemdComponentOptions): ComponentSu
       'show',
       '--timestamp=unix',
       '-p',
-      'ActiveState,MainPID,ActiveEnterTimestamp',
+      'ActiveState,SubState,MainPID,ActiveEnterTimestamp',
       componentUnitName(name),
     ]);
     const props = new Map(
@@ -109,7 +109,11 @@ export function createSystemdComponents(o: SystemdComponentOptions): ComponentSu
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const),
     );
     const active = props.get('ActiveState');
-    if (active !== 'active' && active !== 'activating' && active !== 'reloading')
+    // `Restart=always` keeps a unit whose process exited "activating" (sub-state `auto-restart`)
+    // until its next start: its process is gone, and a binary that refuses a flag would otherwise
+    // look alive, and be waited for, until the whole health bound ran out.
+    const restarting = props.get('SubState') === 'auto-restart';
+    if ((active !== 'active' && active !== 'activating' && active !== 'reloading') || restarting)
       return { running: false };
     const pid = Number(props.get('MainPID'));
     const hash = (await readFile(hashFile(name), 'utf8').catch(() => '')).trim();
