@@ -83,7 +83,7 @@ export async function endedPlan(
   version: string,
   known: ReadonlySet<string>,
 ): Promise<KubePlanView> {
-  const timeoutMs = 40 * 60_000;
+  const timeoutMs = 60 * 60_000;
   const until = Date.now() + timeoutMs;
   for (;;) {
     const { plan } = await kubeStatus(lab, cluster);
