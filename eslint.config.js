@@ -126,9 +126,10 @@ export default tseslint.config(
     },
   },
   // The operator's zones (STYLE §2, like the agent's): decide/ is pure (no I/O, no Node, no clock);
-  // loop/ carries the decisions out through ports; api/ reads decide/ and records what a person
-  // asks through transitions/, never through the loop. Only the composition root (main.ts and the
-  // files it splits into) constructs adapters.
+  // loop/ carries the decisions out through ports; actions/ holds the rules of what a person asks
+  // (the API, the dashboard and the declared runner all call it) and records through
+  // transitions/; api/ parses, authorises and answers, never through the loop. Only the
+  // composition root (main.ts and the files it splits into) constructs adapters.
   operatorZone(['src/operator/decide/**/*.ts'], {
     'node:*': 'decide/ is pure: no I/O',
     '**/adapters/**': 'decide/ depends on ports, never on adapters',
@@ -150,6 +151,11 @@ export default tseslint.config(
   operatorZone(['src/operator/loop/**/*.ts'], {
     '**/adapters/**': 'loop/ depends on ports, never on adapters',
     '**/api/**': 'the loop knows nothing about the API (main.ts wires them)',
+  }),
+  operatorZone(['src/operator/actions/**/*.ts'], {
+    '**/adapters/**': 'actions/ depends on ports, never on adapters',
+    '**/loop/**': 'actions/ serve the loop and the API alike',
+    '**/api/**': 'actions/ serve the loop and the API alike',
   }),
   operatorZone(['src/operator/api/**/*.ts'], {
     '**/adapters/**': 'api/ depends on ports, never on adapters',

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * Which actions the page offers, as plain values (no DOM): what a rollout in its state allows
- * (the operator's rules, `operator/api/rollout-actions.ts`; the operator checks again) and what the
+ * (the operator's rules, `operator/actions/rollout-rules.ts`; the operator checks again) and what the
  * signed-in person's role allows. Viewers and anonymous readers get no buttons.
  */
 import type { DashboardUserRole } from '../protocol/dashboard.ts';

@@ -2,13 +2,11 @@
 /**
  * Composition of declared desired state (docs/adr/0011): the pools every part of the operator
  * plans with become live — the fleet file's at start, then what each pass reads from the declared
- * molt.dev objects — and the runner that brings those objects in is wired to the same rollout
- * actions the API runs. `main.ts` calls these; nothing else constructs them.
+ * molt.dev objects — and the runner that brings those objects in (which acts through the same
+ * `actions/` the API calls). `main.ts` calls these; nothing else constructs them.
  */
 import type { Pool } from '../core/rollout/types.ts';
 import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
-import { actOn } from './api/routes-rollouts.ts';
-import { rollbackOn } from './api/rollback-on.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
 import type { Selection } from '../core/images/units.ts';
 import type { GmWatch } from './images/gm-check.ts';
@@ -73,12 +71,5 @@ export function declaredRunner(o: {
   /** The image driver's last selection: each ImagePolicy object's `Following` condition. */
   readonly selection?: (() => Selection | undefined) | undefined;
 }): DeclaredRunner {
-  return createDeclaredRunner({
-    ...o,
-    now: () => Date.now(),
-    actions: {
-      act: (sink, a) => actOn(sink, a),
-      rollback: (sink, a) => rollbackOn(sink, a),
-    },
-  });
+  return createDeclaredRunner({ ...o, now: () => Date.now() });
 }

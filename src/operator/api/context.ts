@@ -11,7 +11,7 @@ import type { FleetLockGroup } from './fleetlock-groups.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import type { ObservationBook } from './observations.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
-import type { SelfRegistration } from './self-registration.ts';
+import type { SelfRegistration } from '../actions/self-registration.ts';
 import type { KubernetesApi } from '../kubernetes/deps.ts';
 import type { ImagesDeps } from '../images/observe.ts';
 

@@ -17,7 +17,7 @@ import { createAgentGateway } from '../adapters/agent-gateway/index.ts';
 import type { AgentGateway } from '../ports/agents.ts';
 import type { OperatorStore } from '../ports/store.ts';
 import { buildOperatorApp } from './app.ts';
-import type { SelfRegistration } from './self-registration.ts';
+import type { SelfRegistration } from '../actions/self-registration.ts';
 
 const workersRule = SelfRegistrationRule.parse({
   nodes: ['w-*'],

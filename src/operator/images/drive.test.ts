@@ -11,7 +11,7 @@ import { scanOf } from '../../testkit/image-scan.ts';
 import { at, d, followRebuilds, putDeployments, repo } from '../../testkit/image-world.ts';
 import { nth } from '../../testkit/operator-store-fixtures.ts';
 import { MemoryOperatorStore } from '../adapters/memory-store/operator-store.ts';
-import { rollbackOn } from '../api/rollback-on.ts';
+import { rollbackOn } from '../actions/rollback.ts';
 import { machinePart } from '../decide/snapshot.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
 import { imagePass } from './drive.ts';

@@ -19,25 +19,10 @@ import { withFollowingConditions } from '../images/following-status.ts';
 import { withGmConditions } from '../images/gm-status.ts';
 import { currentDesired } from '../kubernetes/desired.ts';
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../ports/declared.ts';
-import { recordTransition, type TransitionSink } from '../transitions/record.ts';
-
-/** The rollout actions a person may take, as the API runs them (wired by the composition root). */
-export interface DeclaredActions {
-  act(
-    sink: TransitionSink,
-    a: {
-      id: string;
-      action: 'pause' | 'resume' | 'approve' | 'cancel';
-      who: Identity;
-      force: boolean;
-      reason?: string;
-    },
-  ): Promise<boolean>;
-  rollback(
-    sink: TransitionSink,
-    a: { id: string; who: Identity; reason?: string },
-  ): Promise<{ changed: boolean }>;
-}
+import type { TransitionSink } from '../transitions/record.ts';
+import { applyDeclaredHold } from '../actions/machines.ts';
+import { rollbackOn } from '../actions/rollback.ts';
+import { actOn } from '../actions/rollout-action.ts';
 
 export interface DeclaredDeps extends TransitionSink {
   readonly source: DeclaredSource;
@@ -47,7 +32,6 @@ export interface DeclaredDeps extends TransitionSink {
   readonly fileMachines: ReadonlySet<string>;
   /** Where the pools every pass (and the API) plan with are kept. */
   readonly setPools: (pools: readonly Pool[]) => void;
-  readonly actions: DeclaredActions;
   readonly log: (line: string) => void;
   /** The fleet file's `clusters[].kubernetes` by cluster name (docs/adr/0012). @default none */
   readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
@@ -87,10 +71,9 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   const runAction = async (s: ActionStep): Promise<void> => {
     const who: Identity = { name: s.by, role: 'operator' };
     try {
-      if (s.action === 'rollback')
-        await d.actions.rollback(d, { id: s.rollout, who, reason: s.reason });
+      if (s.action === 'rollback') await rollbackOn(d, { id: s.rollout, who, reason: s.reason });
       else
-        await d.actions.act(d, {
+        await actOn(d, {
           id: s.rollout,
           action: s.action,
           who,
@@ -122,24 +105,7 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   };
 
   const applyHolds = async (holds: ReturnType<typeof planDeclared>['holds']): Promise<void> => {
-    for (const h of holds)
-      await recordTransition(d, {
-        write: (store) => store.setHold(h.machine, h.hold),
-        record: {
-          event: {
-            kind: 'decision',
-            machine: h.machine,
-            message:
-              h.hold === undefined
-                ? `${h.machine} released: its MachineHold is gone`
-                : `${h.machine} held by ${h.hold.by ?? ''}: ${h.hold.reason}`,
-            data: {
-              action: h.hold === undefined ? 'release' : 'hold',
-              by: h.hold?.by ?? 'kubernetes:MachineHold',
-            },
-          },
-        },
-      });
+    for (const h of holds) await applyDeclaredHold(d, h);
   };
 
   /** The clusters' Kubernetes in force, and their objects' verdicts with the plan in the status. */

@@ -164,7 +164,7 @@ describe('molt operator on a six-machine lab fleet', () => {
     const original = await rolloutTo('1.1.0', 'workers');
     assert.equal(original?.state, 'Completed');
     assert.deepEqual(original.from, { version: '1.0.0', digest: fleet.digest('1.0.0') });
-    // What `molt rollout rollback` writes first (api/rollback-on.ts): a new rollout back to
+    // What `molt rollout rollback` writes first (actions/rollback.ts): a new rollout back to
     // `from`. The loop ends the original RolledBack and blocks its release on its own.
     const back = rollbackRolloutOf(original, Date.now());
     await store.createRollout(back);

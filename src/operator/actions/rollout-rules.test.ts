@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { isMoltError } from '../../core/errors.ts';
 import type { Rollout, RolloutState } from '../../core/rollout/types.ts';
 import { RolloutStates } from '../../core/rollout/vocabulary.ts';
-import { applyRolloutAction, type RolloutAction } from './rollout-actions.ts';
+import { applyRolloutAction, type RolloutAction } from './rollout-rules.ts';
 
 const rollout = (state: RolloutState): Rollout => ({
   id: 'r',
