@@ -26,7 +26,7 @@ import { listenUrl, type ListeningApi } from '../../platform/https/server.ts';
 import { DashboardRoutes } from '../../protocol/dashboard.ts';
 import type { DashboardUser } from '../../protocol/dashboard-config.ts';
 import { OperatorRoutes } from '../../protocol/operator.ts';
-import { withReleasesEvery } from './releases-every.ts';
+import { withReleasesEvery } from './read-every.ts';
 import type { OperatorApiDeps } from './context.ts';
 import {
   loadDashboard,

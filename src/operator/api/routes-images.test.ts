@@ -10,6 +10,7 @@ import { ImagesView } from '../../protocol/operator-images.ts';
 import { apiFixture } from '../../testkit/operator-api-fixture.ts';
 import type { ImagesDeps } from '../images/observe.ts';
 import { FakeWorkloads } from '../ports/workloads.fake.ts';
+import type { Workloads } from '../ports/workloads.ts';
 import { buildOperatorApp } from './app.ts';
 
 async function app(images: ImagesDeps | undefined) {
@@ -57,6 +58,44 @@ describe('GET /v1/images', () => {
     assert.equal(unit.id, 'Deployment/shop/web');
     assert.equal(unit.decision.kind, 'move');
     assert.equal(unit.decision.image, `${REPO}:1.8.0-rev2@${dig(2)}`);
+  });
+
+  it('answers readers from the workloads and the tags read in the last 10 s: the registry and the cluster are not asked again per request', async () => {
+    let at = T0;
+    let scans = 0;
+    let lists = 0;
+    const base = images();
+    const inner = base.workloads;
+    const workloads: Workloads = {
+      list: () => {
+        lists++;
+        return inner.list();
+      },
+      platforms: () => inner.platforms(),
+      setImages: (ref, changes) => inner.setImages(ref, changes),
+      progress: (ref) => inner.progress(ref),
+    };
+    const a = await app({
+      ...base,
+      workloads,
+      now: () => at,
+      scan: () => {
+        scans++;
+        return Promise.resolve(scanOf({ '1.8.0-rev2': dig(scans + 1) }));
+      },
+    });
+    const read = async () => {
+      const res = await a.inject({ method: 'GET', url: '/v1/images' });
+      assert.equal(res.statusCode, 200, res.body);
+      return ImagesView.parse(res.json()).policies[0]?.units[0]?.decision.image;
+    };
+    assert.equal(await read(), `${REPO}:1.8.0-rev2@${dig(2)}`);
+    at += 9_000;
+    assert.equal(await read(), `${REPO}:1.8.0-rev2@${dig(2)}`);
+    assert.deepEqual([scans, lists], [1, 1]);
+    at += 1_000;
+    assert.equal(await read(), `${REPO}:1.8.0-rev2@${dig(3)}`, 'read again after 10 s');
+    assert.deepEqual([scans, lists], [2, 2]);
   });
 
   it('without images answers MOLT_BAD_INPUT saying the operator follows none', async () => {

@@ -23,7 +23,7 @@ import { iso } from '../../core/time.ts';
 import { decisionKey, decisionView } from './views.ts';
 import { poolReleases } from '../decide/pool-releases.ts';
 import type { StoredState } from '../ports/store.ts';
-import { withReleasesEvery } from './releases-every.ts';
+import { withReleasesEvery } from './read-every.ts';
 
 function decisionWith(
   d: MachineDecision,
