@@ -9,6 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { optionLines, parseOptions } from '../protocol/flags.ts';
+import { AgentInstallFlags } from '../protocol/process-flags/daemons.ts';
 import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
 import { createFsHoldStore } from './adapters/fs-hold/index.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
@@ -47,11 +49,7 @@ function flags(argv: readonly string[]) {
   try {
     return parseArgs({
       args: [...argv],
-      options: {
-        root: { type: 'string' },
-        image: { type: 'string' },
-        insecure: { type: 'boolean', default: false },
-      },
+      options: parseOptions(AgentInstallFlags),
       allowPositionals: true,
       strict: true,
     });
@@ -206,6 +204,9 @@ const usage = `Usage: molt agent --root DIR
 The node agent: owns the machine's A/B boot slots and performs upgrades, rollbacks and reboots
 requested over its mutual-TLS API (molt node …). Reads DIR/state/config.yaml and DIR/state/pki.
 \`install\` writes the first release into slot A of an empty machine and makes it the default.
+
+Options:
+${optionLines(AgentInstallFlags)}
 `;
 
 export async function runAgentCommand(argv: readonly string[], io: AgentIo): Promise<number> {

@@ -47,6 +47,8 @@ describe('molt lab', () => {
       'a broken kubelet and a broken kernel at once',
       ['publish', '9.9.9', '--vm', '--broken', '--broken-kubelet', '--dir', '/nonexistent'],
     ],
+    ['a flag of another verb', ['down', '--workers', '3', '--dir', '/nonexistent']],
+    ['up’s --fast on publish', ['publish', '9.9.9', '--fast', '--dir', '/nonexistent']],
     ['no root', ['machine']],
     ['unknown bootloader', ['machine', '--root', '/nonexistent', '--bootloader', 'lilo']],
     ['bad deadline', ['machine', '--root', '/nonexistent', '--health-deadline', '-3']],

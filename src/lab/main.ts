@@ -20,21 +20,10 @@ import { labStatus } from './status.ts';
 import { labUsage, labVerbUsage, machineUsage as usage } from './usage.ts';
 import { missingForVmPods, operatorPlace } from './lab-cluster-operator.ts';
 import { Bootloaders, isBootloader } from '../core/boot/bootloaders.ts';
+import { parseOptions, type FlagTable } from '../protocol/flags.ts';
+import { LabFlags, LabMachineFlags, LabVerbFlags } from '../protocol/process-flags/lab.ts';
 
 export type { LabIo } from './io.ts';
-
-const machineFlags = {
-  root: { type: 'string' },
-  bootloader: { type: 'string', default: 'grub' },
-  'control-plane': { type: 'boolean', default: false },
-  node: { type: 'string' },
-  config: { type: 'string' },
-  image: { type: 'string' },
-  insecure: { type: 'boolean', default: false },
-  pki: { type: 'string' },
-  'health-deadline': { type: 'string', default: '20' },
-  'api-port': { type: 'string', default: '0' },
-} as const;
 
 function bad(message: string): MoltError {
   return new MoltError(ErrorCode.BadFlag, message, { hint: 'run `molt lab machine --help`' });
@@ -43,7 +32,7 @@ function bad(message: string): MoltError {
 function parseMachine(argv: readonly string[]) {
   const { values } = parseArgs({
     args: [...argv],
-    options: machineFlags,
+    options: parseOptions(LabMachineFlags),
     strict: true,
     allowPositionals: false,
   });
@@ -62,31 +51,31 @@ function parseMachine(argv: readonly string[]) {
   return { ...values, root: values.root, bootloader, deadline, port };
 }
 
-const labFlags = {
-  dir: { type: 'string' },
-  workers: { type: 'string', default: '3' },
-  vms: { type: 'string', default: '0' },
-  'vm-control-planes': { type: 'string', default: '0' },
-  vm: { type: 'boolean', default: false },
-  'no-kubernetes': { type: 'boolean', default: false },
-  fast: { type: 'boolean', default: false },
-  'dashboard-port': { type: 'string', default: '0' },
-  network: { type: 'string', default: 'auto' },
-  operator: { type: 'string', default: 'host' },
-  channels: { type: 'string' },
-  broken: { type: 'boolean', default: false },
-  'broken-kubelet': { type: 'boolean', default: false },
-  output: { type: 'string', short: 'o', default: 'text' },
-} as const;
-
-function parseLab(argv: readonly string[]) {
+/**
+ * The flags of `verb`: parsed with every verb's table (one shape of values), then each one given
+ * checked to be the verb's own — a flag another verb takes would otherwise be silently ignored.
+ */
+function parseLab(verb: string, argv: readonly string[]) {
+  const hint = { hint: `run \`molt lab ${verb} --help\`` };
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], options: labFlags, strict: true, allowPositionals: true });
-  } catch (error) {
-    throw new MoltError(ErrorCode.BadFlag, (error as Error).message, {
-      hint: 'run `molt lab --help`',
+    parsed = parseArgs({
+      args: [...argv],
+      options: parseOptions(LabFlags),
+      strict: true,
+      allowPositionals: true,
+      tokens: true,
     });
+  } catch (error) {
+    throw new MoltError(ErrorCode.BadFlag, (error as Error).message, hint);
   }
+  const own: FlagTable | undefined = Object.hasOwn(LabVerbFlags, verb)
+    ? LabVerbFlags[verb as keyof typeof LabVerbFlags]
+    : undefined;
+  for (const t of parsed.tokens)
+    if (t.kind === 'option' && own !== undefined && !Object.hasOwn(own, t.name))
+      throw new MoltError(ErrorCode.BadFlag, `molt lab ${verb} takes no ${t.rawName}`, hint);
+  return parsed;
 }
 
 /** A whole number from `min` to `max` given as `flag`, or MOLT_BAD_FLAG with `hint`. */
@@ -172,7 +161,7 @@ async function runLabVerb(
   io: LabIo,
   molt: readonly string[],
 ): Promise<number> {
-  const { values, positionals } = parseLab(rest);
+  const { values, positionals } = parseLab(verb, rest);
   if (values.output !== 'text' && values.output !== 'json')
     throw new MoltError(ErrorCode.BadFlag, `-o must be text or json, not ${values.output}`);
   const dir = resolve(values.dir ?? defaultLabDir());

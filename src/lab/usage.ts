@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** The help of `molt lab` and `molt lab machine` (main.ts). */
+import { optionLines } from '../protocol/flags.ts';
+import { LabMachineFlags, LabVerbFlags } from '../protocol/process-flags/lab.ts';
 
 export const machineUsage = `Usage: molt lab machine --root DIR [options]
 
@@ -7,16 +9,7 @@ Run one lab machine: firmware and bootloader played by molt, the agent booted in
 bootloader chooses, rebooted when it asks. Prepares DIR on first use.
 
 Options:
-  --root DIR               the machine's root directory (ESP, slots, EPHEMERAL, STATE)
-  --bootloader NAME        grub (default) or systemd-boot
-  --image REF              installer image for the first install of slot A
-  --insecure               plain-HTTP registry (loopback labs)
-  --pki DIR                fleet CA (molt pki init) to issue the node certificate from
-  --control-plane          a control-plane machine (needs --config with an etcd section)
-  --config FILE            install FILE as state/config.yaml
-  --node NAME              node name (default: the root directory's name)
-  --health-deadline SECS   how long a new slot has to become healthy (default 20)
-  --api-port PORT          the agent's port (default: a free port chosen once)
+${optionLines(LabMachineFlags)}
 
 Signals: SIGTERM/SIGINT shut the machine down; SIGUSR1 cuts its power (crash tests).
 `;
@@ -85,6 +78,9 @@ ${operatorText}
 const verbUsage = {
   up: `${upUsage}
 
+Options:
+${optionLines(LabVerbFlags.up)}
+
 ${aLab}
 
 ${vmsText}
@@ -99,11 +95,17 @@ ${operatorText}
 
 The lab's daemon, operator, dashboard and machines: each machine's version and slot, and for a VM
 the last line of its console.
+
+Options:
+${optionLines(LabVerbFlags.status)}
 `,
   env: `Usage: molt lab env [--dir DIR] [-o json]
 
 The environment that points molt's operator commands at the lab: eval "$(molt lab env)", then
 molt rollout …, molt plan, molt machine … talk to the lab's operator.
+
+Options:
+${optionLines(LabVerbFlags.env)}
 `,
   publish: `Usage: molt lab publish VERSION [--vm] [--broken|--broken-kubelet] [--channels LIST] [--dir DIR] [-o json]
 
@@ -115,11 +117,17 @@ to become healthy. With --vm: a real OS release built by \`molt image build\` fo
 (channel \`vm\` by default; with Kubernetes it carries the current kubelet); with --broken its
 kernel panics at boot, so the VM falls back; with --broken-kubelet (needs Kubernetes) its kubelet
 exits on an unknown flag, so the VM's health check fails and it falls back by itself.
+
+Options:
+${optionLines(LabVerbFlags.publish)}
 `,
   down: `Usage: molt lab down [--dir DIR] [-o json]
 
 Stop the lab's daemon and everything it runs (machines, VMs, operator, registry, Kubernetes) and
 remove its CLI context. DIR stays, with its logs.
+
+Options:
+${optionLines(LabVerbFlags.down)}
 `,
 };
 

@@ -17,6 +17,8 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
+import { optionLines, parseOptions } from '../protocol/flags.ts';
+import { OperatorFlags } from '../protocol/process-flags/daemons.ts';
 import { createAgentGateway } from './adapters/agent-gateway/index.ts';
 import { countingStore, OperatorMetrics } from './api/metrics.ts';
 import { MemoryObservationBook, observingGateway } from './api/observations.ts';
@@ -45,7 +47,7 @@ policies, calling each machine's agent over mutual TLS. FILE (YAML) names the fl
 talk to, the dashboard, FleetLock, metrics). Runs until SIGINT/SIGTERM.
 
 Options:
-  --config FILE   the operator config (YAML)
+${optionLines(OperatorFlags)}
 `;
 
 /** The config file `argv` names; undefined when it asks for the usage. */
@@ -54,7 +56,7 @@ function flags(argv: readonly string[]): { config: string } | undefined {
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: parseOptions(OperatorFlags),
       strict: true,
     }));
   } catch (e) {

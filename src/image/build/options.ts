@@ -7,7 +7,15 @@ import { parseArgs } from 'node:util';
 import { valid as validSemver } from 'semver';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { MaxCmdlineBytes } from '../../core/slots/contract.ts';
+import { optionLines, parseOptions } from '../../protocol/flags.ts';
+import {
+  DefaultCmdline,
+  DefaultZstdLevel,
+  ImageBuildFlags,
+} from '../../protocol/process-flags/image.ts';
 import { operatorUsage } from '../operator/options.ts';
+
+export { DefaultCmdline, DefaultZstdLevel };
 
 /** The kernel flavours the build knows (docs/image.md: why `amd64` is the default). */
 export const KernelFlavours = {
@@ -18,17 +26,7 @@ export type KernelFlavour = keyof typeof KernelFlavours;
 /** squashfs compression: zstd at a level (1–22), or xz with the x86 filter. */
 export type Compression =
   { readonly kind: 'zstd'; readonly level: number } | { readonly kind: 'xz' };
-/**
- * zstd level 9: measured here on a 556 MiB tree, 153 MB in 11 s, against 143 MB in 129 s at 15
- * and 142 MB in 415 s at 19 (docs/image.md); xz is 128 MB in 271 s.
- */
-export const DefaultZstdLevel = 9;
 
-/**
- * The image's own kernel arguments. molt puts `molt.slot=X root=PARTLABEL=molt-x panic=10` in
- * front. Two consoles: the screen, and the serial port last so it is /dev/console (VMs, IPMI SoL).
- */
-export const DefaultCmdline = 'console=tty0 console=ttyS0,115200 ro quiet rootfstype=squashfs';
 /** Room molt's own arguments take on the kernel command line (`molt.slot=A root=… panic=10 `). */
 const MoltArgsBytes = 64;
 
@@ -70,30 +68,7 @@ Builds an OS release from Debian bookworm packages: vmlinuz, initrd.img, rootfs.
 cmdline and image.json in DIR, ready for \`molt dev publish --dir DIR\` (docs/image.md).
 
 Options:
-  --version V          the release version (semver), shown by the boot marker (required)
-  --out DIR            where the artifacts go (required)
-  --overlay DIR        copy DIR's files over the root before squashing (repeatable, in order)
-  --enable UNIT        enable a systemd unit an overlay brings (repeatable)
-  --cmdline "ARGS"     the image's kernel arguments (default: "${DefaultCmdline}")
-  --molt-package TGZ   the molt to install (default: npm pack of this molt)
-  --node FILE          the Node 24 binary (default: the npm "node" package beside molt)
-  --package NAME       an extra Debian package in the base tree (repeatable)
-  --kubernetes-node DIR
-                       carry a Kubernetes node: kubelet, containerd, crictl and CNI plugins from DIR
-                       (what \`bash scripts/ensure-node-bins.sh\` prints), runc and iptables
-  --kubernetes-control-plane DIR
-                       carry a Kubernetes control plane from DIR (what
-                       \`bash scripts/ensure-kube-bins.sh\` prints): its components in
-                       /usr/lib/molt/kubernetes/bin, etcd, etcdutl, kubectl, Debian's etcd.service
-  --kernel FLAVOUR     amd64 (default: watchdogs, SATA) or cloud (smaller, VMs without i6300esb)
-  --full-modules       keep every kernel module (default: drop sound, GPUs, radios, media …)
-  --compression C      squashfs compression: zstd (level ${DefaultZstdLevel}), zstd:LEVEL (1-22), or xz
-                       (smallest, slowest to build and to read)
-  --mirror SOURCE      apt source, a URL or a "deb …" line (repeatable; default deb.debian.org)
-  --cache DIR          build cache (default: $MOLT_IMAGE_CACHE or .molt/images)
-  --no-cache           rebuild every stage, ignoring (and replacing) cached ones
-  --json               print the summary (image.json) as JSON
-  --verbose            show what the tools print
+${optionLines(ImageBuildFlags)}
 
 ${operatorUsage}`;
 
@@ -169,27 +144,7 @@ export function parseBuildOptions(
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: {
-        version: { type: 'string' },
-        out: { type: 'string' },
-        overlay: { type: 'string', multiple: true, default: [] },
-        enable: { type: 'string', multiple: true, default: [] },
-        cmdline: { type: 'string', default: DefaultCmdline },
-        'molt-package': { type: 'string' },
-        node: { type: 'string' },
-        package: { type: 'string', multiple: true, default: [] },
-        'kubernetes-node': { type: 'string' },
-        'kubernetes-control-plane': { type: 'string' },
-        kernel: { type: 'string', default: 'amd64' },
-        'full-modules': { type: 'boolean', default: false },
-        compression: { type: 'string', default: 'zstd' },
-        mirror: { type: 'string', multiple: true, default: [] },
-        cache: { type: 'string' },
-        'no-cache': { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        verbose: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: parseOptions(ImageBuildFlags),
       strict: true,
       allowPositionals: false,
     });

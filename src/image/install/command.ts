@@ -6,6 +6,8 @@ import { formatSize, parseSize } from '../../core/disk/size.ts';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { installDisk, type InstallOptions, type InstallResult } from './install-disk.ts';
 import { Bootloaders, isBootloader } from '../../core/boot/bootloaders.ts';
+import { optionLines, parseOptions } from '../../protocol/flags.ts';
+import { InstallFlags } from '../../protocol/process-flags/install.ts';
 
 interface Io {
   out(text: string): void;
@@ -19,29 +21,7 @@ molt-a, molt-b, molt-state and molt-ephemeral; the bootloader at EFI/BOOT/BOOTX6
 slot A (committed); STATE with the machine config and PKI; an empty EPHEMERAL. Every check runs
 before the first write: on bad input the disk is left as it was.
 
-  --disk FILE|DEVICE      the disk to write (a block device needs root)
-  --image REF             installer image, host[:port]/repo:tag or @sha256:…
-  --config FILE           the machine config (state/config.yaml); \`disk: {}\` is added if missing
-  --pki DIR               ca.pem and the node certificate: node.pem + node.key, or <node>.pem + <node>.key
-  --bootloader B          grub | systemd-boot; must match the config (default: the config's)
-  --slot-size SIZE        size of each slot partition (default 1G; the image's rootfs must fit)
-  --esp-size SIZE         size of the ESP (default 256M, at least 64M)
-  --state-size SIZE       size of STATE (default 128M, 1G on a control plane; at least 16M)
-  --disk-size SIZE        a disk FILE: create it, or extend it, to SIZE (never shrinks)
-  --wipe                  replace a partition table or filesystem that is not molt's
-  --overwrite-machine     replace a machine: molt's layout whose STATE holds a config, keys, a
-                          journal (the machine's identity and data are lost; --wipe is not enough)
-  --insecure              pull over plain HTTP
-  --efi-binary FILE       the bootloader's EFI binary (default: GRUB built with grub-mkimage, or
-                          /usr/lib/systemd/boot/efi/systemd-bootx64.efi)
-  --public-key FILE       verify the image's signature with this key here (default: the config's publicKeyFile)
-  --kubeconfig FILE       the agent's own kubeconfig (its molt:agent:<node> identity), copied onto STATE
-                          where the config's kubernetes.kubeconfig names (a path under /molt/state/)
-  --kube-pki DIR          a control-plane machine's cluster PKI (molt pki kubernetes --out DIR),
-                          checked to be the config's controlPlane.pki.cluster's, copied onto STATE
-  --work-dir DIR          where the image is staged before it is written (default: $TMPDIR)
-  --dry-run               check everything and print the plan; write nothing
-  --json                  print the result as JSON
+${optionLines(InstallFlags)}
 `;
 
 function bad(message: string): MoltError {
@@ -49,33 +29,10 @@ function bad(message: string): MoltError {
 }
 
 function flags(argv: readonly string[]) {
-  const text = { type: 'string' } as const;
-  const flag = { type: 'boolean', default: false } as const;
   try {
     return parseArgs({
       args: [...argv],
-      options: {
-        disk: text,
-        image: text,
-        config: text,
-        pki: text,
-        bootloader: text,
-        'slot-size': text,
-        'esp-size': text,
-        'state-size': text,
-        'disk-size': text,
-        'efi-binary': text,
-        'public-key': text,
-        kubeconfig: text,
-        'kube-pki': text,
-        'work-dir': text,
-        wipe: flag,
-        'overwrite-machine': flag,
-        insecure: flag,
-        'dry-run': flag,
-        json: flag,
-        help: { ...flag, short: 'h' },
-      },
+      options: parseOptions(InstallFlags),
       strict: true,
       allowPositionals: false,
     }).values;

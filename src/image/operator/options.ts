@@ -7,6 +7,8 @@
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { parseImageReference, type ImageReference } from '../../core/slots/reference.ts';
+import { optionLines, parseOptions } from '../../protocol/flags.ts';
+import { ImageBuildFlags, OperatorImageFlags } from '../../protocol/process-flags/image.ts';
 
 export interface OperatorBuildOptions {
   /** The OCI image layout directory to write. */
@@ -36,16 +38,7 @@ libstdc++6, libgcc-s1, CA certificates and time zones, Node 24 and this molt, ru
 \`molt operator --config /etc/molt/config/operator.yaml\` as uid 65532 (deploy/kubernetes,
 docs/adr/0017). No Docker: the layers are written by molt and pushed by its own OCI client.
 
-  --operator           build the operator's container image instead of an OS release
-  --out DIR            write an OCI image layout to DIR (skopeo copy oci:DIR:TAG … reads it)
-  --push REF           push to REF, host[:port]/repository[:tag] (credentials from
-                       $MOLT_REGISTRY_USERNAME and $MOLT_REGISTRY_PASSWORD)
-  --insecure           plain HTTP to the --push registry (loopback registries)
-  --tag TAG            the name in the layout's index.json (default: REF's tag, else molt's version)
-  --source URL         the org.opencontainers.image.source label
-  --revision SHA       the org.opencontainers.image.revision label (default: the checkout's
-                       commit, when it has no uncommitted changes)
-  --molt-package, --node, --mirror, --cache, --no-cache, --json, --verbose as above
+${optionLines(OperatorImageFlags)}
 `;
 
 function bad(message: string, hint?: string): MoltError {
@@ -55,22 +48,14 @@ function bad(message: string, hint?: string): MoltError {
 }
 
 /** Flags of the OS image that mean nothing for a container image. */
-const osOnly = [
-  'version',
-  'overlay',
-  'enable',
-  'cmdline',
-  'package',
-  'kubernetes-node',
-  'kernel',
-  'full-modules',
-  'compression',
-] as const;
+const osOnly: readonly string[] = Object.keys(ImageBuildFlags).filter(
+  (name) => !Object.hasOwn(OperatorImageFlags, name),
+);
 
 function refuseOsFlags(argv: readonly string[]): void {
   for (const arg of argv) {
     const name = /^--([a-z-]+)(=|$)/.exec(arg)?.[1];
-    if (name !== undefined && (osOnly as readonly string[]).includes(name))
+    if (name !== undefined && osOnly.includes(name))
       throw bad(
         `--${name} is a flag of OS images, not of --operator`,
         name === 'version'
@@ -98,23 +83,7 @@ export function parseOperatorOptions(
   try {
     parsed = parseArgs({
       args: [...argv],
-      options: {
-        operator: { type: 'boolean', default: false },
-        out: { type: 'string' },
-        push: { type: 'string' },
-        insecure: { type: 'boolean', default: false },
-        tag: { type: 'string' },
-        source: { type: 'string' },
-        revision: { type: 'string' },
-        'molt-package': { type: 'string' },
-        node: { type: 'string' },
-        mirror: { type: 'string', multiple: true, default: [] },
-        cache: { type: 'string' },
-        'no-cache': { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-        verbose: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: parseOptions(OperatorImageFlags),
       strict: true,
       allowPositionals: false,
     });
