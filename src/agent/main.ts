@@ -9,8 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ErrorCode, MoltError } from '../core/errors.ts';
-import { optionLines, parseOptions } from '../protocol/flags.ts';
-import { AgentInstallFlags } from '../protocol/process-flags/daemons.ts';
+import { foreignFlag, optionLines, parseOptions } from '../protocol/flags.ts';
+import { AgentFlags, AgentInstallFlags } from '../protocol/process-flags/daemons.ts';
 import { writeFileAtomic } from './adapters/fs/atomic-write.ts';
 import { createFsHoldStore } from './adapters/fs-hold/index.ts';
 import { createFsJournalStore } from './adapters/fs-journal/index.ts';
@@ -52,6 +52,7 @@ function flags(argv: readonly string[]) {
       options: parseOptions(AgentInstallFlags),
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (error) {
     throw bad((error as Error).message);
@@ -214,10 +215,12 @@ export async function runAgentCommand(argv: readonly string[], io: AgentIo): Pro
     io.out(usage);
     return 0;
   }
-  const { values, positionals } = flags(argv);
+  const { values, positionals, tokens } = flags(argv);
   if (values.root === undefined) throw bad('--root is required');
   const root = resolve(values.root);
   const [verb] = positionals;
+  const foreign = verb === undefined ? foreignFlag(tokens, AgentFlags) : undefined;
+  if (foreign !== undefined) throw bad(`${foreign} is a flag of \`molt agent install\``);
   if (verb === undefined) return runDaemon(root, io);
   if (verb !== 'install') throw bad(`unknown agent command ${JSON.stringify(verb)}`);
   if (values.image === undefined) throw bad('install needs --image');

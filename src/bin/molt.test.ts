@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { processCommands } from '../cli/commands/processes/index.ts';
 import { moltArgv } from '../testkit/molt-entry.ts';
+import { ErrorCode, isMoltError } from '../core/errors.ts';
 
 const run = promisify(execFile);
 
@@ -129,4 +130,18 @@ describe('what a short command loads', () => {
     const loaded = await packagesLoaded(['rollout', 'list', '--endpoint', 'https://127.0.0.1:1']);
     assert.deepEqual(loaded, ['commander', 'yaml', 'zod']);
   });
+});
+
+describe('a process verb holds each of its verbs to its own flags', () => {
+  for (const argv of [
+    ['agent', '--root', '/nonexistent', '--image', 'r/x:1'],
+    ['lab', 'status', '--vms', '2', '--dir', '/nonexistent'],
+  ])
+    it(`refuses \`molt ${argv.join(' ')}\` with MOLT_BAD_FLAG naming the flag`, async () => {
+      await assert.rejects(runProcess(argv), (e: unknown) => {
+        assert.ok(isMoltError(e, ErrorCode.BadFlag), String(e));
+        assert.match(e.message, argv[0] === 'agent' ? /--image/ : /--vms/);
+        return true;
+      });
+    });
 });

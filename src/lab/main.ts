@@ -20,7 +20,7 @@ import { labStatus } from './status.ts';
 import { labUsage, labVerbUsage, machineUsage as usage } from './usage.ts';
 import { missingForVmPods, operatorPlace } from './lab-cluster-operator.ts';
 import { Bootloaders, isBootloader } from '../core/boot/bootloaders.ts';
-import { parseOptions, type FlagTable } from '../protocol/flags.ts';
+import { foreignFlag, parseOptions, type FlagTable } from '../protocol/flags.ts';
 import { LabFlags, LabMachineFlags, LabVerbFlags } from '../protocol/process-flags/lab.ts';
 
 export type { LabIo } from './io.ts';
@@ -72,9 +72,9 @@ function parseLab(verb: string, argv: readonly string[]) {
   const own: FlagTable | undefined = Object.hasOwn(LabVerbFlags, verb)
     ? LabVerbFlags[verb as keyof typeof LabVerbFlags]
     : undefined;
-  for (const t of parsed.tokens)
-    if (t.kind === 'option' && own !== undefined && !Object.hasOwn(own, t.name))
-      throw new MoltError(ErrorCode.BadFlag, `molt lab ${verb} takes no ${t.rawName}`, hint);
+  const foreign = own === undefined ? undefined : foreignFlag(parsed.tokens, own);
+  if (foreign !== undefined)
+    throw new MoltError(ErrorCode.BadFlag, `molt lab ${verb} takes no ${foreign}`, hint);
   return parsed;
 }
 

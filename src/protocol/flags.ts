@@ -112,3 +112,15 @@ export const HelpFlag = {
   short: 'h',
   help: 'print this usage',
 } as const satisfies FlagSpec;
+
+/**
+ * The first flag among parseArgs's `tokens` that `own` does not declare (as it was typed), for a
+ * process that parses every verb's flags at once and then holds each verb to its own.
+ */
+export function foreignFlag(
+  tokens: readonly { readonly kind: string; readonly name?: string; readonly rawName?: string }[],
+  own: FlagTable,
+): string | undefined {
+  const t = tokens.find((x) => x.kind === 'option' && !Object.hasOwn(own, x.name ?? ''));
+  return t?.rawName;
+}
