@@ -113,9 +113,14 @@ export function startLoop(
       notify?.kick();
     },
   });
+  // A declared object changed (a Pool applied, a Rollout paused): the next pass starts now.
+  p.declared?.onChange(() => {
+    loop.wake();
+  });
   return {
     async stop() {
       await loop.stop();
+      await p.declared?.close();
       await gm?.stop();
       await pins?.stop();
       await notify?.stop();

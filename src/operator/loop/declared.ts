@@ -50,6 +50,10 @@ export interface DeclaredDeps extends TransitionSink {
 export interface DeclaredRunner {
   /** Read the objects and apply them; never throws (failures are logged once each). */
   refresh(): Promise<void>;
+  /** Call `listener` whenever a declared object changes (when the source can tell). */
+  onChange(listener: () => void): void;
+  /** Stop reading the objects. */
+  close(): Promise<void>;
 }
 
 const text = (e: unknown): string =>
@@ -171,6 +175,10 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   };
 
   return {
+    onChange: (listener) => d.source.onChange?.(listener),
+    close: async () => {
+      await d.source.close?.();
+    },
     async refresh() {
       try {
         await apply();

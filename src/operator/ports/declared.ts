@@ -109,4 +109,8 @@ export interface DeclaredSource {
   objectName(id: string): string;
   /** Warn on an object (a Kubernetes Event): a rollout action that was refused. */
   warn(rollout: string, reason: string, message: string): Promise<void>;
+  /** Call `listener` whenever a declared object changes (the source watches them). */
+  onChange?(listener: () => void): void;
+  /** Stop watching. */
+  close?(): Promise<void>;
 }

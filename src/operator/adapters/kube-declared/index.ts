@@ -2,7 +2,8 @@
 /**
  * The declared molt.dev objects as a {@link DeclaredSource} (docs/adr/0011): `Pool`s and
  * `MachineHold`s a person applies, and the action fields of the `Rollout`s the status mirror
- * writes. Reading puts the operator's finalizer on every pool, so a pool deleted mid-rollout stays
+ * writes. Each kind (and the labelled Nodes) is watched (`watched.ts`): a pass reads them from
+ * memory, and a change wakes the loop. Reading puts the operator's finalizer on every pool, so a pool deleted mid-rollout stays
  * until nothing of it is in flight; reporting writes each object's `Accepted` condition (and the
  * conditions a verdict adds, an ImagePolicy's `GMImageMissing`) and `observedGeneration` through the
  * status subresource, only when they changed.
@@ -13,6 +14,9 @@ import {
   PatchStrategy,
   setHeaderOptions,
   type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Node,
 } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
@@ -20,6 +24,7 @@ import { MoltGroup, MoltVersion, PoolFinalizer } from '../../../protocol/kube-re
 import type { DeclaredSource, DeclaredState, DeclaredVerdict } from '../../ports/declared.ts';
 import { kubeName, stampTransitions, type Condition } from '../kube-status/view.ts';
 import { nodeMachine, type NodeInventoryOptions } from './nodes.ts';
+import { watchedList } from './watched.ts';
 import { PoolLabel, UntrustedPoolLabel } from '../../../protocol/kube-resources.ts';
 import {
   declaredHold,
@@ -62,11 +67,31 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
   const statuses = new Map<string, { conditions: readonly Condition[]; compared: string }>();
   const pools = new Map<string, ListedObject>();
 
+  let listener: () => void = () => undefined;
+  const onChange = (): void => {
+    listener();
+  };
+  const watch = (kind: keyof typeof plurals) =>
+    watchedList<ListedObject & KubernetesObject>({
+      kc: o.kc,
+      path: `/apis/${MoltGroup}/${MoltVersion}/namespaces/${namespace}/${plurals[kind]}`,
+      list: () =>
+        custom.listNamespacedCustomObject(where(kind)) as Promise<
+          KubernetesListObject<ListedObject & KubernetesObject>
+        >,
+      what: `${plurals[kind]}.${MoltGroup} in ${namespace}`,
+      onChange,
+    });
+  const watched = {
+    Pool: watch('Pool'),
+    MachineHold: watch('MachineHold'),
+    Rollout: watch('Rollout'),
+    KubernetesCluster: watch('KubernetesCluster'),
+    ImagePolicy: watch('ImagePolicy'),
+  };
+
   const list = async (kind: keyof typeof plurals): Promise<readonly ListedObject[]> => {
-    const listed = (await custom.listNamespacedCustomObject(where(kind)).catch((e: unknown) => {
-      throw kubeError(e, `list ${plurals[kind]}.${MoltGroup} in ${namespace}`);
-    })) as { items?: ListedObject[] };
-    const items = listed.items ?? [];
+    const items = await watched[kind].items();
     for (const item of items) {
       const key = `${kind}/${item.metadata?.name ?? ''}`;
       if (statuses.has(key)) continue;
@@ -95,18 +120,24 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
       });
   };
 
-  const listNodes = (labelSelector: string) =>
-    core.listNode({ labelSelector }).catch((e: unknown) => {
-      throw kubeError(e, `list the Nodes labelled ${labelSelector}`);
+  // Nodes with only the old pool label are watched too, to say why they are no machines.
+  const watchNodes = (labelSelector: string) =>
+    watchedList<V1Node>({
+      kc: o.kc,
+      path: '/api/v1/nodes',
+      list: () => core.listNode({ labelSelector }),
+      labelSelector,
+      what: `the Nodes labelled ${labelSelector}`,
+      onChange,
     });
-  // Nodes with only the old pool label are listed too, to say why they are no machines.
-  const listNodeMachines = async (n: NodeInventoryOptions) => {
-    const lists = await Promise.all([
-      listNodes(PoolLabel),
-      listNodes(`${UntrustedPoolLabel},!${PoolLabel}`),
-    ]);
-    return lists.flatMap((l) => l.items.map((node) => nodeMachine(node, n)));
-  };
+  const nodes =
+    o.nodes === undefined
+      ? undefined
+      : [watchNodes(PoolLabel), watchNodes(`${UntrustedPoolLabel},!${PoolLabel}`)];
+  const nodeMachines = async (n: NodeInventoryOptions) =>
+    (await Promise.all((nodes ?? []).map((w) => w.items())))
+      .flat()
+      .map((node) => nodeMachine(node, n));
 
   return {
     async read(): Promise<DeclaredState> {
@@ -124,7 +155,7 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
           await finalize(item, [...(item.metadata?.finalizers ?? []), PoolFinalizer]);
       }
       return {
-        ...(o.nodes !== undefined && { machines: await listNodeMachines(o.nodes) }),
+        ...(o.nodes !== undefined && { machines: await nodeMachines(o.nodes) }),
         pools: poolItems.map(declaredPool),
         holds: holdItems.map(declaredHold),
         requests: rolloutItems.flatMap((r) => rolloutRequest(r) ?? []),
@@ -176,6 +207,14 @@ export function createKubeDeclared(o: KubeDeclaredOptions): DeclaredSource {
     },
 
     objectName: kubeName,
+
+    onChange(next) {
+      listener = next;
+    },
+
+    async close() {
+      await Promise.all([...Object.values(watched), ...(nodes ?? [])].map((w) => w.stop()));
+    },
 
     async warn(rollout: string, reason: string, message: string): Promise<void> {
       const name = kubeName(rollout);
