@@ -4,6 +4,7 @@
 // installed `molt` run from a directory that is not the checkout — `molt version`, `molt plan`, and a
 // whole `molt lab up --no-kubernetes` whose machines and operator are started by that installed
 // molt, a release rolled out to its worker, the dashboard answering, `molt lab down`.
+import { checkoutBuildLock } from '../../src/image/build/molt-package.ts';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdir, readFile, realpath } from 'node:fs/promises';
@@ -36,10 +37,13 @@ async function molt(
 before(async () => {
   scratch = await tempDir('package');
   prefix = join(scratch.path, 'prefix');
-  const packed = await run('npm', ['pack', '--silent', '--pack-destination', scratch.path], {
-    cwd: checkout,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  // Its prepack cleans dist/: not while an image build of this checkout packs it.
+  const packed = await checkoutBuildLock(() =>
+    run('npm', ['pack', '--silent', '--pack-destination', scratch.path], {
+      cwd: checkout,
+      maxBuffer: 16 * 1024 * 1024,
+    }),
+  );
   const tarball = join(scratch.path, packed.stdout.trim().split('\n').at(-1) ?? '');
   await run(
     'npm',

@@ -7,6 +7,7 @@
  */
 import { copyFile, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { packageRoot } from '../../platform/package-files.ts';
 import { cachedEntry } from './cache.ts';
@@ -54,18 +55,47 @@ export async function moltTarball(
   }
   const checkout = await isCheckout();
   const run = { step: 'molt package (npm pack)', cwd: packageRoot, ...log };
-  if (checkout) await runTool('npm', ['run', 'build', '--silent'], run);
-  const out = await runTool(
-    'npm',
-    ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp, packageRoot],
-    run,
-  );
+  const pack = () =>
+    runTool(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp, packageRoot],
+      run,
+    );
+  const out = checkout
+    ? await checkoutBuildLock(async () => {
+        await runTool('npm', ['run', 'build', '--silent'], run);
+        return pack();
+      })
+    : await pack();
   const [packed] = JSON.parse(out) as { filename: string }[];
   if (packed === undefined)
     throw new MoltError(ErrorCode.ImageBuildFailed, 'npm pack wrote no tarball');
   const lock = join(packageRoot, 'package-lock.json');
   const hasLock = checkout && (await stat(lock).catch(() => null)) !== null;
   return { tgz: join(tmp, packed.filename), lock: hasLock ? lock : null };
+}
+
+/**
+ * `f` while no other process of this checkout builds, cleans or packs it. Image builds run side
+ * by side (the VM suites, a lab's VMs, the operator's image, the package test's `npm pack` whose
+ * prepack cleans dist/): a build rewrites dist/ — the bundle's chunks among it — and a tarball
+ * packed meanwhile held a molt.js importing a chunk it lacked, so the agent of every machine
+ * installed from it could not start. The lock is a directory under
+ * .molt/ (proper-lockfile: atomic mkdir, refreshed while held, taken over once stale).
+ */
+export async function checkoutBuildLock<T>(f: () => Promise<T>): Promise<T> {
+  const dir = join(packageRoot, '.molt');
+  await mkdir(dir, { recursive: true });
+  const release = await lock(packageRoot, {
+    lockfilePath: join(dir, 'build-and-pack.lock'),
+    // A build and pack takes seconds warm and a few minutes cold; a few may queue.
+    retries: { retries: 1_200, minTimeout: 250, maxTimeout: 1_000 },
+  });
+  try {
+    return await f();
+  } finally {
+    await release();
+  }
 }
 
 const dropped = /\.([cm]?ts|[cm]?js\.map|[cm]?ts\.map)$/;
