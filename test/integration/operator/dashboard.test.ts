@@ -9,10 +9,10 @@
 // each pool's rules and lifts a block. Screenshots go to test-artifacts/.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, fetch as mtlsFetch } from 'undici';
 import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
@@ -156,8 +156,26 @@ async function watchReboots(cookie: string): Promise<void> {
   }
 }
 
+const logDir = join(artifacts, 'dashboard-logs');
+
+/**
+ * On a failure, the operator's and the machines' last lines: a rollout that stalls on a loaded CI
+ * machine is otherwise only a locator's timeout.
+ */
+async function printLogs(test: string): Promise<void> {
+  const tail = (text: string): string => text.split('\n').slice(-60).join('\n');
+  const logs = await readdir(logDir).catch(() => []);
+  const machines = await Promise.all(
+    logs.map(async (f) => `--- ${f}\n${tail(await readFile(join(logDir, f), 'utf8'))}`),
+  );
+  const op = (operator as ManagedProcess | undefined)?.output() ?? '';
+  console.log(`after “${test}” failed:\n--- molt operator\n${tail(op)}\n${machines.join('\n')}`);
+}
+
 before(async () => {
-  fleet = await startLabFleet({ molt: moltArgv, workers: 3 });
+  await rm(logDir, { recursive: true, force: true });
+  await mkdir(logDir, { recursive: true });
+  fleet = await startLabFleet({ molt: moltArgv, workers: 3, logDir });
   operator = startProcess('molt operator', process.execPath, [
     moltEntry,
     'operator',
@@ -177,6 +195,11 @@ before(async () => {
   });
   page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
   await mkdir(artifacts, { recursive: true });
+});
+
+afterEach(async (t) => {
+  // Node 24's TestContext says whether the test passed; this @types/node does not declare it yet.
+  if ((t as { readonly passed?: boolean }).passed === false) await printLogs(t.name);
 });
 
 after(async () => {

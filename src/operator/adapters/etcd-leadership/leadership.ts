@@ -6,10 +6,11 @@
  * - campaign: create-if-absent in one transaction; while another holds the key, poll until it is
  *   gone. A create whose answer was lost is settled by re-reading the key (ours iff it is on our
  *   lease); when even that fails the lease is revoked, which deletes a late key with it.
- * - leading: every TTL/3 the lease is renewed by id and the key re-read. The claim is lost (and
- *   `onLost` called once) when etcd answers TTL 0, when the key is gone or on another lease, or
- *   when renewals failed for so long that the lease may have expired: `isLeader()` turns false by
- *   then anyway, one renewal period before the lease could expire in etcd.
+ * - leading: every TTL/3 the lease is renewed by id and the key re-read; a failed renewal is tried
+ *   again at once (another member may answer). The claim is lost (and `onLost` called once) when
+ *   etcd answers TTL 0, when the key is gone or on another lease, or when renewals failed for so
+ *   long that the lease may have expired: `isLeader()` turns false by then anyway, one renewal
+ *   period before the lease could expire in etcd.
  * - resign: delete the key if it is still on our lease, then revoke the lease.
  * - close: stop renewing without resigning (the claim expires at the TTL, as for a crash); call
  *   `resign()` first for a prompt handover.
@@ -193,24 +194,39 @@ function stopRenewing(s: State): void {
   s.renewer = undefined;
 }
 
-/** One renewal: keep the lease alive and check the key is still on it. */
+/**
+ * One renewal: keep the lease alive and check the key is still on it. A failed attempt is tried
+ * again at once, a little later each time, until the claim must be given up: each attempt may
+ * dial another member, so one member that is down (a control-plane machine rebooting in a
+ * rollout) does not cost the leadership, as waiting for the next period after each failure did.
+ */
 async function renew(s: State): Promise<void> {
   const lead = s.lead;
-  if (lead === undefined) return;
-  const sentAt = performance.now();
-  try {
-    const ttl = await keepAliveOnce(s.c, lead.leaseId);
-    const claim = ttl > 0 ? await readClaim(s.c) : undefined;
-    if (s.lead !== lead) return; // resigned or closed meanwhile
-    if (claim?.leaseId !== lead.leaseId) {
-      lose(s);
+  for (let attempt = 0; lead !== undefined && s.lead === lead; attempt++) {
+    const sentAt = performance.now();
+    try {
+      const ttl = await keepAliveOnce(s.c, lead.leaseId);
+      const claim = ttl > 0 ? await readClaim(s.c) : undefined;
+      if (s.lead !== lead) return; // resigned or closed meanwhile
+      if (claim?.leaseId !== lead.leaseId) {
+        lose(s);
+        return;
+      }
+      lead.validUntil = sentAt + s.ttlMs;
       return;
+    } catch {
+      // Unreachable or no quorum: give up one period before the lease could expire in etcd, so
+      // this operator stops acting before another can take over.
+      if (s.lead !== lead) return;
+      if (performance.now() >= lead.validUntil - s.renewMs) {
+        lose(s);
+        return;
+      }
     }
-    lead.validUntil = sentAt + s.ttlMs;
-  } catch {
-    // Unreachable or no quorum: give up one period before the lease could expire in etcd, so
-    // this operator stops acting before another can take over.
-    if (s.lead === lead && performance.now() >= lead.validUntil - s.renewMs) lose(s);
+    // Short: a member that is down refuses at once, and etcd3 does not skip it for streams (its
+    // breaker counts the stream's opening as a success), so the next try dials at random again.
+    const pause = Math.min(25 * 2 ** attempt, 100);
+    await sleep(pause, undefined, { signal: s.stop.signal }).catch(() => undefined);
   }
 }
 

@@ -9,7 +9,8 @@
  * 2. if not, the guard key is *fenced*: re-put unchanged, compared on the same mod revision. If the
  *    fence commits, the lost write can never commit any more (its compare would fail), so the
  *    caller may re-read and try again; if the fence loses, something moved the guard and the
- *    outcome is reported as `MOLT_TIMED_OUT`, as it is when etcd cannot be reached to settle it.
+ *    outcome is reported as `MOLT_TIMED_OUT`, as it is when etcd cannot be reached to settle it
+ *    (after a few tries: one member down must not fail a write the others can take).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Etcd3 } from 'etcd3';
@@ -46,27 +47,34 @@ const toCurrent = (kv: Kv): Current => ({
   modRevision: kv.mod_revision,
 });
 
+/** The pause before try `attempt` (from 1) of a call a member did not answer: 25 ms, doubling to 200. */
+const retryPause = (attempt: number): Promise<void> =>
+  sleep(Math.min(25 * 2 ** (attempt - 1), 200));
+
 /**
- * Run a read, sending it again (up to five times, 0.05–0.8 s apart) when etcd was unreachable:
- * reads have no side effects, and the client sends each call only once (`sendOnce`,
- * `platform/etcd/client.ts`), so without this a read that dialled a member being upgraded would
- * fail although the other members serve it.
+ * Run a read, sending it again while etcd was unreachable, for up to one request deadline: reads
+ * have no side effects, and the client sends each call only once (`sendOnce`,
+ * `platform/etcd/client.ts`) to a member it picks at random, so without this a read that dialled a
+ * member being upgraded would fail although the other members serve it.
  */
-export async function reading<T>(what: string, call: () => Promise<T>): Promise<T> {
+export async function reading<T>(ctx: StoreCtx, what: string, call: () => Promise<T>): Promise<T> {
+  const until = performance.now() + ctx.timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await etcdCall(what, call());
     } catch (e) {
-      if (attempt >= 5 || !(e instanceof MoltError) || e.code !== ErrorCode.EtcdUnhealthy) throw e;
-      if (!e.retryable) throw e;
+      if (performance.now() >= until || !isUnreachable(e)) throw e;
     }
-    await sleep(50 * 2 ** (attempt - 1));
+    await retryPause(attempt);
   }
 }
 
+const isUnreachable = (e: unknown): boolean =>
+  e instanceof MoltError && e.code === ErrorCode.EtcdUnhealthy && e.retryable;
+
 /** Linearizable read of one key. */
 export async function get(ctx: StoreCtx, key: string): Promise<Current | undefined> {
-  const res = await reading(`reading ${key}`, () =>
+  const res = await reading(ctx, `reading ${key}`, () =>
     ctx.client.get(key).options(deadline(ctx.timeoutMs)).exec(),
   );
   const kv = res.kvs[0];
@@ -78,7 +86,7 @@ export async function range(
   ctx: StoreCtx,
   r: { readonly from: string; readonly to: string; readonly limit?: number },
 ): Promise<Current[]> {
-  const res = await reading(`reading ${r.from}…`, () =>
+  const res = await reading(ctx, `reading ${r.from}…`, () =>
     ctx.client.kv.range(
       {
         key: Buffer.from(r.from),
@@ -98,7 +106,7 @@ export async function readPrefixes(
   ctx: StoreCtx,
   prefixes: readonly string[],
 ): Promise<Current[][]> {
-  const res = await reading('reading the operator store', () =>
+  const res = await reading(ctx, 'reading the operator store', () =>
     ctx.client.kv.txn(
       {
         compare: [],
@@ -154,15 +162,25 @@ export async function commit(ctx: StoreCtx, w: CasWrite): Promise<CasOutcome> {
   }
 }
 
-/** After a write failed without an answer: written, safely not written (`conflict`), or throw. */
+/**
+ * After a write failed without an answer: written, safely not written (`conflict`), or throw. A
+ * re-read or fence that cannot reach etcd is tried again for one request deadline, as reads are:
+ * each try may dial another member, and a write refused by a member that is down (a control-plane
+ * machine rebooting) must not fail while the others serve.
+ */
 async function settle(ctx: StoreCtx, w: CasWrite, failure: MoltError): Promise<CasOutcome> {
   if (!failure.retryable) throw failure; // etcd refused the request itself: nothing was written
-  try {
-    if (await landed(ctx, w)) return 'written';
-    if (await fence(ctx, w)) return 'conflict';
-    if (await landed(ctx, w)) return 'written';
-  } catch {
-    // etcd cannot answer the re-read either: the outcome stays unknown.
+  const until = performance.now() + ctx.timeoutMs;
+  for (let attempt = 1; performance.now() < until; attempt++) {
+    try {
+      if (await landed(ctx, w)) return 'written';
+      if (await fence(ctx, w)) return 'conflict';
+      if (await landed(ctx, w)) return 'written';
+      break; // the guard moved, and not by this write: its outcome stays unknown
+    } catch {
+      // etcd cannot answer the re-read or the fence (yet): the outcome is still unknown.
+    }
+    await retryPause(attempt);
   }
   throw failure;
 }
