@@ -8,8 +8,10 @@
  * two Kubernetes control planes starting at once on two cores is what made concurrent runs flaky.
  * Each file still runs in its own process through node:test's own `run()` and spec reporter.
  *
- * Usage: node scripts/run-tests.ts [--check] [--landing] [--lane NAME[,NAME…]] [FILE…]. `--check`
- * only checks that every file has a lane; `--landing` adds the lanes' landing files (`.ci/run`);
+ * Usage: node scripts/run-tests.ts [--check] [--landing] [--kubernetes-building] [--lane NAME[,NAME…]]
+ * [FILE…]. `--check` only checks that every file has a lane; `--landing` adds the lanes' landing
+ * files (`.ci/run`); `--kubernetes-building` (scripts/test.sh, which builds the Kubernetes binaries
+ * in the background) starts only the lanes marked `beforeKubernetes` until the build is done;
  * `--lane` runs only those lanes; FILEs run only those files (each in its lane). Files start in the order test/lanes.ts lists lanes and files, as the lanes and
  * the budget allow.
  */
@@ -20,6 +22,8 @@ import { run } from 'node:test';
 import { parseArgs } from 'node:util';
 import { spec } from 'node:test/reporters';
 import { BUDGET, lanes, type Lane } from '../test/lanes.ts';
+import { kubernetesBuilt, open, type Gate } from './run-tests-gate.ts';
+import { report, type Outcome } from './run-tests-report.ts';
 
 const root = join(import.meta.dirname, '..');
 const runStarted = performance.now();
@@ -30,18 +34,6 @@ interface Job {
   readonly file: string;
   readonly lane: Lane;
   readonly landing: boolean;
-}
-
-interface Outcome {
-  readonly file: string;
-  readonly lane: string;
-  readonly ms: number;
-  /** CPU seconds of the file's processes that ended with it (and any other that ended meanwhile). */
-  readonly cpu: number;
-  readonly ok: boolean;
-  readonly counts: Readonly<Record<string, number>>;
-  /** Where a failed file's report first went wrong, repeated in the summary (logs keep their tail). */
-  readonly failure?: string;
 }
 
 const isPattern = (f: string): boolean => f.includes('*');
@@ -166,76 +158,63 @@ async function runFile(job: Job): Promise<Outcome> {
   return ok ? outcome : { ...outcome, failure: failureExcerpt(trimmed(report)) };
 }
 
-/** Start jobs in order as their lanes' limits and the budget allow. */
-async function schedule(jobs: Job[]): Promise<Outcome[]> {
+/** A file that never ran: the runner's own failure (a broken stream, a failed build) fails it. */
+function notRun(job: Job, why: string): Outcome {
+  process.stdout.write(`${at()} ✖ ${job.file} · ${job.lane.name}: ${why}\n`);
+  return {
+    file: job.file,
+    lane: job.lane.name,
+    ms: 0,
+    cpu: 0,
+    ok: false,
+    counts: {},
+    failure: why,
+  };
+}
+
+/** Start jobs in order as `gate`, their lanes' limits and the budget allow. */
+async function schedule(jobs: Job[], gate: Gate): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   const running = new Map<Job, Promise<void>>();
   const inLane = (lane: Lane): number => [...running.keys()].filter((j) => j.lane === lane).length;
   const used = (): number => [...running.keys()].reduce((n, j) => n + j.lane.weight, 0);
-  const pending = [...jobs];
   const fits = (job: Job): boolean =>
-    inLane(job.lane) < job.lane.concurrency && used() + job.lane.weight <= BUDGET;
+    gate.mayStart(job.lane) &&
+    inLane(job.lane) < job.lane.concurrency &&
+    used() + job.lane.weight <= BUDGET;
+  const start = (job: Job): void => {
+    running.set(
+      job,
+      runFile(job)
+        .catch((e: unknown): Outcome => notRun(job, String(e)))
+        .then((o) => {
+          outcomes.push(o);
+          running.delete(job);
+        }),
+    );
+  };
+  let pending = [...jobs];
   while (pending.length > 0 || running.size > 0) {
-    for (let i = 0; i < pending.length; i++) {
-      const job = pending[i] as Job;
-      if (!fits(job)) continue;
-      pending.splice(i--, 1);
-      running.set(
-        job,
-        runFile(job)
-          // The runner's own failure on one file (a broken stream) fails that file, not the run.
-          .catch((e: unknown): Outcome => {
-            process.stdout.write(`${at()} ✖ ${job.file} · ${job.lane.name}: ${String(e)}\n`);
-            return { file: job.file, lane: job.lane.name, ms: 0, cpu: 0, ok: false, counts: {} };
-          })
-          .then((o) => {
-            outcomes.push(o);
-            running.delete(job);
-          }),
-      );
+    const never = gate.failed();
+    if (never !== undefined) {
+      outcomes.push(...pending.filter((j) => !gate.mayStart(j.lane)).map((j) => notRun(j, never)));
+      pending = pending.filter((j) => gate.mayStart(j.lane));
     }
-    if (running.size === 0) break;
-    await Promise.race(running.values());
+    for (const job of pending.filter(fits)) {
+      if (!fits(job)) continue; // an earlier start this round took its place
+      pending = pending.filter((j) => j !== job);
+      start(job);
+    }
+    const held = pending.some((j) => !gate.mayStart(j.lane)) && never === undefined;
+    if (running.size === 0 && !held) break;
+    await Promise.race([...running.values(), ...(held ? [gate.over] : [])]);
   }
   return outcomes;
 }
 
-function report(outcomes: Outcome[], wallMs: number): boolean {
-  const sum = (k: string): number => outcomes.reduce((n, o) => n + (o.counts[k] ?? 0), 0);
-  const lines = [
-    '',
-    `ℹ files ${String(outcomes.length)}`,
-    ...['tests', 'passed', 'failed', 'cancelled', 'skipped', 'todo'].map(
-      (k) => `ℹ ${k} ${String(sum(k))}`,
-    ),
-    `ℹ wall ${(wallMs / 1000).toFixed(0)} s; the files' own times add up to ${(outcomes.reduce((n, o) => n + o.ms, 0) / 1000).toFixed(0)} s, their CPU to ${outcomes.reduce((n, o) => n + o.cpu, 0).toFixed(0)} s`,
-    '',
-    'the ten slowest files:',
-    ...[...outcomes]
-      .sort((a, b) => b.ms - a.ms)
-      .slice(0, 10)
-      .map(
-        (o) =>
-          `  ${(o.ms / 1000).toFixed(1).padStart(6)} s  ${o.file} (${o.lane}, cpu ${o.cpu.toFixed(0)} s)`,
-      ),
-  ];
-  const failed = outcomes.filter((o) => !o.ok);
-  if (failed.length > 0)
-    lines.push(
-      '',
-      'failed files (their whole reports above):',
-      ...failed.flatMap((o) => [
-        `  ✖ ${o.file}`,
-        ...(o.failure ?? 'no report').split('\n').map((l) => `    ${l}`),
-      ]),
-    );
-  process.stdout.write(`${lines.join('\n')}\n`);
-  return failed.length === 0;
-}
-
 /** What the command line asks for, or a usage error. */
 function parse(argv: string[]): {
-  values: { check?: boolean; landing?: boolean; lane?: string[] };
+  values: { check?: boolean; landing?: boolean; 'kubernetes-building'?: boolean; lane?: string[] };
   files: string[];
 } {
   const { values, positionals } = parseArgs({
@@ -244,6 +223,7 @@ function parse(argv: string[]): {
     options: {
       check: { type: 'boolean' },
       landing: { type: 'boolean' },
+      'kubernetes-building': { type: 'boolean' },
       lane: { type: 'string', multiple: true },
     },
   });
@@ -280,8 +260,14 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  if (parse(argv).values.check === true) return 0;
-  const outcomes = await schedule(chosen);
+  const { values } = parse(argv);
+  if (values.check === true) return 0;
+  const outcomes = await schedule(
+    chosen,
+    values['kubernetes-building'] === true
+      ? kubernetesBuilt((line) => process.stdout.write(`${at()} ${line}\n`))
+      : open,
+  );
   return report(outcomes, performance.now() - runStarted) ? 0 : 1;
 }
 

@@ -8,7 +8,8 @@
  * Lanes start in the order listed (the longest first), each file as soon as its lane's limit and
  * the budget allow; the weights are measured shares of a core, so what runs at once never asks
  * for more than the two cores a CI machine has:
- * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first.
+ * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first,
+ *   and (`beforeKubernetes`) beside the Kubernetes build of a fresh machine.
  * - `hosted`: three lab machines hosting a control plane (upgraded, recovered, supervised): one at
  *   a time, with half the machine; the two that start on the previous Kubernetes version after
  *   two that do not, so its background build (scripts/test.sh) has time to end.
@@ -35,6 +36,12 @@ export interface Lane {
   readonly files: readonly string[];
   /** Files only `.ci/run` adds (`npm test -- --landing`): checked at every landing, not by hand. */
   readonly landing?: readonly string[];
+  /**
+   * Its files may start while `npm test` still builds the Kubernetes binaries (a fresh machine):
+   * they need none, or (a later file of the lane) wait on the build script's lock themselves.
+   * The other lanes start once the build is done.
+   */
+  readonly beforeKubernetes?: boolean;
 }
 
 /** Files run side by side while their lanes' weights add up to no more than this: two cores. */
@@ -46,11 +53,14 @@ export const lanes: readonly Lane[] = [
     concurrency: 1,
     weight: 9,
     timeoutMinutes: 30,
+    // The real machines need no Kubernetes and are the run's long pole: they boot beside the build.
+    beforeKubernetes: true,
     // The operator image's build packs this checkout as the VM images' builds do: not beside them.
+    // The real node last: on a fresh machine it waits for the node runtime, built after Kubernetes.
     files: [
       'test/integration/real-machine.test.ts',
-      'test/integration/real-node.test.ts',
       'test/integration/operator-image.test.ts',
+      'test/integration/real-node.test.ts',
     ],
     landing: ['test/landing/real-machine-sdboot.test.ts'],
   },
