@@ -59,6 +59,19 @@ export const MachineHoldSpec = z
   });
 export type MachineHoldSpec = z.output<typeof MachineHoldSpec>;
 
+/** What the operator keeps as `OperatorRecord`s when its store is `kubernetes` (docs/adr/0016). */
+export const OperatorRecordKinds = [
+  'machine',
+  'rollout',
+  'hold',
+  'block',
+  'cursor',
+  'history',
+  'kubeplans',
+  'kubedesired',
+  'fleetlock',
+] as const;
+
 /** The fields of a `Rollout`'s spec a person sets; the rest of the spec is the operator's. */
 export const RolloutActionFields = z.object({
   paused: z.boolean().optional(),

@@ -7,24 +7,15 @@
  */
 import { createHash } from 'node:crypto';
 import { apiStatusOf, statusOf } from '../../../platform/kube/client.ts';
+import { MoltGroup, MoltVersion, OperatorRecordKinds } from '../../../protocol/kube-resources.ts';
 
-export const GROUP = 'molt.dev';
-export const VERSION = 'v1alpha1';
+export const GROUP = MoltGroup;
+export const VERSION = MoltVersion;
 export const PLURAL = 'operatorrecords';
 /** The label every record carries: its kind, so one list selects the kinds a read needs. */
 export const KIND_LABEL = 'molt.dev/record';
 
-export const RecordKinds = [
-  'machine',
-  'rollout',
-  'hold',
-  'block',
-  'cursor',
-  'history',
-  'kubeplans',
-  'kubedesired',
-  'fleetlock',
-] as const;
+export const RecordKinds = OperatorRecordKinds;
 export type RecordKind = (typeof RecordKinds)[number];
 
 /**
