@@ -58,7 +58,7 @@ function usageName(name: string, f: FlagSpec): string {
 }
 
 /** `text` broken into lines of at most `width` characters, at spaces. */
-function wrap(text: string, width: number): string[] {
+export function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {

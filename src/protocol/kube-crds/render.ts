@@ -6,6 +6,7 @@
  */
 import { Document } from 'yaml';
 import { z } from 'zod';
+import { wrap } from '../flags.ts';
 import { MoltGroup, MoltVersion } from '../kube-resources.ts';
 import { type CrdKind, CrdKinds } from './kinds.ts';
 import { hints } from './shapes.ts';
@@ -78,28 +79,13 @@ export function renderCrds(kinds: readonly CrdKind[] = CrdKinds): string {
       const doc = new Document(crdOf(k), { aliasDuplicateObjects: false });
       doc.commentBefore = [...(i === 0 ? [Header, ''] : []), k.about]
         .map((t) =>
-          wrap(t)
-            .map((l) => (l === '' ? '' : ` ${l}`))
+          t
+            .split('\n')
+            .flatMap((para) => (para === '' ? [''] : wrap(para, 98).map((l) => ` ${l}`)))
             .join('\n'),
         )
         .join('\n');
       return doc.toString({ lineWidth: 0 });
     })
     .join('---\n');
-}
-
-/** `text` in lines of at most 98 characters (the YAML's comments, as the rest of the repository). */
-function wrap(text: string): string[] {
-  const out: string[] = [];
-  for (const para of text.split('\n')) {
-    let line = '';
-    for (const word of para.split(' ')) {
-      if (line !== '' && line.length + word.length + 1 > 98) {
-        out.push(line);
-        line = word;
-      } else line = line === '' ? word : `${line} ${word}`;
-    }
-    out.push(line);
-  }
-  return out;
 }
