@@ -128,6 +128,10 @@ export async function writeOperatorConfig(
     listen: { host: '127.0.0.1', port: o.ports.api },
     dashboard: { listen: { host: '127.0.0.1', port: o.ports.dashboard }, ...access.config },
     ...(o.kubeconfig !== undefined && { kubernetes: { kubeconfig: o.kubeconfig } }),
+    // Beside QEMU machines under TCG the host's etcd and this process can go seconds without a
+    // core: the default 10 s claim lapsed a dozen times in a run and each lapse cost passes. The
+    // lab has one operator, so a longer claim costs no standby anything.
+    ...(o.vms > 0 && { leaderTtl: '30s' }),
   };
   const controlPlanes = o.vmControlPlanes ?? 0;
   const config = await writeOperatorFiles(

@@ -200,4 +200,35 @@ describe('the operator loop', () => {
     );
     await loop.stop();
   });
+
+  it('says in the log when a pass runs long, and whether it still leads', async () => {
+    const lines: string[] = [];
+    const store = new MemoryOperatorStore();
+    const d = loggingDeps(lines, store);
+    // The first pass waits on its registry until the test lets it go; later passes do not.
+    let release: (() => void) | undefined;
+    const stuck: ReconcileDeps = {
+      ...d,
+      releases: () =>
+        release !== undefined
+          ? Promise.resolve([])
+          : new Promise((resolve) => {
+              release = () => {
+                resolve([]);
+              };
+            }),
+    };
+    const backend = new MemoryLeadershipBackend();
+    const leadership = createMemoryLeadership(backend, 'op-1');
+    const loop = startOperatorLoop(stuck, leadership, { intervalMs: 3_600_000, slowPassMs: 40 });
+    const said = (re: RegExp): Promise<void> =>
+      (async () => {
+        while (!lines.some((l) => re.test(l))) await new Promise((r) => setTimeout(r, 10));
+      })();
+    await said(/^reconcile pass still running after \d+ s \(still leading\)$/);
+    await leadership.resign();
+    await said(/^reconcile pass still running after \d+ s \(no longer leading\)$/);
+    release?.();
+    await loop.stop();
+  });
 });

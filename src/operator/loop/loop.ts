@@ -8,7 +8,10 @@
  *
  * A pass that is already running when leadership is lost finishes: its writes are compare-and-set
  * and a start is refused for a machine that already has one (`MOLT_ALREADY_STARTED`), so the
- * overlap with a new leader cannot start a machine twice; the claim's TTL bounds how long it lasts.
+ * overlap with a new leader cannot start a machine twice. Every call a pass makes has a deadline
+ * of its own; a pass that still runs past `slowPassMs` is said in the log, and again each
+ * `slowPassMs` after, with whether this operator still leads: an operator that went quiet in a
+ * pass is then seen, not guessed at.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMoltError } from '../../core/errors.ts';
@@ -42,6 +45,20 @@ const describe = (e: unknown): string =>
       ? (e.stack ?? e.message)
       : String(e);
 
+const slowPassMs = 60_000;
+
+/** Log each `everyMs` of a pass still running; the caller clears the timer when it ends. */
+function sayWhenSlow(d: ReconcileDeps, leadership: Leadership, everyMs: number): NodeJS.Timeout {
+  const t0 = performance.now();
+  const timer = setInterval(() => {
+    const s = Math.round((performance.now() - t0) / 1000);
+    const leading = leadership.isLeader() ? 'still leading' : 'no longer leading';
+    d.log(`reconcile pass still running after ${String(s)} s (${leading})`);
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
 /** Options of {@link startOperatorLoop}. */
 export interface LoopOptions {
   readonly intervalMs: number;
@@ -52,6 +69,8 @@ export interface LoopOptions {
    * hand to see the loop asleep rather than wait out wall-clock time. @default timers/promises
    */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
+  /** After this long in one pass, and each time as long again, the log says so. @default 60000 */
+  readonly slowPassMs?: number;
   /** Told after every pass (the API's metrics: last pass time and duration, failed passes). */
   readonly onPass?: (pass: {
     readonly startedAt: number;
@@ -98,11 +117,14 @@ export function startOperatorLoop(
       const startedAt = d.now();
       const t0 = performance.now();
       let ok = true;
+      const slow = sayWhenSlow(d, leadership, o.slowPassMs ?? slowPassMs);
       try {
         await reconcile(d, state);
       } catch (e) {
         ok = false;
         d.log(`reconcile pass failed, retrying in ${String(o.intervalMs)} ms: ${describe(e)}`);
+      } finally {
+        clearInterval(slow);
       }
       o.onPass?.({ startedAt, durationMs: performance.now() - t0, ok });
       const passed = waiters;

@@ -5,15 +5,10 @@
  * classes to molt codes (STYLE §4.4). Imported only by etcd adapters, so a daemon that does not
  * talk to etcd never loads etcd3.
  */
-import { circuitBreaker, ConsecutiveBreaker, handleWhen } from 'cockatiel';
-import {
-  Etcd3,
-  GRPCDeadlineExceededError,
-  GRPCUnavailableError,
-  isRecoverableError,
-  type IOptions,
-} from 'etcd3';
+import { isBrokenCircuitError } from 'cockatiel';
+import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions } from 'etcd3';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { hostPolicy } from './host-policy.ts';
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 
@@ -30,19 +25,6 @@ const sendOnce = {
     Promise.resolve(fn({ signal: new AbortController().signal })),
 } as unknown as Policy;
 
-/**
- * Per member: after three failures in a row, skip that member for one second (etcd's election
- * timeout), then try it again. etcd3's default skips it for five: while one member restarts and
- * the others briefly answer "leader changed", every member's breaker can open at once, and the
- * client then refuses every call for five seconds although the cluster has a leader again within
- * one — long enough for a lease with a short TTL to lapse.
- */
-const hostPolicy = (): ReturnType<typeof circuitBreaker> =>
-  circuitBreaker(handleWhen(isRecoverableError), {
-    halfOpenAfter: 1_000,
-    breaker: new ConsecutiveBreaker(3),
-  });
-
 /** Options of {@link openClient}. */
 export interface OpenClientOptions {
   /** @default 2000 */
@@ -57,7 +39,7 @@ export function openClient(endpoints: readonly string[], options: OpenClientOpti
     hosts: [...endpoints],
     dialTimeout: options.dialTimeoutMs ?? 2_000,
     faultHandling: {
-      host: hostPolicy,
+      host: () => hostPolicy(),
       ...(options.sendOnce === true && { global: sendOnce }),
     },
   });
@@ -102,7 +84,8 @@ export interface EtcdErrors {
 /**
  * Molt errors for etcd failures: a deadline becomes `MOLT_TIMED_OUT` (the write may still commit)
  * with `timeoutHint` (what the daemon's user should look at), anything else from etcd
- * `MOLT_ETCD_UNHEALTHY`, retryable when etcd was unavailable. MoltErrors pass through.
+ * `MOLT_ETCD_UNHEALTHY`, retryable when etcd was unavailable or no member's breaker let the call
+ * through. MoltErrors pass through.
  */
 export function etcdErrors(timeoutHint?: string): EtcdErrors {
   const toMoltError: ToMoltError = (e, what) => {
@@ -116,7 +99,8 @@ export function etcdErrors(timeoutHint?: string): EtcdErrors {
       });
     return new MoltError(ErrorCode.EtcdUnhealthy, `etcd: ${what} failed: ${detail}`, {
       cause: e,
-      retryable: e instanceof GRPCUnavailableError,
+      // A refused breaker sent nothing: no member could take the call just now.
+      retryable: e instanceof GRPCUnavailableError || isBrokenCircuitError(e),
     });
   };
   return {

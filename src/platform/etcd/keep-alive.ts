@@ -8,6 +8,7 @@
  */
 import type { Etcd3 } from 'etcd3';
 import type { ToMoltError } from './client.ts';
+import { settleWithin } from './settle-within.ts';
 
 /**
  * Renew `leaseId` once; resolves with the remaining TTL in seconds (0: the lease is gone). A stream
@@ -48,37 +49,6 @@ export async function keepAliveOnce(
     return Number(ttl);
   } finally {
     stream.end();
-  }
-}
-
-/**
- * `work`'s outcome, or `late()`'s error once `ms` have passed; a value `work` gives after that is
- * handed to `discard` (a stream to end).
- */
-export async function settleWithin<T>(
-  work: Promise<T>,
-  ms: number,
-  late: () => Error,
-  discard: (value: T) => void = (v) => (v as { end?: () => void }).end?.(),
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  let timedOut = false;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      reject(late());
-    }, ms);
-  });
-  void work.then(
-    (v) => {
-      if (timedOut) discard(v);
-    },
-    () => undefined,
-  );
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { settleWithin } from './keep-alive.ts';
+import { settleWithin } from './settle-within.ts';
 
 const late = (): Error => new Error('late');
 

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { Leadership } from '../../ports/leadership.ts';
 import { openClient } from '../../../platform/etcd/client.ts';
-import { settleWithin } from '../../../platform/etcd/keep-alive.ts';
+import { settleWithin } from '../../../platform/etcd/settle-within.ts';
 import {
   createClaim,
   deleteClaim,
