@@ -17,7 +17,8 @@ node scripts/run-tests.ts --check "$@"
 mkdir -p .molt
 # The real Kubernetes control plane of test/integration/kube: KUBERNETES now (most files need it),
 # the previous version (the hosted control plane's upgrade, the removed-flags table), then the node
-# runtime (kubelet, containerd, CNI plugins, crictl: scripts/ensure-node-bins.sh) — built once per
+# runtimes (kubelet, containerd, CNI plugins, crictl: scripts/ensure-node-bins.sh), the previous
+# version's first (the real node's first release runs that kubelet) — built once per
 # version from the Go module proxy and cached outside the repository (docs/kubernetes.md). On a
 # fresh machine that is about 20 minutes on two cores: it runs in the background, and the test
 # runner (--kubernetes-building) starts the real machines' lane beside it and the lanes that need
@@ -27,6 +28,7 @@ mkdir -p .molt
 {
   bash scripts/ensure-kube-bins.sh &&
     bash scripts/ensure-kube-bins.sh --previous &&
+    bash scripts/ensure-node-bins.sh --previous &&
     bash scripts/ensure-node-bins.sh
 } >.molt/kube-build.log 2>&1 &
 building=$!

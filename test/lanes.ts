@@ -10,6 +10,7 @@
  * for more than the two cores a CI machine has:
  * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first,
  *   and (`beforeKubernetes`) beside the Kubernetes build of a fresh machine.
+ * - `image`: the operator's container image build, beside the first real machine.
  * - `hosted`: three lab machines hosting a control plane (upgraded, recovered, supervised): one at
  *   a time, with half the machine; the two that start on the previous Kubernetes version after
  *   two that do not, so its background build (scripts/test.sh) has time to end.
@@ -55,14 +56,21 @@ export const lanes: readonly Lane[] = [
     timeoutMinutes: 30,
     // The real machines need no Kubernetes and are the run's long pole: they boot beside the build.
     beforeKubernetes: true,
-    // The operator image's build packs this checkout as the VM images' builds do: not beside them.
-    // The real node last: on a fresh machine it waits for the node runtime, built after Kubernetes.
-    files: [
-      'test/integration/real-machine.test.ts',
-      'test/integration/operator-image.test.ts',
-      'test/integration/real-node.test.ts',
-    ],
+    // The real node last: on a fresh machine it waits for its node runtimes (the previous
+    // version's kubelet for its first release), built after Kubernetes.
+    files: ['test/integration/real-machine.test.ts', 'test/integration/real-node.test.ts'],
     landing: ['test/landing/real-machine-sdboot.test.ts'],
+  },
+  {
+    // The operator's container image: mmdebstrap, npm pack and layers, beside the first real
+    // machine rather than in its queue (the checkout's pack and the cache entries take turns on
+    // their own locks). It needs no Kubernetes.
+    name: 'image',
+    concurrency: 1,
+    weight: 6,
+    timeoutMinutes: 15,
+    beforeKubernetes: true,
+    files: ['test/integration/operator-image.test.ts'],
   },
   {
     name: 'hosted',

@@ -3,10 +3,14 @@
  * The build cache (`.molt/images` or `--cache`): one directory per stage and input digest,
  * `base/<digest>`, `molt/<digest>`, `out/<digest>`. An entry is made in a temporary sibling and
  * renamed into place once complete, so an interrupted build never leaves a half entry that a later
- * build would trust; two builds racing for one entry both succeed and one rename wins.
+ * build would trust. Builds that want the same entry at once (two VM suites, a lab's image build
+ * beside a test's) take turns on a lock of that entry: the second finds it made and uses it. Without
+ * the lock both made it, and the later one's replacing it removed the entry under the first while
+ * that one was still copying from it.
  */
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 
 /** Where the entry of `stage` for `name` lives. */
 export function entryPath(cache: string, stage: string, name: string): string {
@@ -28,9 +32,26 @@ export async function cachedEntry(e: {
   readonly fresh: boolean;
   readonly produce: (dir: string) => Promise<void>;
 }): Promise<{ dir: string; hit: boolean }> {
-  const { fresh, produce } = e;
   const dir = entryPath(e.cache, e.stage, e.name);
-  if (!fresh && (await exists(dir))) return { dir, hit: true };
+  if (!e.fresh && (await exists(dir))) return { dir, hit: true };
+  await mkdir(join(e.cache, e.stage), { recursive: true });
+  const release = await lock(dir, {
+    realpath: false,
+    lockfilePath: `${dir}.lock`,
+    // A cold base (mmdebstrap) takes minutes on two cores; proper-lockfile refreshes a held lock
+    // and takes over one whose holder died.
+    retries: { retries: 1_800, minTimeout: 250, maxTimeout: 1_000 },
+  });
+  try {
+    if (!e.fresh && (await exists(dir))) return { dir, hit: true };
+    await make(dir, e.produce);
+    return { dir, hit: false };
+  } finally {
+    await release();
+  }
+}
+
+async function make(dir: string, produce: (dir: string) => Promise<void>): Promise<void> {
   const tmp = `${dir}.tmp-${process.pid}`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
@@ -42,5 +63,4 @@ export async function cachedEntry(e: {
     await rm(tmp, { recursive: true, force: true });
     throw error;
   }
-  return { dir, hit: false };
 }

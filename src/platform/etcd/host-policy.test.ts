@@ -15,7 +15,10 @@ async function brokenThenDue(o: Parameters<typeof hostPolicy>[0]): Promise<{
 }> {
   const policy = hostPolicy({ halfOpenAfterMs: 20, ...o });
   for (let i = 0; i < 3; i++) await policy.execute(down).catch(() => undefined);
-  await assert.rejects(policy.execute(() => 'skipped'), isBrokenCircuitError);
+  await assert.rejects(
+    policy.execute(() => 'skipped'),
+    isBrokenCircuitError,
+  );
   await sleep(30);
   return { policy };
 }

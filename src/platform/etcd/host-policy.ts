@@ -41,7 +41,7 @@ export interface HostPolicyOptions {
  * client then refuses every call for five seconds although the cluster has a leader again within
  * one — long enough for a lease with a short TTL to lapse.
  */
-export function hostPolicy(o: HostPolicyOptions = {}): IPolicy<IDefaultPolicyContext> {
+export function hostPolicy(o: HostPolicyOptions = {}): IPolicy {
   const halfOpenWaitMs = o.halfOpenWaitMs ?? 2_000;
   const testBoundMs = o.testBoundMs ?? 30_000;
   const fresh = (): { breaker: CircuitBreakerPolicy; halfOpenSince: number | undefined } => {
@@ -94,7 +94,7 @@ export function hostPolicy(o: HostPolicyOptions = {}): IPolicy<IDefaultPolicyCon
     get onFailure() {
       return b.breaker.onFailure;
     },
-  } as IPolicy<IDefaultPolicyContext>;
+  } as IPolicy;
 }
 
 const noop = (): void => undefined;
