@@ -259,6 +259,10 @@ export function isMoltError(e: unknown, code?: ErrorCode): e is MoltError {
 
 /** One line for a log or a status: `MOLT_X: message` for a molt error, the message otherwise. */
 export function errorLine(e: unknown): string {
-  if (isMoltError(e)) return `${e.code}: ${e.message}`;
+  return isMoltError(e) ? `${e.code}: ${e.message}` : errorMessage(e);
+}
+
+/** What went wrong, without a code: an Error's message, or anything else thrown as a string. */
+export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError, MoltError } from '../core/errors.ts';
 import { removeNetwork } from './fleet/network.ts';
 import type { LabIo } from './io.ts';
 import { progressPrinter } from './progress.ts';
@@ -157,7 +157,7 @@ async function startDaemon(o: LabOptions, io: LabIo): Promise<LabState> {
  */
 function labFailure(e: unknown): MoltError {
   if (isMoltError(e)) return e;
-  const why = e instanceof Error ? e.message : String(e);
+  const why = errorMessage(e);
   return new MoltError(ErrorCode.LabFailed, `the lab did not come up: ${why}`, { cause: e });
 }
 

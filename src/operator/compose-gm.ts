@@ -19,6 +19,7 @@ import type { ImagesDeps } from './images/observe.ts';
 import type { Leadership } from './ports/leadership.ts';
 import type { OperatorStore } from './ports/store.ts';
 import { recordTransition, type TransitionSink } from './transitions/record.ts';
+import { errorMessage } from '../core/errors.ts';
 
 /** HEAD a manifest by digest on its registry (a client opened for the call and closed after). */
 export function registryExists(c: LoadedConfig): GmExists {
@@ -106,7 +107,7 @@ export function startGmChecks(o: {
       states = await gmPass(o.watch, o.sink, states);
     } catch (e) {
       // The history write failed (the store is away): the next check says it again.
-      o.sink.log?.(`GM image check: ${e instanceof Error ? e.message : String(e)}`);
+      o.sink.log?.(`GM image check: ${errorMessage(e)}`);
     }
   };
   return every(o.everyMs, tick);

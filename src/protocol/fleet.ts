@@ -56,7 +56,7 @@ import {
   type Node,
 } from 'yaml';
 import type { z } from 'zod';
-import { ErrorCode, isMoltError, MoltError } from '../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError, MoltError } from '../core/errors.ts';
 import { validatePolicies } from '../core/rollout/index.ts';
 import type { FleetSnapshot } from '../core/rollout/types.ts';
 import { checkReferences, type Path, type Report } from './fleet-references.ts';
@@ -194,7 +194,7 @@ function toJs(doc: Document, source: string): unknown {
     return doc.toJS({ maxAliasCount: 1000 });
   } catch (e) {
     // Alias bombs ("billion laughs") and alias cycles end here, not in a stack overflow.
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorMessage(e);
     throw new MoltError(ErrorCode.FleetInvalid, `${source}: ${message}`, { cause: e });
   }
 }

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterBootstrap, ClusterBootstrapOutcome } from '../ports/cluster-bootstrap.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 export interface ClusterBootstrapRecord {
   /** Whether a bootstrap already succeeded on this machine. */
@@ -36,8 +37,6 @@ export interface ClusterBootstrapLoop {
   stop(): Promise<ClusterBootstrapEnd>;
 }
 
-const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
-
 export function startClusterBootstrap(d: ClusterBootstrapLoopDeps): ClusterBootstrapLoop {
   const abort = new AbortController();
   const max = d.maxRetryMs ?? 60_000;
@@ -55,11 +54,11 @@ export function startClusterBootstrap(d: ClusterBootstrapLoopDeps): ClusterBoots
         );
         return 'done';
       } catch (e) {
-        if (message(e) !== last)
+        if (errorMessage(e) !== last)
           d.log(
-            `cluster bootstrap: attempt ${String(attempt)} failed, trying again: ${message(e)}`,
+            `cluster bootstrap: attempt ${String(attempt)} failed, trying again: ${errorMessage(e)}`,
           );
-        last = message(e);
+        last = errorMessage(e);
       }
       await d.clock.sleep(wait, abort.signal).catch(() => undefined);
       wait = Math.min(wait * 2, max);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** Small pieces of the runner: requests, busy answers, step errors, deadlines. */
 import type { DrainOverride } from '../../core/drain/pods.ts';
-import { ErrorCode, MoltError, isMoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError, MoltError } from '../../core/errors.ts';
 import { otherSlot } from '../../core/slots/slot.ts';
 import {
   RequestDefaults,
@@ -60,7 +60,7 @@ export function stepError(error: unknown): StepError {
   }
   return {
     code: ErrorCode.Internal,
-    message: error instanceof Error ? error.message : String(error),
+    message: errorMessage(error),
   };
 }
 

@@ -5,7 +5,7 @@
  * as written (`pools[1].policies[0].window.windows[0].cron`), before any rollout runs under it.
  */
 import { Cron } from 'croner';
-import { ErrorCode, MoltError } from '../errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../errors.ts';
 import { MAX_DURATION_MS } from '../time.ts';
 import type { Machine, Policy, PolicyKind, Pool, Window } from './types.ts';
 
@@ -57,7 +57,7 @@ function requireCron(w: Window, path: string): void {
   try {
     fires = new Cron(w.cron, { paused: true, timezone: w.timeZone ?? 'UTC' }).nextRun(new Date(0));
   } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = errorMessage(cause);
     throw new MoltError(ErrorCode.PolicyInvalid, `${path}: invalid cron '${w.cron}': ${reason}`, {
       cause,
       details: { path },

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../core/errors.ts';
 import type { MachineConfigInput } from '../../protocol/machine-config.ts';
 import { startEtcd, type EtcdCluster } from '../services/etcd.ts';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
@@ -178,7 +178,7 @@ interface Store {
 }
 
 const labFailed = (what: string, e: unknown): MoltError =>
-  new MoltError(ErrorCode.LabFailed, `${what}: ${e instanceof Error ? e.message : String(e)}`, {
+  new MoltError(ErrorCode.LabFailed, `${what}: ${errorMessage(e)}`, {
     cause: e,
   });
 

@@ -11,7 +11,7 @@
  * works whatever site the provider is on (a SameSite=Strict cookie would not come back with it).
  */
 import * as oidc from 'openid-client';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../core/errors.ts';
 import { withoutUserInfo } from '../../core/redact.ts';
 import { roleOfGroups, type DashboardOidc } from '../../protocol/dashboard-config.ts';
 import type { Session } from './dashboard-sessions.ts';
@@ -33,11 +33,9 @@ interface Pending {
 }
 
 const unavailable = (e: unknown, what: string): MoltError =>
-  new MoltError(
-    ErrorCode.SsoUnavailable,
-    withoutUserInfo(`${what}: ${e instanceof Error ? e.message : String(e)}`),
-    { hint: 'check dashboard.oidc.issuer and that the provider is up; token sign-in still works' },
-  );
+  new MoltError(ErrorCode.SsoUnavailable, withoutUserInfo(`${what}: ${errorMessage(e)}`), {
+    hint: 'check dashboard.oidc.issuer and that the provider is up; token sign-in still works',
+  });
 
 /** A name as the page shows it and history records it: printable, at most 64 characters. */
 const shownName = (raw: string): string => raw.replace(/[^\p{L}\p{N}._@+-]/gu, '').slice(0, 64);
@@ -140,7 +138,7 @@ export class DashboardSso {
     } catch (e) {
       throw new MoltError(
         ErrorCode.Unauthenticated,
-        `the provider's answer was refused: ${e instanceof Error ? e.message : String(e)}`,
+        `the provider's answer was refused: ${errorMessage(e)}`,
         {
           hint: 'sign in again; if it keeps failing, check dashboard.oidc.clientId and the secret',
         },

@@ -33,7 +33,7 @@ import {
   type HookPatch,
   type UpdateMachineResponse,
 } from '../../protocol/capi-hooks.ts';
-import { isMoltError } from '../../core/errors.ts';
+import { errorMessage, isMoltError } from '../../core/errors.ts';
 import type { Machine, MachineSet } from '../../protocol/capi-objects.ts';
 import type { MachineStatus } from './machine-status.ts';
 import type {
@@ -100,7 +100,7 @@ export function parseHookBody<S extends z.ZodType>(
   try {
     value = JSON.parse(body);
   } catch (e) {
-    return { invalid: `the body is not JSON: ${e instanceof Error ? e.message : String(e)}` };
+    return { invalid: `the body is not JSON: ${errorMessage(e)}` };
   }
   const bound = jsonWithinLimits(value);
   if (bound !== undefined) return { invalid: bound };

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { makeRoom } from '../../core/bounded.ts';
 import type { CapiMachineKey, CapiMachines, MoltCondition } from '../ports/capi-machines.ts';
 import type { InPlaceUpdateState, ManagedMachine } from '../ports/in-place-updates.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** What the Machine's condition says for each state. */
 const conditionOf = {
@@ -97,9 +98,7 @@ export function machineStatus(d: MachineStatusDeps): MachineStatus {
       if (s.state === 'failed' && s.machineFailed === true && d.onFailure === 'remediate')
         await remediate(key, machine);
     } catch (e) {
-      d.log(
-        `Cluster API: Machine ${key}: ${e instanceof Error ? e.message : String(e)} (tried again at CAPI's next call)`,
-      );
+      d.log(`Cluster API: Machine ${key}: ${errorMessage(e)} (tried again at CAPI's next call)`);
     }
   };
 

@@ -8,7 +8,7 @@
  * did not answer in time). A registry that is away is never reported as a missing image: that
  * would page someone for an outage as if the product had lost its images.
  */
-import { isMoltError } from '../../core/errors.ts';
+import { errorLine } from '../../core/errors.ts';
 import type { ImagePolicy } from '../../core/images/types.ts';
 import { mapConcurrent } from '../../releases/discovery/pool.ts';
 
@@ -38,9 +38,6 @@ export interface GmCheckOptions {
   /** How long one HEAD may take before its digest is `unknown`. @default 10 s */
   readonly timeoutMs?: number;
 }
-
-const text = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 /** `work`, or a rejection after `ms` (the timer never outlives the call). */
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {
@@ -77,7 +74,7 @@ export async function checkGm(
       const there = await within(timeoutMs, exists(pin.repository, pin.digest));
       return { ...pin, state: there ? 'present' : 'missing' };
     } catch (e) {
-      return { ...pin, state: 'unknown', message: text(e) };
+      return { ...pin, state: 'unknown', message: errorLine(e) };
     }
   });
 }

@@ -9,7 +9,7 @@
  * log line for that machine (again only when its cause changes), never the pass's, and is retried
  * with a doubling delay; at most `concurrency` machines are asked at once.
  */
-import { isMoltError, ErrorCode } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError } from '../../core/errors.ts';
 import {
   nodePinList,
   pinsDue,
@@ -77,7 +77,7 @@ async function tell(
 /** What a failed call leaves in the book: a machine without a node runtime, or a failure. */
 function failed(d: NodePinsDeps, id: string, e: unknown, before: PinsSent | undefined): PinsSent {
   if (isMoltError(e, ErrorCode.NotKubernetesNode)) return { kind: 'not-a-node', at: d.now() };
-  const why = e instanceof Error ? e.message : String(e);
+  const why = errorMessage(e);
   if (before?.kind === 'failed' && before.why === why)
     return { ...before, at: d.now(), tries: before.tries + 1 };
   // One line per cause, not one per pass while a machine reboots.
@@ -113,7 +113,7 @@ export function startNodePins(
       await nodePinsPass(d, book);
     } catch (e) {
       // The store is away: the next pass tries again.
-      d.log(`pinned images: ${e instanceof Error ? e.message : String(e)}`);
+      d.log(`pinned images: ${errorMessage(e)}`);
     }
   };
   return every(d.everyMs, tick);

@@ -7,7 +7,7 @@
  * followed container (`resolveTarget`, as `plan-input.ts` does). A registry that fails makes that
  * repository's units `wait` with the error's code and message — never the whole call.
  */
-import { isMoltError } from '../../core/errors.ts';
+import { errorMessage, isMoltError } from '../../core/errors.ts';
 import { refusesTarget } from '../../core/images/rollouts.ts';
 import { resolveTarget, type TargetDecision } from '../../core/images/target.ts';
 import type { ImageFollow, ImagePolicy } from '../../core/images/types.ts';
@@ -48,7 +48,7 @@ export type Scanned =
 /** The reason a failed scan's units wait with: the error's code (a bug's: ScanFailed). */
 function failed(e: unknown): Scanned {
   if (isMoltError(e)) return { ok: false, reason: e.code, message: e.message };
-  return { ok: false, reason: 'ScanFailed', message: e instanceof Error ? e.message : String(e) };
+  return { ok: false, reason: 'ScanFailed', message: errorMessage(e) };
 }
 
 export const followText = (f: ImageFollow): string =>

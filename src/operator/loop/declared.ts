@@ -6,7 +6,7 @@
  * and each object's verdict written back. When the cluster cannot be read, the pass goes on with
  * the pools it last had — a cluster that is away never stops or unleashes a rollout.
  */
-import { isMoltError } from '../../core/errors.ts';
+import { errorLine, isMoltError } from '../../core/errors.ts';
 import type { Pool } from '../../core/rollout/types.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import { planDeclared, type ActionStep, type InventoryChanges } from '../decide/declared.ts';
@@ -55,9 +55,6 @@ export interface DeclaredRunner {
   /** Stop reading the objects. */
   close(): Promise<void>;
 }
-
-const text = (e: unknown): string =>
-  isMoltError(e) ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
 export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
   let lastAccepted = new Map<string, Pool>();
@@ -185,7 +182,7 @@ export function createDeclaredRunner(d: DeclaredDeps): DeclaredRunner {
         if (lastError !== '') d.log('declared molt.dev objects: read again');
         lastError = '';
       } catch (e) {
-        const line = text(e);
+        const line = errorLine(e);
         if (line !== lastError)
           d.log(
             `declared molt.dev objects: ${line} (keeping the pools last read; retrying next pass)`,

@@ -23,6 +23,7 @@ import type { MachineRecord } from '../ports/store.ts';
 import type { StreamState } from '../decide/polling.ts';
 import type { ReconcileDeps } from './deps.ts';
 import { startOperatorLoop, type LoopOptions, type OperatorLoop } from './loop.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** What a follower reports: an event that changes what the operator should do, or a lost stream. */
 export type WatchChange =
@@ -52,8 +53,6 @@ interface Follower {
   readonly done: Promise<void>;
   readonly state: { open: boolean; changes: number };
 }
-
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** Attempts at the first delay before backing off: 5 s of a reboot at the default 250 ms. */
 const QUICK_ATTEMPTS = 20;
@@ -99,7 +98,7 @@ async function follow(
     try {
       for await (const e of source.follow(machine, signal, opened)) report(e);
     } catch (e) {
-      lost = describe(e);
+      lost = errorMessage(e);
     }
     state.open = false;
     state.changes++;

@@ -17,6 +17,7 @@
 import type { NotificationSink } from '../ports/notification-sink.ts';
 import type { HistoryEvent, OperatorStore } from '../ports/store.ts';
 import { notificationOf, type NotificationContext } from './notification.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** Why an event was not delivered: the sink gave up on it, or the backlog overflowed. */
 export type DropReason = 'failed' | 'overflow';
@@ -51,8 +52,6 @@ export interface Notifications {
   /** Abort deliveries under way (their events stay unhandled) and wait for the workers. */
   stop(): Promise<void>;
 }
-
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /** A sleep that {@link Wakeup.wake} ends early. */
 class Wakeup {
@@ -130,7 +129,7 @@ class SinkWorker {
 
   /** A failed step (the store away): logged once per distinct error, retried at the next poll. */
   report(e: unknown): void {
-    const line = describe(e);
+    const line = errorMessage(e);
     if (line !== this.#lastError)
       this.o.log(`notifications: sink ${this.sink.name}: ${line} (retrying)`);
     this.#lastError = line;
@@ -182,7 +181,7 @@ class SinkWorker {
       if (this.signal.aborted) return 'aborted';
       this.o.observer?.dropped(this.sink.name, 'failed', 1);
       this.o.log(
-        `notifications: dropped ${n.kind} ${n.id} for sink ${this.sink.name}: ${describe(err)}`,
+        `notifications: dropped ${n.kind} ${n.id} for sink ${this.sink.name}: ${errorMessage(err)}`,
       );
     }
     return 'sent';

@@ -7,7 +7,7 @@
  */
 import { isBrokenCircuitError } from 'cockatiel';
 import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, type IOptions } from 'etcd3';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../core/errors.ts';
 import { hostPolicy } from './host-policy.ts';
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
@@ -90,7 +90,7 @@ export interface EtcdErrors {
 export function etcdErrors(timeoutHint?: string): EtcdErrors {
   const toMoltError: ToMoltError = (e, what) => {
     if (e instanceof MoltError) return e;
-    const detail = e instanceof Error ? e.message : String(e);
+    const detail = errorMessage(e);
     if (isTimeout(e))
       return new MoltError(ErrorCode.TimedOut, `etcd: ${what} timed out; its outcome is unknown`, {
         cause: e,

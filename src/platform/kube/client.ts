@@ -17,7 +17,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import type { Dispatcher } from 'undici';
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../core/errors.ts';
 
 /**
  * How long one API call may take, answer body included. The client sets no limit of its own, so a
@@ -117,7 +117,7 @@ export async function loadKubeConfig(path: string): Promise<KubeConfig> {
   } catch (e) {
     throw new MoltError(
       ErrorCode.KubeConfigInvalid,
-      `${path} is not a kubeconfig: ${e instanceof Error ? e.message : String(e)}`,
+      `${path} is not a kubeconfig: ${errorMessage(e)}`,
       { cause: e },
     );
   }

@@ -9,6 +9,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError, type Role } from '../../protocol/index.ts';
 import { createCa, issueCertificate, type PemPair } from './certificates.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** What was written, for the command's output. */
 export interface WrittenCertificate {
@@ -74,11 +75,9 @@ export async function loadCa(dir: string): Promise<PemPair> {
     if (!new X509Certificate(cert).ca)
       throw new Error('not a CA certificate (basicConstraints cA is false)');
   } catch (e) {
-    throw new MoltError(
-      ErrorCode.PkiInvalid,
-      `${join(dir, 'ca.pem')}: ${e instanceof Error ? e.message : String(e)}`,
-      { cause: e },
-    );
+    throw new MoltError(ErrorCode.PkiInvalid, `${join(dir, 'ca.pem')}: ${errorMessage(e)}`, {
+      cause: e,
+    });
   }
   return { cert, key };
 }

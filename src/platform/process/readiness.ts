@@ -5,7 +5,7 @@
  * while it keeps working; a fixed deadline failed such starts with a bare ENOENT. And a process
  * that died at once must be reported at once, with what it printed, not after the deadline.
  */
-import { ErrorCode, MoltError } from '../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../core/errors.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ManagedProcess } from './managed-process.ts';
 import { treeCpuMs } from './cpu-time.ts';
@@ -64,8 +64,6 @@ function progressed(before: Mark, now: Mark, cpuMs: number): boolean {
   if (now.outputs.some((o, i) => o !== before.outputs[i])) return true;
   return now.cpu - before.cpu >= cpuMs;
 }
-
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown } | undefined;
 
@@ -146,7 +144,7 @@ export async function waitReady<T>(o: ReadinessOptions<T>): Promise<T> {
     if (reason !== undefined)
       throw new MoltError(
         o.code ?? ErrorCode.LabFailed,
-        `${o.what} did not come up: ${reason}; last check: ${describe(lastError)}\n` +
+        `${o.what} did not come up: ${reason}; last check: ${errorMessage(lastError)}\n` +
           o.processes.map((p) => `  ${p.name}, its last lines:\n${outputTail(p)}`).join('\n'),
         { cause: lastError },
       );

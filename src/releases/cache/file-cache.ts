@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import { readFile } from 'node:fs/promises';
-import { ErrorCode } from '../../core/errors.ts';
+import { ErrorCode, errorMessage } from '../../core/errors.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 import { cacheFileSchema, cacheSchemaVersion, emptyCacheFile, type CacheFile } from './schema.ts';
 import {
@@ -46,7 +46,7 @@ export class FileReleaseCache implements ReleaseCache {
       return [
         {
           code: ErrorCode.CacheUnavailable,
-          message: `cannot write release cache ${this.path}: ${describe(e)}`,
+          message: `cannot write release cache ${this.path}: ${errorMessage(e)}`,
         },
       ];
     }
@@ -58,7 +58,7 @@ export class FileReleaseCache implements ReleaseCache {
       text = await readFile(this.path, 'utf8');
     } catch (e) {
       if (isNotFound(e)) return { file: emptyCacheFile(), warnings: [] };
-      const message = `cannot read release cache ${this.path}: ${describe(e)}; continuing without it`;
+      const message = `cannot read release cache ${this.path}: ${errorMessage(e)}; continuing without it`;
       return { file: emptyCacheFile(), warnings: [{ code: ErrorCode.CacheUnavailable, message }] };
     }
     const problem = validate(text);
@@ -96,8 +96,4 @@ function validate(text: string): CacheFile | string {
 
 function isNotFound(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 'ENOENT';
-}
-
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -16,6 +16,7 @@ import {
   signingStatement,
 } from './statement.ts';
 import { rejected, type VerifyResult } from './result.ts';
+import { errorMessage } from '../../core/errors.ts';
 
 /** Media type of a v0.3 Sigstore bundle, also the referrer `artifactType` cosign uses. */
 export const BundleMediaType = 'application/vnd.dev.sigstore.bundle.v0.3+json';
@@ -90,10 +91,7 @@ function parseBundle(json: string): Bundle | VerifyResult {
   try {
     return bundleFromJSON(JSON.parse(json));
   } catch (e) {
-    return rejected(
-      ErrorCode.SignatureMalformed,
-      `not a Sigstore bundle: ${e instanceof Error ? e.message : String(e)}`,
-    );
+    return rejected(ErrorCode.SignatureMalformed, `not a Sigstore bundle: ${errorMessage(e)}`);
   }
 }
 
@@ -115,7 +113,7 @@ function verifyWithKey(bundle: Bundle, key: KeyObject): VerifyResult | undefined
     return undefined;
   } catch (e) {
     const code = (e as { code?: unknown }).code;
-    const detail = e instanceof Error ? e.message : String(e);
+    const detail = errorMessage(e);
     return rejected(
       ErrorCode.SignatureInvalid,
       code === 'SIGNATURE_ERROR'

@@ -8,6 +8,7 @@ import type { IMember } from 'etcd3';
 import type { MemberHealth } from '../../ports/etcd-member.ts';
 import { deadline, withClient } from '../../../platform/etcd/client.ts';
 import { etcdCall } from './errors.ts';
+import { errorMessage } from '../../../core/errors.ts';
 
 /** A member as probed, with what healthy() needs beyond {@link MemberHealth}. */
 export interface ProbedMember extends MemberHealth {
@@ -72,7 +73,7 @@ export async function probeMember(m: IMember, timeoutMs: number): Promise<Probed
     return {
       ...base,
       healthy: false,
-      message: `unreachable at ${url}: ${e instanceof Error ? e.message : String(e)}`,
+      message: `unreachable at ${url}: ${errorMessage(e)}`,
     };
   }
 }

@@ -17,6 +17,7 @@ import {
   type Platform,
   type ReferencedRegistryOptions,
 } from '../../../oci/index.ts';
+import { errorMessage } from '../../../core/errors.ts';
 
 /** The image config label that makes pods of the image never Ready when `"false"`. */
 export const LabReadyLabel = 'dev.molt.lab.ready';
@@ -108,7 +109,7 @@ export function createImageReadiness(o: ImageReadinessOptions = {}): ImageReadin
       const until = Date.now() + (o.retryMs ?? 60_000);
       const verdict = {
         ready: true,
-        reason: `not read: ${e instanceof Error ? e.message : String(e)}`,
+        reason: `not read: ${errorMessage(e)}`,
       };
       byReference.set(image, { verdict: Promise.resolve(verdict), until });
       return verdict;

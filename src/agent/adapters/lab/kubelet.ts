@@ -6,7 +6,7 @@
  * `dev.molt.lab.ready=false` (docs/adr/0013 §7), read from the registry with the machine's registry
  * settings. The Kubernetes client is imported only when the config asks.
  */
-import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../../core/errors.ts';
 import type { MachineConfig } from '../../../protocol/machine-config.ts';
 import { referencedRegistryOptions } from '../oci-image-source/config-options.ts';
 
@@ -45,7 +45,7 @@ export async function startKubeletFor(
     address: config.api.host,
     onError: (e) => {
       // One line per distinct failure, not one per period while the API server is away.
-      const line = e instanceof Error ? e.message : String(e);
+      const line = errorMessage(e);
       if (line !== last) opts.log(`lab kubelet: ${line}`);
       last = line;
     },

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../../core/errors.ts';
 import { moltExtensionConfig } from '../../../protocol/capi-objects.ts';
 import type { CommandContext } from '../../context.ts';
 import { parseFlags } from '../../flags.ts';
@@ -24,10 +24,7 @@ export async function runExtensionConfig(
 ): Promise<void> {
   const o = parseFlags(schema, raw);
   const pem = await readFile(o.ca, 'utf8').catch((e: unknown) => {
-    throw new MoltError(
-      ErrorCode.BadFlag,
-      `--ca ${o.ca}: ${e instanceof Error ? e.message : String(e)}`,
-    );
+    throw new MoltError(ErrorCode.BadFlag, `--ca ${o.ca}: ${errorMessage(e)}`);
   });
   if (!pem.includes('-----BEGIN CERTIFICATE-----'))
     throw new MoltError(ErrorCode.BadFlag, `--ca ${o.ca}: not a PEM certificate`);

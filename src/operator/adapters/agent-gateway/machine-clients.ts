@@ -4,7 +4,7 @@
  * (`dispatchers.ts`): what the gateway and the adapters whose calls outlast its 5 s (image pins,
  * control-plane applies) have in common.
  */
-import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError, MoltError } from '../../../core/errors.ts';
 import { fetch, type Dispatcher } from 'undici';
 import type { MtlsFetchOptions } from '../../../platform/https/mtls-fetch.ts';
 import { identityRefusal } from '../../../platform/https/peer-node.ts';
@@ -94,7 +94,7 @@ export function machineCalls<C>(
       if (isMoltError(e)) throw e;
       throw new MoltError(
         ErrorCode.AgentUnreachable,
-        `the agent of ${m.id} at ${m.endpoint} is unreachable: ${e instanceof Error ? e.message : String(e)}`,
+        `the agent of ${m.id} at ${m.endpoint} is unreachable: ${errorMessage(e)}`,
         { cause: e, retryable: true },
       );
     }

@@ -6,6 +6,7 @@
  */
 import { fetch } from 'undici';
 import type { GateProbe } from '../../ports/gates.ts';
+import { errorMessage } from '../../../core/errors.ts';
 
 export function createHttpGateProbe(): GateProbe {
   return {
@@ -24,7 +25,7 @@ export function createHttpGateProbe(): GateProbe {
         };
       } catch (e) {
         const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
-        return { ok: false, message: `${e instanceof Error ? e.message : String(e)}${cause}` };
+        return { ok: false, message: `${errorMessage(e)}${cause}` };
       }
     },
   };

@@ -19,7 +19,7 @@
  * error quotes them (`core/redact.ts`).
  */
 import { fetch } from 'undici';
-import { ErrorCode, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, errorMessage, MoltError } from '../../../core/errors.ts';
 import type { HttpProviderSettings } from '../../../core/rollout/types.ts';
 import type { MachineProvider, ProviderOperation } from '../../ports/provider.ts';
 
@@ -61,7 +61,7 @@ async function send(
     const inner = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
     throw new MoltError(
       ErrorCode.ProviderUnreachable,
-      `${what}: provider at ${s.url} unreachable: ${e instanceof Error ? e.message : String(e)}${inner}`,
+      `${what}: provider at ${s.url} unreachable: ${errorMessage(e)}${inner}`,
       { cause: e, retryable: true },
     );
   }

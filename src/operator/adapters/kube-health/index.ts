@@ -17,7 +17,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import { isMoltError } from '../../../core/errors.ts';
+import { errorMessage } from '../../../core/errors.ts';
 import type { KubeComponent } from '../../../core/kubernetes/types.ts';
 import { kubeError, statusOf } from '../../../platform/kube/client.ts';
 import type { ControlPlaneHealth, HealthVerdict } from '../../ports/kube-health.ts';
@@ -29,9 +29,6 @@ export interface KubeHealthOptions {
   /** Between looks. @default 1000 */
   readonly intervalMs?: number;
 }
-
-const describe = (e: unknown): string =>
-  isMoltError(e) ? e.message : e instanceof Error ? e.message : String(e);
 
 /** The leader Lease of each controller in kube-system. */
 const leaseOf: Partial<Record<KubeComponent, string>> = {
@@ -91,7 +88,7 @@ export function createKubeHealth(o: KubeHealthOptions): ControlPlaneHealth {
       while (Date.now() < deadline) {
         last = await look(component, since).catch((e: unknown) => ({
           ok: false,
-          message: describe(e),
+          message: errorMessage(e),
         }));
         if (last.ok) return last;
         await sleep(intervalMs);

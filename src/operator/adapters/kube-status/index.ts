@@ -10,6 +10,7 @@ import type { Pool } from '../../../core/rollout/types.ts';
 import type { ObservationBook } from '../../api/observations.ts';
 import type { OperatorStore } from '../../ports/store.ts';
 import { createKubeStatusMirror } from './mirror.ts';
+import { errorMessage } from '../../../core/errors.ts';
 
 export interface KubeStatusOptions {
   readonly kc: KubeConfig;
@@ -46,7 +47,7 @@ export function startKubeStatus(o: KubeStatusOptions): KubeStatus {
       if (lastError !== '') o.log('Kubernetes status mirror: in sync again');
       lastError = '';
     } catch (e) {
-      const line = e instanceof Error ? e.message : String(e);
+      const line = errorMessage(e);
       if (line !== lastError)
         o.log(`Kubernetes status mirror: ${line} (retrying after the next pass)`);
       lastError = line;

@@ -24,7 +24,7 @@ import {
   type IRetryBackoffContext,
 } from 'cockatiel';
 import { fetch } from 'undici';
-import { ErrorCode, isMoltError, MoltError } from '../../../core/errors.ts';
+import { ErrorCode, errorMessage, isMoltError, MoltError } from '../../../core/errors.ts';
 import { WebhookHeaders } from '../../../protocol/notifications.ts';
 import type { Notification, NotificationSink } from '../../ports/notification-sink.ts';
 import { bodyOf, type WebhookFormat } from './body.ts';
@@ -130,7 +130,7 @@ export function createWebhookSink(o: WebhookSinkOptions): NotificationSink {
       const inner = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
       throw new MoltError(
         ErrorCode.WebhookUnreachable,
-        `sink ${o.name} at ${origin}: ${e instanceof Error ? e.message : String(e)}${inner}`,
+        `sink ${o.name} at ${origin}: ${errorMessage(e)}${inner}`,
         { cause: e, retryable: true },
       );
     }
