@@ -42,14 +42,13 @@ import { isMoltError } from '../../core/errors.ts';
 import {
   GROUP_PATTERN,
   lock,
-  newSemaphore,
-  recover,
   unlock,
   withSlots,
   type Semaphore,
 } from '../../core/fleetlock/semaphore.ts';
 import type { FleetLockStore } from '../ports/fleetlock-store.ts';
 import { DEFAULT_FLEETLOCK_TTL_MS, type FleetLockGroup } from './fleetlock-groups.ts';
+import { updateSemaphore, type Decision } from './fleetlock-update.ts';
 
 /** The `kind` of every FleetLock error answer, with its HTTP status. */
 export const FleetLockKind = {
@@ -252,38 +251,18 @@ async function steadyState(params: ClientParams, o: FleetLockOptions): Promise<O
 const unknownGroup = (group: string): Outcome =>
   refuse('unknown_group', `molt serves no FleetLock group '${group}'`);
 
-/** What one attempt decided: the answer, and the semaphore to store first (none: no write). */
-interface Decision {
-  readonly next?: Semaphore | undefined;
-  readonly outcome: Outcome;
-}
-
-/**
- * Read → free expired slots → decide → compare-and-swap until the write lands or nothing needs
- * writing. A conflict means another request or operator changed the group in between; deciding
- * again on the fresh value is what keeps two racers from both taking the last slot (or both
- * taking an expired one). `decide` gets the stored value and the recovered one; a `next` that is
- * the stored value is no write. Jittered backoff spreads a storm.
- */
+/** Read, free expired slots, decide, compare-and-swap: `fleetlock-update.ts`. */
 async function update(
   o: FleetLockOptions,
   at: { readonly group: string; readonly now: number; readonly ttlMs: number },
-  decide: (current: Semaphore | undefined, base: Semaphore) => Decision,
+  decide: (current: Semaphore | undefined, base: Semaphore) => Decision<Outcome>,
 ): Promise<Outcome> {
-  const { group, now, ttlMs } = at;
   const attempts = o.maxAttempts ?? 32;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const { sem, revision } = await o.store.read(group);
-    const { sem: base, freed } = recover(sem ?? newSemaphore(0), now, ttlMs);
-    const d = decide(sem, base);
-    if (d.next === undefined || d.next === sem) return d.outcome;
-    if (await o.store.write(group, d.next, revision)) {
-      if (freed.length > 0) o.onRecovered?.(group, freed);
-      return d.outcome;
-    }
-    await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** attempt)));
-  }
-  return refuse('store_unavailable', `group ${group} kept changing during ${attempts} attempts`);
+  const outcome = await updateSemaphore(o, { ...at, attempts }, decide);
+  return (
+    outcome ??
+    refuse('store_unavailable', `group ${at.group} kept changing during ${attempts} attempts`)
+  );
 }
 
 /** Anything a route threw: Fastify's client errors, store failures, bugs. */

@@ -12,7 +12,14 @@
  *    outcome is reported as `MOLT_TIMED_OUT`, as it is when etcd cannot be reached to settle it
  *    (after a few tries: one member down must not fail a write the others can take).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DelegateBackoff,
+  ExponentialBackoff,
+  handleWhen,
+  handleWhenResult,
+  noJitterGenerator,
+  retry,
+} from 'cockatiel';
 import type { Etcd3 } from 'etcd3';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { deadline } from '../../../platform/etcd/client.ts';
@@ -47,9 +54,9 @@ const toCurrent = (kv: Kv): Current => ({
   modRevision: kv.mod_revision,
 });
 
-/** The pause before try `attempt` (from 1) of a call a member did not answer: 25 ms, doubling to 200. */
-const retryPause = (attempt: number): Promise<void> =>
-  sleep(Math.min(25 * 2 ** (attempt - 1), 200));
+/** 25 ms before the second try, doubling to 200: a member that is down refuses at once. */
+const quickBackoff = (): ExponentialBackoff<unknown> =>
+  new ExponentialBackoff({ initialDelay: 25, maxDelay: 200, generator: noJitterGenerator });
 
 /**
  * Run a read, sending it again while etcd was unreachable, for up to one request deadline: reads
@@ -57,16 +64,12 @@ const retryPause = (attempt: number): Promise<void> =>
  * `platform/etcd/client.ts`) to a member it picks at random, so without this a read that dialled a
  * member being upgraded would fail although the other members serve it.
  */
-export async function reading<T>(ctx: StoreCtx, what: string, call: () => Promise<T>): Promise<T> {
+export function reading<T>(ctx: StoreCtx, what: string, call: () => Promise<T>): Promise<T> {
   const until = performance.now() + ctx.timeoutMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await etcdCall(what, call());
-    } catch (e) {
-      if (performance.now() >= until || !isUnreachable(e)) throw e;
-    }
-    await retryPause(attempt);
-  }
+  return retry(
+    handleWhen((e) => isUnreachable(e) && performance.now() < until),
+    { backoff: quickBackoff() },
+  ).execute(() => etcdCall(what, call()));
 }
 
 const isUnreachable = (e: unknown): boolean =>
@@ -171,18 +174,20 @@ export async function commit(ctx: StoreCtx, w: CasWrite): Promise<CasOutcome> {
 async function settle(ctx: StoreCtx, w: CasWrite, failure: MoltError): Promise<CasOutcome> {
   if (!failure.retryable) throw failure; // etcd refused the request itself: nothing was written
   const until = performance.now() + ctx.timeoutMs;
-  for (let attempt = 1; performance.now() < until; attempt++) {
-    try {
+  // Settled, or undefined: the guard moved, and not by this write (its outcome stays unknown).
+  const settled = await retry(
+    // etcd cannot answer the re-read or the fence (yet): try again while the deadline lasts.
+    handleWhen(() => performance.now() < until),
+    { backoff: quickBackoff() },
+  )
+    .execute(async (): Promise<CasOutcome | undefined> => {
       if (await landed(ctx, w)) return 'written';
       if (await fence(ctx, w)) return 'conflict';
-      if (await landed(ctx, w)) return 'written';
-      break; // the guard moved, and not by this write: its outcome stays unknown
-    } catch {
-      // etcd cannot answer the re-read or the fence (yet): the outcome is still unknown.
-    }
-    await retryPause(attempt);
-  }
-  throw failure;
+      return (await landed(ctx, w)) ? 'written' : undefined;
+    })
+    .catch(() => undefined);
+  if (settled === undefined) throw failure;
+  return settled;
 }
 
 async function landed(ctx: StoreCtx, w: CasWrite): Promise<boolean> {
@@ -215,11 +220,14 @@ export async function retrying<T>(
   what: string,
   attempt: () => Promise<T | typeof Conflict>,
 ): Promise<T> {
-  for (let i = 1; i <= ctx.maxAttempts; i++) {
-    const result = await attempt();
-    if (result !== Conflict) return result;
-    await sleep(Math.random() * Math.min(50, 2 * i));
-  }
+  const result = await retry(
+    handleWhenResult((r) => r === Conflict),
+    {
+      maxAttempts: ctx.maxAttempts - 1,
+      backoff: new DelegateBackoff(({ attempt: n }) => Math.random() * Math.min(50, 2 * n)),
+    },
+  ).execute(attempt);
+  if (result !== Conflict) return result;
   throw new MoltError(
     ErrorCode.EtcdUnhealthy,
     `etcd: ${what} lost ${ctx.maxAttempts} compare-and-swap races in a row`,

@@ -7,9 +7,15 @@
  * a race gets 409 Conflict and re-reads ({@link retrying}) — never a lost update.
  * Object names are `names.ts`'; the key is kept in `spec.key` too and checked when read.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  DelegateBackoff,
+  handleWhen,
+  handleWhenResult,
+  retry,
+  type IRetryBackoffContext,
+} from 'cockatiel';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import { apiStatusOf, kubeError, statusOf } from '../../../platform/kube/client.ts';
 import {
@@ -45,6 +51,18 @@ export interface RecordsOptions {
   readonly maxAttempts?: number;
 }
 
+/** At most 30 tries, each after the server's Retry-After (1 s if none), kept to 0.1–2 s. */
+const whileTooMany = retry(
+  handleWhen((e) => statusOf(e) === 429),
+  {
+    maxAttempts: 29,
+    backoff: new DelegateBackoff(({ result }: IRetryBackoffContext<unknown>) => {
+      const after = 'error' in result ? apiStatusOf(result.error)?.details?.retryAfterSeconds : 1;
+      return Math.min(2_000, Math.max(100, (after ?? 1) * 1000));
+    }),
+  },
+);
+
 /** The record objects of one namespace: reads, creates, conditional replaces, deletes. */
 export class Records {
   readonly namespace: string;
@@ -62,15 +80,8 @@ export class Records {
    * for any verb). It does so while a CRD's storage (re)initializes, right after the CRD is
    * installed or the API server restarts, and under API Priority and Fairness limits.
    */
-  private async call<T>(f: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++)
-      try {
-        return await f();
-      } catch (e) {
-        if (statusOf(e) !== 429 || attempt >= 30) throw e;
-        const after = apiStatusOf(e)?.details?.retryAfterSeconds ?? 1;
-        await sleep(Math.min(2_000, Math.max(100, after * 1000)));
-      }
+  private call<T>(f: () => Promise<T>): Promise<T> {
+    return whileTooMany.execute(f);
   }
 
   private where(): { group: string; version: string; namespace: string; plural: string } {
@@ -155,8 +166,7 @@ export class Records {
     });
   }
 
-  /** Delete the record; idempotent. */
-  /** Delete a record; false when it was not there. */
+  /** Delete a record, idempotently; false when it was not there. */
   async remove(kind: RecordKind, key: string): Promise<boolean> {
     const name = nameOf(kind, key);
     try {
@@ -174,11 +184,14 @@ export class Records {
    * `maxAttempts` lost races.
    */
   async retrying<T>(what: string, attempt: () => Promise<T | typeof Conflict>): Promise<T> {
-    for (let i = 0; i < this.maxAttempts; i++) {
-      const outcome = await attempt();
-      if (outcome !== Conflict) return outcome;
-      await sleep(Math.random() * Math.min(50, 2 + i * 5));
-    }
+    const outcome = await retry(
+      handleWhenResult((r) => r === Conflict),
+      {
+        maxAttempts: this.maxAttempts - 1,
+        backoff: new DelegateBackoff(({ attempt: n }) => Math.random() * Math.min(50, 5 * n - 3)),
+      },
+    ).execute(attempt);
+    if (outcome !== Conflict) return outcome;
     throw new MoltError(
       ErrorCode.KubeUnavailable,
       `${what}: lost ${String(this.maxAttempts)} races in a row`,
