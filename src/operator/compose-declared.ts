@@ -6,16 +6,14 @@
  * `actions/` the API calls). `main.ts` calls these; nothing else constructs them.
  */
 import type { Pool } from '../core/rollout/types.ts';
-import type { KubernetesClusterSpec } from '../protocol/kube-cluster.ts';
-import type { ImagePolicy } from '../core/images/types.ts';
-import type { Selection } from '../core/images/units.ts';
-import type { GmWatch } from './images/gm-check.ts';
 import { liveImages } from './compose-images.ts';
 import { liveKubernetes } from './compose-kubernetes.ts';
 import type { LoadedConfig } from './config.ts';
-import { createDeclaredRunner, type DeclaredRunner } from './loop/declared.ts';
-import type { DeclaredSource } from './ports/declared.ts';
-import type { OperatorStore } from './ports/store.ts';
+import {
+  createDeclaredRunner,
+  type DeclaredDeps,
+  type DeclaredRunner,
+} from './loop/declared/index.ts';
 
 /**
  * The config with live pools: `fleet.pools` is read through a getter, so the loop's settings, the
@@ -52,24 +50,7 @@ export function withLivePools(c: LoadedConfig): {
   };
 }
 
-export function declaredRunner(o: {
-  readonly source: DeclaredSource;
-  readonly filePools: readonly Pool[];
-  readonly fileMachines: ReadonlySet<string>;
-  readonly setPools: (pools: readonly Pool[]) => void;
-  readonly store: OperatorStore;
-  readonly log: (line: string) => void;
-  /** The fleet file's Kubernetes per cluster, and where the live specs go (docs/adr/0012). */
-  readonly fileKubernetes?: ReadonlyMap<string, KubernetesClusterSpec>;
-  readonly setKubernetes?: (specs: ReadonlyMap<string, KubernetesClusterSpec>) => void;
-  /** The fleet file's image policies (docs/adr/0013): checked beside the objects, verdicts written. */
-  readonly fileImages?: readonly ImagePolicy[];
-  /** Where the image policies in force go (`liveImages`). */
-  readonly setImages?: (policies: readonly ImagePolicy[]) => void;
-  /** The GM checks (`compose-gm.ts`): each ImagePolicy object's `GMImageMissing` condition. */
-  readonly gm?: Pick<GmWatch, 'findings'> | undefined;
-  /** The image driver's last selection: each ImagePolicy object's `Following` condition. */
-  readonly selection?: (() => Selection | undefined) | undefined;
-}): DeclaredRunner {
+/** The runner on the wall clock (`loop/declared/`). */
+export function declaredRunner(o: Omit<DeclaredDeps, 'now'>): DeclaredRunner {
   return createDeclaredRunner({ ...o, now: () => Date.now() });
 }

@@ -18,7 +18,7 @@ import type { GmWatch } from './images/gm-check.ts';
 import type { LoadedConfig } from './config.ts';
 import type { ImagePolicy } from '../core/images/types.ts';
 import type { Release } from '../core/releases/release.ts';
-import type { DeclaredRunner } from './loop/declared.ts';
+import type { DeclaredRunner } from './loop/declared/index.ts';
 import type { ReconcileDeps } from './loop/deps.ts';
 import { startWatchedLoop } from './loop/watch.ts';
 import type { AgentGateway } from './ports/agents.ts';

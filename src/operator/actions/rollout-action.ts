@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * A person's action on a rollout (pause, resume, approve, cancel) — the API's, the dashboard's
- * and a declared `Rollout` spec's (loop/declared.ts) alike. The state rules are
+ * and a declared `Rollout` spec's (loop/declared/) alike. The state rules are
  * `rollout-rules.ts`; here the action becomes one compare-and-set on the rollout (re-checked on
  * conflict, so a pass of the loop writing a verdict meanwhile is never overwritten blindly), then
  * a `rollout-state` history event naming who asked.

@@ -48,6 +48,7 @@ function followingNothing(p: Pool): Pool {
 const inFlight = (r: Rollout): boolean =>
   Object.values(r.machines).some((p) => p.phase === 'InFlight');
 
+/** Everything the objects ask this pass: what each kind's controller (`loop/declared/`) does. */
 export function planDeclared(i: DeclaredInput): DeclaredPlan {
   const pools = declaredPools(i);
   const held = declaredHolds(i);
@@ -56,11 +57,17 @@ export function planDeclared(i: DeclaredInput): DeclaredPlan {
     inventory: inventory(i),
     verdicts: [...pools.verdicts, ...held.verdicts],
     holds: held.changes,
-    actions: [...deletions(i), ...i.declared.requests.flatMap((q) => requested(q, i))],
+    actions: [...deletions(i), ...requestedActions(i)],
   };
 }
 
-function declaredPools(i: DeclaredInput): Omit<DeclaredPlan, 'holds' | 'actions' | 'inventory'> {
+/** The actions the Rollout objects' specs ask for. */
+export const requestedActions = (i: DeclaredInput): ActionStep[] =>
+  i.declared.requests.flatMap((q) => requested(q, i));
+
+export function declaredPools(
+  i: DeclaredInput,
+): Omit<DeclaredPlan, 'holds' | 'actions' | 'inventory'> {
   const fileNames = new Set(i.filePools.map((p) => p.name));
   const pools: Pool[] = [...i.filePools];
   const accepted = new Map<string, Pool>();
@@ -125,7 +132,7 @@ const followed = (p: Pool): string =>
       : 'follows no channel (rollouts only by hand)';
 
 /** Rollouts of pools being deleted are cancelled: none starts, in-flight machines finish. */
-function deletions(i: DeclaredInput): ActionStep[] {
+export function deletions(i: DeclaredInput): ActionStep[] {
   const deleting = new Set(i.declared.pools.filter((p) => p.deleting).map((p) => p.name));
   return i.stored.rollouts
     .filter((r) => deleting.has(r.pool) && !isEnded(r.state))

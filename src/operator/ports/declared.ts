@@ -3,7 +3,7 @@
  * Desired state declared outside the fleet file (docs/adr/0011): in a Kubernetes cluster, molt.dev
  * resources a person or a GitOps tool applies — `Pool`, `MachineHold`, and the action fields of
  * the operator's own `Rollout` objects. The adapter (`adapters/kube-declared`) reads them and
- * reports back on them; the loop (`loop/declared.ts`) turns them into the same pools, holds and
+ * reports back on them; the loop (`loop/declared/`) turns them into the same pools, holds and
  * rollout actions the fleet file and the API give. One model behind both sources.
  */
 import type { Pool } from '../../core/rollout/types.ts';
