@@ -17,8 +17,9 @@ node scripts/run-tests.ts --check "$@"
 mkdir -p .molt
 # The real Kubernetes control plane of test/integration/kube: KUBERNETES now (most files need it),
 # the previous version (the hosted control plane's upgrade, the removed-flags table), then the node
-# runtimes (kubelet, containerd, CNI plugins, crictl: scripts/ensure-node-bins.sh), the previous
-# version's first (the real node's first release runs that kubelet) — built once per
+# runtimes (kubelet, containerd, CNI plugins, crictl: scripts/ensure-node-bins.sh), the current
+# version's (the node-bins test waits for it), then the previous one's (the real node's first
+# release runs that kubelet; the real node is the last of its lane) — built once per
 # version from the Go module proxy and cached outside the repository (docs/kubernetes.md). On a
 # fresh machine that is about 20 minutes on two cores: it runs in the background, and the test
 # runner (--kubernetes-building) starts the real machines' lane beside it and the lanes that need
@@ -28,8 +29,8 @@ mkdir -p .molt
 {
   bash scripts/ensure-kube-bins.sh &&
     bash scripts/ensure-kube-bins.sh --previous &&
-    bash scripts/ensure-node-bins.sh --previous &&
-    bash scripts/ensure-node-bins.sh
+    bash scripts/ensure-node-bins.sh &&
+    bash scripts/ensure-node-bins.sh --previous
 } >.molt/kube-build.log 2>&1 &
 building=$!
 # The builds run in a subshell: stop the build script it is running too (its own trap stops go).
