@@ -62,7 +62,9 @@ describe('an API server that never answers', () => {
           contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
           currentContext: 'x',
         });
-        const failure = await boundRequests(kc, 300)
+        // Long enough for the request to reach the server on a loaded machine (300 ms once did
+        // not), short beside the test's own bound.
+        const failure = await boundRequests(kc, 3_000)
           .makeApiClient(VersionApi)
           .getCode()
           .then(
