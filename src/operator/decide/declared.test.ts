@@ -4,8 +4,29 @@ import { describe, it } from 'node:test';
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import type { DeclaredState } from '../ports/declared.ts';
 import type { Hold, StoredState } from '../ports/store.ts';
-import { Forever, planDeclared, type DeclaredInput } from './declared.ts';
+import {
+  declaredPools,
+  deletions,
+  Forever,
+  requestedActions,
+  type DeclaredInput,
+} from './declared.ts';
+import { declaredHolds } from './declared-holds.ts';
+import { inventory } from './declared-inventory.ts';
 import { worker as machine } from './fixtures.test.ts';
+
+/** Everything the objects ask of one pass, as the controllers of `loop/declared/` carry it out. */
+function planDeclared(i: DeclaredInput) {
+  const pools = declaredPools(i);
+  const held = declaredHolds(i);
+  return {
+    ...pools,
+    inventory: inventory(i),
+    verdicts: [...pools.verdicts, ...held.verdicts],
+    holds: held.changes,
+    actions: [...deletions(i), ...requestedActions(i)],
+  };
+}
 
 const rollout = (id: string, pool: string, over: Partial<Rollout> = {}): Rollout => ({
   id,

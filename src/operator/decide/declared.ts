@@ -18,8 +18,6 @@
 import type { Pool, Rollout } from '../../core/rollout/types.ts';
 import { isEnded } from '../../core/rollout/vocabulary.ts';
 import type { DeclaredVerdict, RolloutRequest } from '../ports/declared.ts';
-import { declaredHolds } from './declared-holds.ts';
-import { inventory } from './declared-inventory.ts';
 import {
   isInvalid,
   type ActionStep,
@@ -47,19 +45,6 @@ function followingNothing(p: Pool): Pool {
 
 const inFlight = (r: Rollout): boolean =>
   Object.values(r.machines).some((p) => p.phase === 'InFlight');
-
-/** Everything the objects ask this pass: what each kind's controller (`loop/declared/`) does. */
-export function planDeclared(i: DeclaredInput): DeclaredPlan {
-  const pools = declaredPools(i);
-  const held = declaredHolds(i);
-  return {
-    ...pools,
-    inventory: inventory(i),
-    verdicts: [...pools.verdicts, ...held.verdicts],
-    holds: held.changes,
-    actions: [...deletions(i), ...requestedActions(i)],
-  };
-}
 
 /** The actions the Rollout objects' specs ask for. */
 export const requestedActions = (i: DeclaredInput): ActionStep[] =>
