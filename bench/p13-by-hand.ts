@@ -5,7 +5,7 @@
  * operation read off its events.
  *
  * By hand is the most manual path molt offers that never cordons or drains by itself: kubectl
- * drains; `molt node upgrade --stage` only pulls, writes and arms the slot (a staged upgrade skips
+ * drains; `molt node upgrade --stage` only pulls, writes and verifies the slot (a staged upgrade skips
  * every disrupting phase); `molt node reboot` completes it — its Cordoning finds the Node cordoned
  * already (so it sets no cordon of its own, and its Uncordoning has none to undo) and its
  * Draining finds nothing left to evict; then the person waits for the Node Ready on the new
@@ -119,7 +119,7 @@ export async function upgradeByHand(
       '--timeout=15m',
     ]),
   );
-  const staged = await step('molt node upgrade --stage (pull, write, arm)', () =>
+  const staged = await step('molt node upgrade --stage (pull, write, verify)', () =>
     molt(lab, ['node', 'upgrade', o.node, '--image', o.image, '--stage', '--follow', '-o', 'json']),
   );
   const rebooted = await step('molt node reboot (stop, reboot, health, commit)', () =>

@@ -23,7 +23,7 @@
  *   calls, its soak and its look at the result included). Then the rollout is paused and vm-2's
  *   operator hold released, so the operator leaves vm-2 to the person.
  * - by hand (p13-by-hand.ts): `kubectl drain vm-2 --ignore-daemonsets --delete-emptydir-data`,
- *   `molt node upgrade vm-2 --image <1.1.0 by digest> --stage --follow` (pull, write, arm; no
+ *   `molt node upgrade vm-2 --image <1.1.0 by digest> --stage --follow` (pull, write, verify; no
  *   cordon or drain), `molt node reboot vm-2 --follow` (its cordon and drain find nothing to do),
  *   the Node polled every second until Ready on the new kubelet, `kubectl uncordon vm-2`; timed
  *   end to end on the host's clock.

@@ -75,8 +75,11 @@ const SlotIdSchema = z.enum(['A', 'B']);
 
 export const SlotView = z.object({
   slot: SlotIdSchema,
-  /** `empty` when the slot holds no manifest. */
-  status: z.enum(['ready', 'writing', 'bad', 'empty']),
+  /**
+   * `empty` when the slot holds no manifest; `staged` when a staged upgrade wrote and verified it
+   * and waits to be applied (on disk still `writing`: no boot entry points at it).
+   */
+  status: z.enum(['ready', 'writing', 'staged', 'bad', 'empty']),
   version: z.string().nullable(),
   digest: z.string().nullable(),
   generation: z.number().int().nullable(),

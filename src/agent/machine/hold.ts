@@ -2,8 +2,9 @@
 /**
  * The machine's hold, kept by its agent (docs/adr/0004 §11): set and cleared through the API
  * (operator and admin certificates), persisted before it is answered, and checked by the runner
- * when an upgrade is asked for. Only new upgrades are refused: a rollback or a reboot never is
- * (a hold must not stand in the way of recovery), and an operation already accepted runs on.
+ * when an upgrade is asked for. Only new upgrades are refused, and the reboot that would apply a
+ * staged upgrade: a rollback or a plain reboot never is (a hold must not stand in the way of
+ * recovery), and an operation already accepted runs on.
  */
 import { ErrorCode, MoltError } from '../../core/errors.ts';
 import { instant, iso, parseDuration, parseTime } from '../../core/time.ts';

@@ -5,7 +5,11 @@
  * Without it, a loss noticed while `ReleaseLease` runs could re-create the key after the release —
  * a lease kept alive by this agent for no operation, blocking every other control-plane upgrade.
  */
+import type { UpgradeState } from '../../core/upgrade/state.ts';
+import { holdsLease } from '../../core/upgrade/transition.ts';
 import type { ClusterLease, LeaseResume } from '../ports/cluster-lease.ts';
+import type { EventLog } from './events.ts';
+import { stepError } from './submit.ts';
 
 export interface GuardedLease extends ClusterLease {
   /**
@@ -56,4 +60,43 @@ export function describeResume(r: LeaseResume, after: string): string {
     case 'held':
       return `warning: upgrade lease is held by ${r.holder.holder} for operation ${r.holder.operationId} (since ${r.holder.since}) ${after}: another control-plane upgrade may be running beside this one`;
   }
+}
+
+/**
+ * The lease keep-alive does not survive a reboot or restart, and is lost when etcd is out of
+ * reach for a TTL: `resume` takes it up again while the state holds it, and journals what was
+ * found — a key now held by another machine above all; `onLost` does so after a loss.
+ */
+export function leaseResumer(
+  lease: GuardedLease | undefined,
+  events: EventLog,
+  state: () => UpgradeState,
+): { resume: (after: string) => Promise<void>; onLost: (leaseId: string) => void } {
+  async function resume(after: string): Promise<void> {
+    const s = state();
+    if (!holdsLease(s) || s.op === undefined || lease === undefined) return;
+    let message: string;
+    try {
+      const found = await lease.retake(s.op.id);
+      if (found === undefined) return;
+      message = describeResume(found, after);
+    } catch (error) {
+      message = `upgrade lease not resumed ${after}: ${stepError(error).message}`;
+    }
+    await events.emit(state(), { kind: 'log', status: 'info', message });
+  }
+  return {
+    resume,
+    onLost: (leaseId) => {
+      if (!holdsLease(state())) return;
+      void events
+        .emit(state(), {
+          kind: 'log',
+          status: 'info',
+          message: `warning: upgrade lease ${leaseId} expired while held (etcd out of reach for a TTL)`,
+        })
+        .then(() => resume('after the loss'))
+        .catch(() => undefined);
+    },
+  };
 }

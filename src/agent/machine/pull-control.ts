@@ -6,6 +6,8 @@
  * (`MOLT_CANCELLED`); the image source then stops its transfer and removes the staging area, the
  * step fails, and the machine goes back to Idle (Failed, node untouched) like any failed pull.
  *
+ * (A staged upgrade, written but not armed, can be discarded too: the runner does that itself.)
+ *
  * Cancel is accepted only while the operation is Pulling: that phase changes nothing but the
  * staging area — and, with a slot store that writes in place (docs/adr/0008 §3), the inactive slot,
  * already unbootable by then: the node is still in service, and the booted slot untouched. From the disruption on (cordon, drain, stopping services) and above all once the
@@ -71,7 +73,7 @@ export function createPullControl(clock: Clock, timeoutMs = DefaultPullTimeoutMs
       if (state.phase !== Phase.Pulling || running?.operationId !== op.id)
         throw new MoltError(
           ErrorCode.NotCancellable,
-          `operation ${op.id} is ${state.phase}: only a pull (phase Pulling) can be cancelled`,
+          `operation ${op.id} is ${state.phase}: only a pull (phase Pulling) or a staged upgrade (Staged) can be cancelled`,
           {
             hint: 'past the pull the machine is being changed; let the operation finish or fail, then roll back if needed',
             details: { operationId: op.id, kind: op.kind, phase: state.phase },

@@ -272,7 +272,7 @@ describe('runner', () => {
     after.close();
   });
 
-  it('stages an upgrade and switches only at the reboot request', async () => {
+  it('stages an upgrade unarmed, keeps it across an unplanned reboot, and switches only at the reboot request', async () => {
     const m = await newMachine();
     const runner = await boot(m);
     const { operationId } = await runner.submit({
@@ -283,14 +283,62 @@ describe('runner', () => {
     await runner.settled();
     assert.equal(runner.state().phase, 'Staged');
     assert.equal(m.bootloader.committed, 'A');
-    const reboot = await runner.submit({ kind: 'reboot' });
+    assert.equal(m.bootloader.oneShot, null, 'nothing armed: a power cut keeps 1.0');
+    assert.equal((await m.slots.manifest('B'))?.version, '1.1');
+    assert.equal((await m.slots.manifest('B'))?.status, 'writing', 'no entry points at it yet');
+    const unplanned = await boot(m);
+    await unplanned.settled();
+    assert.equal(unplanned.state().bootedSlot, 'A', 'the committed slot booted');
+    assert.equal(unplanned.state().phase, 'Staged', 'and the staged upgrade still waits');
+    assert.deepEqual(m.services.calls.slice(-1), ['startAll'], 'the node is back in service');
+    const reboot = await unplanned.submit({ kind: 'reboot' });
     assert.equal(reboot.operationId, operationId, 'the reboot continues the staged operation');
     await untilReboot(m);
+    assert.equal(m.bootloader.oneShot, 'B');
     const after = await boot(m);
     await after.settled();
     assert.equal(after.state().last?.result, 'Succeeded');
     assert.equal(m.bootloader.committed, 'B');
     after.close();
+  });
+
+  it('refuses to apply a staged slot whose bytes changed since it was staged, disrupting nothing', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1', stage: true });
+    await runner.settled();
+    m.slots.corrupt('B', 'rootfs.img');
+    const stopsBefore = m.services.calls.filter((c) => c === 'stopAll').length;
+    await runner.submit({ kind: 'reboot' });
+    await runner.settled();
+    assert.equal(runner.state().phase, 'Idle');
+    assert.equal(runner.state().last?.code, 'MOLT_SLOT_VERIFY_FAILED');
+    assert.equal(m.power.reboots.length, 0);
+    assert.equal(m.bootloader.oneShot, null);
+    assert.equal(m.services.calls.filter((c) => c === 'stopAll').length, stopsBefore);
+    runner.close();
+  });
+
+  it('discards a staged upgrade on cancel: Failed MOLT_CANCELLED by the caller, the booted slot untouched', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    const { operationId } = await runner.submit({
+      kind: 'upgrade',
+      image: 'reg/molt:1.1',
+      stage: true,
+    });
+    await runner.settled();
+    assert.deepEqual(runner.cancel('alice'), { operationId });
+    await runner.settled();
+    assert.equal(runner.state().phase, 'Idle');
+    assert.deepEqual(
+      [runner.state().last?.result, runner.state().last?.code, runner.state().last?.reason],
+      ['Failed', 'MOLT_CANCELLED', 'the staged upgrade to 1.1 was discarded by alice'],
+    );
+    assert.equal(m.bootloader.committed, 'A');
+    assert.equal(m.bootloader.oneShot, null);
+    assert.throws(() => runner.cancel('alice'), { code: 'MOLT_NOT_CANCELLABLE' });
+    runner.close();
   });
 
   it('finishes a clean-up cut short by a crash in Idle (same boot)', async () => {
@@ -412,6 +460,30 @@ describe('runner on a held machine', () => {
     await rolledBack.submit({ kind: 'reboot' });
     await untilReboot(m);
     rolledBack.close();
+  });
+
+  it('refuses the reboot that would apply a staged upgrade, and lets the staged upgrade be discarded', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    const { operationId } = await runner.submit({
+      kind: 'upgrade',
+      image: 'reg/molt:1.1',
+      stage: true,
+    });
+    await runner.settled();
+    await hold(m);
+    await assert.rejects(runner.submit({ kind: 'reboot' }), (e) =>
+      isMoltError(e, 'MOLT_MACHINE_HELD'),
+    );
+    assert.equal(runner.state().phase, 'Staged');
+    assert.equal(m.power.reboots.length, 0);
+    assert.deepEqual(runner.cancel('alice'), { operationId });
+    await runner.settled();
+    assert.equal(runner.state().phase, 'Idle');
+    await runner.submit({ kind: 'reboot' });
+    await untilReboot(m);
+    assert.equal(m.bootloader.oneShot, null, 'a plain reboot of the held machine, nothing applied');
+    runner.close();
   });
 
   it('keeps the hold across an agent restart: the next agent refuses the upgrade too', async () => {

@@ -12,17 +12,18 @@ import type { Command } from '../../core/upgrade/commands.ts';
 import type { CommandOutcome, UpgradeEvent } from '../../core/upgrade/events.ts';
 import { Phase, QuiescentPhases } from '../../core/upgrade/phase.ts';
 import { initialState, type UpgradeState } from '../../core/upgrade/state.ts';
-import { admission, holdsLease, isIllegal, transition } from '../../core/upgrade/transition.ts';
+import { admission, isIllegal, transition } from '../../core/upgrade/transition.ts';
 import type { BootInfo } from '../ports/boot-info.ts';
 import type { JournalStore } from '../ports/journal-store.ts';
 import { createEventLog } from './events.ts';
-import { describeResume, guardLease } from './lease-guard.ts';
+import { guardLease, leaseResumer } from './lease-guard.ts';
 import { execute } from './executor.ts';
 import type { Holds } from './hold.ts';
 import type { FaultPoints, MachinePorts } from './ports.ts';
 import { createPullControl } from './pull-control.ts';
 import {
   busy,
+  heldRequest,
   operationRequest,
   requireRollbackTarget,
   stepError,
@@ -57,8 +58,9 @@ export interface Runner {
   /** Accept an operation; resolves once it is persisted. Throws MOLT_AGENT_BUSY, _NO_VALID_SLOT, _MACHINE_HELD. */
   submit(request: SubmitRequest): Promise<{ operationId: string }>;
   /**
-   * Cancel the running pull on behalf of `by` (a certificate name); the operation then ends
-   * Failed `MOLT_CANCELLED`, the machine untouched. Throws MOLT_NOT_CANCELLABLE past the pull.
+   * Cancel the running pull, or discard the staged upgrade, on behalf of `by` (a certificate
+   * name); the operation then ends Failed `MOLT_CANCELLED`, the machine untouched. Throws
+   * MOLT_NOT_CANCELLABLE in any other phase.
    */
   cancel(by: string): { operationId: string };
   /** Resolves when no chain is queued or running. */
@@ -74,6 +76,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const ports: MachinePorts = { ...options.ports, ...(lease === undefined ? {} : { lease }) };
   const events = createEventLog(journal, ports.clock);
   const pulls = createPullControl(ports.clock, options.pullTimeoutMs);
+  const resumer = leaseResumer(lease, events, () => state);
   let state: UpgradeState = initialState;
   let rev = 0;
   let queue: Promise<void> = Promise.resolve();
@@ -176,37 +179,6 @@ export function createRunner(options: RunnerOptions): Runner {
     return next;
   }
 
-  /**
-   * The lease keep-alive does not survive a reboot or restart, and is lost when etcd is out of
-   * reach for a TTL: take it up again while the state holds it, and journal what was found —
-   * a key now held by another machine above all.
-   */
-  async function resumeLease(after: string): Promise<void> {
-    const op = state.op;
-    if (!holdsLease(state) || op === undefined || lease === undefined) return;
-    let message: string;
-    try {
-      const found = await lease.retake(op.id);
-      if (found === undefined) return;
-      message = describeResume(found, after);
-    } catch (error) {
-      message = `upgrade lease not resumed ${after}: ${stepError(error).message}`;
-    }
-    await events.emit(state, { kind: 'log', status: 'info', message });
-  }
-
-  function onLeaseLost(leaseId: string): void {
-    if (!holdsLease(state)) return;
-    void events
-      .emit(state, {
-        kind: 'log',
-        status: 'info',
-        message: `warning: upgrade lease ${leaseId} expired while held (etcd out of reach for a TTL)`,
-      })
-      .then(() => resumeLease('after the loss'))
-      .catch(() => undefined);
-  }
-
   /** A kill between persisting the end of an operation and logging its result must not lose the result. */
   async function recordLastResult(): Promise<void> {
     const last = state.last;
@@ -227,7 +199,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
   return {
     async start() {
-      lease?.onLost(onLeaseLost);
+      lease?.onLost(resumer.onLost);
       const record = await journal.load();
       state = record?.state ?? initialState;
       rev = record?.rev ?? 0;
@@ -240,7 +212,7 @@ export function createRunner(options: RunnerOptions): Runner {
       const whole = enqueue(async () => {
         await recordLastResult();
         // Before the chain, so a ReleaseLease of this boot's chain cannot be overtaken by a resume.
-        await resumeLease('after the restart');
+        await resumer.resume('after the restart');
         await chain(
           { type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot },
           carried,
@@ -269,7 +241,7 @@ export function createRunner(options: RunnerOptions): Runner {
           return;
         }
         try {
-          options.holds.check(request); // refused before anything is persisted: no operation left
+          options.holds.check(heldRequest(state, request)); // before anything is persisted
           if (request.kind === 'rollback') await requireRollbackTarget(ports, state);
         } catch (error) {
           refuse(error);
@@ -291,7 +263,16 @@ export function createRunner(options: RunnerOptions): Runner {
       whole.catch(refuse);
       return { operationId: await answer };
     },
-    cancel: (by) => pulls.cancel(state, by),
+    cancel(by) {
+      const op = state.op;
+      if (state.phase !== Phase.Staged || op === undefined) return pulls.cancel(state, by);
+      // Checked again inside the queue: a reboot request queued first applies it instead.
+      void enqueue(async () => {
+        if (state.phase === Phase.Staged && state.op?.id === op.id)
+          await chain({ type: 'Discarded', by });
+      });
+      return { operationId: op.id };
+    },
     settled: () => queue,
     close() {
       if (timer !== undefined) clearInterval(timer);

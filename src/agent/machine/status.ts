@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /** `GET /v1/status`: the machine as the agent sees it, from the state machine, slots and bootloader. */
 import { iso } from '../../core/time.ts';
-import { SlotIds, type SlotId } from '../../core/slots/slot.ts';
+import { SlotIds, type SlotId, type SlotManifest } from '../../core/slots/slot.ts';
 import type { UpgradeState } from '../../core/upgrade/state.ts';
 import type { AgentStatus, SlotView } from '../../protocol/agent.ts';
 import type { HoldView } from '../../protocol/agent-hold.ts';
@@ -20,13 +20,23 @@ export interface StatusSources {
   readonly hold: () => HoldView | null;
 }
 
-async function slotView(slots: SlotStore, slot: SlotId): Promise<SlotView> {
+/** Whether `manifest` is the slot a staged upgrade wrote and verified (unarmed: still `writing`). */
+function isStaged(state: UpgradeState, slot: SlotId, manifest: SlotManifest): boolean {
+  return (
+    state.phase === 'Staged' &&
+    state.op?.target === slot &&
+    manifest.status === 'writing' &&
+    manifest.operationId === state.op.id
+  );
+}
+
+async function slotView(slots: SlotStore, slot: SlotId, state: UpgradeState): Promise<SlotView> {
   const manifest = await slots.manifest(slot);
   if (manifest === undefined)
     return { slot, status: 'empty', version: null, digest: null, generation: null };
   return {
     slot,
-    status: manifest.status,
+    status: isStaged(state, slot, manifest) ? 'staged' : manifest.status,
     version: manifest.version,
     digest: manifest.imageDigest,
     generation: manifest.generation,
@@ -36,7 +46,7 @@ async function slotView(slots: SlotStore, slot: SlotId): Promise<SlotView> {
 
 export async function machineStatus(sources: StatusSources): Promise<AgentStatus> {
   const state = sources.state();
-  const slots = await Promise.all(SlotIds.map((slot) => slotView(sources.slots, slot)));
+  const slots = await Promise.all(SlotIds.map((slot) => slotView(sources.slots, slot, state)));
   const op = state.op;
   const last = state.last;
   return {

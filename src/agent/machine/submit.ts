@@ -9,9 +9,11 @@ import {
   type OperationRequest,
   type StepError,
 } from '../../core/upgrade/events.ts';
+import { Phase } from '../../core/upgrade/phase.ts';
 import type { UpgradeState } from '../../core/upgrade/state.ts';
 import type { Admission } from '../../core/upgrade/transition.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { HeldRequest } from './hold.ts';
 import type { MachinePorts } from './ports.ts';
 
 export interface SubmitRequest {
@@ -115,4 +117,14 @@ export async function withDeadline<T>(
     controller.abort();
     expired.catch(() => undefined);
   }
+}
+
+/**
+ * The request as a hold judges it: the reboot that applies a staged upgrade is that upgrade (a
+ * power cut no longer applies one, so refusing it keeps the machine on its release).
+ */
+export function heldRequest(state: UpgradeState, request: SubmitRequest): HeldRequest {
+  return state.phase === Phase.Staged && request.kind === 'reboot'
+    ? { ...request, kind: 'upgrade' }
+    : request;
 }

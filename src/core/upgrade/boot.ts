@@ -112,8 +112,11 @@ const ON_NEW_BOOT: Record<Exclude<Phase, 'Idle'>, OnNewBoot> = {
     PreRebootPhase,
     OnNewBoot
   >),
+  // The staged slot is not armed: any reboot brings the committed slot back, and the staged one
+  // waits to be applied. (A journal from before staging was locked may have it armed: then the
+  // target booting is a trial like any other.)
   Staged: (s, booted, now) =>
-    isTrial(s, booted) ? rejoin(s, fresh(s, now)) : recover(s, 'BootFailed'),
+    isTrial(s, booted) ? rejoin(s, fresh(s, now)) : { state: s, commands: BootUp },
   Rebooting: (s, booted, now) =>
     booted === s.op.target ? rejoin(s, fresh(s, now)) : recover(s, 'BootFailed'),
   Rejoining: trial,

@@ -21,7 +21,7 @@ export interface OperationRequest {
   /** Installer image reference (upgrade only). */
   readonly image?: string;
   readonly preserve: boolean;
-  /** Write the slot now; switch at the next reboot. */
+  /** Write and verify the slot now; switch only when applied (a later reboot request). */
   readonly stage: boolean;
   /** Override the 2-member quorum refusal (admin only). */
   readonly force: boolean;
@@ -80,6 +80,8 @@ export type UpgradeEvent =
   /** First event of every agent start: which boot this is and which slot it booted. */
   | { readonly type: 'Booted'; readonly bootId: string; readonly slot: SlotId }
   /** Periodic; lets the machine notice a passed deadline. */
-  | { readonly type: 'Tick' };
+  | { readonly type: 'Tick' }
+  /** Someone (`by`) dropped the staged upgrade: the machine stays as it is, on its committed slot. */
+  | { readonly type: 'Discarded'; readonly by: string };
 
 export type UpgradeEventType = UpgradeEvent['type'];

@@ -37,11 +37,24 @@ describe('the new slot does not boot', () => {
     assert.equal(d.last()?.code, 'MOLT_BOOT_FAILED');
   });
 
-  it('a staged slot that fails to boot is rolled back the same way', () => {
-    const d = new Driver('A').request('upgrade', { stage: true }).until('Staged').boot('A');
+  it('an applied staged slot that fails to boot is rolled back the same way', () => {
+    const d = new Driver('A').request('upgrade', { stage: true }).until('Staged');
+    d.feed({ type: 'Requested', request: request('reboot', { id: 'op-apply' }) });
+    d.until('Rebooting').boot('A');
     assert.equal(d.phase, 'Recovering');
     d.done();
     assert.equal(d.last()?.reason, 'BootFailed');
+  });
+
+  it('a staged slot that no longer verifies when applied fails the operation before anything is disrupted', () => {
+    const d = new Driver('A').request('upgrade', { stage: true, controlPlane: true });
+    d.until('Staged');
+    d.feed({ type: 'Requested', request: request('reboot', { id: 'op-apply' }) });
+    assert.equal(d.phase, 'VerifyingSlot');
+    d.fail('MOLT_SLOT_VERIFY_FAILED');
+    assert.equal(d.phase, 'Idle');
+    assert.deepEqual(types(d.commands), ['DiscardPull'], 'no undo: nothing was disrupted or armed');
+    assert.equal(d.last()?.code, 'MOLT_SLOT_VERIFY_FAILED');
   });
 });
 

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from './commands.ts';
-import { DEADLINE_MS, Driver, types } from './harness.test.ts';
+import { DEADLINE_MS, Driver, request, types } from './harness.test.ts';
 import { admission } from './transition.ts';
 
 /** Walk phase by phase, recording each phase and its commands. */
@@ -149,13 +149,12 @@ describe('a successful upgrade', () => {
 });
 
 describe('a staged upgrade', () => {
-  it('writes and arms without disrupting the node, then a reboot request continues the same operation', () => {
+  it('writes and verifies the slot without disrupting the node or arming it; the reboot request verifies it again, then disrupts, arms and reboots under the same operation', () => {
     const d = new Driver('A').request('upgrade', { stage: true, controlPlane: true });
     assert.deepEqual(walk(d, 'Staged'), [
       'Pulling: PullImage,CheckStagedImage',
       'WritingSlot: MarkSlotUnbootable,WriteSlot',
       'VerifyingSlot: VerifySlot',
-      'ArmingBootOnce: WriteBootEntry,MarkSlotReady,ArmBootOnce',
       'Staged: ',
     ]);
     assert.equal(admission(d.state, 'upgrade').ok, false);
@@ -167,28 +166,46 @@ describe('a staged upgrade', () => {
     });
     assert.equal(d.op()?.id, 'op-upgrade', 'the staged operation continues under its own id');
     assert.equal(d.op()?.force, true);
-    assert.deepEqual(
-      walk(d, 'Rebooting').map((s) => s.split(':')[0]),
-      [
-        'AcquiringLease',
-        'CheckingQuorum',
-        'Cordoning',
-        'Draining',
-        'StoppingServices',
-        'ReleasingMounts',
-        'Rebooting',
-      ],
-    );
+    assert.deepEqual(d.commands, [{ type: 'VerifySlot', slot: 'B', operationId: 'op-upgrade' }]);
+    assert.deepEqual(walk(d, 'Rebooting'), [
+      'VerifyingSlot: VerifySlot',
+      'AcquiringLease: AcquireLease',
+      'CheckingQuorum: CheckQuorum',
+      'Cordoning: Cordon',
+      'Draining: Drain',
+      'StoppingServices: StopServices',
+      'ReleasingMounts: ReleaseMounts',
+      'ArmingBootOnce: WriteBootEntry,MarkSlotReady,ArmBootOnce',
+      'Rebooting: ExtendLeaseForReboot,Reboot',
+    ]);
     d.boot('B').until('Idle');
     assert.equal(d.last()?.result, 'Succeeded');
     assert.equal(d.last()?.operationId, 'op-upgrade');
   });
 
-  it('switches at an unplanned reboot too: the armed slot boots and is checked and committed', () => {
-    const d = new Driver('A').request('upgrade', { stage: true }).until('Staged').boot('B');
-    assert.equal(d.phase, 'Rejoining');
-    d.until('Idle');
+  it('an unplanned reboot boots the committed slot and keeps the staged one, which is applied later', () => {
+    const d = new Driver('A').request('upgrade', { stage: true }).until('Staged').boot('A');
+    assert.equal(d.phase, 'Staged', 'the staged upgrade waits, it did not fail');
+    assert.equal(d.op()?.id, 'op-upgrade');
+    assert.equal(d.state.bootedSlot, 'A');
+    assert.deepEqual(types(d.commands), ['MountEphemeral', 'StartServices']);
+    d.boot('A');
+    assert.equal(d.phase, 'Staged', 'and waits across any number of reboots');
+    d.feed({ type: 'Requested', request: request('reboot', { id: 'op-apply' }) });
+    assert.equal(d.phase, 'VerifyingSlot');
+    d.until('Rebooting').boot('B').until('Idle');
     assert.equal(d.last()?.result, 'Succeeded');
+    assert.equal(d.last()?.operationId, 'op-upgrade');
+  });
+
+  it('can be discarded: the operation ends Failed MOLT_CANCELLED, saying by whom, with nothing else run', () => {
+    const d = new Driver('A').request('upgrade', { stage: true }).until('Staged');
+    d.feed({ type: 'Discarded', by: 'alice' });
+    assert.equal(d.phase, 'Idle');
+    assert.deepEqual(d.commands, [{ type: 'DiscardPull', slot: 'B' }]);
+    assert.equal(d.last()?.result, 'Failed');
+    assert.equal(d.last()?.code, 'MOLT_CANCELLED');
+    assert.match(d.last()?.reason ?? '', /^the staged upgrade to .+ was discarded by alice$/);
   });
 });
 

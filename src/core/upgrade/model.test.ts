@@ -112,6 +112,11 @@ export class World {
     this.feed({ type: 'Requested', request });
   }
 
+  /** Someone drops the staged upgrade (the runner feeds it only while Staged). */
+  discard(): void {
+    this.feed({ type: 'Discarded', by: 'admin' });
+  }
+
   /**
    * Run the record's commands up to (not including) `stop`, as the runner does: a Reboot reboots,
    * a command that fails stops the list and is fed as StepFailed (quiescent phases: best-effort).
@@ -320,6 +325,9 @@ export class World {
       if (c.type === 'Cordon') t.cordonOpen = true;
       if (c.type === 'Uncordon') t.cordonOpen = false;
     }
+    // A staged slot waits to be applied: no reboot, planned by nobody, may switch to it.
+    if (this.state.phase === 'Staged')
+      this.check(this.loader.oneShot === undefined, 'Staged with the staged slot armed');
     if (this.state.phase !== 'Idle') {
       this.check(this.state.op !== undefined, 'a non-Idle state without an operation');
       return;
@@ -355,5 +363,7 @@ function describe(event: UpgradeEvent): string {
       return `Booted(${event.bootId}, ${event.slot})`;
     case 'Tick':
       return 'Tick';
+    case 'Discarded':
+      return `Discarded(${event.by})`;
   }
 }

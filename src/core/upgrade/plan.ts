@@ -20,14 +20,20 @@ function disruption(op: Operation): Phase[] {
   ];
 }
 
-/** Phases that check the request, then prepare the slot (never for `reboot` or a staged continuation). */
+/**
+ * Phases that check the request, then prepare the slot (never for `reboot`). A staged upgrade
+ * writes and verifies the slot but does not arm it, so a reboot nobody planned boots the
+ * committed slot; applying it later verifies the slot again before anything is disrupted.
+ */
 function preparation(op: Operation): { readonly check: Phase[]; readonly slot: Phase[] } {
-  if (op.fromStaged === true) return { check: [], slot: [] };
+  if (op.fromStaged === true) return { check: [Phase.VerifyingSlot], slot: [Phase.ArmingBootOnce] };
   switch (op.kind) {
     case 'upgrade':
       return {
         check: [Phase.Pulling],
-        slot: [Phase.WritingSlot, Phase.VerifyingSlot, Phase.ArmingBootOnce],
+        slot: op.stage
+          ? [Phase.WritingSlot, Phase.VerifyingSlot]
+          : [Phase.WritingSlot, Phase.VerifyingSlot, Phase.ArmingBootOnce],
       };
     case 'rollback':
       return { check: [Phase.CheckingRollbackTarget], slot: [Phase.ArmingBootOnce] };

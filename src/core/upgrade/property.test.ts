@@ -53,6 +53,7 @@ const code = fc.constantFrom('MOLT_X', 'MOLT_TIMED_OUT', 'MOLT_MOUNT_BUSY', 'MOL
 /** Any event at all, legal or not: transition must answer, never throw. */
 const anyEvent: fc.Arbitrary<UpgradeEvent> = fc.oneof(
   fc.record({ type: fc.constant('Tick' as const) }),
+  fc.record({ type: fc.constant('Discarded' as const), by: fc.constant('admin') }),
   fc.record({
     type: fc.constant('Booted' as const),
     bootId: fc.constantFrom('boot-1', 'boot-2', 'boot-x'),
@@ -94,6 +95,7 @@ type Action =
   | { readonly k: 'powerCut'; readonly at: number; readonly trialFails: boolean }
   | { readonly k: 'weirdBoot'; readonly slot: 'A' | 'B' }
   | { readonly k: 'tick'; readonly dt: number }
+  | { readonly k: 'discard' }
   | { readonly k: 'probe'; readonly event: UpgradeEvent };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -139,6 +141,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('probe' as const), event: anyEvent }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant('discard' as const) }) },
 );
 
 let opCounter = 0;
@@ -188,6 +191,15 @@ function act(world: World, a: Action): void {
     }
     case 'tick': {
       world.tick(a.dt);
+      return;
+    }
+    case 'discard': {
+      if (world.state.phase === 'Staged') world.discard();
+      else
+        assert.ok(
+          isIllegal(transition(world.state, { type: 'Discarded', by: 'admin' }, world.now)),
+          'only a staged upgrade can be discarded',
+        );
       return;
     }
     case 'probe': {

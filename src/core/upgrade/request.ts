@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/** Admission and the `Requested` event: one operation at a time; `Staged` accepts only a reboot. */
+/**
+ * Admission, the `Requested` event and `Discarded`: one operation at a time; `Staged` accepts only
+ * the reboot that applies it, or its discarding.
+ */
 import { ErrorCode } from '../errors.ts';
 import { otherSlot } from '../slots/slot.ts';
 import type { OperationKind, OperationRequest } from './events.ts';
+import { discardPull, finish } from './finish.ts';
 import { illegal, type IllegalTransition } from './illegal.ts';
 import type { Phase } from './phase.ts';
 import { enter, type ActiveState } from './phase-commands.ts';
@@ -27,7 +31,10 @@ export function admission(state: UpgradeState, kind: OperationKind): Admission {
   const { op } = state;
   if (state.phase === 'Idle' || op === undefined) return { ok: true };
   if (state.phase === 'Staged' && kind === 'reboot') return { ok: true };
-  const staged = state.phase === 'Staged' ? ' (staged: only a reboot is accepted)' : '';
+  const staged =
+    state.phase === 'Staged'
+      ? ' (staged: a reboot applies it, a cancel discards it; nothing else is accepted)'
+      : '';
   return {
     ok: false,
     code: ErrorCode.AgentBusy,
@@ -46,7 +53,7 @@ function newOperation(
     kind: request.kind,
     ...(request.image === undefined ? {} : { image: request.image }),
     preserve: request.preserve,
-    // Staging means "write now, switch at the next reboot": only an upgrade writes a slot.
+    // Staging means "write and verify now, switch when applied": only an upgrade writes a slot.
     stage: request.kind === 'upgrade' && request.stage,
     force: request.force,
     ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
@@ -65,8 +72,9 @@ function start(state: ActiveState): Transition {
 }
 
 /**
- * `Requested` in `Idle` starts an operation. In `Staged`, a reboot request continues the staged
- * operation (same id): the node is taken out of service and rebooted into the armed slot.
+ * `Requested` in `Idle` starts an operation. In `Staged`, a reboot request applies the staged
+ * operation (same id): the slot is verified again, the node taken out of service, the slot armed
+ * and booted.
  */
 export function onRequested(
   state: UpgradeState,
@@ -89,4 +97,27 @@ export function onRequested(
   if (request.kind === 'upgrade' && request.image === undefined)
     return illegal('an upgrade request needs an image');
   return start({ ...state, op: newOperation(request, state.bootedSlot, now) });
+}
+
+/**
+ * The staged upgrade is dropped before it was applied: nothing was disrupted or armed, so the
+ * operation just ends (Failed, `MOLT_CANCELLED`, saying by whom); the written slot stays
+ * `writing`, which no bootloader entry points at, until the next upgrade overwrites it.
+ */
+export function onDiscarded(
+  state: UpgradeState,
+  by: string,
+  now: number,
+): Transition | IllegalTransition {
+  if (state.phase !== 'Staged' || state.op === undefined)
+    return illegal(`Discarded while ${state.phase}: only a staged upgrade can be discarded`);
+  const version = state.op.pulled?.version;
+  const what = version === undefined ? 'the staged upgrade' : `the staged upgrade to ${version}`;
+  const staged = { ...state, op: state.op };
+  return finish(
+    staged,
+    now,
+    { result: 'Failed', code: ErrorCode.Cancelled, reason: `${what} was discarded by ${by}` },
+    discardPull(staged),
+  );
 }

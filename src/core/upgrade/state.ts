@@ -37,7 +37,7 @@ export interface Operation {
   readonly leaseId?: string;
   /** etcd goes down with this member (CheckQuorum said so): the lease is extended before it does. */
   readonly etcdDown?: boolean;
-  /** A staged operation continued by a reboot request: its slot is already written and armed. */
+  /** A staged operation being applied: its slot is written, verified again, then armed. */
   readonly fromStaged?: boolean;
   /** Why the operation is rolling back / recovering; becomes `last.reason` when it ends RolledBack. */
   readonly rollbackReason?: RollbackReason;

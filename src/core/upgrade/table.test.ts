@@ -21,6 +21,7 @@ const EVENT_KEYS = [
   'bootP',
   'tick',
   'late',
+  'discard',
 ] as const;
 type EventKey = (typeof EVENT_KEYS)[number];
 
@@ -44,6 +45,7 @@ function eventFor(key: EventKey, state: UpgradeState): { event: UpgradeEvent; no
     bootP: { type: 'Booted', bootId: 'boot-new', slot: 'A' },
     tick: { type: 'Tick' },
     late: { type: 'Tick' },
+    discard: { type: 'Discarded', by: 'admin' },
   };
   return { event: events[key], now: key === 'late' ? Math.max(deadline, 1) + 5 : 0 };
 }
@@ -57,7 +59,7 @@ const RECOVER =
 const ROLLBACK = 'RollingBack: MarkSlotBad,Reboot';
 const BOOT_UP = 'MountEphemeral,StartServices';
 
-/** Cells not listed: reqU/reqR/done/doneOther/fail '✗', bootSame/tick/late '<same phase>: -'. */
+/** Cells not listed: reqU/reqR/done/doneOther/fail/discard '✗', bootSame/tick/late '<same phase>: -'. */
 const TABLE: Record<Phase, Partial<Record<EventKey, string>>> = {
   Idle: {
     reqU: 'Pulling: PullImage,CheckStagedImage',
@@ -137,7 +139,14 @@ const TABLE: Record<Phase, Partial<Record<EventKey, string>>> = {
     bootT: REJOIN,
     bootP: ABORT_ARMED,
   },
-  Staged: { reqR: 'AcquiringLease: AcquireLease', bootT: REJOIN, bootP: RECOVER },
+  // Nothing is armed while staged: a reboot that was not asked for boots the committed slot and
+  // keeps the staged one; the reboot request verifies it again before anything is disrupted.
+  Staged: {
+    reqR: 'VerifyingSlot: VerifySlot',
+    bootT: REJOIN,
+    bootP: `Staged: ${BOOT_UP}`,
+    discard: 'Idle: DiscardPull',
+  },
   Rebooting: { fail: ABORT_ARMED, bootT: REJOIN, bootP: RECOVER },
   Rejoining: {
     done: 'HealthChecking: RunHealthChecks',

@@ -6,7 +6,8 @@
  * | from | event | to: commands |
  * |---|---|---|
  * | Idle | Requested | first phase of the plan (below), its commands |
- * | Staged | Requested(reboot) | same op continues: [AcquiringLease, CheckingQuorum,] Cordoning … ReleasingMounts, Rebooting |
+ * | Staged | Requested(reboot) | same op continues: VerifyingSlot, [AcquiringLease, CheckingQuorum,] Cordoning … ReleasingMounts, ArmingBootOnce, Rebooting |
+ * | Staged | Discarded | Idle Failed MOLT_CANCELLED: DiscardPull (the slot stays unbootable) |
  * | other non-Idle | Requested | illegal (admission() answers MOLT_AGENT_BUSY first) |
  * | Pulling / CheckingRollbackTarget | StepFailed | Idle Failed: DiscardPull (node untouched) |
  * | forward phase | StepDone | next phase of the plan: its commands (undo pushed first) |
@@ -20,19 +21,21 @@
  * | Idle | Booted, new boot id | Idle: MountEphemeral, StartServices (best-effort) |
  * | Pulling / CheckingRollbackTarget | Booted new | Idle Failed MOLT_INTERRUPTED: DiscardPull, MountEphemeral, StartServices |
  * | AcquiringLease … ArmingBootOnce | Booted new: trial slot and armed → Rejoining; else | Aborting: restore everything after the reboot |
- * | Staged / Rebooting | Booted new: target → Rejoining (deadline = now + healthDeadlineMs); else | Recovering(BootFailed) |
+ * | Staged | Booted new: target → Rejoining (a journal from before staging was locked); else | Staged: MountEphemeral, StartServices |
+ * | Rebooting | Booted new: target → Rejoining (deadline = now + healthDeadlineMs); else | Recovering(BootFailed) |
  * | Rejoining / HealthChecking | Booted new: target → Rejoining (same deadline); else | Recovering(RebootedBeforeCommit) |
  * | Committing / Uncordoning / ReleasingLease | Booted new: target → Rejoining (new deadline); else | Recovering |
  * | Aborting | Booted new: trial slot and armed → RollingBack; else | Aborting: restore everything after the reboot |
  * | RollingBack / Recovering | Booted new: target again → RollingBack (attempt ≤ 3) or Idle Failed MOLT_NO_VALID_SLOT: ReleaseLease; else | Recovering |
  * | any | Tick (other than above) | unchanged, [] |
+ * | not Staged | Discarded | illegal (the runner feeds it only in Staged) |
  * | Idle, Staged, Rebooting, RollingBack | StepDone | illegal (nothing reports back) |
  * | any | StepDone / StepFailed of another phase, StepFailed of a command not issued | illegal |
  *
  * Plan (plan.ts): upgrade = Pulling, [CP: AcquiringLease, CheckingQuorum], Cordoning, Draining,
  * StoppingServices, [CP && !preserve: LeavingEtcd], ReleasingMounts, WritingSlot, VerifyingSlot,
- * ArmingBootOnce, Rebooting; staged upgrade = Pulling, WritingSlot, VerifyingSlot, ArmingBootOnce,
- * Staged (no disruption until the reboot request); rollback = CheckingRollbackTarget, …,
+ * ArmingBootOnce, Rebooting; staged upgrade = Pulling, WritingSlot, VerifyingSlot, Staged (nothing
+ * disrupted and nothing armed until the reboot request applies it); rollback = CheckingRollbackTarget, …,
  * ReleasingMounts, ArmingBootOnce, Rebooting; reboot = the disruption, Rebooting (target = the
  * booted slot). After boot: Rejoining, HealthChecking, [not reboot: Committing], Uncordoning,
  * [CP: ReleasingLease], Idle (Succeeded; a rollback ends RolledBack{manual}).
@@ -55,6 +58,7 @@
  *   second; past `op.deadline` in Rejoining / HealthChecking it rolls back.
  * - Requests: ask `admission()` and feed `Requested` in the same serialised step. In Staged the
  *   reboot continues the staged operation: answer with `state.op.id`, not the request's id.
+ * - Cancel: in Staged feed `Discarded` (in the same serialised step that saw Staged).
  */
 import type { UpgradeEvent } from './events.ts';
 import { onBooted } from './boot.ts';
@@ -62,7 +66,7 @@ import { onStepFailed, onTick } from './failure.ts';
 import { onStepDone } from './forward.ts';
 import { illegal, type IllegalTransition } from './illegal.ts';
 import type { ActiveState } from './phase-commands.ts';
-import { onRequested } from './request.ts';
+import { onDiscarded, onRequested } from './request.ts';
 import type { Transition, UpgradeState } from './state.ts';
 import { holdsLease as undoHoldsLease } from './undo.ts';
 
@@ -96,6 +100,8 @@ export function transition(
       const s = active(state);
       return s === undefined ? { state, commands: [] } : onTick(s, now);
     }
+    case 'Discarded':
+      return onDiscarded(state, event.by, now);
     case 'StepDone':
     case 'StepFailed': {
       const s = active(state);

@@ -315,7 +315,7 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       assert.deepEqual(await listing(), before, 'nothing removed or added in EPHEMERAL');
     });
 
-    it('stages an upgrade without rebooting, then a reboot boots and commits it', async () => {
+    it('stages an upgrade without rebooting or arming it, keeps it across a power cut, then a reboot request applies and commits it', async () => {
       const before = await machine.status();
       const staged = await machine.molt([
         'node',
@@ -351,17 +351,18 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       assert.equal(status.bootedSlot, 'B');
       assert.equal(status.version, '1.5.0');
       assert.equal(status.boot.committed, 'B');
-      assert.equal(status.boot.oneShot, 'A', 'slot A is armed for the next boot');
+      assert.equal(status.boot.oneShot, null, 'nothing is armed: a reboot keeps 1.5.0');
       assert.deepEqual(status.operation && [status.operation.id, status.operation.kind], [
         operationId,
         'upgrade',
       ]);
+      const slots = [
+        ['A', 'staged', '1.6.0'],
+        ['B', 'ready', '1.5.0'],
+      ];
       assert.deepEqual(
         status.slots.map((s) => [s.slot, s.status, s.version]),
-        [
-          ['A', 'ready', '1.6.0'],
-          ['B', 'ready', '1.5.0'],
-        ],
+        slots,
       );
       // No disruption yet: EPHEMERAL is still mounted.
       await assert.rejects(access(join(machine.root, 'run', 'ephemeral.released')), {
@@ -370,10 +371,33 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       const table = await machine.molt(['node', 'status']);
       assert.match(table.stdout, /^version: +1\.5\.0 on slot B$/m);
       assert.match(table.stdout, /^phase: +Staged$/m);
-      assert.match(table.stdout, /^A +ready +1\.6\.0 /m);
+      assert.match(table.stdout, /^A +staged +1\.6\.0 /m);
       const other = await machine.molt(['node', 'upgrade', '--image', image('1.4.0')]);
       assert.equal(other.code, 1);
-      assert.match(other.stderr, /MOLT_AGENT_BUSY: .*staged: only a reboot is accepted/);
+      assert.match(
+        other.stderr,
+        /MOLT_AGENT_BUSY: .*staged: a reboot applies it, a cancel discards it/,
+      );
+
+      // A power cut nobody planned: the committed slot boots, the staged upgrade still waits.
+      process.kill(machine.process.pid, 'SIGUSR1');
+      const cut = await eventually(
+        async () => {
+          const s = await machine.status();
+          assert.notEqual(s.bootId, before.bootId);
+          assert.equal(s.phase, 'Staged');
+          return s;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      assert.deepEqual(
+        [cut.bootedSlot, cut.version, cut.boot.oneShot, cut.operation?.id],
+        ['B', '1.5.0', null, operationId],
+      );
+      assert.deepEqual(
+        cut.slots.map((s) => [s.slot, s.status, s.version]),
+        slots,
+      );
 
       const r = await machine.molt(['node', 'reboot', '--follow', '-o', 'json']);
       assert.equal(r.code, 0, r.stderr);
@@ -384,7 +408,7 @@ for (const bootloader of ['grub', 'systemd-boot'] as const) {
       );
       assert.equal(events.at(-1)?.result?.result, 'Succeeded');
       const after = await machine.status();
-      assert.notEqual(after.bootId, before.bootId);
+      assert.notEqual(after.bootId, cut.bootId);
       assert.equal(after.bootedSlot, 'A');
       assert.equal(after.version, '1.6.0');
       assert.equal(after.boot.committed, 'A');

@@ -20,7 +20,10 @@ export function nodeCommand(ctx: CommandContext): Command {
         '--no-preserve',
         'wipe EPHEMERAL (etcd data, workloads) and rejoin etcd as a new member',
       )
-      .option('--stage', 'write the slot now, switch at the next reboot')
+      .option(
+        '--stage',
+        'write and verify the slot now, without arming it: an unplanned reboot keeps the running release; `molt node reboot` applies it',
+      )
       .option(
         '--force',
         'allow a 2-member etcd cluster to lose a member, an upgrade to the image already booted, or one of a held machine (admin only)',
@@ -29,7 +32,7 @@ export function nodeCommand(ctx: CommandContext): Command {
   );
   for (const [kind, what] of [
     ['rollback', 'boot the previous slot once and commit it when healthy'],
-    ['reboot', 'reboot the machine (completes a staged upgrade)'],
+    ['reboot', 'reboot the machine (applies a staged upgrade, verifying its slot again first)'],
   ] as const) {
     node.addCommand(
       withFollowFlags(withAgentFlags(new Command(kind)))
@@ -55,7 +58,9 @@ export function nodeCommand(ctx: CommandContext): Command {
   );
   node.addCommand(
     withAgentFlags(new Command('cancel'))
-      .description('cancel the running image pull; refused once the machine is being changed')
+      .description(
+        'cancel the running image pull, or discard a staged upgrade; refused once the machine is being changed',
+      )
       .action(lazy(ctx, (m) => m.runCancel)),
   );
   node.addCommand(

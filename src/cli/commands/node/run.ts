@@ -45,7 +45,7 @@ export function runOperations(ctx: CommandContext, raw: Record<string, unknown>)
   });
 }
 
-/** `molt node cancel`: stop the running pull; the operation ends Failed MOLT_CANCELLED. */
+/** `molt node cancel`: stop the running pull or drop the staged upgrade; the operation ends Failed MOLT_CANCELLED. */
 export function runCancel(ctx: CommandContext, raw: Record<string, unknown>): Promise<void> {
   return withAgent(ctx, raw, async ({ client, output }) => {
     const cancelled = await client.cancel();
