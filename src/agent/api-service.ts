@@ -44,9 +44,19 @@ export function agentService(runner: Runner, facts: AgentServiceFacts): AgentSer
           ...(upgrade.drain !== undefined && { drain: upgrade.drain }),
         });
       }
+      if (request.kind === 'reboot') {
+        const reboot = request.body;
+        return runner.submit({
+          kind: 'reboot',
+          force: reboot.force,
+          ...(reboot.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
+          ...(reboot.apply !== undefined && { apply: reboot.apply }),
+        });
+      }
       return runner.submit({ kind: request.kind, force: body.force });
     },
-    cancel: (identity) => Promise.resolve(runner.cancel(`${identity.role} ${identity.name}`)),
+    cancel: (identity, operation) =>
+      Promise.resolve(runner.cancel(`${identity.role} ${identity.name}`, operation)),
     hold: () => Promise.resolve({ hold: facts.holds.current() }),
     setHold: async (body, identity) => ({
       hold: await facts.holds.set(body, { name: identity.name, role: identity.role }),

@@ -84,6 +84,8 @@ export const ErrorCode = {
   Cancelled: 'MOLT_CANCELLED',
   /** A cancel the agent refuses: no operation runs, or it is past the point of no return. */
   NotCancellable: 'MOLT_NOT_CANCELLABLE',
+  /** A request to apply a staged upgrade that is not (or no longer) what the machine has staged. */
+  NotStaged: 'MOLT_NOT_STAGED',
   /** The image pull did not finish within the machine's pull deadline (`pullTimeoutSeconds`). */
   PullDeadline: 'MOLT_PULL_DEADLINE',
   /** An agent answered with something that is not molt's agent protocol (wrong endpoint, version skew). */

@@ -14,6 +14,7 @@ import {
   AgentStatus,
   OperationAccepted,
   OperationSummaryView,
+  type CancelRequestBody,
   type RebootRequestBody,
   type RollbackRequestBody,
   type UpgradeRequestBody,
@@ -57,7 +58,7 @@ export interface AgentClient {
   rollback(body?: z.input<typeof RollbackRequestBody>): Promise<OperationAccepted>;
   reboot(body?: z.input<typeof RebootRequestBody>): Promise<OperationAccepted>;
   /** Cancel the running pull; names the operation, which then ends Failed `MOLT_CANCELLED`. */
-  cancel(): Promise<OperationAccepted>;
+  cancel(body?: z.input<typeof CancelRequestBody>): Promise<OperationAccepted>;
   /** The machine's hold. */
   hold(): Promise<HoldAnswer>;
   /** Hold the machine (replacing any hold it has); answers the hold as the agent keeps it. */
@@ -90,7 +91,7 @@ export function createAgentClient(options: { baseUrl: string; fetch: AgentFetch 
     upgrade: (body) => t.json(OperationAccepted, AgentRoutes.upgrade, postJson(body)),
     rollback: (body = {}) => t.json(OperationAccepted, AgentRoutes.rollback, postJson(body)),
     reboot: (body = {}) => t.json(OperationAccepted, AgentRoutes.reboot, postJson(body)),
-    cancel: () => t.json(OperationAccepted, AgentRoutes.cancel, postJson({})),
+    cancel: (body = {}) => t.json(OperationAccepted, AgentRoutes.cancel, postJson(body)),
     hold: () => t.json(HoldAnswer, AgentRoutes.hold, getJson),
     setHold: (body) => t.json(HoldAnswer, AgentRoutes.hold, postJson(body)),
     clearHold: () => t.json(HoldAnswer, AgentRoutes.hold, deleteJson),

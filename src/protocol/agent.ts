@@ -51,11 +51,25 @@ export type UpgradeRequestBody = z.infer<typeof UpgradeRequestBody>;
 export const RollbackRequestBody = z.object({ force: z.boolean().default(false) }).strict();
 export type RollbackRequestBody = z.infer<typeof RollbackRequestBody>;
 
-export const RebootRequestBody = z.object({ force: z.boolean().default(false) }).strict();
+export const RebootRequestBody = z
+  .object({
+    force: z.boolean().default(false),
+    /** As for an upgrade: a 2-member etcd's loss of quorum is accepted (applying a staged one). */
+    acceptQuorumLoss: z.boolean().optional(),
+    /**
+     * Apply the staged upgrade with this operation id, and nothing else: refused with
+     * `MOLT_NOT_STAGED` when it is not what waits (discarded meanwhile, or never staged), so a
+     * caller that meant to apply never gets a plain reboot instead.
+     */
+    apply: z.string().min(1).max(128).optional(),
+  })
+  .strict();
 export type RebootRequestBody = z.infer<typeof RebootRequestBody>;
 
-/** `POST /v1/cancel` takes no fields. */
-export const CancelRequestBody = z.object({}).strict();
+/** `POST /v1/cancel`: `operation` cancels only that operation (else MOLT_NOT_CANCELLABLE). */
+export const CancelRequestBody = z
+  .object({ operation: z.string().min(1).max(128).optional() })
+  .strict();
 export type CancelRequestBody = z.infer<typeof CancelRequestBody>;
 
 /** 202 answer to upgrade / rollback / reboot (and cancel: the operation being cancelled). */

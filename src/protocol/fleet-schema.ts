@@ -115,6 +115,13 @@ export const poolSchema = z
       .optional(),
     onHalt: z.enum(['stop', 'rollback']).optional(),
     onHold: z.enum(['wait', 'skip']).optional(),
+    /** Stage the release on waiting machines ahead of their start, `concurrency` at a time. */
+    stage: z
+      .strictObject({
+        ahead: z.boolean(),
+        concurrency: z.number().int().min(1).max(1000).default(1),
+      })
+      .optional(),
     policies: z.array(policySchema).default([]),
   })
   .refine((p) => p.channel === undefined || p.promoteFrom === undefined, {
@@ -137,6 +144,7 @@ export const poolSchema = z
     ...(p.strategy !== undefined && { strategy: p.strategy }),
     ...(p.onHalt !== undefined && { onHalt: p.onHalt }),
     ...(p.onHold !== undefined && { onHold: p.onHold }),
+    ...(p.stage !== undefined && { stage: p.stage }),
     ...(p.drain !== undefined && { drain: drainOverride(p.drain) }),
     ...(p.provider !== undefined && { provider: providerSettings(p.provider) }),
   }));

@@ -16,6 +16,7 @@
  *     requireApproval: false      # optional
  *     onHalt: stop                # optional: stop (wait for a person) or rollback (fleet-wide, by itself)
  *     onHold: wait                # optional: wait (for held machines) or skip (finish without them; they catch up later)
+ *     stage: {ahead: true, concurrency: 2}  # optional: pull and write the release while machines wait; their start only reboots
  *     policies:                   # each item has exactly one key
  *       - concurrency: "33%"      # or a count: 2
  *       - rate: {count: 2, per: 1h}

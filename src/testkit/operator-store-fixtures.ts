@@ -31,6 +31,7 @@ export function fullRolloutFixture(id: string): Rollout {
     repairOf: 'workers-2.0.0-abababab',
     phased: { startFraction: 0.1, durationMs: 3_600_000 },
     only: ['w-1'],
+    staged: { 'w-2': { operationId: 'op-staged', at: 1_700_000_000_000 } },
     images: {
       policy: 'web',
       repository: 'registry.lab:5000/web',

@@ -26,6 +26,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   [ErrorCode.AgentBusy]: 409,
   [ErrorCode.MachineHeld]: 409,
   [ErrorCode.NotCancellable]: 409,
+  [ErrorCode.NotStaged]: 409,
   [ErrorCode.NoValidSlot]: 409,
   [ErrorCode.LeaseHeld]: 409,
   [ErrorCode.QuorumAtRisk]: 409,

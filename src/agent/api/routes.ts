@@ -121,8 +121,8 @@ export function buildAgentApp(deps: AgentAppDeps, options: AgentAppOptions = {})
     return deps.service.clearHold(who(request));
   });
   app.post(AgentRoutes.cancel, async (request, reply) => {
-    parseInput(CancelRequestBody, request.body ?? {}, 'cancel request');
-    return reply.code(202).send(await deps.service.cancel(who(request)));
+    const body = parseInput(CancelRequestBody, request.body ?? {}, 'cancel request');
+    return reply.code(202).send(await deps.service.cancel(who(request), body.operation));
   });
   app.get(AgentRoutes.events, async (request, reply) => {
     const query = parseInput(EventsQuery, request.query, 'events query');

@@ -37,7 +37,7 @@ export interface AgentService {
    * operation's result follows in the journal: Failed `MOLT_CANCELLED`).
    * @throws MoltError `MOLT_NOT_CANCELLABLE` when nothing runs or the operation is past its pull.
    */
-  cancel(identity: Identity): Promise<OperationAccepted>;
+  cancel(identity: Identity, operation?: string): Promise<OperationAccepted>;
   /** The machine's hold (docs/adr/0004 §11). */
   hold(): Promise<HoldAnswer>;
   /**

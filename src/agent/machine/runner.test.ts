@@ -319,6 +319,31 @@ describe('runner', () => {
     runner.close();
   });
 
+  it('applies a staged upgrade only when asked for by its operation id; anything else is refused, changing nothing', async () => {
+    const m = await newMachine();
+    const runner = await boot(m);
+    await assert.rejects(runner.submit({ kind: 'reboot', apply: 'op-1' }), {
+      code: 'MOLT_NOT_STAGED',
+      message: /staged operation op-1 cannot be applied: nothing is staged/,
+    });
+    assert.equal(runner.state().phase, 'Idle', 'no plain reboot instead');
+    const { operationId } = await runner.submit({
+      kind: 'upgrade',
+      image: 'reg/molt:1.1',
+      stage: true,
+    });
+    await runner.settled();
+    await assert.rejects(runner.submit({ kind: 'reboot', apply: 'op-other' }), {
+      code: 'MOLT_NOT_STAGED',
+    });
+    assert.throws(() => runner.cancel('alice', 'op-other'), { code: 'MOLT_NOT_CANCELLABLE' });
+    assert.equal(runner.state().phase, 'Staged');
+    assert.deepEqual(await runner.submit({ kind: 'reboot', apply: operationId }), { operationId });
+    await untilReboot(m);
+    assert.equal(m.bootloader.oneShot, 'B');
+    runner.close();
+  });
+
   it('discards a staged upgrade on cancel: Failed MOLT_CANCELLED by the caller, the booted slot untouched', async () => {
     const m = await newMachine();
     const runner = await boot(m);

@@ -25,6 +25,7 @@ import {
   busy,
   heldRequest,
   operationRequest,
+  requireStaged,
   requireRollbackTarget,
   stepError,
   withDeadline,
@@ -62,7 +63,7 @@ export interface Runner {
    * name); the operation then ends Failed `MOLT_CANCELLED`, the machine untouched. Throws
    * MOLT_NOT_CANCELLABLE in any other phase.
    */
-  cancel(by: string): { operationId: string };
+  cancel(by: string, operation?: string): { operationId: string };
   /** Resolves when no chain is queued or running. */
   settled(): Promise<void>;
   close(): void;
@@ -228,6 +229,7 @@ export function createRunner(options: RunnerOptions): Runner {
       // Fast answer while a chain runs (the queue is busy for minutes during an upgrade).
       const early = admission(state, request.kind);
       if (!early.ok) throw busy(early);
+      requireStaged(state, request);
       let accept: (id: string) => void = () => undefined;
       let refuse: (error: unknown) => void = () => undefined;
       const answer = new Promise<string>((resolve, reject) => {
@@ -241,6 +243,7 @@ export function createRunner(options: RunnerOptions): Runner {
           return;
         }
         try {
+          requireStaged(state, request);
           options.holds.check(heldRequest(state, request)); // before anything is persisted
           if (request.kind === 'rollback') await requireRollbackTarget(ports, state);
         } catch (error) {
@@ -263,8 +266,13 @@ export function createRunner(options: RunnerOptions): Runner {
       whole.catch(refuse);
       return { operationId: await answer };
     },
-    cancel(by) {
+    cancel(by, operation) {
       const op = state.op;
+      if (operation !== undefined && op?.id !== operation)
+        throw new MoltError(
+          ErrorCode.NotCancellable,
+          `operation ${operation} is not the one running (${op === undefined ? 'none runs' : `${op.kind} ${op.id} is ${state.phase}`})`,
+        );
       if (state.phase !== Phase.Staged || op === undefined) return pulls.cancel(state, by);
       // Checked again inside the queue: a reboot request queued first applies it instead.
       void enqueue(async () => {

@@ -24,6 +24,23 @@ export interface SubmitRequest {
   readonly force?: boolean;
   readonly acceptQuorumLoss?: boolean;
   readonly drain?: DrainOverride;
+  /** A reboot that must apply this staged operation, or be refused (MOLT_NOT_STAGED). */
+  readonly apply?: string;
+}
+
+/** Refuse a reboot meant to apply staged operation `request.apply` when that is not what waits. */
+export function requireStaged(state: UpgradeState, request: SubmitRequest): void {
+  if (request.apply === undefined) return;
+  if (state.phase === Phase.Staged && state.op?.id === request.apply) return;
+  const now =
+    state.op === undefined
+      ? 'nothing is staged'
+      : `${state.op.kind} ${state.op.id} is ${state.phase}`;
+  throw new MoltError(
+    ErrorCode.NotStaged,
+    `staged operation ${request.apply} cannot be applied: ${now}`,
+    { hint: 'molt node status shows what the machine has staged' },
+  );
 }
 
 export function busy(verdict: Extract<Admission, { ok: false }>): MoltError {

@@ -45,6 +45,7 @@ describe('policy sentences', () => {
         strategy: 'replace',
         onHalt: 'rollback',
         onHold: 'skip',
+        stage: { ahead: true, concurrency: 3 },
       }),
       [
         'a person approves each rollout',
@@ -53,6 +54,7 @@ describe('policy sentences', () => {
         'machines are replaced, not upgraded in place',
         'on halt: roll back by itself',
         'held machines: finish without them, catch them up later',
+        'stages the release ahead of each start, 3 machines at a time',
       ],
     );
   });

@@ -53,6 +53,10 @@ export function poolRuleTexts(pool: Pool): string[] {
   if (pool.strategy === 'replace') out.push('machines are replaced, not upgraded in place');
   if (pool.onHalt === 'rollback') out.push('on halt: roll back by itself');
   if (pool.onHold === 'skip') out.push('held machines: finish without them, catch them up later');
+  if (pool.stage?.ahead === true)
+    out.push(
+      `stages the release ahead of each start, ${String(pool.stage.concurrency)} machine${pool.stage.concurrency === 1 ? '' : 's'} at a time`,
+    );
   return out;
 }
 

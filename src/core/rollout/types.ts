@@ -93,6 +93,11 @@ export interface Pool {
    * repair brings it to the pool's release under the same policies). @default 'wait'
    */
   readonly onHold?: 'wait' | 'skip';
+  /**
+   * Stage ahead (docs/adr/0019 §2): waiting machines, `concurrency` at a time, pull, write and
+   * verify the release unarmed, so that their start only reboots. The operator reads it.
+   */
+  readonly stage?: { readonly ahead: boolean; readonly concurrency: number };
   readonly policies: readonly Policy[];
 }
 
@@ -176,6 +181,14 @@ export interface Rollout {
    * move; the others are skipped (`NotTargeted`) and the pool's policies still count them.
    */
   readonly only?: readonly string[];
+  /** Machines it staged ahead of their start, by id: the only stagings it applies or discards. */
+  readonly staged?: Readonly<Record<string, StagedMachine>>;
+}
+
+/** A staged upgrade (docs/adr/0019 §2): the agent's operation, and when it accepted it. */
+export interface StagedMachine {
+  readonly operationId: string;
+  readonly at: number;
 }
 
 /** One recorded machine upgrade start (for rate limits; kept for at least the longest period). */

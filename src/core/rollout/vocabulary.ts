@@ -73,6 +73,7 @@ export const HistoryKinds = [
   'rollout-created',
   'rollout-state',
   'machine-start',
+  'machine-stage',
   'machine-result',
   'machine-rollback',
   'decision',

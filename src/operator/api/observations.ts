@@ -70,6 +70,8 @@ export function observingGateway(
       }
     },
     upgrade: (machine, request) => gateway.upgrade(machine, request),
+    apply: (machine, request) => gateway.apply(machine, request),
+    discard: (machine, operationId) => gateway.discard(machine, operationId),
     rollback: (machine) => gateway.rollback(machine),
     setHold: (machine, hold) => gateway.setHold(machine, hold),
     clearHold: (machine) => gateway.clearHold(machine),

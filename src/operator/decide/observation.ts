@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * What the operator last saw of each machine (docs/adr/0005 §4), and the planner's view of it.
- * A machine is available only when its agent answers, runs no operation and boots its committed
- * slot: anything else (rebooting, mid-upgrade, rolled back to a slot it has not committed,
+ * A machine is available only when its agent answers, runs no operation (or holds one staged)
+ * and boots its committed slot: anything else (rebooting, mid-upgrade, rolled back to a slot it has not committed,
  * unreachable) counts against the concurrency limits (DESIGN invariant 2).
  */
 import type { Machine } from '../../core/rollout/types.ts';
@@ -40,9 +40,17 @@ export function booted(status: AgentStatus): { digest?: string; version?: string
   };
 }
 
+/**
+ * A staged upgrade (written, verified, not armed: docs/adr/0019) leaves the machine in service on
+ * its committed slot, so it is available; staging itself (the pull and the write) is not.
+ */
 export function isAvailable(o: Observation | undefined): boolean {
   const s = o?.status;
-  return s !== undefined && s.phase === 'Idle' && s.boot.committed === s.bootedSlot;
+  return (
+    s !== undefined &&
+    (s.phase === 'Idle' || s.phase === 'Staged') &&
+    s.boot.committed === s.bootedSlot
+  );
 }
 
 /** The planner's machine for a managed machine and what was seen of it. */

@@ -263,6 +263,15 @@ function afterFailure(
   return { kind: 'pause', machine: m.machine, operationId, reason: result.reason ?? code };
 }
 
+/**
+ * Asked, no result yet: wait — unless what it staged still waits (the apply was lost, or the
+ * start adopted the staged operation before sending it): send the apply again.
+ */
+function asked(machine: string, operationId: string, status: AgentStatus): ProgressStep {
+  const staged = status.phase === 'Staged' && status.operation?.id === operationId;
+  return { kind: staged ? 'submit' : 'wait', machine };
+}
+
 /** The step for one in-flight machine of `rollout`. */
 export function progressStep(
   rollout: Rollout,
@@ -280,6 +289,6 @@ export function progressStep(
   if (failed !== undefined) return failed;
   if (result?.phase === 'Succeeded') return afterGates(rollout, { machine, status, result }, o);
   if (result !== undefined) return { kind: 'set', machine, progress: result };
-  if (p.operationId !== undefined) return { kind: 'wait', machine };
+  if (p.operationId !== undefined) return asked(machine, p.operationId, status);
   return neverAsked(rollout, { machine, p, status }, o);
 }

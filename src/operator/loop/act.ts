@@ -13,50 +13,13 @@ import type { ReconcileDeps } from './deps.ts';
 import { replaceProgress, setProgress } from './machine-progress.ts';
 import { settleRefusal } from './refused.ts';
 import { verdicts } from './verdicts.ts';
+import { ask } from './ask.ts';
 import { withoutUserInfo } from '../../core/redact.ts';
-import { acceptsQuorumLoss } from '../../core/rollout/small-control-plane.ts';
 import { withState } from '../../core/rollout/state.ts';
 
 // A molt error's text has no URL user-info already; anything else (a fetch that threw) may.
 const describeError = (e: unknown): string =>
   isMoltError(e) ? `${e.code}: ${e.message}` : withoutUserInfo(String(e));
-
-/**
- * A fleet rollback switches a machine back to its other slot when that slot still holds the
- * target (seconds, nothing to pull); otherwise, and for every forward rollout, the agent upgrades
- * to the target image by digest.
- */
-async function ask(
-  d: ReconcileDeps,
-  rollout: Rollout,
-  machine: MachineRecord,
-  image: string,
-): Promise<{ operationId: string }> {
-  if (rollout.rollbackOf !== undefined) {
-    const status = await d.agents.status(machine);
-    const other = status.slots.find((s) => s.slot !== status.bootedSlot);
-    if (other?.status === 'ready' && other.digest === rollout.target.digest)
-      return d.agents.rollback(machine);
-  }
-  const drain = d.settings.pools.find((p) => p.name === rollout.pool)?.drain;
-  const acceptQuorumLoss = await smallClusterAccepted(d, machine);
-  return d.agents.upgrade(machine, {
-    image,
-    ...(drain !== undefined && { drain }),
-    ...(acceptQuorumLoss && { acceptQuorumLoss }),
-  });
-}
-
-/**
- * A control-plane machine of a 1- or 2-machine cluster whose settings accept the downtime: its
- * agent is told the loss of etcd quorum is accepted (the planner only starts it then). Read from
- * the store's machines, since a resubmission has no plan at hand; control-plane starts are rare.
- */
-async function smallClusterAccepted(d: ReconcileDeps, machine: MachineRecord): Promise<boolean> {
-  if (machine.role !== 'control-plane' || d.settings.clusters === undefined) return false;
-  const { machines } = await d.store.read();
-  return acceptsQuorumLoss({ machines, clusters: d.settings.clusters }, machine);
-}
 
 /**
  * Replace a machine through its pool's provider (a replace pool, or an in-place pool's fallback

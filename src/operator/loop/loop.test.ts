@@ -19,6 +19,8 @@ import { minGapMs, startOperatorLoop, type LoopOptions } from './loop.ts';
 const gateway: AgentGateway = {
   status: () => Promise.resolve(idle(d10)),
   upgrade: () => Promise.reject(new Error('not in this test')),
+  apply: () => Promise.reject(new Error('nothing staged in this test')),
+  discard: () => Promise.reject(new Error('nothing staged in this test')),
   rollback: () => Promise.reject(new Error('not in this test')),
   setHold: () => Promise.reject(new Error('no holds in this test')),
   clearHold: () => Promise.reject(new Error('no holds in this test')),

@@ -27,6 +27,8 @@ async function setup() {
       log.push(`${m.id} upgrade`);
       return Promise.resolve({ operationId: 'op-1' });
     },
+    apply: () => Promise.reject(new Error('nothing staged in this test')),
+    discard: () => Promise.reject(new Error('nothing staged in this test')),
     rollback: () => Promise.resolve({ operationId: 'op-back' }),
     setHold: () => Promise.reject(new Error('no holds in this test')),
     clearHold: () => Promise.reject(new Error('no holds in this test')),

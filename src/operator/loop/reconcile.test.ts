@@ -20,6 +20,8 @@ function scripted() {
   const g = {
     status: (): Promise<AgentStatus> => Promise.resolve(idle(d10)),
     upgrade: (): Promise<{ operationId: string }> => Promise.resolve({ operationId: 'op-1' }),
+    apply: (operationId: string): Promise<{ operationId: string }> =>
+      Promise.resolve({ operationId }),
     /** The hold the agent keeps (pushed holds land here). */
     hold: null as HoldView | null,
     /** While set, pushing a hold fails with it (the agent away). */
@@ -29,8 +31,16 @@ function scripted() {
   const gateway: AgentGateway = {
     status: () => g.status(),
     upgrade: (m, request) => {
-      g.asked.push(`${m.id} ${request.image}`);
+      g.asked.push(`${m.id} ${request.stage === true ? 'stage ' : ''}${request.image}`);
       return g.upgrade();
+    },
+    apply: (m, request) => {
+      g.asked.push(`${m.id} apply ${request.operationId}`);
+      return g.apply(request.operationId);
+    },
+    discard: (m, operationId) => {
+      g.asked.push(`${m.id} discard ${operationId}`);
+      return Promise.resolve({ operationId });
     },
     rollback: (m) => {
       g.asked.push(`${m.id} rollback`);
@@ -589,5 +599,95 @@ describe('reconcile: an agent away', () => {
     const failed = (await only(store)).machines['w-1'];
     assert.equal(failed?.phase, 'Failed');
     assert.match(failed.reason ?? '', /^agent unreachable for 64 s: MOLT_AGENT_UNREACHABLE/);
+  });
+});
+
+describe('reconcile: staging ahead of the window', () => {
+  /** The agent as it answers once operation `id` is staged (written, verified, not armed). */
+  const staged = (id: string): AgentStatus => ({
+    ...idle(d10),
+    phase: 'Staged',
+    slots: [
+      { slot: 'A', status: 'ready', version: '1.0.0', digest: d10, generation: 1 },
+      { slot: 'B', status: 'staged', version: '1.1.0', digest: d11, generation: 2 },
+    ],
+    operation: {
+      id,
+      kind: 'upgrade',
+      phase: 'Staged',
+      image: `reg/molt@${d11}`,
+      startedAt: new Date().toISOString(),
+    },
+  });
+  // A window that opened last on the 1st of January: closed on any other day of the test.
+  const closed: Pool = {
+    name: 'workers',
+    channel: 'stable',
+    stage: { ahead: true, concurrency: 1 },
+    policies: [{ kind: 'window', windows: [{ cron: '0 0 1 1 *', durationMs: 60_000 }] }],
+  };
+
+  /** `d` once the window has opened (the pool without it). */
+  const opened = (d: ReconcileDeps): ReconcileDeps => ({
+    ...d,
+    settings: testSettings([{ ...closed, policies: [] }]),
+  });
+
+  it('stages the release while the window is closed, then only applies it when the machine starts', async () => {
+    const { store, g, d, state } = await setup(
+      [release('1.1.0', d11), release('1.0.0', d10)],
+      [closed],
+    );
+    g.upgrade = () => Promise.resolve({ operationId: 'op-s' });
+    await reconcile(d, state);
+    let r = await only(store);
+    assert.equal(r.machines['w-1'], undefined, 'not started: the window is closed');
+    assert.deepEqual(g.asked, [`w-1 stage reg/molt@${d11}`]);
+    assert.equal(r.staged?.['w-1']?.operationId, 'op-s');
+    const history = await store.history();
+    assert.ok(
+      history.some(
+        (e) => e.kind === 'machine-stage' && /staging 1\.1\.0 ahead of its start/.test(e.message),
+      ),
+      JSON.stringify(history),
+    );
+
+    g.status = () => Promise.resolve(staged('op-s'));
+    await reconcile(d, state);
+    assert.equal(g.asked.length, 1, 'staged and waiting: nothing more is asked');
+
+    // The window opens: the start applies what was staged, under the staged operation's id.
+    await reconcile(opened(d), state);
+    r = await only(store);
+    assert.deepEqual(g.asked.slice(1), ['w-1 apply op-s']);
+    assert.equal(r.machines['w-1']?.phase, 'InFlight');
+    assert.equal(r.machines['w-1'].operationId, 'op-s');
+
+    g.status = () =>
+      Promise.resolve(
+        idle(d11, { operationId: 'op-s', kind: 'upgrade', result: 'Succeeded', finishedAt: 'x' }),
+      );
+    await reconcile(opened(d), state);
+    r = await only(store);
+    assert.equal(r.machines['w-1']?.phase, 'Succeeded');
+    assert.equal(r.staged, undefined, 'the record goes once the agent no longer holds it');
+  });
+
+  it('upgrades in full when what it staged is gone (discarded by a person meanwhile)', async () => {
+    const { store, g, d, state } = await setup(
+      [release('1.1.0', d11), release('1.0.0', d10)],
+      [closed],
+    );
+    g.upgrade = () => Promise.resolve({ operationId: 'op-s' });
+    await reconcile(d, state);
+    g.apply = () => Promise.reject(new MoltError(ErrorCode.NotStaged, 'nothing is staged'));
+    g.upgrade = () => Promise.resolve({ operationId: 'op-full' });
+    await reconcile(opened(d), state);
+    assert.deepEqual(g.asked, [
+      `w-1 stage reg/molt@${d11}`,
+      'w-1 apply op-s',
+      `w-1 reg/molt@${d11}`,
+    ]);
+    assert.equal((await only(store)).machines['w-1']?.operationId, 'op-full');
   });
 });

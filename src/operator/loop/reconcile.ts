@@ -24,6 +24,7 @@ import { discover, untilDiscovery, type DiscoveryState } from './discover.ts';
 import { rollBackHalted } from './auto-rollback.ts';
 import { askAgain, observePass, type ObservedState } from './observe.ts';
 import { syncHolds } from './holds.ts';
+import { stageAhead } from './staging.ts';
 import { startsToConfirm } from '../decide/polling.ts';
 import { isIdentityRefusal, warnImpostors } from './impostors.ts';
 import type { Observation } from '../decide/observation.ts';
@@ -225,15 +226,8 @@ async function pruneOldStarts(d: ReconcileDeps, stored: StoredState): Promise<vo
   });
 }
 
-export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
-  await d.declared?.refresh();
-  const first = machinePart(await d.store.read());
-  d.watch?.track(first.machines);
-  const { agents, asked } = await observePass(d, state, first);
-  const seen: PassSeen = { agents, gates: await checkGates(d) };
-  await warnImpostors(d, seen.agents, state.impostors);
-  await syncHolds(d, first, state, agents);
-  await settleInFlight(d, first, seen);
+/** Discovery, when a scan is due; a failure is logged and the pass plans with what it knows. */
+async function discoverIfDue(d: ReconcileDeps, state: PassState, seen: PassSeen): Promise<void> {
   try {
     // Only when a scan is due: otherwise this pass needs no fresh read of the store for it.
     if (untilDiscovery(d, state) === 0) {
@@ -244,6 +238,18 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     // The registry being away must not stop rollouts in flight: they carry their target digest.
     d.log(`discovery failed, planning with the rollouts known: ${errorLine(e)}`);
   }
+}
+
+export async function reconcile(d: ReconcileDeps, state: PassState): Promise<void> {
+  await d.declared?.refresh();
+  const first = machinePart(await d.store.read());
+  d.watch?.track(first.machines);
+  const { agents, asked } = await observePass(d, state, first);
+  const seen: PassSeen = { agents, gates: await checkGates(d) };
+  await warnImpostors(d, seen.agents, state.impostors);
+  await syncHolds(d, first, state, agents);
+  await settleInFlight(d, first, seen);
+  await discoverIfDue(d, state, seen);
   const everything = await d.store.read();
   const stored = machinePart(everything);
   await rollBackHalted(d, stored.rollouts);
@@ -260,6 +266,7 @@ export async function reconcile(d: ReconcileDeps, state: PassState): Promise<voi
     decided = plan(snapshotOf(d, stored, seen), d.now());
   }
   await act(d, decided, stored.rollouts, stored.machines);
+  await stageAhead(d, { ...stored, decisions: decided.decisions, agents });
   await pruneOldStarts(d, everything);
   // Kubernetes plans run beside the rollouts: a failure here must not stop them (docs/adr/0012).
   await d.kubernetes?.pass().catch((e: unknown) => {

@@ -36,6 +36,8 @@ describe('an upgrade the agent refuses for who asks', () => {
             ),
           );
         },
+        apply: () => Promise.reject(new Error('nothing staged in this test')),
+        discard: () => Promise.reject(new Error('nothing staged in this test')),
         rollback: () => Promise.resolve({ operationId: 'op-back' }),
         setHold: () => Promise.reject(new Error('no holds in this test')),
         clearHold: () => Promise.reject(new Error('no holds in this test')),

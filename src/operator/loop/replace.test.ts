@@ -62,6 +62,8 @@ async function setup(pool: Omit<Pool, 'provider'>, machines = ['w-1']) {
       agent.asked.push(`${m.id} upgrade`);
       return agent.upgrade();
     },
+    apply: () => Promise.reject(new Error('nothing staged in this test')),
+    discard: () => Promise.reject(new Error('nothing staged in this test')),
     rollback: (m) => {
       agent.asked.push(`${m.id} rollback`);
       return Promise.resolve({ operationId: 'op-back' });

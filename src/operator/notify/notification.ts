@@ -30,6 +30,10 @@ const fixedKinds: Partial<Record<HistoryEvent['kind'], string>> = {
   'kube-step': 'kubernetes.step',
 };
 
+/** A staging ahead (docs/adr/0019): made, or discarded. */
+const stageKind = (data: Record<string, unknown>): string =>
+  data['discarded'] === true ? 'machine.stage-discarded' : 'machine.staged';
+
 /** `kubernetes.<phase>` of a Kubernetes plan's event (docs/adr/0012). */
 const kubePlanKind = (phase: unknown): string => {
   const p = text(phase);
@@ -50,6 +54,7 @@ export function notificationKind(e: Pick<HistoryEvent, 'kind' | 'data'>): string
       : 'decision';
   }
   if (e.kind === 'kube-plan') return kubePlanKind(data['phase']);
+  if (e.kind === 'machine-stage') return stageKind(data);
   return fixedKinds[e.kind] ?? e.kind;
 }
 

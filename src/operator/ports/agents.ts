@@ -33,8 +33,20 @@ export interface AgentGateway {
       readonly drain?: DrainOverride;
       /** A 1- or 2-member etcd's loss of quorum is accepted (the cluster's smallControlPlane). */
       readonly acceptQuorumLoss?: boolean;
+      /** Pull, write and verify only; {@link AgentGateway.apply} switches later (docs/adr/0019). */
+      readonly stage?: boolean;
     },
   ): Promise<OperationAccepted>;
+  /**
+   * Apply the staged upgrade `operationId` (the agent's reboot request that continues it); refused
+   * with `MOLT_NOT_STAGED` when the machine no longer has it staged — never a plain reboot.
+   */
+  apply(
+    machine: MachineRecord,
+    request: { readonly operationId: string; readonly acceptQuorumLoss?: boolean },
+  ): Promise<OperationAccepted>;
+  /** Discard the staged upgrade `operationId` (`MOLT_NOT_CANCELLABLE` when it is not what waits). */
+  discard(machine: MachineRecord, operationId: string): Promise<OperationAccepted>;
   rollback(machine: MachineRecord): Promise<OperationAccepted>;
   /** Set (or replace) the machine's hold on its agent; answers the hold the agent keeps now. */
   setHold(machine: MachineRecord, hold: AgentHold): Promise<HoldAnswer>;

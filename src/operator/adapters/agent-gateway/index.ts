@@ -64,8 +64,17 @@ export function createAgentGateway(o: AgentGatewayOptions): AgentGateway {
           preserve: request.preserve ?? RequestDefaults.preserve,
           ...(request.drain !== undefined && { drain: request.drain }),
           ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
+          ...(request.stage === true && { stage: true }),
         }),
       ),
+    apply: (m, request) =>
+      call(m, (c) =>
+        c.reboot({
+          apply: request.operationId,
+          ...(request.acceptQuorumLoss === true && { acceptQuorumLoss: true }),
+        }),
+      ),
+    discard: (m, operationId) => call(m, (c) => c.cancel({ operation: operationId })),
     rollback: (m) => call(m, (c) => c.rollback()),
     setHold: (m, hold) =>
       call(m, (c) =>

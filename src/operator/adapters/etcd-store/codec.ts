@@ -59,6 +59,7 @@ const rollout = z.object({
   stateReason: z.string().optional(),
   repairOf: text.optional(),
   only: z.array(text).optional(),
+  staged: z.record(z.string(), z.object({ operationId: text, at: z.number() })).optional(),
   images: z
     .object({
       policy: text,

@@ -51,6 +51,7 @@ const rolloutStates: Record<RolloutState, EventKind> = {
 const fixed: Partial<Record<HistoryEvent['kind'], readonly [EventSpec['type'], string]>> = {
   'rollout-created': ['Normal', 'RolloutCreated'],
   'machine-start': ['Normal', 'MachineUpgrading'],
+  'machine-stage': ['Normal', 'MachineStaged'],
   'machine-rollback': ['Warning', 'MachineRollingBack'],
   warning: ['Warning', 'OperatorWarning'],
 };
