@@ -200,8 +200,12 @@ export async function planVmCluster(o: {
         `Kubernetes: the API server on ${first.name} answers at ${server} (${String(Math.round((performance.now() - t) / 1000))} s)`,
       );
       const deploy = packageFile('deploy', 'kubernetes');
-      await kubectl(['apply', '-f', join(deploy, 'crds.yaml')]);
-      await kubectl([
+      // An API server that just came up under TCG can time out a first large request (the CRDs)
+      // and take it later: applying again is the same request, so a failure is retried a while.
+      const settled = (args: readonly string[]) =>
+        eventually(() => kubectl(args), { timeoutMs: 10 * 60_000, intervalMs: 5_000 });
+      await settled(['apply', '-f', join(deploy, 'crds.yaml')]);
+      await settled([
         'wait',
         '--for=condition=Established',
         '--timeout=120s',
@@ -209,7 +213,7 @@ export async function planVmCluster(o: {
         join(deploy, 'crds.yaml'),
       ]);
       for (const manifest of ['rbac.yaml', 'operator-rbac.yaml'])
-        await kubectl(['apply', '-f', join(deploy, manifest)]);
+        await settled(['apply', '-f', join(deploy, manifest)]);
       log('Kubernetes: molt’s CRDs and RBAC applied');
     },
     stop: () => Promise.resolve(),
