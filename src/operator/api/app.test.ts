@@ -12,10 +12,12 @@ import { buildOperatorApp } from './app.ts';
 import type { OperatorApiDeps } from './context.ts';
 import type { Identity } from '../../platform/https/identity.ts';
 import { countingStore, OperatorMetrics } from './metrics.ts';
+import type { MemoryObservationBook } from './observations.ts';
 
 let app: FastifyInstance;
 let store: MemoryOperatorStore;
 let deps: OperatorApiDeps;
+let book: MemoryObservationBook;
 const internal: unknown[] = [];
 
 async function build(override: Partial<OperatorApiDeps> = {}): Promise<FastifyInstance> {
@@ -36,6 +38,7 @@ beforeEach(async () => {
   const f = await apiFixture();
   store = f.store;
   deps = f.deps;
+  book = f.book;
   internal.length = 0;
   app = await build();
 });
@@ -516,6 +519,32 @@ describe('history, events, plan, metrics', () => {
     assert.ok(w3.refusals?.some((r) => r.code === 'ConcurrencyFull'));
     const cp = plan.decisions.find((d) => d.rollout === 'cp-1.1.0' && d.machine === 'cp-1');
     assert.equal(cp?.action, 'wait');
+  });
+
+  it('marks a waiting machine its rollout staged ahead while its agent still holds it staged', async () => {
+    await store.updateRollout('workers-1.1.0', (r) => ({
+      ...r,
+      staged: {
+        'w-3': { operationId: 'op-s', at: fixtureNow },
+        'w-4': { operationId: 'op-gone', at: fixtureNow },
+      },
+    }));
+    const staged = idleStatus('w-3');
+    book.set('w-3', {
+      at: fixtureNow,
+      status: {
+        ...staged,
+        phase: 'Staged',
+        operation: { id: 'op-s', kind: 'upgrade', phase: 'Staged', startedAt: 'x' },
+      },
+    });
+    const plan = (await get('/v1/plan')).json<{
+      decisions: { rollout: string; machine: string; action: string; staged?: boolean }[];
+    }>();
+    const of = (machine: string) =>
+      plan.decisions.find((d) => d.rollout === 'workers-1.1.0' && d.machine === machine);
+    assert.deepEqual([of('w-3')?.action, of('w-3')?.staged], ['wait', true]);
+    assert.equal(of('w-4')?.staged, undefined, 'its agent no longer holds what was staged');
   });
 
   it('exposes Prometheus metrics', async () => {

@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Refusal } from '../../core/rollout/index.ts';
-import type { FleetSnapshot, MachineDecision, Policy } from '../../core/rollout/types.ts';
+import type { FleetSnapshot, MachineDecision, Policy, Rollout } from '../../core/rollout/types.ts';
+import type { ObservationBook } from './observations.ts';
 import { windowStretches } from '../../core/rollout/window-stretches.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
 import {
@@ -28,11 +29,13 @@ import { withReleasesEvery } from './read-every.ts';
 function decisionWith(
   d: MachineDecision,
   refusals: readonly Refusal[] | undefined,
+  staged: boolean,
 ): PlanDecisionView {
   return {
     rollout: d.rollout,
     machine: d.machine,
     ...decisionView(d),
+    ...(staged && { staged }),
     ...(refusals !== undefined && {
       refusals: refusals.map((r) => ({
         code: r.code,
@@ -41,6 +44,21 @@ function decisionWith(
       })),
     }),
   };
+}
+
+/**
+ * `rollout/machine` of each machine a rollout staged ahead whose agent still holds it staged
+ * (docs/adr/0019): what the last observation says, as the loop would apply it.
+ */
+function stagedNow(rollouts: readonly Rollout[], book: ObservationBook): Set<string> {
+  const keys = new Set<string>();
+  for (const r of rollouts)
+    for (const [machine, { operationId }] of Object.entries(r.staged ?? {})) {
+      const status = book.get(machine)?.status;
+      if (status?.phase === 'Staged' && status.operation?.id === operationId)
+        keys.add(decisionKey(r.id, machine));
+    }
+  return keys;
 }
 
 const DAY_MS = 24 * 3_600_000;
@@ -109,6 +127,7 @@ export async function planView(deps: OperatorApiDeps, o: PlanViewOptions = {}): 
   const { plan } = planNow(snapshot, now);
   const refusals = o.explain === true ? refusalsNow(snapshot, now) : undefined;
   const pools = o.releases === true ? await releasesNow(deps, stored, snapshot) : undefined;
+  const staged = stagedNow(stored.rollouts, deps.observations);
   const seen = stored.machines.flatMap((m) => {
     const o = deps.observations.get(m.id);
     return o === undefined ? [] : [o.at];
@@ -121,9 +140,10 @@ export async function planView(deps: OperatorApiDeps, o: PlanViewOptions = {}): 
       of: stored.machines.length,
       ...(seen.length > 0 && { oldest: iso(Math.min(...seen)) }),
     },
-    decisions: plan.decisions.map((d) =>
-      decisionWith(d, refusals?.get(decisionKey(d.rollout, d.machine))),
-    ),
+    decisions: plan.decisions.map((d) => {
+      const key = decisionKey(d.rollout, d.machine);
+      return decisionWith(d, refusals?.get(key), staged.has(key));
+    }),
     windows: poolWindows(deps.fleet, now),
     rollouts: plan.rollouts.map((v) => ({
       rollout: v.rollout,

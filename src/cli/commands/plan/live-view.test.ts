@@ -50,4 +50,26 @@ describe('the live plan', () => {
       /^workers +1\.2\.0 +no newer release is eligible +1\.3\.0 \(Blocked: blocked by alice: rolled back by w-1\.3\.0-rollback \(to 1\.2\.0\): bad disk driver; offer it again: molt releases unblock 1\.3\.0 --pool workers\)$/m,
     );
   });
+
+  it('marks a waiting machine its rollout staged ahead, and only that one', () => {
+    const wait = {
+      rollout: 'r',
+      action: 'wait' as const,
+      batch: 1,
+      reason: { code: 'WindowClosed', message: 'outside the window' },
+    };
+    const text = describeLivePlan({
+      operator: 'https://op:7443',
+      plan: {
+        ...plan(['r']),
+        decisions: [
+          { ...wait, machine: 'w-1', staged: true },
+          { ...wait, machine: 'w-2' },
+        ],
+      },
+      rollouts: [summary('r', 'Active')],
+    });
+    assert.match(text, /^r +w-1 +wait \(staged\) +1 /m);
+    assert.match(text, /^r +w-2 +wait +1 /m);
+  });
 });

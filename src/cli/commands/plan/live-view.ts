@@ -88,6 +88,7 @@ export function decisionRow(d: PlanDecisionView): DecisionRow {
     machine: d.machine,
     action: d.action,
     batch: d.batch,
+    ...(d.staged === true && { staged: true }),
     ...(reason !== undefined && { reason }),
     ...(d.notBefore !== undefined && { notBefore: d.notBefore }),
   };

@@ -34,6 +34,8 @@ export interface DecisionRow {
   readonly batch: number;
   readonly reason?: Reason;
   readonly notBefore?: string;
+  /** Its rollout staged the release on it (docs/adr/0019): its start only reboots. */
+  readonly staged?: boolean;
 }
 
 /** When one machine is predicted to upgrade. */
@@ -149,7 +151,7 @@ const rolloutColumns: readonly PrintColumn<RolloutRow>[] = [
 export const decisionColumns = (at: string): readonly PrintColumn<DecisionRow>[] => [
   { header: 'ROLLOUT', value: (d) => d.rollout },
   { header: 'MACHINE', value: (d) => d.machine },
-  { header: 'ACTION', value: (d) => d.action },
+  { header: 'ACTION', value: (d) => (d.staged === true ? `${d.action} (staged)` : d.action) },
   { header: 'BATCH', value: (d) => batchLabel(d.batch) },
   {
     header: 'NOT BEFORE',
