@@ -33,6 +33,9 @@ export function waitingRows(plan: PlanView, live: ReadonlySet<string>): HTMLTabl
         d.notBefore === undefined
           ? ''
           : el('span', { class: 'muted' }, ` (not before ${at(d.notBefore)})`),
+        d.staged === true
+          ? el('span', { class: 'muted' }, ' — staged: its start only reboots')
+          : '',
       ),
     ),
   );
