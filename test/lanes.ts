@@ -134,6 +134,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/package.test.ts',
       'test/integration/operator/rollout.test.ts',
       'test/integration/operator/paths-drift.test.ts',
+      'test/integration/operator/stage-ahead.test.ts',
       'test/integration/lab/control-plane.test.ts',
       'test/integration/lab/lab-machine.test.ts',
       'test/integration/lab/lab-commands.test.ts',
