@@ -107,6 +107,18 @@ async function boot(
   return runner;
 }
 
+/** `m` booted, with 1.1 staged (written, verified, not armed) and the runner settled. */
+async function staged(m: Machine): Promise<{ runner: Runner; operationId: string }> {
+  const runner = await boot(m);
+  const { operationId } = await runner.submit({
+    kind: 'upgrade',
+    image: 'reg/molt:1.1',
+    stage: true,
+  });
+  await runner.settled();
+  return { runner, operationId };
+}
+
 /** Advance the fake clock until the machine asks for a reboot. */
 async function untilReboot(m: Machine): Promise<void> {
   for (let i = 0; i < 2000 && m.power.reboots.length === 0; i += 1) {
@@ -274,13 +286,7 @@ describe('runner', () => {
 
   it('stages an upgrade unarmed, keeps it across an unplanned reboot, and switches only at the reboot request', async () => {
     const m = await newMachine();
-    const runner = await boot(m);
-    const { operationId } = await runner.submit({
-      kind: 'upgrade',
-      image: 'reg/molt:1.1',
-      stage: true,
-    });
-    await runner.settled();
+    const { runner, operationId } = await staged(m);
     assert.equal(runner.state().phase, 'Staged');
     assert.equal(m.bootloader.committed, 'A');
     assert.equal(m.bootloader.oneShot, null, 'nothing armed: a power cut keeps 1.0');
@@ -304,9 +310,7 @@ describe('runner', () => {
 
   it('refuses to apply a staged slot whose bytes changed since it was staged, disrupting nothing', async () => {
     const m = await newMachine();
-    const runner = await boot(m);
-    await runner.submit({ kind: 'upgrade', image: 'reg/molt:1.1', stage: true });
-    await runner.settled();
+    const { runner } = await staged(m);
     m.slots.corrupt('B', 'rootfs.img');
     const stopsBefore = m.services.calls.filter((c) => c === 'stopAll').length;
     await runner.submit({ kind: 'reboot' });
@@ -346,13 +350,7 @@ describe('runner', () => {
 
   it('discards a staged upgrade on cancel: Failed MOLT_CANCELLED by the caller, the booted slot untouched', async () => {
     const m = await newMachine();
-    const runner = await boot(m);
-    const { operationId } = await runner.submit({
-      kind: 'upgrade',
-      image: 'reg/molt:1.1',
-      stage: true,
-    });
-    await runner.settled();
+    const { runner, operationId } = await staged(m);
     assert.deepEqual(runner.cancel('alice'), { operationId });
     await runner.settled();
     assert.equal(runner.state().phase, 'Idle');
@@ -489,13 +487,7 @@ describe('runner on a held machine', () => {
 
   it('refuses the reboot that would apply a staged upgrade, and lets the staged upgrade be discarded', async () => {
     const m = await newMachine();
-    const runner = await boot(m);
-    const { operationId } = await runner.submit({
-      kind: 'upgrade',
-      image: 'reg/molt:1.1',
-      stage: true,
-    });
-    await runner.settled();
+    const { runner, operationId } = await staged(m);
     await hold(m);
     await assert.rejects(runner.submit({ kind: 'reboot' }), (e) =>
       isMoltError(e, 'MOLT_MACHINE_HELD'),

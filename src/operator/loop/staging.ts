@@ -29,6 +29,27 @@ async function setStaged(
   });
 }
 
+/** Record a staging made (or dropped, `staged` undefined) with its `machine-stage` event. */
+async function recordStaging(
+  d: ReconcileDeps,
+  r: Rollout,
+  machine: string,
+  what: {
+    readonly staged: StagedMachine | undefined;
+    readonly message: string;
+    readonly data: Record<string, unknown>;
+  },
+): Promise<void> {
+  const message = `${machine}: ${what.message}`;
+  await recordTransition(d, {
+    write: (store) => setStaged(store, r.id, machine, what.staged),
+    record: {
+      log: `${r.id}: ${message}`,
+      event: { kind: 'machine-stage', rollout: r.id, machine, message, data: what.data },
+    },
+  });
+}
+
 async function stage(d: ReconcileDeps, r: Rollout, machine: MachineRecord): Promise<void> {
   const image = d.settings.imageFor(r.target.digest);
   const drain = d.settings.pools.find((p) => p.name === r.pool)?.drain;
@@ -43,19 +64,10 @@ async function stage(d: ReconcileDeps, r: Rollout, machine: MachineRecord): Prom
     d.log(`${machine.id}: staging not accepted, trying again next pass: ${errorLine(e)}`);
     return;
   }
-  const message = `${machine.id}: staging ${r.target.version} ahead of its start (operation ${operationId})`;
-  await recordTransition(d, {
-    write: (store) => setStaged(store, r.id, machine.id, { operationId, at: d.now() }),
-    record: {
-      log: `${r.id}: ${message}`,
-      event: {
-        kind: 'machine-stage',
-        rollout: r.id,
-        machine: machine.id,
-        message,
-        data: { operationId, image },
-      },
-    },
+  await recordStaging(d, r, machine.id, {
+    staged: { operationId, at: d.now() },
+    message: `staging ${r.target.version} ahead of its start (operation ${operationId})`,
+    data: { operationId, image },
   });
 }
 
@@ -71,19 +83,10 @@ async function discard(
     d.log(`${machine.id}: staged ${r.target.version} not discarded, trying again: ${errorLine(e)}`);
     return;
   }
-  const message = `${machine.id}: discarded the staged ${r.target.version} (${step.reason})`;
-  await recordTransition(d, {
-    write: (store) => setStaged(store, r.id, machine.id, undefined),
-    record: {
-      log: `${r.id}: ${message}`,
-      event: {
-        kind: 'machine-stage',
-        rollout: r.id,
-        machine: machine.id,
-        message,
-        data: { operationId: step.operationId, discarded: true },
-      },
-    },
+  await recordStaging(d, r, machine.id, {
+    staged: undefined,
+    message: `discarded the staged ${r.target.version} (${step.reason})`,
+    data: { operationId: step.operationId, discarded: true },
   });
 }
 
