@@ -15,6 +15,7 @@ import { workloads } from './fleet/workloads.ts';
 import type { LabKube } from './lab-kube.ts';
 import type { VmNodes } from './lab-nodes.ts';
 import { startKubeControlPlane, type KubeControlPlane } from './services/kube-control-plane.ts';
+import { kubectlSettled } from './kubectl-settled.ts';
 import { VmPool, workerVmNames } from './vm/vm-machines.ts';
 
 const run = promisify(execFile);
@@ -96,8 +97,6 @@ export async function applyPools(
   log: (line: string) => void,
 ): Promise<void> {
   if (kube === undefined || pools === undefined) return;
-  await run(join(kube.bins, 'kubectl'), [
-    ...['--kubeconfig', kube.admin.kubeconfig, 'apply', '-f', pools],
-  ]);
+  await kubectlSettled(join(kube.bins, 'kubectl'), kube.admin.kubeconfig, ['apply', '-f', pools]);
   log('Kubernetes: the lab’s pools applied as molt.dev Pools (molt lab kubectl get pools -A)');
 }

@@ -9,10 +9,8 @@
  * applies molt's CRDs and RBAC with the PKI's `admin.conf`. The control-plane VMs' agents
  * bootstrap the rest (node-bootstrap.yaml and the PKI's token).
  */
-import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Agent, fetch } from 'undici';
 import { parse } from 'yaml';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
@@ -21,9 +19,8 @@ import { issueLeaf, type PemPair } from '../../platform/pki/certificates.ts';
 import { writeKubernetesPki } from '../../platform/pki/kubernetes.ts';
 import { kubeconfig, kubernetesPkiPaths } from '../../platform/pki/kubernetes-layout.ts';
 import { eventually } from '../../platform/process/managed-process.ts';
+import { kubectlSettled } from '../kubectl-settled.ts';
 import { apiServerUrl } from './vm-control-plane.ts';
-
-const run = promisify(execFile);
 
 /** The cluster's name: its CAs' subjects, the fleet file's `clusters` entry. */
 export const VmClusterName = 'lab-vms';
@@ -174,8 +171,6 @@ export async function planVmCluster(o: {
     });
   }
   const admin = { kubeconfig: paths.adminConf };
-  const kubectl = (args: readonly string[]) =>
-    run(join(o.bins, 'kubectl'), ['--kubeconfig', admin.kubeconfig, ...args]);
   return {
     name: VmClusterName,
     server,
@@ -200,10 +195,8 @@ export async function planVmCluster(o: {
         `Kubernetes: the API server on ${first.name} answers at ${server} (${String(Math.round((performance.now() - t) / 1000))} s)`,
       );
       const deploy = packageFile('deploy', 'kubernetes');
-      // An API server that just came up under TCG can time out a first large request (the CRDs)
-      // and take it later: applying again is the same request, so a failure is retried a while.
       const settled = (args: readonly string[]) =>
-        eventually(() => kubectl(args), { timeoutMs: 10 * 60_000, intervalMs: 5_000 });
+        kubectlSettled(join(o.bins, 'kubectl'), admin.kubeconfig, args);
       await settled(['apply', '-f', join(deploy, 'crds.yaml')]);
       await settled([
         'wait',
