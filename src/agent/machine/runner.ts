@@ -77,8 +77,8 @@ export function createRunner(options: RunnerOptions): Runner {
   const ports: MachinePorts = { ...options.ports, ...(lease === undefined ? {} : { lease }) };
   const events = createEventLog(journal, ports.clock);
   const pulls = createPullControl(ports.clock, options.pullTimeoutMs);
-  const resumer = leaseResumer(lease, events, () => state);
   let state: UpgradeState = initialState;
+  const resumer = leaseResumer(lease, events, () => state);
   let rev = 0;
   let queue: Promise<void> = Promise.resolve();
   let tickQueued = false;
