@@ -141,6 +141,7 @@ export const lanes: readonly Lane[] = [
       'test/integration/lab/machine-start.test.ts',
       'test/integration/operator/dashboard.test.ts',
       'test/integration/operator/dashboard-sso.test.ts',
+      'test/integration/operator/dashboard-staged.test.ts',
       'test/integration/install-bad-input.test.ts',
       'test/integration/operator/small-control-plane.test.ts',
       'test/integration/operator/replace.test.ts',

@@ -46,7 +46,14 @@ function machineRow(r: RolloutView, m: MachineProgressView): HTMLTableRowElement
     'tr',
     { 'data-machine': m.machine, 'data-phase': m.phase },
     el('td', {}, image ? m.machine : machineLink(m.machine)),
-    el('td', { class: `phase-${m.phase}` }, m.phase),
+    el(
+      'td',
+      { class: `phase-${m.phase}` },
+      m.phase,
+      m.staged === true
+        ? el('span', { class: 'muted', 'data-staged': '' }, ' (staged: its start only reboots)')
+        : '',
+    ),
     el('td', {}, m.decision === undefined ? '–' : batchLabel(m.decision)),
     el('td', {}, when(m.startedAt)),
     el('td', {}, when(m.finishedAt)),

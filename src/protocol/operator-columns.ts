@@ -46,7 +46,7 @@ export function whyOf(m: MachineProgressView): string {
 /** Columns of the machine table under `molt rollout status`. */
 export const rolloutMachineColumns: readonly PrintColumn<MachineProgressView>[] = [
   { header: 'MACHINE', value: (m) => m.machine },
-  { header: 'PHASE', value: (m) => m.phase },
+  { header: 'PHASE', value: (m) => (m.staged === true ? `${m.phase} (staged)` : m.phase) },
   { header: 'DECISION', value: (m) => m.decision?.action ?? '-' },
   { header: 'WHY', value: (m) => whyOf(m) },
   { header: 'STARTED', value: (m, now) => shownAt(m.startedAt, now) },

@@ -65,6 +65,8 @@ export const MachineProgressView = z.object({
   reason: z.string().optional(),
   operationId: z.string().optional(),
   decision: DecisionView.optional(),
+  /** Not started, and holding the rollout's release staged (docs/adr/0019): its start only reboots. */
+  staged: z.boolean().optional(),
 });
 export type MachineProgressView = z.infer<typeof MachineProgressView>;
 

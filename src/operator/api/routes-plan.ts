@@ -5,8 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Refusal } from '../../core/rollout/index.ts';
-import type { FleetSnapshot, MachineDecision, Policy, Rollout } from '../../core/rollout/types.ts';
-import type { ObservationBook } from './observations.ts';
+import type { FleetSnapshot, MachineDecision, Policy } from '../../core/rollout/types.ts';
 import { windowStretches } from '../../core/rollout/window-stretches.ts';
 import type { FleetPolicies } from '../decide/snapshot.ts';
 import {
@@ -19,7 +18,7 @@ import type { OperatorApiDeps, RouteContext } from './context.ts';
 import { parseInput } from '../../platform/https/input.ts';
 import { metricsContentType, renderMetrics } from './metrics.ts';
 import { readFleetLockSlots } from './metrics-fleet.ts';
-import { planNow, refusalsNow, snapshotOf } from './snapshot.ts';
+import { planNow, refusalsNow, snapshotOf, stagedNow } from './snapshot.ts';
 import { iso } from '../../core/time.ts';
 import { decisionKey, decisionView } from './views.ts';
 import { poolReleases } from '../decide/pool-releases.ts';
@@ -44,21 +43,6 @@ function decisionWith(
       })),
     }),
   };
-}
-
-/**
- * `rollout/machine` of each machine a rollout staged ahead whose agent still holds it staged
- * (docs/adr/0019): what the last observation says, as the loop would apply it.
- */
-function stagedNow(rollouts: readonly Rollout[], book: ObservationBook): Set<string> {
-  const keys = new Set<string>();
-  for (const r of rollouts)
-    for (const [machine, { operationId }] of Object.entries(r.staged ?? {})) {
-      const status = book.get(machine)?.status;
-      if (status?.phase === 'Staged' && status.operation?.id === operationId)
-        keys.add(decisionKey(r.id, machine));
-    }
-  return keys;
 }
 
 const DAY_MS = 24 * 3_600_000;

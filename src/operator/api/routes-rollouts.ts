@@ -24,7 +24,7 @@ import { actOn, type ActionRequest } from '../actions/rollout-action.ts';
 import type { RolloutAction } from '../actions/rollout-rules.ts';
 import type { StoredState } from '../ports/store.ts';
 import type { OperatorApiDeps, RouteContext } from './context.ts';
-import { planNow, snapshotOf } from './snapshot.ts';
+import { planNow, snapshotOf, stagedNow } from './snapshot.ts';
 import { imageDecisions } from './image-plan.ts';
 import { rolloutView, summaryView, type RolloutContext } from './views.ts';
 
@@ -50,6 +50,7 @@ export function contextOf(deps: OperatorApiDeps, stored: StoredState): RolloutCo
     decisions: new Map([...index, ...images]),
     observed: (m) => deps.observations.get(m) !== undefined || units.has(m),
     holds: new Map(snapshot.machines.map((m) => [m.id, m.hold])),
+    staged: stagedNow(stored.rollouts, deps.observations),
     now,
   };
 }

@@ -5,7 +5,7 @@
  * `GET /v1/plan` shows what the next pass would decide if nothing changed meanwhile.
  */
 import { explain, plan } from '../../core/rollout/index.ts';
-import type { FleetSnapshot, Plan } from '../../core/rollout/types.ts';
+import type { FleetSnapshot, Plan, Rollout } from '../../core/rollout/types.ts';
 import type { Refusal } from '../../core/rollout/index.ts';
 import type { StoredState } from '../ports/store.ts';
 import { fleetSnapshot, type FleetPolicies } from '../decide/snapshot.ts';
@@ -36,4 +36,19 @@ export function planNow(
 /** Every refusing check of each waiting machine, by `rollout/machine`. */
 export function refusalsNow(snapshot: FleetSnapshot, now: number): Map<string, Refusal[]> {
   return explain(snapshot, now);
+}
+
+/**
+ * `rollout/machine` of each machine a rollout staged ahead whose agent still holds it staged
+ * (docs/adr/0019): what the last observation says, as the loop would apply it.
+ */
+export function stagedNow(rollouts: readonly Rollout[], book: ObservationBook): Set<string> {
+  const keys = new Set<string>();
+  for (const r of rollouts)
+    for (const [machine, { operationId }] of Object.entries(r.staged ?? {})) {
+      const status = book.get(machine)?.status;
+      if (status?.phase === 'Staged' && status.operation?.id === operationId)
+        keys.add(decisionKey(r.id, machine));
+    }
+  return keys;
 }

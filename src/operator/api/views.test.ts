@@ -19,13 +19,17 @@ const waiting = (machine: string): MachineDecision => ({
   reason: { code: WaitReason.Paused, message: `rollout ${paused.id} is paused` },
 });
 
-function context(holds: RolloutContext['holds']): RolloutContext {
+function context(
+  holds: RolloutContext['holds'],
+  staged: RolloutContext['staged'] = new Set(),
+): RolloutContext {
   const ids = ['w-1', 'w-2'];
   return {
     machines: ids.map(record),
     decisions: new Map(ids.map((id) => [decisionKey(paused.id, id), waiting(id)])),
     observed: () => true,
     holds,
+    staged,
     now,
   };
 }
@@ -48,5 +52,23 @@ describe('a rollout view', () => {
     const ended = { reason: 'disk swap', until: now };
     const view = rolloutView(paused, context(new Map([['w-2', ended]])));
     assert.equal(view.machines[1]?.decision?.reason?.message, 'rollout w-1.1.0 is paused');
+  });
+
+  it('marks the machines that hold the release staged only until they start', () => {
+    const started: Rollout = {
+      ...paused,
+      machines: { 'w-1': { phase: 'InFlight', startedAt: now, operationId: 'op-1' } },
+    };
+    const both = new Set([decisionKey(paused.id, 'w-1'), decisionKey(paused.id, 'w-2')]);
+    const view = rolloutView(started, context(new Map(), both));
+    assert.deepEqual(
+      view.machines.map((m) => [m.machine, m.phase, m.staged]),
+      [
+        ['w-1', 'InFlight', undefined],
+        ['w-2', 'Pending', true],
+      ],
+    );
+    const none = rolloutView(paused, context(new Map()));
+    assert.ok(none.machines.every((m) => m.staged === undefined));
   });
 });

@@ -83,6 +83,7 @@ function progressView(
   r: Rollout,
   id: string,
   decision: MachineDecision | undefined,
+  staged: boolean,
 ): MachineProgressView {
   const p = r.machines[id] ?? { phase: 'Pending' as MachinePhase };
   return {
@@ -93,6 +94,7 @@ function progressView(
     ...(p.reason !== undefined && { reason: p.reason }),
     ...(p.operationId !== undefined && { operationId: p.operationId }),
     ...(decision !== undefined && { decision: decisionView(decision) }),
+    ...(staged && p.phase === 'Pending' && { staged }),
   };
 }
 
@@ -113,13 +115,17 @@ export interface RolloutContext {
   readonly observed: (machine: string) => boolean;
   /** The planner's holds by machine (the store's and declared ones), and now: which still last. */
   readonly holds: ReadonlyMap<string, Machine['hold']>;
+  /** `rollout/machine` of the machines whose agent holds their rollout's release staged. */
+  readonly staged: ReadonlySet<string>;
   readonly now: number;
 }
 
 export function rolloutView(r: Rollout, c: RolloutContext): RolloutView {
   const machines = memberIds(r, c.machines, c.decisions).map((id) => {
-    const d = c.observed(id) ? c.decisions.get(decisionKey(r.id, id)) : undefined;
-    return progressView(r, id, d === undefined ? undefined : withHold(d, c.holds.get(id), c.now));
+    const key = decisionKey(r.id, id);
+    const d = c.observed(id) ? c.decisions.get(key) : undefined;
+    const decision = d === undefined ? undefined : withHold(d, c.holds.get(id), c.now);
+    return progressView(r, id, decision, c.staged.has(key));
   });
   return { ...rolloutSummary(r, machines), machines };
 }

@@ -11,12 +11,13 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Provider from 'oidc-provider';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createDashboardServer } from '../../../src/operator/api/dashboard-server.ts';
 import type { ListeningApi } from '../../../src/platform/https/server.ts';
 import { DashboardOidc } from '../../../src/protocol/dashboard-config.ts';
 import type { SessionView } from '../../../src/protocol/dashboard.ts';
 import { apiFixture } from '../../../src/testkit/operator-api-fixture.ts';
+import { launchChromium } from './browser.ts';
 
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
 /** Each person at the provider and their groups. */
@@ -97,10 +98,7 @@ before(async () => {
     host: '127.0.0.1',
     port,
   });
-  browser = await chromium.launch({
-    executablePath: process.env['MOLT_CHROMIUM'] ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
   await mkdir(artifacts, { recursive: true });
 });
 

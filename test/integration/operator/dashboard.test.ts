@@ -13,7 +13,7 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Agent, fetch as mtlsFetch } from 'undici';
 import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
 import { sha256Hex } from '../../../src/platform/pki/tokens.ts';
@@ -32,6 +32,7 @@ import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
+import { launchChromium, signInWithToken } from './browser.ts';
 
 const run = promisify(execFile);
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
@@ -118,12 +119,7 @@ async function atLeast(selector: string, n: number, timeout: number): Promise<vo
     .waitFor({ state: 'attached', timeout });
 }
 
-async function signIn(token: string): Promise<void> {
-  await page.locator('#login-page').waitFor({ state: 'visible', timeout: 10_000 });
-  await page.fill('#login-token', token);
-  await page.click('#login-form button[type="submit"]');
-  await page.locator('#who').waitFor({ timeout: 10_000 });
-}
+const signIn = (token: string): Promise<void> => signInWithToken(page, token);
 
 const shot = (name: string): Promise<Buffer> =>
   page.screenshot({ path: join(artifacts, name), fullPage: true });
@@ -187,12 +183,7 @@ before(async () => {
   api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), starting))[1] ?? '';
   url = (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), starting))[1] ?? '';
   await operator.waitFor(/leading as/, starting);
-  browser = await chromium.launch({
-    timeout: starting,
-    executablePath: process.env['MOLT_CHROMIUM'] ?? '/usr/bin/chromium',
-    // Root has no user namespaces for Chromium's sandbox here; the page is our own.
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium(starting);
   page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
   await mkdir(artifacts, { recursive: true });
 });

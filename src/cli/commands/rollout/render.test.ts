@@ -33,4 +33,17 @@ describe('molt rollout status (rendering)', () => {
     const text = describeRollout(direct);
     assert.doesNotMatch(text, /^(from|path):/m);
   });
+
+  it('marks a pending machine that holds the release staged, and only that one', () => {
+    const text = describeRollout({
+      ...step,
+      counts: emptyCounts(2, { Pending: 2 }),
+      machines: [
+        { machine: 'w-1', phase: 'Pending', staged: true },
+        { machine: 'w-2', phase: 'Pending' },
+      ],
+    });
+    assert.match(text, /^w-1 +Pending \(staged\) /m);
+    assert.match(text, /^w-2 +Pending +- /m);
+  });
 });
