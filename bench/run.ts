@@ -7,7 +7,8 @@
  * plane under writes, P12 an image rebuild to the first workload spec updated and the
  * warm re-scan's blob GETs, P13 a real VM node upgraded under PodDisruptionBudgets by
  * molt against the same upgrade by hand (docs/adr/0015), P14 the self-hosted OS rollout of the VM
- * nodes the operator runs on against the same rollout driven from outside (docs/adr/0018), P16
+ * nodes the operator runs on against the same rollout driven from outside (docs/adr/0018), P15
+ * the window a rollout needs with its release staged ahead against without (docs/adr/0019), P16
  * the CLI's answer times against kubectl's; R1 measures the operator under load.
  */
 const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
@@ -66,6 +67,10 @@ const benchmarks: Readonly<Record<string, () => Promise<void>>> = {
   P14: async () => {
     const { runP14 } = await import('./p14.ts');
     await runP14();
+  },
+  P15: async () => {
+    const { runP15 } = await import('./p15.ts');
+    await runP15();
   },
   P16: async () => {
     const { runP16 } = await import('./p16.ts');

@@ -4,7 +4,8 @@
 # when it is already there:
 #   - Debian packages: qemu-system-x86 (TCG is enough), ovmf (UEFI firmware), mtools + dosfstools +
 #     fdisk (the ESP image), grub-efi-amd64-bin (the real GRUB, built into BOOTX64.EFI per run),
-#     mmdebstrap + squashfs-tools + e2fsprogs (`molt image build` and test/vm's disk images).
+#     mmdebstrap + squashfs-tools + e2fsprogs + cryptsetup-bin (`molt image build`: veritysetup for
+#     the root filesystem's hash tree; and test/vm's disk images).
 #   - Extracted, not installed, into the cache dir (default .molt/qemu, or $MOLT_QEMU_CACHE):
 #     systemd-boot-efi (systemd-bootx64.efi; `dpkg -x`, so no ESP hook runs), a Debian kernel
 #     (linux-image-*-cloud-amd64: the vmlinuz only) and busybox-static (the initramfs payload);
@@ -18,7 +19,8 @@ cd "$(dirname "$0")/.."
 cache="${MOLT_QEMU_CACHE:-.molt/qemu}"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
 
-DEBS=(qemu-system-x86 ovmf mtools dosfstools fdisk grub-efi-amd64-bin mmdebstrap squashfs-tools e2fsprogs)
+DEBS=(qemu-system-x86 ovmf mtools dosfstools fdisk grub-efi-amd64-bin mmdebstrap squashfs-tools e2fsprogs
+  cryptsetup-bin)
 missing=()
 for p in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

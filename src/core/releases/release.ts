@@ -21,6 +21,13 @@ export const ReleaseLabel = {
   KubeletVersion: 'molt.dev/kubelet-version',
   /** The containerd such a release carries (`v2.4.2`), for people and dashboards. */
   ContainerdVersion: 'molt.dev/containerd-version',
+  /**
+   * The root of rootfs.img's dm-verity hash tree (64 hex digits) and the byte where the tree
+   * starts (docs/adr/0019 §3). In the image config, so the manifest digest a signature covers
+   * covers them.
+   */
+  VerityRootHash: 'dev.molt.verity.roothash',
+  VerityOffset: 'dev.molt.verity.offset',
 } as const;
 
 /** What signature verification concluded for a release. */

@@ -19,6 +19,7 @@ import { readNodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import type { BuildOptions } from './options.ts';
 import { baseRecipe, cacheName, digestOf, type BaseRecipe } from './recipe.ts';
 import { squash } from './squash.ts';
+import { appendVerity } from './verity.ts';
 import { assembleTree, RootfsFiles } from './tree.ts';
 import { ArtifactFiles, summaryOf, type ImageSummary, type Timings } from './summary.ts';
 import { runTool, type RunOptions } from './tools.ts';
@@ -58,6 +59,19 @@ interface Build {
   readonly timings: Timings;
 }
 
+/** Squash `tree` into `rootfs` and append its verity hash tree; removes `tree`. */
+async function rootFilesystem(b: Build, tree: string, rootfs: string, created: string) {
+  let t = performance.now();
+  const epoch = Math.floor(Date.parse(created) / 1000);
+  await squash(tree, rootfs, { compression: b.o.compression, epoch, log: b.run });
+  b.timings.squashMs = since(t);
+  await rm(tree, { recursive: true, force: true });
+  t = performance.now();
+  const verity = await appendVerity(rootfs, b.run);
+  b.timings.verityMs = since(t);
+  return verity;
+}
+
 /** Lay out, squash and summarise the image into the cache entry `dir`. */
 async function makeImage(b: Build, dir: string): Promise<void> {
   const { o, timings } = b;
@@ -85,16 +99,12 @@ async function makeImage(b: Build, dir: string): Promise<void> {
   const treeBytes = Number((await runTool('du', ['-sb', tree], b.run)).split('\t')[0]);
   timings.assembleMs = since(t);
   b.log(`tree: ${Math.round(treeBytes / 2 ** 20)} MiB (${timings.assembleMs} ms)`);
-  t = performance.now();
-  const epoch = Math.floor(Date.parse(base.created) / 1000);
-  await squash(tree, join(dir, 'rootfs.img'), { compression: o.compression, epoch, log: b.run });
-  timings.squashMs = since(t);
-  await rm(tree, { recursive: true, force: true });
+  const verity = await rootFilesystem(b, tree, join(dir, 'rootfs.img'), base.created);
   await copyFile(base.vmlinuz, join(dir, 'vmlinuz'));
   await copyFile(base.initrd, join(dir, 'initrd.img'));
   await writeFile(join(dir, 'cmdline'), `${o.cmdline}\n`);
   timings.totalMs = since(b.started);
-  const summary = await summaryOf(dir, { ...b, base, treeBytes });
+  const summary = await summaryOf(dir, { ...b, base, treeBytes, verity });
   await writeFile(join(dir, 'image.json'), `${JSON.stringify(summary, null, 2)}\n`);
 }
 
@@ -165,7 +175,9 @@ export async function buildImage(
   await mkdir(cache, { recursive: true });
   const tmp = await mkdtemp(join(cache, 'tmp-'));
   try {
-    const timings: Timings = { moltMs: 0, baseMs: 0, assembleMs: 0, squashMs: 0, totalMs: 0 };
+    const timings: Timings = {
+      ...{ moltMs: 0, baseMs: 0, assembleMs: 0, squashMs: 0, verityMs: 0, totalMs: 0 },
+    };
     const t = performance.now();
     const tarball = await moltTarball(o.moltPackage, tmp, run);
     const molt = await ensureMolt(tarball, { cache, fresh: o.noCache, ...run });

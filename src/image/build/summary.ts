@@ -13,6 +13,7 @@ import type { NodeBinary } from './node-binary.ts';
 import type { ControlPlaneRuntime, ControlPlaneVersions } from './control-plane-runtime.ts';
 import { nodeRuntimeSummary, type NodeRuntime, type NodeRuntimeSummary } from './node-runtime.ts';
 import type { BuildOptions, Compression } from './options.ts';
+import type { Verity } from './verity.ts';
 
 /** The installer artifacts a build writes (docs/real-machines.md §3), in publishing order. */
 export const ArtifactFiles = ['vmlinuz', 'initrd.img', 'rootfs.img', 'cmdline'] as const;
@@ -23,6 +24,8 @@ export interface Timings {
   baseMs: number;
   assembleMs: number;
   squashMs: number;
+  /** The verity hash tree appended to rootfs.img. */
+  verityMs: number;
   totalMs: number;
 }
 
@@ -38,6 +41,11 @@ export interface ImageSummary {
   readonly compression: Compression;
   /** Bytes of the root tree before squashing. */
   readonly treeBytes: number;
+  /**
+   * rootfs.img's dm-verity hash tree (docs/adr/0019 §3): its root and where it starts in the
+   * file. Publishing makes them the labels `dev.molt.verity.roothash` and `dev.molt.verity.offset`.
+   */
+  readonly verity: Verity;
   readonly base: { readonly digest: string; readonly created: string };
   readonly molt: { readonly digest: string; readonly locked: boolean };
   readonly node: { readonly version: string; readonly digest: string };
@@ -63,6 +71,7 @@ export interface SummaryInputs {
   readonly kubernetesNode: NodeRuntime | undefined;
   readonly controlPlane: ControlPlaneRuntime | undefined;
   readonly treeBytes: number;
+  readonly verity: Verity;
   readonly timings: Timings;
 }
 
@@ -82,6 +91,7 @@ export async function summaryOf(dir: string, i: SummaryInputs): Promise<ImageSum
     kernel: i.base.kernel,
     compression: i.o.compression,
     treeBytes: i.treeBytes,
+    verity: { ...i.verity },
     base: { digest: i.base.digest, created: i.base.created },
     molt: { digest: i.molt.digest, locked: i.molt.locked },
     node: { version: i.node.version, digest: i.node.digest },
@@ -118,7 +128,8 @@ export function renderSummary(s: ImageSummary, out: string): string {
       : [
           `  kubernetes control plane: ${c.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler, kubectl), etcd ${c.etcd}`,
         ]),
-    `  took ${(t.totalMs / 1000).toFixed(1)} s (base ${(t.baseMs / 1000).toFixed(1)} s, molt ${(t.moltMs / 1000).toFixed(1)} s, tree ${(t.assembleMs / 1000).toFixed(1)} s, squashfs ${(t.squashMs / 1000).toFixed(1)} s)`,
+    `  verity root ${s.verity.rootHash}, hash tree at byte ${String(s.verity.hashOffset)} of rootfs.img`,
+    `  took ${(t.totalMs / 1000).toFixed(1)} s (base ${(t.baseMs / 1000).toFixed(1)} s, molt ${(t.moltMs / 1000).toFixed(1)} s, tree ${(t.assembleMs / 1000).toFixed(1)} s, squashfs ${(t.squashMs / 1000).toFixed(1)} s, verity ${(t.verityMs / 1000).toFixed(1)} s)`,
     `  input ${s.inputDigest}`,
     '',
   ].join('\n');

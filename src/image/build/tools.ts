@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
- * The host tools `molt image build` drives (mmdebstrap, tar, npm, mksquashfs, chroot): each run
+ * The host tools `molt image build` drives (mmdebstrap, tar, npm, mksquashfs, veritysetup, chroot): each run
  * keeps the tail of its output, so a failure is a `MOLT_IMAGE_BUILD_FAILED` naming the step, the
  * command and its last lines, not a stack trace; a tool that is not installed says which Debian
  * package brings it.
@@ -14,6 +14,7 @@ const packageOf: Readonly<Record<string, string>> = {
   mmdebstrap: 'mmdebstrap',
   mksquashfs: 'squashfs-tools',
   unsquashfs: 'squashfs-tools',
+  veritysetup: 'cryptsetup-bin',
   tar: 'tar',
   zstd: 'zstd',
   npm: 'npm',

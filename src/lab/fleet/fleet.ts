@@ -55,8 +55,8 @@ export interface LabFleet {
    * same endpoint. Resolves once the new agent answers.
    */
   reimage(id: string, image: string): Promise<void>;
-  /** Push `version` with `labels`; remembers its digest. */
-  publish(version: string, labels: Record<string, string>): Promise<string>;
+  /** Push `version` with `labels` (and `artifacts`, else small random ones); remembers its digest. */
+  publish: ReleaseFeed['publish'];
   digest(version: string): string;
   image(version: string): string;
   stop(): Promise<void>;

@@ -21,7 +21,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
-import { nodeRuntimeLabels } from '../../protocol/image-json.ts';
+import { imageLabels } from '../../protocol/image-json.ts';
 
 /** What a broken VM release appends to the image's kernel command line. */
 export const PanicArgument = 'rdinit=/molt-lab-no-init';
@@ -132,6 +132,6 @@ export async function buildVmRelease(o: VmReleaseOptions): Promise<VmRelease> {
   artifacts['cmdline'] = new TextEncoder().encode(
     o.broken === true ? `${cmdline} ${PanicArgument}` : cmdline,
   );
-  const labels = nodeRuntimeLabels(JSON.parse(await readFile(join(o.out, 'image.json'), 'utf8')));
+  const labels = imageLabels(JSON.parse(await readFile(join(o.out, 'image.json'), 'utf8')));
   return { version: o.version, artifacts, labels };
 }

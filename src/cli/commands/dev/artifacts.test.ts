@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `molt dev publish --dir DIR`: what the build output directory contributes — artifacts, version,
-// and the node runtime's labels from image.json (the agent's kubelet skew check reads them).
+// and the labels image.json implies: the node runtime's (the agent's kubelet skew check reads
+// them) and the root filesystem's verity hash tree's.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -65,6 +66,29 @@ describe('molt dev publish --dir: image.json', () => {
         (e: unknown) =>
           isMoltError(e, 'MOLT_BAD_FLAG') &&
           /image\.json: kubernetesNode does not name its kubelet/.test(e.message),
+      );
+    }
+  });
+
+  it('labels a release with its root filesystem’s verity root hash and offset', async () => {
+    const rootHash = 'ab'.repeat(32);
+    await imageJson({ version: '1.4.0', verity: { rootHash, hashOffset: 8_192 } });
+    assert.deepEqual((await withDirArtifacts(flags())).label, [
+      `dev.molt.verity.roothash=${rootHash}`,
+      'dev.molt.verity.offset=8192',
+    ]);
+  });
+
+  it('refuses a verity record that could not open the slot', async () => {
+    for (const verity of [
+      { rootHash: 'zz', hashOffset: 8_192 },
+      { rootHash: 'ab'.repeat(32), hashOffset: 100 },
+    ]) {
+      await imageJson({ version: '1.4.0', verity });
+      await assert.rejects(
+        withDirArtifacts(flags()),
+        (e: unknown) =>
+          isMoltError(e, 'MOLT_BAD_FLAG') && /image\.json: verity does not name/.test(e.message),
       );
     }
   });

@@ -9,7 +9,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ErrorCode, MoltError, nodeRuntimeLabels } from '../../../protocol/index.ts';
+import { ErrorCode, MoltError, imageLabels } from '../../../protocol/index.ts';
 import { ArtifactName } from '../../../core/slots/slot.ts';
 import {
   ArtifactMediaType,
@@ -113,7 +113,7 @@ export async function dirArtifacts(dir: string): Promise<DirArtifacts> {
     throw new MoltError(ErrorCode.BadFlag, `--dir ${dir}: image.json names no version`);
   let labels: Record<string, string>;
   try {
-    labels = nodeRuntimeLabels(json, `--dir ${dir}: image.json`);
+    labels = imageLabels(json, `--dir ${dir}: image.json`);
   } catch (e) {
     if (!(e instanceof MoltError)) throw e;
     throw new MoltError(ErrorCode.BadFlag, e.message, {
