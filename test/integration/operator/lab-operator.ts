@@ -77,6 +77,10 @@ export interface BenchOperator {
 export async function startBenchOperator(
   fleet: WorkerFleet | LabFleet,
   pools: readonly Pool[],
+  o: {
+    /** The registry host agents pull from (a proxy in front of the fleet's). @default the fleet's */
+    readonly pullFrom?: string;
+  } = {},
 ): Promise<BenchOperator> {
   const providers = new Map<string, MachineProvider>();
   for (const p of pools)
@@ -110,7 +114,7 @@ export async function startBenchOperator(
       settings: {
         pools,
         fleetPolicies: [],
-        imageFor: (digest) => `${registry}/${repository}@${digest}`,
+        imageFor: (digest) => `${o.pullFrom ?? registry}/${repository}@${digest}`,
         unreachableFailMs: defaults.unreachableFailMs,
         discoverEveryMs: defaults.discoverEveryMs,
       },
