@@ -4,6 +4,7 @@
  * cluster on 127.0.0.1 with free ports and temp data dirs, stopped by the PIDs this harness started.
  * Single members can be stopped and restarted to exercise quorum loss.
  */
+import { handleType, retry } from 'cockatiel';
 import { join } from 'node:path';
 import { freePort } from '../../platform/process/free-port.ts';
 import {
@@ -71,25 +72,26 @@ export function startEtcd(options: Omit<EtcdClusterOptions, 'members'> = {}): Pr
   return startEtcdCluster({ ...options, members: 1 });
 }
 
+/** A member could not bind a port freePort() found: another process took it first. */
+class PortInUseError extends Error {}
+
 /**
  * Start an etcd cluster of `members` members and wait until it is healthy. Ports come from
  * {@link freePort}, which can race with another process; a start that fails on a bound port is
  * retried with new ports (twice) instead of failing the test run.
  */
 export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promise<EtcdCluster> {
-  for (let attempt = 1; ; attempt++) {
+  return retry(handleType(PortInUseError), { maxAttempts: 2 }).execute(async () => {
     const dir = await tempDir('etcd');
     try {
       const cluster = await launch(dir.path, options);
       return { ...cluster, stop: () => stopAll(cluster.members).finally(() => dir.remove()) };
     } catch (e) {
       await dir.remove();
-      if (attempt >= 3 || !(e instanceof PortInUseError)) throw e;
+      throw e;
     }
-  }
+  });
 }
-
-class PortInUseError extends Error {}
 
 async function launch(
   root: string,

@@ -4,6 +4,7 @@
  * a free port of loopback or the lab's bridge address, with filesystem storage in a directory of
  * its own, stopped by the PID started here.
  */
+import { handleAll, retry } from 'cockatiel';
 import { join } from 'node:path';
 import { writePrivateFile } from '../../platform/fs/private-file.ts';
 import { freePort } from '../../platform/process/free-port.ts';
@@ -72,7 +73,8 @@ async function listen(
   dir: { path: string; remove: () => Promise<void> },
   address: string,
 ): Promise<RunningRegistry> {
-  for (let attempt = 1; ; attempt++) {
+  // A port freePort() found may be taken before the registry binds it: then another (3 tries).
+  return retry(handleAll, { maxAttempts: 2 }).execute(async () => {
     const host = `${address}:${String(await freePort())}`;
     const configPath = join(dir.path, 'config.yml');
     const http = { addr: host, headers: { 'X-Content-Type-Options': ['nosniff'] } };
@@ -82,16 +84,16 @@ async function listen(
     const proc = startProcess('docker-registry', 'docker-registry', ['serve', configPath]);
     try {
       await waitRegistry(proc, `http://${host}/v2/`);
-      const stop = async (): Promise<void> => {
-        await proc.stop();
-        await dir.remove();
-      };
-      return { url: `http://${host}`, host, dataDir: dir.path, process: proc, stop };
     } catch (e) {
       await proc.stop();
-      if (attempt >= 3) throw e;
+      throw e;
     }
-  }
+    const stop = async (): Promise<void> => {
+      await proc.stop();
+      await dir.remove();
+    };
+    return { url: `http://${host}`, host, dataDir: dir.path, process: proc, stop };
+  });
 }
 
 /**

@@ -7,6 +7,7 @@
  * power-on marked by a line the runner writes: `=== molt vm: power on N ===`), `qmp.sock` (its
  * monitor) and `qemu.log` (QEMU's own messages). QEMU is stopped by its PID only.
  */
+import { handleWhen, retry } from 'cockatiel';
 import { access, copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, MoltError } from '../../core/errors.ts';
@@ -83,15 +84,13 @@ const TakenPort = /Could not set up host forwarding rule/;
 
 async function powerOnFirst(o: VmOptions, spec: QemuSpec): Promise<Vm> {
   const picked = (o.forwards ?? []).some((f) => f.hostPort === 0);
-  for (let attempt = 1; ; attempt++) {
-    const count = [...(await readSerial(spec.serialLog)).matchAll(PowerOnMarker)].length;
-    const vm = new QemuVm(o.name, o.dir, spec, count);
-    try {
-      await vm.powerOn();
-      return vm;
-    } catch (e) {
-      if (!picked || attempt >= 3 || !(e instanceof Error) || !TakenPort.test(e.message)) throw e;
-      spec = { ...spec, forwards: await resolveForwards(o.forwards ?? []) };
-    }
-  }
+  let current = spec;
+  const taken = (e: Error): boolean => picked && TakenPort.test(e.message);
+  return retry(handleWhen(taken), { maxAttempts: 2 }).execute(async ({ attempt }) => {
+    if (attempt > 0) current = { ...current, forwards: await resolveForwards(o.forwards ?? []) };
+    const count = [...(await readSerial(current.serialLog)).matchAll(PowerOnMarker)].length;
+    const vm = new QemuVm(o.name, o.dir, current, count);
+    await vm.powerOn();
+    return vm;
+  });
 }

@@ -54,18 +54,19 @@ describe('a rollout view', () => {
     assert.equal(view.machines[1]?.decision?.reason?.message, 'rollout w-1.1.0 is paused');
   });
 
-  it('marks the machines that hold the release staged only until they start', () => {
+  it('marks the machines that hold the release staged, with the operation to apply, until they start', () => {
     const started: Rollout = {
       ...paused,
       machines: { 'w-1': { phase: 'InFlight', startedAt: now, operationId: 'op-1' } },
+      staged: { 'w-1': { operationId: 'op-1', at: now }, 'w-2': { operationId: 'op-2', at: now } },
     };
     const both = new Set([decisionKey(paused.id, 'w-1'), decisionKey(paused.id, 'w-2')]);
     const view = rolloutView(started, context(new Map(), both));
     assert.deepEqual(
-      view.machines.map((m) => [m.machine, m.phase, m.staged]),
+      view.machines.map((m) => [m.machine, m.phase, m.staged, m.operationId]),
       [
-        ['w-1', 'InFlight', undefined],
-        ['w-2', 'Pending', true],
+        ['w-1', 'InFlight', undefined, 'op-1'],
+        ['w-2', 'Pending', true, 'op-2'],
       ],
     );
     const none = rolloutView(paused, context(new Map()));

@@ -79,6 +79,10 @@ function withHold(d: MachineDecision, hold: Machine['hold'], now: number): Machi
   return { ...d, reason: { code: reason.code, message: `${reason.message}; also ${held}` } };
 }
 
+/** A machine holding the release staged shows the operation its start will apply. */
+const stagedOperation = (r: Rollout, id: string, marked: boolean): string | undefined =>
+  marked ? r.staged?.[id]?.operationId : undefined;
+
 function progressView(
   r: Rollout,
   id: string,
@@ -86,15 +90,17 @@ function progressView(
   staged: boolean,
 ): MachineProgressView {
   const p = r.machines[id] ?? { phase: 'Pending' as MachinePhase };
+  const marked = staged && p.phase === 'Pending';
+  const operationId = p.operationId ?? stagedOperation(r, id, marked);
   return {
     machine: id,
     phase: p.phase,
     ...(p.startedAt !== undefined && { startedAt: iso(p.startedAt) }),
     ...(p.finishedAt !== undefined && { finishedAt: iso(p.finishedAt) }),
     ...(p.reason !== undefined && { reason: p.reason }),
-    ...(p.operationId !== undefined && { operationId: p.operationId }),
+    ...(operationId !== undefined && { operationId }),
     ...(decision !== undefined && { decision: decisionView(decision) }),
-    ...(staged && p.phase === 'Pending' && { staged }),
+    ...(marked && { staged: true }),
   };
 }
 

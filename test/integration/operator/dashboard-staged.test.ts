@@ -128,6 +128,9 @@ describe('machines staged ahead of a shut window, as a person sees them', () => 
     await marks.nth(1).waitFor({ timeout: 20_000 });
     assert.equal(await marks.count(), 2);
     assert.match(await marks.first().innerText(), /staged: its start only reboots/);
+    const w1 = await page.locator('#rollout-machines tbody tr[data-machine="w-1"]').innerText();
+    const op = (await fleet.workers[0]?.status())?.operation?.id ?? 'none';
+    assert.ok(w1.includes(op), `the row shows the staged operation ${op}: ${w1}`);
     await page.screenshot({ path: join(artifacts, 'dashboard-staged.png'), fullPage: true });
 
     for (const w of fleet.workers) {
