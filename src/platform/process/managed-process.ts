@@ -40,8 +40,14 @@ export function startProcess(
   });
   let log = '';
   const listeners = new Set<() => void>();
-  const file =
+  let file =
     options.logFile === undefined ? undefined : createWriteStream(options.logFile, { flags: 'a' });
+  // A log file that cannot be written (its directory missing, a full disk) must not take this
+  // process down with an unhandled 'error', leaving the child running: the output stays in memory.
+  file?.once('error', (err) => {
+    log += `\n[log file error] ${err.message}`;
+    file = undefined;
+  });
   const onData = (chunk: Buffer): void => {
     file?.write(chunk);
     log += chunk.toString('utf8');
