@@ -15,19 +15,11 @@ import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
 import { official, startLabFleet, type WorkerFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { sha256Hex } from '../../../src/platform/pki/tokens.ts';
-import {
-  eventually,
-  startProcess,
-  type ManagedProcess,
-} from '../../../src/platform/process/managed-process.ts';
-import {
-  OperatorDashboardPrefix,
-  OperatorServingPrefix,
-  type RolloutSummaryView,
-} from '../../../src/protocol/operator.ts';
+import { eventually, type ManagedProcess } from '../../../src/platform/process/managed-process.ts';
+import type { RolloutSummaryView } from '../../../src/protocol/operator.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
 import { moltEntry } from '../lab/harness.ts';
-import { launchChromium, signInWithToken } from './browser.ts';
+import { launchChromium, signInWithToken, startDashboardOperator } from './browser.ts';
 
 const run = promisify(execFile);
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
@@ -63,13 +55,8 @@ before(async () => {
       },
     },
   });
-  operator = startProcess('molt operator', process.execPath, [
-    ...[moltEntry, 'operator', '--config', config],
-  ]);
   const starting = 180_000;
-  api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), starting))[1] ?? '';
-  url = (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), starting))[1] ?? '';
-  await operator.waitFor(/leading as/, starting);
+  ({ process: operator, api, url } = await startDashboardOperator(config, starting));
   browser = await launchChromium(starting);
   page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
   await mkdir(artifacts, { recursive: true });

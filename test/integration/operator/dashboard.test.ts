@@ -18,21 +18,13 @@ import { Agent, fetch as mtlsFetch } from 'undici';
 import { issueOperatorApiCert } from '../../../src/lab/fleet/operator-pki.ts';
 import { sha256Hex } from '../../../src/platform/pki/tokens.ts';
 import type { DashboardStateView } from '../../../src/protocol/dashboard.ts';
-import {
-  OperatorDashboardPrefix,
-  OperatorServingPrefix,
-  type HistoryEventView,
-  type RolloutView,
-} from '../../../src/protocol/operator.ts';
-import {
-  startProcess,
-  type ManagedProcess,
-} from '../../../src/platform/process/managed-process.ts';
+import { type HistoryEventView, type RolloutView } from '../../../src/protocol/operator.ts';
+import { type ManagedProcess } from '../../../src/platform/process/managed-process.ts';
 import { moltEntry } from '../lab/harness.ts';
 import { official, startLabFleet, type LabFleet } from '../../../src/lab/fleet/fleet.ts';
 import { writeOperatorFiles } from '../../../src/lab/fleet/operator-files.ts';
 import { moltArgv } from '../../../src/testkit/molt-entry.ts';
-import { launchChromium, signInWithToken } from './browser.ts';
+import { launchChromium, signInWithToken, startDashboardOperator } from './browser.ts';
 
 const run = promisify(execFile);
 const artifacts = join(import.meta.dirname, '../../../test-artifacts');
@@ -172,17 +164,9 @@ before(async () => {
   await rm(logDir, { recursive: true, force: true });
   await mkdir(logDir, { recursive: true });
   fleet = await startLabFleet({ molt: moltArgv, workers: 3, logDir });
-  operator = startProcess('molt operator', process.execPath, [
-    moltEntry,
-    'operator',
-    '--config',
-    await writeConfig(),
-  ]);
   // Generous: CI runs this beside VMs and a Kubernetes build on two cores.
   const starting = 180_000;
-  api = (await operator.waitFor(new RegExp(`${OperatorServingPrefix}(\\S+)`), starting))[1] ?? '';
-  url = (await operator.waitFor(new RegExp(`${OperatorDashboardPrefix}(\\S+)`), starting))[1] ?? '';
-  await operator.waitFor(/leading as/, starting);
+  ({ process: operator, api, url } = await startDashboardOperator(await writeConfig(), starting));
   browser = await launchChromium(starting);
   page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
   await mkdir(artifacts, { recursive: true });
