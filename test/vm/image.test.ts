@@ -6,24 +6,28 @@
  * `root=PARTLABEL=molt-a`. The serial console must show the watchdog armed by the initramfs,
  * systemd at multi-user, the partitions mounted where docs/real-machines.md §2 says, the boot
  * marker with slot A and the version, and molt's agent listening. A boot that hangs in the
- * initramfs (`break=premount`) must be reset by the i6300esb watchdog. Slow (a cold build takes
+ * initramfs (`break=premount`) must be reset by the i6300esb watchdog. The root is opened through
+ * dm-verity with the root hash of the image's cmdline; one byte changed in the slot's squashfs
+ * (where squashfs itself would not look at mount) must stop the boot, which restarts. Slow (a cold build takes
  * minutes, each boot about a minute under TCG): not part of `npm test`; needs root.
  * `MOLT_TEST_IMAGE_FLAGS="--compression xz"` adds build flags (to compare boots).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { createCa, issueCertificate } from '../../src/platform/pki/certificates.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
-import { makeDisk } from './harness/disk.ts';
+import { makeDisk, partitions, type DiskLayout } from './harness/disk.ts';
 import { bootVm, slotCmdline, timeTo } from './harness/direct-boot.ts';
+import { TamperedByte } from './harness/os-release.ts';
 
 const repo = resolve(import.meta.dirname, '../..');
 const Version = '1.1.0';
 const BootDeadlineMs = 300_000;
+const Layout: DiskLayout = { espMiB: 64, slotMiB: 512, stateMiB: 64, ephemeralMiB: 128 };
 const notRoot = process.getuid?.() !== 0 && 'molt image build needs root';
 
 /** A unit the overlay brings: prints the mounts, the machine root's links and failed units. */
@@ -35,6 +39,7 @@ After=multi-user.target molt-booted.service
 Type=oneshot
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-MOUNTS $(findmnt -rn -o TARGET,FSTYPE | paste -sd,)"'
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-LINKS slots=$(readlink /molt/slots) run=$(readlink /molt/run)"'
+ExecStart=/bin/sh -c 'echo "MOLT-TEST-ROOT $(findmnt -rn -o SOURCE /) $(veritysetup status molt-root | sed -n "s/^ *status: *//p")"'
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-FAILED [$(systemctl --failed --no-legend --plain | cut -d" " -f1 | xargs)]"'
 StandardOutput=journal+console
 
@@ -118,7 +123,7 @@ describe('molt image build: an image that boots', { skip: notRoot }, () => {
     await stateDir(state);
     disk = join(work.path, 'disk.raw');
     await makeDisk(disk, {
-      layout: { espMiB: 64, slotMiB: 512, stateMiB: 64, ephemeralMiB: 128 },
+      layout: Layout,
       rootfs: join(out, 'rootfs.img'),
       stateDir: state,
     });
@@ -158,6 +163,11 @@ describe('molt image build: an image that boots', { skip: notRoot }, () => {
         '/var tmpfs',
       ])
         assert.ok(table.includes(m), `${m} in ${table.join(',')}`);
+      // The cmdline's root hash opened slot A through dm-verity before the mount.
+      assert.match(cmdline, /(^| )molt\.verity=[0-9a-f]{64}:\d+( |$)/);
+      await timeTo(vm, /molt-verity: PARTLABEL=molt-a \(\S+\) opened verified/, t0, BootDeadlineMs);
+      const root = await timeTo(vm, /MOLT-TEST-ROOT (.*)\r?\n/, t0, BootDeadlineMs);
+      assert.equal(root.match[1]?.trim(), '/dev/mapper/molt-root verified');
       const links = await timeTo(vm, /MOLT-TEST-LINKS (.*)\r?\n/, t0, BootDeadlineMs);
       assert.equal(links.match[1]?.trim(), 'slots=state/slots run=/run/molt');
       const agent = await timeTo(
@@ -195,6 +205,50 @@ describe('molt image build: an image that boots', { skip: notRoot }, () => {
         BootDeadlineMs,
       );
       console.log(`watchdog: armed at ${first.ms} ms, the VM booted again at ${second.ms} ms`);
+    } finally {
+      await vm.stop(2_000);
+      await keepConsole(vm.output());
+    }
+  });
+
+  it('refuses a slot whose bytes no longer match the root hash: the read fails, the kernel restarts', async () => {
+    const slotA = partitions(Layout).find((p) => p.name === 'molt-a');
+    assert.ok(slotA);
+    const at = slotA.startMiB * 2 ** 20 + TamperedByte;
+    const file = await open(disk, 'r+');
+    try {
+      const byte = Buffer.alloc(1);
+      await file.read(byte, 0, 1, at);
+      byte[0] = (byte[0] ?? 0) ^ 0xff;
+      await file.write(byte, 0, 1, at);
+    } finally {
+      await file.close();
+    }
+    const t0 = performance.now();
+    const vm = bootVm({
+      kernel: join(out, 'vmlinuz'),
+      initrd: join(out, 'initrd.img'),
+      disk,
+      append: slotCmdline('A', cmdline),
+    });
+    try {
+      await timeTo(vm, /molt-verity: PARTLABEL=molt-a \(\S+\) opened verified/, t0, BootDeadlineMs);
+      const corrupt = await timeTo(
+        vm,
+        /device-mapper: verity: [^\n]*data block 0 is corrupted/,
+        t0,
+        BootDeadlineMs,
+      );
+      const again = await timeTo(
+        vm,
+        /data block 0 is corrupted[\s\S]*molt-watchdog: armed/,
+        t0,
+        BootDeadlineMs,
+      );
+      assert.doesNotMatch(vm.output(), /Reached target.*Multi-User System/);
+      console.log(
+        `verity: corruption found at ${corrupt.ms} ms, the VM booted again at ${again.ms} ms`,
+      );
     } finally {
       await vm.stop(2_000);
       await keepConsole(vm.output());

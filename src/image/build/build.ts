@@ -19,7 +19,7 @@ import { readNodeRuntime, type NodeRuntime } from './node-runtime.ts';
 import type { BuildOptions } from './options.ts';
 import { baseRecipe, cacheName, digestOf, type BaseRecipe } from './recipe.ts';
 import { squash } from './squash.ts';
-import { appendVerity } from './verity.ts';
+import { appendVerity, withVerity } from './verity.ts';
 import { assembleTree, RootfsFiles } from './tree.ts';
 import { ArtifactFiles, summaryOf, type ImageSummary, type Timings } from './summary.ts';
 import { runTool, type RunOptions } from './tools.ts';
@@ -102,9 +102,10 @@ async function makeImage(b: Build, dir: string): Promise<void> {
   const verity = await rootFilesystem(b, tree, join(dir, 'rootfs.img'), base.created);
   await copyFile(base.vmlinuz, join(dir, 'vmlinuz'));
   await copyFile(base.initrd, join(dir, 'initrd.img'));
-  await writeFile(join(dir, 'cmdline'), `${o.cmdline}\n`);
+  const cmdline = withVerity(o.cmdline, verity);
+  await writeFile(join(dir, 'cmdline'), `${cmdline}\n`);
   timings.totalMs = since(b.started);
-  const summary = await summaryOf(dir, { ...b, base, treeBytes, verity });
+  const summary = await summaryOf(dir, { ...b, base, treeBytes, verity, cmdline });
   await writeFile(join(dir, 'image.json'), `${JSON.stringify(summary, null, 2)}\n`);
 }
 

@@ -109,10 +109,11 @@ describe('molt image build flags', () => {
     rejects(ErrorCode.BadFlag, /--package/, '--version=1.0.0', '--out=o', '--package=a b');
   });
 
-  it("refuses a cmdline that names the slot's root, is too long, or has odd characters", () => {
+  it("refuses a cmdline that names the slot's root or its verity hash, is too long, or has odd characters", () => {
     const v = ['--version=1.0.0', '--out=o'];
     rejects(ErrorCode.BadFlag, /root=/, ...v, '--cmdline', 'quiet root=/dev/sda2');
     rejects(ErrorCode.BadFlag, /molt\.slot=/, ...v, '--cmdline', 'molt.slot=B');
+    rejects(ErrorCode.BadFlag, /molt\.verity=/, ...v, '--cmdline', 'quiet molt.verity=00:4096');
     rejects(ErrorCode.BadFlag, /bytes/, ...v, '--cmdline', 'x'.repeat(2000));
     rejects(ErrorCode.BadFlag, /characters/, ...v, '--cmdline', 'init="/bin/sh"');
   });

@@ -27,8 +27,11 @@ export type KernelFlavour = keyof typeof KernelFlavours;
 export type Compression =
   { readonly kind: 'zstd'; readonly level: number } | { readonly kind: 'xz' };
 
-/** Room molt's own arguments take on the kernel command line (`molt.slot=A root=… panic=10 `). */
-const MoltArgsBytes = 64;
+/**
+ * Room molt's own arguments take on the kernel command line: `molt.slot=A root=… panic=10 ` in
+ * front, ` molt.verity=<64 hex digits>:<offset>` after.
+ */
+const MoltArgsBytes = 64 + 96;
 
 export interface BuildOptions {
   readonly version: string;
@@ -96,14 +99,17 @@ function oneOf<T extends string>(flag: string, value: string, allowed: readonly 
   throw bad(`--${flag} ${value}: choose ${allowed.join(' or ')}`);
 }
 
-/** The kernel arguments: no `root=` or `molt.slot=` (molt adds them per slot), and short enough. */
+/**
+ * The kernel arguments: no `root=` or `molt.slot=` (molt adds them per slot), no `molt.verity=`
+ * (the build adds it from the hash tree), and short enough.
+ */
 export function checkCmdline(cmdline: string): string {
   const args = cmdline.trim().split(/\s+/).filter(Boolean);
-  const owned = args.find((a) => /^(root|molt\.slot)=/.test(a));
+  const owned = args.find((a) => /^(root|molt\.slot|molt\.verity)=/.test(a));
   if (owned !== undefined)
     throw bad(
-      `--cmdline holds ${owned}: molt adds root= and molt.slot= for each slot`,
-      'leave them out; the boot entry of each slot names its partition',
+      `--cmdline holds ${owned}: molt adds root=, molt.slot= and molt.verity= itself`,
+      'leave them out; the boot entry of each slot names its partition, and the build adds the root hash',
     );
   const text = args.join(' ');
   // The characters molt passes to a bootloader (core/boot/slot-entry.ts refuses the rest at pull).

@@ -24,7 +24,8 @@ export const Suite = 'bookworm';
  * libstdc++6, libgcc-s1), CA certificates, networkd's DNS partner resolved, e2fsprogs so
  * systemd-fsck can check STATE and EPHEMERAL at boot, and dosfstools for the ESP: FAT has no
  * journal, and a power cut while molt writes a slot's kernel leaves it for `fsck.fat -a` to repair
- * before anything writes there again (docs/adr/0008).
+ * before anything writes there again (docs/adr/0008). cryptsetup-bin gives the initramfs
+ * `veritysetup`, which opens the slot through dm-verity (docs/adr/0019 §3).
  */
 export const BasePackages = [
   'systemd-sysv',
@@ -35,6 +36,7 @@ export const BasePackages = [
   'util-linux',
   'e2fsprogs',
   'dosfstools',
+  'cryptsetup-bin',
   'initramfs-tools',
   'zstd',
   'libc6',

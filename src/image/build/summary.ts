@@ -72,6 +72,8 @@ export interface SummaryInputs {
   readonly controlPlane: ControlPlaneRuntime | undefined;
   readonly treeBytes: number;
   readonly verity: Verity;
+  /** The image's kernel arguments with `molt.verity=` (verity.ts). */
+  readonly cmdline: string;
   readonly timings: Timings;
 }
 
@@ -87,7 +89,7 @@ export async function summaryOf(dir: string, i: SummaryInputs): Promise<ImageSum
     inputDigest: i.inputDigest,
     cached: false,
     artifacts,
-    cmdline: i.o.cmdline,
+    cmdline: i.cmdline,
     kernel: i.base.kernel,
     compression: i.o.compression,
     treeBytes: i.treeBytes,

@@ -21,6 +21,18 @@ export interface Verity {
   readonly hashOffset: number;
 }
 
+/**
+ * The kernel argument that makes the initramfs open the slot through dm-verity
+ * (deploy/image/initramfs-tools/scripts/local-top/molt-verity): it goes into the release's
+ * `cmdline` artifact, which the manifest digest — and so the release's signature — covers.
+ */
+export const verityArgument = (v: Verity): string =>
+  `molt.verity=${v.rootHash}:${String(v.hashOffset)}`;
+
+/** The image's kernel arguments with the verity argument after them. */
+export const withVerity = (cmdline: string, v: Verity): string =>
+  [cmdline, verityArgument(v)].filter((w) => w !== '').join(' ');
+
 /** A UUID (the superblock's) from 32 hex digits. */
 const uuidOf = (hex: string): string =>
   [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(

@@ -8,7 +8,8 @@
  * initramfs-tools drops to a shell), one whose systemd starts in emergency mode
  * (`systemd.unit=emergency.target`, as after a failed mount: sulogin waits for a console and PID 1
  * keeps petting the watchdog), or a root filesystem with a unit that fails (the system is
- * `degraded` and never healthy).
+ * `degraded` and never healthy), or a root filesystem changed after it was built (`tampered`: one
+ * byte of rootfs.img changed after the build, the cmdline's root hash left as built).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,7 +22,14 @@ const repoRoot = join(import.meta.dirname, '../../..');
 /** Shared with `molt image build`'s default cache, so the demo, the lab and tests reuse builds. */
 export const imageCache = process.env['MOLT_IMAGE_CACHE'] ?? join(repoRoot, '.molt/images');
 
-export type Breakage = 'none' | 'panic' | 'hang' | 'emergency' | 'unhealthy';
+export type Breakage = 'none' | 'panic' | 'hang' | 'emergency' | 'unhealthy' | 'tampered';
+
+/**
+ * Where `tampered` changes rootfs.img: inside the squashfs's first block, past its 96-byte
+ * superblock — squashfs reads the block at mount but never looks at this byte, dm-verity hashes
+ * the whole block, so only the verified boot notices.
+ */
+export const TamperedByte = 2048;
 
 export interface OsRelease {
   readonly version: string;
@@ -74,6 +82,9 @@ export async function osRelease(
   const artifacts: Record<string, Uint8Array> = {};
   for (const name of ['vmlinuz', 'initrd.img', 'rootfs.img'])
     artifacts[name] = await readFile(join(out, name));
+  const rootfs = artifacts['rootfs.img'];
+  if (breakage === 'tampered' && rootfs !== undefined)
+    rootfs[TamperedByte] = (rootfs[TamperedByte] ?? 0) ^ 0xff;
   const cmdline = summary.cmdline;
   artifacts['cmdline'] = new TextEncoder().encode(
     breakage === 'panic'

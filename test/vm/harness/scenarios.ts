@@ -154,3 +154,29 @@ export async function fallsBack(
   assert.match(`${s.last.code ?? ''} ${s.last.reason ?? ''}`, expect.reason);
   return s;
 }
+
+/**
+ * Scenario 8: a release whose rootfs.img changed after the build (os-release.ts `tampered`): the
+ * trial boot opens the slot through dm-verity with the release's root hash, the squashfs's first
+ * block fails its hash at the mount, the kernel restarts, and the bootloader falls back.
+ */
+export async function refusedByVerity(
+  m: RealMachine,
+  image: string,
+  stay: Running,
+  c: Cursor,
+): Promise<void> {
+  const slot = stay.slot === 'A' ? 'b' : 'a';
+  await fallsBack(
+    m,
+    image,
+    {
+      stay,
+      console: new RegExp(
+        `molt-verity: PARTLABEL=molt-${slot} \\(\\S+\\) opened verified[\\s\\S]*data block 0 is corrupted`,
+      ),
+      reason: /MOLT_BOOT_FAILED/,
+    },
+    c,
+  );
+}

@@ -4,9 +4,10 @@
  * each leaves the machine booted and idle: install + first boot (1), upgrade + reboot + disk
  * read-back + power-on (2), manual rollback (7), a kernel panic (3), never healthy (4), a hang
  * reset by the watchdog (5), emergency mode left by a reboot (5b), power cuts during the slot
- * write and during the reboot (6).
- * `core` runs 1, 2 and then 3 from B (install, an upgrade through a real reboot, the fallback after a
- * kernel panic): the subset every landing runs, GRUB in `npm test`, systemd-boot in `.ci/run`.
+ * write and during the reboot (6), a root changed after its build refused by dm-verity (8).
+ * `core` runs 1, 2 and then 8 from B (install, an upgrade through a real reboot, the fallback after
+ * dm-verity refuses a changed root; every release boots through dm-verity): the subset every
+ * landing runs, GRUB in `npm test`, systemd-boot in `.ci/run`.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import {
   fallsBack,
   firstBoot,
   manualRollback,
+  refusedByVerity,
   staysOn,
   upgradeCommits,
   type Cursor,
@@ -33,7 +35,15 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
     let lab: VmLab | undefined;
     let dir = '';
     let m: RealMachine;
-    const refs = { v1: '', v11: '', panic: '', hang: '', emergency: '', unhealthy: '' };
+    const refs = {
+      v1: '',
+      v11: '',
+      tampered: '',
+      panic: '',
+      hang: '',
+      emergency: '',
+      unhealthy: '',
+    };
     const c: Cursor = { at: 0 };
     before(async () => {
       dir = await mkdtemp(join(repoRoot, '.molt', `vm-${bootloader}-`));
@@ -42,8 +52,9 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
       refs.v1 = await l.publish('1.0.0', await osRelease('1.0.0'));
       const v11 = await osRelease('1.1.0');
       refs.v11 = await l.publish('1.1.0', v11);
-      refs.panic = await l.publish('1.2.0-panic', await osRelease('1.2.0', 'panic'));
+      refs.tampered = await l.publish('1.2.0-tampered', await osRelease('1.2.0', 'tampered'));
       if (scope === 'all') {
+        refs.panic = await l.publish('1.2.0-panic', await osRelease('1.2.0', 'panic'));
         refs.hang = await l.publish('1.2.0-hang', await osRelease('1.2.0', 'hang'));
         refs.emergency = await l.publish('1.2.0-emergency', await osRelease('1.2.0', 'emergency'));
         refs.unhealthy = await l.publish('1.2.0-unhealthy', await osRelease('1.2.0', 'unhealthy'));
@@ -75,13 +86,8 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
     });
 
     if (scope === 'core') {
-      it('3: a release whose kernel panics: the bootloader falls back to B, the agent says why', async () => {
-        await fallsBack(
-          m,
-          refs.panic,
-          { stay: { slot: 'B', version: '1.1.0' }, console: /Kernel panic/, reason: /.+/ },
-          c,
-        );
+      it('8: a release whose root changed after its build: dm-verity refuses it, the bootloader falls back to B', async () => {
+        await refusedByVerity(m, refs.tampered, { slot: 'B', version: '1.1.0' }, c);
       });
       return;
     }
@@ -145,6 +151,10 @@ export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'):
         },
         c,
       );
+    });
+
+    it('8: a release whose root changed after its build: dm-verity refuses it, back on A', async () => {
+      await refusedByVerity(m, refs.tampered, { slot: 'A', version: '1.0.0' }, c);
     });
 
     it('6: power cut during the slot write, then during the reboot: a valid slot boots, a retried upgrade succeeds', async () => {
