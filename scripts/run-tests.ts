@@ -53,6 +53,11 @@ async function laneJobs(): Promise<{ jobs: Job[]; problems: string[] }> {
       problems.push(
         `lane ${lane.name}: its weight must be 1 to ${String(BUDGET)}, its concurrency at least 1`,
       );
+    const tail = lane.tailConcurrency ?? lane.concurrency;
+    if (tail < lane.concurrency || tail * lane.weight > BUDGET)
+      problems.push(
+        `lane ${lane.name}: its tail concurrency must be at least its concurrency and fit the budget (${String(tail)} × ${String(lane.weight)} > ${String(BUDGET)})`,
+      );
     const entries = [
       ...lane.files.map((f) => [f, false] as const),
       ...(lane.landing ?? []).map((f) => [f, true] as const),
@@ -178,9 +183,15 @@ async function schedule(jobs: Job[], gate: Gate): Promise<Outcome[]> {
   const running = new Map<Job, Promise<void>>();
   const inLane = (lane: Lane): number => [...running.keys()].filter((j) => j.lane === lane).length;
   const used = (): number => [...running.keys()].reduce((n, j) => n + j.lane.weight, 0);
+  let pending = [...jobs];
+  // The tail: nothing of another lane is waiting or running, so a lane may use its tail limit.
+  const alone = (lane: Lane): boolean =>
+    [...pending, ...running.keys()].every((j) => j.lane === lane);
+  const limit = (lane: Lane): number =>
+    alone(lane) ? (lane.tailConcurrency ?? lane.concurrency) : lane.concurrency;
   const fits = (job: Job): boolean =>
     gate.mayStart(job.lane) &&
-    inLane(job.lane) < job.lane.concurrency &&
+    inLane(job.lane) < limit(job.lane) &&
     used() + job.lane.weight <= BUDGET;
   const start = (job: Job): void => {
     running.set(
@@ -193,7 +204,6 @@ async function schedule(jobs: Job[], gate: Gate): Promise<Outcome[]> {
         }),
     );
   };
-  let pending = [...jobs];
   while (pending.length > 0 || running.size > 0) {
     const never = gate.failed();
     if (never !== undefined) {

@@ -9,7 +9,8 @@
  * the budget allow; the weights are measured shares of a core, so what runs at once never asks
  * for more than the two cores a CI machine has:
  * - `vm`: a real machine under QEMU (TCG) keeps a core busy for minutes: one at a time, first,
- *   and (`beforeKubernetes`) beside the Kubernetes build of a fresh machine.
+ *   and (`beforeKubernetes`) beside the Kubernetes build of a fresh machine; two at once in the
+ *   run's tail, when the other lanes are done and their core is free.
  * - `image`: the operator's container image build, beside the first real machine.
  * - `hosted`: three lab machines hosting a control plane (upgraded, recovered, supervised): one at
  *   a time, with half the machine; the two that start on the previous Kubernetes version after
@@ -26,6 +27,11 @@ export interface Lane {
   readonly name: string;
   /** How many of its files run at once. */
   readonly concurrency: number;
+  /**
+   * How many run at once once no file of another lane is left to start or still running: the
+   * run's tail, where the cores the other lanes used would otherwise idle. Default: `concurrency`.
+   */
+  readonly tailConcurrency?: number;
   /**
    * What one of its files takes of {@link BUDGET} while it runs: the tenths of a core its
    * processes use on average (the runner prints each file's CPU seconds beside its time).
@@ -52,6 +58,10 @@ export const lanes: readonly Lane[] = [
   {
     name: 'vm',
     concurrency: 1,
+    // The three machines were the whole tail of the run, one after the other (GRUB, then the
+    // real node and systemd-boot, 15 minutes each, with the other core idle): the last two run
+    // side by side once nothing else is left.
+    tailConcurrency: 2,
     weight: 9,
     // The GRUB machine (three cold image builds, five TCG boots) took 27–28 minutes on quiet runs
     // and ran out of 30 beside the previous Kubernetes version's build: the bound is for a hang.
