@@ -66,6 +66,11 @@ export const ErrorCode = {
   HealthDeadline: 'MOLT_HEALTH_DEADLINE',
   /** The new slot did not boot; the bootloader fell back to the previous one. */
   BootFailed: 'MOLT_BOOT_FAILED',
+  /**
+   * The new slot did not boot because its root failed dm-verity (its bytes are not the release's
+   * as built); the bootloader fell back to the previous one.
+   */
+  VerityFailed: 'MOLT_VERITY_FAILED',
   /** The agent is unreachable at its endpoint. */
   AgentUnreachable: 'MOLT_AGENT_UNREACHABLE',
   /** A step did not finish in time and its outcome is unknown (etcd writes without quorum). */

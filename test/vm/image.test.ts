@@ -8,16 +8,19 @@
  * marker with slot A and the version, and molt's agent listening. A boot that hangs in the
  * initramfs (`break=premount`) must be reset by the i6300esb watchdog. The root is opened through
  * dm-verity with the root hash of the image's cmdline; one byte changed in the slot's squashfs
- * (where squashfs itself would not look at mount) must stop the boot, which restarts. Slow (a cold build takes
+ * (where squashfs itself would not look at mount) must stop the boot: the kernel panics, and
+ * booted through OVMF it leaves its log in an EFI variable that the next boot's systemd-pstore
+ * archives for the agent. Slow (a cold build takes
  * minutes, each boot about a minute under TCG): not part of `npm test`; needs root.
  * `MOLT_TEST_IMAGE_FLAGS="--compression xz"` adds build flags (to compare boots).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, copyFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
+import { OvmfVarsTemplate } from '../../src/lab/vm/qemu-args.ts';
 import { createCa, issueCertificate } from '../../src/platform/pki/certificates.ts';
 import { tempDir } from '../../src/platform/process/managed-process.ts';
 import { makeDisk, partitions, type DiskLayout } from './harness/disk.ts';
@@ -40,6 +43,7 @@ Type=oneshot
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-MOUNTS $(findmnt -rn -o TARGET,FSTYPE | paste -sd,)"'
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-LINKS slots=$(readlink /molt/slots) run=$(readlink /molt/run)"'
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-ROOT $(findmnt -rn -o SOURCE /) $(veritysetup status molt-root | sed -n "s/^ *status: *//p")"'
+ExecStart=/bin/sh -c 'echo "MOLT-TEST-PSTORE [$(grep -rhao "Kernel panic - not syncing: [^<]*" /var/lib/systemd/pstore | head -n 1)]"'
 ExecStart=/bin/sh -c 'echo "MOLT-TEST-FAILED [$(systemctl --failed --no-legend --plain | cut -d" " -f1 | xargs)]"'
 StandardOutput=journal+console
 
@@ -211,47 +215,72 @@ describe('molt image build: an image that boots', { skip: notRoot }, () => {
     }
   });
 
-  it('refuses a slot whose bytes no longer match the root hash: the read fails, the kernel restarts', async () => {
+  it('refuses a slot whose bytes no longer match the root hash: the kernel panics, and the next boot finds why in pstore', async () => {
     const slotA = partitions(Layout).find((p) => p.name === 'molt-a');
     assert.ok(slotA);
-    const at = slotA.startMiB * 2 ** 20 + TamperedByte;
-    const file = await open(disk, 'r+');
+    const flip = async (): Promise<void> => {
+      const at = slotA.startMiB * 2 ** 20 + TamperedByte;
+      const file = await open(disk, 'r+');
+      try {
+        const byte = Buffer.alloc(1);
+        await file.read(byte, 0, 1, at);
+        byte[0] = (byte[0] ?? 0) ^ 0xff;
+        await file.write(byte, 0, 1, at);
+      } finally {
+        await file.close();
+      }
+    };
+    // Through OVMF, so the panicking kernel has an EFI variable store to leave its log in.
+    const vars = join(work.path, 'OVMF_VARS.fd');
+    await copyFile(OvmfVarsTemplate, vars);
+    const boot = (): ReturnType<typeof bootVm> =>
+      bootVm({
+        kernel: join(out, 'vmlinuz'),
+        initrd: join(out, 'initrd.img'),
+        disk,
+        append: slotCmdline('A', cmdline),
+        vars,
+      });
+    await flip();
+    let t0 = performance.now();
+    const tampered = boot();
     try {
-      const byte = Buffer.alloc(1);
-      await file.read(byte, 0, 1, at);
-      byte[0] = (byte[0] ?? 0) ^ 0xff;
-      await file.write(byte, 0, 1, at);
-    } finally {
-      await file.close();
-    }
-    const t0 = performance.now();
-    const vm = bootVm({
-      kernel: join(out, 'vmlinuz'),
-      initrd: join(out, 'initrd.img'),
-      disk,
-      append: slotCmdline('A', cmdline),
-    });
-    try {
-      await timeTo(vm, /molt-verity: PARTLABEL=molt-a \(\S+\) opened verified/, t0, BootDeadlineMs);
+      await timeTo(
+        tampered,
+        /molt-verity: PARTLABEL=molt-a \(\S+\) opened verified/,
+        t0,
+        BootDeadlineMs,
+      );
       const corrupt = await timeTo(
-        vm,
-        /device-mapper: verity: [^\n]*data block 0 is corrupted/,
+        tampered,
+        /device-mapper: verity: [^\n]*data block 0 is corrupted[\s\S]*Kernel panic - not syncing: dm-verity device corrupted/,
         t0,
         BootDeadlineMs,
       );
       const again = await timeTo(
-        vm,
-        /data block 0 is corrupted[\s\S]*molt-watchdog: armed/,
+        tampered,
+        /Kernel panic - not syncing[\s\S]*molt-watchdog: armed/,
         t0,
         BootDeadlineMs,
       );
-      assert.doesNotMatch(vm.output(), /Reached target.*Multi-User System/);
+      assert.doesNotMatch(tampered.output(), /Reached target.*Multi-User System/);
       console.log(
-        `verity: corruption found at ${corrupt.ms} ms, the VM booted again at ${again.ms} ms`,
+        `verity: the kernel panicked at ${corrupt.ms} ms, the VM booted again at ${again.ms} ms`,
       );
     } finally {
-      await vm.stop(2_000);
-      await keepConsole(vm.output());
+      await tampered.stop(2_000);
+      await keepConsole(tampered.output());
+    }
+    // The slot as built again: it boots, and systemd-pstore has the panic's log from the variable.
+    await flip();
+    t0 = performance.now();
+    const repaired = boot();
+    try {
+      const kept = await timeTo(repaired, /MOLT-TEST-PSTORE \[(.*)\]/, t0, BootDeadlineMs);
+      assert.match(kept.match[1] ?? '', /^Kernel panic - not syncing: dm-verity device corrupted/);
+    } finally {
+      await repaired.stop(2_000);
+      await keepConsole(repaired.output());
     }
   });
 });

@@ -215,7 +215,12 @@ export function createRunner(options: RunnerOptions): Runner {
         // Before the chain, so a ReleaseLease of this boot's chain cannot be overtaken by a resume.
         await resumer.resume('after the restart');
         await chain(
-          { type: 'Booted', bootId: options.boot.bootId, slot: options.boot.slot },
+          {
+            type: 'Booted',
+            bootId: options.boot.bootId,
+            slot: options.boot.slot,
+            ...(options.boot.crash !== undefined && { crash: options.boot.crash }),
+          },
           carried,
           booted,
         );

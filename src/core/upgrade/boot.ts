@@ -8,6 +8,7 @@
 import { ErrorCode } from '../errors.ts';
 import type { SlotId } from '../slots/slot.ts';
 import type { Command } from './commands.ts';
+import { crashFailure } from './crash.ts';
 import { discardPull, finish } from './finish.ts';
 import type { Phase } from './phase.ts';
 import { enter, type ActiveState } from './phase-commands.ts';
@@ -42,15 +43,26 @@ const REASONS: Record<Exclude<RollbackReason, 'manual'>, (s: ActiveState) => str
   HealthDeadline: (s) => `slot ${s.op.target} was not healthy before its deadline`,
 };
 
-/** Back on the previous slot: record why, mark the target bad, bring the node back. */
-function recover(state: ActiveState, reason: Exclude<RollbackReason, 'manual'>): Transition {
+/**
+ * Back on the previous slot: record why (a boot that failed with the kernel's words when its panic
+ * left them: `crash`), mark the target bad, bring the node back.
+ */
+function recover(
+  state: ActiveState,
+  reason: Exclude<RollbackReason, 'manual'>,
+  crash?: string,
+): Transition {
   const code =
     reason === 'BootFailed'
       ? ErrorCode.BootFailed
       : reason === 'HealthDeadline'
         ? ErrorCode.HealthDeadline
         : ErrorCode.Interrupted;
-  const failure = state.op.failure ?? { code, message: REASONS[reason](state) };
+  const crashed =
+    reason === 'BootFailed'
+      ? crashFailure(crash, state.op.target, state.bootedSlot ?? state.op.previous)
+      : undefined;
+  const failure = state.op.failure ?? crashed ?? { code, message: REASONS[reason](state) };
   const op = { ...state.op, failure, rollbackReason: state.op.rollbackReason ?? reason };
   return enter({ ...state, op, undo: keepAcrossReboot(state.undo) }, 'Recovering');
 }
@@ -80,7 +92,8 @@ function abortAfterReboot(state: ActiveState): Transition {
   return enter({ ...state, op, undo: restoreAfterReboot(state.undo, op) }, 'Aborting');
 }
 
-type OnNewBoot = (state: ActiveState, booted: SlotId, now: number) => Transition;
+/** `crash`: the kernel log a panicking boot since the last one left (events.ts `Booted`). */
+type OnNewBoot = (state: ActiveState, booted: SlotId, now: number, crash?: string) => Transition;
 
 /** `booted` is the operation's trial slot (never true for a plain reboot). */
 const isTrial = (s: ActiveState, booted: SlotId): boolean =>
@@ -100,10 +113,10 @@ const untouched: OnNewBoot = (s, _b, now) => {
 const trial: OnNewBoot = (s, booted) =>
   booted === s.op.target ? rejoin(s, s.op.deadline ?? 0) : recover(s, 'RebootedBeforeCommit');
 /** Commit reported or maybe written: the target booting again means it is committed. */
-const committed: OnNewBoot = (s, booted, now) =>
+const committed: OnNewBoot = (s, booted, now, crash) =>
   booted === s.op.target
     ? rejoin(s, fresh(s, now))
-    : recover(s, s.phase === 'Committing' ? 'RebootedBeforeCommit' : 'BootFailed');
+    : recover(s, s.phase === 'Committing' ? 'RebootedBeforeCommit' : 'BootFailed', crash);
 
 const ON_NEW_BOOT: Record<Exclude<Phase, 'Idle'>, OnNewBoot> = {
   Pulling: untouched,
@@ -117,8 +130,8 @@ const ON_NEW_BOOT: Record<Exclude<Phase, 'Idle'>, OnNewBoot> = {
   // target booting is a trial like any other.)
   Staged: (s, booted, now) =>
     isTrial(s, booted) ? rejoin(s, fresh(s, now)) : { state: s, commands: BootUp },
-  Rebooting: (s, booted, now) =>
-    booted === s.op.target ? rejoin(s, fresh(s, now)) : recover(s, 'BootFailed'),
+  Rebooting: (s, booted, now, crash) =>
+    booted === s.op.target ? rejoin(s, fresh(s, now)) : recover(s, 'BootFailed', crash),
   Rejoining: trial,
   HealthChecking: trial,
   Committing: committed,
@@ -129,21 +142,21 @@ const ON_NEW_BOOT: Record<Exclude<Phase, 'Idle'>, OnNewBoot> = {
     isTrial(s, booted) && mayBeArmed(s.undo) ? rollBackAgain(s, now) : abortAfterReboot(s),
   RollingBack: (s, booted, now) =>
     booted === s.op.target ? rollBackAgain(s, now) : recover(s, 'HealthDeadline'),
-  Recovering: (s, booted, now) => {
-    if (booted !== s.op.target) return recover(s, 'BootFailed');
+  Recovering: (s, booted, now, crash) => {
+    if (booted !== s.op.target) return recover(s, 'BootFailed', crash);
     return s.op.kind === 'reboot' ? rejoin(s, fresh(s, now)) : rollBackAgain(s, now);
   },
 };
 
 export function onBooted(
   state: UpgradeState,
-  bootId: string,
-  slot: SlotId,
+  event: { readonly bootId: string; readonly slot: SlotId; readonly crash?: string },
   now: number,
 ): Transition {
+  const { bootId, slot } = event;
   if (state.bootId === bootId) return { state, commands: [] };
   const rebooted: UpgradeState = { ...state, bootId, bootedSlot: slot };
   if (rebooted.phase === 'Idle' || rebooted.op === undefined)
     return { state: rebooted, commands: BootUp };
-  return ON_NEW_BOOT[rebooted.phase]({ ...rebooted, op: rebooted.op }, slot, now);
+  return ON_NEW_BOOT[rebooted.phase]({ ...rebooted, op: rebooted.op }, slot, now, event.crash);
 }

@@ -77,8 +77,16 @@ export type UpgradeEvent =
       readonly command: CommandType;
       readonly error: StepError;
     }
-  /** First event of every agent start: which boot this is and which slot it booted. */
-  | { readonly type: 'Booted'; readonly bootId: string; readonly slot: SlotId }
+  /**
+   * First event of every agent start: which boot this is and which slot it booted; `crash`, the
+   * kernel log a boot since the last one left when it panicked (pstore), says why a trial failed.
+   */
+  | {
+      readonly type: 'Booted';
+      readonly bootId: string;
+      readonly slot: SlotId;
+      readonly crash?: string;
+    }
   /** Periodic; lets the machine notice a passed deadline. */
   | { readonly type: 'Tick' }
   /** Someone (`by`) dropped the staged upgrade: the machine stays as it is, on its committed slot. */

@@ -46,6 +46,38 @@ describe('the new slot does not boot', () => {
     assert.equal(d.last()?.reason, 'BootFailed');
   });
 
+  it('a trial that panicked says so with the kernel’s words; a root that failed dm-verity is MOLT_VERITY_FAILED', () => {
+    const verity = [
+      '[    3.1] device-mapper: verity: sha256 using implementation "sha256-generic"',
+      '[    3.1] molt-verity: PARTLABEL=molt-b (/dev/vda3) opened verified as /dev/mapper/molt-root',
+      '[    3.4] device-mapper: verity: 254:0: data block 0 is corrupted',
+      '[    3.4] Kernel panic - not syncing: dm-verity device corrupted',
+    ].join('\n');
+    const v = new Driver('A').request('upgrade', CP).until('Rebooting').boot('A', verity);
+    assert.deepEqual(v.commands[0], {
+      type: 'MarkSlotBad',
+      slot: 'B',
+      reason:
+        "MOLT_VERITY_FAILED: slot B did not boot: its root does not match the release's root hash (dm-verity: 254:0: data block 0 is corrupted); the bootloader fell back to slot A",
+    });
+    v.done();
+    assert.equal(v.last()?.code, 'MOLT_VERITY_FAILED');
+    assert.equal(v.last()?.reason, 'BootFailed');
+
+    const panic =
+      '[    1.2] Kernel panic - not syncing: No working init found.  Try passing init= option';
+    const p = new Driver('A').request('upgrade').until('Rebooting').boot('A', panic);
+    p.done();
+    assert.equal(p.last()?.code, 'MOLT_BOOT_FAILED');
+    assert.match(p.last()?.message ?? '', /the kernel panicked \(No working init found\./);
+
+    // A log without a panic (an oops its boot survived) explains nothing about the trial.
+    const oops = '[   90.0] BUG: kernel NULL pointer dereference, address: 0000000000000000';
+    const o = new Driver('A').request('upgrade').until('Rebooting').boot('A', oops);
+    o.done();
+    assert.equal(o.last()?.message, 'slot B did not boot; the bootloader fell back to slot A');
+  });
+
   it('a staged slot that no longer verifies when applied fails the operation before anything is disrupted', () => {
     const d = new Driver('A').request('upgrade', { stage: true, controlPlane: true });
     d.until('Staged');

@@ -101,9 +101,15 @@ export class Driver {
   }
 
   /** A new boot of the machine into `slot`. */
-  boot(slot: SlotId): this {
+  /** A new boot of `slot`; `crash`: the kernel log a panicking boot before it left (pstore). */
+  boot(slot: SlotId, crash?: string): this {
     this.boots += 1;
-    return this.feed({ type: 'Booted', bootId: `boot-${this.boots}`, slot });
+    return this.feed({
+      type: 'Booted',
+      bootId: `boot-${this.boots}`,
+      slot,
+      ...(crash !== undefined && { crash }),
+    });
   }
 
   request(kind: OperationKind, options: RequestOptions = {}): this {

@@ -95,7 +95,7 @@ export function transition(
     case 'Requested':
       return onRequested(state, event.request, now);
     case 'Booted':
-      return onBooted(state, event.bootId, event.slot, now);
+      return onBooted(state, event, now);
     case 'Tick': {
       const s = active(state);
       return s === undefined ? { state, commands: [] } : onTick(s, now);

@@ -2,9 +2,12 @@
 /**
  * A VM booted straight into an image's kernel and initramfs (QEMU direct kernel boot, TCG), with
  * the disk on virtio, user-mode networking, the i6300esb watchdog set to reset the VM, and the
- * serial console on stdout, read by the test. No firmware or bootloader: those are the installer's
- * and the VM runner's (src/lab/vm). Stopped by PID.
+ * serial console on stdout, read by the test. No bootloader (that is the installer's and the VM
+ * runner's, src/lab/vm); no firmware either unless `vars` names a copy of OVMF's variable store:
+ * then OVMF loads the kernel QEMU hands it, and the kernel has EFI runtime services (pstore in an
+ * EFI variable). Stopped by PID.
  */
+import { OvmfCode } from '../../../src/lab/vm/qemu-args.ts';
 import {
   startProcess,
   type ManagedProcess,
@@ -18,6 +21,8 @@ export interface DirectBoot {
   readonly append: string;
   /** @default 1024 */
   readonly memoryMiB?: number;
+  /** Boot through OVMF with this (writable) copy of its variable store. */
+  readonly vars?: string;
 }
 
 /** The command line molt's boot entry gives slot `slot`, then the image's own arguments. */
@@ -36,6 +41,14 @@ export function qemuArgs(b: DirectBoot): string[] {
     '-smp',
     '1',
     '-nographic',
+    ...(b.vars === undefined
+      ? []
+      : [
+          '-drive',
+          `if=pflash,format=raw,readonly=on,file=${OvmfCode}`,
+          '-drive',
+          `if=pflash,format=raw,file=${b.vars}`,
+        ]),
     '-kernel',
     b.kernel,
     '-initrd',

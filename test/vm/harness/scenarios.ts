@@ -158,7 +158,8 @@ export async function fallsBack(
 /**
  * Scenario 8: a release whose rootfs.img changed after the build (os-release.ts `tampered`): the
  * trial boot opens the slot through dm-verity with the release's root hash, the squashfs's first
- * block fails its hash at the mount, the kernel restarts, and the bootloader falls back.
+ * block fails its hash at the mount, the kernel panics and reboots, the bootloader falls back, and
+ * the agent reads why from the panic's log that efi_pstore kept.
  */
 export async function refusedByVerity(
   m: RealMachine,
@@ -167,16 +168,27 @@ export async function refusedByVerity(
   c: Cursor,
 ): Promise<void> {
   const slot = stay.slot === 'A' ? 'b' : 'a';
-  await fallsBack(
+  const s = await fallsBack(
     m,
     image,
     {
       stay,
       console: new RegExp(
-        `molt-verity: PARTLABEL=molt-${slot} \\(\\S+\\) opened verified[\\s\\S]*data block 0 is corrupted`,
+        `molt-verity: PARTLABEL=molt-${slot} \\(\\S+\\) opened verified[\\s\\S]*data block 0 is corrupted[\\s\\S]*Kernel panic - not syncing: dm-verity device corrupted`,
       ),
-      reason: /MOLT_BOOT_FAILED/,
+      reason: /^MOLT_VERITY_FAILED BootFailed$/,
     },
     c,
+  );
+  const why = new RegExp(
+    `^slot ${slot.toUpperCase()} did not boot: its root does not match the release's root hash \\(dm-verity: \\S+ data block 0 is corrupted\\); the bootloader fell back to slot ${stay.slot}$`,
+  );
+  assert.match(s.last?.message ?? '', why);
+  // The slot says the same where `molt node status` shows it.
+  const bad = s.slots.find((x) => x.slot === slot.toUpperCase());
+  assert.equal(bad?.status, 'bad');
+  assert.match(
+    bad.badReason ?? '',
+    /MOLT_VERITY_FAILED: slot [AB] did not boot: its root does not match/,
   );
 }

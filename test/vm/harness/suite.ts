@@ -31,7 +31,7 @@ const repoRoot = join(import.meta.dirname, '../../..');
 const keep = process.env['MOLT_VM_KEEP'] === '1';
 
 export function realMachineSuite(bootloader: Bootloader, scope: 'core' | 'all'): void {
-  describe(`a real machine booted by ${bootloader} (${scope === 'core' ? 'scenarios 1, 2, 3' : 'all scenarios'})`, () => {
+  describe(`a real machine booted by ${bootloader} (${scope === 'core' ? 'scenarios 1, 2, 8' : 'all scenarios'})`, () => {
     let lab: VmLab | undefined;
     let dir = '';
     let m: RealMachine;

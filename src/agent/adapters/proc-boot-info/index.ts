@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { SlotId } from '../../../core/slots/slot.ts';
 import type { BootInfo } from '../../ports/boot-info.ts';
+import { PstoreDirs, readPstoreCrash } from './pstore.ts';
 
 export function slotFromCmdline(cmdline: string): SlotId {
   const match = /(?:^|\s)molt\.slot=([AB])(?:\s|$)/.exec(cmdline);
@@ -24,9 +25,16 @@ export function slotFromCmdline(cmdline: string): SlotId {
   return match[1];
 }
 
-/** The boot facts the kernel publishes under `proc` (default `/proc`). */
-export async function readProcBootInfo(proc = '/proc'): Promise<BootInfo> {
+/**
+ * The boot facts the kernel publishes under `proc` (default `/proc`), and the log of a boot before
+ * this one that panicked, from pstore (`pstore`: where to look; pstore.ts).
+ */
+export async function readProcBootInfo(
+  proc = '/proc',
+  pstore: readonly string[] = PstoreDirs,
+): Promise<BootInfo> {
   const cmdline = await readFile(`${proc}/cmdline`, 'utf8');
   const bootId = (await readFile(`${proc}/sys/kernel/random/boot_id`, 'utf8')).trim();
-  return { bootId, slot: slotFromCmdline(cmdline) };
+  const crash = await readPstoreCrash(pstore);
+  return { bootId, slot: slotFromCmdline(cmdline), ...(crash !== undefined && { crash }) };
 }

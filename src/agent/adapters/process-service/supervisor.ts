@@ -15,11 +15,12 @@
  * what `run` started and no `stop` ended is kept. run, stop and the check go one at a time, so a
  * stop's SIGTERM is never mistaken for a death.
  */
-import { appendFile, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ErrorCode, MoltError } from '../../../core/errors.ts';
 import type { ComponentSpec } from '../../../core/kubernetes/render.ts';
 import type { ComponentState, ComponentSupervisor } from '../../ports/control-plane.ts';
+import { tailOf } from '../../../platform/fs/tail.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { pidAlive, readPidFile, removePidFile, signal, spawnDetached, waitGone } from './pid.ts';
 
@@ -36,21 +37,6 @@ export const startMarker = '--- molt: starting ';
 
 const inRoot = (root: string, arg: string): boolean =>
   arg === root || arg.startsWith(`${root}/`) || arg.includes(`=${root}/`);
-
-/** Read at most the last `bytes` of a file ('' when there is none). */
-async function tailOf(path: string, bytes: number): Promise<string> {
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (handle === undefined) return '';
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, bytes);
-    const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, size - length);
-    return buffer.toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
 
 export function createProcessSupervisor(o: ProcessSupervisorOptions): ComponentSupervisor {
   const run = join(o.root, 'run');
